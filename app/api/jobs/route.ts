@@ -1,0 +1,28 @@
+import { json, readJson, route } from '@/lib/http/respond';
+import { pageDto } from '@/lib/http/dto';
+import { enqueueRequest, listQuery, toEnqueueInput } from '@/lib/http/schemas';
+import { jobEnqueue } from '@/lib/queue/ops';
+import { listJobs } from '@/lib/queue/read';
+import { serverContext } from '@/lib/server/context';
+
+/** GET /api/jobs?status=&queue=&type=&worker=&q=&cursor=&limit= — newest first, keyset pages. */
+export const GET = route(async (req: Request) => {
+  const params = Object.fromEntries(new URL(req.url).searchParams);
+  const filters = listQuery.parse(params);
+  const { readPool } = serverContext();
+  return json(pageDto(await listJobs(readPool, filters)));
+});
+
+/**
+ * POST /api/jobs — enqueue one job (an object) or many (an array). Answers 202 only
+ * after the INSERT has committed; the doorbell rings after that.
+ */
+export const POST = route(async (req: Request) => {
+  const body = enqueueRequest.parse(await readJson(req));
+  const many = Array.isArray(body);
+  const inputs = many ? body.map((b, k) => toEnqueueInput(b, `[${k}]`)) : [toEnqueueInput(body)];
+  const { pool, doorbell } = serverContext();
+  const results = await jobEnqueue(pool, inputs, { doorbell });
+  if (many) return json({ jobs: results.map((r) => ({ id: r.id, created: r.created })) }, 202);
+  return json({ id: results[0]!.id, created: results[0]!.created }, 202);
+});

@@ -1,0 +1,5 @@
+import { OverviewView } from './overview-view';
+
+export default function OverviewPage() {
+  return <OverviewView />;
+}

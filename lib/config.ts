@@ -1,0 +1,73 @@
+/**
+ * Configuration from the environment, parsed once with zod. Names and defaults are part
+ * of the public contract (../shared/CONTRACT.md); invalid values stop the process with a
+ * message naming the variable.
+ */
+import { z } from 'zod';
+
+export const LEASE_MS_DEFAULT = 30_000;
+/** How often the recover sweep runs in each worker process (one at a time cluster-wide). */
+export const RECOVER_INTERVAL_MS_DEFAULT = 5_000;
+/** How long a worker blocks on the doorbell before it polls PostgreSQL anyway. */
+export const POLL_INTERVAL_MS_DEFAULT = 2_000;
+/** Grace before a due, waiting job counts as missing its doorbell. */
+export const SIGNAL_GRACE_MS_DEFAULT = 1_000;
+/** Most ids one recover sweep pushes to Redis per queue: a backlog never floods it. */
+export const SIGNAL_REPAIR_CAP_DEFAULT = 1_000;
+/** How long a stopping worker lets running jobs finish before it hands their leases back. */
+export const SHUTDOWN_GRACE_MS_DEFAULT = 10_000;
+export const PORT_DEFAULT = 3000;
+
+const intMs = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const schema = z
+  .object({
+    DATABASE_URL: z.string().min(1).optional(),
+    REDIS_URL: z.string().optional(),
+    PORT: z.coerce.number().int().min(1).max(65535).default(PORT_DEFAULT),
+    LEASEHOLD_LEASE_MS: intMs(200, 86_400_000).default(LEASE_MS_DEFAULT),
+    LEASEHOLD_HEARTBEAT_MS: intMs(50, 86_400_000).optional(),
+    LEASEHOLD_RECOVER_MS: intMs(100, 86_400_000).default(RECOVER_INTERVAL_MS_DEFAULT),
+    LEASEHOLD_POLL_MS: intMs(50, 600_000).default(POLL_INTERVAL_MS_DEFAULT),
+    LEASEHOLD_SIGNAL_GRACE_MS: intMs(0, 600_000).default(SIGNAL_GRACE_MS_DEFAULT),
+    LEASEHOLD_SHUTDOWN_GRACE_MS: intMs(0, 3_600_000).default(SHUTDOWN_GRACE_MS_DEFAULT),
+    LEASEHOLD_REDIS_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
+      .default('leasehold'),
+    LEASEHOLD_DATA_DIR: z.string().min(1).default('.leasehold'),
+  })
+  .transform((e) => {
+    const heartbeatMs = e.LEASEHOLD_HEARTBEAT_MS ?? Math.max(50, Math.floor(e.LEASEHOLD_LEASE_MS / 3));
+    return {
+      databaseUrl: e.DATABASE_URL,
+      /** undefined = try redis://127.0.0.1:6379; '' / 'off' / 'none' = run without Redis. */
+      redisUrl: e.REDIS_URL,
+      port: e.PORT,
+      leaseMs: e.LEASEHOLD_LEASE_MS,
+      heartbeatMs,
+      recoverMs: e.LEASEHOLD_RECOVER_MS,
+      pollMs: e.LEASEHOLD_POLL_MS,
+      signalGraceMs: e.LEASEHOLD_SIGNAL_GRACE_MS,
+      shutdownGraceMs: e.LEASEHOLD_SHUTDOWN_GRACE_MS,
+      redisPrefix: e.LEASEHOLD_REDIS_PREFIX,
+      dataDir: e.LEASEHOLD_DATA_DIR,
+    };
+  })
+  .refine((c) => c.heartbeatMs < c.leaseMs, {
+    message: 'LEASEHOLD_HEARTBEAT_MS must be shorter than LEASEHOLD_LEASE_MS, or every lease lapses between renewals',
+  });
+
+export type Config = z.output<typeof schema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || 'config'}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export const redisDisabled = (url: string | undefined) => url !== undefined && ['', 'off', 'none'].includes(url.trim());

@@ -1,0 +1,50 @@
+/**
+ * PostgreSQL connections. One pool per process (cached on globalThis so Next's dev
+ * reloads do not leak pools). Every pool and client has an error listener: a server
+ * restart must log, not crash the process (node-postgres emits 'error' on idle clients).
+ */
+import pg from 'pg';
+import { log } from '../log';
+
+export type Executor = Pick<pg.Pool | pg.PoolClient | pg.Client, 'query'>;
+
+export interface PoolOptions {
+  max?: number;
+  /** For logs: what this pool is for. */
+  name?: string;
+  /** Server-side statement_timeout in ms for every statement on this pool (console reads). */
+  statementTimeoutMs?: number;
+  /** Client-side timeout for a query, after which it rejects (heartbeats must not hang). */
+  queryTimeoutMs?: number;
+  applicationName?: string;
+}
+
+export function createPool(connectionString: string, opts: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: opts.max ?? 10,
+    application_name: opts.applicationName ?? `leasehold${opts.name ? ':' + opts.name : ''}`,
+    statement_timeout: opts.statementTimeoutMs,
+    query_timeout: opts.queryTimeoutMs,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+    idleTimeoutMillis: 30_000,
+  });
+  pool.on('error', (e) => log.warn('postgres connection error (will reconnect)', { pool: opts.name, err: e }));
+  pool.on('connect', (c) => c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e })));
+  return pool;
+}
+
+const globalPools = globalThis as unknown as { __leaseholdPools?: Map<string, pg.Pool> };
+
+/** The process-wide pool for a purpose (e.g. 'web'), created on first use. */
+export function sharedPool(name: string, connectionString: string, opts: PoolOptions = {}): pg.Pool {
+  globalPools.__leaseholdPools ??= new Map();
+  const key = `${name}|${connectionString}`;
+  let pool = globalPools.__leaseholdPools.get(key);
+  if (!pool) {
+    pool = createPool(connectionString, { name, ...opts });
+    globalPools.__leaseholdPools.set(key, pool);
+  }
+  return pool;
+}

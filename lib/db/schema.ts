@@ -1,0 +1,149 @@
+/**
+ * The database schema: the single source of truth for job state.
+ *
+ * The schema itself enforces the state machine (see lib/queue/README.md):
+ * a status enum, "a lease exists iff the job is running", "finished_at is set
+ * iff the status is terminal", and "attempts never exceed the cap". Code that
+ * tries to write an impossible row fails loudly instead of corrupting state.
+ *
+ * Every change here goes through `npm run db:generate -- --name=<what>` and a
+ * reviewed, committed migration in drizzle/.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+export const jobStatus = pgEnum('job_status', [
+  'queued',
+  'running',
+  'retrying',
+  'completed',
+  'failed',
+  'cancelled',
+]);
+
+/** How one attempt (one claim) ended. An attempt row is written once, when it ends. */
+export const attemptOutcome = pgEnum('attempt_outcome', [
+  'completed', // the handler returned and the fenced completion was accepted
+  'failed', // the handler threw and no attempts were left (or the error was permanent): dead letter
+  'retried', // the handler threw and the job went back to `retrying` with a backoff
+  'lease_lost', // the lease expired without a word from the worker: a crash, a stall or a partition
+  'cancelled', // an operator cancelled the job while this attempt ran
+  'aborted', // the worker gave the job back (graceful shutdown) or an operator revoked the lease
+]);
+
+const tz = { withTimezone: true } as const;
+
+export const jobs = pgTable(
+  'jobs',
+  {
+    jobId: bigint('job_id', { mode: 'bigint' }).primaryKey().generatedByDefaultAsIdentity(),
+    queue: text('queue').notNull().default('default'),
+    type: text('type').notNull(),
+    status: jobStatus('status').notNull().default('queued'),
+    payload: jsonb('payload').notNull().default({}),
+    /** Claims so far. Only ever grows: it is the fencing token of the current lease. */
+    attemptCount: integer('attempt_count').notNull().default(0),
+    /** The claim number after which the job is not claimed again. */
+    maxAttempts: integer('max_attempts').notNull().default(3),
+    /** maxAttempts as given at enqueue: what an operator's "requeue with reset" grants again. */
+    attemptBudget: integer('attempt_budget').notNull().default(3),
+    /** The worker that holds the lease (while running) or last held it. */
+    workerId: text('worker_id'),
+    /** The last renewal of the current or last lease (database clock). */
+    heartbeatAt: timestamp('heartbeat_at', tz),
+    /** Set iff status = 'running'. */
+    leaseExpiresAt: timestamp('lease_expires_at', tz),
+    runAt: timestamp('run_at', tz).notNull().defaultNow(),
+    cancelRequestedAt: timestamp('cancel_requested_at', tz),
+    idempotencyKey: text('idempotency_key'),
+    resultKey: text('result_key'),
+    /** The last attempt's error message; history is in job_attempts. */
+    error: text('error'),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    /** When the current (or last) attempt started. */
+    startedAt: timestamp('started_at', tz),
+    finishedAt: timestamp('finished_at', tz),
+  },
+  (t) => [
+    // Claim path: due jobs of a queue, oldest first. Only claimable rows are in it,
+    // so it stays small however many finished jobs the table holds.
+    index('jobs_claim_idx')
+      .on(t.queue, t.runAt, t.jobId)
+      .where(sql`status IN ('queued', 'retrying')`),
+    // Recover path and "jobs in hand" per worker: only running rows. It does not
+    // include lease_expires_at, so a heartbeat (which changes only heartbeat_at and
+    // lease_expires_at) touches no indexed column and can be a HOT update.
+    index('jobs_running_idx').on(t.workerId).where(sql`status = 'running'`),
+    // Keyset pagination per status, newest first.
+    index('jobs_status_idx').on(t.status, t.jobId),
+    uniqueIndex('jobs_idempotency_key_idx')
+      .on(t.idempotencyKey)
+      .where(sql`idempotency_key IS NOT NULL`),
+    check('jobs_attempts_in_range', sql`attempt_count >= 0 AND attempt_count <= max_attempts`),
+    check('jobs_max_attempts_positive', sql`max_attempts >= 1 AND attempt_budget >= 1`),
+    check('jobs_lease_iff_running', sql`(status = 'running') = (lease_expires_at IS NOT NULL)`),
+    check(
+      'jobs_running_has_owner',
+      sql`status <> 'running' OR (worker_id IS NOT NULL AND heartbeat_at IS NOT NULL AND started_at IS NOT NULL AND attempt_count >= 1)`,
+    ),
+    check(
+      'jobs_finished_iff_terminal',
+      sql`(status IN ('completed', 'failed', 'cancelled')) = (finished_at IS NOT NULL)`,
+    ),
+    check(
+      'jobs_cancel_requested_only_running_or_cancelled',
+      sql`cancel_requested_at IS NULL OR status IN ('running', 'cancelled')`,
+    ),
+    check('jobs_queue_length', sql`length(queue) BETWEEN 1 AND 200`),
+    check('jobs_type_length', sql`length(type) BETWEEN 1 AND 200`),
+    check('jobs_idempotency_key_length', sql`length(idempotency_key) BETWEEN 1 AND 255`),
+  ],
+);
+
+export const jobAttempts = pgTable(
+  'job_attempts',
+  {
+    jobId: bigint('job_id', { mode: 'bigint' })
+      .notNull()
+      .references(() => jobs.jobId, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    workerId: text('worker_id').notNull(),
+    startedAt: timestamp('started_at', tz).notNull(),
+    /** The attempt's last lease renewal. */
+    heartbeatAt: timestamp('heartbeat_at', tz),
+    finishedAt: timestamp('finished_at', tz).notNull().defaultNow(),
+    outcome: attemptOutcome('outcome').notNull(),
+    error: text('error'),
+    errorStack: text('error_stack'),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.attempt] })],
+);
+
+/** One row per worker process incarnation. */
+export const workers = pgTable(
+  'workers',
+  {
+    /** host:pid:random — unique per host, process and start, so many hosts can share one database. */
+    workerId: text('worker_id').primaryKey(),
+    host: text('host').notNull(),
+    pid: integer('pid').notNull(),
+    queues: text('queues').array().notNull(),
+    concurrency: integer('concurrency').notNull(),
+    startedAt: timestamp('started_at', tz).notNull().defaultNow(),
+    heartbeatAt: timestamp('heartbeat_at', tz).notNull().defaultNow(),
+    stoppedAt: timestamp('stopped_at', tz),
+  },
+  (t) => [index('workers_heartbeat_idx').on(t.heartbeatAt)],
+);

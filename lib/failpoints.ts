@@ -1,0 +1,77 @@
+/**
+ * Named fault-injection points, for the crash and chaos tests. Off unless the process
+ * starts with LEASEHOLD_FAILPOINTS set; in production every call is a cheap no-op.
+ *
+ *   LEASEHOLD_FAILPOINTS="after_pop=kill,heartbeat=skip,mid_handler=stall:3000*2"
+ *
+ * Modes: `kill` (SIGKILL this process: a real kill -9, no finally blocks run),
+ * `stall:<ms>` (wait), `skip` (the caller skips the action: see isSkipped). A `*N` suffix
+ * fires at most N times in this process. With LEASEHOLD_FAILPOINTS_ONCE_DIR set, each
+ * point fires once across every process sharing that directory (the first to reach it
+ * wins), so a supervisor's replacement process does not die the same way again.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type FailpointName =
+  | 'after_pop' // a worker popped ids from the doorbell and has not claimed them yet
+  | 'after_claim' // the claim committed; the handler has not started
+  | 'mid_handler' // the handler is running
+  | 'after_handler' // the handler returned (its side effects happened); nothing recorded yet
+  | 'after_result_write' // the result blob is written; the completion is not
+  | 'before_complete' // about to send the fenced completion
+  | 'after_commit_before_push' // producer: the enqueue committed; the doorbell did not ring
+  | 'heartbeat' // skip: the worker sends no lease renewals
+  | 'push'; // skip: the producer never rings the doorbell
+
+interface Point {
+  mode: 'kill' | 'stall' | 'skip';
+  ms: number;
+  remaining: number;
+}
+
+const points = new Map<string, Point>();
+for (const part of (process.env.LEASEHOLD_FAILPOINTS ?? '').split(',')) {
+  const m = /^\s*([a-z_]+)=(kill|skip|stall:(\d+))(?:\*(\d+))?\s*$/.exec(part);
+  if (!m) continue;
+  const mode = m[2]!.startsWith('stall') ? 'stall' : (m[2] as 'kill' | 'skip');
+  points.set(m[1]!, { mode, ms: Number(m[3] ?? 0), remaining: m[4] ? Number(m[4]) : Infinity });
+}
+const onceDir = process.env.LEASEHOLD_FAILPOINTS_ONCE_DIR;
+
+export const failpointsEnabled = points.size > 0;
+
+function claim(name: string): Point | null {
+  const p = points.get(name);
+  if (!p || p.remaining <= 0) return null;
+  if (onceDir) {
+    try {
+      fs.writeFileSync(path.join(onceDir, `${name}.fired`), String(process.pid), { flag: 'wx' });
+    } catch {
+      return null; // another process fired it already
+    }
+  }
+  p.remaining--;
+  return p;
+}
+
+/** Reaches a kill or stall point. Resolves at once when the point is not armed. */
+export async function failpoint(name: FailpointName): Promise<void> {
+  if (!failpointsEnabled) return;
+  const p = points.get(name);
+  if (!p || p.mode === 'skip') return;
+  if (!claim(name)) return;
+  if (p.mode === 'kill') {
+    process.stderr.write(`[failpoint] ${name}: SIGKILL pid ${process.pid}\n`);
+    process.kill(process.pid, 'SIGKILL');
+    await new Promise(() => {}); // never resumes
+  }
+  await new Promise((r) => setTimeout(r, p.ms));
+}
+
+/** True when a skip point is armed: the caller leaves its action out. */
+export function isSkipped(name: FailpointName): boolean {
+  if (!failpointsEnabled) return false;
+  const p = points.get(name);
+  return !!p && p.mode === 'skip' && p.remaining > 0;
+}

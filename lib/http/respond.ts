@@ -1,0 +1,93 @@
+/**
+ * Route handler plumbing: every handler runs inside `route()`, which turns a QueueError
+ * into its status and `{"error":{"code","message"}}`, a validation error into a 400 that
+ * names the field, and anything unexpected into a logged, generic 500 (no stack, no SQL).
+ */
+import { ZodError } from 'zod';
+import { log } from '../log';
+import { QueueError } from '../queue/errors';
+
+export const json = (data: unknown, status = 200, headers?: HeadersInit) =>
+  Response.json(data, { status, headers: { 'cache-control': 'no-store', ...headers } });
+
+export const errorResponse = (e: QueueError) => json(e.toJSON(), e.httpStatus);
+
+export function zodMessage(e: ZodError): string {
+  const first = e.issues[0];
+  if (!first) return 'invalid request';
+  const where = first.path.length ? first.path.join('.') : 'body';
+  return `${where}: ${first.message}`;
+}
+
+export function toErrorResponse(err: unknown): Response {
+  if (err instanceof QueueError) return errorResponse(err);
+  if (err instanceof ZodError) return errorResponse(new QueueError('invalid_request', zodMessage(err)));
+  const pgCode = (err as { code?: string })?.code;
+  // Statement timeout / too many connections / server shutting down: the database is
+  // busy or away, which is worth telling apart from a bug.
+  if (pgCode === '57014' || pgCode === '53300' || pgCode === '57P01' || pgCode === 'ECONNREFUSED') {
+    log.warn('database unavailable for a request', { code: pgCode });
+    return errorResponse(new QueueError('unavailable', 'the database is busy or unreachable; try again'));
+  }
+  log.error('unexpected error in a route handler', { err, stack: (err as Error)?.stack });
+  return errorResponse(new QueueError('internal', 'internal error (logged on the server)'));
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function route<A extends any[]>(fn: (...args: A) => Promise<Response>) {
+  return async (...args: A): Promise<Response> => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      return toErrorResponse(err);
+    }
+  };
+}
+
+export const MAX_BODY_BYTES = 1024 * 1024 + 64 * 1024;
+
+/** Reads a JSON body of at most `limit` bytes; 413 above it, 400 when it is not JSON. */
+export async function readJson(req: Request, limit = MAX_BODY_BYTES, optional = false): Promise<unknown> {
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new QueueError('payload_too_large', `request body is over ${limit} bytes`);
+  }
+  if (!req.body) {
+    if (optional) return {};
+    throw new QueueError('invalid_request', 'request body is empty: send JSON');
+  }
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new QueueError('payload_too_large', `request body is over ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text.trim() && optional) return {};
+  if (!text.trim()) throw new QueueError('invalid_request', 'request body is empty: send JSON');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new QueueError('invalid_request', `request body is not valid JSON (${(e as Error).message})`);
+  }
+}
+
+/** A job id from a path: a positive 64-bit integer, or a 404. */
+export function parseJobId(raw: string): string {
+  if (!/^[1-9][0-9]{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
+    throw new QueueError('not_found', `no job with id ${JSON.stringify(raw.slice(0, 40))}`);
+  }
+  return raw;
+}
+
+/** Like readJson, but an empty body is `{}` (action endpoints take optional options). */
+export function readJsonOptional(req: Request, limit = 64 * 1024): Promise<unknown> {
+  return readJson(req, limit, true);
+}

@@ -1,0 +1,135 @@
+/**
+ * Request schemas for the HTTP API (and the CLI, which validates the same way). Every
+ * limit lives here: lengths, counts, ranges. A request that fails them gets a 400 naming
+ * the field and writes nothing.
+ */
+import { z } from 'zod';
+import { QueueError } from '../queue/errors';
+import { isJobType, jobTypes } from '../job-types';
+import { jobStatus } from '../db/schema';
+import type { EnqueueInput } from '../queue/ops';
+
+export const MAX_PAYLOAD_BYTES = 1024 * 1024;
+export const MAX_PAYLOAD_DEPTH = 64;
+export const MAX_BULK_ENQUEUE = 1_000;
+export const MAX_ATTEMPTS_LIMIT = 100;
+export const MAX_PAGE = 200;
+export const MAX_BULK_IDS = 1_000;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Text PostgreSQL can store as-is: no NUL, no lone UTF-16 surrogate. */
+export const safeText = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters')
+    .refine((s) => !LONE_SURROGATE.test(s), 'must be valid Unicode (no lone surrogates)');
+
+export const queueName = safeText(1, 200);
+export const typeName = safeText(1, 200);
+
+/** Why this JSON value cannot go into a jsonb column, or null when it can. */
+export function jsonProblem(value: unknown): string | null {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (depth > MAX_PAYLOAD_DEPTH) return `nested deeper than ${MAX_PAYLOAD_DEPTH} levels`;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return 'contains a NUL character (\\u0000), which PostgreSQL cannot store';
+      if (LONE_SURROGATE.test(v)) return 'contains invalid Unicode (a lone surrogate)';
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push([x, depth + 1]);
+    } else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        stack.push([k, depth + 1], [x, depth + 1]);
+      }
+    }
+  }
+  return null;
+}
+
+const isoDate = z
+  .string()
+  .max(64)
+  .refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)), {
+    message: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T12:00:00Z',
+  })
+  .transform((s) => new Date(s))
+  .refine((d) => d.getUTCFullYear() >= 1970 && d.getUTCFullYear() <= 9999, 'must be between 1970 and 9999');
+
+export const enqueueBody = z
+  .object({
+    queue: queueName.optional(),
+    type: typeName,
+    payload: z.unknown().optional(),
+    maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
+    runAt: isoDate.optional().nullable(),
+    idempotencyKey: safeText(1, 255).optional().nullable(),
+  })
+  .strict();
+
+export type EnqueueBody = z.input<typeof enqueueBody>;
+
+export const enqueueRequest = z.union([enqueueBody, z.array(enqueueBody).min(1).max(MAX_BULK_ENQUEUE)]);
+
+/** Validates one job: the envelope, then the type's own payload schema. */
+export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): EnqueueInput {
+  const at = (f: string) => (where ? `${where}.${f}` : f);
+  if (!isJobType(body.type)) {
+    throw new QueueError('unknown_type', `${at('type')}: unknown job type ${JSON.stringify(body.type)}; known: ${Object.keys(jobTypes).join(', ')}`);
+  }
+  const payload = body.payload ?? {};
+  const size = Buffer.byteLength(JSON.stringify(payload) ?? '');
+  if (size > MAX_PAYLOAD_BYTES) {
+    throw new QueueError('payload_too_large', `${at('payload')}: ${size} bytes, over the limit of ${MAX_PAYLOAD_BYTES} (1 MiB)`);
+  }
+  const problem = jsonProblem(payload);
+  if (problem) throw new QueueError('invalid_request', `${at('payload')}: ${problem}`);
+  const parsed = jobTypes[body.type].payload.safeParse(payload);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw new QueueError('invalid_request', `${at('payload')}${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message} (for ${body.type})`);
+  }
+  return {
+    type: body.type,
+    queue: body.queue,
+    payload,
+    maxAttempts: body.maxAttempts,
+    runAt: body.runAt ?? null,
+    idempotencyKey: body.idempotencyKey ?? null,
+  };
+}
+
+export const jobId = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a job id (a positive integer)');
+
+export const listQuery = z
+  .object({
+    status: z.enum(jobStatus.enumValues).optional(),
+    queue: queueName.optional(),
+    type: typeName.optional(),
+    worker: safeText(1, 300).optional(),
+    q: safeText(1, 200).optional(),
+    cursor: jobId.optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
+  })
+  .strict();
+
+export const requeueBody = z
+  .object({
+    resetAttempts: z.boolean().optional(),
+    revokeLease: z.boolean().optional(),
+    reason: safeText(0, 500).optional(),
+  })
+  .strict();
+
+export const cancelBody = z.object({ reason: safeText(0, 500).optional() }).strict();
+
+export const recoverBody = z
+  .object({
+    dryRun: z.boolean().optional(),
+    ids: z.array(jobId).min(1).max(MAX_BULK_IDS).optional(),
+    reason: safeText(0, 500).optional(),
+  })
+  .strict();

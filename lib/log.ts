@@ -1,0 +1,43 @@
+/**
+ * A small structured logger: one line per event on stderr, `key=value` pairs after the
+ * message. LEASEHOLD_LOG=debug|info|warn|error (default info).
+ */
+type Level = 'debug' | 'info' | 'warn' | 'error';
+const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+const threshold = (): number => ORDER[(process.env.LEASEHOLD_LOG as Level) ?? 'info'] ?? ORDER.info;
+
+function fmt(v: unknown): string {
+  if (v instanceof Error) return JSON.stringify(v.message);
+  if (typeof v === 'string') return /[\s"=]/.test(v) ? JSON.stringify(v) : v;
+  return JSON.stringify(v);
+}
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+export function createLogger(base: Record<string, unknown> = {}): Logger {
+  const write = (level: Level, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[level] < threshold()) return;
+    const all = { ...base, ...fields };
+    const kv = Object.entries(all)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${k}=${fmt(v)}`)
+      .join(' ');
+    process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${msg}${kv ? ' ' + kv : ''}\n`);
+  };
+  return {
+    debug: (m, f) => write('debug', m, f),
+    info: (m, f) => write('info', m, f),
+    warn: (m, f) => write('warn', m, f),
+    error: (m, f) => write('error', m, f),
+    child: (fields) => createLogger({ ...base, ...fields }),
+  };
+}
+
+export const log = createLogger();

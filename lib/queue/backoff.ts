@@ -1,0 +1,21 @@
+/**
+ * Retry delay after a failed attempt: exponential with "equal jitter" (half fixed, half
+ * random), so a burst of jobs failing together does not retry together.
+ * attempt is the attempt that just failed (1-based). A pure function of its inputs.
+ */
+export interface BackoffOptions {
+  /** Delay after the first failure before jitter, in ms. Default 1000. */
+  baseMs?: number;
+  /** Upper bound of any delay, in ms. Default 1 hour. */
+  maxMs?: number;
+  /** A number in [0, 1); Math.random by default (tests pass a fixed one). */
+  random?: () => number;
+}
+
+export function backoffMs(attempt: number, opts: BackoffOptions = {}): number {
+  const base = opts.baseMs ?? 1000;
+  const max = opts.maxMs ?? 3_600_000;
+  const random = opts.random ?? Math.random;
+  const exp = Math.min(max, base * 2 ** Math.max(0, Math.min(attempt - 1, 30)));
+  return Math.round(exp / 2 + random() * (exp / 2));
+}

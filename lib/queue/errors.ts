@@ -1,0 +1,58 @@
+/**
+ * Error codes shared by the queue library, the HTTP API and the CLI. Each code maps to
+ * one HTTP status, once, here. Internals (SQL, stacks) are logged, never sent.
+ */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'payload_too_large'
+  | 'unknown_type'
+  | 'not_found'
+  | 'state_forbids'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+const HTTP_STATUS: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  payload_too_large: 413,
+  unknown_type: 422,
+  not_found: 404,
+  state_forbids: 409,
+  unauthorized: 401,
+  forbidden: 403,
+  rate_limited: 429,
+  unavailable: 503,
+  internal: 500,
+};
+
+export class QueueError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'QueueError';
+  }
+  get httpStatus() {
+    return HTTP_STATUS[this.code];
+  }
+  toJSON() {
+    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+  }
+}
+
+export const httpStatusOf = (code: ErrorCode) => HTTP_STATUS[code];
+
+/**
+ * A handler throws this to fail the job at once, without retries (bad input that no
+ * retry can fix). Any other error is retried while attempts are left.
+ */
+export class PermanentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentError';
+  }
+}

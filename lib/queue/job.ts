@@ -1,0 +1,87 @@
+/**
+ * The job row as the library sees it, and its JSON form for the API and the console
+ * (ids as strings, ISO dates, camelCase).
+ */
+import type { JobStatus } from './status';
+
+export interface Job {
+  id: string;
+  queue: string;
+  type: string;
+  status: JobStatus;
+  payload: unknown;
+  /** Claims so far; the fencing token of the current lease. */
+  attemptCount: number;
+  maxAttempts: number;
+  attemptBudget: number;
+  workerId: string | null;
+  heartbeatAt: Date | null;
+  leaseExpiresAt: Date | null;
+  runAt: Date;
+  cancelRequestedAt: Date | null;
+  idempotencyKey: string | null;
+  resultKey: string | null;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/** A lease this worker holds: the job and the fencing token its writes carry. */
+export interface Lease {
+  jobId: string;
+  attempt: number;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function toJob(r: any): Job {
+  return {
+    id: String(r.job_id),
+    queue: r.queue,
+    type: r.type,
+    status: r.status,
+    payload: r.payload,
+    attemptCount: r.attempt_count,
+    maxAttempts: r.max_attempts,
+    attemptBudget: r.attempt_budget,
+    workerId: r.worker_id,
+    heartbeatAt: r.heartbeat_at,
+    leaseExpiresAt: r.lease_expires_at,
+    runAt: r.run_at,
+    cancelRequestedAt: r.cancel_requested_at,
+    idempotencyKey: r.idempotency_key,
+    resultKey: r.result_key,
+    error: r.error,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export type JobDto = ReturnType<typeof toJobDto>;
+
+export function toJobDto(j: Job) {
+  return {
+    id: j.id,
+    queue: j.queue,
+    type: j.type,
+    status: j.status,
+    payload: j.payload,
+    attemptCount: j.attemptCount,
+    maxAttempts: j.maxAttempts,
+    attemptBudget: j.attemptBudget,
+    workerId: j.workerId,
+    heartbeatAt: iso(j.heartbeatAt),
+    leaseExpiresAt: iso(j.leaseExpiresAt),
+    runAt: iso(j.runAt)!,
+    cancelRequestedAt: iso(j.cancelRequestedAt),
+    idempotencyKey: j.idempotencyKey,
+    resultKey: j.resultKey,
+    error: j.error,
+    createdAt: iso(j.createdAt)!,
+    startedAt: iso(j.startedAt),
+    finishedAt: iso(j.finishedAt),
+  };
+}

@@ -1,0 +1,518 @@
+/**
+ * The queue's operations: typed functions over the statements in statements.ts, the only
+ * module that runs them. The worker, the HTTP API, the console and the CLI all call
+ * these same functions, so a button can never do what the state machine forbids.
+ *
+ * Each takes an executor (a pool, or a client inside the caller's transaction) and a
+ * params object. Zero rows is an answer, not an exception: worker ops return what was
+ * accepted; operator ops report per item what happened and, when nothing did, why
+ * (from the job's current row, read after the refusal).
+ */
+import type pg from 'pg';
+import type { Executor } from '../db/client';
+import { failpoint, isSkipped } from '../failpoints';
+import { type Job, type Lease, toJob } from './job';
+import type { Doorbell, Ring } from './signal';
+import * as sql from './statements';
+import type { JobStatus } from './status';
+
+const run = <R extends pg.QueryResultRow = any>(db: Executor, st: sql.Statement, values: unknown[]) =>
+  db.query<R>({ name: st.name, text: st.text, values });
+
+// ------------------------------------------------------------------ producers
+
+export interface EnqueueInput {
+  type: string;
+  payload?: unknown;
+  queue?: string;
+  maxAttempts?: number;
+  /** When the job becomes due; default now (database clock). */
+  runAt?: Date | null;
+  /** A second enqueue with the same key returns the first job's id and inserts nothing. */
+  idempotencyKey?: string | null;
+}
+
+export interface EnqueueResult {
+  id: string;
+  queue: string;
+  /** false when an earlier job with the same idempotency key was returned instead. */
+  created: boolean;
+}
+
+export const DEFAULT_QUEUE = 'default';
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/**
+ * jobEnqueue — INSERT the jobs (one statement however many), then, after the commit,
+ * ring the doorbell for those due now. With a pool the statement commits on its own;
+ * inside the caller's transaction pass no doorbell and ring after your COMMIT
+ * (see lib/client.ts), so a worker can never be woken for a row it cannot see yet.
+ */
+export async function jobEnqueue(
+  db: Executor,
+  inputs: readonly EnqueueInput[],
+  opts: { doorbell?: Doorbell | null } = {},
+): Promise<EnqueueResult[]> {
+  if (inputs.length === 0) return [];
+  const { rows } = await run(db, sql.jobEnqueue, [
+    inputs.map((i) => i.queue ?? DEFAULT_QUEUE),
+    inputs.map((i) => i.type),
+    inputs.map((i) => JSON.stringify(i.payload ?? {})),
+    inputs.map((i) => i.maxAttempts ?? DEFAULT_MAX_ATTEMPTS),
+    inputs.map((i) => i.runAt ?? null),
+    inputs.map((i) => i.idempotencyKey ?? null),
+  ]);
+  const results: EnqueueResult[] = new Array(inputs.length);
+  const conflicted: string[] = [];
+  const due: Ring[] = [];
+  for (const r of rows) {
+    const k = Number(r.ord) - 1;
+    if (r.job_id === null) {
+      conflicted.push(inputs[k]!.idempotencyKey!);
+      continue;
+    }
+    results[k] = { id: String(r.job_id), queue: r.queue, created: true };
+    if (r.due) due.push({ jobId: String(r.job_id), queue: r.queue });
+  }
+  if (conflicted.length) {
+    const existing = await run(db, sql.jobIdsByIdempotencyKey, [conflicted]);
+    const byKey = new Map(existing.rows.map((r) => [r.idempotency_key as string, r]));
+    inputs.forEach((input, k) => {
+      if (results[k]) return;
+      const hit = byKey.get(input.idempotencyKey!);
+      // Only possible if the other job was deleted in between: report it, do not guess.
+      if (!hit) throw new Error(`idempotency key ${JSON.stringify(input.idempotencyKey)} conflicted but no job holds it`);
+      results[k] = { id: String(hit.job_id), queue: hit.queue, created: false };
+    });
+  }
+  if (opts.doorbell && due.length) {
+    await failpoint('after_commit_before_push');
+    if (!isSkipped('push')) await opts.doorbell.ring(due);
+  }
+  return results;
+}
+
+// ------------------------------------------------------------------ workers
+
+export interface ClaimParams {
+  workerId: string;
+  leaseMs: number;
+}
+
+/** jobClaim — claim these ids (from a doorbell pop). Refused ids are simply absent. */
+export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly string[] }): Promise<Job[]> {
+  if (p.ids.length === 0) return [];
+  const { rows } = await run(db, sql.jobClaim, [p.ids, p.workerId, p.leaseMs]);
+  return rows.map(toJob);
+}
+
+/** jobClaimNext — claim up to `limit` of the oldest due jobs of a queue. */
+export async function jobClaimNext(
+  db: Executor,
+  p: ClaimParams & { queue: string; limit: number },
+): Promise<Job[]> {
+  const { rows } = await run(db, sql.jobClaimNext, [p.queue, p.workerId, p.leaseMs, p.limit]);
+  return rows.map(toJob);
+}
+
+export interface HeartbeatResult {
+  /** Leases renewed, with whether an operator asked to cancel the job. */
+  renewed: Map<string, { cancelRequested: boolean }>;
+}
+
+/**
+ * jobHeartbeat — renew every lease this worker holds in one statement. A lease missing
+ * from `renewed` is lost: the caller aborts that handler and writes nothing for it.
+ */
+export async function jobHeartbeat(
+  db: Executor,
+  p: { workerId: string; leaseMs: number; leases: readonly Lease[] },
+): Promise<HeartbeatResult> {
+  const renewed = new Map<string, { cancelRequested: boolean }>();
+  if (p.leases.length === 0) return { renewed };
+  const { rows } = await run(db, sql.jobHeartbeat, [
+    p.leases.map((l) => l.jobId),
+    p.leases.map((l) => l.attempt),
+    p.workerId,
+    p.leaseMs,
+  ]);
+  for (const r of rows) renewed.set(String(r.job_id), { cancelRequested: r.cancel_requested });
+  return { renewed };
+}
+
+/** jobComplete — fenced success; returns the ids whose completion was accepted. */
+export async function jobComplete(
+  db: Executor,
+  p: { workerId: string; items: readonly (Lease & { resultKey?: string | null })[] },
+): Promise<Set<string>> {
+  if (p.items.length === 0) return new Set();
+  const { rows } = await run(db, sql.jobComplete, [
+    p.items.map((i) => i.jobId),
+    p.items.map((i) => i.attempt),
+    p.items.map((i) => i.resultKey ?? null),
+    p.workerId,
+  ]);
+  return new Set(rows.map((r) => String(r.job_id)));
+}
+
+export interface FailItem extends Lease {
+  error: string;
+  stack?: string | null;
+  /** Fail at once, without retries. */
+  permanent?: boolean;
+  /** Delay before the retry (ignored when the job goes to `failed`). */
+  backoffMs: number;
+}
+
+/** jobFail — fenced failure; returns the new status of each job whose failure was accepted. */
+export async function jobFail(
+  db: Executor,
+  p: { workerId: string; items: readonly FailItem[] },
+): Promise<Map<string, { status: JobStatus; queue: string; runAt: Date }>> {
+  const out = new Map<string, { status: JobStatus; queue: string; runAt: Date }>();
+  if (p.items.length === 0) return out;
+  const { rows } = await run(db, sql.jobFail, [
+    p.items.map((i) => i.jobId),
+    p.items.map((i) => i.attempt),
+    p.items.map((i) => i.error),
+    p.items.map((i) => i.stack ?? null),
+    p.items.map((i) => !!i.permanent),
+    p.items.map((i) => Math.max(0, Math.round(i.backoffMs))),
+    p.workerId,
+  ]);
+  for (const r of rows) out.set(String(r.job_id), { status: r.status, queue: r.queue, runAt: r.run_at });
+  return out;
+}
+
+/** jobCancelAck — the handler stopped after an operator's cancel: finish as cancelled. */
+export async function jobCancelAck(
+  db: Executor,
+  p: { workerId: string; leases: readonly Lease[] },
+): Promise<Set<string>> {
+  if (p.leases.length === 0) return new Set();
+  const { rows } = await run(db, sql.jobCancelAck, [
+    p.leases.map((l) => l.jobId),
+    p.leases.map((l) => l.attempt),
+    p.workerId,
+  ]);
+  return new Set(rows.map((r) => String(r.job_id)));
+}
+
+/** jobRelease — hand leases back (shutdown): the jobs are queued again, due now. */
+export async function jobRelease(
+  db: Executor,
+  p: { workerId: string; leases: readonly Lease[]; reason: string; doorbell?: Doorbell | null },
+): Promise<Ring[]> {
+  if (p.leases.length === 0) return [];
+  const { rows } = await run(db, sql.jobRelease, [
+    p.leases.map((l) => l.jobId),
+    p.leases.map((l) => l.attempt),
+    p.workerId,
+    p.reason,
+  ]);
+  const rings = rows.map((r) => ({ jobId: String(r.job_id), queue: r.queue as string }));
+  if (p.doorbell) await p.doorbell.ring(rings);
+  return rings;
+}
+
+// ------------------------------------------------------------------ operators
+
+export type ActionOutcome =
+  | 'requeued'
+  | 'revoked'
+  | 'cancelled'
+  | 'cancel_requested'
+  | 'deleted'
+  | 'recovered'
+  | 'skipped'
+  | 'not_found';
+
+export interface ActionItem {
+  id: string;
+  ok: boolean;
+  outcome: ActionOutcome;
+  /** Why nothing happened, in words an operator can act on. */
+  reason?: string;
+  /** The job after the action (or as it stands, when skipped). */
+  job?: Job;
+}
+
+export interface ActionReport {
+  items: ActionItem[];
+  changed: number;
+  skipped: number;
+}
+
+type CurrentRow = Job & { leaseRemainingMs: number | null };
+
+async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<string, CurrentRow>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await run(db, sql.jobCurrent, [ids]);
+  return new Map(
+    rows.map((r) => [
+      String(r.job_id),
+      { ...toJob(r), leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms) },
+    ]),
+  );
+}
+
+const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))} s`;
+
+/** Why `action` did nothing to this job, from its current row. */
+export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recover' | 'revoke', job: CurrentRow): string {
+  const owner = job.workerId ?? 'unknown worker';
+  const leaseLive = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
+  switch (job.status) {
+    case 'running':
+      if (action === 'cancel') return `cancel already requested; waiting for ${owner} to stop (its lease ends in ${seconds(job.leaseRemainingMs ?? 0)})`;
+      if (action === 'recover')
+        return leaseLive ? `lease still held by ${owner} for ${seconds(job.leaseRemainingMs ?? 0)}` : 'lease expired but the row is being changed by another transaction; try again';
+      if (leaseLive)
+        return `lease still held by ${owner} for ${seconds(job.leaseRemainingMs ?? 0)}${action === 'requeue' ? ' (revoke the lease to take it back)' : ''}`;
+      return `running on ${owner} with an expired lease: recover it first${action === 'requeue' ? ', or revoke the lease' : ''}`;
+    case 'completed':
+      return action === 'recover' ? 'not running: already completed' : 'already completed';
+    case 'failed':
+      return 'already failed (in the dead letter)';
+    case 'cancelled':
+      return 'already cancelled';
+    case 'queued':
+    case 'retrying':
+      if (action === 'delete') return `still ${job.status}: cancel it first`;
+      if (action === 'recover') return `not running: ${job.status}, waiting to be claimed`;
+      return `already ${job.status}`;
+  }
+}
+
+async function report(
+  db: Executor,
+  ids: readonly string[],
+  changed: Map<string, { outcome: ActionOutcome; job?: Job }>,
+  action: Parameters<typeof describeRefusal>[0],
+): Promise<ActionReport> {
+  const missing = ids.filter((id) => !changed.has(id));
+  const current = await currentRows(db, missing);
+  const items: ActionItem[] = ids.map((id) => {
+    const hit = changed.get(id);
+    if (hit) return { id, ok: true, outcome: hit.outcome, job: hit.job };
+    const cur = current.get(id);
+    if (!cur) return { id, ok: false, outcome: 'not_found', reason: 'no such job' };
+    const { leaseRemainingMs: _, ...job } = cur;
+    return { id, ok: false, outcome: 'skipped', reason: describeRefusal(action, cur), job };
+  });
+  const ok = items.filter((i) => i.ok).length;
+  return { items, changed: ok, skipped: items.length - ok };
+}
+
+const uniq = (ids: readonly string[]) => [...new Set(ids)];
+
+/** jobCancel — cancel waiting jobs at once; ask running ones to stop. */
+export async function jobCancel(db: Executor, p: { ids: readonly string[] }): Promise<ActionReport> {
+  const ids = uniq(p.ids);
+  const { rows } = await run(db, sql.jobCancel, [ids]);
+  const changed = new Map(
+    rows.map((r) => {
+      const job = toJob(r);
+      return [job.id, { outcome: (job.status === 'running' ? 'cancel_requested' : 'cancelled') as ActionOutcome, job }];
+    }),
+  );
+  return report(db, ids, changed, 'cancel');
+}
+
+/**
+ * jobRequeue — put finished (or backing-off) jobs back in the queue, due now. A running
+ * job is refused unless `revokeLease` is set; then its lease is revoked and the fence
+ * guarantees the old owner can no longer write.
+ */
+export async function jobRequeue(
+  db: Executor,
+  p: { ids: readonly string[]; resetAttempts?: boolean; revokeLease?: boolean; doorbell?: Doorbell | null },
+): Promise<ActionReport> {
+  const ids = uniq(p.ids);
+  const changed = new Map<string, { outcome: ActionOutcome; job?: Job }>();
+  const { rows } = await run(db, sql.jobRequeue, [ids, !!p.resetAttempts]);
+  for (const r of rows) changed.set(String(r.job_id), { outcome: 'requeued', job: toJob(r) });
+  if (p.revokeLease) {
+    const rest = ids.filter((id) => !changed.has(id));
+    if (rest.length) {
+      const revoked = await run(db, sql.jobRevoke, [rest, 'lease revoked by an operator (requeue)']);
+      for (const r of revoked.rows) changed.set(String(r.job_id), { outcome: 'revoked', job: toJob(r) });
+    }
+  }
+  if (p.doorbell) await p.doorbell.ring([...changed.values()].map(({ job }) => ({ jobId: job!.id, queue: job!.queue })));
+  return report(db, ids, changed, p.revokeLease ? 'revoke' : 'requeue');
+}
+
+/** jobDelete — delete finished jobs and their attempts. */
+export async function jobDelete(db: Executor, p: { ids: readonly string[] }): Promise<ActionReport> {
+  const ids = uniq(p.ids);
+  const { rows } = await run(db, sql.jobDelete, [ids]);
+  const changed = new Map(rows.map((r) => [String(r.job_id), { outcome: 'deleted' as ActionOutcome }]));
+  return report(db, ids, changed, 'delete');
+}
+
+// ------------------------------------------------------------------ recover
+
+export interface RecoverParams {
+  /** Preview only: list what would move and what would be re-signalled. */
+  dryRun?: boolean;
+  /** Restrict the expired-lease part to these jobs (an operator's selection). */
+  ids?: readonly string[] | null;
+  /** Rows per statement. */
+  batchSize?: number;
+  /** Most rows moved by one call (the rest wait for the next sweep). */
+  maxRows?: number;
+  doorbell?: Doorbell | null;
+  /** A due job waiting longer than this is re-signalled. */
+  signalGraceMs?: number;
+  /** Most due jobs looked at per queue per call: at most this many ids are pushed per queue. */
+  signalCap?: number;
+}
+
+export interface RecoverExpiredItem {
+  id: string;
+  queue: string;
+  type: string;
+  workerId: string | null;
+  attemptCount: number;
+  maxAttempts: number;
+  expiredMs: number;
+  /** The status it moved to (or would move to, in a preview). */
+  status: JobStatus;
+}
+
+export interface RecoverSignalItem {
+  id: string;
+  queue: string;
+  type: string;
+  status: JobStatus;
+  waitedMs: number;
+}
+
+export interface RecoverReport {
+  dryRun: boolean;
+  /** Running jobs whose lease expired: moved to retrying / failed / cancelled. */
+  expired: RecoverExpiredItem[];
+  /** Due jobs that waited past the grace with too few ids in the signal: rung again. */
+  resignalled: RecoverSignalItem[];
+  /** Per queue: ids waiting in Redis (null without Redis) and how many were pushed. */
+  queues: { queue: string; signalBacklog: number | null; pushed: number }[];
+}
+
+/**
+ * jobRecover — the recover sweep (periodic in every worker, and an operator action):
+ *  1. running jobs whose lease expired → retrying (or failed / cancelled), in batches,
+ *     each row re-checked in the statement that moves it;
+ *  2. due jobs still waiting after the grace are rung again when Redis holds fewer ids
+ *     for their queue than there are such jobs (looking at no more than `signalCap` per
+ *     queue), so a backlog of a million queued jobs costs at most signalCap pushes per
+ *     queue per sweep, and none while Redis already holds enough.
+ */
+export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<RecoverReport> {
+  const batch = p.batchSize ?? 500;
+  const maxRows = p.maxRows ?? 10_000;
+  const ids = p.ids ? uniq(p.ids) : null;
+  const out: RecoverReport = { dryRun: !!p.dryRun, expired: [], resignalled: [], queues: [] };
+
+  if (p.dryRun) {
+    const { rows } = await run(db, sql.jobRecoverPreview, [Math.min(maxRows, 1000), ids]);
+    out.expired = rows.map((r) => ({
+      id: String(r.job_id),
+      queue: r.queue,
+      type: r.type,
+      workerId: r.worker_id,
+      attemptCount: r.attempt_count,
+      maxAttempts: r.max_attempts,
+      expiredMs: Math.round(Number(r.expired_ms)),
+      status: r.would_become,
+    }));
+  } else {
+    const rings: Ring[] = [];
+    while (out.expired.length < maxRows) {
+      const { rows } = await run(db, sql.jobRecoverExpired, [Math.min(batch, maxRows - out.expired.length), ids]);
+      for (const r of rows) {
+        out.expired.push({
+          id: String(r.job_id),
+          queue: r.queue,
+          type: r.type,
+          workerId: r.worker_id,
+          attemptCount: r.attempt_count,
+          maxAttempts: r.max_attempts,
+          expiredMs: Math.round(Number(r.expired_ms)),
+          status: r.status,
+        });
+        if (r.status === 'retrying') rings.push({ jobId: String(r.job_id), queue: r.queue });
+      }
+      if (rows.length < batch) break;
+    }
+    if (p.doorbell) await p.doorbell.ring(rings);
+  }
+
+  // Signal repair (skipped when an operator recovers a selection of running jobs).
+  if (ids) return out;
+  const grace = p.signalGraceMs ?? 1_000;
+  const cap = p.signalCap ?? 1_000;
+  const { rows: queues } = await run(db, sql.jobDueQueues, []);
+  for (const { queue } of queues) {
+    const backlog = p.doorbell ? await p.doorbell.backlog(queue) : null;
+    // Ids already waiting in Redis will wake a worker; only the shortfall is rung again,
+    // oldest first (in a FIFO list the oldest waiting jobs are the ones whose ring was lost).
+    const { rows } = await run(db, sql.jobDueWaiting, [queue, grace, cap]);
+    const missing = rows.length - (backlog ?? 0);
+    const items = rows.slice(0, Math.max(0, missing)).map((r) => ({
+      id: String(r.job_id),
+      queue,
+      type: r.type,
+      status: r.status,
+      waitedMs: Math.round(Number(r.waited_ms)),
+    }));
+    out.resignalled.push(...items);
+    let pushed = 0;
+    if (!p.dryRun && p.doorbell && items.length) {
+      await p.doorbell.ring(items.map((i) => ({ jobId: i.id, queue })));
+      pushed = items.length;
+    }
+    out.queues.push({ queue, signalBacklog: backlog, pushed });
+  }
+  return out;
+}
+
+/**
+ * recoverSweep — one periodic sweep, run by at most one process at a time cluster-wide
+ * (a session advisory lock on a dedicated connection; it is released if the process
+ * dies). Returns null when another process holds the lock.
+ */
+export async function recoverSweep(pool: pg.Pool, p: RecoverParams): Promise<RecoverReport | null> {
+  const client = await pool.connect();
+  let locked = false;
+  try {
+    locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
+    if (!locked) return null;
+    return await jobRecover(client, { ...p, dryRun: false });
+  } finally {
+    if (locked) await run(client, sql.recoverUnlock, []).catch(() => {});
+    client.release();
+  }
+}
+
+// ------------------------------------------------------------------ worker rows
+
+export async function workerRegister(
+  db: Executor,
+  w: { workerId: string; host: string; pid: number; queues: readonly string[]; concurrency: number },
+) {
+  await run(db, sql.workerRegister, [w.workerId, w.host, w.pid, w.queues, w.concurrency]);
+}
+
+export async function workerHeartbeat(db: Executor, workerId: string) {
+  await run(db, sql.workerHeartbeat, [workerId]);
+}
+
+export async function workerStop(db: Executor, workerId: string) {
+  await run(db, sql.workerStop, [workerId]);
+}
+
+export async function workerPrune(db: Executor, olderThanMs: number) {
+  const { rowCount } = await run(db, sql.workerPrune, [olderThanMs]);
+  return rowCount ?? 0;
+}

@@ -1,0 +1,324 @@
+/**
+ * The doorbell: how workers learn there is work, fast. It is only a signal; PostgreSQL
+ * is the record. Losing a ring loses nothing (the recover sweep and the workers' polling
+ * find the job), and a duplicate ring is harmless (only one claim can succeed).
+ *
+ *  - Producers ring after COMMIT: RPUSH the job id to the queue's Redis list. When Redis
+ *    is unreachable they NOTIFY through PostgreSQL instead, and say so once in the log.
+ *  - Workers pop ids from Redis on one blocking connection per process, only while a
+ *    slot is free. When Redis is unreachable they LISTEN and poll PostgreSQL, and go back
+ *    to Redis when it returns.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import pg from 'pg';
+import type { Executor } from '../db/client';
+import type { Logger } from '../log';
+import { log as rootLog } from '../log';
+import { wakeupNotify } from './statements';
+
+export interface Ring {
+  jobId: string;
+  queue: string;
+}
+
+/** Producer side: announce jobs that are due now. Never throws: a ring is best-effort. */
+export interface Doorbell {
+  ring(items: readonly Ring[]): Promise<void>;
+  /** Ids waiting in the signal for a queue, or null when there is no Redis signal. */
+  backlog(queue: string): Promise<number | null>;
+  /** True while the Redis signal is in use. */
+  readonly usingRedis: boolean;
+}
+
+export const queueKey = (prefix: string, queue: string) => `${prefix}:queue:${queue}`;
+
+/** Redis options for short, non-blocking commands: fail fast when Redis is away. */
+function fastOptions(name: string): RedisOptions {
+  return {
+    connectionName: name,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    commandTimeout: 2_000,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2_000),
+    lazyConnect: false,
+  };
+}
+
+/** Logs "Redis unreachable" once per outage and "back" once when it returns. */
+export function watchRedis(redis: Redis, what: string, logger: Logger = rootLog) {
+  let down = false;
+  const onDown = (err?: Error) => {
+    if (down) return;
+    down = true;
+    logger.warn(`Redis unreachable: ${what}`, { err: err?.message });
+  };
+  redis.on('error', (err) => onDown(err));
+  redis.on('close', () => {
+    if (redis.status !== 'end') onDown();
+  });
+  redis.on('ready', () => {
+    if (down) logger.info('Redis is back: using the Redis signal again', { what });
+    down = false;
+  });
+}
+
+/** Pushes to Redis lists; falls back to PostgreSQL NOTIFY while Redis is unreachable. */
+export class RedisDoorbell implements Doorbell {
+  readonly redis: Redis;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly fallback: Executor | null,
+    private readonly logger: Logger = rootLog,
+  ) {
+    this.redis = new Redis(url, fastOptions('leasehold:doorbell'));
+    watchRedis(this.redis, 'producers NOTIFY through PostgreSQL until it returns', logger);
+  }
+
+  get usingRedis() {
+    return this.redis.status === 'ready';
+  }
+
+  async ring(items: readonly Ring[]): Promise<void> {
+    if (items.length === 0) return;
+    const byQueue = groupByQueue(items);
+    if (this.redis.status === 'ready') {
+      try {
+        const pipe = this.redis.pipeline();
+        for (const [queue, ids] of byQueue) pipe.rpush(queueKey(this.prefix, queue), ...ids);
+        const results = await pipe.exec();
+        if (results && results.every(([err]) => !err)) return;
+      } catch {
+        // fall through to NOTIFY
+      }
+    }
+    await notify(this.fallback, [...byQueue.keys()], this.logger);
+  }
+
+  async backlog(queue: string): Promise<number | null> {
+    if (this.redis.status !== 'ready') return null;
+    try {
+      return await this.redis.llen(queueKey(this.prefix, queue));
+    } catch {
+      return null;
+    }
+  }
+
+  async close() {
+    this.redis.disconnect();
+  }
+}
+
+/** The doorbell when no Redis is configured: PostgreSQL NOTIFY only. */
+export class PgDoorbell implements Doorbell {
+  readonly usingRedis = false;
+  constructor(
+    private readonly db: Executor,
+    private readonly logger: Logger = rootLog,
+  ) {}
+  async ring(items: readonly Ring[]) {
+    if (items.length) await notify(this.db, [...groupByQueue(items).keys()], this.logger);
+  }
+  async backlog() {
+    return null;
+  }
+}
+
+async function notify(db: Executor | null, queues: string[], logger: Logger) {
+  if (!db) return;
+  try {
+    await db.query({ ...wakeupNotify, values: [queues] });
+  } catch (err) {
+    // The job is committed; the workers' polling and the recover sweep will find it.
+    logger.debug('NOTIFY failed; workers will find the job by polling', { err });
+  }
+}
+
+function groupByQueue(items: readonly Ring[]) {
+  const byQueue = new Map<string, string[]>();
+  for (const { jobId, queue } of items) {
+    let ids = byQueue.get(queue);
+    if (!ids) byQueue.set(queue, (ids = []));
+    ids.push(jobId);
+  }
+  return byQueue;
+}
+
+export class SignalUnavailable extends Error {}
+
+/**
+ * Worker side of the Redis doorbell: one dedicated connection per process (a blocking
+ * pop holds its connection), used only while the process has a free slot.
+ */
+export class RedisReceiver {
+  readonly redis: Redis;
+  private rotation = 0;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    logger: Logger = rootLog,
+  ) {
+    this.redis = new Redis(url, {
+      ...fastOptions('leasehold:receiver'),
+      commandTimeout: undefined, // blocking pops wait longer than any command timeout
+      // A pop that never returns (a half-open connection) is cut off by the client.
+      blockingTimeout: 1_000,
+      blockingTimeoutGrace: 1_000,
+    });
+    watchRedis(this.redis, 'workers claim from PostgreSQL (poll + LISTEN) until it returns', logger);
+  }
+
+  get available() {
+    return this.redis.status === 'ready';
+  }
+
+  /**
+   * Up to `max` job ids from the given queues. Takes what is waiting at once; if nothing
+   * is, blocks up to `timeoutMs` for the next ring (0 = do not block).
+   * Throws SignalUnavailable when Redis cannot be reached.
+   */
+  /** Resolves true once connected (false after `timeoutMs`): avoids a false "unreachable" at start. */
+  ready(timeoutMs: number): Promise<boolean> {
+    if (this.available) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.redis.off("ready", onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.redis.on("ready", onReady);
+    });
+  }
+
+  async take(queues: readonly string[], max: number, timeoutMs: number): Promise<string[]> {
+    if (!this.available) throw new SignalUnavailable('redis not ready');
+    // A connection that went silent (a partition, not a reset) would hang the pop forever:
+    // past its deadline, drop the connection, let ioredis reconnect, and poll PostgreSQL.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.redis.disconnect(true);
+        reject(new SignalUnavailable('redis did not answer in time'));
+      }, timeoutMs + 3_000);
+    });
+    try {
+      return await Promise.race([this.pop(queues, max, timeoutMs), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async pop(queues: readonly string[], max: number, timeoutMs: number): Promise<string[]> {
+    try {
+      const ids: string[] = [];
+      // Rotate the starting queue so one busy queue cannot starve the others.
+      const start = this.rotation++ % queues.length;
+      for (let k = 0; k < queues.length && ids.length < max; k++) {
+        const queue = queues[(start + k) % queues.length]!;
+        const got = await this.redis.lpop(queueKey(this.prefix, queue), max - ids.length);
+        if (got) ids.push(...got);
+      }
+      if (ids.length || timeoutMs <= 0) return ids;
+      const keys = queues.map((q) => queueKey(this.prefix, q));
+      const popped = await this.redis.blpop(...keys, timeoutMs / 1000);
+      if (!popped) return [];
+      const [key, id] = popped;
+      ids.push(id);
+      if (max > 1) {
+        const more = await this.redis.lpop(key, max - 1);
+        if (more) ids.push(...more);
+      }
+      return ids;
+    } catch (err) {
+      if (!this.available) throw new SignalUnavailable(String(err));
+      throw err;
+    }
+  }
+
+  close() {
+    this.redis.disconnect();
+  }
+}
+
+/**
+ * Worker side of the Postgres-only doorbell: a dedicated LISTEN connection that wakes the
+ * worker's poll early. Reconnects by itself after errors.
+ */
+export class PgReceiver {
+  private client: pg.Client | null = null;
+  private waiters = new Set<() => void>();
+  private closed = false;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly connectionString: string,
+    private readonly logger: Logger = rootLog,
+  ) {}
+
+  async start() {
+    await this.connect();
+  }
+
+  private async connect() {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.connectionString, application_name: 'leasehold:listen' });
+    client.on('error', () => this.scheduleReconnect());
+    client.on('end', () => this.scheduleReconnect());
+    client.on('notification', () => this.wakeAll());
+    try {
+      await client.connect();
+      await client.query('LISTEN leasehold_wakeup');
+      this.client = client;
+      this.wakeAll(); // anything rung while disconnected is found by the next poll
+    } catch (err) {
+      this.logger.debug('LISTEN connection failed; retrying', { err });
+      client.end().catch(() => {});
+      this.scheduleReconnect();
+    }
+  }
+
+  private scheduleReconnect() {
+    if (this.closed || this.reconnectTimer) return;
+    this.client = null;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      void this.connect();
+    }, 1_000);
+  }
+
+  private wakeAll() {
+    const ws = [...this.waiters];
+    this.waiters.clear();
+    for (const w of ws) w();
+  }
+
+  /** Resolves at the next NOTIFY, at `timeoutMs`, or at wake(). */
+  wait(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.waiters.add(done);
+    });
+  }
+
+  wake() {
+    this.wakeAll();
+  }
+
+  async close() {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.wakeAll();
+    await this.client?.end().catch(() => {});
+  }
+}

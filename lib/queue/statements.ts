@@ -1,0 +1,550 @@
+/**
+ * Every SQL statement that writes job state, in one place.
+ *
+ * The state machine (see lib/queue/README.md and ../shared/DESIGN.md §2):
+ *
+ *   queued ──claim──▶ running ──complete──▶ completed
+ *   retrying ─claim─▶ running ──fail (attempts left)──▶ retrying (run_at = now() + backoff)
+ *   running (lease expired) ──claim or recover──▶ running / retrying / failed / cancelled
+ *   running ──fail (no attempts left, or permanent error)──▶ failed   (the dead letter)
+ *   queued | retrying ──cancel──▶ cancelled;  running ──cancel──▶ cancel requested ──▶ cancelled
+ *   failed | cancelled | completed | retrying ──operator requeue──▶ queued
+ *
+ * Rules every statement here follows:
+ *  - One statement per transition: the compare is in WHERE, the swap in SET, the new row
+ *    in RETURNING. Zero rows means the transition was refused and nothing changed.
+ *  - Row locks serialise competing writers: a second claimer re-evaluates WHERE against
+ *    the committed row (or skips a locked one) and updates nothing.
+ *  - Every write to a running job is fenced on worker_id AND attempt_count (the fencing
+ *    token, which only ever grows) AND status = 'running'.
+ *  - The database clock (now()) is the only clock. Durations (lease, backoff) are bound
+ *    as milliseconds; no timestamp from a worker's clock is ever bound into lease SQL.
+ *  - Batches are unnest()ed arrays, so one prepared statement serves one job or a
+ *    thousand, and each row carries its own fence.
+ *
+ * Only lib/queue/ops.ts imports this file (a test enforces it); nothing else in the
+ * repository writes the jobs or job_attempts tables.
+ */
+
+export interface Statement {
+  /** The node-postgres prepared-statement name. */
+  readonly name: string;
+  readonly text: string;
+}
+
+const ms = (param: string) => `(${param}::int * interval '1 millisecond')`;
+
+/** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
+const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
+  worker_id, heartbeat_at, lease_expires_at, run_at, cancel_requested_at, idempotency_key,
+  result_key, error, created_at, started_at, finished_at`;
+const jobColumns = (alias: string) =>
+  JOB_COLUMNS.split(',')
+    .map((c) => `${alias}.${c.trim()}`)
+    .join(', ');
+
+/**
+ * jobEnqueue — insert new jobs (one or many) as `queued`.
+ * Params: $1 queue[], $2 type[], $3 payload (JSON text)[], $4 max_attempts[],
+ *         $5 run_at[] (NULL = now()), $6 idempotency_key[] (NULL = none).
+ * Ids are drawn from the sequence before the insert so each input row learns its id.
+ * Compare: a row whose idempotency key already exists is not inserted (ON CONFLICT).
+ * Returns: one row per input, in input order: ord, job_id (NULL when the key existed),
+ *          queue, due (run_at <= now(): ring the doorbell now).
+ */
+export const jobEnqueue: Statement = {
+  name: 'leasehold_job_enqueue',
+  text: `
+WITH input AS MATERIALIZED (
+  SELECT nextval('jobs_job_id_seq'::regclass) AS job_id, t.*
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[])
+         WITH ORDINALITY AS t(queue, type, payload, max_attempts, run_at, idempotency_key, ord)
+), ins AS (
+  INSERT INTO jobs (job_id, queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
+  SELECT job_id, queue, type, payload::jsonb, max_attempts, max_attempts, coalesce(run_at, now()), idempotency_key
+    FROM input ORDER BY ord
+  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING job_id, run_at <= now() AS due
+)
+SELECT input.ord, ins.job_id, input.queue, coalesce(ins.due, false) AS due
+  FROM input LEFT JOIN ins USING (job_id)
+ ORDER BY input.ord`,
+};
+
+/**
+ * jobIdsByIdempotencyKey — the ids of existing jobs for keys that conflicted on enqueue.
+ * Read-only; a separate statement so it sees rows committed by concurrent enqueuers.
+ * Params: $1 idempotency_key[].
+ */
+export const jobIdsByIdempotencyKey: Statement = {
+  name: 'leasehold_job_ids_by_idempotency_key',
+  text: `SELECT idempotency_key, job_id, queue FROM jobs WHERE idempotency_key = ANY($1::text[])`,
+};
+
+/**
+ * The claim's swap, shared by jobClaim and jobClaimNext. `target` is a locked set of
+ * rows that passed the claim's compare; the previous attempt of a job whose expired
+ * lease is taken over is recorded as lease_lost in the same statement.
+ */
+const claimSwap = (workerParam: string, leaseParam: string) => `
+, claimed AS (
+  UPDATE jobs j
+     SET status = 'running', worker_id = ${workerParam}, attempt_count = j.attempt_count + 1,
+         heartbeat_at = now(), lease_expires_at = now() + ${ms(leaseParam)}, started_at = now()
+    FROM target
+   WHERE j.job_id = target.job_id
+  RETURNING ${jobColumns('j')}, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
+), lost AS (
+  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  SELECT job_id, attempt_count - 1, old_worker_id, old_started_at, old_heartbeat_at, now(), 'lease_lost',
+         'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
+    FROM claimed WHERE old_status = 'running'
+)
+SELECT ${JOB_COLUMNS} FROM claimed ORDER BY job_id`;
+
+const claimTargetColumns = `job_id, status AS old_status, worker_id AS old_worker_id,
+         started_at AS old_started_at, heartbeat_at AS old_heartbeat_at`;
+
+/**
+ * jobClaim — claim specific jobs (the ids a doorbell pop returned) and take a lease.
+ * Params: $1 job_id[], $2 worker_id, $3 lease_ms.
+ * Compare: attempts left, no cancel requested, and either due (queued/retrying with
+ *          run_at <= now()) or running with an expired lease (a takeover). Rows locked by
+ *          another transaction are skipped: only one claimer can win a row.
+ * Returns: the claimed rows (attempt_count is the new fencing token). A missing id was
+ *          refused: already claimed, not due, finished, cancelled, or out of attempts.
+ */
+export const jobClaim: Statement = {
+  name: 'leasehold_job_claim',
+  text: `
+WITH target AS (
+  SELECT ${claimTargetColumns}
+    FROM jobs
+   WHERE job_id = ANY($1::bigint[])
+     AND attempt_count < max_attempts
+     AND cancel_requested_at IS NULL
+     AND ((status IN ('queued', 'retrying') AND run_at <= now())
+          OR (status = 'running' AND lease_expires_at < now()))
+   ORDER BY job_id
+     FOR UPDATE SKIP LOCKED
+)${claimSwap('$2', '$3')}`,
+};
+
+/**
+ * jobClaimNext — claim the oldest due jobs of one queue (polling, and the Postgres-only
+ * mode when Redis is unreachable). A locked subquery with LIMIT, so the planner cannot
+ * update more rows than it locked.
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit.
+ * Compare: queued/retrying, due, attempts left. (Expired leases are left to jobRecover,
+ *          which also decides failed/cancelled for them.)
+ * Returns: the claimed rows, oldest first.
+ */
+export const jobClaimNext: Statement = {
+  name: 'leasehold_job_claim_next',
+  text: `
+WITH target AS (
+  SELECT ${claimTargetColumns}
+    FROM jobs
+   WHERE queue = $1
+     AND status IN ('queued', 'retrying')
+     AND run_at <= now()
+     AND attempt_count < max_attempts
+   ORDER BY run_at, job_id
+   LIMIT $4
+     FOR UPDATE SKIP LOCKED
+)${claimSwap('$2', '$3')}`,
+};
+
+/**
+ * jobHeartbeat — renew the leases of jobs this worker still owns (all of a process's
+ * jobs in one statement).
+ * Params: $1 job_id[], $2 attempt[] (fencing tokens), $3 worker_id, $4 lease_ms.
+ * Compare: status = 'running' AND worker_id = $3 AND attempt_count = the job's token.
+ * Returns: the renewed jobs and whether an operator asked to cancel each. A job missing
+ *          from the result is no longer owned: abort its handler and never write its result.
+ */
+export const jobHeartbeat: Statement = {
+  name: 'leasehold_job_heartbeat',
+  text: `
+UPDATE jobs
+   SET heartbeat_at = now(), lease_expires_at = now() + ${ms('$4')}
+  FROM unnest($1::bigint[], $2::int[]) AS t(job_id, attempt)
+ WHERE jobs.job_id = t.job_id
+   AND jobs.attempt_count = t.attempt
+   AND jobs.worker_id = $3
+   AND jobs.status = 'running'
+RETURNING jobs.job_id, jobs.cancel_requested_at IS NOT NULL AS cancel_requested`,
+};
+
+/**
+ * jobComplete — record success for jobs this worker still owns.
+ * Params: $1 job_id[], $2 attempt[], $3 result_key[] (NULL = no result), $4 worker_id.
+ * Compare: the fence (status = 'running', worker_id, attempt_count).
+ * Swap: completed, lease released, the attempt recorded as `completed`.
+ * Returns: the completed job ids. A missing id lost its lease: its result is discarded.
+ */
+export const jobComplete: Statement = {
+  name: 'leasehold_job_complete',
+  text: `
+WITH done AS (
+  UPDATE jobs
+     SET status = 'completed', finished_at = now(), lease_expires_at = NULL,
+         cancel_requested_at = NULL, result_key = t.result_key, error = NULL
+    FROM unnest($1::bigint[], $2::int[], $3::text[]) AS t(job_id, attempt, result_key)
+   WHERE jobs.job_id = t.job_id
+     AND jobs.attempt_count = t.attempt
+     AND jobs.worker_id = $4
+     AND jobs.status = 'running'
+  RETURNING jobs.job_id, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
+), recorded AS (
+  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome)
+  SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'completed' FROM done
+)
+SELECT job_id FROM done`,
+};
+
+/**
+ * jobFail — record a handler error for jobs this worker still owns: retry after a backoff
+ * while attempts are left, else move to `failed` (the dead letter).
+ * Params: $1 job_id[], $2 attempt[], $3 error[], $4 error_stack[], $5 permanent[],
+ *         $6 backoff_ms[], $7 worker_id.
+ * Compare: the fence (status = 'running', worker_id, attempt_count).
+ * Swap: retrying with run_at = now() + backoff, or failed (permanent error or no attempts
+ *       left); the attempt recorded as `retried` or `failed` with its error.
+ * Returns: job_id, the new status, queue and due time of each job that changed.
+ */
+export const jobFail: Statement = {
+  name: 'leasehold_job_fail',
+  text: `
+WITH input AS (
+  SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::boolean[], $6::int[])
+           AS t(job_id, attempt, error, error_stack, permanent, backoff_ms)
+), done AS (
+  UPDATE jobs
+     SET status = CASE WHEN input.permanent OR jobs.attempt_count >= jobs.max_attempts
+                       THEN 'failed'::job_status ELSE 'retrying'::job_status END,
+         run_at = CASE WHEN input.permanent OR jobs.attempt_count >= jobs.max_attempts
+                       THEN jobs.run_at ELSE now() + ${ms('input.backoff_ms')} END,
+         finished_at = CASE WHEN input.permanent OR jobs.attempt_count >= jobs.max_attempts
+                            THEN now() ELSE NULL END,
+         lease_expires_at = NULL, cancel_requested_at = NULL, error = input.error
+    FROM input
+   WHERE jobs.job_id = input.job_id
+     AND jobs.attempt_count = input.attempt
+     AND jobs.worker_id = $7
+     AND jobs.status = 'running'
+  RETURNING jobs.job_id, jobs.status, jobs.queue, jobs.run_at, jobs.attempt_count, jobs.worker_id,
+            jobs.started_at, jobs.heartbeat_at, input.error, input.error_stack
+), recorded AS (
+  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack)
+  SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(),
+         CASE WHEN status = 'failed' THEN 'failed'::attempt_outcome ELSE 'retried'::attempt_outcome END,
+         error, error_stack
+    FROM done
+)
+SELECT job_id, status, queue, run_at FROM done`,
+};
+
+/**
+ * jobCancelAck — the worker observed an operator's cancel (through its heartbeat) and
+ * stopped the handler: finish the job as `cancelled`.
+ * Params: $1 job_id[], $2 attempt[], $3 worker_id.
+ * Compare: the fence, and a cancel was requested.
+ * Returns: the cancelled job ids.
+ */
+export const jobCancelAck: Statement = {
+  name: 'leasehold_job_cancel_ack',
+  text: `
+WITH done AS (
+  UPDATE jobs
+     SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL
+    FROM unnest($1::bigint[], $2::int[]) AS t(job_id, attempt)
+   WHERE jobs.job_id = t.job_id
+     AND jobs.attempt_count = t.attempt
+     AND jobs.worker_id = $3
+     AND jobs.status = 'running'
+     AND jobs.cancel_requested_at IS NOT NULL
+  RETURNING jobs.job_id, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
+), recorded AS (
+  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'cancelled', 'cancelled by an operator'
+    FROM done
+)
+SELECT job_id FROM done`,
+};
+
+/**
+ * jobRelease — hand leases back without a verdict (graceful shutdown after the grace
+ * period): the job is queued again at once and the attempt it used is given back.
+ * Params: $1 job_id[], $2 attempt[], $3 worker_id, $4 reason.
+ * Compare: the fence.
+ * Swap: queued, run_at = now(), max_attempts + 1 (an interrupted attempt is not the
+ *       job's fault); the attempt recorded as `aborted`.
+ * Returns: job_id and queue of each released job (ring the doorbell for them).
+ */
+export const jobRelease: Statement = {
+  name: 'leasehold_job_release',
+  text: `
+WITH done AS (
+  UPDATE jobs
+     SET status = 'queued', run_at = now(), lease_expires_at = NULL, cancel_requested_at = NULL,
+         max_attempts = jobs.max_attempts + 1
+    FROM unnest($1::bigint[], $2::int[]) AS t(job_id, attempt)
+   WHERE jobs.job_id = t.job_id
+     AND jobs.attempt_count = t.attempt
+     AND jobs.worker_id = $3
+     AND jobs.status = 'running'
+     AND jobs.cancel_requested_at IS NULL
+  RETURNING jobs.job_id, jobs.queue, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
+), recorded AS (
+  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'aborted', $4 FROM done
+)
+SELECT job_id, queue FROM done`,
+};
+
+/**
+ * jobCancel — an operator cancels jobs. Waiting jobs end at once; a running job gets a
+ * cancel request that its worker observes through its next heartbeat (and that recover
+ * turns into `cancelled` if the worker is gone).
+ * Params: $1 job_id[].
+ * Compare: queued or retrying; or running without a cancel request yet.
+ * Returns: job_id and new status (cancelled, or running = requested) of each changed job.
+ */
+export const jobCancel: Statement = {
+  name: 'leasehold_job_cancel',
+  text: `
+UPDATE jobs
+   SET status = CASE WHEN status = 'running' THEN 'running'::job_status ELSE 'cancelled'::job_status END,
+       finished_at = CASE WHEN status = 'running' THEN NULL ELSE now() END,
+       cancel_requested_at = now()
+ WHERE job_id = ANY($1::bigint[])
+   AND (status IN ('queued', 'retrying') OR (status = 'running' AND cancel_requested_at IS NULL))
+RETURNING ${JOB_COLUMNS}`,
+};
+
+/**
+ * jobRequeue — an operator puts finished or waiting jobs back in the queue, due now.
+ * Params: $1 job_id[], $2 reset_attempts (boolean).
+ * Compare: failed, cancelled, completed or retrying (a running job is refused: use jobRevoke).
+ * Swap: queued, run_at = now(). attempt_count never goes down (it is the fencing token);
+ *       instead max_attempts is raised so the job has at least one attempt left, or a
+ *       whole fresh budget (attempt_budget) with $2.
+ * Returns: the requeued rows.
+ */
+export const jobRequeue: Statement = {
+  name: 'leasehold_job_requeue',
+  text: `
+UPDATE jobs
+   SET status = 'queued', run_at = now(), finished_at = NULL, cancel_requested_at = NULL,
+       result_key = NULL,
+       max_attempts = GREATEST(max_attempts, attempt_count + CASE WHEN $2::boolean THEN attempt_budget ELSE 1 END)
+ WHERE job_id = ANY($1::bigint[])
+   AND status IN ('failed', 'cancelled', 'completed', 'retrying')
+RETURNING ${JOB_COLUMNS}`,
+};
+
+/**
+ * jobRevoke — an operator takes running jobs away from their owners (explicitly chosen):
+ * the job is queued again, and because status leaves 'running' the old owner's fence no
+ * longer matches: its heartbeat, completion and failure all change nothing.
+ * Params: $1 job_id[], $2 reason.
+ * Compare: status = 'running'.
+ * Swap: queued, due now, lease cleared, the revoked attempt given back (max_attempts + 1)
+ *       and recorded as `aborted`.
+ * Returns: the requeued rows.
+ */
+export const jobRevoke: Statement = {
+  name: 'leasehold_job_revoke',
+  text: `
+WITH done AS (
+  UPDATE jobs
+     SET status = 'queued', run_at = now(), lease_expires_at = NULL, cancel_requested_at = NULL,
+         max_attempts = max_attempts + 1
+   WHERE job_id = ANY($1::bigint[])
+     AND status = 'running'
+  RETURNING ${JOB_COLUMNS}
+), recorded AS (
+  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'aborted', $2 FROM done
+)
+SELECT * FROM done`,
+};
+
+/**
+ * jobDelete — an administrator deletes finished jobs (their attempts go with them).
+ * Params: $1 job_id[].
+ * Compare: completed, failed or cancelled (never a job that may still run).
+ * Returns: the deleted job ids.
+ */
+export const jobDelete: Statement = {
+  name: 'leasehold_job_delete',
+  text: `
+DELETE FROM jobs
+ WHERE job_id = ANY($1::bigint[])
+   AND status IN ('completed', 'failed', 'cancelled')
+RETURNING job_id`,
+};
+
+/**
+ * jobRecoverExpired — the recover sweep's write: running jobs whose lease expired (the
+ * worker crashed, stalled or was cut off) move on, in batches.
+ * Params: $1 batch limit, $2 job_id[] to restrict to (NULL = all).
+ * Compare: status = 'running' AND lease_expires_at < now(), re-checked on the locked row
+ *          in this same statement (a sweep never acts on a stale read).
+ * Swap: cancelled if a cancel was requested; failed if no attempts are left (a job that
+ *       keeps killing its worker ends in the dead letter instead of looping); otherwise
+ *       retrying, due now. The lost attempt is recorded as `lease_lost`.
+ * Returns: job_id, queue, new status, and the worker that lost the job.
+ */
+export const jobRecoverExpired: Statement = {
+  name: 'leasehold_job_recover_expired',
+  text: `
+WITH target AS (
+  SELECT job_id, lease_expires_at FROM jobs
+   WHERE status = 'running' AND lease_expires_at < now()
+     AND ($2::bigint[] IS NULL OR job_id = ANY($2::bigint[]))
+   ORDER BY lease_expires_at
+   LIMIT $1
+     FOR UPDATE SKIP LOCKED
+), moved AS (
+  UPDATE jobs j
+     SET status = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'::job_status
+                       WHEN j.attempt_count >= j.max_attempts THEN 'failed'::job_status
+                       ELSE 'retrying'::job_status END,
+         finished_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.attempt_count >= j.max_attempts
+                            THEN now() ELSE NULL END,
+         run_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.attempt_count >= j.max_attempts
+                       THEN j.run_at ELSE now() END,
+         lease_expires_at = NULL,
+         error = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled by an operator; the worker stopped renewing its lease'
+                      ELSE 'lease expired: worker ' || j.worker_id || ' stopped renewing (crash, stall or partition)' END
+    FROM target
+   WHERE j.job_id = target.job_id
+     AND j.status = 'running' AND j.lease_expires_at < now()
+  RETURNING j.job_id, j.queue, j.type, j.status, j.attempt_count, j.max_attempts, j.worker_id, j.started_at,
+            j.heartbeat_at, j.error, extract(epoch FROM now() - target.lease_expires_at) * 1000 AS expired_ms
+), recorded AS (
+  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'lease_lost', error FROM moved
+)
+SELECT job_id, queue, type, status, attempt_count, max_attempts, worker_id, expired_ms FROM moved`,
+};
+
+/**
+ * jobRecoverPreview — what jobRecoverExpired would move, without moving it.
+ * Params: $1 limit, $2 job_id[] (NULL = all).
+ * Returns: the expired running jobs with the status each would get and how long ago its
+ *          lease expired (database clock).
+ */
+export const jobRecoverPreview: Statement = {
+  name: 'leasehold_job_recover_preview',
+  text: `
+SELECT ${JOB_COLUMNS},
+       CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'
+            WHEN attempt_count >= max_attempts THEN 'failed'
+            ELSE 'retrying' END AS would_become,
+       extract(epoch FROM now() - lease_expires_at) * 1000 AS expired_ms
+  FROM jobs
+ WHERE status = 'running' AND lease_expires_at < now()
+   AND ($2::bigint[] IS NULL OR job_id = ANY($2::bigint[]))
+ ORDER BY lease_expires_at
+ LIMIT $1`,
+};
+
+/**
+ * jobDueQueues — queues that have due jobs, by a loose index scan over jobs_claim_idx
+ * (cheap however long each queue is). Read-only; used by the sweep's signal repair.
+ * Returns: queue names.
+ */
+export const jobDueQueues: Statement = {
+  name: 'leasehold_job_due_queues',
+  text: `
+WITH RECURSIVE q AS (
+  (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') ORDER BY queue LIMIT 1)
+  UNION ALL
+  SELECT (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') AND queue > q.queue ORDER BY queue LIMIT 1)
+    FROM q WHERE q.queue IS NOT NULL
+)
+SELECT queue FROM q WHERE queue IS NOT NULL LIMIT 1000`,
+};
+
+/**
+ * jobDueWaiting — the oldest jobs of a queue that have been due for at least $2 ms and
+ * are still waiting: either their doorbell was lost (a crash between commit and push, a
+ * Redis flush or restart) or every worker is busy. Read-only.
+ * Params: $1 queue, $2 grace_ms, $3 limit.
+ * Returns: job_id, run_at, waited_ms.
+ */
+export const jobDueWaiting: Statement = {
+  name: 'leasehold_job_due_waiting',
+  text: `
+SELECT job_id, type, status, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms
+  FROM jobs
+ WHERE queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}
+ ORDER BY run_at, job_id
+ LIMIT $3`,
+};
+
+/**
+ * jobCurrent — the current rows of jobs, with the database's now(): what a refused
+ * transition reports as the reason (read-only, a fresh snapshot after the refusal).
+ * Params: $1 job_id[].
+ */
+export const jobCurrent: Statement = {
+  name: 'leasehold_job_current',
+  text: `
+SELECT ${JOB_COLUMNS}, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms
+  FROM jobs WHERE job_id = ANY($1::bigint[])`,
+};
+
+/**
+ * Takes the recover sweep's lock for this session (connection); false = another process
+ * is sweeping. A session lock is released by the server if the process dies.
+ */
+export const recoverTryLock: Statement = {
+  name: 'leasehold_recover_try_lock',
+  text: `SELECT pg_try_advisory_lock(hashtext('leasehold.recover')) AS locked`,
+};
+
+export const recoverUnlock: Statement = {
+  name: 'leasehold_recover_unlock',
+  text: `SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`,
+};
+
+/** The Postgres-only doorbell: wakes LISTENing workers (used when Redis is unreachable). */
+export const wakeupNotify: Statement = {
+  name: 'leasehold_wakeup_notify',
+  text: `SELECT pg_notify('leasehold_wakeup', q) FROM unnest($1::text[]) AS q`,
+};
+
+/**
+ * workerRegister — one row per worker process incarnation.
+ * Params: $1 worker_id, $2 host, $3 pid, $4 queues, $5 concurrency.
+ */
+export const workerRegister: Statement = {
+  name: 'leasehold_worker_register',
+  text: `
+INSERT INTO workers (worker_id, host, pid, queues, concurrency)
+VALUES ($1, $2, $3, $4::text[], $5)
+ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
+RETURNING started_at`,
+};
+
+/** workerHeartbeat — the process is alive. Params: $1 worker_id. */
+export const workerHeartbeat: Statement = {
+  name: 'leasehold_worker_heartbeat',
+  text: `UPDATE workers SET heartbeat_at = now() WHERE worker_id = $1`,
+};
+
+/** workerStop — the process stopped cleanly. Params: $1 worker_id. */
+export const workerStop: Statement = {
+  name: 'leasehold_worker_stop',
+  text: `UPDATE workers SET stopped_at = now(), heartbeat_at = now() WHERE worker_id = $1`,
+};
+
+/** workerPrune — forget worker rows silent for longer than $1 ms (history, not state). */
+export const workerPrune: Statement = {
+  name: 'leasehold_worker_prune',
+  text: `DELETE FROM workers WHERE heartbeat_at < now() - ${ms('$1')}`,
+};

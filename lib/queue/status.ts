@@ -1,0 +1,40 @@
+/**
+ * Job statuses and the transitions between them, derived from the database enum so
+ * the UI, the API and the tests never re-type them by hand.
+ */
+import { attemptOutcome, jobStatus } from '../db/schema';
+
+export type JobStatus = (typeof jobStatus.enumValues)[number];
+export type AttemptOutcome = (typeof attemptOutcome.enumValues)[number];
+
+export const JOB_STATUSES: readonly JobStatus[] = jobStatus.enumValues;
+export const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = attemptOutcome.enumValues;
+export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+
+export const isJobStatus = (s: string): s is JobStatus => (JOB_STATUSES as readonly string[]).includes(s);
+export const isTerminal = (s: JobStatus) => TERMINAL_STATUSES.includes(s);
+
+/**
+ * Every transition the statements in statements.ts can make: [from, to, by].
+ * Used by tests (the property test checks no other transition ever happens) and by
+ * the console to explain what an action can do.
+ */
+export const TRANSITIONS: ReadonlyArray<readonly [JobStatus, JobStatus, string]> = [
+  ['queued', 'running', 'jobClaim / jobClaimNext'],
+  ['retrying', 'running', 'jobClaim / jobClaimNext'],
+  ['running', 'running', 'jobClaim (takeover of an expired lease) / jobCancel (request)'],
+  ['running', 'completed', 'jobComplete'],
+  ['running', 'retrying', 'jobFail / jobRecover'],
+  ['running', 'failed', 'jobFail / jobRecover'],
+  ['running', 'cancelled', 'jobCancelAck / jobRecover'],
+  ['running', 'queued', 'jobRelease / jobRevoke'],
+  ['queued', 'cancelled', 'jobCancel'],
+  ['retrying', 'cancelled', 'jobCancel'],
+  ['failed', 'queued', 'jobRequeue'],
+  ['cancelled', 'queued', 'jobRequeue'],
+  ['completed', 'queued', 'jobRequeue'],
+  ['retrying', 'queued', 'jobRequeue'],
+];
+
+export const canTransition = (from: JobStatus, to: JobStatus) =>
+  TRANSITIONS.some(([f, t]) => f === from && t === to);

@@ -1,0 +1,35 @@
+/**
+ * What the web process's route handlers share: configuration, two pools (reads carry a
+ * statement_timeout so a heavy console query can never pile up; writes do not) and the
+ * doorbell producers ring after COMMIT. Created on first use, once per process.
+ */
+import type pg from 'pg';
+import { loadConfig, type Config, redisDisabled, DEFAULT_REDIS_URL } from '../config';
+import { sharedPool } from '../db/client';
+import { QueueError } from '../queue/errors';
+import { type Doorbell, PgDoorbell, RedisDoorbell } from '../queue/signal';
+
+export interface ServerContext {
+  cfg: Config;
+  pool: pg.Pool;
+  readPool: pg.Pool;
+  doorbell: Doorbell;
+}
+
+const g = globalThis as unknown as { __leaseholdServer?: ServerContext };
+
+export const READ_STATEMENT_TIMEOUT_MS = 5_000;
+
+export function serverContext(): ServerContext {
+  if (g.__leaseholdServer) return g.__leaseholdServer;
+  const cfg = loadConfig();
+  if (!cfg.databaseUrl) {
+    throw new QueueError('unavailable', 'DATABASE_URL is not set: start the console with `npm start` or `npm run web`');
+  }
+  const pool = sharedPool('web', cfg.databaseUrl, { max: 10 });
+  const readPool = sharedPool('web-read', cfg.databaseUrl, { max: 5, statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS });
+  const redisUrl = redisDisabled(cfg.redisUrl) ? null : (cfg.redisUrl ?? DEFAULT_REDIS_URL);
+  const doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool) : new PgDoorbell(pool);
+  g.__leaseholdServer = { cfg, pool, readPool, doorbell };
+  return g.__leaseholdServer;
+}

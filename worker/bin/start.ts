@@ -1,0 +1,98 @@
+/**
+ * npm start — everything on one machine: PostgreSQL (DATABASE_URL, or an embedded server
+ * with data under .leasehold/), Redis (REDIS_URL, or the local one if it answers, or
+ * none), migrations, the console and the workers.
+ *
+ * The console and the worker supervisor are separate processes under this one, so a
+ * handler that crashes its process never takes the console down. SIGTERM or SIGINT stops
+ * all of it cleanly: workers drain, the console exits, the embedded server shuts down.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import { Command } from 'commander';
+import { loadConfig } from '../../lib/config';
+import { runMigrations } from '../../lib/db/migrate';
+import { createLogger } from '../../lib/log';
+import { projectRoot, redact, resolveServices, tsxImport } from '../bootstrap';
+import { ensureBuild, spawnWeb, waitForHttp } from '../web';
+import { addWorkerOptions, type WorkerCommandOptions } from './worker';
+
+const program = addWorkerOptions(new Command('start'))
+  .description('Run the Leasehold console and workers (and an embedded PostgreSQL when DATABASE_URL is unset).')
+  .option('--no-worker', 'run the console only')
+  .parse();
+const opts = program.opts<WorkerCommandOptions & { worker: boolean }>();
+
+const log = createLogger({ role: 'start' });
+const cfg = loadConfig();
+const host = process.env.HOST ?? '127.0.0.1';
+const services = await resolveServices(cfg, log);
+await runMigrations(services.databaseUrl);
+ensureBuild(log);
+
+const childEnv = { ...process.env, DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' };
+let stopping = false;
+
+/** Keeps one child alive: restarted when it dies, with a back-off if it keeps dying. */
+function keepAlive(name: string, start: () => ChildProcess) {
+  let child: ChildProcess;
+  let quick = 0;
+  const run = () => {
+    const t0 = Date.now();
+    child = start();
+    child.on('exit', (code, signal) => {
+      if (stopping) return;
+      quick = Date.now() - t0 < 10_000 ? quick + 1 : 0;
+      const delay = Math.min(30_000, quick <= 1 ? 0 : 500 * 2 ** quick);
+      log.warn(`${name} exited; restarting`, { code, signal, restartInMs: delay });
+      setTimeout(() => !stopping && run(), delay);
+    });
+  };
+  run();
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+const web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env: childEnv }));
+const workers = opts.worker
+  ? keepAlive('worker supervisor', () =>
+      fork(
+        path.join(projectRoot, 'worker/bin/worker.ts'),
+        ['--processes', String(opts.processes), '--concurrency', String(opts.concurrency), '--queues', opts.queues],
+        { execArgv: ['--import', tsxImport], env: childEnv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+      ),
+    )
+  : null;
+
+const consoleUrl = `http://${host === '0.0.0.0' ? 'localhost' : host}:${cfg.port}`;
+await waitForHttp(`${consoleUrl}/api/health`, 60_000).catch((e) => log.error('the console did not come up', { err: e }));
+const lines = [
+  '',
+  `  Leasehold is running`,
+  `  console     ${consoleUrl}`,
+  `  postgres    ${services.embedded ? `embedded PostgreSQL 15, data in ${services.embedded.dataDir} (${redact(services.databaseUrl)})` : redact(services.databaseUrl)}`,
+  `  redis       ${services.redisUrl ?? 'none: workers claim from PostgreSQL (poll + LISTEN/NOTIFY)'}`,
+  `  workers     ${opts.worker ? `${opts.processes} processes × ${opts.concurrency} concurrent jobs, queues ${opts.queues}` : 'not started (--no-worker)'}`,
+  `  lease       ${cfg.leaseMs} ms, renewed every ${cfg.heartbeatMs} ms`,
+  '',
+];
+process.stdout.write(lines.join('\n') + '\n');
+
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info('stopping Leasehold', { signal });
+  await Promise.all([web.stop(), workers?.stop()]);
+  await services.embedded?.stop();
+  log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,78 @@
+/**
+ * npm run worker -- --processes P --concurrency C [--queues a,b]
+ *
+ * Migrates once, then supervises P worker processes with C handlers each. SIGTERM or
+ * SIGINT drains them: no new claims, running jobs get LEASEHOLD_SHUTDOWN_GRACE_MS, the
+ * rest hand their leases back.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../../lib/config';
+import { runMigrations } from '../../lib/db/migrate';
+import { createLogger } from '../../lib/log';
+import { redact, resolveServices } from '../bootstrap';
+import { Supervisor } from '../supervisor';
+
+export const positiveInt = (max: number) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`expected an integer from 1 to ${max}`);
+  return n;
+};
+
+export interface WorkerCommandOptions {
+  processes: number;
+  concurrency: number;
+  queues: string;
+  claimBatch?: number;
+}
+
+export function addWorkerOptions(cmd: Command) {
+  return cmd
+    .option('-p, --processes <n>', 'worker processes', positiveInt(64), 2)
+    .option('-c, --concurrency <n>', 'handlers running at once in each process', positiveInt(1000), 10)
+    .option('-q, --queues <list>', 'comma-separated queues to take jobs from', 'default')
+    .option('--claim-batch <n>', 'most jobs claimed per statement (default: the concurrency)', positiveInt(10_000));
+}
+
+export async function runWorkers(opts: WorkerCommandOptions) {
+  const log = createLogger({ role: 'supervisor' });
+  const cfg = loadConfig();
+  const services = await resolveServices(cfg, log);
+  await runMigrations(services.databaseUrl);
+  const args = ['--concurrency', String(opts.concurrency), '--queues', opts.queues];
+  if (opts.claimBatch) args.push('--claim-batch', String(opts.claimBatch));
+  const supervisor = new Supervisor({
+    processes: opts.processes,
+    args,
+    env: { ...process.env, DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
+    log,
+  });
+  supervisor.start();
+  log.info('workers started', {
+    processes: opts.processes,
+    concurrency: opts.concurrency,
+    queues: opts.queues,
+    postgres: redact(services.databaseUrl),
+    redis: services.redisUrl ?? 'none (PostgreSQL-only claiming)',
+  });
+  let stopping = false;
+  const stop = async (sig: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping workers', { signal: sig });
+    await supervisor.stop(cfg.shutdownGraceMs + 10_000);
+    await services.embedded?.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  return supervisor;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const program = addWorkerOptions(new Command('worker'))
+    .description('Run Leasehold worker processes under a supervisor.')
+    .action(async (opts: WorkerCommandOptions) => {
+      await runWorkers(opts);
+    });
+  await program.parseAsync();
+}

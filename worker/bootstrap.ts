@@ -1,0 +1,44 @@
+/**
+ * Finds the services a Leasehold process needs, the same way for every entry point
+ * (npm start, npm run web, npm run worker, the CLI): PostgreSQL from DATABASE_URL or the
+ * embedded server, Redis from REDIS_URL or the local default if it answers.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../lib/config';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from '../lib/db/embedded';
+import type { Logger } from '../lib/log';
+import { resolveRedisUrl } from '../lib/redis-url';
+
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The tsx loader, by absolute URL, for `node --import` in child processes. */
+export const tsxImport = import.meta.resolve('tsx');
+
+export interface Services {
+  databaseUrl: string;
+  embedded: EmbeddedDatabase | null;
+  redisUrl: string | null;
+}
+
+export async function resolveServices(cfg: Config, log: Logger): Promise<Services> {
+  let embedded: EmbeddedDatabase | null = null;
+  let databaseUrl = cfg.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres(path.resolve(projectRoot, cfg.dataDir), (m) => log.info(m));
+    databaseUrl = embedded.url;
+  }
+  const redisUrl = await resolveRedisUrl(cfg.redisUrl);
+  return { databaseUrl, embedded, redisUrl };
+}
+
+/** "postgres://user:***@host:port/db" — never print a password. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}

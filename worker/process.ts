@@ -1,0 +1,74 @@
+/**
+ * One worker process, forked by the supervisor (worker/supervisor.ts). It runs until
+ * SIGTERM/SIGINT or until its parent goes away, then stops gracefully: no new claims,
+ * running jobs get the grace period, leftover leases are handed back.
+ *
+ * Arguments come from the supervisor: --concurrency C --queues a,b. DATABASE_URL and
+ * REDIS_URL (or REDIS_URL=off) are always set by the supervisor.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig, redisDisabled } from '../lib/config';
+import { createPool } from '../lib/db/client';
+import { createLogger } from '../lib/log';
+import { type Doorbell, PgDoorbell, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
+import { handlers } from './handlers';
+import { Runner } from './runner';
+
+const { values } = parseArgs({
+  options: {
+    concurrency: { type: 'string', default: '10' },
+    queues: { type: 'string', default: 'default' },
+    'claim-batch': { type: 'string' },
+  },
+});
+
+const cfg = loadConfig();
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) throw new Error('worker process: DATABASE_URL must be set by the supervisor');
+const redisUrl = redisDisabled(process.env.REDIS_URL) ? null : (process.env.REDIS_URL ?? null);
+const concurrency = Number(values.concurrency);
+const queues = values.queues!.split(',').map((q) => q.trim()).filter(Boolean);
+
+const log = createLogger({ proc: process.env.LEASEHOLD_WORKER_INDEX ?? '0', pid: process.pid });
+const pool = createPool(databaseUrl, { name: 'worker', max: Math.min(concurrency, 8) + 2 });
+const heartbeatPool = createPool(databaseUrl, { name: 'heartbeat', max: 2, queryTimeoutMs: cfg.heartbeatMs });
+const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log);
+const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
+if (receiver) await receiver.ready(2_000);
+
+const runner = new Runner({
+  pool,
+  heartbeatPool,
+  databaseUrl,
+  receiver,
+  doorbell,
+  handlers,
+  queues,
+  concurrency,
+  leaseMs: cfg.leaseMs,
+  heartbeatMs: cfg.heartbeatMs,
+  pollMs: cfg.pollMs,
+  recoverMs: cfg.recoverMs,
+  signalGraceMs: cfg.signalGraceMs,
+  claimBatch: values['claim-batch'] ? Number(values['claim-batch']) : undefined,
+  log,
+});
+await runner.start();
+log.info('worker process started', { worker: runner.workerId, concurrency, queues: queues.join(','), redis: !!redisUrl });
+process.send?.({ type: 'ready', workerId: runner.workerId });
+
+let stopping = false;
+async function shutdown(why: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info('stopping: no new claims, running jobs get the grace period', { why, graceMs: cfg.shutdownGraceMs });
+  await runner.stop(cfg.shutdownGraceMs);
+  receiver?.close();
+  if (doorbell instanceof RedisDoorbell) await doorbell.close();
+  await Promise.allSettled([pool.end(), heartbeatPool.end()]);
+  log.info('worker process stopped', { ...runner.stats });
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('disconnect', () => void shutdown('supervisor went away'));

@@ -1,0 +1,472 @@
+/**
+ * One worker process's engine: up to `concurrency` handlers at once, fed by the doorbell
+ * (or by polling PostgreSQL), each job held under a lease that a heartbeat renews.
+ *
+ * The loops, and why each exists:
+ *  - fetch: waits for a free slot, pops ids from Redis (blocking only when nothing is
+ *    waiting), claims them with the CAS; polls PostgreSQL when the pop times out, when
+ *    Redis is unreachable, and while PostgreSQL keeps returning full batches (a backlog
+ *    whose doorbells were lost, e.g. after a Redis flush).
+ *  - heartbeat: renews every lease this process holds in one fenced statement. A lease
+ *    missing from the answer is lost (taken over, revoked): abort that handler and never
+ *    write its result. An *error* (database unreachable) is not a loss: keep working
+ *    until the lease would have expired by our own monotonic clock, then abort.
+ *  - recover: the cluster-wide sweep (one process at a time), at start and periodically.
+ *
+ * Every write about a job carries its fence (worker id + attempt), so whatever this
+ * process believes, it can never overwrite an outcome that is no longer its to write.
+ */
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
+import type { Logger } from '../lib/log';
+import { backoffMs } from '../lib/queue/backoff';
+import { PermanentError } from '../lib/queue/errors';
+import type { Job, Lease } from '../lib/queue/job';
+import type { JobStatus } from '../lib/queue/status';
+import * as ops from '../lib/queue/ops';
+import { type Doorbell, PgReceiver, RedisReceiver, SignalUnavailable } from '../lib/queue/signal';
+import { Batcher } from './batcher';
+import type { Handler, JobContext } from './handlers/types';
+
+export interface RunnerOptions {
+  /** Claims, completions and the recover sweep. */
+  pool: pg.Pool;
+  /** Heartbeats only, so a busy main pool can never delay a renewal. */
+  heartbeatPool: pg.Pool;
+  /** For the LISTEN connection of the Postgres-only mode. */
+  databaseUrl: string;
+  /** null = no Redis: claim from PostgreSQL only. */
+  receiver: RedisReceiver | null;
+  doorbell: Doorbell;
+  handlers: Record<string, Handler>;
+  queues: readonly string[];
+  concurrency: number;
+  leaseMs: number;
+  heartbeatMs: number;
+  pollMs: number;
+  recoverMs: number;
+  signalGraceMs: number;
+  /** Most jobs claimed per statement; default = concurrency. */
+  claimBatch?: number;
+  log: Logger;
+  workerId?: string;
+}
+
+/** host:pid:random — unique per host, process and start, on any number of hosts. */
+export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+
+type AbortReason = 'lease_lost' | 'lease_expired_locally' | 'cancelled' | 'shutdown';
+
+interface Entry {
+  job: Job;
+  lease: Lease;
+  ac: AbortController;
+  /** performance.now() when the last successful renewal (or the claim) was sent. */
+  renewedAt: number;
+  /** 'running' holds a slot; 'finishing' is writing its outcome. */
+  state: 'running' | 'finishing';
+  lost?: AbortReason;
+  cancelRequested?: boolean;
+  /** Shutdown handed this lease back: the handler's outcome must not be written. */
+  released?: boolean;
+}
+
+export class JobAborted extends Error {
+  constructor(readonly reason: AbortReason) {
+    super(`job aborted: ${reason}`);
+    this.name = 'JobAborted';
+  }
+}
+
+export interface RunnerStats {
+  claimed: number;
+  completed: number;
+  failed: number;
+  retried: number;
+  leaseLost: number;
+  refusedWrites: number;
+}
+
+export class Runner {
+  readonly workerId: string;
+  readonly stats: RunnerStats = { claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0, refusedWrites: 0 };
+  private readonly o: RunnerOptions;
+  private readonly active = new Map<string, Entry>();
+  private running = 0;
+  private stopping = false;
+  private slotWaiter: (() => void) | null = null;
+  private fetchDone: Promise<void> = Promise.resolve();
+  private timers: NodeJS.Timeout[] = [];
+  private heartbeatBusy = false;
+  private heartbeatFailing = false;
+  private recoverBusy = false;
+  private pgReceiver: PgReceiver | null = null;
+  private pgMode = false;
+  private queueRotation = 0;
+  private readonly completer: Batcher<Lease & { resultKey: string | null }, boolean>;
+  private readonly failer: Batcher<ops.FailItem, JobStatus | null>;
+
+  constructor(opts: RunnerOptions) {
+    this.o = opts;
+    this.workerId = opts.workerId ?? newWorkerId();
+    this.completer = new Batcher(async (items) => {
+      const ok = await ops.jobComplete(this.o.pool, { workerId: this.workerId, items });
+      return items.map((i) => ok.has(i.jobId));
+    });
+    this.failer = new Batcher(async (items) => {
+      const res = await ops.jobFail(this.o.pool, { workerId: this.workerId, items });
+      return items.map((i) => res.get(i.jobId)?.status ?? null);
+    });
+  }
+
+  private get log() {
+    return this.o.log;
+  }
+
+  get inFlight() {
+    return this.active.size;
+  }
+
+  async start() {
+    await ops.workerRegister(this.o.pool, {
+      workerId: this.workerId,
+      host: os.hostname(),
+      pid: process.pid,
+      queues: this.o.queues,
+      concurrency: this.o.concurrency,
+    });
+    this.timers.push(setInterval(() => void this.heartbeatTick(), this.o.heartbeatMs));
+    this.timers.push(setInterval(() => void this.recoverTick(), this.o.recoverMs));
+    void this.recoverTick(); // at start, not only periodically
+    this.fetchDone = this.fetchLoop();
+  }
+
+  // ---------------------------------------------------------------- fetching
+
+  private get free() {
+    return this.o.concurrency - this.running;
+  }
+
+  private waitForSlot(): Promise<void> {
+    if (this.free > 0 || this.stopping) return Promise.resolve();
+    return new Promise((resolve) => (this.slotWaiter = resolve));
+  }
+
+  private wakeFetcher() {
+    const w = this.slotWaiter;
+    this.slotWaiter = null;
+    w?.();
+  }
+
+  private async fetchLoop() {
+    let backlog = false; // PostgreSQL returned a full batch last time: more is due
+    while (!this.stopping) {
+      await this.waitForSlot();
+      if (this.stopping) break;
+      const want = Math.min(this.free, this.o.claimBatch ?? this.o.concurrency);
+      const claimSentAt = performance.now();
+      let jobs: Job[] = [];
+      try {
+        const receiver = this.o.receiver;
+        if (receiver && receiver.available) {
+          this.leavePgMode();
+          const ids = await receiver.take(this.o.queues, want, backlog ? 0 : this.o.pollMs);
+          if (ids.length) {
+            await failpoint('after_pop');
+            jobs = await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs });
+          } else {
+            jobs = await this.claimFromPostgres(want);
+            backlog = jobs.length >= want;
+          }
+        } else {
+          await this.enterPgMode();
+          jobs = await this.claimFromPostgres(want);
+          backlog = jobs.length >= want;
+          if (!backlog && !this.stopping) await this.pgReceiver!.wait(this.o.pollMs);
+        }
+      } catch (err) {
+        if (!(err instanceof SignalUnavailable)) {
+          this.log.warn('claiming failed; retrying', { err });
+          await sleep(Math.min(this.o.pollMs, 1_000));
+        }
+        continue;
+      }
+      if (jobs.length === 0) continue;
+      this.stats.claimed += jobs.length;
+      await failpoint('after_claim');
+      for (const job of jobs) this.begin(job, claimSentAt);
+    }
+  }
+
+  private async claimFromPostgres(want: number): Promise<Job[]> {
+    const queues = this.o.queues;
+    const out: Job[] = [];
+    const start = this.queueRotation++ % queues.length;
+    for (let k = 0; k < queues.length && out.length < want; k++) {
+      const queue = queues[(start + k) % queues.length]!;
+      out.push(
+        ...(await ops.jobClaimNext(this.o.pool, {
+          queue,
+          limit: want - out.length,
+          workerId: this.workerId,
+          leaseMs: this.o.leaseMs,
+        })),
+      );
+    }
+    return out;
+  }
+
+  private async enterPgMode() {
+    if (this.pgMode) return;
+    this.pgMode = true;
+    if (this.o.receiver) this.log.warn('claiming from PostgreSQL (poll + LISTEN) while Redis is unreachable');
+    if (!this.pgReceiver) {
+      this.pgReceiver = new PgReceiver(this.o.databaseUrl, this.log);
+      await this.pgReceiver.start();
+    }
+  }
+
+  private leavePgMode() {
+    if (!this.pgMode) return;
+    this.pgMode = false;
+    this.log.info('Redis reachable again: claiming on its signal');
+  }
+
+  // ---------------------------------------------------------------- running
+
+  private begin(job: Job, claimSentAt: number) {
+    const entry: Entry = {
+      job,
+      lease: { jobId: job.id, attempt: job.attemptCount },
+      ac: new AbortController(),
+      renewedAt: claimSentAt,
+      state: 'running',
+    };
+    this.active.set(job.id, entry);
+    this.running++;
+    void this.execute(entry);
+  }
+
+  private async execute(e: Entry) {
+    const { job } = e;
+    const handler = this.o.handlers[job.type];
+    let result: unknown;
+    let error: unknown = null;
+    try {
+      if (!handler) throw new PermanentError(`no handler registered for job type ${JSON.stringify(job.type)}`);
+      const ctx: JobContext = {
+        job,
+        attempt: e.lease.attempt,
+        signal: e.ac.signal,
+        log: this.log.child({ job: job.id, attempt: e.lease.attempt }),
+      };
+      const pending = Promise.resolve().then(() => handler(job.payload, ctx));
+      if (failpointsEnabled) setImmediate(() => void failpoint('mid_handler'));
+      result = await pending;
+    } catch (err) {
+      error = err ?? new Error('handler threw a falsy value');
+    }
+    e.state = 'finishing';
+    this.running--;
+    this.wakeFetcher();
+    try {
+      await this.settle(e, result, error);
+    } finally {
+      this.active.delete(job.id);
+    }
+  }
+
+  /** Writes the attempt's outcome, fenced, retrying while our lease is still ours. */
+  private async settle(e: Entry, result: unknown, error: unknown) {
+    const { job, lease } = e;
+    if (e.released) return; // shutdown handed the lease back already
+    if (e.lost) {
+      this.stats.leaseLost++;
+      this.log.warn('lease lost: the handler was aborted and its outcome is not recorded', {
+        job: job.id,
+        attempt: lease.attempt,
+        reason: e.lost,
+      });
+      return;
+    }
+    let write: () => Promise<boolean>;
+    if (error === null) {
+      await failpoint('after_handler');
+      void result; // results are stored by the result store (see issue: durable results)
+      await failpoint('before_complete');
+      write = async () => {
+        const ok = await this.completer.submit({ ...lease, resultKey: null });
+        if (ok) this.stats.completed++;
+        return ok;
+      };
+    } else if (e.cancelRequested) {
+      write = async () => (await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [lease] })).has(lease.jobId);
+    } else {
+      const err = error instanceof Error ? error : new Error(String(error));
+      const permanent = err instanceof PermanentError;
+      write = async () => {
+        const status = await this.failer.submit({
+          ...lease,
+          error: truncate(err.message || err.name, 2_000),
+          stack: err.stack ? truncate(err.stack, 8_000) : null,
+          permanent,
+          backoffMs: backoffMs(lease.attempt),
+        });
+        if (status === 'failed') this.stats.failed++;
+        if (status === 'retrying') this.stats.retried++;
+        return status !== null;
+      };
+    }
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
+      try {
+        if (!(await write())) {
+          this.stats.refusedWrites++;
+          this.log.warn('outcome refused by the fence: the lease was taken over; nothing written', {
+            job: job.id,
+            attempt: lease.attempt,
+          });
+        }
+        return;
+      } catch (err) {
+        if (performance.now() - e.renewedAt + delay > this.o.leaseMs) {
+          this.log.error('could not record the outcome before the lease ends; the job will be recovered', {
+            job: job.id,
+            attempt: lease.attempt,
+            err,
+          });
+          return;
+        }
+        await sleep(delay);
+      }
+    }
+  }
+
+  private lose(e: Entry, reason: AbortReason) {
+    if (e.lost || e.released) return;
+    e.lost = reason;
+    if (e.state === 'running') e.ac.abort(new JobAborted(reason));
+  }
+
+  // ---------------------------------------------------------------- heartbeat
+
+  private async heartbeatTick() {
+    // Local watchdog first: it must fire even while the renewal itself hangs or fails.
+    const now = performance.now();
+    for (const e of this.active.values()) {
+      if (now - e.renewedAt > this.o.leaseMs) this.lose(e, 'lease_expired_locally');
+    }
+    if (this.heartbeatBusy || isSkipped('heartbeat')) return;
+    this.heartbeatBusy = true;
+    const entries = [...this.active.values()].filter((e) => !e.lost && !e.released);
+    const sentAt = performance.now();
+    try {
+      const [{ renewed }] = await Promise.all([
+        ops.jobHeartbeat(this.o.heartbeatPool, {
+          workerId: this.workerId,
+          leaseMs: this.o.leaseMs,
+          leases: entries.map((e) => e.lease),
+        }),
+        ops.workerHeartbeat(this.o.heartbeatPool, this.workerId),
+      ]);
+      if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
+      this.heartbeatFailing = false;
+      for (const e of entries) {
+        if (this.active.get(e.job.id) !== e) continue; // finished meanwhile
+        const r = renewed.get(e.job.id);
+        if (!r) {
+          if (e.state === 'running') this.lose(e, 'lease_lost');
+          continue;
+        }
+        e.renewedAt = sentAt;
+        if (r.cancelRequested && !e.cancelRequested) {
+          e.cancelRequested = true;
+          if (e.state === 'running') e.ac.abort(new JobAborted('cancelled'));
+        }
+      }
+    } catch (err) {
+      if (!this.heartbeatFailing) {
+        this.log.warn('lease renewal failed; jobs keep running until their leases would end', { err });
+      }
+      this.heartbeatFailing = true;
+    } finally {
+      this.heartbeatBusy = false;
+    }
+  }
+
+  // ---------------------------------------------------------------- recover
+
+  private async recoverTick() {
+    if (this.recoverBusy || this.stopping) return;
+    this.recoverBusy = true;
+    try {
+      const r = await ops.recoverSweep(this.o.pool, {
+        doorbell: this.o.doorbell,
+        signalGraceMs: this.o.signalGraceMs,
+      });
+      if (r && (r.expired.length || r.queues.some((q) => q.pushed))) {
+        const byStatus: Record<string, number> = {};
+        for (const x of r.expired) byStatus[x.status] = (byStatus[x.status] ?? 0) + 1;
+        this.log.info('recover: moved expired leases and re-rang waiting jobs', {
+          expired: r.expired.length,
+          ...byStatus,
+          resignalled: r.queues.reduce((n, q) => n + q.pushed, 0),
+        });
+      }
+    } catch (err) {
+      this.log.warn('recover sweep failed; next tick retries', { err });
+    } finally {
+      this.recoverBusy = false;
+    }
+  }
+
+  // ---------------------------------------------------------------- shutdown
+
+  /**
+   * Graceful stop: take no more jobs, let running ones finish within `graceMs`, then
+   * abort the rest and hand their leases back so other workers can take them at once.
+   */
+  async stop(graceMs: number) {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.wakeFetcher();
+    this.o.receiver?.close(); // ends a pending blocking pop
+    this.pgReceiver?.wake();
+    await this.fetchDone;
+    const deadline = performance.now() + graceMs;
+    while (this.running > 0 && performance.now() < deadline) await sleep(20);
+    const leftover = [...this.active.values()].filter((e) => e.state === 'running' && !e.lost);
+    if (leftover.length) {
+      for (const e of leftover) {
+        e.released = true;
+        e.ac.abort(new JobAborted('shutdown'));
+      }
+      try {
+        const released = await ops.jobRelease(this.o.pool, {
+          workerId: this.workerId,
+          leases: leftover.map((e) => e.lease),
+          reason: 'worker shut down before the job finished; lease handed back',
+          doorbell: this.o.doorbell,
+        });
+        this.log.info('handed leases back on shutdown', { jobs: released.length });
+      } catch (err) {
+        this.log.warn('could not hand leases back; they will be recovered when they expire', { err });
+      }
+    }
+    // Let outcomes already being written finish (bounded).
+    const settleBy = performance.now() + 5_000;
+    while ([...this.active.values()].some((e) => e.state === 'finishing') && performance.now() < settleBy) {
+      await sleep(20);
+    }
+    for (const t of this.timers) clearInterval(t);
+    await ops.workerStop(this.o.pool, this.workerId).catch(() => {});
+    await this.pgReceiver?.close();
+  }
+}
+
+function truncate(s: string, max: number) {
+  return s.length <= max ? s : s.slice(0, max - 1) + '…';
+}

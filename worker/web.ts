@@ -1,0 +1,67 @@
+/**
+ * The console's process: `next start`, built first when the sources are newer than the
+ * last build. Started with `node` directly (an npx wrapper would orphan its child).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../lib/log';
+import { projectRoot } from './bootstrap';
+
+const nextBin = path.join(projectRoot, 'node_modules/next/dist/bin/next');
+const SOURCES = ['app', 'components', 'lib', 'public', 'next.config.ts', 'package.json', 'postcss.config.mjs', 'tsconfig.json'];
+
+function newestMtime(p: string): number {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(p);
+  } catch {
+    return 0;
+  }
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  for (const e of fs.readdirSync(p)) newest = Math.max(newest, newestMtime(path.join(p, e)));
+  return newest;
+}
+
+export function buildIsStale(): boolean {
+  const buildId = path.join(projectRoot, '.next/BUILD_ID');
+  if (!fs.existsSync(buildId)) return true;
+  const built = fs.statSync(buildId).mtimeMs;
+  return SOURCES.some((s) => newestMtime(path.join(projectRoot, s)) > built);
+}
+
+/** Builds the console if needed (first start, or sources changed). */
+export function ensureBuild(log: Logger) {
+  if (!buildIsStale()) return;
+  log.info('building the console (first start or changed sources; takes about a minute on 2 cores)');
+  const r = spawnSync(process.execPath, [nextBin, 'build'], {
+    cwd: projectRoot,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+  });
+  if (r.status !== 0) throw new Error(`next build failed (exit ${r.status})`);
+}
+
+export function spawnWeb(opts: { port: number; host: string; env: NodeJS.ProcessEnv }): ChildProcess {
+  return spawn(process.execPath, [nextBin, 'start', '-p', String(opts.port), '-H', opts.host], {
+    cwd: projectRoot,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...opts.env, NEXT_TELEMETRY_DISABLED: '1' },
+  });
+}
+
+/** Resolves once GET url answers 200 (or rejects after timeoutMs). */
+export async function waitForHttp(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
