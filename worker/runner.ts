@@ -94,6 +94,8 @@ export interface RunnerStats {
 export class Runner {
   readonly workerId: string;
   readonly stats: RunnerStats = { claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0, refusedWrites: 0 };
+  /** Heartbeat ticks so far (tests check that a lost lease is noticed by the next one). */
+  heartbeatTicks = 0;
   private readonly o: RunnerOptions;
   private readonly active = new Map<string, Entry>();
   private running = 0;
@@ -354,6 +356,7 @@ export class Runner {
   // ---------------------------------------------------------------- heartbeat
 
   private async heartbeatTick() {
+    this.heartbeatTicks++;
     // Local watchdog first: it must fire even while the renewal itself hangs or fails.
     const now = performance.now();
     for (const e of this.active.values()) {

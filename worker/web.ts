@@ -18,8 +18,8 @@ function newestMtime(p: string): number {
   } catch {
     return 0;
   }
-  if (!st.isDirectory()) return st.mtimeMs;
-  let newest = st.mtimeMs;
+  if (!st.isDirectory()) return /\.test\.tsx?$/.test(p) ? 0 : st.mtimeMs;
+  let newest = 0;
   for (const e of fs.readdirSync(p)) newest = Math.max(newest, newestMtime(path.join(p, e)));
   return newest;
 }

@@ -495,6 +495,11 @@ export async function recoverSweep(pool: pg.Pool, p: RecoverParams): Promise<Rec
   }
 }
 
+/** The Postgres-only doorbell: wakes workers LISTENing on leasehold_wakeup. */
+export async function wakeupNotify(db: Executor, queues: readonly string[]) {
+  await run(db, sql.wakeupNotify, [queues]);
+}
+
 // ------------------------------------------------------------------ worker rows
 
 export async function workerRegister(

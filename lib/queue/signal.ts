@@ -14,7 +14,7 @@ import pg from 'pg';
 import type { Executor } from '../db/client';
 import type { Logger } from '../log';
 import { log as rootLog } from '../log';
-import { wakeupNotify } from './statements';
+import { wakeupNotify } from './ops';
 
 export interface Ring {
   jobId: string;
@@ -130,7 +130,7 @@ export class PgDoorbell implements Doorbell {
 async function notify(db: Executor | null, queues: string[], logger: Logger) {
   if (!db) return;
   try {
-    await db.query({ ...wakeupNotify, values: [queues] });
+    await wakeupNotify(db, queues);
   } catch (err) {
     // The job is committed; the workers' polling and the recover sweep will find it.
     logger.debug('NOTIFY failed; workers will find the job by polling', { err });

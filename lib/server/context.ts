@@ -33,3 +33,14 @@ export function serverContext(): ServerContext {
   g.__leaseholdServer = { cfg, pool, readPool, doorbell };
   return g.__leaseholdServer;
 }
+
+/** Closes the pools and the doorbell (tests; a server simply exits). */
+export async function closeServerContext() {
+  const ctx = g.__leaseholdServer;
+  if (!ctx) return;
+  g.__leaseholdServer = undefined;
+  if (ctx.doorbell instanceof RedisDoorbell) await ctx.doorbell.close();
+  await Promise.allSettled([ctx.pool.end(), ctx.readPool.end()]);
+  const pools = (globalThis as unknown as { __leaseholdPools?: Map<string, pg.Pool> }).__leaseholdPools;
+  pools?.clear();
+}

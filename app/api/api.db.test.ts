@@ -1,0 +1,195 @@
+/**
+ * The HTTP API's route handlers, called with real Requests against the real PostgreSQL
+ * and Redis: enqueue (one, many, idempotent), bad input (a clear 4xx, nothing written,
+ * never a 500), listing, detail and the CAS actions.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { cleanup } from '../../test/cleanup';
+import { testDatabase } from '../../test/db';
+import { REDIS_URL } from '../../test/env';
+import { insertJob, jobRow } from '../../test/factories';
+import { uniquePrefix } from '../../test/processes';
+
+const db = await testDatabase();
+const prefix = uniquePrefix('api');
+process.env.DATABASE_URL = db.url;
+process.env.REDIS_URL = REDIS_URL;
+process.env.LEASEHOLD_REDIS_PREFIX = prefix;
+
+cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
+
+const jobs = await import('./jobs/route');
+const one = await import('./jobs/[id]/route');
+const requeue = await import('./jobs/[id]/requeue/route');
+const cancel = await import('./jobs/[id]/cancel/route');
+const recover = await import('./recover/route');
+const stats = await import('./stats/route');
+
+const post = (body: string | object, headers: Record<string, string> = {}) =>
+  jobs.POST(
+    new Request('http://test/api/jobs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  );
+const params = (id: string) => ({ params: Promise.resolve({ id }) });
+const action = (fn: typeof requeue.POST, id: string, body?: object) =>
+  fn(new Request(`http://test/api/jobs/${id}/x`, { method: 'POST', body: body ? JSON.stringify(body) : undefined }), params(id));
+const count = async () => (await db.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n as number;
+
+describe('POST /api/jobs', () => {
+  test('202 {id} after the commit, and the id is rung in Redis', async () => {
+    const res = await post({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'api-q' });
+    assert.equal(res.status, 202);
+    const body = await res.json();
+    assert.match(body.id, /^\d+$/);
+    assert.equal((await jobRow(db.pool, body.id)).status, 'queued');
+    const redis = new Redis(REDIS_URL);
+    try {
+      assert.deepEqual(await redis.lrange(`${prefix}:queue:api-q`, 0, -1), [body.id]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  test('an array enqueues many in one statement', async () => {
+    const res = await post(Array.from({ length: 5 }, (_, i) => ({ type: 'demo.noop', payload: { i } })));
+    assert.equal(res.status, 202);
+    const body = await res.json();
+    assert.equal(body.jobs.length, 5);
+    assert.ok(body.jobs.every((j: { created: boolean }) => j.created));
+  });
+
+  test('an idempotency key used by 50 concurrent requests gives one row and the same id to all', async () => {
+    const res = await Promise.all(Array.from({ length: 50 }, () => post({ type: 'demo.noop', idempotencyKey: 'order-42' })));
+    assert.ok(res.every((r) => r.status === 202));
+    const bodies = await Promise.all(res.map((r) => r.json()));
+    assert.equal(new Set(bodies.map((b) => b.id)).size, 1);
+    assert.equal(bodies.filter((b) => b.created).length, 1);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = 'order-42'`);
+    assert.equal(rows[0].n, 1);
+  });
+
+  const bad: [string, string | object, number, string][] = [
+    ['malformed JSON', '{"type": "demo.noop",', 400, 'invalid_request'],
+    ['an empty body', '', 400, 'invalid_request'],
+    ['JSON that is not an object', '"demo.noop"', 400, 'invalid_request'],
+    ['an unknown type', { type: 'no.such.type' }, 422, 'unknown_type'],
+    ['a missing type', { payload: {} }, 400, 'invalid_request'],
+    ['a payload over 1 MiB', { type: 'demo.noop', payload: { blob: 'x'.repeat(1024 * 1024) } }, 413, 'payload_too_large'],
+    ['maxAttempts 0', { type: 'demo.noop', maxAttempts: 0 }, 400, 'invalid_request'],
+    ['maxAttempts 101', { type: 'demo.noop', maxAttempts: 101 }, 400, 'invalid_request'],
+    ['maxAttempts as a string', { type: 'demo.noop', maxAttempts: '3' }, 400, 'invalid_request'],
+    ['maxAttempts 2.5', { type: 'demo.noop', maxAttempts: 2.5 }, 400, 'invalid_request'],
+    ['an unparsable runAt', { type: 'demo.noop', runAt: 'tomorrow at noon' }, 400, 'invalid_request'],
+    ['a runAt without a time zone', { type: 'demo.noop', runAt: '2026-12-01T10:00:00' }, 400, 'invalid_request'],
+    ['an impossible runAt', { type: 'demo.noop', runAt: '2026-13-45T99:00:00Z' }, 400, 'invalid_request'],
+    ['an unknown field', { type: 'demo.noop', max_attempts: 3 }, 400, 'invalid_request'],
+    ['a NUL in the queue name', { type: 'demo.noop', queue: 'a\u0000b' }, 400, 'invalid_request'],
+    ['a NUL in the payload', { type: 'demo.noop', payload: { s: 'a\u0000b' } }, 400, 'invalid_request'],
+    ['a lone surrogate in the payload', { type: 'demo.noop', payload: { s: '\ud800' } }, 400, 'invalid_request'],
+    ['a payload nested 100 deep', { type: 'demo.noop', payload: JSON.parse('['.repeat(100) + ']'.repeat(100)) }, 400, 'invalid_request'],
+    ['a payload that breaks the type schema', { type: 'demo.sleep', payload: { ms: -1 } }, 400, 'invalid_request'],
+    ['a queue name of 201 characters', { type: 'demo.noop', queue: 'q'.repeat(201) }, 400, 'invalid_request'],
+    ['an idempotency key of 256 characters', { type: 'demo.noop', idempotencyKey: 'k'.repeat(256) }, 400, 'invalid_request'],
+    ['an empty array', [], 400, 'invalid_request'],
+    ['1001 jobs in one request', Array.from({ length: 1001 }, () => ({ type: 'demo.noop' })), 400, 'invalid_request'],
+    ['one bad job in an array', [{ type: 'demo.noop' }, { type: 'demo.noop', maxAttempts: -1 }], 400, 'invalid_request'],
+  ];
+  for (const [what, body, status, code] of bad) {
+    test(`${what}: ${status} ${code}, nothing written`, async () => {
+      const before = await count();
+      const res = await post(body);
+      assert.equal(res.status, status);
+      const json = await res.json();
+      assert.equal(json.error.code, code);
+      assert.equal(typeof json.error.message, 'string');
+      assert.ok(json.error.message.length > 0);
+      assert.equal(await count(), before);
+    });
+  }
+
+  test('a declared Content-Length over the limit is refused before reading', async () => {
+    const res = await post('{}', { 'content-length': String(50 * 1024 * 1024) });
+    assert.equal(res.status, 413);
+  });
+});
+
+describe('GET /api/jobs and /api/jobs/:id', () => {
+  test('lists newest first with a keyset cursor and filters', async () => {
+    for (let i = 0; i < 7; i++) await insertJob(db.pool, { queue: 'page-q', status: 'failed' });
+    const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
+    const p1 = await get('queue=page-q&status=failed&limit=5');
+    assert.equal(p1.jobs.length, 5);
+    assert.ok(p1.nextCursor);
+    const p2 = await get(`queue=page-q&status=failed&limit=5&cursor=${p1.nextCursor}`);
+    assert.equal(p2.jobs.length, 2);
+    assert.equal(p2.nextCursor, null);
+    const ids = [...p1.jobs, ...p2.jobs].map((j: { id: string }) => Number(j.id));
+    assert.deepEqual(ids, [...ids].sort((a, b) => b - a));
+    for (const qs of ['status=bogus', 'limit=0', 'limit=100000', 'cursor=abc', 'nope=1']) {
+      const res = await jobs.GET(new Request(`http://test/api/jobs?${qs}`));
+      assert.equal(res.status, 400, qs);
+    }
+  });
+
+  test('one job with its attempts; 404 for unknown or malformed ids', async () => {
+    const id = await insertJob(db.pool, { status: 'running', workerId: 'w-1' });
+    const res = await one.GET(new Request('http://test'), params(id));
+    const body = await res.json();
+    assert.equal(body.job.id, id);
+    assert.equal(body.attempts.length, 1, 'the running attempt is shown');
+    assert.equal(body.attempts[0].outcome, null);
+    for (const bad of ['999999999', 'abc', '-1', '99999999999999999999', '1;DROP TABLE jobs']) {
+      assert.equal((await one.GET(new Request('http://test'), params(bad))).status, 404, bad);
+    }
+  });
+});
+
+describe('actions', () => {
+  test('requeue a failed job: 200; a running job with a live lease: 409 with who holds it', async () => {
+    const failed = await insertJob(db.pool, { status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    const r1 = await action(requeue.POST, failed);
+    assert.equal(r1.status, 200);
+    assert.equal((await r1.json()).outcome, 'requeued');
+    const running = await insertJob(db.pool, { status: 'running', workerId: 'worker-7', leaseInMs: 41_500 });
+    const r2 = await action(requeue.POST, running);
+    assert.equal(r2.status, 409);
+    const b2 = await r2.json();
+    assert.equal(b2.error.code, 'state_forbids');
+    assert.match(b2.error.message, /lease still held by worker-7 for 4[01] s/);
+    const r3 = await action(requeue.POST, running, { revokeLease: true });
+    assert.equal((await r3.json()).outcome, 'revoked');
+    assert.equal((await action(requeue.POST, '987654321')).status, 404);
+    assert.equal((await action(requeue.POST, failed, { resetAttempts: 'yes' } as never)).status, 400);
+  });
+
+  test('cancel a queued job: 200; a completed one: 409 "already completed"', async () => {
+    const q = await insertJob(db.pool);
+    assert.equal((await action(cancel.POST, q)).status, 200);
+    const done = await insertJob(db.pool, { status: 'completed' });
+    const r = await action(cancel.POST, done);
+    assert.equal(r.status, 409);
+    assert.equal((await r.json()).error.message, 'already completed');
+  });
+
+  test('recover: a preview lists an expired lease without moving it; applying moves it', async () => {
+    const id = await insertJob(db.pool, { status: 'running', workerId: 'gone', leaseInMs: -3_000 });
+    const pre = await recover.POST(new Request('http://test', { method: 'POST', body: JSON.stringify({ dryRun: true }) }));
+    const preview = await pre.json();
+    assert.ok(preview.expired.some((e: { id: string }) => e.id === id));
+    assert.equal((await jobRow(db.pool, id)).status, 'running');
+    const applied = await (await recover.POST(new Request('http://test', { method: 'POST', body: '{}' }))).json();
+    assert.ok(applied.expired.some((e: { id: string; status: string }) => e.id === id && e.status === 'retrying'));
+    assert.equal((await jobRow(db.pool, id)).status, 'retrying');
+  });
+
+  test('stats count jobs per status and queue', async () => {
+    const s = await (await stats.GET()).json();
+    assert.ok(s.counts.queued >= 1);
+    assert.ok(s.queues.some((q: { queue: string }) => q.queue === 'page-q'));
+  });
+});

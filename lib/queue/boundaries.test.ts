@@ -1,0 +1,60 @@
+/**
+ * The architecture, made executable: only lib/queue/statements.ts writes job state, and
+ * only lib/queue/ops.ts runs those statements. The worker, the API, the console and the
+ * CLI all go through ops.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const PRODUCTION = ['app', 'components', 'lib', 'worker', 'bin', 'bench'];
+
+function sources(dir: string): string[] {
+  const abs = path.join(root, dir);
+  if (!fs.existsSync(abs)) return [];
+  return fs.readdirSync(abs, { withFileTypes: true }).flatMap((e) => {
+    const rel = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' || e.name.startsWith('.') ? [] : sources(rel);
+    return /\.(ts|tsx|mts|mjs|js)$/.test(e.name) && !/\.test\.tsx?$/.test(e.name) ? [rel] : [];
+  });
+}
+
+const WRITES_JOB_STATE = [
+  /\b(UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s+"?(jobs|job_attempts)"?\b/i,
+  /\.(update|insert|delete)\(\s*(jobs|jobAttempts)\s*\)/, // drizzle's builder
+  /\bTRUNCATE\b[^;]*\b(jobs|job_attempts)\b/i,
+];
+
+test('no production file outside lib/queue/statements.ts writes the jobs or job_attempts tables', () => {
+  const files = PRODUCTION.flatMap(sources);
+  assert.ok(files.length > 20, 'the scan finds the sources');
+  const offenders = files
+    .filter((f) => f !== path.join('lib', 'queue', 'statements.ts'))
+    .filter((f) => WRITES_JOB_STATE.some((re) => re.test(fs.readFileSync(path.join(root, f), 'utf8'))));
+  assert.deepEqual(offenders, []);
+});
+
+test('the scan would catch a write (it is not vacuous)', () => {
+  const sample = 'await db.query(`UPDATE jobs SET status = $1`)';
+  assert.ok(WRITES_JOB_STATE.some((re) => re.test(sample)));
+  assert.ok(WRITES_JOB_STATE.some((re) => re.test('db.update(jobs).set({})')));
+});
+
+test('only lib/queue/ops.ts imports the statements', () => {
+  const importers = PRODUCTION.flatMap(sources).filter((f) =>
+    /from\s+['"][^'"]*queue\/statements['"]|from\s+['"]\.\/statements['"]/.test(fs.readFileSync(path.join(root, f), 'utf8')),
+  );
+  assert.deepEqual(importers, [path.join('lib', 'queue', 'ops.ts')]);
+});
+
+test('lease SQL never binds a timestamp from the worker clock', () => {
+  const text = fs.readFileSync(path.join(root, 'lib/queue/statements.ts'), 'utf8');
+  // Every lease deadline is computed from now() plus a duration.
+  const leaseAssignments = text.match(/lease_expires_at\s*=\s*[^,\n]+/g) ?? [];
+  assert.ok(leaseAssignments.length >= 3);
+  for (const a of leaseAssignments) assert.match(a, /lease_expires_at\s*=\s*(now\(\)|NULL)/, a);
+  assert.doesNotMatch(text, /\$\d+::timestamptz\s*(?!\[)/, 'no bare timestamp parameters (run_at arrays at enqueue are the only ones)');
+});

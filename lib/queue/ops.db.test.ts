@@ -1,0 +1,389 @@
+/**
+ * Every statement against a real PostgreSQL: a positive case and a negative case per
+ * guard. Rows are put in any state with factories; time moves by data (backdated leases),
+ * never by waiting.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import pg from 'pg';
+import { insertJob, jobRow } from '../../test/factories';
+import { testDatabase, type TestDb } from '../../test/db';
+import * as ops from './ops';
+
+const db: TestDb = await testDatabase();
+
+const W1 = 'host-a:100:aaaaaa';
+const W2 = 'host-b:200:bbbbbb';
+const LEASE = 30_000;
+
+describe('jobEnqueue', () => {
+  test('inserts queued jobs and reports each id in input order', async () => {
+    const res = await ops.jobEnqueue(db.pool, [
+      { type: 'demo.noop', payload: { a: 1 } },
+      { type: 'demo.sleep', payload: { ms: 5 }, queue: 'q2', maxAttempts: 7 },
+    ]);
+    assert.equal(res.length, 2);
+    const a = await jobRow(db.pool, res[0]!.id);
+    const b = await jobRow(db.pool, res[1]!.id);
+    assert.equal(a.type, 'demo.noop');
+    assert.deepEqual(a.payload, { a: 1 });
+    assert.equal(b.queue, 'q2');
+    assert.equal(b.max_attempts, 7);
+    assert.equal(b.attempt_budget, 7);
+    assert.equal(a.status, 'queued');
+  });
+
+  test('returns the existing id for a repeated idempotency key and inserts nothing', async () => {
+    const [first] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', idempotencyKey: 'k-repeat' }]);
+    const again = await ops.jobEnqueue(db.pool, [
+      { type: 'demo.noop', idempotencyKey: 'k-repeat' },
+      { type: 'demo.noop', idempotencyKey: 'k-repeat' },
+    ]);
+    assert.equal(first!.created, true);
+    assert.deepEqual(again.map((r) => [r.id, r.created]), [
+      [first!.id, false],
+      [first!.id, false],
+    ]);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = 'k-repeat'`);
+    assert.equal(rows[0].n, 1);
+  });
+
+  test('50 concurrent enqueues with one key on separate connections give one row and one id', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => ops.jobEnqueue(db.pool, [{ type: 'demo.noop', idempotencyKey: 'k-race' }])),
+    );
+    const ids = new Set(results.map((r) => r[0]!.id));
+    assert.equal(ids.size, 1);
+    assert.equal(results.filter((r) => r[0]!.created).length, 1);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = 'k-race'`);
+    assert.equal(rows[0].n, 1);
+  });
+
+  test('a future run_at is not due', async () => {
+    const [r] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', runAt: new Date(Date.now() + 3_600_000) }]);
+    const claimed = await ops.jobClaim(db.pool, { ids: [r!.id], workerId: W1, leaseMs: LEASE });
+    assert.equal(claimed.length, 0);
+  });
+});
+
+describe('jobClaim', () => {
+  test('claims a queued job: running, owner, lease, attempt 1', async () => {
+    const id = await insertJob(db.pool);
+    const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
+    assert.equal(job!.status, 'running');
+    assert.equal(job!.workerId, W1);
+    assert.equal(job!.attemptCount, 1);
+    const row = await jobRow(db.pool, id);
+    const leaseMs = row.lease_expires_at.getTime() - row.heartbeat_at.getTime();
+    assert.equal(leaseMs, LEASE);
+  });
+
+  test('does not take a running job with a live lease', async () => {
+    const id = await insertJob(db.pool, { status: 'running', workerId: W1, leaseInMs: 60_000 });
+    assert.equal((await ops.jobClaim(db.pool, { ids: [id], workerId: W2, leaseMs: LEASE })).length, 0);
+  });
+
+  test('takes over a running job whose lease expired and records the lost attempt', async () => {
+    const id = await insertJob(db.pool, { status: 'running', workerId: W1, leaseInMs: -1_000, attemptCount: 1 });
+    const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W2, leaseMs: LEASE });
+    assert.equal(job!.workerId, W2);
+    assert.equal(job!.attemptCount, 2);
+    const { rows } = await db.pool.query('SELECT * FROM job_attempts WHERE job_id = $1', [id]);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].outcome, 'lease_lost');
+    assert.equal(rows[0].worker_id, W1);
+    assert.equal(rows[0].attempt, 1);
+  });
+
+  test('never takes a job whose attempts are used up, even with an expired lease', async () => {
+    const id = await insertJob(db.pool, { status: 'running', leaseInMs: -1_000, attemptCount: 3, maxAttempts: 3 });
+    assert.equal((await ops.jobClaim(db.pool, { ids: [id], workerId: W2, leaseMs: LEASE })).length, 0);
+  });
+
+  test('does not take a job with a cancel request, a future run_at, or a terminal status', async () => {
+    const ids = [
+      await insertJob(db.pool, { status: 'running', leaseInMs: -1_000, cancelRequested: true }),
+      await insertJob(db.pool, { status: 'retrying', runInMs: 60_000 }),
+      await insertJob(db.pool, { status: 'completed' }),
+      await insertJob(db.pool, { status: 'failed' }),
+      await insertJob(db.pool, { status: 'cancelled', cancelRequested: true }),
+    ];
+    assert.equal((await ops.jobClaim(db.pool, { ids, workerId: W2, leaseMs: LEASE })).length, 0);
+  });
+
+  test('20 concurrent claims of one job on separate connections: exactly one wins', async () => {
+    const id = await insertJob(db.pool);
+    const clients = await Promise.all(Array.from({ length: 20 }, () => db.pool.connect()));
+    try {
+      const results = await Promise.all(
+        clients.map((c, k) => ops.jobClaim(c, { ids: [id], workerId: `racer-${k}`, leaseMs: LEASE })),
+      );
+      const winners = results.filter((r) => r.length === 1);
+      assert.equal(winners.length, 1);
+      const row = await jobRow(db.pool, id);
+      assert.equal(row.worker_id, winners[0]![0]!.workerId);
+      assert.equal(row.attempt_count, 1);
+    } finally {
+      clients.forEach((c) => c.release());
+    }
+  });
+
+  test('racing batch claims over the same 100 jobs claim each exactly once', async () => {
+    const ids = await Promise.all(Array.from({ length: 100 }, () => insertJob(db.pool, { queue: 'race-batch' })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, k) => ops.jobClaim(db.pool, { ids: [...ids].reverse(), workerId: `b-${k}`, leaseMs: LEASE })),
+    );
+    const claimed = results.flat().map((j) => j.id);
+    assert.equal(new Set(claimed).size, claimed.length);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n, max(attempt_count) AS m FROM jobs WHERE queue = 'race-batch' AND status = 'running'`);
+    assert.equal(rows[0].n, claimed.length);
+    assert.equal(rows[0].m, 1);
+  });
+});
+
+describe('jobClaimNext', () => {
+  test('claims the oldest due jobs of the queue, skipping future and other queues', async () => {
+    const old = await insertJob(db.pool, { queue: 'cn', runInMs: -5_000 });
+    const newer = await insertJob(db.pool, { queue: 'cn', runInMs: -1_000 });
+    await insertJob(db.pool, { queue: 'cn', runInMs: 60_000 });
+    await insertJob(db.pool, { queue: 'other', runInMs: -10_000 });
+    const jobs = await ops.jobClaimNext(db.pool, { queue: 'cn', limit: 10, workerId: W1, leaseMs: LEASE });
+    assert.deepEqual(jobs.map((j) => j.id), [old, newer]);
+  });
+
+  test('concurrent pollers never claim the same job twice', async () => {
+    await Promise.all(Array.from({ length: 60 }, () => insertJob(db.pool, { queue: 'cn-race' })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, k) => ops.jobClaimNext(db.pool, { queue: 'cn-race', limit: 15, workerId: `p-${k}`, leaseMs: LEASE })),
+    );
+    const ids = results.flat().map((j) => j.id);
+    assert.equal(new Set(ids).size, ids.length);
+  });
+});
+
+describe('fenced writes (heartbeat, complete, fail)', () => {
+  async function claimed(workerId = W1) {
+    const id = await insertJob(db.pool);
+    const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId, leaseMs: LEASE });
+    return { id, lease: { jobId: id, attempt: job!.attemptCount } };
+  }
+
+  test('heartbeat renews the lease of the owner and reports a cancel request', async () => {
+    const { id, lease } = await claimed();
+    await db.pool.query(`UPDATE jobs SET lease_expires_at = now() + interval '1 second' WHERE job_id = $1`, [id]);
+    const r = await ops.jobHeartbeat(db.pool, { workerId: W1, leaseMs: LEASE, leases: [lease] });
+    assert.deepEqual(r.renewed.get(id), { cancelRequested: false });
+    const row = await jobRow(db.pool, id);
+    assert.ok(row.lease_expires_at.getTime() - Date.now() > 20_000);
+    await ops.jobCancel(db.pool, { ids: [id] });
+    const r2 = await ops.jobHeartbeat(db.pool, { workerId: W1, leaseMs: LEASE, leases: [lease] });
+    assert.deepEqual(r2.renewed.get(id), { cancelRequested: true });
+  });
+
+  test('heartbeat with a stale attempt or another worker id renews nothing', async () => {
+    const { id, lease } = await claimed();
+    const stale = await ops.jobHeartbeat(db.pool, { workerId: W1, leaseMs: LEASE, leases: [{ ...lease, attempt: lease.attempt + 1 }] });
+    const other = await ops.jobHeartbeat(db.pool, { workerId: W2, leaseMs: LEASE, leases: [lease] });
+    assert.equal(stale.renewed.size, 0);
+    assert.equal(other.renewed.size, 0);
+    assert.equal((await jobRow(db.pool, id)).status, 'running');
+  });
+
+  test('complete by the owner: completed, lease cleared, attempt recorded', async () => {
+    const { id, lease } = await claimed();
+    const ok = await ops.jobComplete(db.pool, { workerId: W1, items: [lease] });
+    assert.ok(ok.has(id));
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.status, 'completed');
+    assert.equal(row.lease_expires_at, null);
+    assert.ok(row.finished_at);
+    const { rows } = await db.pool.query('SELECT outcome, worker_id FROM job_attempts WHERE job_id = $1', [id]);
+    assert.deepEqual(rows, [{ outcome: 'completed', worker_id: W1 }]);
+    // A second completion by the same owner changes nothing.
+    assert.equal((await ops.jobComplete(db.pool, { workerId: W1, items: [lease] })).size, 0);
+  });
+
+  test('does not complete a job whose lease was taken over; the new owner\'s outcome stands', async () => {
+    const { id, lease: old } = await claimed(W1);
+    await db.pool.query(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE job_id = $1`, [id]);
+    const [taken] = await ops.jobClaim(db.pool, { ids: [id], workerId: W2, leaseMs: LEASE });
+    assert.equal(taken!.attemptCount, 2);
+    assert.equal((await ops.jobHeartbeat(db.pool, { workerId: W1, leaseMs: LEASE, leases: [old] })).renewed.size, 0);
+    assert.equal((await ops.jobComplete(db.pool, { workerId: W1, items: [old] })).size, 0);
+    assert.equal((await ops.jobFail(db.pool, { workerId: W1, items: [{ ...old, error: 'stale', backoffMs: 0 }] })).size, 0);
+    assert.ok((await ops.jobComplete(db.pool, { workerId: W2, items: [{ jobId: id, attempt: 2 }] })).has(id));
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.status, 'completed');
+    assert.equal(row.worker_id, W2);
+    // Even the same worker id cannot write with an old attempt number.
+    assert.equal((await ops.jobComplete(db.pool, { workerId: W2, items: [{ jobId: id, attempt: 1 }] })).size, 0);
+  });
+
+  test('fail with attempts left: retrying with run_at = now() + backoff (database clock)', async () => {
+    const { id, lease } = await claimed();
+    const r = await ops.jobFail(db.pool, { workerId: W1, items: [{ ...lease, error: 'boom', stack: 'Error: boom\n  at x', backoffMs: 60_000 }] });
+    assert.equal(r.get(id)!.status, 'retrying');
+    const { rows } = await db.pool.query(`SELECT run_at - now() > interval '55 seconds' AS later, error, status FROM jobs WHERE job_id = $1`, [id]);
+    assert.deepEqual(rows[0], { later: true, error: 'boom', status: 'retrying' });
+    const att = await db.pool.query('SELECT outcome, error, error_stack FROM job_attempts WHERE job_id = $1', [id]);
+    assert.deepEqual(att.rows[0], { outcome: 'retried', error: 'boom', error_stack: 'Error: boom\n  at x' });
+  });
+
+  test('fail on the last attempt, or with a permanent error: failed (dead letter)', async () => {
+    const last = await insertJob(db.pool, { maxAttempts: 1 });
+    await ops.jobClaim(db.pool, { ids: [last], workerId: W1, leaseMs: LEASE });
+    const perm = await claimed();
+    const r = await ops.jobFail(db.pool, {
+      workerId: W1,
+      items: [
+        { jobId: last, attempt: 1, error: 'no more', backoffMs: 1_000 },
+        { ...perm.lease, error: 'bad input', permanent: true, backoffMs: 1_000 },
+      ],
+    });
+    assert.equal(r.get(last)!.status, 'failed');
+    assert.equal(r.get(perm.id)!.status, 'failed');
+    assert.ok((await jobRow(db.pool, last)).finished_at);
+  });
+});
+
+describe('operator actions', () => {
+  test('cancel: waiting jobs end at once; a running job gets a request; finished jobs are skipped with a reason', async () => {
+    const queued = await insertJob(db.pool);
+    const running = await insertJob(db.pool, { status: 'running', workerId: W1 });
+    const done = await insertJob(db.pool, { status: 'completed' });
+    const r = await ops.jobCancel(db.pool, { ids: [queued, running, done, '999999999'] });
+    const by = Object.fromEntries(r.items.map((i) => [i.id, i]));
+    assert.equal(by[queued]!.outcome, 'cancelled');
+    assert.equal(by[running]!.outcome, 'cancel_requested');
+    assert.equal(by[done]!.outcome, 'skipped');
+    assert.equal(by[done]!.reason, 'already completed');
+    assert.equal(by['999999999']!.outcome, 'not_found');
+    assert.equal(r.changed, 2);
+    assert.equal((await jobRow(db.pool, running)).status, 'running');
+  });
+
+  test('cancel ack by the owner ends a cancel-requested job as cancelled', async () => {
+    const id = await insertJob(db.pool);
+    const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
+    await ops.jobCancel(db.pool, { ids: [id] });
+    assert.equal((await ops.jobCancelAck(db.pool, { workerId: W2, leases: [{ jobId: id, attempt: 1 }] })).size, 0);
+    assert.ok((await ops.jobCancelAck(db.pool, { workerId: W1, leases: [{ jobId: id, attempt: job!.attemptCount }] })).has(id));
+    assert.equal((await jobRow(db.pool, id)).status, 'cancelled');
+  });
+
+  test('requeue of a failed job with attempts used up grants one more attempt (or a fresh budget)', async () => {
+    const a = await insertJob(db.pool, { status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    const b = await insertJob(db.pool, { status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    await ops.jobRequeue(db.pool, { ids: [a] });
+    await ops.jobRequeue(db.pool, { ids: [b], resetAttempts: true });
+    const ra = await jobRow(db.pool, a);
+    const rb = await jobRow(db.pool, b);
+    assert.deepEqual([ra.status, ra.attempt_count, ra.max_attempts], ['queued', 3, 4]);
+    assert.deepEqual([rb.status, rb.attempt_count, rb.max_attempts], ['queued', 3, 6]);
+    assert.equal(ra.finished_at, null);
+    assert.equal((await ops.jobClaim(db.pool, { ids: [a], workerId: W1, leaseMs: LEASE }))[0]!.attemptCount, 4);
+  });
+
+  test('requeue refuses a running job with a live lease and says who holds it for how long', async () => {
+    const id = await insertJob(db.pool, { status: 'running', workerId: 'worker-7', leaseInMs: 41_400 });
+    const r = await ops.jobRequeue(db.pool, { ids: [id] });
+    assert.equal(r.items[0]!.ok, false);
+    assert.match(r.items[0]!.reason!, /^lease still held by worker-7 for 4[01] s/);
+    assert.equal((await jobRow(db.pool, id)).status, 'running');
+  });
+
+  test('requeue with revokeLease takes the job back; the old owner can no longer write', async () => {
+    const id = await insertJob(db.pool);
+    const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
+    const r = await ops.jobRequeue(db.pool, { ids: [id], revokeLease: true });
+    assert.equal(r.items[0]!.outcome, 'revoked');
+    const lease = { jobId: id, attempt: job!.attemptCount };
+    assert.equal((await ops.jobHeartbeat(db.pool, { workerId: W1, leaseMs: LEASE, leases: [lease] })).renewed.size, 0);
+    assert.equal((await ops.jobComplete(db.pool, { workerId: W1, items: [lease] })).size, 0);
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.status, 'queued');
+    const att = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1', [id]);
+    assert.deepEqual(att.rows, [{ outcome: 'aborted' }]);
+  });
+
+  test('requeue does not touch queued jobs; delete only removes finished jobs', async () => {
+    const queued = await insertJob(db.pool);
+    const done = await insertJob(db.pool, { status: 'completed' });
+    assert.equal((await ops.jobRequeue(db.pool, { ids: [queued] })).items[0]!.reason, 'already queued');
+    const d = await ops.jobDelete(db.pool, { ids: [queued, done] });
+    assert.deepEqual(d.items.map((i) => i.outcome), ['skipped', 'deleted']);
+    assert.equal(await jobRow(db.pool, done), undefined);
+  });
+
+  test('release hands a lease back without spending the attempt', async () => {
+    const id = await insertJob(db.pool, { maxAttempts: 1 });
+    const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
+    const rings = await ops.jobRelease(db.pool, { workerId: W1, leases: [{ jobId: id, attempt: job!.attemptCount }], reason: 'shutdown' });
+    assert.equal(rings.length, 1);
+    const row = await jobRow(db.pool, id);
+    assert.deepEqual([row.status, row.attempt_count, row.max_attempts], ['queued', 1, 2]);
+    assert.equal((await ops.jobClaim(db.pool, { ids: [id], workerId: W2, leaseMs: LEASE })).length, 1);
+  });
+});
+
+describe('jobRecover', () => {
+  test('moves expired leases on (retrying / failed / cancelled) and leaves live leases alone', async () => {
+    const queue = 'recover-1';
+    const retry = await insertJob(db.pool, { queue, status: 'running', leaseInMs: -2_000, attemptCount: 1, maxAttempts: 3 });
+    const dead = await insertJob(db.pool, { queue, status: 'running', leaseInMs: -2_000, attemptCount: 3, maxAttempts: 3 });
+    const cancel = await insertJob(db.pool, { queue, status: 'running', leaseInMs: -2_000, cancelRequested: true });
+    const live = await insertJob(db.pool, { queue, status: 'running', leaseInMs: 60_000 });
+    const preview = await ops.jobRecover(db.pool, { dryRun: true, ids: [retry, dead, cancel, live] });
+    assert.deepEqual(
+      Object.fromEntries(preview.expired.map((e) => [e.id, e.status])),
+      { [retry]: 'retrying', [dead]: 'failed', [cancel]: 'cancelled' },
+    );
+    assert.equal((await jobRow(db.pool, retry)).status, 'running', 'a preview changes nothing');
+    const r = await ops.jobRecover(db.pool, { ids: [retry, dead, cancel, live] });
+    assert.equal(r.expired.length, 3);
+    assert.equal((await jobRow(db.pool, retry)).status, 'retrying');
+    assert.equal((await jobRow(db.pool, dead)).status, 'failed');
+    assert.equal((await jobRow(db.pool, cancel)).status, 'cancelled');
+    assert.equal((await jobRow(db.pool, live)).status, 'running');
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM job_attempts WHERE outcome = 'lease_lost' AND job_id = ANY($1)`, [[retry, dead, cancel]]);
+    assert.equal(rows[0].n, 3);
+    // Recover never brings a finished job back.
+    const again = await ops.jobRecover(db.pool, { ids: [retry, dead, cancel, live] });
+    assert.equal(again.expired.length, 0);
+  });
+
+  test('lists due jobs that waited past the grace for re-signalling, bounded by the cap', async () => {
+    for (let k = 0; k < 30; k++) await insertJob(db.pool, { queue: 'orphans', runInMs: -10_000 });
+    await insertJob(db.pool, { queue: 'orphans', runInMs: 60_000 });
+    const r = await ops.jobRecover(db.pool, { dryRun: true, signalGraceMs: 1_000, signalCap: 20 });
+    const q = r.resignalled.filter((x) => x.queue === 'orphans');
+    assert.equal(q.length, 20);
+    assert.ok(q.every((x) => x.waitedMs >= 9_000));
+  });
+
+  test('two sweepers at once: one runs, the other backs off', async () => {
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      await locker.query(`SELECT pg_advisory_lock(hashtext('leasehold.recover'))`);
+      assert.equal(await ops.recoverSweep(db.pool, {}), null);
+      await locker.query(`SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`);
+      assert.notEqual(await ops.recoverSweep(db.pool, {}), null);
+    } finally {
+      await locker.end();
+    }
+  });
+});
+
+describe('schema invariants', () => {
+  test('the database refuses rows that break the state machine', async () => {
+    const bad = [
+      `INSERT INTO jobs (type, status) VALUES ('x', 'running')`, // running without a lease
+      `INSERT INTO jobs (type, status) VALUES ('x', 'completed')`, // terminal without finished_at
+      `INSERT INTO jobs (type, attempt_count, max_attempts) VALUES ('x', 4, 3)`, // over the cap
+      `INSERT INTO jobs (type, lease_expires_at) VALUES ('x', now())`, // lease while queued
+      `INSERT INTO jobs (type, status, cancel_requested_at) VALUES ('x', 'queued', now())`,
+    ];
+    for (const q of bad) await assert.rejects(db.pool.query(q), /violates check constraint/, q);
+  });
+});

@@ -1,0 +1,51 @@
+import { defineConfig, devices } from '@playwright/test';
+import { e2eDatabaseUrl, e2eEnv } from './test/e2e/env';
+
+/**
+ * Browser tests: Debian's Chromium (no downloaded browser) against `npm start` with a
+ * running worker, on a database of their own (created by test/e2e/prepare.ts).
+ */
+const port = Number(process.env.E2E_PORT ?? 3210);
+
+export default defineConfig({
+  testDir: './test/e2e',
+  testMatch: '**/*.spec.ts',
+  workers: 1,
+  timeout: 60_000,
+  expect: { timeout: 20_000 },
+  reporter: 'list',
+  outputDir: 'test-results',
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    trace: 'retain-on-failure',
+  },
+  projects: [
+    {
+      name: 'debian-chromium',
+      use: {
+        ...devices['Desktop Chrome'],
+        launchOptions: {
+          executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+          args: [
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+            '--disable-quic',
+            '--no-first-run',
+          ],
+        },
+      },
+    },
+  ],
+  webServer: {
+    command: 'node --import tsx worker/bin/start.ts --processes 2 --concurrency 5',
+    url: `http://127.0.0.1:${port}/api/health`,
+    reuseExistingServer: false,
+    timeout: 180_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: { ...e2eEnv(), PORT: String(port), DATABASE_URL: e2eDatabaseUrl() },
+  },
+});

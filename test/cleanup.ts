@@ -1,0 +1,24 @@
+/**
+ * Cleanup in reverse order of set-up, after a test file's tests: whatever a test file
+ * registers later (pools, processes) is closed before what it registered first (its
+ * database) is dropped.
+ */
+import { after } from 'node:test';
+
+const stack: (() => unknown)[] = [];
+let registered = false;
+
+export function cleanup(fn: () => unknown) {
+  stack.push(fn);
+  if (registered) return;
+  registered = true;
+  after(async () => {
+    while (stack.length) {
+      try {
+        await stack.pop()!();
+      } catch (err) {
+        console.error('cleanup failed:', err);
+      }
+    }
+  });
+}

@@ -1,0 +1,49 @@
+/**
+ * A fresh, migrated database per test file (cloned from the template that
+ * test/global-setup.ts migrates), dropped when the file's tests end. Call it at the top
+ * level of a test file (top-level await), so its cleanup runs after all of the file's tests.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createPool } from '../lib/db/client';
+import { runMigrations } from '../lib/db/migrate';
+import { cleanup } from './cleanup';
+import { PG_ADMIN_URL, TEMPLATE_DB, urlForDb } from './env';
+
+export interface TestDb {
+  name: string;
+  url: string;
+  pool: pg.Pool;
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+  c.on('error', () => {});
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function testDatabase(): Promise<TestDb> {
+  const name = `lh_t_${randomBytes(5).toString('hex')}`;
+  const fromTemplate = await admin(async (c) => {
+    try {
+      await c.query(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE_DB}"`);
+      return true;
+    } catch {
+      await c.query(`CREATE DATABASE "${name}"`);
+      return false;
+    }
+  });
+  const url = urlForDb(name);
+  if (!fromTemplate) await runMigrations(url); // run without test/global-setup.ts
+  const pool = createPool(url, { name: 'test', max: 30 });
+  cleanup(async () => {
+    await pool.end().catch(() => {});
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).catch(() => {});
+  });
+  return { name, url, pool };
+}

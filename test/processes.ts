@@ -1,0 +1,97 @@
+/**
+ * Real worker processes for integration and crash tests, started with `node` directly
+ * (an npx/npm wrapper would leave children running when killed). Every process started
+ * here is killed when the test file ends, whatever happened.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cleanup } from './cleanup';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const tsx = import.meta.resolve('tsx');
+const started = new Set<ChildProcess>();
+let watching = false;
+
+export interface Proc {
+  child: ChildProcess;
+  pid: number;
+  /** Everything the process wrote to stdout/stderr so far. */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function startNode(script: string, args: string[], env: Record<string, string | undefined>, opts: { echo?: boolean } = {}): Proc {
+  const child = spawn(process.execPath, ['--import', tsx, path.join(root, script), ...args], {
+    cwd: root,
+    env: { ...process.env, LEASEHOLD_LOG: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.add(child);
+  if (!watching) {
+    watching = true;
+    cleanup(() => {
+      for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+    });
+  }
+  let out = '';
+  const collect = (d: Buffer) => {
+    out += d.toString();
+    if (opts.echo || process.env.TEST_ECHO) process.stderr.write(d);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    child,
+    pid: child.pid!,
+    output: () => out,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+export interface WorkerEnv {
+  databaseUrl: string;
+  redisUrl: string | null;
+  prefix: string;
+  leaseMs?: number;
+  heartbeatMs?: number;
+  recoverMs?: number;
+  pollMs?: number;
+  extra?: Record<string, string>;
+}
+
+/** The environment of a worker under test: short leases, its own Redis key prefix. */
+export function workerEnv(w: WorkerEnv): Record<string, string> {
+  return {
+    DATABASE_URL: w.databaseUrl,
+    REDIS_URL: w.redisUrl ?? 'off',
+    LEASEHOLD_REDIS_PREFIX: w.prefix,
+    LEASEHOLD_LEASE_MS: String(w.leaseMs ?? 2_000),
+    LEASEHOLD_HEARTBEAT_MS: String(w.heartbeatMs ?? 500),
+    LEASEHOLD_RECOVER_MS: String(w.recoverMs ?? 1_000),
+    LEASEHOLD_POLL_MS: String(w.pollMs ?? 1_000),
+    LEASEHOLD_SHUTDOWN_GRACE_MS: '2000',
+    ...w.extra,
+  };
+}
+
+/** The supervisor with P processes × C concurrency (npm run worker). */
+export function startWorkers(w: WorkerEnv & { processes: number; concurrency: number; queues?: string }): Proc {
+  return startNode(
+    'worker/bin/worker.ts',
+    ['--processes', String(w.processes), '--concurrency', String(w.concurrency), '--queues', w.queues ?? 'default'],
+    workerEnv(w),
+  );
+}
+
+export const uniquePrefix = (what: string) => `lh_test_${what}_${randomBytes(4).toString('hex')}`;

@@ -1,0 +1,150 @@
+/**
+ * Real worker processes (the supervisor and its children, started with node) against the
+ * real PostgreSQL and Redis: recover, poison jobs, the supervisor, and Redis going away.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { createPool } from '../lib/db/client';
+import { createLogger } from '../lib/log';
+import * as ops from '../lib/queue/ops';
+import { RedisDoorbell } from '../lib/queue/signal';
+import { testDatabase } from '../test/db';
+import { REDIS_URL } from '../test/env';
+import { insertJob, jobRow } from '../test/factories';
+import { startWorkers, uniquePrefix } from '../test/processes';
+import { ownRedis } from '../test/redis-server';
+import { waitFor } from '../test/wait';
+
+const db = await testDatabase();
+const quiet = createLogger({ test: 'worker' });
+
+async function completedIn(queue: string) {
+  const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status = 'completed'`, [queue]);
+  return rows[0].n as number;
+}
+
+describe('recover', () => {
+  test('a queued job with no Redis entry and a running job with an expired lease both run to completion; a live lease is left alone', async () => {
+    const prefix = uniquePrefix('recover');
+    const queue = prefix;
+    // Written straight to the table: no doorbell ever rang for these.
+    const orphan = await insertJob(db.pool, { queue, payload: { ms: 10 } });
+    const expired = await insertJob(db.pool, { queue, status: 'running', workerId: 'crashed-host:1:dead', leaseInMs: -5_000, payload: { ms: 10 } });
+    const live = await insertJob(db.pool, { queue, status: 'running', workerId: 'busy-host:2:live', leaseInMs: 3_600_000, payload: { ms: 10 } });
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 4, queues: queue });
+    try {
+      await waitFor('the orphan and the expired job to complete', async () => (await completedIn(queue)) === 2);
+      assert.equal((await jobRow(db.pool, orphan)).status, 'completed');
+      const exp = await jobRow(db.pool, expired);
+      assert.deepEqual([exp.status, exp.attempt_count], ['completed', 2]);
+      const { rows } = await db.pool.query('SELECT worker_id, outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [expired]);
+      assert.deepEqual(rows[0], { worker_id: 'crashed-host:1:dead', outcome: 'lease_lost' });
+      const l = await jobRow(db.pool, live);
+      assert.deepEqual([l.status, l.worker_id, l.attempt_count], ['running', 'busy-host:2:live', 1]);
+    } finally {
+      await w.stop();
+    }
+  });
+});
+
+describe('poison jobs', () => {
+  test('demo.sleep {crash:true} with maxAttempts 3 ends failed after exactly 3 claims while the other jobs complete', async () => {
+    const prefix = uniquePrefix('poison');
+    const queue = prefix;
+    const pool = createPool(db.url, { max: 2 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 5, queues: queue });
+    try {
+      const [poison] = await ops.jobEnqueue(pool, [{ type: 'demo.sleep', queue, payload: { ms: 0, crash: true }, maxAttempts: 3 }], { doorbell });
+      const others = await ops.jobEnqueue(
+        pool,
+        Array.from({ length: 40 }, () => ({ type: 'demo.sleep', queue, payload: { ms: 50 } })),
+        { doorbell },
+      );
+      await waitFor('the poison job to reach the dead letter', async () => (await jobRow(db.pool, poison!.id)).status === 'failed', { timeoutMs: 90_000 });
+      await waitFor('every other job to complete', async () => (await completedIn(queue)) === others.length, { timeoutMs: 90_000 });
+      const p = await jobRow(db.pool, poison!.id);
+      assert.equal(p.attempt_count, 3, 'exactly 3 claims');
+      const { rows } = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [poison!.id]);
+      assert.deepEqual(rows.map((r) => r.outcome), ['lease_lost', 'lease_lost', 'lease_lost']);
+      assert.match(w.output(), /worker process died; replacing it/);
+    } finally {
+      await w.stop();
+      await doorbell.close();
+      await pool.end();
+    }
+  });
+});
+
+describe('supervisor', () => {
+  test('a worker process killed with SIGKILL is replaced at once', async () => {
+    const prefix = uniquePrefix('super');
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 2, queues: prefix });
+    try {
+      const alive = async () =>
+        (await db.pool.query(`SELECT pid FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL AND heartbeat_at > now() - interval '2 s'`, [prefix])).rows.map((r) => r.pid as number);
+      const pids = await waitFor('two worker processes', async () => ((await alive()).length === 2 ? await alive() : false));
+      process.kill(pids[0]!, 'SIGKILL');
+      const { rows } = await waitFor('a replacement to register', async () => {
+        const r = await db.pool.query(`SELECT pid FROM workers WHERE $1 = ANY(queues)`, [prefix]);
+        return r.rows.length === 3 && r;
+      });
+      assert.equal(new Set(rows.map((r) => r.pid)).size, 3);
+    } finally {
+      const exit = await w.stop();
+      assert.equal(exit.code, 0, 'the supervisor stops cleanly on SIGTERM');
+    }
+  });
+});
+
+describe('Redis going away', () => {
+  async function setup(what: string) {
+    const redis = await ownRedis();
+    const prefix = uniquePrefix(what);
+    const pool = createPool(db.url, { max: 3 });
+    const doorbell = new RedisDoorbell(redis.url, prefix, pool, quiet);
+    await waitFor('the doorbell to connect', () => doorbell.usingRedis);
+    const enqueue = (n: number) =>
+      ops.jobEnqueue(pool, Array.from({ length: n }, () => ({ type: 'demo.sleep', queue: prefix, payload: { ms: 20 } })), { doorbell });
+    return { redis, prefix, pool, doorbell, enqueue };
+  }
+
+  test('Redis flushed mid-run: every job still completes', async () => {
+    const { redis, prefix, pool, doorbell, enqueue } = await setup('flush');
+    await enqueue(400);
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: redis.url, prefix, processes: 2, concurrency: 4, queues: prefix });
+    try {
+      await waitFor('some jobs to complete', async () => (await completedIn(prefix)) >= 40);
+      await redis.client().flushall();
+      await waitFor('all 400 jobs to complete', async () => (await completedIn(prefix)) === 400, { timeoutMs: 120_000 });
+    } finally {
+      await w.stop();
+      await doorbell.close();
+      await pool.end();
+    }
+  });
+
+  test('Redis stopped mid-run: work continues from PostgreSQL, new jobs too, and the Redis signal is used again when it returns', async () => {
+    const { redis, prefix, pool, doorbell, enqueue } = await setup('down');
+    await enqueue(300);
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: redis.url, prefix, processes: 2, concurrency: 4, queues: prefix });
+    try {
+      await waitFor('some jobs to complete', async () => (await completedIn(prefix)) >= 30);
+      await redis.kill();
+      await enqueue(100); // accepted while Redis is down: the doorbell falls back to NOTIFY
+      await waitFor('all 400 jobs to complete without Redis', async () => (await completedIn(prefix)) === 400, { timeoutMs: 120_000 });
+      assert.match(w.output(), /claiming from PostgreSQL \(poll \+ LISTEN\) while Redis is unreachable/);
+      await redis.start();
+      await waitFor('the workers to use Redis again', () => /Redis reachable again: claiming on its signal/.test(w.output()), { timeoutMs: 60_000 });
+      await waitFor('the doorbell to reconnect', () => doorbell.usingRedis, { timeoutMs: 30_000 });
+      await enqueue(50);
+      await waitFor('the last 50 to complete', async () => (await completedIn(prefix)) === 450, { timeoutMs: 60_000 });
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status <> 'completed'`, [prefix]);
+      assert.equal(rows[0].n, 0);
+    } finally {
+      await w.stop();
+      await doorbell.close();
+      await pool.end();
+    }
+  });
+});
