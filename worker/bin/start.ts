@@ -96,3 +96,9 @@ async function shutdown(signal: string) {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+// `npm start` does not pass SIGTERM on: npm exits and leaves us running. When our parent
+// goes away like that, stop as if we had been sent the signal ourselves.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void shutdown('parent process exited');
+}, 500).unref();
