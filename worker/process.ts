@@ -18,7 +18,7 @@ const { values } = parseArgs({
   options: {
     concurrency: { type: 'string', default: '10' },
     queues: { type: 'string', default: 'default' },
-    'claim-batch': { type: 'string' },
+    prefetch: { type: 'string', default: '0' },
   },
 });
 
@@ -50,7 +50,7 @@ const runner = new Runner({
   pollMs: cfg.pollMs,
   recoverMs: cfg.recoverMs,
   signalGraceMs: cfg.signalGraceMs,
-  claimBatch: values['claim-batch'] ? Number(values['claim-batch']) : undefined,
+  prefetch: Number(values.prefetch),
   log,
 });
 await runner.start();

@@ -25,7 +25,7 @@ import { failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { Logger } from '../lib/log';
 import { backoffMs } from '../lib/queue/backoff';
 import { PermanentError } from '../lib/queue/errors';
-import type { Job, Lease } from '../lib/queue/job';
+import type { ClaimedJob, Lease } from '../lib/queue/job';
 import type { JobStatus } from '../lib/queue/status';
 import * as ops from '../lib/queue/ops';
 import { type Doorbell, PgReceiver, RedisReceiver, SignalUnavailable } from '../lib/queue/signal';
@@ -50,8 +50,13 @@ export interface RunnerOptions {
   pollMs: number;
   recoverMs: number;
   signalGraceMs: number;
-  /** Most jobs claimed per statement; default = concurrency. */
-  claimBatch?: number;
+  /**
+   * Jobs claimed ahead of free slots and held (under renewed leases) in a local buffer, so
+   * a claim statement carries many jobs. Default 0: claim only what free slots can run.
+   * The cost: a crashed process delays up to concurrency + prefetch jobs until their
+   * leases expire.
+   */
+  prefetch?: number;
   log: Logger;
   workerId?: string;
 }
@@ -62,13 +67,13 @@ export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(
 type AbortReason = 'lease_lost' | 'lease_expired_locally' | 'cancelled' | 'shutdown';
 
 interface Entry {
-  job: Job;
+  job: ClaimedJob;
   lease: Lease;
   ac: AbortController;
   /** performance.now() when the last successful renewal (or the claim) was sent. */
   renewedAt: number;
-  /** 'running' holds a slot; 'finishing' is writing its outcome. */
-  state: 'running' | 'finishing';
+  /** 'buffered' is claimed but waits for a slot; 'running' holds a slot; 'finishing' is writing its outcome. */
+  state: 'buffered' | 'running' | 'finishing';
   lost?: AbortReason;
   cancelRequested?: boolean;
   /** Shutdown handed this lease back: the handler's outcome must not be written. */
@@ -99,6 +104,7 @@ export class Runner {
   private readonly o: RunnerOptions;
   private readonly active = new Map<string, Entry>();
   private running = 0;
+  private readonly buffer: Entry[] = [];
   private stopping = false;
   private slotWaiter: (() => void) | null = null;
   private fetchDone: Promise<void> = Promise.resolve();
@@ -149,12 +155,19 @@ export class Runner {
 
   // ---------------------------------------------------------------- fetching
 
-  private get free() {
-    return this.o.concurrency - this.running;
+  private get prefetch() {
+    return this.o.prefetch ?? 0;
+  }
+
+  /** Jobs to claim now: room left, once the buffer has drained to half (so claims come in batches). */
+  private get want() {
+    const room = this.o.concurrency + this.prefetch - this.running - this.buffer.length;
+    if (room <= 0 || this.buffer.length > this.prefetch / 2) return 0;
+    return room;
   }
 
   private waitForSlot(): Promise<void> {
-    if (this.free > 0 || this.stopping) return Promise.resolve();
+    if (this.want > 0 || this.stopping) return Promise.resolve();
     return new Promise((resolve) => (this.slotWaiter = resolve));
   }
 
@@ -169,9 +182,10 @@ export class Runner {
     while (!this.stopping) {
       await this.waitForSlot();
       if (this.stopping) break;
-      const want = Math.min(this.free, this.o.claimBatch ?? this.o.concurrency);
+      const want = this.want;
+      if (want <= 0) continue;
       const claimSentAt = performance.now();
-      let jobs: Job[] = [];
+      let jobs: ClaimedJob[] = [];
       try {
         const receiver = this.o.receiver;
         if (receiver && receiver.available) {
@@ -204,9 +218,9 @@ export class Runner {
     }
   }
 
-  private async claimFromPostgres(want: number): Promise<Job[]> {
+  private async claimFromPostgres(want: number): Promise<ClaimedJob[]> {
     const queues = this.o.queues;
-    const out: Job[] = [];
+    const out: ClaimedJob[] = [];
     const start = this.queueRotation++ % queues.length;
     for (let k = 0; k < queues.length && out.length < want; k++) {
       const queue = queues[(start + k) % queues.length]!;
@@ -240,17 +254,35 @@ export class Runner {
 
   // ---------------------------------------------------------------- running
 
-  private begin(job: Job, claimSentAt: number) {
+  private begin(job: ClaimedJob, claimSentAt: number) {
     const entry: Entry = {
       job,
       lease: { jobId: job.id, attempt: job.attemptCount },
       ac: new AbortController(),
       renewedAt: claimSentAt,
-      state: 'running',
+      state: 'buffered',
     };
     this.active.set(job.id, entry);
-    this.running++;
-    void this.execute(entry);
+    this.buffer.push(entry);
+    this.pump();
+  }
+
+  /** Starts buffered jobs while slots are free. */
+  private pump() {
+    while (this.running < this.o.concurrency && this.buffer.length && !this.stopping) {
+      const e = this.buffer.shift()!;
+      e.state = 'running';
+      this.running++;
+      void this.execute(e);
+    }
+  }
+
+  /** Drops a buffered job that never started (its lease is lost, or it was cancelled). */
+  private unbuffer(e: Entry) {
+    const k = this.buffer.indexOf(e);
+    if (k >= 0) this.buffer.splice(k, 1);
+    this.active.delete(e.job.id);
+    this.wakeFetcher();
   }
 
   private async execute(e: Entry) {
@@ -260,11 +292,14 @@ export class Runner {
     let error: unknown = null;
     try {
       if (!handler) throw new PermanentError(`no handler registered for job type ${JSON.stringify(job.type)}`);
+      const log = this.log;
       const ctx: JobContext = {
         job,
         attempt: e.lease.attempt,
         signal: e.ac.signal,
-        log: this.log.child({ job: job.id, attempt: e.lease.attempt }),
+        get log() {
+          return log.child({ job: job.id, attempt: e.lease.attempt });
+        },
       };
       const pending = Promise.resolve().then(() => handler(job.payload, ctx));
       if (failpointsEnabled) setImmediate(() => void failpoint('mid_handler'));
@@ -274,6 +309,7 @@ export class Runner {
     }
     e.state = 'finishing';
     this.running--;
+    this.pump();
     this.wakeFetcher();
     try {
       await this.settle(e, result, error);
@@ -351,6 +387,12 @@ export class Runner {
     if (e.lost || e.released) return;
     e.lost = reason;
     if (e.state === 'running') e.ac.abort(new JobAborted(reason));
+    if (e.state === 'buffered') {
+      // Never started: nothing to abort. The lease is not ours any more (or may not be):
+      // whoever holds the job now, or the recover sweep, takes it from here.
+      this.stats.leaseLost++;
+      this.unbuffer(e);
+    }
   }
 
   // ---------------------------------------------------------------- heartbeat
@@ -381,13 +423,17 @@ export class Runner {
         if (this.active.get(e.job.id) !== e) continue; // finished meanwhile
         const r = renewed.get(e.job.id);
         if (!r) {
-          if (e.state === 'running') this.lose(e, 'lease_lost');
+          if (e.state !== 'finishing') this.lose(e, 'lease_lost');
           continue;
         }
         e.renewedAt = sentAt;
         if (r.cancelRequested && !e.cancelRequested) {
           e.cancelRequested = true;
           if (e.state === 'running') e.ac.abort(new JobAborted('cancelled'));
+          if (e.state === 'buffered') {
+            this.unbuffer(e);
+            void ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [e.lease] }).catch(() => {});
+          }
         }
       }
     } catch (err) {
@@ -439,6 +485,13 @@ export class Runner {
     this.o.receiver?.close(); // ends a pending blocking pop
     this.pgReceiver?.wake();
     await this.fetchDone;
+    // Buffered jobs never started: hand them back at once, other workers can run them now.
+    const buffered = this.buffer.splice(0);
+    for (const e of buffered) {
+      e.released = true;
+      this.active.delete(e.job.id);
+    }
+    await this.release(buffered, 'worker shut down before starting the job; lease handed back');
     const deadline = performance.now() + graceMs;
     while (this.running > 0 && performance.now() < deadline) await sleep(20);
     const leftover = [...this.active.values()].filter((e) => e.state === 'running' && !e.lost);
@@ -447,17 +500,7 @@ export class Runner {
         e.released = true;
         e.ac.abort(new JobAborted('shutdown'));
       }
-      try {
-        const released = await ops.jobRelease(this.o.pool, {
-          workerId: this.workerId,
-          leases: leftover.map((e) => e.lease),
-          reason: 'worker shut down before the job finished; lease handed back',
-          doorbell: this.o.doorbell,
-        });
-        this.log.info('handed leases back on shutdown', { jobs: released.length });
-      } catch (err) {
-        this.log.warn('could not hand leases back; they will be recovered when they expire', { err });
-      }
+      await this.release(leftover, 'worker shut down before the job finished; lease handed back');
     }
     // Let outcomes already being written finish (bounded).
     const settleBy = performance.now() + 5_000;
@@ -467,6 +510,21 @@ export class Runner {
     for (const t of this.timers) clearInterval(t);
     await ops.workerStop(this.o.pool, this.workerId).catch(() => {});
     await this.pgReceiver?.close();
+  }
+
+  private async release(entries: Entry[], reason: string) {
+    if (!entries.length) return;
+    try {
+      const released = await ops.jobRelease(this.o.pool, {
+        workerId: this.workerId,
+        leases: entries.map((e) => e.lease),
+        reason,
+        doorbell: this.o.doorbell,
+      });
+      this.log.info('handed leases back on shutdown', { jobs: released.length });
+    } catch (err) {
+      this.log.warn('could not hand leases back; they will be recovered when they expire', { err });
+    }
   }
 }
 

@@ -27,6 +27,23 @@ export interface Job {
   finishedAt: Date | null;
 }
 
+/** What a claim returns: what the worker and its handler need, nothing to parse in vain. */
+export type ClaimedJob = Pick<Job, 'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'workerId'>;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function toClaimedJob(r: any): ClaimedJob {
+  return {
+    id: String(r.job_id),
+    queue: r.queue,
+    type: r.type,
+    status: 'running',
+    payload: r.payload,
+    attemptCount: r.attempt_count,
+    maxAttempts: r.max_attempts,
+    workerId: r.worker_id,
+  };
+}
+
 /** A lease this worker holds: the job and the fencing token its writes carry. */
 export interface Lease {
   jobId: string;

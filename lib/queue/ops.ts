@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import type { Executor } from '../db/client';
 import { failpoint, isSkipped } from '../failpoints';
-import { type Job, type Lease, toJob } from './job';
+import { type ClaimedJob, type Job, type Lease, toClaimedJob, toJob } from './job';
 import type { Doorbell, Ring } from './signal';
 import * as sql from './statements';
 import type { JobStatus } from './status';
@@ -100,19 +100,19 @@ export interface ClaimParams {
 }
 
 /** jobClaim — claim these ids (from a doorbell pop). Refused ids are simply absent. */
-export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly string[] }): Promise<Job[]> {
+export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly string[] }): Promise<ClaimedJob[]> {
   if (p.ids.length === 0) return [];
   const { rows } = await run(db, sql.jobClaim, [p.ids, p.workerId, p.leaseMs]);
-  return rows.map(toJob);
+  return rows.map(toClaimedJob);
 }
 
 /** jobClaimNext — claim up to `limit` of the oldest due jobs of a queue. */
 export async function jobClaimNext(
   db: Executor,
   p: ClaimParams & { queue: string; limit: number },
-): Promise<Job[]> {
+): Promise<ClaimedJob[]> {
   const { rows } = await run(db, sql.jobClaimNext, [p.queue, p.workerId, p.leaseMs, p.limit]);
-  return rows.map(toJob);
+  return rows.map(toClaimedJob);
 }
 
 export interface HeartbeatResult {

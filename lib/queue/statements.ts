@@ -19,8 +19,8 @@
  *    token, which only ever grows) AND status = 'running'.
  *  - The database clock (now()) is the only clock. Durations (lease, backoff) are bound
  *    as milliseconds; no timestamp from a worker's clock is ever bound into lease SQL.
- *  - Batches are unnest()ed arrays, so one prepared statement serves one job or a
- *    thousand, and each row carries its own fence.
+ *  - Batches are arrays, so one prepared statement serves one job or a thousand, and
+ *    each row carries its own fence.
  *
  * Only lib/queue/ops.ts imports this file (a test enforces it); nothing else in the
  * repository writes the jobs or job_attempts tables.
@@ -33,6 +33,9 @@ export interface Statement {
 }
 
 const ms = (param: string) => `(${param}::int * interval '1 millisecond')`;
+
+/** The element of input array `param` that belongs to this row (same position as its id in $1). */
+const at = (param: string, type: string) => `(${param}::${type}[])[array_position($1::bigint[], jobs.job_id)]`;
 
 /** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
 const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
@@ -93,14 +96,15 @@ const claimSwap = (workerParam: string, leaseParam: string) => `
          heartbeat_at = now(), lease_expires_at = now() + ${ms(leaseParam)}, started_at = now()
     FROM target
    WHERE j.job_id = target.job_id
-  RETURNING ${jobColumns('j')}, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
+  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.worker_id,
+            target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
 ), lost AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count - 1, old_worker_id, old_started_at, old_heartbeat_at, now(), 'lease_lost',
          'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )
-SELECT ${JOB_COLUMNS} FROM claimed ORDER BY job_id`;
+SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id FROM claimed ORDER BY job_id`;
 
 const claimTargetColumns = `job_id, status AS old_status, worker_id AS old_worker_id,
          started_at AS old_started_at, heartbeat_at AS old_heartbeat_at`;
@@ -111,8 +115,9 @@ const claimTargetColumns = `job_id, status AS old_status, worker_id AS old_worke
  * Compare: attempts left, no cancel requested, and either due (queued/retrying with
  *          run_at <= now()) or running with an expired lease (a takeover). Rows locked by
  *          another transaction are skipped: only one claimer can win a row.
- * Returns: the claimed rows (attempt_count is the new fencing token). A missing id was
- *          refused: already claimed, not due, finished, cancelled, or out of attempts.
+ * Returns: what a handler needs of each claimed job (attempt_count is the new fencing
+ *          token). A missing id was refused: already claimed, not due, finished,
+ *          cancelled, or out of attempts.
  */
 export const jobClaim: Statement = {
   name: 'leasehold_job_claim',
@@ -156,6 +161,17 @@ WITH target AS (
 };
 
 /**
+ * The fence of a batched write: this worker holds the job's current lease. Each row reads
+ * its own fencing token from the input arrays at the position of its id, so the plan is
+ * one index scan whatever plan PostgreSQL caches for the prepared statement (a join with
+ * unnest() was planned, generically, as a nested loop re-running the unnest per row).
+ */
+const fence = (workerParam: string) => `jobs.job_id = ANY($1::bigint[])
+     AND jobs.attempt_count = ${at('$2', 'int')}
+     AND jobs.worker_id = ${workerParam}
+     AND jobs.status = 'running'`;
+
+/**
  * jobHeartbeat — renew the leases of jobs this worker still owns (all of a process's
  * jobs in one statement).
  * Params: $1 job_id[], $2 attempt[] (fencing tokens), $3 worker_id, $4 lease_ms.
@@ -168,11 +184,7 @@ export const jobHeartbeat: Statement = {
   text: `
 UPDATE jobs
    SET heartbeat_at = now(), lease_expires_at = now() + ${ms('$4')}
-  FROM unnest($1::bigint[], $2::int[]) AS t(job_id, attempt)
- WHERE jobs.job_id = t.job_id
-   AND jobs.attempt_count = t.attempt
-   AND jobs.worker_id = $3
-   AND jobs.status = 'running'
+ WHERE ${fence('$3')}
 RETURNING jobs.job_id, jobs.cancel_requested_at IS NOT NULL AS cancel_requested`,
 };
 
@@ -189,12 +201,8 @@ export const jobComplete: Statement = {
 WITH done AS (
   UPDATE jobs
      SET status = 'completed', finished_at = now(), lease_expires_at = NULL,
-         cancel_requested_at = NULL, result_key = t.result_key, error = NULL
-    FROM unnest($1::bigint[], $2::int[], $3::text[]) AS t(job_id, attempt, result_key)
-   WHERE jobs.job_id = t.job_id
-     AND jobs.attempt_count = t.attempt
-     AND jobs.worker_id = $4
-     AND jobs.status = 'running'
+         cancel_requested_at = NULL, result_key = ${at('$3', 'text')}, error = NULL
+   WHERE ${fence('$4')}
   RETURNING jobs.job_id, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome)
@@ -213,28 +221,19 @@ SELECT job_id FROM done`,
  *       left); the attempt recorded as `retried` or `failed` with its error.
  * Returns: job_id, the new status, queue and due time of each job that changed.
  */
+const dead = `(${at('$5', 'boolean')} OR jobs.attempt_count >= jobs.max_attempts)`;
 export const jobFail: Statement = {
   name: 'leasehold_job_fail',
   text: `
-WITH input AS (
-  SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::boolean[], $6::int[])
-           AS t(job_id, attempt, error, error_stack, permanent, backoff_ms)
-), done AS (
+WITH done AS (
   UPDATE jobs
-     SET status = CASE WHEN input.permanent OR jobs.attempt_count >= jobs.max_attempts
-                       THEN 'failed'::job_status ELSE 'retrying'::job_status END,
-         run_at = CASE WHEN input.permanent OR jobs.attempt_count >= jobs.max_attempts
-                       THEN jobs.run_at ELSE now() + ${ms('input.backoff_ms')} END,
-         finished_at = CASE WHEN input.permanent OR jobs.attempt_count >= jobs.max_attempts
-                            THEN now() ELSE NULL END,
-         lease_expires_at = NULL, cancel_requested_at = NULL, error = input.error
-    FROM input
-   WHERE jobs.job_id = input.job_id
-     AND jobs.attempt_count = input.attempt
-     AND jobs.worker_id = $7
-     AND jobs.status = 'running'
+     SET status = CASE WHEN ${dead} THEN 'failed'::job_status ELSE 'retrying'::job_status END,
+         run_at = CASE WHEN ${dead} THEN jobs.run_at ELSE now() + ${ms(at('$6', 'int'))} END,
+         finished_at = CASE WHEN ${dead} THEN now() ELSE NULL END,
+         lease_expires_at = NULL, cancel_requested_at = NULL, error = ${at('$3', 'text')}
+   WHERE ${fence('$7')}
   RETURNING jobs.job_id, jobs.status, jobs.queue, jobs.run_at, jobs.attempt_count, jobs.worker_id,
-            jobs.started_at, jobs.heartbeat_at, input.error, input.error_stack
+            jobs.started_at, jobs.heartbeat_at, jobs.error, ${at('$4', 'text')} AS error_stack
 ), recorded AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(),
@@ -258,11 +257,7 @@ export const jobCancelAck: Statement = {
 WITH done AS (
   UPDATE jobs
      SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL
-    FROM unnest($1::bigint[], $2::int[]) AS t(job_id, attempt)
-   WHERE jobs.job_id = t.job_id
-     AND jobs.attempt_count = t.attempt
-     AND jobs.worker_id = $3
-     AND jobs.status = 'running'
+   WHERE ${fence('$3')}
      AND jobs.cancel_requested_at IS NOT NULL
   RETURNING jobs.job_id, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
@@ -277,7 +272,7 @@ SELECT job_id FROM done`,
  * jobRelease — hand leases back without a verdict (graceful shutdown after the grace
  * period): the job is queued again at once and the attempt it used is given back.
  * Params: $1 job_id[], $2 attempt[], $3 worker_id, $4 reason.
- * Compare: the fence.
+ * Compare: the fence, and no cancel requested (a cancelled job is not queued again).
  * Swap: queued, run_at = now(), max_attempts + 1 (an interrupted attempt is not the
  *       job's fault); the attempt recorded as `aborted`.
  * Returns: job_id and queue of each released job (ring the doorbell for them).
@@ -287,13 +282,9 @@ export const jobRelease: Statement = {
   text: `
 WITH done AS (
   UPDATE jobs
-     SET status = 'queued', run_at = now(), lease_expires_at = NULL, cancel_requested_at = NULL,
+     SET status = 'queued', run_at = now(), lease_expires_at = NULL,
          max_attempts = jobs.max_attempts + 1
-    FROM unnest($1::bigint[], $2::int[]) AS t(job_id, attempt)
-   WHERE jobs.job_id = t.job_id
-     AND jobs.attempt_count = t.attempt
-     AND jobs.worker_id = $3
-     AND jobs.status = 'running'
+   WHERE ${fence('$3')}
      AND jobs.cancel_requested_at IS NULL
   RETURNING jobs.job_id, jobs.queue, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
@@ -372,7 +363,7 @@ SELECT * FROM done`,
 };
 
 /**
- * jobDelete — an administrator deletes finished jobs (their attempts go with them).
+ * jobDelete — an administrator deletes finished jobs, and their attempts with them.
  * Params: $1 job_id[].
  * Compare: completed, failed or cancelled (never a job that may still run).
  * Returns: the deleted job ids.
@@ -380,10 +371,15 @@ SELECT * FROM done`,
 export const jobDelete: Statement = {
   name: 'leasehold_job_delete',
   text: `
-DELETE FROM jobs
- WHERE job_id = ANY($1::bigint[])
-   AND status IN ('completed', 'failed', 'cancelled')
-RETURNING job_id`,
+WITH gone AS (
+  DELETE FROM jobs
+   WHERE job_id = ANY($1::bigint[])
+     AND status IN ('completed', 'failed', 'cancelled')
+  RETURNING job_id
+), attempts AS (
+  DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM gone)
+)
+SELECT job_id FROM gone`,
 };
 
 /**

@@ -18,11 +18,17 @@ export const positiveInt = (max: number) => (v: string) => {
   return n;
 };
 
+export const nonNegativeInt = (max: number) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new InvalidArgumentError(`expected an integer from 0 to ${max}`);
+  return n;
+};
+
 export interface WorkerCommandOptions {
   processes: number;
   concurrency: number;
   queues: string;
-  claimBatch?: number;
+  prefetch: number;
 }
 
 export function addWorkerOptions(cmd: Command) {
@@ -30,7 +36,7 @@ export function addWorkerOptions(cmd: Command) {
     .option('-p, --processes <n>', 'worker processes', positiveInt(64), 2)
     .option('-c, --concurrency <n>', 'handlers running at once in each process', positiveInt(1000), 10)
     .option('-q, --queues <list>', 'comma-separated queues to take jobs from', 'default')
-    .option('--claim-batch <n>', 'most jobs claimed per statement (default: the concurrency)', positiveInt(10_000));
+    .option('--prefetch <n>', 'jobs claimed ahead of free slots, held under renewed leases (batches claims)', nonNegativeInt(10_000), 0);
 }
 
 export async function runWorkers(opts: WorkerCommandOptions) {
@@ -39,7 +45,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   const services = await resolveServices(cfg, log);
   await runMigrations(services.databaseUrl);
   const args = ['--concurrency', String(opts.concurrency), '--queues', opts.queues];
-  if (opts.claimBatch) args.push('--claim-batch', String(opts.claimBatch));
+  if (opts.prefetch) args.push('--prefetch', String(opts.prefetch));
   const supervisor = new Supervisor({
     processes: opts.processes,
     args,

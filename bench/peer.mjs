@@ -1,0 +1,138 @@
+// Leasehold as a row of the shared benchmark harness (../shared/bench, see its README).
+//
+//   BENCH_EXTRA_PEERS="node $PWD/bench/peer.mjs" bash ../shared/bench/run.sh
+//   npm run bench            (the same adapter, driven by bench/run.ts)
+//
+// Settings: the production defaults except where the harness fixes them (C, P). Each of
+// the P processes runs a Runner with concurrency C, one blocking Redis connection, a
+// heartbeat every lease/3, the periodic recover sweep; every job gets a fenced lease and
+// an attempt row. Enqueue: ops.jobEnqueue in chunks of 1000 (one INSERT statement and one
+// Redis pipeline per chunk) for throughput, one job per call for latency.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { register } from 'tsx/esm/api';
+
+register();
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// run.sh runs us inside its working copy (cwd), whose harness has its own node_modules;
+// npm run bench points BENCH_HARNESS at a copy inside this project.
+const harnessFile = process.env.BENCH_HARNESS ?? path.join(process.cwd(), 'lib/harness.mjs');
+const { runPeer, closeAll } = await import(pathToFileURL(harnessFile).href);
+const { runMigrations } = await import(pathToFileURL(path.join(root, 'lib/db/migrate.ts')).href);
+const { createPool } = await import(pathToFileURL(path.join(root, 'lib/db/client.ts')).href);
+const ops = await import(pathToFileURL(path.join(root, 'lib/queue/ops.ts')).href);
+const { RedisDoorbell, RedisReceiver } = await import(pathToFileURL(path.join(root, 'lib/queue/signal.ts')).href);
+const { Runner } = await import(pathToFileURL(path.join(root, 'worker/runner.ts')).href);
+const { createLogger } = await import(pathToFileURL(path.join(root, 'lib/log.ts')).href);
+
+const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
+const LEASE_MS = 30_000;
+// Jobs claimed ahead of free slots (one claim statement carries up to C + PREFETCH jobs).
+const PREFETCH = Number(process.env.LEASEHOLD_PREFETCH ?? 0);
+const log = createLogger({ bench: 'leasehold' });
+const redisUrl = (cfg) => `redis://${cfg.redisHost}:${cfg.redisPort}`;
+
+const adapter = {
+  system: 'leasehold',
+  version,
+  usesPg: true,
+  usesRedis: true,
+  enqueueApi: { bulk: 'jobEnqueue(inputs[]) chunks of 1000', one: 'jobEnqueue([input])' },
+  settings: (cfg) => ({
+    concurrency: cfg.C,
+    leaseMs: LEASE_MS,
+    heartbeatMs: LEASE_MS / 3,
+    prefetch: PREFETCH,
+    wakeup: 'Redis BLPOP (LPOP count when ids are waiting)',
+    fencedLease: true,
+    attemptRows: true,
+  }),
+
+  async setup(ctx) {
+    await runMigrations(ctx.pgUrl);
+    ctx.state.pool = createPool(ctx.pgUrl, { name: 'bench', max: 4 });
+    ctx.state.doorbell = new RedisDoorbell(redisUrl(ctx.cfg), ctx.redisPrefix, ctx.state.pool, log);
+    await new Promise((r) => ctx.state.doorbell.redis.once('ready', r));
+  },
+  async enqueueBulk(ctx, payloads) {
+    for (let k = 0; k < payloads.length; k += 1000) {
+      await ops.jobEnqueue(
+        ctx.state.pool,
+        payloads.slice(k, k + 1000).map((payload) => ({ type: 'bench', queue: ctx.queueName, payload })),
+        { doorbell: ctx.state.doorbell },
+      );
+    }
+  },
+  async enqueueOne(ctx, payload) {
+    await ops.jobEnqueue(ctx.state.pool, [{ type: 'bench', queue: ctx.queueName, payload }], { doorbell: ctx.state.doorbell });
+  },
+  async verify(ctx) {
+    const { rows: [r] } = await ctx.state.pool.query(
+      `SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed,
+              count(*) FILTER (WHERE status IN ('queued', 'retrying'))::int AS pending,
+              count(*) FILTER (WHERE status = 'running')::int AS active
+         FROM jobs`);
+    return r;
+  },
+  async teardown(ctx) {
+    await closeAll(() => ctx.state.doorbell?.close(), () => ctx.state.pool?.end());
+  },
+
+  async prepareWorker(ctx) {
+    const cfg = ctx.cfg;
+    const s = ctx.state;
+    s.pool = createPool(ctx.pgUrl, { name: 'worker', max: Math.min(cfg.C, 8) + 2 });
+    s.heartbeatPool = createPool(ctx.pgUrl, { name: 'heartbeat', max: 2 });
+    s.doorbell = new RedisDoorbell(redisUrl(cfg), ctx.redisPrefix, s.pool, log);
+    s.receiver = new RedisReceiver(redisUrl(cfg), ctx.redisPrefix, log);
+    await s.receiver.ready(5_000);
+    await s.pool.query('SELECT 1');
+  },
+  async startWorkers(ctx, onJob) {
+    const s = ctx.state;
+    s.runner = new Runner({
+      pool: s.pool,
+      heartbeatPool: s.heartbeatPool,
+      databaseUrl: ctx.pgUrl,
+      receiver: s.receiver,
+      doorbell: s.doorbell,
+      handlers: { bench: (payload) => { onJob(payload); } },
+      queues: [ctx.queueName],
+      concurrency: ctx.cfg.C,
+      leaseMs: LEASE_MS,
+      heartbeatMs: LEASE_MS / 3,
+      pollMs: 2_000,
+      recoverMs: 5_000,
+      signalGraceMs: 1_000,
+      prefetch: PREFETCH,
+      log,
+    });
+    if (process.env.LEASEHOLD_BENCH_PROFILE) await startProfile(s);
+    await s.runner.start();
+  },
+  async stopWorkers(ctx) {
+    const s = ctx.state;
+    if (s.profiler) await stopProfile(s, ctx.index);
+    await closeAll(() => s.runner?.stop(1_000), () => s.receiver?.close(), () => s.doorbell?.close(), () => s.pool?.end(), () => s.heartbeatPool?.end());
+  },
+};
+
+// LEASEHOLD_BENCH_PROFILE=<dir>: a CPU profile of each worker process's run (.cpuprofile).
+async function startProfile(s) {
+  const { Session } = await import('node:inspector');
+  s.profiler = new Session();
+  s.profiler.connect();
+  const post = (m, p) => new Promise((res, rej) => s.profiler.post(m, p, (e, r) => (e ? rej(e) : res(r))));
+  s.profilerPost = post;
+  await post('Profiler.enable');
+  await post('Profiler.start');
+}
+async function stopProfile(s, index) {
+  const { writeFileSync } = await import('node:fs');
+  const { profile } = await s.profilerPost('Profiler.stop');
+  writeFileSync(path.join(process.env.LEASEHOLD_BENCH_PROFILE, `worker-${index}.cpuprofile`), JSON.stringify(profile));
+}
+
+await runPeer(adapter);
