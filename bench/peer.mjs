@@ -28,8 +28,15 @@ const { createLogger } = await import(pathToFileURL(path.join(root, 'lib/log.ts'
 
 const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
 const LEASE_MS = 30_000;
-// Jobs claimed ahead of free slots (one claim statement carries up to C + PREFETCH jobs).
-const PREFETCH = Number(process.env.LEASEHOLD_PREFETCH ?? 0);
+// Variants (VARIANT=...):
+//   (none)  production defaults: claim only what free slots can run (claims of <= C jobs)
+//   batch   prefetch 190: one claim statement carries up to 200 jobs, held under renewed
+//           leases until a slot frees (the analogue of graphile-worker's localQueue)
+// LEASEHOLD_PREFETCH overrides the prefetch of either.
+const VARIANTS = { '': 0, batch: 190 };
+const variant = process.env.VARIANT ?? '';
+if (!(variant in VARIANTS)) throw new Error(`unknown leasehold VARIANT ${variant}`);
+const PREFETCH = Number(process.env.LEASEHOLD_PREFETCH ?? VARIANTS[variant]);
 const log = createLogger({ bench: 'leasehold' });
 const redisUrl = (cfg) => `redis://${cfg.redisHost}:${cfg.redisPort}`;
 
@@ -40,6 +47,7 @@ const adapter = {
   usesRedis: true,
   enqueueApi: { bulk: 'jobEnqueue(inputs[]) chunks of 1000', one: 'jobEnqueue([input])' },
   settings: (cfg) => ({
+    variant: variant || 'default',
     concurrency: cfg.C,
     leaseMs: LEASE_MS,
     heartbeatMs: LEASE_MS / 3,
