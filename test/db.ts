@@ -8,7 +8,7 @@ import pg from 'pg';
 import { createPool } from '../lib/db/client';
 import { runMigrations } from '../lib/db/migrate';
 import { cleanup } from './cleanup';
-import { PG_ADMIN_URL, TEMPLATE_DB, urlForDb } from './env';
+import { PG_ADMIN_URL, RUN_ID, TEMPLATE_DB, urlForDb } from './env';
 
 export interface TestDb {
   name: string;
@@ -28,7 +28,7 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 }
 
 export async function testDatabase(): Promise<TestDb> {
-  const name = `lh_t_${randomBytes(5).toString('hex')}`;
+  const name = `lh_t_${RUN_ID}_${randomBytes(4).toString('hex')}`;
   const fromTemplate = await admin(async (c) => {
     try {
       await c.query(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE_DB}"`);

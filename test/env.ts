@@ -5,7 +5,12 @@
  */
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const TEMPLATE_DB = process.env.TEST_TEMPLATE_DB ?? 'leasehold_test_tpl';
+/**
+ * Names this run's databases: several test runs (other checkouts, other engineers'
+ * sessions) can share one PostgreSQL without touching each other's databases.
+ */
+export const RUN_ID = (process.env.TEST_RUN_ID ?? `p${process.pid}`).toLowerCase().replace(/[^a-z0-9]/g, '');
+export const TEMPLATE_DB = process.env.TEST_TEMPLATE_DB ?? `lh_tpl_${RUN_ID}`;
 
 export function urlForDb(db: string): string {
   const u = new URL(PG_ADMIN_URL);

@@ -10,7 +10,14 @@ stage=${1:-all}
 export NEXT_TELEMETRY_DISABLED=1 LEASEHOLD_LOG=${LEASEHOLD_LOG:-warn}
 
 source test/services.sh
-trap services_cleanup EXIT
+# This run's databases are named after it (test/env.ts) and dropped when it ends.
+export TEST_RUN_ID=${TEST_RUN_ID:-r$$$(date +%s | tail -c 5)}
+export E2E_PORT=${E2E_PORT:-$(free_port)}
+finish() {
+  node --import tsx test/cleanup-dbs.ts >&2 || true
+  services_cleanup
+}
+trap finish EXIT
 
 TAPS=()
 node_tests() { # label files...

@@ -29,6 +29,7 @@ import type { ClaimedJob, Lease } from '../lib/queue/job';
 import type { JobStatus } from '../lib/queue/status';
 import * as ops from '../lib/queue/ops';
 import { type Doorbell, PgReceiver, RedisReceiver, SignalUnavailable } from '../lib/queue/signal';
+import { Histogram } from '../lib/queue/histogram';
 import { Batcher } from './batcher';
 import type { Handler, JobContext } from './handlers/types';
 
@@ -92,13 +93,31 @@ export interface RunnerStats {
   completed: number;
   failed: number;
   retried: number;
+  cancelled: number;
   leaseLost: number;
   refusedWrites: number;
+  /** Expired leases this process's recover sweeps moved on. */
+  recovered: number;
+  /** Ids this process's recover sweeps rang again. */
+  resignalled: number;
 }
 
 export class Runner {
   readonly workerId: string;
-  readonly stats: RunnerStats = { claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0, refusedWrites: 0 };
+  readonly stats: RunnerStats = {
+    claimed: 0,
+    completed: 0,
+    failed: 0,
+    retried: 0,
+    cancelled: 0,
+    leaseLost: 0,
+    refusedWrites: 0,
+    recovered: 0,
+    resignalled: 0,
+  };
+  /** Due-to-claimed wait and handler run time, reported with each heartbeat. */
+  readonly queueWait = new Histogram();
+  readonly runTime = new Histogram();
   /** Heartbeat ticks so far (tests check that a lost lease is noticed by the next one). */
   heartbeatTicks = 0;
   private readonly o: RunnerOptions;
@@ -213,6 +232,7 @@ export class Runner {
       }
       if (jobs.length === 0) continue;
       this.stats.claimed += jobs.length;
+      for (const j of jobs) this.queueWait.observe(j.waitedMs);
       await failpoint('after_claim');
       for (const job of jobs) this.begin(job, claimSentAt);
     }
@@ -290,6 +310,7 @@ export class Runner {
     const handler = this.o.handlers[job.type];
     let result: unknown;
     let error: unknown = null;
+    const startedAt = performance.now();
     try {
       if (!handler) throw new PermanentError(`no handler registered for job type ${JSON.stringify(job.type)}`);
       const log = this.log;
@@ -307,6 +328,7 @@ export class Runner {
     } catch (err) {
       error = err ?? new Error('handler threw a falsy value');
     }
+    this.runTime.observe(performance.now() - startedAt);
     e.state = 'finishing';
     this.running--;
     this.pump();
@@ -342,7 +364,11 @@ export class Runner {
         return ok;
       };
     } else if (e.cancelRequested) {
-      write = async () => (await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [lease] })).has(lease.jobId);
+      write = async () => {
+        const ok = (await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [lease] })).has(lease.jobId);
+        if (ok) this.stats.cancelled++;
+        return ok;
+      };
     } else {
       const err = error instanceof Error ? error : new Error(String(error));
       const permanent = err instanceof PermanentError;
@@ -415,7 +441,7 @@ export class Runner {
           leaseMs: this.o.leaseMs,
           leases: entries.map((e) => e.lease),
         }),
-        ops.workerHeartbeat(this.o.heartbeatPool, this.workerId),
+        ops.workerHeartbeat(this.o.heartbeatPool, this.workerId, this.metrics()),
       ]);
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
       this.heartbeatFailing = false;
@@ -446,6 +472,17 @@ export class Runner {
     }
   }
 
+  /** What this process reports with each heartbeat (see lib/queue/histogram.ts). */
+  metrics() {
+    return {
+      ...this.stats,
+      inFlight: this.active.size,
+      running: this.running,
+      queueWaitMs: this.queueWait.snapshot(),
+      runTimeMs: this.runTime.snapshot(),
+    };
+  }
+
   // ---------------------------------------------------------------- recover
 
   private async recoverTick() {
@@ -456,6 +493,10 @@ export class Runner {
         doorbell: this.o.doorbell,
         signalGraceMs: this.o.signalGraceMs,
       });
+      if (r) {
+        this.stats.recovered += r.expired.length;
+        this.stats.resignalled += r.queues.reduce((n, q) => n + q.pushed, 0);
+      }
       if (r && (r.expired.length || r.queues.some((q) => q.pushed))) {
         const byStatus: Record<string, number> = {};
         for (const x of r.expired) byStatus[x.status] = (byStatus[x.status] ?? 0) + 1;
@@ -508,7 +549,7 @@ export class Runner {
       await sleep(20);
     }
     for (const t of this.timers) clearInterval(t);
-    await ops.workerStop(this.o.pool, this.workerId).catch(() => {});
+    await ops.workerStop(this.o.pool, this.workerId, this.metrics()).catch(() => {});
     await this.pgReceiver?.close();
   }
 

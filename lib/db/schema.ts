@@ -147,6 +147,12 @@ export const workers = pgTable(
     startedAt: timestamp('started_at', tz).notNull().defaultNow(),
     heartbeatAt: timestamp('heartbeat_at', tz).notNull().defaultNow(),
     stoppedAt: timestamp('stopped_at', tz),
+    /**
+     * The process's cumulative counters and histograms (claims, completions, lease
+     * losses, queue wait and run time), written with each heartbeat. /api/metrics sums
+     * them over all incarnations, so counters survive process restarts.
+     */
+    metrics: jsonb('metrics').notNull().default({}),
   },
   (t) => [index('workers_heartbeat_idx').on(t.heartbeatAt)],
 );

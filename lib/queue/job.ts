@@ -28,7 +28,10 @@ export interface Job {
 }
 
 /** What a claim returns: what the worker and its handler need, nothing to parse in vain. */
-export type ClaimedJob = Pick<Job, 'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'workerId'>;
+export type ClaimedJob = Pick<Job, 'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'workerId'> & {
+  /** How long the job was due before this claim (database clock). */
+  waitedMs: number;
+};
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function toClaimedJob(r: any): ClaimedJob {
@@ -41,6 +44,7 @@ export function toClaimedJob(r: any): ClaimedJob {
     attemptCount: r.attempt_count,
     maxAttempts: r.max_attempts,
     workerId: r.worker_id,
+    waitedMs: Math.max(0, Number(r.waited_ms)),
   };
 }
 

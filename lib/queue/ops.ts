@@ -509,12 +509,12 @@ export async function workerRegister(
   await run(db, sql.workerRegister, [w.workerId, w.host, w.pid, w.queues, w.concurrency]);
 }
 
-export async function workerHeartbeat(db: Executor, workerId: string) {
-  await run(db, sql.workerHeartbeat, [workerId]);
+export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}) {
+  await run(db, sql.workerHeartbeat, [workerId, JSON.stringify(metrics)]);
 }
 
-export async function workerStop(db: Executor, workerId: string) {
-  await run(db, sql.workerStop, [workerId]);
+export async function workerStop(db: Executor, workerId: string, metrics: unknown = {}) {
+  await run(db, sql.workerStop, [workerId, JSON.stringify(metrics)]);
 }
 
 export async function workerPrune(db: Executor, olderThanMs: number) {

@@ -97,14 +97,14 @@ const claimSwap = (workerParam: string, leaseParam: string) => `
     FROM target
    WHERE j.job_id = target.job_id
   RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.worker_id,
-            target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
+            extract(epoch FROM now() - j.run_at) * 1000 AS waited_ms, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
 ), lost AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count - 1, old_worker_id, old_started_at, old_heartbeat_at, now(), 'lease_lost',
          'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )
-SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id FROM claimed ORDER BY job_id`;
+SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id, waited_ms FROM claimed ORDER BY job_id`;
 
 const claimTargetColumns = `job_id, status AS old_status, worker_id AS old_worker_id,
          started_at AS old_started_at, heartbeat_at AS old_heartbeat_at`;
@@ -527,16 +527,16 @@ ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
 RETURNING started_at`,
 };
 
-/** workerHeartbeat — the process is alive. Params: $1 worker_id. */
+/** workerHeartbeat — the process is alive; its counters so far. Params: $1 worker_id, $2 metrics (JSON). */
 export const workerHeartbeat: Statement = {
   name: 'leasehold_worker_heartbeat',
-  text: `UPDATE workers SET heartbeat_at = now() WHERE worker_id = $1`,
+  text: `UPDATE workers SET heartbeat_at = now(), metrics = $2::jsonb WHERE worker_id = $1`,
 };
 
-/** workerStop — the process stopped cleanly. Params: $1 worker_id. */
+/** workerStop — the process stopped cleanly. Params: $1 worker_id, $2 final metrics (JSON). */
 export const workerStop: Statement = {
   name: 'leasehold_worker_stop',
-  text: `UPDATE workers SET stopped_at = now(), heartbeat_at = now() WHERE worker_id = $1`,
+  text: `UPDATE workers SET stopped_at = now(), heartbeat_at = now(), metrics = $2::jsonb WHERE worker_id = $1`,
 };
 
 /** workerPrune — forget worker rows silent for longer than $1 ms (history, not state). */

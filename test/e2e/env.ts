@@ -1,13 +1,13 @@
 /** The browser tests' own database and Redis key prefix (shared by the config and the specs). */
-import { REDIS_URL, urlForDb } from '../env';
+import { REDIS_URL, RUN_ID, urlForDb } from '../env';
 
-export const E2E_DB = process.env.E2E_DB ?? 'leasehold_e2e';
+export const E2E_DB = process.env.E2E_DB ?? `lh_e2e_${RUN_ID}`;
 export const e2eDatabaseUrl = () => urlForDb(E2E_DB);
 
 export function e2eEnv(): Record<string, string> {
   return {
     REDIS_URL,
-    LEASEHOLD_REDIS_PREFIX: `lh_e2e_${process.env.E2E_PORT ?? '3210'}`,
+    LEASEHOLD_REDIS_PREFIX: `lh_e2e_${RUN_ID}`,
     LEASEHOLD_LEASE_MS: '10000',
     LEASEHOLD_HEARTBEAT_MS: '1000',
     LEASEHOLD_RECOVER_MS: '1000',

@@ -23,7 +23,12 @@ test('fresh clone: npm ci && npm start serves the console and completes a demo.s
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });
 
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LEASEHOLD_REDIS_PREFIX: uniquePrefix('clone') };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    LEASEHOLD_REDIS_PREFIX: uniquePrefix('clone'),
+    LEASEHOLD_LOG: 'info',
+  };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   // Its own process group, so the whole tree can be signalled like a terminal would.

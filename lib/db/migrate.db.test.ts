@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import pg from 'pg';
+import { cleanup } from '../../test/cleanup';
+import { PG_ADMIN_URL, RUN_ID, urlForDb } from '../../test/env';
+import { runMigrations } from './migrate';
+
+test('four processes migrating one fresh database at once all succeed', async () => {
+  const name = `lh_t_${RUN_ID}_mig_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client(PG_ADMIN_URL);
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  cleanup(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  });
+  const url = urlForDb(name);
+  const results = await Promise.allSettled(Array.from({ length: 4 }, () => runMigrations(url)));
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+  const c = new pg.Client(url);
+  await c.connect();
+  const { rows } = await c.query(`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`);
+  const { rows: t } = await c.query(`SELECT to_regclass('jobs') IS NOT NULL AND to_regclass('job_attempts') IS NOT NULL AND to_regclass('workers') IS NOT NULL AS ok`);
+  await c.end();
+  assert.ok(rows[0].n >= 3);
+  assert.equal(t[0].ok, true);
+});
