@@ -36,6 +36,10 @@ const schema = z
       .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
       .default('leasehold'),
     LEASEHOLD_DATA_DIR: z.string().min(1).default('.leasehold'),
+    /** Where job results are stored (filesystem result store); default <data dir>/results. */
+    LEASEHOLD_RESULTS_DIR: z.string().min(1).optional(),
+    /** A module whose `handlers` export adds job handlers to the built-in ones. */
+    LEASEHOLD_HANDLERS: z.string().min(1).optional(),
   })
   .transform((e) => {
     const heartbeatMs = e.LEASEHOLD_HEARTBEAT_MS ?? Math.max(50, Math.floor(e.LEASEHOLD_LEASE_MS / 3));
@@ -52,6 +56,8 @@ const schema = z
       shutdownGraceMs: e.LEASEHOLD_SHUTDOWN_GRACE_MS,
       redisPrefix: e.LEASEHOLD_REDIS_PREFIX,
       dataDir: e.LEASEHOLD_DATA_DIR,
+      resultsDir: e.LEASEHOLD_RESULTS_DIR,
+      handlersModule: e.LEASEHOLD_HANDLERS,
     };
   })
   .refine((c) => c.heartbeatMs < c.leaseMs, {

@@ -20,6 +20,7 @@ export type FailpointName =
   | 'after_handler' // the handler returned (its side effects happened); nothing recorded yet
   | 'after_result_write' // the result blob is written; the completion is not
   | 'before_complete' // about to send the fenced completion
+  | 'before_complete_commit' // the completion statement ran inside a transaction that is not committed yet
   | 'after_commit_before_push' // producer: the enqueue committed; the doorbell did not ring
   | 'heartbeat' // skip: the worker sends no lease renewals
   | 'push'; // skip: the producer never rings the doorbell
@@ -41,12 +42,13 @@ const onceDir = process.env.LEASEHOLD_FAILPOINTS_ONCE_DIR;
 
 export const failpointsEnabled = points.size > 0;
 
-function claim(name: string): Point | null {
+function claim(name: string, detail: unknown): Point | null {
   const p = points.get(name);
   if (!p || p.remaining <= 0) return null;
   if (onceDir) {
     try {
-      fs.writeFileSync(path.join(onceDir, `${name}.fired`), String(process.pid), { flag: 'wx' });
+      const marker = JSON.stringify({ pid: process.pid, at: Date.now(), detail });
+      fs.writeFileSync(path.join(onceDir, `${name}.fired`), marker, { flag: 'wx' });
     } catch {
       return null; // another process fired it already
     }
@@ -55,12 +57,15 @@ function claim(name: string): Point | null {
   return p;
 }
 
-/** Reaches a kill or stall point. Resolves at once when the point is not armed. */
-export async function failpoint(name: FailpointName): Promise<void> {
+/**
+ * Reaches a kill or stall point. Resolves at once when the point is not armed. `detail`
+ * (e.g. the job ids in hand) goes into the marker file, for the test to attribute the fault.
+ */
+export async function failpoint(name: FailpointName, detail?: unknown): Promise<void> {
   if (!failpointsEnabled) return;
   const p = points.get(name);
   if (!p || p.mode === 'skip') return;
-  if (!claim(name)) return;
+  if (!claim(name, detail)) return;
   if (p.mode === 'kill') {
     process.stderr.write(`[failpoint] ${name}: SIGKILL pid ${process.pid}\n`);
     process.kill(process.pid, 'SIGKILL');
@@ -74,4 +79,11 @@ export function isSkipped(name: FailpointName): boolean {
   if (!failpointsEnabled) return false;
   const p = points.get(name);
   return !!p && p.mode === 'skip' && p.remaining > 0;
+}
+
+/** True when a kill or stall point is armed (callers take a slower path only then). */
+export function armed(name: FailpointName): boolean {
+  if (!failpointsEnabled) return false;
+  const p = points.get(name);
+  return !!p && p.mode !== 'skip' && p.remaining > 0;
 }

@@ -21,6 +21,15 @@ export const jobTypes = {
       })
       .passthrough(),
   },
+  'demo.steps': {
+    description: 'Works through `steps` steps of `msPerStep` each, checkpointing after every step: a retry resumes after the last step saved.',
+    payload: z
+      .object({
+        steps: z.number().int().min(1).max(10_000),
+        msPerStep: z.number().int().min(0).max(600_000),
+      })
+      .passthrough(),
+  },
   'demo.noop': {
     description: 'Returns at once (throughput benchmarks).',
     payload: z.object({}).passthrough(),

@@ -8,17 +8,21 @@ import { after } from 'node:test';
 const stack: (() => unknown)[] = [];
 let registered = false;
 
+/** Runs every registered cleanup, last first. */
+export async function runCleanups() {
+  while (stack.length) {
+    try {
+      await stack.pop()!();
+    } catch (err) {
+      console.error('cleanup failed:', err);
+    }
+  }
+}
+
 export function cleanup(fn: () => unknown) {
   stack.push(fn);
   if (registered) return;
   registered = true;
-  after(async () => {
-    while (stack.length) {
-      try {
-        await stack.pop()!();
-      } catch (err) {
-        console.error('cleanup failed:', err);
-      }
-    }
-  });
+  // Under `node --test` the runner calls them; a plain script (npm run chaos) calls runCleanups().
+  if (process.env.NODE_TEST_CONTEXT) after(runCleanups);
 }

@@ -18,6 +18,7 @@ import { RedisDoorbell } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
 import { startWorkers, uniquePrefix } from '../test/processes';
+import { firedFailpoint } from '../test/failpoint-marker';
 import { waitFor } from '../test/wait';
 
 const db = await testDatabase();
@@ -53,10 +54,9 @@ for (const c of cases) {
       extra: { LEASEHOLD_FAILPOINTS: `${c.point}=kill`, LEASEHOLD_FAILPOINTS_ONCE_DIR: once },
     });
     try {
-      const marker = path.join(once, `${c.point}.fired`);
-      await waitFor('the crash point to fire', () => fs.existsSync(marker));
-      const killedAt = fs.statSync(marker).mtimeMs;
-      const killedPid = fs.readFileSync(marker, 'utf8').trim();
+      const fired = await waitFor('the crash point to fire', () => firedFailpoint(once, c.point));
+      const killedAt = fired.at;
+      const killedPid = String(fired.pid);
       const done = async () =>
         (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status = 'completed'`, [prefix])).rows[0].n;
       await waitFor(`all ${JOBS} jobs to complete`, async () => (await done()) === JOBS, { timeoutMs: 120_000 });

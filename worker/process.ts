@@ -11,7 +11,8 @@ import { loadConfig, redisDisabled } from '../lib/config';
 import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
 import { type Doorbell, PgDoorbell, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
-import { handlers } from './handlers';
+import { FsResultStore, resultsDir } from '../lib/results';
+import { loadHandlers } from './handlers';
 import { Runner } from './runner';
 
 const { values } = parseArgs({
@@ -36,6 +37,7 @@ const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefi
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
 if (receiver) await receiver.ready(2_000);
 
+const handlers = await loadHandlers(cfg.handlersModule);
 const runner = new Runner({
   pool,
   heartbeatPool,
@@ -43,6 +45,7 @@ const runner = new Runner({
   receiver,
   doorbell,
   handlers,
+  results: new FsResultStore(resultsDir(cfg)),
   queues,
   concurrency,
   leaseMs: cfg.leaseMs,

@@ -21,7 +21,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
+import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
+import { jsonProblem } from '../lib/http/schemas';
+import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
 import { backoffMs } from '../lib/queue/backoff';
 import { PermanentError } from '../lib/queue/errors';
@@ -44,6 +46,8 @@ export interface RunnerOptions {
   receiver: RedisReceiver | null;
   doorbell: Doorbell;
   handlers: Record<string, Handler>;
+  /** Where handler results go (null: results are not kept). */
+  results?: ResultStore | null;
   queues: readonly string[];
   concurrency: number;
   leaseMs: number;
@@ -141,7 +145,9 @@ export class Runner {
     this.o = opts;
     this.workerId = opts.workerId ?? newWorkerId();
     this.completer = new Batcher(async (items) => {
-      const ok = await ops.jobComplete(this.o.pool, { workerId: this.workerId, items });
+      const ok = armed('before_complete_commit')
+        ? await this.completeInTransaction(items)
+        : await ops.jobComplete(this.o.pool, { workerId: this.workerId, items });
       return items.map((i) => ok.has(i.jobId));
     });
     this.failer = new Batcher(async (items) => {
@@ -152,6 +158,23 @@ export class Runner {
 
   private get log() {
     return this.o.log;
+  }
+
+  /** The completion inside an explicit transaction, so a fault can strike before COMMIT (tests only). */
+  private async completeInTransaction(items: (Lease & { resultKey: string | null })[]) {
+    const client = await this.o.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const ok = await ops.jobComplete(client, { workerId: this.workerId, items });
+      await failpoint('before_complete_commit', items.map((i) => i.jobId));
+      await client.query('COMMIT');
+      return ok;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   get inFlight() {
@@ -211,7 +234,7 @@ export class Runner {
           this.leavePgMode();
           const ids = await receiver.take(this.o.queues, want, backlog ? 0 : this.o.pollMs);
           if (ids.length) {
-            await failpoint('after_pop');
+            await failpoint('after_pop', ids);
             jobs = await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs });
           } else {
             jobs = await this.claimFromPostgres(want);
@@ -233,7 +256,7 @@ export class Runner {
       if (jobs.length === 0) continue;
       this.stats.claimed += jobs.length;
       for (const j of jobs) this.queueWait.observe(j.waitedMs);
-      await failpoint('after_claim');
+      await failpoint('after_claim', jobs.map((j) => j.id));
       for (const job of jobs) this.begin(job, claimSentAt);
     }
   }
@@ -293,7 +316,7 @@ export class Runner {
       const e = this.buffer.shift()!;
       e.state = 'running';
       this.running++;
-      void this.execute(e);
+      this.execute(e).catch((err) => this.log.error('job execution failed unexpectedly', { job: e.job.id, err }));
     }
   }
 
@@ -321,9 +344,11 @@ export class Runner {
         get log() {
           return log.child({ job: job.id, attempt: e.lease.attempt });
         },
+        checkpoints: Object.fromEntries(Object.entries(job.checkpoints ?? {}).map(([k, v]) => [k, v.value])),
+        checkpoint: (name, value) => this.checkpoint(e, name, value),
       };
       const pending = Promise.resolve().then(() => handler(job.payload, ctx));
-      if (failpointsEnabled) setImmediate(() => void failpoint('mid_handler'));
+      if (failpointsEnabled) setImmediate(() => void failpoint('mid_handler', [job.id]));
       result = await pending;
     } catch (err) {
       error = err ?? new Error('handler threw a falsy value');
@@ -340,6 +365,36 @@ export class Runner {
     }
   }
 
+  /** ctx.checkpoint(): a fenced write; a refusal means the lease is lost. */
+  private async checkpoint(e: Entry, name: string, value: unknown): Promise<void> {
+    if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
+      throw new TypeError('checkpoint name must be a string of 1 to 200 characters');
+    }
+    const problem = jsonProblem(value);
+    if (problem) throw new TypeError(`checkpoint ${name}: ${problem}`);
+    if (Buffer.byteLength(JSON.stringify(value ?? null)) > 1024 * 1024) throw new TypeError(`checkpoint ${name}: over 1 MiB`);
+    if (e.lost || e.released) throw new JobAborted(e.lost ?? 'shutdown');
+    const saved = await ops.jobCheckpoint(this.o.pool, { workerId: this.workerId, lease: e.lease, name, value });
+    if (!saved) {
+      this.lose(e, 'lease_lost');
+      throw new JobAborted('lease_lost');
+    }
+  }
+
+  /** Stores a handler's result (if any) in the result store; returns its key. */
+  private async storeResult(e: Entry, result: unknown): Promise<string | null> {
+    if (result === undefined || result === null || !this.o.results) return null;
+    let body: string;
+    try {
+      body = JSON.stringify(result);
+    } catch (err) {
+      throw new PermanentError(`the handler's result is not JSON-serializable: ${(err as Error).message}`);
+    }
+    const key = await this.o.results.put(e.job.id, e.lease.attempt, Buffer.from(body));
+    await failpoint('after_result_write', [e.job.id]);
+    return key;
+  }
+
   /** Writes the attempt's outcome, fenced, retrying while our lease is still ours. */
   private async settle(e: Entry, result: unknown, error: unknown) {
     const { job, lease } = e;
@@ -354,12 +409,19 @@ export class Runner {
       return;
     }
     let write: () => Promise<boolean>;
+    let resultKey: string | null = null;
     if (error === null) {
-      await failpoint('after_handler');
-      void result; // results are stored by the result store (see issue: durable results)
-      await failpoint('before_complete');
+      await failpoint('after_handler', [job.id]);
+      try {
+        resultKey = await this.storeResult(e, result);
+      } catch (err) {
+        error = err instanceof PermanentError ? err : new Error(`could not store the result: ${(err as Error).message}`);
+      }
+    }
+    if (error === null) {
+      await failpoint('before_complete', [job.id]);
       write = async () => {
-        const ok = await this.completer.submit({ ...lease, resultKey: null });
+        const ok = await this.completer.submit({ ...lease, resultKey });
         if (ok) this.stats.completed++;
         return ok;
       };
@@ -393,6 +455,8 @@ export class Runner {
             job: job.id,
             attempt: lease.attempt,
           });
+          // The job does not point to this attempt's result: drop the orphan blob.
+          if (resultKey) await this.o.results?.delete(resultKey).catch(() => {});
         }
         return;
       } catch (err) {

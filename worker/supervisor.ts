@@ -52,6 +52,7 @@ export class Supervisor {
   private spawn(slot: Slot) {
     const child = fork(path.join(projectRoot, 'worker/process.ts'), this.o.args, {
       execArgv: ['--import', tsxImport],
+      cwd: projectRoot,
       env: { ...this.o.env, LEASEHOLD_WORKER_INDEX: String(slot.index) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -19,6 +19,8 @@ export interface EmbeddedDatabase {
   /** True when this process started the server (and so stops it). */
   owned: boolean;
   stop(): Promise<void>;
+  /** Restarts the server (`immediate` = a crash: no checkpoint, recovery from WAL). Tests use it. */
+  restart(mode: 'immediate' | 'fast'): Promise<void>;
 }
 
 const USER = 'postgres';
@@ -102,7 +104,16 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   const existing = runningServer(pgDir);
   if (existing && (await canConnect(existing.port))) {
     await ensureDatabase(existing.port);
-    return { url: urlFor(existing.port), dataDir: pgDir, port: existing.port, owned: false, stop: async () => {} };
+    return {
+      url: urlFor(existing.port),
+      dataDir: pgDir,
+      port: existing.port,
+      owned: false,
+      stop: async () => {},
+      restart: async () => {
+        throw new Error('this process did not start the server');
+      },
+    };
   }
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
     fs.mkdirSync(path.dirname(pgDir), { recursive: true });
@@ -131,5 +142,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     port,
     owned: true,
     stop: async () => pgCtl(['stop', '-D', pgDir, '-m', 'fast', '-w', '-t', '60']),
+    // -l: the new server must not inherit our pipes (spawnSync would wait for them forever).
+    restart: async (mode) => pgCtl(['restart', '-D', pgDir, '-l', path.join(pgDir, 'server.log'), '-m', mode, '-w', '-t', '60']),
   };
 }

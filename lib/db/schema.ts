@@ -71,6 +71,12 @@ export const jobs = pgTable(
     resultKey: text('result_key'),
     /** The last attempt's error message; history is in job_attempts. */
     error: text('error'),
+    /**
+     * Progress that survives a crash: `{name: {value, attempt, at}}`, written by the
+     * handler through ctx.checkpoint() (fenced like every write to a running job) and
+     * handed to the next attempt, so a retry resumes instead of restarting.
+     */
+    checkpoints: jsonb('checkpoints'),
     createdAt: timestamp('created_at', tz).notNull().defaultNow(),
     /** When the current (or last) attempt started. */
     startedAt: timestamp('started_at', tz),

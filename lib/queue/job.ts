@@ -22,13 +22,20 @@ export interface Job {
   idempotencyKey: string | null;
   resultKey: string | null;
   error: string | null;
+  /** Saved progress by name (see ctx.checkpoint); null when the job never saved any. */
+  checkpoints: Checkpoints | null;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
 }
 
+export type Checkpoints = Record<string, { value: unknown; attempt: number; at: string }>;
+
 /** What a claim returns: what the worker and its handler need, nothing to parse in vain. */
-export type ClaimedJob = Pick<Job, 'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'workerId'> & {
+export type ClaimedJob = Pick<
+  Job,
+  'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'workerId' | 'checkpoints'
+> & {
   /** How long the job was due before this claim (database clock). */
   waitedMs: number;
 };
@@ -44,6 +51,7 @@ export function toClaimedJob(r: any): ClaimedJob {
     attemptCount: r.attempt_count,
     maxAttempts: r.max_attempts,
     workerId: r.worker_id,
+    checkpoints: r.checkpoints,
     waitedMs: Math.max(0, Number(r.waited_ms)),
   };
 }
@@ -73,6 +81,7 @@ export function toJob(r: any): Job {
     idempotencyKey: r.idempotency_key,
     resultKey: r.result_key,
     error: r.error,
+    checkpoints: r.checkpoints ?? null,
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
@@ -101,6 +110,7 @@ export function toJobDto(j: Job) {
     idempotencyKey: j.idempotencyKey,
     resultKey: j.resultKey,
     error: j.error,
+    checkpoints: j.checkpoints,
     createdAt: iso(j.createdAt)!,
     startedAt: iso(j.startedAt),
     finishedAt: iso(j.finishedAt),

@@ -86,7 +86,7 @@ export async function jobEnqueue(
     });
   }
   if (opts.doorbell && due.length) {
-    await failpoint('after_commit_before_push');
+    await failpoint('after_commit_before_push', due.map((d) => d.jobId));
     if (!isSkipped('push')) await opts.doorbell.ring(due);
   }
   return results;
@@ -138,6 +138,21 @@ export async function jobHeartbeat(
   ]);
   for (const r of rows) renewed.set(String(r.job_id), { cancelRequested: r.cancel_requested });
   return { renewed };
+}
+
+/** jobCheckpoint — fenced save of a running job's progress; false = the lease is lost. */
+export async function jobCheckpoint(
+  db: Executor,
+  p: { workerId: string; lease: Lease; name: string; value: unknown },
+): Promise<boolean> {
+  const { rowCount } = await run(db, sql.jobCheckpoint, [
+    p.lease.jobId,
+    p.workerId,
+    p.lease.attempt,
+    p.name,
+    JSON.stringify(p.value ?? null),
+  ]);
+  return rowCount === 1;
 }
 
 /** jobComplete — fenced success; returns the ids whose completion was accepted. */
@@ -211,7 +226,7 @@ export async function jobRelease(
     p.reason,
   ]);
   const rings = rows.map((r) => ({ jobId: String(r.job_id), queue: r.queue as string }));
-  if (p.doorbell) await p.doorbell.ring(rings);
+  if (p.doorbell) await p.doorbell.ring(rings, { front: true });
   return rings;
 }
 
@@ -445,7 +460,8 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
       }
       if (rows.length < batch) break;
     }
-    if (p.doorbell) await p.doorbell.ring(rings);
+    // Recovered jobs are the oldest waiting: they go to the front of the line.
+    if (p.doorbell) await p.doorbell.ring(rings, { front: true });
   }
 
   // Signal repair (skipped when an operator recovers a selection of running jobs).
@@ -469,7 +485,7 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
     out.resignalled.push(...items);
     let pushed = 0;
     if (!p.dryRun && p.doorbell && items.length) {
-      await p.doorbell.ring(items.map((i) => ({ jobId: i.id, queue })));
+      await p.doorbell.ring(items.map((i) => ({ jobId: i.id, queue })), { front: true });
       pushed = items.length;
     }
     out.queues.push({ queue, signalBacklog: backlog, pushed });

@@ -22,8 +22,13 @@ export interface Ring {
 }
 
 /** Producer side: announce jobs that are due now. Never throws: a ring is best-effort. */
+export interface RingOptions {
+  /** Ring at the front of the list: recovered and released jobs are the oldest waiting. */
+  front?: boolean;
+}
+
 export interface Doorbell {
-  ring(items: readonly Ring[]): Promise<void>;
+  ring(items: readonly Ring[], opts?: RingOptions): Promise<void>;
   /** Ids waiting in the signal for a queue, or null when there is no Redis signal. */
   backlog(queue: string): Promise<number | null>;
   /** True while the Redis signal is in use. */
@@ -82,13 +87,16 @@ export class RedisDoorbell implements Doorbell {
     return this.redis.status === 'ready';
   }
 
-  async ring(items: readonly Ring[]): Promise<void> {
+  async ring(items: readonly Ring[], opts: RingOptions = {}): Promise<void> {
     if (items.length === 0) return;
     const byQueue = groupByQueue(items);
     if (this.redis.status === 'ready') {
       try {
         const pipe = this.redis.pipeline();
-        for (const [queue, ids] of byQueue) pipe.rpush(queueKey(this.prefix, queue), ...ids);
+        for (const [queue, ids] of byQueue) {
+          if (opts.front) pipe.lpush(queueKey(this.prefix, queue), ...ids.reverse());
+          else pipe.rpush(queueKey(this.prefix, queue), ...ids);
+        }
         const results = await pipe.exec();
         if (results && results.every(([err]) => !err)) return;
       } catch {

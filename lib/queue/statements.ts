@@ -40,7 +40,7 @@ const at = (param: string, type: string) => `(${param}::${type}[])[array_positio
 /** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
 const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
   worker_id, heartbeat_at, lease_expires_at, run_at, cancel_requested_at, idempotency_key,
-  result_key, error, created_at, started_at, finished_at`;
+  result_key, error, checkpoints, created_at, started_at, finished_at`;
 const jobColumns = (alias: string) =>
   JOB_COLUMNS.split(',')
     .map((c) => `${alias}.${c.trim()}`)
@@ -96,7 +96,7 @@ const claimSwap = (workerParam: string, leaseParam: string) => `
          heartbeat_at = now(), lease_expires_at = now() + ${ms(leaseParam)}, started_at = now()
     FROM target
    WHERE j.job_id = target.job_id
-  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.worker_id,
+  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.worker_id, j.checkpoints,
             extract(epoch FROM now() - j.run_at) * 1000 AS waited_ms, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
 ), lost AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
@@ -104,7 +104,7 @@ const claimSwap = (workerParam: string, leaseParam: string) => `
          'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )
-SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id, waited_ms FROM claimed ORDER BY job_id`;
+SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id, checkpoints, waited_ms FROM claimed ORDER BY job_id`;
 
 const claimTargetColumns = `job_id, status AS old_status, worker_id AS old_worker_id,
          started_at AS old_started_at, heartbeat_at AS old_heartbeat_at`;
@@ -186,6 +186,23 @@ UPDATE jobs
    SET heartbeat_at = now(), lease_expires_at = now() + ${ms('$4')}
  WHERE ${fence('$3')}
 RETURNING jobs.job_id, jobs.cancel_requested_at IS NOT NULL AS cancel_requested`,
+};
+
+/**
+ * jobCheckpoint — save a named piece of a running job's progress, for the next attempt.
+ * Params: $1 job_id, $2 worker_id, $3 attempt (fencing token), $4 name, $5 value (JSON).
+ * Compare: the fence (status = 'running', worker_id, attempt_count).
+ * Swap: checkpoints[name] = {value, attempt, at: now()}.
+ * Returns: the job id, or no row = the lease is lost: the checkpoint is not saved.
+ */
+export const jobCheckpoint: Statement = {
+  name: 'leasehold_job_checkpoint',
+  text: `
+UPDATE jobs
+   SET checkpoints = coalesce(checkpoints, '{}'::jsonb)
+                     || jsonb_build_object($4::text, jsonb_build_object('value', $5::jsonb, 'attempt', attempt_count, 'at', now()))
+ WHERE job_id = $1 AND worker_id = $2 AND attempt_count = $3 AND status = 'running'
+RETURNING job_id`,
 };
 
 /**

@@ -16,7 +16,7 @@ import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import { projectRoot, redact, resolveServices, tsxImport } from '../bootstrap';
 import { ensureBuild, spawnWeb, waitForHttp } from '../web';
-import { addWorkerOptions, type WorkerCommandOptions } from './worker';
+import { addWorkerOptions, childEnv, type WorkerCommandOptions } from './worker';
 
 const program = addWorkerOptions(new Command('start'))
   .description('Run the Leasehold console and workers (and an embedded PostgreSQL when DATABASE_URL is unset).')
@@ -31,7 +31,7 @@ const services = await resolveServices(cfg, log);
 await runMigrations(services.databaseUrl);
 ensureBuild(log);
 
-const childEnv = { ...process.env, DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' };
+const env = { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' };
 let stopping = false;
 
 /** Keeps one child alive: restarted when it dies, with a back-off if it keeps dying. */
@@ -60,13 +60,13 @@ function keepAlive(name: string, start: () => ChildProcess) {
   };
 }
 
-const web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env: childEnv }));
+const web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env }));
 const workers = opts.worker
   ? keepAlive('worker supervisor', () =>
       fork(
         path.join(projectRoot, 'worker/bin/worker.ts'),
         ['--processes', String(opts.processes), '--concurrency', String(opts.concurrency), '--queues', opts.queues],
-        { execArgv: ['--import', tsxImport], env: childEnv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+        { execArgv: ['--import', tsxImport], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
       ),
     )
   : null;

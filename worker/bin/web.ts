@@ -4,6 +4,7 @@ import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import { redact, resolveServices } from '../bootstrap';
 import { ensureBuild, spawnWeb } from '../web';
+import { childEnv } from './worker';
 
 const log = createLogger({ role: 'web' });
 const cfg = loadConfig();
@@ -14,7 +15,7 @@ const host = process.env.HOST ?? '127.0.0.1';
 const child = spawnWeb({
   port: cfg.port,
   host,
-  env: { ...process.env, DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
+  env: { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
 });
 log.info('console starting', { url: `http://${host}:${cfg.port}`, postgres: redact(services.databaseUrl), redis: services.redisUrl ?? 'none' });
 const stop = async () => {

@@ -9,7 +9,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../lib/config';
 import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
-import { redact, resolveServices } from '../bootstrap';
+import path from 'node:path';
+import { projectRoot, redact, resolveServices } from '../bootstrap';
 import { Supervisor } from '../supervisor';
 
 export const positiveInt = (max: number) => (v: string) => {
@@ -39,6 +40,18 @@ export function addWorkerOptions(cmd: Command) {
     .option('--prefetch <n>', 'jobs claimed ahead of free slots, held under renewed leases (batches claims)', nonNegativeInt(10_000), 0);
 }
 
+/**
+ * Paths the child processes need, made absolute: they run in the project directory,
+ * whatever directory this command was started from.
+ */
+export function childEnv(cfg: ReturnType<typeof loadConfig>): Record<string, string> {
+  const env: Record<string, string> = {
+    LEASEHOLD_RESULTS_DIR: path.resolve(projectRoot, cfg.resultsDir ?? path.join(cfg.dataDir, 'results')),
+  };
+  if (cfg.handlersModule) env.LEASEHOLD_HANDLERS = path.resolve(cfg.handlersModule);
+  return env;
+}
+
 export async function runWorkers(opts: WorkerCommandOptions) {
   const log = createLogger({ role: 'supervisor' });
   const cfg = loadConfig();
@@ -49,7 +62,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   const supervisor = new Supervisor({
     processes: opts.processes,
     args,
-    env: { ...process.env, DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
+    env: { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
     log,
   });
   supervisor.start();

@@ -18,3 +18,19 @@ export const demoSleep: Handler = async (payload: { ms: number; failTimes?: numb
 
 /** `{}`: returns at once. */
 export const demoNoop: Handler = () => null;
+
+/**
+ * `{steps, msPerStep}`: works through `steps` steps, saving a checkpoint after each, so a
+ * retry after a crash resumes at the step after the last one saved. Returns which steps
+ * this attempt ran.
+ */
+export const demoSteps: Handler = async (payload: { steps: number; msPerStep: number }, ctx) => {
+  const done = Number(ctx.checkpoints.step ?? 0);
+  const ran: number[] = [];
+  for (let step = done + 1; step <= payload.steps; step++) {
+    await sleep(payload.msPerStep, undefined, { signal: ctx.signal });
+    await ctx.checkpoint('step', step);
+    ran.push(step);
+  }
+  return { steps: payload.steps, resumedAfter: done, ran };
+};

@@ -13,6 +13,17 @@ export interface JobContext {
    */
   signal: AbortSignal;
   log: Logger;
+  /**
+   * Progress saved by earlier attempts (name → value): a retry after a crash resumes
+   * from here instead of starting over.
+   */
+  checkpoints: Readonly<Record<string, unknown>>;
+  /**
+   * Saves progress under `name` (JSON, up to 1 MiB), fenced like every write to a running
+   * job: if this attempt lost its lease the checkpoint is not saved and the call rejects
+   * (the handler should stop; its signal is aborted too).
+   */
+  checkpoint(name: string, value: unknown): Promise<void>;
 }
 
 export type Handler = (payload: any, ctx: JobContext) => unknown | Promise<unknown>;

@@ -1,0 +1,41 @@
+/**
+ * The chaos scenarios' job handler, loaded into the workers with LEASEHOLD_HANDLERS. It
+ * writes a ledger of what really happened — each start, each side effect, each abort —
+ * outside the queue's own bookkeeping, so duplicates and losses are counted from facts.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import type { Handler } from '../../worker/handlers/types';
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, application_name: 'chaos-ledger' });
+pool.on('error', () => {});
+
+async function ledger(jobId: string, attempt: number, event: 'start' | 'effect' | 'abort') {
+  await pool.query(`INSERT INTO chaos_effects (job_id, attempt, pid, event) VALUES ($1, $2, $3, $4)`, [
+    jobId,
+    attempt,
+    process.pid,
+    event,
+  ]);
+}
+
+/** `{ms}`: records its start, works for `ms`, records its side effect, returns a result. */
+const work: Handler = async (payload: { ms: number }, ctx) => {
+  await ledger(ctx.job.id, ctx.attempt, 'start');
+  ctx.signal.addEventListener('abort', () => void ledger(ctx.job.id, ctx.attempt, 'abort').catch(() => {}), { once: true });
+  await sleep(payload.ms, undefined, { signal: ctx.signal });
+  await ledger(ctx.job.id, ctx.attempt, 'effect');
+  return { ok: true, attempt: ctx.attempt };
+};
+
+export const handlers: Record<string, Handler> = { 'chaos.work': work };
+
+/** The ledger table, created in each scenario's database. */
+export const LEDGER_DDL = `
+CREATE TABLE IF NOT EXISTS chaos_effects (
+  job_id bigint NOT NULL,
+  attempt int NOT NULL,
+  pid int NOT NULL,
+  event text NOT NULL,
+  at timestamptz NOT NULL DEFAULT clock_timestamp()
+)`;

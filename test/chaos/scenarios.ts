@@ -1,0 +1,541 @@
+/**
+ * The fault scenarios of ../shared/research/reliability.md §7, each against real
+ * processes and servers, each judged by facts (the jobs table, the attempt history and
+ * the handlers' own ledger). Common pass criteria: jobs lost = 0 and one accepted
+ * completion per job; duplicate starts only where a fault hit a claimed job.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { createLogger } from '../../lib/log';
+import * as ops from '../../lib/queue/ops';
+import { RedisDoorbell } from '../../lib/queue/signal';
+import { firedFailpoint } from '../failpoint-marker';
+import { startNode } from '../processes';
+import { waitFor } from '../wait';
+import { ChaosEnv, FAKETIME_LIB, HEARTBEAT_MS, LEASE_MS, RECOVERY_BOUND_S, type Row, Scenario } from './env';
+import { startProxy } from './proxy';
+import { fencingProperty } from './fencing-property';
+
+export interface ChaosScenario {
+  name: string;
+  run(env: ChaosEnv): Promise<Row>;
+}
+
+const log = createLogger({ chaos: 'scenarios' });
+
+/** Judges a finished run: all jobs accounted for, duplicates within what the faults allow. */
+async function judge(
+  s: Scenario,
+  o: { jobs: number; allowed: number; recoveryS?: number | null; expectCompleted?: number; notes?: string; extraPass?: boolean },
+): Promise<Row> {
+  const c = await s.counts();
+  const l = await s.ledger();
+  const completed = c.completed;
+  const expected = o.expectCompleted ?? o.jobs;
+  const duplicates = l.starts - l.started_jobs;
+  const lost = o.jobs - completed - c.failed - c.cancelled;
+  const recoveryOk = o.recoveryS === undefined || o.recoveryS === null || o.recoveryS <= RECOVERY_BOUND_S;
+  const why = [
+    completed !== expected && `completed ${completed} of ${expected}`,
+    lost !== 0 && `lost ${lost}`,
+    c.open !== 0 && `${c.open} still open`,
+    duplicates > o.allowed && `duplicates ${duplicates} > ${o.allowed}`,
+    l.unique_effects > completed + c.failed + c.cancelled && `effects for unfinished jobs`,
+    !recoveryOk && `recovery ${o.recoveryS} s > ${RECOVERY_BOUND_S} s`,
+    o.extraPass === false && 'scenario check failed',
+  ].filter(Boolean);
+  const pass = why.length === 0;
+  return {
+    scenario: s.name,
+    jobs: o.jobs,
+    completed,
+    lost,
+    claims: c.claims,
+    duplicates,
+    allowed: o.allowed,
+    recoveryS: o.recoveryS === undefined ? null : o.recoveryS,
+    recoveryBoundS: o.recoveryS === undefined ? null : RECOVERY_BOUND_S,
+    pass,
+    notes: [o.notes, why.length ? `FAILED: ${why.join('; ')}` : ''].filter(Boolean).join(' — '),
+  };
+}
+
+/** SIGKILL a worker process at a named point of its code (once, across all processes). */
+function killAt(point: string, label: string, jobMs = 200): ChaosScenario {
+  return {
+    name: `SIGKILL worker ${label}`,
+    async run(env) {
+      const s = await env.scenario(`kill_${point}`);
+      try {
+        const jobs = 200;
+        await s.enqueue(jobs, () => ({ ms: jobMs }));
+        s.startHost({ processes: 3, concurrency: 5, failpoints: `${point}=kill` });
+        const fired = await waitFor(`${point} to fire`, () => firedFailpoint(s.onceDir, point), { timeoutMs: 60_000 });
+        await s.waitForAll('completed', jobs);
+        // Jobs the killed process held (claimed) — or, after a pop, the ids it had popped.
+        const held = point === 'after_pop' ? [] : await s.heldBy(fired.pid);
+        const affected = point === 'after_pop' ? (fired.detail as string[]) : held;
+        const recoveryS = await s.recoverySeconds(affected, fired.at);
+        const l = await s.ledger();
+        return judge(s, {
+          jobs,
+          allowed: held.length,
+          recoveryS,
+          notes: `killed pid ${fired.pid} holding ${held.length}; unique effects ${l.unique_effects}, raw ${l.effects}`,
+        });
+      } finally {
+        await s.close();
+      }
+    },
+  };
+}
+
+/** SIGKILL a producer between its COMMIT and its RPUSH: the committed job has no doorbell. */
+const producerKill: ChaosScenario = {
+  name: 'SIGKILL producer after commit, before push',
+  async run(env) {
+    const s = await env.scenario('kill_producer');
+    try {
+      s.startHost({ processes: 2, concurrency: 5 });
+      const producer = startNode('test/chaos/producer.ts', ['20'], {
+        DATABASE_URL: s.url,
+        REDIS_URL: env.redis.url,
+        LEASEHOLD_REDIS_PREFIX: s.prefix,
+        LEASEHOLD_FAILPOINTS: 'after_commit_before_push=kill',
+        LEASEHOLD_FAILPOINTS_ONCE_DIR: s.onceDir,
+      });
+      const exit = await producer.exited;
+      const fired = firedFailpoint(s.onceDir, 'after_commit_before_push');
+      const committed = (await s.counts()).total;
+      await s.waitForAll('completed', committed);
+      const ids = (fired?.detail as string[]) ?? [];
+      const recoveryS = await s.recoverySeconds(ids, fired?.at ?? Date.now());
+      return judge(s, {
+        jobs: committed,
+        allowed: 0,
+        recoveryS,
+        extraPass: exit.signal === 'SIGKILL' && ids.length === 1,
+        notes: `producer died by ${exit.signal}; its committed, never-rung job ran anyway`,
+      });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+/** Jobs three times longer than the lease, renewed: each claimed exactly once. */
+const longWithRenewal: ChaosScenario = {
+  name: 'job longer than its lease, with renewals',
+  async run(env) {
+    const s = await env.scenario('long_renewed');
+    try {
+      const jobs = 20;
+      await s.enqueue(jobs, () => ({ ms: 3 * LEASE_MS }));
+      s.startHost({ processes: 2, concurrency: 10 });
+      await s.waitForAll('completed', jobs);
+      const c = await s.counts();
+      return judge(s, { jobs, allowed: 0, extraPass: c.claims === jobs, notes: `claims ${c.claims} = jobs: renewals kept every lease` });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+/** The same jobs with the heartbeat disabled: claims are bounded, and the job dies in the dead letter. */
+const longWithoutRenewal: ChaosScenario = {
+  name: 'job longer than its lease, heartbeat disabled',
+  async run(env) {
+    const s = await env.scenario('long_unrenewed');
+    try {
+      const jobs = 5;
+      const maxAttempts = 3;
+      await s.enqueue(jobs, () => ({ ms: 3 * LEASE_MS }), { maxAttempts });
+      s.startHost({ processes: 2, concurrency: 5, env: { LEASEHOLD_FAILPOINTS: 'heartbeat=skip' } });
+      await s.waitForAll('terminal', jobs, 180_000);
+      const c = await s.counts();
+      const row = await judge(s, {
+        jobs,
+        allowed: jobs * (maxAttempts - 1),
+        expectCompleted: 0,
+        extraPass: c.failed === jobs && c.claims === jobs * maxAttempts,
+        notes: `every job failed after exactly ${maxAttempts} claims (${c.claims} claims), not looping forever`,
+      });
+      return row;
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+/** SIGSTOP a worker longer than its lease; others take its jobs; SIGCONT: its late writes are refused. */
+const stall: ChaosScenario = {
+  name: 'worker stalled (SIGSTOP) past its lease, then resumed',
+  async run(env) {
+    const s = await env.scenario('stall');
+    try {
+      const jobs = 10;
+      const a = s.startHost({ processes: 1, concurrency: 10 });
+      const pidA = await waitFor('host A to register', async () => (await s.pool.query(`SELECT pid FROM workers LIMIT 1`)).rows[0]?.pid);
+      await s.enqueue(jobs, () => ({ ms: 2_500 }));
+      await waitFor('host A to run all jobs', async () => (await s.ledger()).starts === jobs);
+      process.kill(pidA, 'SIGSTOP');
+      const stoppedAt = Date.now();
+      s.startHost({ processes: 1, concurrency: 10 });
+      await waitFor('host B to take every job over', async () => (await s.ledger()).starts === 2 * jobs, { timeoutMs: 60_000 });
+      const recoveryS = (Date.now() - stoppedAt) / 1000 - 0; // upper bound: includes B's start-up
+      await sleep(LEASE_MS); // keep A frozen a while after the takeover: 3 × lease in all
+      process.kill(pidA, 'SIGCONT');
+      await s.waitForAll('completed', jobs);
+      await waitFor('host A to notice it lost its jobs', () => /lease lost: the handler was aborted/.test(a.output()), { timeoutMs: 30_000 });
+      const { rows } = await s.pool.query(
+        `SELECT count(*)::int AS n FROM jobs WHERE worker_id LIKE $1 AND status = 'completed'`,
+        [`%:${pidA}:%`],
+      );
+      return judge(s, {
+        jobs,
+        allowed: jobs,
+        recoveryS: Math.min(recoveryS, (await s.recoverySeconds(await s.heldBy(pidA), stoppedAt))),
+        extraPass: rows[0].n === 0,
+        notes: `host A's late heartbeats and completions refused (0 of its completions accepted); B's outcomes stand`,
+      });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+const redisFlush: ChaosScenario = {
+  name: 'Redis FLUSHALL mid-run',
+  async run(env) {
+    const s = await env.scenario('redis_flush');
+    try {
+      const jobs = 500;
+      await s.enqueue(jobs, () => ({ ms: 20 }));
+      s.startHost({ processes: 2, concurrency: 5 });
+      await waitFor('work to start', async () => (await s.counts()).completed >= 50);
+      await env.redis.client().flushall();
+      await s.waitForAll('completed', jobs);
+      return judge(s, { jobs, allowed: 0, notes: 'the flushed ids were found in PostgreSQL' });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+function redisDown(downMs: number | null): ChaosScenario {
+  return {
+    name: downMs ? `Redis down for ${downMs / 1000} s` : 'Redis killed and restarted',
+    async run(env) {
+      const s = await env.scenario(downMs ? 'redis_down' : 'redis_restart');
+      try {
+        const jobs = 400;
+        await s.enqueue(300, () => ({ ms: 20 }));
+        const host = s.startHost({ processes: 2, concurrency: 5 });
+        await waitFor('work to start', async () => (await s.counts()).completed >= 30);
+        await env.redis.kill();
+        await s.enqueue(100, () => ({ ms: 20 })); // accepted while Redis is down
+        if (downMs) await sleep(downMs);
+        await env.redis.start();
+        await s.waitForAll('completed', jobs);
+        const back = await waitFor('the workers to use Redis again', () => /Redis reachable again/.test(host.output()), { timeoutMs: 30_000 }).catch(() => false);
+        return judge(s, { jobs, allowed: 0, extraPass: !!back, notes: 'claimed from PostgreSQL while Redis was away; back on Redis after' });
+      } finally {
+        await s.close();
+      }
+    },
+  };
+}
+
+const postgresCrash: ChaosScenario = {
+  name: 'PostgreSQL restarted with -m immediate mid-run',
+  async run(env) {
+    const s = await env.scenario('pg_crash');
+    // A producer that keeps enqueuing through the crash, counting what was acknowledged.
+    const pool = new pg.Pool({ connectionString: s.url, max: 2 });
+    pool.on('error', () => {});
+    const doorbell = new RedisDoorbell(env.redis.url, s.prefix, pool, log);
+    const acked: string[] = [];
+    let producing = true;
+    const producer = (async () => {
+      while (producing) {
+        try {
+          const [r] = await ops.jobEnqueue(pool, [{ type: 'chaos.work', queue: s.queue, payload: { ms: 100 } }], { doorbell });
+          acked.push(r!.id);
+        } catch {
+          await sleep(50); // not acknowledged: the caller would retry
+        }
+        await sleep(10);
+      }
+    })();
+    try {
+      const host = s.startHost({ processes: 2, concurrency: 4 });
+      await waitFor('both worker processes to run jobs', async () => {
+        const { rows: w } = await s.pool.query(`SELECT count(DISTINCT pid)::int AS n FROM chaos_effects`);
+        return w[0].n === 2 && acked.length >= 100;
+      });
+      const pidsBefore = (await s.pool.query(`SELECT pid FROM workers`)).rows.map((r) => r.pid).sort();
+      await env.pg.restart('immediate');
+      await waitFor('more enqueues after the crash', () => acked.length >= 300, { timeoutMs: 60_000 });
+      producing = false;
+      await producer;
+      const { rows } = await s.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[])`, [acked]);
+      const total = (await s.counts()).total;
+      await s.waitForAll('completed', total, 120_000);
+      const running = (await s.counts()).running;
+      const pidsAfter = (await s.pool.query(`SELECT DISTINCT pid FROM workers`)).rows.map((r) => r.pid).sort();
+      const restarted = /worker process died/.test(host.output());
+      const samePids = pidsAfter.join() === pidsBefore.join();
+      const row = await judge(s, {
+        jobs: total,
+        allowed: 8, // at most the jobs in flight at the crash (2 processes × 4)
+        extraPass: rows[0].n === acked.length && running === 0 && !restarted && samePids,
+        notes: `${acked.length} acknowledged enqueues, ${rows[0].n} present after the crash; ${
+          restarted || !samePids ? `a worker process was replaced (${pidsBefore} → ${pidsAfter})` : 'workers reconnected without a restart'
+        }`,
+      });
+      return { ...row, lost: row.lost + (acked.length - rows[0].n) };
+    } finally {
+      producing = false;
+      await producer.catch(() => {});
+      await doorbell.close();
+      await pool.end();
+      await s.close();
+    }
+  },
+};
+
+const partition: ChaosScenario = {
+  name: 'host cut off from PostgreSQL and Redis past its lease, then reconnected',
+  async run(env) {
+    const s = await env.scenario('partition');
+    const pgProxy = await startProxy(env.pg.port);
+    const redisProxy = await startProxy(env.redis.port);
+    try {
+      const jobs = 10;
+      const a = s.startHost({
+        processes: 1,
+        concurrency: 10,
+        databaseUrl: s.url.replace(`:${env.pg.port}/`, `:${pgProxy.port}/`),
+        redisUrl: `redis://127.0.0.1:${redisProxy.port}`,
+      });
+      const pidA = await waitFor('host A to register', async () => (await s.pool.query(`SELECT pid FROM workers LIMIT 1`)).rows[0]?.pid);
+      await s.enqueue(jobs, () => ({ ms: 2_500 }));
+      await waitFor('host A to run all jobs', async () => (await s.ledger()).starts === jobs);
+      pgProxy.cut();
+      redisProxy.cut();
+      const cutAt = Date.now();
+      const b = s.startHost({ processes: 1, concurrency: 10 });
+      await waitFor('host B to take every job over', async () => (await s.ledger()).starts >= 2 * jobs, { timeoutMs: 60_000 });
+      await sleep(LEASE_MS);
+      pgProxy.heal();
+      redisProxy.heal();
+      await s.waitForAll('completed', jobs);
+      // A rejoins without a restart: with B gone, A alone completes new work.
+      await b.stop();
+      const more = await s.enqueue(20, () => ({ ms: 100 }));
+      await s.waitForAll('completed', jobs + more.length);
+      const { rows } = await s.pool.query(
+        `SELECT count(*) FILTER (WHERE job_id <= $2)::int AS old_by_a, count(*) FILTER (WHERE job_id > $2)::int AS new_by_a
+           FROM job_attempts WHERE worker_id LIKE $1 AND outcome = 'completed'`,
+        [`%:${pidA}:%`, Number(more[0]) - 1],
+      );
+      const restarted = /worker process died/.test(a.output());
+      return judge(s, {
+        jobs: jobs + more.length,
+        allowed: jobs,
+        recoveryS: await s.recoverySeconds(await s.heldBy(pidA), cutAt),
+        extraPass: rows[0].old_by_a === 0 && rows[0].new_by_a > 0 && !restarted,
+        notes: `A's late writes refused (0 old jobs completed by A); A then completed ${rows[0].new_by_a} new jobs without a restart`,
+      });
+    } finally {
+      pgProxy.heal();
+      redisProxy.heal();
+      await s.close();
+      await pgProxy.close();
+      await redisProxy.close();
+    }
+  },
+};
+
+const idempotency: ChaosScenario = {
+  name: '50 concurrent enqueues with one idempotency key',
+  async run(env) {
+    const s = await env.scenario('idempotency');
+    try {
+      s.startHost({ processes: 2, concurrency: 5 });
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          ops.jobEnqueue(s.pool, [{ type: 'chaos.work', queue: s.queue, payload: { ms: 50 }, idempotencyKey: 'once' }], {
+            doorbell: s.doorbell,
+          }),
+        ),
+      );
+      await s.waitForAll('completed', 1);
+      const ids = new Set(results.map((r) => r[0]!.id));
+      const l = await s.ledger();
+      return judge(s, { jobs: 1, allowed: 0, extraPass: ids.size === 1 && l.starts === 1, notes: `1 row, ${l.starts} execution, the same id for all 50` });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+const cancelRunning: ChaosScenario = {
+  name: 'cancel a running job',
+  async run(env) {
+    const s = await env.scenario('cancel');
+    try {
+      s.startHost({ processes: 1, concurrency: 2 });
+      const [id] = await s.enqueue(1, () => ({ ms: 60_000 }));
+      await waitFor('the job to start', async () => (await s.ledger()).starts === 1);
+      await ops.jobCancel(s.pool, { ids: [id!] });
+      await waitFor('the job to be cancelled', async () => (await s.counts()).cancelled === 1);
+      const { rows } = await s.pool.query(
+        `SELECT extract(epoch FROM (SELECT min(at) FROM chaos_effects WHERE event = 'abort') - cancel_requested_at) AS abort_s
+           FROM jobs WHERE job_id = $1`,
+        [id],
+      );
+      await ops.jobRecover(s.pool, {});
+      const abortS = Number(rows[0].abort_s);
+      const still = (await s.counts()).cancelled === 1;
+      return judge(s, {
+        jobs: 1,
+        allowed: 0,
+        expectCompleted: 0,
+        recoveryS: null,
+        extraPass: still && abortS <= HEARTBEAT_MS / 1000 + 0.5,
+        notes: `handler aborted ${abortS.toFixed(2)} s after the cancel (heartbeat ${HEARTBEAT_MS / 1000} s); recover left it cancelled`,
+      });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+const checkpoints: ChaosScenario = {
+  name: 'checkpoints: kill a demo.steps job after step k',
+  async run(env) {
+    const s = await env.scenario('checkpoints');
+    try {
+      s.startHost({ processes: 1, concurrency: 2 });
+      const [id] = await s.enqueue(1, () => ({ steps: 10, msPerStep: 250 }), { type: 'demo.steps' });
+      const k = await waitFor('step 4 to be saved', async () => {
+        const { rows } = await s.pool.query(`SELECT (checkpoints->'step'->>'value')::int AS step, worker_id FROM jobs WHERE job_id = $1`, [id]);
+        return rows[0].step >= 4 && rows[0];
+      });
+      const pid = Number(String(k.worker_id).split(':')[1]);
+      process.kill(pid, 'SIGKILL');
+      const killedAt = Date.now();
+      const { rows: [saved] } = await s.pool.query(`SELECT (checkpoints->'step'->>'value')::int AS step FROM jobs WHERE job_id = $1`, [id]);
+      await s.waitForAll('completed', 1);
+      const result = await fetchResult(env, s, id!);
+      const resumedRight = result?.resumedAfter === saved.step && result?.ran?.[0] === saved.step + 1;
+      return judge(s, {
+        jobs: 1,
+        allowed: 1,
+        recoveryS: await s.recoverySeconds([id!], killedAt),
+        extraPass: resumedRight,
+        notes: `killed after step ${saved.step}; the next attempt ran steps ${result?.ran?.[0]}..${result?.ran?.at(-1)}`,
+      });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+async function fetchResult(env: ChaosEnv, s: Scenario, id: string) {
+  const { rows } = await s.pool.query(`SELECT result_key FROM jobs WHERE job_id = $1`, [id]);
+  const key = rows[0]?.result_key;
+  if (!key) return null;
+  return JSON.parse(fs.readFileSync(path.join(env.tmp, 'results', s.name, key), 'utf8'));
+}
+
+const clockSkew: ChaosScenario = {
+  name: 'worker clocks 60 s fast and 60 s slow',
+  async run(env) {
+    const s = await env.scenario('clock_skew');
+    try {
+      if (!fs.existsSync(FAKETIME_LIB)) {
+        return { ...(await judge(s, { jobs: 0, allowed: 0 })), pass: false, notes: `libfaketime missing: apt-get install -y faketime` };
+      }
+      const jobs = 30;
+      s.startHost({ processes: 1, concurrency: 10, faketime: '+60s' });
+      s.startHost({ processes: 1, concurrency: 10, faketime: '-60s' });
+      await s.enqueue(jobs, () => ({ ms: 2 * LEASE_MS }));
+      await s.waitForAll('completed', jobs);
+      const c = await s.counts();
+      return judge(s, { jobs, allowed: 0, extraPass: c.claims === jobs, notes: `claims ${c.claims} = jobs: leases follow the database clock` });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+const fencing: ChaosScenario = {
+  name: 'fencing: 10,000 random interleavings (fast-check)',
+  async run(env) {
+    const s = await env.scenario('fencing');
+    try {
+      const r = await fencingProperty(s.pool, { runs: Number(process.env.CHAOS_FENCING_RUNS ?? 10_000) });
+      return {
+        scenario: s.name,
+        jobs: r.jobs,
+        completed: r.completed,
+        lost: 0,
+        claims: r.claims,
+        duplicates: 0,
+        allowed: 0,
+        recoveryS: null,
+        recoveryBoundS: null,
+        pass: r.staleAccepted === 0 && r.completedMovedBack === 0 && r.failures === 0,
+        notes: `${r.runs} interleavings, ${r.commands} commands: stale writes accepted ${r.staleAccepted}, completed moved back ${r.completedMovedBack}`,
+      };
+    } finally {
+      await s.close();
+    }
+  },
+};
+
+export const scenarios: ChaosScenario[] = [
+  killAt('after_pop', 'after the pop'),
+  killAt('after_claim', 'after the claim'),
+  killAt('mid_handler', 'mid-handler'),
+  killAt('after_handler', 'after the side effect'),
+  killAt('after_result_write', 'after the result write'),
+  killAt('before_complete_commit', 'before the completion commit'),
+  producerKill,
+  longWithRenewal,
+  longWithoutRenewal,
+  stall,
+  fencing,
+  redisFlush,
+  redisDown(null),
+  redisDown(10_000),
+  postgresCrash,
+  partition,
+  idempotency,
+  cancelRunning,
+  checkpoints,
+  clockSkew,
+];
+
+export function formatTable(rows: Row[]): string {
+  const head = ['scenario', 'jobs', 'completed', 'lost', 'claims', 'duplicates (allowed)', 'recovery s (bound)', 'pass'];
+  const lines = rows.map((r) => [
+    r.scenario,
+    String(r.jobs),
+    String(r.completed),
+    String(r.lost),
+    String(r.claims),
+    `${r.duplicates} (≤ ${r.allowed})`,
+    r.recoveryS === null || Number.isNaN(r.recoveryS) ? '—' : `${r.recoveryS.toFixed(1)} (≤ ${r.recoveryBoundS})`,
+    r.pass ? 'pass' : 'FAIL',
+  ]);
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...lines.map((l) => `| ${l.join(' | ')} |`),
+  ].join('\n');
+}
