@@ -74,7 +74,7 @@ type AbortReason = 'lease_lost' | 'lease_expired_locally' | 'cancelled' | 'shutd
 interface Entry {
   job: ClaimedJob;
   lease: Lease;
-  ac: AbortController;
+  ac: LazyAbort;
   /** performance.now() when the last successful renewal (or the claim) was sent. */
   renewedAt: number;
   /** 'buffered' is claimed but waits for a slot; 'running' holds a slot; 'finishing' is writing its outcome. */
@@ -83,6 +83,30 @@ interface Entry {
   cancelRequested?: boolean;
   /** Shutdown handed this lease back: the handler's outcome must not be written. */
   released?: boolean;
+}
+
+/**
+ * An AbortController made only when a handler asks for its signal: most short jobs never
+ * do, and creating one per job is a measurable share of a no-op job's cost. An abort
+ * before the signal exists is remembered and applied when it is made.
+ */
+class LazyAbort {
+  private controller: AbortController | null = null;
+  private reason: unknown = undefined;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown) {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
 }
 
 export class JobAborted extends Error {
@@ -234,7 +258,7 @@ export class Runner {
           this.leavePgMode();
           const ids = await receiver.take(this.o.queues, want, backlog ? 0 : this.o.pollMs);
           if (ids.length) {
-            await failpoint('after_pop', ids);
+            if (failpointsEnabled) await failpoint('after_pop', ids);
             jobs = await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs });
           } else {
             jobs = await this.claimFromPostgres(want);
@@ -256,25 +280,28 @@ export class Runner {
       if (jobs.length === 0) continue;
       this.stats.claimed += jobs.length;
       for (const j of jobs) this.queueWait.observe(j.waitedMs);
-      await failpoint('after_claim', jobs.map((j) => j.id));
+      if (failpointsEnabled) await failpoint('after_claim', jobs.map((j) => j.id));
       for (const job of jobs) this.begin(job, claimSentAt);
     }
   }
 
+  /**
+   * Claims due jobs straight from PostgreSQL, queue by queue (rotating the first one), and
+   * — when that leaves slots free — jobs whose lease expired, so an idle worker recovers
+   * a crashed peer's jobs even if no sweep runs.
+   */
   private async claimFromPostgres(want: number): Promise<ClaimedJob[]> {
     const queues = this.o.queues;
     const out: ClaimedJob[] = [];
     const start = this.queueRotation++ % queues.length;
+    const p = { workerId: this.workerId, leaseMs: this.o.leaseMs };
     for (let k = 0; k < queues.length && out.length < want; k++) {
       const queue = queues[(start + k) % queues.length]!;
-      out.push(
-        ...(await ops.jobClaimNext(this.o.pool, {
-          queue,
-          limit: want - out.length,
-          workerId: this.workerId,
-          leaseMs: this.o.leaseMs,
-        })),
-      );
+      out.push(...(await ops.jobClaimNext(this.o.pool, { ...p, queue, limit: want - out.length })));
+    }
+    for (let k = 0; k < queues.length && out.length < want; k++) {
+      const queue = queues[(start + k) % queues.length]!;
+      out.push(...(await ops.jobClaimExpired(this.o.pool, { ...p, queue, limit: want - out.length })));
     }
     return out;
   }
@@ -301,7 +328,7 @@ export class Runner {
     const entry: Entry = {
       job,
       lease: { jobId: job.id, attempt: job.attemptCount },
-      ac: new AbortController(),
+      ac: new LazyAbort(),
       renewedAt: claimSentAt,
       state: 'buffered',
     };
@@ -337,10 +364,13 @@ export class Runner {
     try {
       if (!handler) throw new PermanentError(`no handler registered for job type ${JSON.stringify(job.type)}`);
       const log = this.log;
+      const ac = e.ac;
       const ctx: JobContext = {
         job,
         attempt: e.lease.attempt,
-        signal: e.ac.signal,
+        get signal() {
+          return ac.signal;
+        },
         get log() {
           return log.child({ job: job.id, attempt: e.lease.attempt });
         },
@@ -391,7 +421,7 @@ export class Runner {
       throw new PermanentError(`the handler's result is not JSON-serializable: ${(err as Error).message}`);
     }
     const key = await this.o.results.put(e.job.id, e.lease.attempt, Buffer.from(body));
-    await failpoint('after_result_write', [e.job.id]);
+    if (failpointsEnabled) await failpoint('after_result_write', [e.job.id]);
     return key;
   }
 
@@ -411,7 +441,7 @@ export class Runner {
     let write: () => Promise<boolean>;
     let resultKey: string | null = null;
     if (error === null) {
-      await failpoint('after_handler', [job.id]);
+      if (failpointsEnabled) await failpoint('after_handler', [job.id]);
       try {
         resultKey = await this.storeResult(e, result);
       } catch (err) {
@@ -419,7 +449,7 @@ export class Runner {
       }
     }
     if (error === null) {
-      await failpoint('before_complete', [job.id]);
+      if (failpointsEnabled) await failpoint('before_complete', [job.id]);
       write = async () => {
         const ok = await this.completer.submit({ ...lease, resultKey });
         if (ok) this.stats.completed++;
@@ -556,6 +586,8 @@ export class Runner {
       const r = await ops.recoverSweep(this.o.pool, {
         doorbell: this.o.doorbell,
         signalGraceMs: this.o.signalGraceMs,
+        // If this process freezes mid-sweep, the server frees the sweep lock after this long.
+        stallTimeoutMs: Math.max(1_000, this.o.recoverMs * 2),
       });
       if (r) {
         this.stats.recovered += r.expired.length;

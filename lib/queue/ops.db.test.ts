@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import pg from 'pg';
 import { insertJob, jobRow } from '../../test/factories';
 import { testDatabase, type TestDb } from '../../test/db';
+import { waitFor } from '../../test/wait';
 import * as ops from './ops';
 
 const db: TestDb = await testDatabase();
@@ -385,5 +386,34 @@ describe('schema invariants', () => {
       `INSERT INTO jobs (type, status, cancel_requested_at) VALUES ('x', 'queued', now())`,
     ];
     for (const q of bad) await assert.rejects(db.pool.query(q), /violates check constraint/, q);
+  });
+});
+
+describe('jobClaimExpired', () => {
+  test('takes over expired leases of the queue, leaving live, exhausted and cancel-requested ones', async () => {
+    const queue = 'expired-q';
+    const expired = await insertJob(db.pool, { queue, status: 'running', workerId: 'dead:1:x', leaseInMs: -1_000 });
+    await insertJob(db.pool, { queue, status: 'running', leaseInMs: 60_000 });
+    await insertJob(db.pool, { queue, status: 'running', leaseInMs: -1_000, attemptCount: 3, maxAttempts: 3 });
+    await insertJob(db.pool, { queue, status: 'running', leaseInMs: -1_000, cancelRequested: true });
+    const got = await ops.jobClaimExpired(db.pool, { queue, limit: 10, workerId: W2, leaseMs: LEASE });
+    assert.deepEqual(got.map((j) => [j.id, j.attemptCount]), [[expired, 2]]);
+    const { rows } = await db.pool.query('SELECT outcome, worker_id FROM job_attempts WHERE job_id = $1', [expired]);
+    assert.deepEqual(rows, [{ outcome: 'lease_lost', worker_id: 'dead:1:x' }]);
+  });
+});
+
+describe('recoverSweep', () => {
+  test('a sweeper frozen while holding the lock loses it to the idle timeout of the server', async () => {
+    // A "sweeper" takes the lock the way recoverSweep does, then stops talking.
+    const frozen = new pg.Client({ connectionString: db.url });
+    frozen.on('error', () => {});
+    await frozen.connect();
+    await frozen.query(`SET idle_session_timeout = 1000`);
+    await frozen.query(`SELECT pg_try_advisory_lock(hashtext('leasehold.recover'))`);
+    assert.equal(await ops.recoverSweep(db.pool, {}), null, 'the lock is held');
+    const report = await waitFor('the lock to be freed', () => ops.recoverSweep(db.pool, {}), { timeoutMs: 30_000, intervalMs: 200 });
+    assert.ok(report);
+    await frozen.end().catch(() => {});
   });
 });

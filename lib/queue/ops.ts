@@ -10,7 +10,7 @@
  */
 import type pg from 'pg';
 import type { Executor } from '../db/client';
-import { failpoint, isSkipped } from '../failpoints';
+import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
 import { type ClaimedJob, type Job, type Lease, toClaimedJob, toJob } from './job';
 import type { Doorbell, Ring } from './signal';
 import * as sql from './statements';
@@ -86,7 +86,7 @@ export async function jobEnqueue(
     });
   }
   if (opts.doorbell && due.length) {
-    await failpoint('after_commit_before_push', due.map((d) => d.jobId));
+    if (failpointsEnabled) await failpoint('after_commit_before_push', due.map((d) => d.jobId));
     if (!isSkipped('push')) await opts.doorbell.ring(due);
   }
   return results;
@@ -112,6 +112,15 @@ export async function jobClaimNext(
   p: ClaimParams & { queue: string; limit: number },
 ): Promise<ClaimedJob[]> {
   const { rows } = await run(db, sql.jobClaimNext, [p.queue, p.workerId, p.leaseMs, p.limit]);
+  return rows.map(toClaimedJob);
+}
+
+/** jobClaimExpired — take over up to `limit` jobs of a queue whose lease expired. */
+export async function jobClaimExpired(
+  db: Executor,
+  p: ClaimParams & { queue: string; limit: number },
+): Promise<ClaimedJob[]> {
+  const { rows } = await run(db, sql.jobClaimExpired, [p.queue, p.workerId, p.leaseMs, p.limit]);
   return rows.map(toClaimedJob);
 }
 
@@ -495,19 +504,34 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
 
 /**
  * recoverSweep — one periodic sweep, run by at most one process at a time cluster-wide
- * (a session advisory lock on a dedicated connection; it is released if the process
- * dies). Returns null when another process holds the lock.
+ * (a session advisory lock on a dedicated connection). The lock must never outlive the
+ * sweeper's ability to sweep: a process that dies loses its session (and the lock) at
+ * once, and one that stalls (SIGSTOP, a partition) holding it is cut off by the server's
+ * idle_session_timeout, so a frozen sweeper cannot stop recovery for everyone.
+ * Returns null when another process holds the lock.
  */
-export async function recoverSweep(pool: pg.Pool, p: RecoverParams): Promise<RecoverReport | null> {
+export async function recoverSweep(
+  pool: pg.Pool,
+  p: RecoverParams & { stallTimeoutMs?: number },
+): Promise<RecoverReport | null> {
   const client = await pool.connect();
   let locked = false;
+  let broken: Error | undefined;
   try {
+    await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}`);
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
     return await jobRecover(client, { ...p, dryRun: false });
+  } catch (err) {
+    broken = err as Error;
+    throw err;
   } finally {
-    if (locked) await run(client, sql.recoverUnlock, []).catch(() => {});
-    client.release();
+    if (!broken) {
+      if (locked) await run(client, sql.recoverUnlock, []).catch(() => {});
+      await client.query('RESET idle_session_timeout').catch(() => {});
+    }
+    // A connection that failed mid-sweep is discarded rather than reused.
+    client.release(broken);
   }
 }
 

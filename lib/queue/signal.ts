@@ -222,26 +222,36 @@ export class RedisReceiver {
     }
   }
 
+  /** Redis 7's LMPOP/BLMPOP: one round trip for a blocking pop of up to `max` ids. */
+  private multiPop = true;
+
   private async pop(queues: readonly string[], max: number, timeoutMs: number): Promise<string[]> {
+    // Rotate the order so one busy queue cannot starve the others (LMPOP takes from the first non-empty list).
+    const start = this.rotation++ % queues.length;
+    const keys = queues.map((_, k) => queueKey(this.prefix, queues[(start + k) % queues.length]!));
     try {
+      if (this.multiPop) {
+        try {
+          const got =
+            timeoutMs > 0
+              ? await this.redis.blmpop(timeoutMs / 1000, keys.length, ...keys, 'LEFT', 'COUNT', max)
+              : await this.redis.lmpop(keys.length, ...keys, 'LEFT', 'COUNT', max);
+          return got ? got[1] : [];
+        } catch (err) {
+          if (!/unknown command/i.test(String(err))) throw err;
+          this.multiPop = false; // Redis < 7: LPOP with a count, then BLPOP
+        }
+      }
       const ids: string[] = [];
-      // Rotate the starting queue so one busy queue cannot starve the others.
-      const start = this.rotation++ % queues.length;
-      for (let k = 0; k < queues.length && ids.length < max; k++) {
-        const queue = queues[(start + k) % queues.length]!;
-        const got = await this.redis.lpop(queueKey(this.prefix, queue), max - ids.length);
+      for (let k = 0; k < keys.length && ids.length < max; k++) {
+        const got = await this.redis.lpop(keys[k]!, max - ids.length);
         if (got) ids.push(...got);
       }
       if (ids.length || timeoutMs <= 0) return ids;
-      const keys = queues.map((q) => queueKey(this.prefix, q));
       const popped = await this.redis.blpop(...keys, timeoutMs / 1000);
       if (!popped) return [];
-      const [key, id] = popped;
-      ids.push(id);
-      if (max > 1) {
-        const more = await this.redis.lpop(key, max - 1);
-        if (more) ids.push(...more);
-      }
+      ids.push(popped[1]);
+      if (max > 1) ids.push(...((await this.redis.lpop(popped[0], max - 1)) ?? []));
       return ids;
     } catch (err) {
       if (!this.available) throw new SignalUnavailable(String(err));

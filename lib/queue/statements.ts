@@ -161,6 +161,31 @@ WITH target AS (
 };
 
 /**
+ * jobClaimExpired — take over running jobs of a queue whose lease expired, oldest expiry
+ * first: the polling worker's own recovery, so a takeover never depends on the sweep
+ * alone. Jobs out of attempts or with a cancel request are left to jobRecover (which
+ * fails or cancels them).
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit.
+ * Returns: the claimed rows; the lost attempts are recorded as `lease_lost`.
+ */
+export const jobClaimExpired: Statement = {
+  name: 'leasehold_job_claim_expired',
+  text: `
+WITH target AS (
+  SELECT ${claimTargetColumns}
+    FROM jobs
+   WHERE queue = $1
+     AND status = 'running'
+     AND lease_expires_at < now()
+     AND attempt_count < max_attempts
+     AND cancel_requested_at IS NULL
+   ORDER BY lease_expires_at
+   LIMIT $4
+     FOR UPDATE SKIP LOCKED
+)${claimSwap('$2', '$3')}`,
+};
+
+/**
  * The fence of a batched write: this worker holds the job's current lease. Each row reads
  * its own fencing token from the input arrays at the position of its id, so the plan is
  * one index scan whatever plan PostgreSQL caches for the prepared statement (a join with

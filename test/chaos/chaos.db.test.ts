@@ -20,7 +20,7 @@ after(async () => {
 
 for (const s of scenarios) {
   test(s.name, { timeout: 300_000 }, async () => {
-    const row = await s.run(env);
+    const row = { ...(await s.run(env)), scenario: s.name };
     rows.push(row);
     assert.ok(row.pass, `${s.name}: ${JSON.stringify(row)}`);
   });

@@ -71,10 +71,12 @@ export async function fencingProperty(pool: pg.Pool, o: { runs: number; seed?: n
     const held = WORKERS.map(() => new Map<string, number[]>());
     const everCompleted = new Set<string>();
     let lastAttempts = new Map(ids.map((id) => [id, 0]));
+    // Commands run one at a time, so the state after one is the state before the next.
+    let state = await read(ids);
 
     for (const c of cmds) {
       out.commands++;
-      const before = await read(ids);
+      const before = new Map(state);
       let stale = 0;
       switch (c.kind) {
         case 'claim': {
@@ -127,6 +129,7 @@ export async function fencingProperty(pool: pg.Pool, o: { runs: number; seed?: n
       }
       out.staleAccepted += stale;
       const after = await read(ids);
+      state = after;
       for (const [id, r] of after) {
         if (everCompleted.has(id) && r.status !== 'completed') out.completedMovedBack++;
         if (r.status === 'completed') everCompleted.add(id);
@@ -135,8 +138,7 @@ export async function fencingProperty(pool: pg.Pool, o: { runs: number; seed?: n
       lastAttempts = new Map([...after].map(([id, r]) => [id, r.attempt_count]));
       if (stale || out.completedMovedBack || out.failures) return false;
     }
-    const end = await read(ids);
-    for (const r of end.values()) {
+    for (const r of state.values()) {
       out.claims += r.attempt_count;
       if (r.status === 'completed') out.completed++;
     }

@@ -19,7 +19,7 @@ try {
     const t = Date.now();
     process.stderr.write(`[chaos] ${s.name} ...\n`);
     try {
-      rows.push(await s.run(env));
+      rows.push({ ...(await s.run(env)), scenario: s.name });
     } catch (err) {
       rows.push({ scenario: s.name, jobs: 0, completed: 0, lost: 0, claims: 0, duplicates: 0, allowed: 0, recoveryS: null, recoveryBoundS: null, pass: false, notes: String((err as Error).stack ?? err).slice(0, 300) });
     }
