@@ -23,7 +23,7 @@ function fakeSource(h: SummedHistogram): MetricsSource {
       running: 2,
     }),
     backlog: async () => new Map([['mail', 7]]),
-    usingRedis: () => true,
+    usingRedis: async () => true,
   };
 }
 

@@ -145,8 +145,8 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
     name: 'leasehold_redis_in_use',
     help: '1 while the console rings workers through Redis, 0 while it falls back to PostgreSQL NOTIFY.',
     registers: [registry],
-    collect() {
-      this.set(source.usingRedis() ? 1 : 0);
+    async collect() {
+      this.set((await source.usingRedis()) ? 1 : 0);
     },
   });
 

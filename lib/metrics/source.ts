@@ -13,6 +13,7 @@ import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { getStats, type Stats } from '../queue/read';
 import type { Doorbell } from '../queue/signal';
+import { redisSettled } from '../server/redis-settled';
 
 /** The counter keys a worker's metrics row carries (worker/runner.ts RunnerStats). */
 export const WORKER_COUNTERS = [
@@ -110,7 +111,7 @@ export function cached<T>(fn: () => Promise<T>, ttlMs: number, now: () => number
 
 /** How long job counts are reused between scrapes (the count reads the whole table). */
 export const STATS_TTL_MS_DEFAULT = 5_000;
-/** Worker totals and backlogs are cheap, but one scrape asks for them from many collectors. */
+/** Worker totals are cheap, but one scrape asks for them from a dozen collectors. */
 export const TOTALS_TTL_MS_DEFAULT = 1_000;
 
 export interface MetricsSource {
@@ -118,7 +119,8 @@ export interface MetricsSource {
   workerTotals: () => Promise<WorkerTotals>;
   /** Ids waiting in the Redis signal per queue (queues from the job counts); empty without Redis. */
   backlog: () => Promise<Map<string, number>>;
-  usingRedis: () => boolean;
+  /** Whether the doorbell rings through Redis (after its first connection settled). */
+  usingRedis: () => Promise<boolean>;
 }
 
 export function createMetricsSource(o: {
@@ -130,8 +132,10 @@ export function createMetricsSource(o: {
   const stats = cached(() => getStats(o.db), o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);
   const totalsTtl = o.totalsTtlMs ?? TOTALS_TTL_MS_DEFAULT;
   const workerTotals = cached(() => readWorkerTotals(o.db), totalsTtl);
-  const backlog = cached(async () => {
+  // One collector asks for it per scrape: LLEN per known queue, not cached.
+  const backlog = async () => {
     const out = new Map<string, number>();
+    await redisSettled(o.doorbell);
     if (!o.doorbell.usingRedis) return out;
     const queues = (await stats()).queues.map((q) => q.queue);
     const lengths = await Promise.all(queues.map((q) => o.doorbell.backlog(q)));
@@ -140,6 +144,10 @@ export function createMetricsSource(o: {
       if (n !== null && n !== undefined) out.set(q, n);
     });
     return out;
-  }, totalsTtl);
-  return { stats, workerTotals, backlog, usingRedis: () => o.doorbell.usingRedis };
+  };
+  const usingRedis = async () => {
+    await redisSettled(o.doorbell);
+    return o.doorbell.usingRedis;
+  };
+  return { stats, workerTotals, backlog, usingRedis };
 }

@@ -3,6 +3,7 @@ import { log } from '@/lib/log';
 import { QueueError } from '@/lib/queue/errors';
 import { RedisDoorbell } from '@/lib/queue/signal';
 import { serverContext } from '@/lib/server/context';
+import { redisSettled } from '@/lib/server/redis-settled';
 
 /** How long readiness waits for a Redis connection that is still being made. */
 const REDIS_CONNECT_WAIT_MS = 1_000;
@@ -21,17 +22,7 @@ export const GET = route(async (req: Request) => {
     log.warn('readiness: PostgreSQL did not answer', { err });
     throw new QueueError('unavailable', 'PostgreSQL did not answer');
   }
-  if (doorbell instanceof RedisDoorbell && !doorbell.usingRedis && ['wait', 'connecting', 'connect'].includes(doorbell.redis.status)) {
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        doorbell.redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, REDIS_CONNECT_WAIT_MS);
-      doorbell.redis.once('ready', done);
-    });
-  }
+  await redisSettled(doorbell, REDIS_CONNECT_WAIT_MS);
   const redis = doorbell.usingRedis ? 'in use' : doorbell instanceof RedisDoorbell ? 'unreachable' : 'not configured';
   return json({ ok: true, postgres: 'ok', redis, signal: doorbell.usingRedis ? 'redis' : 'postgres-notify' });
 });

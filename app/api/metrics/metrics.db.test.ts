@@ -47,6 +47,7 @@ const FAILING = 4;
 test('a scrape during a real run: counters move, histograms are cumulative, gauges match the jobs', async () => {
   const before = await scrape();
   assert.equal(before.value('leasehold_jobs_claimed_total'), 0);
+  assert.equal(before.value('leasehold_redis_in_use'), 1, 'in use from the first scrape, while the connection is still being made');
   assert.equal(before.family('leasehold_jobs_claimed_total').type, 'COUNTER');
   assert.equal(before.family('leasehold_job_run_seconds').type, 'HISTOGRAM');
   assert.ok(before.value('process_cpu_user_seconds_total')! >= 0, "the console's own default metrics");
