@@ -32,6 +32,7 @@ import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
 import { getJob } from './queue/read';
 import { type Doorbell, PgDoorbell, RedisDoorbell, type Ring } from './queue/signal';
 import { resolveRedisUrl } from './redis-url';
+import { redisSettled } from './redis-settled';
 
 export { QueueError as LeaseholdError } from './queue/errors';
 export type { ErrorCode } from './queue/errors';
@@ -133,14 +134,7 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       const url = opts.redisUrl === null ? null : await resolveRedisUrl(opts.redisUrl ?? process.env.REDIS_URL);
       if (!url) return new PgDoorbell(pool, log);
       const bell = new RedisDoorbell(url, prefix, pool, log);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 2_000);
-        t.unref();
-        bell.redis.once('ready', () => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
+      await redisSettled(bell, 2_000);
       return bell;
     })());
   const ring = async (items: readonly Ring[]) => {

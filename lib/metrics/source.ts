@@ -13,7 +13,7 @@ import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { getStats, type Stats } from '../queue/read';
 import type { Doorbell } from '../queue/signal';
-import { redisSettled } from '../server/redis-settled';
+import { redisSettled } from '../redis-settled';
 
 /** The counter keys a worker's metrics row carries (worker/runner.ts RunnerStats). */
 export const WORKER_COUNTERS = [

@@ -11,6 +11,7 @@ import { createPool } from '../../lib/db/client';
 import { createLogger } from '../../lib/log';
 import { QueueError } from '../../lib/queue/errors';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
+import { redisSettled } from '../../lib/redis-settled';
 import { resolveServices } from '../bootstrap';
 
 /** Exit codes scripts can rely on (also in `--help` and the README). */
@@ -52,12 +53,7 @@ export async function withQueue<T>(fn: (q: Queue) => Promise<T>): Promise<T> {
   const doorbell: Doorbell = services.redisUrl
     ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, pool, log)
     : new PgDoorbell(pool, log);
-  if (doorbell instanceof RedisDoorbell) {
-    await new Promise((resolve) => {
-      doorbell.redis.once('ready', resolve);
-      setTimeout(resolve, 2_000).unref(); // unreachable: the doorbell falls back to NOTIFY
-    });
-  }
+  await redisSettled(doorbell, 2_000); // unreachable: the doorbell falls back to NOTIFY
   try {
     return await fn({ pool, doorbell, redisUrl: services.redisUrl, redisPrefix: cfg.redisPrefix });
   } finally {

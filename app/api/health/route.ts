@@ -3,7 +3,7 @@ import { log } from '@/lib/log';
 import { QueueError } from '@/lib/queue/errors';
 import { RedisDoorbell } from '@/lib/queue/signal';
 import { serverContext } from '@/lib/server/context';
-import { redisSettled } from '@/lib/server/redis-settled';
+import { redisSettled } from '@/lib/redis-settled';
 
 /** How long readiness waits for a Redis connection that is still being made. */
 const REDIS_CONNECT_WAIT_MS = 1_000;
