@@ -14,7 +14,7 @@ export const pageDto = (p: JobPage) => ({
 export const attemptDto = (a: Attempt) => ({
   attempt: a.attempt,
   workerId: a.workerId,
-  startedAt: iso(a.startedAt),
+  startedAt: a.startedAt.toISOString(),
   heartbeatAt: iso(a.heartbeatAt),
   finishedAt: iso(a.finishedAt),
   outcome: a.outcome,

@@ -28,7 +28,8 @@ export interface JobPage {
   dbNow: Date;
 }
 
-export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
+/** The WHERE clause (and its values) of a job list's filters; shared by listJobs and listJobIds. */
+function filterClause(f: Omit<ListFilters, 'limit'>): { where: string; values: unknown[] } {
   const where: string[] = [];
   const values: unknown[] = [];
   const add = (cond: (p: string) => string, v: unknown) => {
@@ -44,10 +45,15 @@ export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
     else add((p) => `error ILIKE ${p}`, `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
   }
   if (f.cursor) add((p) => `job_id < ${p}::bigint`, f.cursor);
+  return { where: where.length ? 'WHERE ' + where.join(' AND ') : '', values };
+}
+
+export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
+  const { where, values } = filterClause(f);
   values.push(f.limit + 1);
   const { rows } = await db.query(
     `SELECT *, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, now() AS db_now
-       FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+       FROM jobs ${where}
       ORDER BY job_id DESC
       LIMIT $${values.length}`,
     values,
@@ -61,6 +67,18 @@ export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
     nextCursor: rows.length > f.limit ? String(page[page.length - 1]!.job_id) : null,
     dbNow: rows[0]?.db_now ?? (await dbNow(db)),
   };
+}
+
+/**
+ * The ids of one keyset page of a job list (newest first), without the rows: what bulk
+ * actions resolve a filter to, page by page. nextCursor is null on the last page.
+ */
+export async function listJobIds(db: Executor, f: ListFilters): Promise<{ ids: string[]; nextCursor: string | null }> {
+  const { where, values } = filterClause(f);
+  values.push(f.limit + 1);
+  const { rows } = await db.query(`SELECT job_id FROM jobs ${where} ORDER BY job_id DESC LIMIT $${values.length}`, values);
+  const ids = rows.slice(0, f.limit).map((r) => String(r.job_id));
+  return { ids, nextCursor: rows.length > f.limit ? ids[ids.length - 1]! : null };
 }
 
 export async function dbNow(db: Executor): Promise<Date> {

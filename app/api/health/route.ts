@@ -1,10 +1,28 @@
 import { json, route } from '@/lib/http/respond';
+import { log } from '@/lib/log';
+import { QueueError } from '@/lib/queue/errors';
+import { RedisDoorbell } from '@/lib/queue/signal';
 import { serverContext } from '@/lib/server/context';
+import { redisSettled } from '@/lib/redis-settled';
 
-/** GET /api/health — liveness: the process answers. ?ready=1 also checks PostgreSQL. */
+/** How long readiness waits for a Redis connection that is still being made. */
+const REDIS_CONNECT_WAIT_MS = 1_000;
+
+/**
+ * GET /api/health — liveness: the process answers (no database call).
+ * GET /api/health?ready — readiness: PostgreSQL answers `SELECT 1` (503 when it does not),
+ * and whether producers ring workers through Redis or fall back to PostgreSQL NOTIFY.
+ */
 export const GET = route(async (req: Request) => {
   if (!new URL(req.url).searchParams.has('ready')) return json({ ok: true });
   const { readPool, doorbell } = serverContext();
-  await readPool.query('SELECT 1');
-  return json({ ok: true, postgres: 'ok', redis: doorbell.usingRedis ? 'in use' : 'not in use' });
+  try {
+    await readPool.query('SELECT 1');
+  } catch (err) {
+    log.warn('readiness: PostgreSQL did not answer', { err });
+    throw new QueueError('unavailable', 'PostgreSQL did not answer');
+  }
+  await redisSettled(doorbell, REDIS_CONNECT_WAIT_MS);
+  const redis = doorbell.usingRedis ? 'in use' : doorbell instanceof RedisDoorbell ? 'unreachable' : 'not configured';
+  return json({ ok: true, postgres: 'ok', redis, signal: doorbell.usingRedis ? 'redis' : 'postgres-notify' });
 });

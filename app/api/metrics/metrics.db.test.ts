@@ -1,0 +1,133 @@
+/**
+ * GET /api/metrics and /api/health against real worker processes on real jobs: the
+ * scrape is parsed with a Prometheus text-format parser, and the counters summed from
+ * the workers' heartbeats move while the jobs run.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
+import { cleanup } from '../../../test/cleanup';
+import { testDatabase } from '../../../test/db';
+import { REDIS_URL } from '../../../test/env';
+import { startWorkers, uniquePrefix } from '../../../test/processes';
+import { waitFor } from '../../../test/wait';
+
+const db = await testDatabase();
+const prefix = uniquePrefix('metrics');
+process.env.DATABASE_URL = db.url;
+process.env.REDIS_URL = REDIS_URL;
+process.env.LEASEHOLD_REDIS_PREFIX = prefix;
+cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
+
+const metrics = await import('./route');
+const health = await import('../health/route');
+const jobs = await import('../jobs/route');
+
+async function scrape() {
+  const res = await metrics.GET();
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type')!, /^text\/plain; version=0\.0\.4/);
+  const families = parsePrometheusTextFormat(await res.text());
+  const byName = new Map(families.map((f) => [f.name, f]));
+  const family = (name: string): PromFamily => {
+    const f = byName.get(name);
+    assert.ok(f, `metric ${name} is exposed`);
+    return f;
+  };
+  const value = (name: string, labels: Record<string, string> = {}) => {
+    const m = family(name).metrics.find((s) => Object.entries(labels).every(([k, v]) => s.labels?.[k] === v));
+    return m ? Number(m.value) : undefined;
+  };
+  return { families, family, value };
+}
+
+const N = 40;
+const FAILING = 4;
+
+test('a scrape during a real run: counters move, histograms are cumulative, gauges match the jobs', async () => {
+  const before = await scrape();
+  assert.equal(before.value('leasehold_jobs_claimed_total'), 0);
+  assert.equal(before.value('leasehold_redis_in_use'), 1, 'in use from the first scrape, while the connection is still being made');
+  assert.equal(before.family('leasehold_jobs_claimed_total').type, 'COUNTER');
+  assert.equal(before.family('leasehold_job_run_seconds').type, 'HISTOGRAM');
+  assert.ok(before.value('process_cpu_user_seconds_total')! >= 0, "the console's own default metrics");
+
+  const workers = startWorkers({
+    databaseUrl: db.url,
+    redisUrl: REDIS_URL,
+    prefix,
+    processes: 2,
+    concurrency: 3,
+    heartbeatMs: 100,
+  });
+  cleanup(() => workers.stop());
+  await waitFor('two live workers in the metrics', async () => (await scrape()).value('leasehold_workers_alive') === 2, { timeoutMs: 30_000 });
+
+  const body = [
+    ...Array.from({ length: N - FAILING }, () => ({ type: 'demo.sleep', payload: { ms: 150 } })),
+    ...Array.from({ length: FAILING }, () => ({ type: 'demo.sleep', payload: { ms: 20, failTimes: 1 } })),
+  ];
+  const res = await jobs.POST(new Request('http://test/api/jobs', { method: 'POST', body: JSON.stringify(body) }));
+  assert.equal(res.status, 202);
+
+  // Scrape while the jobs run until every one is completed, keeping what each scrape saw.
+  const seen: { claimed: number; completed: number }[] = [];
+  await waitFor(
+    'every job completed, as the counters tell',
+    async () => {
+      const s = await scrape();
+      const claimed = s.value('leasehold_jobs_claimed_total')!;
+      const completed = s.value('leasehold_jobs_completed_total')!;
+      seen.push({ claimed, completed });
+      return completed === N;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
+  for (let k = 1; k < seen.length; k++) {
+    assert.ok(seen[k]!.claimed >= seen[k - 1]!.claimed, 'claims never go down');
+    assert.ok(seen[k]!.completed >= seen[k - 1]!.completed, 'completions never go down');
+  }
+  const distinct = new Set(seen.map((x) => x.completed));
+  assert.ok(distinct.size >= 3, `completions moved while the jobs ran (values seen: ${[...distinct].join(', ')})`);
+  assert.ok(seen.some((x) => x.completed > 0 && x.completed < N), 'a scrape saw the run half done');
+
+  const after = await scrape();
+  assert.equal(after.value('leasehold_jobs_claimed_total'), N + FAILING, 'each failing job was claimed twice');
+  assert.equal(after.value('leasehold_jobs_retried_total'), FAILING);
+  assert.equal(after.value('leasehold_jobs_failed_total'), 0);
+  assert.equal(after.value('leasehold_leases_lost_total'), 0);
+
+  const run = after.family('leasehold_job_run_seconds').metrics[0]!;
+  assert.equal(Number(run.count), N + FAILING, 'one run-time observation per attempt');
+  const bounds = Object.keys(run.buckets!).filter((b) => b !== '+Inf').map(Number).sort((a, b) => a - b);
+  const cumulative = bounds.map((b) => Number(run.buckets![String(b)]));
+  for (let k = 1; k < cumulative.length; k++) assert.ok(cumulative[k]! >= cumulative[k - 1]!, 'buckets are cumulative');
+  assert.equal(Number(run.buckets!['+Inf'] ?? run.count), N + FAILING);
+  assert.equal(Number(run.buckets!['0.1']), 2 * FAILING, 'only the two attempts of each 20 ms job ran within 100 ms');
+  assert.equal(Number(run.buckets!['0.25']), N + FAILING, 'the 150 ms jobs ran within 250 ms');
+  assert.ok(Number(run.sum) >= (N - FAILING) * 0.15, 'the sum is in seconds');
+  const wait = after.family('leasehold_job_queue_wait_seconds').metrics[0]!;
+  assert.equal(Number(wait.count), N + FAILING);
+
+  // Job counts are cached for a few seconds per process, then show the finished run.
+  await waitFor('the job gauge to show every job completed', async () => (await scrape()).value('leasehold_jobs', { queue: 'default', status: 'completed' }) === N, { timeoutMs: 20_000, intervalMs: 250 });
+  const done = await scrape();
+  assert.equal(done.value('leasehold_jobs', { queue: 'default', status: 'queued' }), 0);
+  assert.equal(done.value('leasehold_signal_backlog', { queue: 'default' }), 0, 'the Redis list was drained');
+  assert.equal(done.value('leasehold_redis_in_use'), 1);
+  assert.ok(done.value('leasehold_jobs_counted_age_seconds')! < 10);
+
+  await workers.stop();
+  await waitFor('no live workers, counters kept after the processes stopped', async () => {
+    const s = await scrape();
+    return s.value('leasehold_worker_jobs_in_flight') === 0 && s.value('leasehold_jobs_completed_total') === N;
+  });
+});
+
+test('GET /api/health answers without the database; ?ready checks PostgreSQL and reports Redis', async () => {
+  const live = await health.GET(new Request('http://test/api/health'));
+  assert.deepEqual(await live.json(), { ok: true });
+  const ready = await health.GET(new Request('http://test/api/health?ready'));
+  assert.equal(ready.status, 200);
+  assert.deepEqual(await ready.json(), { ok: true, postgres: 'ok', redis: 'in use', signal: 'redis' });
+});

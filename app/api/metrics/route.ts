@@ -1,0 +1,15 @@
+import { route } from '@/lib/http/respond';
+import { metricsRegistry } from '@/lib/server/metrics';
+
+/**
+ * GET /api/metrics — Prometheus text format: jobs per queue and status, the worker
+ * processes' counters and histograms, workers alive, the Redis signal backlog, and this
+ * process's default metrics. Job counts are cached for a few seconds per process.
+ */
+export const GET = route(async () => {
+  const registry = metricsRegistry();
+  return new Response(await registry.metrics(), {
+    status: 200,
+    headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' },
+  });
+});

@@ -1,0 +1,5 @@
+import { openApiDocument } from '@/lib/http/openapi/document';
+import { json, route } from '@/lib/http/respond';
+
+/** GET /api/openapi.json — the OpenAPI 3.1 document of this API (generated from its zod schemas). */
+export const GET = route(async () => json(openApiDocument()));

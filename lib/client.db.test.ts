@@ -1,0 +1,194 @@
+/**
+ * The producer client against the real PostgreSQL and Redis: enqueue, enqueueMany, get,
+ * and transactional enqueue inside the caller's own transaction (the ring only after
+ * COMMIT; a rollback leaves no row and rings nothing), plus the README's producer
+ * example, run from plain Node as another service would (`import ... from 'leasehold'`).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { cleanup } from '../test/cleanup';
+import { testDatabase } from '../test/db';
+import { REDIS_URL } from '../test/env';
+import { root, uniquePrefix } from '../test/processes';
+import { waitFor } from '../test/wait';
+import { createClient, LeaseholdError } from './client';
+
+const db = await testDatabase();
+const prefix = uniquePrefix('client');
+const redis = new Redis(REDIS_URL);
+cleanup(() => redis.disconnect());
+
+const leasehold = createClient({ databaseUrl: db.url, redisUrl: REDIS_URL, redisPrefix: prefix });
+cleanup(() => leasehold.close());
+
+await db.pool.query('CREATE TABLE orders (id serial PRIMARY KEY, total numeric NOT NULL)');
+
+const rung = (queue: string) => redis.lrange(`${prefix}:queue:${queue}`, 0, -1);
+const jobCount = async (queue: string) =>
+  (await db.pool.query('SELECT count(*)::int AS n FROM jobs WHERE queue = $1', [queue])).rows[0].n as number;
+
+describe('enqueue, enqueueMany, get', () => {
+  test('enqueue commits the row, then rings the queue', async () => {
+    const r = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-one', maxAttempts: 2 });
+    assert.equal(r.created, true);
+    assert.deepEqual(await rung('c-one'), [r.id]);
+    const got = await leasehold.get(r.id);
+    assert.equal(got!.job.status, 'queued');
+    assert.equal(got!.job.maxAttempts, 2);
+    assert.deepEqual(got!.attempts, []);
+    assert.equal(await leasehold.get('987654321'), null);
+    assert.equal(await leasehold.get('not-an-id'), null);
+  });
+
+  test('validation is the API\'s: a LeaseholdError naming the field, nothing written', async () => {
+    await assert.rejects(leasehold.enqueue({ type: 'no.such', queue: 'c-bad' }), (e: LeaseholdError) => e instanceof LeaseholdError && e.code === 'unknown_type');
+    await assert.rejects(
+      leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 'soon' }, queue: 'c-bad' }),
+      (e: LeaseholdError) => e.code === 'invalid_request' && /payload\.ms/.test(e.message),
+    );
+    await assert.rejects(leasehold.enqueue({ type: 'demo.noop', maxAttempts: 0, queue: 'c-bad' }), /maxAttempts/);
+    assert.equal(await jobCount('c-bad'), 0);
+  });
+
+  test('runAt as a Date; a job due later is not rung; an idempotency key returns the first job', async () => {
+    const later = await leasehold.enqueue({ type: 'demo.noop', queue: 'c-later', runAt: new Date(Date.now() + 3_600_000) });
+    assert.deepEqual(await rung('c-later'), []);
+    const again = await leasehold.enqueue({ type: 'demo.noop', queue: 'c-later', idempotencyKey: 'c-key' });
+    const same = await leasehold.enqueue({ type: 'demo.noop', queue: 'c-later', idempotencyKey: 'c-key' });
+    assert.equal(same.id, again.id);
+    assert.equal(same.created, false);
+    assert.notEqual(later.id, again.id);
+  });
+
+  test('enqueueMany: 2500 jobs in one transaction; one bad job writes none of them', async () => {
+    const jobs = Array.from({ length: 2500 }, (_, i) => ({ type: 'demo.noop', payload: { i }, queue: 'c-many' }));
+    await assert.rejects(leasehold.enqueueMany([...jobs.slice(0, 2000), { type: 'demo.noop', queue: 'c-many', maxAttempts: -1 }]), /\[2000\]\.maxAttempts/);
+    assert.equal(await jobCount('c-many'), 0);
+    const results = await leasehold.enqueueMany(jobs);
+    assert.equal(results.length, 2500);
+    assert.equal(new Set(results.map((r) => r.id)).size, 2500);
+    assert.equal(await jobCount('c-many'), 2500);
+    assert.equal((await rung('c-many')).length, 2500, 'every due job rung after the commit');
+  });
+});
+
+describe('transactional enqueue', () => {
+  test('transaction(client): the row is invisible and nothing is rung until COMMIT; afterCommit rings', async () => {
+    const conn = await db.pool.connect();
+    try {
+      await conn.query('BEGIN');
+      const tx = leasehold.transaction(conn);
+      await conn.query('INSERT INTO orders (total) VALUES (10)');
+      const r = await tx.enqueue({ type: 'demo.noop', queue: 'c-tx' });
+      assert.equal(await jobCount('c-tx'), 0, 'not visible outside the transaction yet');
+      assert.deepEqual(await rung('c-tx'), [], 'not rung before the commit');
+      await conn.query('COMMIT');
+      assert.equal(await jobCount('c-tx'), 1);
+      assert.deepEqual(await rung('c-tx'), [], 'rung only by afterCommit');
+      await tx.afterCommit();
+      assert.deepEqual(await rung('c-tx'), [r.id]);
+      await tx.afterCommit();
+      assert.deepEqual(await rung('c-tx'), [r.id], 'afterCommit rings once');
+    } finally {
+      conn.release();
+    }
+  });
+
+  test('transaction(client) rolled back: no row, nothing rung', async () => {
+    const conn = await db.pool.connect();
+    try {
+      await conn.query('BEGIN');
+      const tx = leasehold.transaction(conn);
+      await tx.enqueueMany([{ type: 'demo.noop', queue: 'c-rb' }, { type: 'demo.noop', queue: 'c-rb' }]);
+      await conn.query('ROLLBACK');
+    } finally {
+      conn.release();
+    }
+    assert.equal(await jobCount('c-rb'), 0);
+    assert.deepEqual(await rung('c-rb'), []);
+  });
+
+  test('withTransaction(pool, fn) commits the caller\'s rows and the job together, then rings', async () => {
+    const callerPool = new pg.Pool({ connectionString: db.url, max: 2 });
+    cleanup(() => callerPool.end());
+    const { order, job } = await leasehold.withTransaction(callerPool, async (tx) => {
+      const { rows } = await tx.client.query('INSERT INTO orders (total) VALUES (42) RETURNING id');
+      assert.deepEqual(await rung('c-wt'), []);
+      return { order: rows[0].id as number, job: await tx.enqueue({ type: 'demo.noop', queue: 'c-wt', payload: { order: rows[0].id } }) };
+    });
+    assert.deepEqual(await rung('c-wt'), [job.id]);
+    assert.deepEqual((await leasehold.get(job.id))!.job.payload, { order });
+  });
+
+  test('withTransaction(fn) that throws: rolled back, the caller\'s rows too, nothing rung, the error passes through', async () => {
+    const before = (await db.pool.query('SELECT count(*)::int AS n FROM orders')).rows[0].n;
+    await assert.rejects(
+      leasehold.withTransaction(async (tx) => {
+        await tx.client.query('INSERT INTO orders (total) VALUES (7)');
+        await tx.enqueue({ type: 'demo.noop', queue: 'c-wt-rb' });
+        throw new Error('payment declined');
+      }),
+      /payment declined/,
+    );
+    assert.equal((await db.pool.query('SELECT count(*)::int AS n FROM orders')).rows[0].n, before);
+    assert.equal(await jobCount('c-wt-rb'), 0);
+    assert.deepEqual(await rung('c-wt-rb'), []);
+  });
+
+  test('without Redis the ring is a PostgreSQL NOTIFY, sent after the commit', async () => {
+    const noRedis = createClient({ databaseUrl: db.url, redisUrl: null });
+    cleanup(() => noRedis.close());
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    cleanup(() => listener.end());
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(n.payload ?? ''));
+    await listener.query('LISTEN leasehold_wakeup');
+    await noRedis.withTransaction(async (tx) => {
+      await tx.enqueue({ type: 'demo.noop', queue: 'c-notify' });
+    });
+    await waitFor('the NOTIFY', () => heard.some((p) => p.includes('c-notify')), { timeoutMs: 5_000 });
+  });
+});
+
+describe('the README producer example', () => {
+  test('runs from plain Node in another project that imports leasehold', async () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const m = readme.match(/<!-- producer example[^>]*-->\s*```js\n([\s\S]*?)```/);
+    assert.ok(m, 'README.md has the producer example block');
+    const consumer = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-consumer-'));
+    cleanup(() => fs.rmSync(consumer, { recursive: true, force: true }));
+    fs.mkdirSync(path.join(consumer, 'node_modules'));
+    // Another service: leasehold installed as a dependency, and its own pg.
+    fs.symlinkSync(root, path.join(consumer, 'node_modules/leasehold'));
+    fs.symlinkSync(path.join(root, 'node_modules/pg'), path.join(consumer, 'node_modules/pg'));
+    fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'producer', type: 'module', private: true }));
+    fs.writeFileSync(path.join(consumer, 'producer.mjs'), m[1]!);
+    const example = createClient({ databaseUrl: db.url }); // to read back what the example wrote
+    cleanup(() => example.close());
+
+    const exPrefix = uniquePrefix('readme');
+    const r = spawnSync(process.execPath, ['producer.mjs'], {
+      cwd: consumer,
+      env: { PATH: process.env.PATH, DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: exPrefix, LEASEHOLD_LOG: 'warn', NODE_ENV: 'production' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 0, `the example failed:\n${r.stderr}`);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
+    const job = await example.get(out.id);
+    assert.equal(job!.job.status, 'queued');
+    assert.equal(out.enqueued, 3);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE payload->>'order' = $1`, [String(out.order)]);
+    assert.equal(rows[0].n, 2, 'the job enqueued with the order, and the one enqueued in the hand-run transaction');
+    const ids = await redis.lrange(`${exPrefix}:queue:default`, 0, -1);
+    assert.ok(ids.includes(out.id), 'the example rang the workers');
+    await redis.del(`${exPrefix}:queue:default`);
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * The producer client: enqueue jobs from another Node service, through the same
+ * validation and the same INSERT as POST /api/jobs, and read them back.
+ *
+ *   import { createClient } from 'leasehold';
+ *   const leasehold = createClient({ databaseUrl: process.env.DATABASE_URL });
+ *   const { id } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 100 } });
+ *
+ * Transactional enqueue: the job row commits or rolls back with the caller's own rows,
+ * and workers are rung only after the COMMIT (a worker woken earlier could not see the
+ * row yet; one woken for a rolled-back row would find nothing):
+ *
+ *   await leasehold.withTransaction(pool, async (tx) => {
+ *     await tx.client.query('INSERT INTO orders ...');
+ *     await tx.enqueue({ type: 'email.send', payload: { order: 42 } });
+ *   }); // BEGIN … COMMIT, then the ring; a throw rolls back and rings nothing
+ *
+ * or, inside a transaction the caller runs itself:
+ *
+ *   const tx = leasehold.transaction(pgClient);   // after the caller's BEGIN
+ *   await tx.enqueue({ ... });
+ *   await pgClient.query('COMMIT');
+ *   await tx.afterCommit();                       // rings; skip it after a ROLLBACK
+ */
+import pg from 'pg';
+import { createPool, type Executor } from './db/client';
+import { detailDto } from './http/dto';
+import { enqueueBody, MAX_BULK_ENQUEUE, toEnqueueInput } from './http/schemas';
+import { createLogger, type Logger } from './log';
+import { QueueError } from './queue/errors';
+import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
+import { getJob } from './queue/read';
+import { type Doorbell, PgDoorbell, RedisDoorbell, type Ring } from './queue/signal';
+import { resolveRedisUrl } from './redis-url';
+import { redisSettled } from './redis-settled';
+
+export { QueueError as LeaseholdError } from './queue/errors';
+export type { ErrorCode } from './queue/errors';
+export type { EnqueueResult } from './queue/ops';
+
+export interface ClientOptions {
+  /** PostgreSQL connection string; default process.env.DATABASE_URL. Ignored when `pool` is given. */
+  databaseUrl?: string;
+  /** Your own pool (not closed by close()). */
+  pool?: pg.Pool;
+  /**
+   * Redis for the wake-up signal: a URL, or null for none (workers then learn of jobs
+   * through PostgreSQL NOTIFY and their polling). Default: REDIS_URL, else the local
+   * Redis if it answers, as the console and the workers decide.
+   */
+  redisUrl?: string | null;
+  /** Redis key prefix; must match the workers'. Default LEASEHOLD_REDIS_PREFIX or 'leasehold'. */
+  redisPrefix?: string;
+  logger?: Logger;
+}
+
+/** One job to enqueue: the POST /api/jobs body, with `runAt` also as a Date. */
+export interface JobInput {
+  type: string;
+  payload?: unknown;
+  queue?: string;
+  maxAttempts?: number;
+  runAt?: Date | string | null;
+  idempotencyKey?: string | null;
+}
+
+/** The job with its attempts: the body of GET /api/jobs/:id. */
+export type JobWithAttempts = ReturnType<typeof detailDto>;
+
+/** Enqueue inside a transaction the caller controls; ring with afterCommit() after COMMIT. */
+export interface Transaction {
+  /** The caller's connection, inside its transaction: run your own statements on it. */
+  readonly client: pg.PoolClient | pg.Client;
+  enqueue(job: JobInput): Promise<EnqueueResult>;
+  enqueueMany(jobs: readonly JobInput[]): Promise<EnqueueResult[]>;
+  /** Rings the workers for the due jobs enqueued so far, once. Call it after your COMMIT only. */
+  afterCommit(): Promise<void>;
+}
+
+export interface LeaseholdClient {
+  enqueue(job: JobInput): Promise<EnqueueResult>;
+  /** All or nothing: validated first, inserted in one transaction (1000 rows per statement). */
+  enqueueMany(jobs: readonly JobInput[]): Promise<EnqueueResult[]>;
+  /** The job with its attempts, or null. */
+  get(id: string): Promise<JobWithAttempts | null>;
+  transaction(client: pg.PoolClient | pg.Client): Transaction;
+  withTransaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  withTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Validates one job exactly as POST /api/jobs does; throws LeaseholdError naming the field. */
+export function validateJob(job: JobInput, where = ''): EnqueueInput {
+  const body = { ...job, runAt: job.runAt instanceof Date ? job.runAt.toISOString() : job.runAt };
+  for (const k of Object.keys(body) as (keyof typeof body)[]) if (body[k] === undefined) delete body[k];
+  const parsed = enqueueBody.safeParse(body);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    const at = [where, ...i.path.map(String)].filter(Boolean).join('.');
+    throw new QueueError('invalid_request', `${at || 'job'}: ${i.message}`);
+  }
+  return toEnqueueInput(parsed.data, where);
+}
+
+const validateAll = (jobs: readonly JobInput[]) => jobs.map((j, k) => validateJob(j, `[${k}]`));
+
+/** A doorbell that only remembers what to ring, until the transaction has committed. */
+class DeferredDoorbell implements Doorbell {
+  readonly usingRedis = false;
+  pending: Ring[] = [];
+  async ring(items: readonly Ring[]) {
+    this.pending.push(...items);
+  }
+  async backlog() {
+    return null;
+  }
+}
+
+export function createClient(opts: ClientOptions = {}): LeaseholdClient {
+  const log = opts.logger ?? createLogger({ role: 'client' });
+  const connectionString = opts.databaseUrl ?? process.env.DATABASE_URL;
+  if (!opts.pool && !connectionString) {
+    throw new QueueError('invalid_request', 'createClient: give databaseUrl or pool (or set DATABASE_URL)');
+  }
+  const ownPool = opts.pool ? null : createPool(connectionString!, { name: 'client', max: 5 });
+  const pool = opts.pool ?? ownPool!;
+  const prefix = opts.redisPrefix ?? process.env.LEASEHOLD_REDIS_PREFIX ?? 'leasehold';
+
+  // The doorbell is made on first use: finding the default Redis takes a round trip, and
+  // the first ring waits (briefly) for the connection so it does not fall back to NOTIFY.
+  let doorbell: Promise<Doorbell> | null = null;
+  const getDoorbell = () =>
+    (doorbell ??= (async () => {
+      const url = opts.redisUrl === null ? null : await resolveRedisUrl(opts.redisUrl ?? process.env.REDIS_URL);
+      if (!url) return new PgDoorbell(pool, log);
+      const bell = new RedisDoorbell(url, prefix, pool, log);
+      await redisSettled(bell, 2_000);
+      return bell;
+    })());
+  const ring = async (items: readonly Ring[]) => {
+    if (items.length) await (await getDoorbell()).ring(items);
+  };
+
+  async function insertMany(db: Executor, inputs: readonly EnqueueInput[], bell: Doorbell): Promise<EnqueueResult[]> {
+    const out: EnqueueResult[] = [];
+    for (let k = 0; k < inputs.length; k += MAX_BULK_ENQUEUE) {
+      out.push(...(await jobEnqueue(db, inputs.slice(k, k + MAX_BULK_ENQUEUE), { doorbell: bell })));
+    }
+    return out;
+  }
+
+  /** A transaction handle, and how to insert jobs that were validated already. */
+  function openTransaction(client: pg.PoolClient | pg.Client) {
+    const deferred = new DeferredDoorbell();
+    const insert = (inputs: readonly EnqueueInput[]) => insertMany(client, inputs, deferred);
+    const tx: Transaction = {
+      client,
+      enqueue: async (job) => (await insert([validateJob(job)]))[0]!,
+      enqueueMany: (jobs) => insert(validateAll(jobs)),
+      afterCommit: () => ring(deferred.pending.splice(0)),
+    };
+    return { tx, insert };
+  }
+
+  const transaction = (client: pg.PoolClient | pg.Client) => openTransaction(client).tx;
+
+  async function inTransaction<T>(txPool: pg.Pool, fn: (t: ReturnType<typeof openTransaction>) => Promise<T>): Promise<T> {
+    const client = await txPool.connect();
+    let result: T;
+    let t: ReturnType<typeof openTransaction>;
+    try {
+      await client.query('BEGIN');
+      t = openTransaction(client);
+      result = await fn(t);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+    await t.tx.afterCommit();
+    return result;
+  }
+
+  function withTransaction<T>(a: pg.Pool | ((tx: Transaction) => Promise<T>), b?: (tx: Transaction) => Promise<T>): Promise<T> {
+    const [txPool, fn] = typeof a === 'function' ? [pool, a] : [a, b!];
+    return inTransaction(txPool, (t) => fn(t.tx));
+  }
+
+  return {
+    async enqueue(job) {
+      const [r] = await jobEnqueue(pool, [validateJob(job)], { doorbell: await getDoorbell() });
+      return r!;
+    },
+    async enqueueMany(jobs) {
+      const inputs = validateAll(jobs);
+      if (inputs.length === 0) return [];
+      if (inputs.length <= MAX_BULK_ENQUEUE) return jobEnqueue(pool, inputs, { doorbell: await getDoorbell() });
+      return inTransaction(pool, (t) => t.insert(inputs));
+    },
+    async get(id) {
+      if (!/^[1-9][0-9]{0,18}$/.test(id)) return null;
+      const d = await getJob(pool, id);
+      return d ? detailDto(d) : null;
+    },
+    transaction,
+    withTransaction: withTransaction as LeaseholdClient['withTransaction'],
+    async close() {
+      const bell = doorbell ? await doorbell : null;
+      if (bell instanceof RedisDoorbell) await bell.close();
+      await ownPool?.end();
+    },
+  };
+}

@@ -1,0 +1,6 @@
+/** Every documented route. A new route file under app/api gets its entry in one of these lists. */
+import type { ApiRoute } from '../registry';
+import { jobRoutes } from './jobs';
+import { operationRoutes } from './operations';
+
+export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...operationRoutes];

@@ -1,0 +1,64 @@
+/** Operating the queue: recover, stats, workers, health, metrics, and this document. */
+import { z } from 'zod';
+import { recoverBody } from '../../schemas';
+import { healthSchema, recoverReportSchema, statsSchema, workersSchema } from '../../responses';
+import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
+
+export const operationRoutes = [
+  apiRoute('post', '/api/recover', {
+    operationId: 'recover',
+    summary: 'Run (or preview with dryRun) the recover sweep',
+    description: 'Moves running jobs with expired leases on (retrying, failed or cancelled) and re-rings due jobs whose signal was lost.',
+    tags: ['operations'],
+    requestBody: { required: false, content: { 'application/json': { schema: recoverBody } } },
+    responses: {
+      '200': jsonResponse('What was (or would be) touched.', recoverReportSchema),
+      '400': errorResponse('The body is invalid.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/stats', {
+    operationId: 'getStats',
+    summary: 'Counts per status and queue, oldest due job, expired leases, workers alive',
+    tags: ['operations'],
+    responses: { '200': jsonResponse('The counts.', statsSchema), ...commonErrors },
+  }),
+  apiRoute('get', '/api/workers', {
+    operationId: 'listWorkers',
+    summary: 'Worker process incarnations, newest heartbeat first',
+    tags: ['operations'],
+    responses: { '200': jsonResponse('The worker processes.', workersSchema), ...commonErrors },
+  }),
+  apiRoute('get', '/api/health', {
+    operationId: 'health',
+    summary: 'Liveness; with ?ready, readiness (PostgreSQL answers; whether Redis is in use)',
+    tags: ['operations'],
+    requestParams: {
+      query: z.object({ ready: z.string().optional().meta({ description: 'Present (any value) for the readiness check.' }) }),
+    },
+    responses: {
+      '200': jsonResponse('Alive (and ready, with ?ready).', healthSchema),
+      '503': errorResponse('Not ready: PostgreSQL did not answer.'),
+    },
+  }),
+  apiRoute('get', '/api/metrics', {
+    operationId: 'metrics',
+    summary: 'Prometheus metrics (text format 0.0.4)',
+    tags: ['operations'],
+    responses: {
+      '200': {
+        description: 'Jobs per queue and status, worker counters and histograms, workers alive, signal backlog, process metrics.',
+        content: { 'text/plain': { schema: z.string() } },
+      },
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/openapi.json', {
+    operationId: 'openapi',
+    summary: 'This OpenAPI 3.1 document',
+    tags: ['operations'],
+    responses: {
+      '200': jsonResponse('The document.', z.looseObject({ openapi: z.string(), paths: z.record(z.string(), z.unknown()) })),
+    },
+  }),
+];

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { DURATION_BUCKETS_MS } from '../queue/histogram';
+import { createMetricsRegistry } from './registry';
+import { cached, type MetricsSource, type SummedHistogram, WORKER_COUNTERS } from './source';
+
+function fakeSource(h: SummedHistogram): MetricsSource {
+  const stats = async () => ({
+    counts: { queued: 2, running: 1, retrying: 0, completed: 5, failed: 1, cancelled: 0 },
+    queues: [{ queue: 'mail', counts: { queued: 2, running: 1, retrying: 0, completed: 5, failed: 1, cancelled: 0 } }],
+    oldestQueuedAgeMs: 1500,
+    runningExpired: 0,
+    workersAlive: 3,
+    dbNow: new Date(),
+  });
+  return {
+    stats: Object.assign(stats, { readAt: () => Date.now() }),
+    workerTotals: async () => ({
+      counters: Object.fromEntries(WORKER_COUNTERS.map((k, i) => [k, i + 1])) as never,
+      histograms: { queueWaitMs: h, runTimeMs: h },
+      inFlight: 4,
+      running: 2,
+    }),
+    backlog: async () => new Map([['mail', 7]]),
+    usingRedis: async () => true,
+  };
+}
+
+test('per-bucket counts in ms become cumulative `le` buckets in seconds, +Inf = count', async () => {
+  const counts = new Array(DURATION_BUCKETS_MS.length + 1).fill(0);
+  counts[0] = 1; // ≤ 1 ms
+  counts[1] = 2; // ≤ 5 ms
+  counts[8] = 4; // ≤ 1 s
+  counts[DURATION_BUCKETS_MS.length] = 3; // above every bound
+  const text = await createMetricsRegistry(fakeSource({ counts, sumMs: 12_345, count: 10 }), { defaultMetrics: false }).metrics();
+  const families = parsePrometheusTextFormat(text);
+  const run = families.find((f) => f.name === 'leasehold_job_run_seconds')!;
+  assert.equal(run.type, 'HISTOGRAM');
+  const b = run.metrics[0]!.buckets!;
+  assert.deepEqual([b['0.001'], b['0.005'], b['0.5'], b['1'], b['3600'], b['+Inf']], ['1', '3', '3', '7', '7', '10']);
+  assert.equal(run.metrics[0]!.sum, '12.345');
+  assert.equal(run.metrics[0]!.count, '10');
+
+  const jobs = families.find((f) => f.name === 'leasehold_jobs')!;
+  assert.equal(jobs.type, 'GAUGE');
+  assert.equal(jobs.metrics.find((m) => m.labels!.status === 'completed')!.value, '5');
+  assert.equal(jobs.metrics.length, 6, 'every status of every queue, zeros included');
+  const claimed = families.find((f) => f.name === 'leasehold_jobs_claimed_total')!;
+  assert.equal(claimed.type, 'COUNTER');
+  assert.equal(claimed.metrics[0]!.value, '1');
+  assert.equal(families.find((f) => f.name === 'leasehold_signal_backlog')!.metrics[0]!.labels!.queue, 'mail');
+  assert.equal(families.find((f) => f.name === 'leasehold_oldest_due_job_age_seconds')!.metrics[0]!.value, '1.5');
+});
+
+test('cached() shares one in-flight call, reuses the value for its TTL, and does not cache errors', async () => {
+  let calls = 0;
+  let now = 0;
+  let fail = false;
+  const get = cached(
+    async () => {
+      calls++;
+      if (fail) throw new Error('down');
+      return calls;
+    },
+    5_000,
+    () => now,
+  );
+  assert.deepEqual(await Promise.all([get(), get(), get()]), [1, 1, 1]);
+  now = 4_999;
+  assert.equal(await get(), 1);
+  now = 5_000;
+  fail = true;
+  await assert.rejects(get(), /down/);
+  fail = false;
+  assert.equal(await get(), 3);
+  assert.equal(calls, 3);
+});

@@ -1,0 +1,169 @@
+/**
+ * The Prometheus registry behind GET /api/metrics (prom-client). Every queue metric is
+ * computed at scrape time from a MetricsSource (see source.ts); the console process's own
+ * default metrics (CPU, memory, event loop lag, GC) come from prom-client.
+ *
+ * Names: leasehold_* for the queue, the prom-client defaults unprefixed as usual.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { DURATION_BUCKETS_MS } from '../queue/histogram';
+import { JOB_STATUSES } from '../queue/status';
+import { type MetricsSource, type SummedHistogram, type WorkerCounter, type WorkerHistogram } from './source';
+
+const COUNTERS: Record<WorkerCounter, [name: string, help: string]> = {
+  claimed: ['leasehold_jobs_claimed_total', 'Claims (leases taken) by worker processes, summed over all worker incarnations.'],
+  completed: ['leasehold_jobs_completed_total', 'Completions accepted (fenced writes that matched the lease).'],
+  failed: ['leasehold_jobs_failed_total', 'Jobs moved to failed (the dead letter) by a worker.'],
+  retried: ['leasehold_jobs_retried_total', 'Failed attempts that left the job retrying with a backoff.'],
+  cancelled: ['leasehold_jobs_cancelled_total', 'Running jobs that stopped after an operator cancel.'],
+  leaseLost: ['leasehold_leases_lost_total', 'Leases a worker found taken over or expired (its handler was aborted).'],
+  refusedWrites: ['leasehold_refused_writes_total', 'Fenced writes refused because the lease was no longer the writer\'s.'],
+  recovered: ['leasehold_jobs_recovered_total', 'Expired leases moved on by the periodic recover sweep.'],
+  resignalled: ['leasehold_jobs_resignalled_total', 'Due jobs whose signal was missing, rung again by the recover sweep.'],
+};
+
+const HISTOGRAMS: Record<WorkerHistogram, [name: string, help: string]> = {
+  queueWaitMs: ['leasehold_job_queue_wait_seconds', 'Time from due (run_at) to claim, database clock.'],
+  runTimeMs: ['leasehold_job_run_seconds', 'Handler run time per attempt.'],
+};
+
+/** Bucket upper bounds in seconds, as Prometheus wants them. */
+export const BUCKETS_SECONDS = DURATION_BUCKETS_MS.map((ms) => ms / 1000);
+
+/**
+ * A histogram whose buckets are not observed here but summed from the worker rows:
+ * prom-client's registry formats it; getForPromString() (what the registry reads) supplies
+ * the cumulative `le` buckets, the sum in seconds and the count.
+ */
+class SummedHistogramMetric extends Histogram<string> {
+  constructor(
+    private readonly metricName: string,
+    private readonly metricHelp: string,
+    registry: Registry,
+    private readonly read: () => Promise<SummedHistogram>,
+  ) {
+    super({ name: metricName, help: metricHelp, buckets: BUCKETS_SECONDS, registers: [registry] });
+  }
+
+  // @ts-expect-error prom-client types MetricObject.type as an enum; at run time it is the string.
+  override get() {
+    return this.getForPromString();
+  }
+
+  /** What the registry formats (prom-client's Histogram reads its own observations here). */
+  async getForPromString() {
+    const h = await this.read();
+    let cumulative = 0;
+    const values = BUCKETS_SECONDS.map((le, k) => {
+      cumulative += h.counts[k] ?? 0;
+      return { labels: { le }, value: cumulative, metricName: `${this.metricName}_bucket` };
+    });
+    values.push({ labels: { le: '+Inf' as unknown as number }, value: h.count, metricName: `${this.metricName}_bucket` });
+    return {
+      name: this.metricName,
+      help: this.metricHelp,
+      type: 'histogram',
+      aggregator: 'sum' as const,
+      values: [
+        ...values,
+        { labels: {}, value: h.sumMs / 1000, metricName: `${this.metricName}_sum` },
+        { labels: {}, value: h.count, metricName: `${this.metricName}_count` },
+      ],
+    };
+  }
+}
+
+export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetrics?: boolean } = {}): Registry {
+  const registry = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+
+  new Gauge({
+    name: 'leasehold_jobs',
+    help: `Jobs per queue and status (counted at most every few seconds; see leasehold_jobs_counted_age_seconds).`,
+    labelNames: ['queue', 'status'] as const,
+    registers: [registry],
+    async collect() {
+      const s = await source.stats();
+      this.reset();
+      for (const q of s.queues) for (const status of JOB_STATUSES) this.set({ queue: q.queue, status }, q.counts[status]);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_jobs_counted_age_seconds',
+    help: 'How old the job counts in leasehold_jobs are (they are cached between scrapes).',
+    registers: [registry],
+    async collect() {
+      await source.stats();
+      const at = source.stats.readAt();
+      this.set(at === null ? 0 : (Date.now() - at) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_oldest_due_job_age_seconds',
+    help: 'How long the oldest due, unclaimed job has waited (0 when none waits).',
+    registers: [registry],
+    async collect() {
+      this.set(((await source.stats()).oldestQueuedAgeMs ?? 0) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_running_expired_leases',
+    help: 'Running jobs whose lease has expired and that the recover sweep has not moved on yet.',
+    registers: [registry],
+    async collect() {
+      this.set((await source.stats()).runningExpired);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_workers_alive',
+    help: 'Worker processes with a heartbeat in the last minute.',
+    registers: [registry],
+    async collect() {
+      this.set((await source.stats()).workersAlive);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_worker_jobs_in_flight',
+    help: 'Jobs held by live worker processes (running or prefetched under a lease), as of their last heartbeat.',
+    registers: [registry],
+    async collect() {
+      this.set((await source.workerTotals()).inFlight);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_signal_backlog',
+    help: 'Job ids waiting in the Redis signal list per queue (absent while Redis is not in use).',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+    async collect() {
+      const b = await source.backlog();
+      this.reset();
+      for (const [queue, n] of b) this.set({ queue }, n);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_redis_in_use',
+    help: '1 while the console rings workers through Redis, 0 while it falls back to PostgreSQL NOTIFY.',
+    registers: [registry],
+    async collect() {
+      this.set((await source.usingRedis()) ? 1 : 0);
+    },
+  });
+
+  for (const [key, [name, help]] of Object.entries(COUNTERS) as [WorkerCounter, [string, string]][]) {
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const v = (await source.workerTotals()).counters[key];
+        this.reset();
+        this.inc(v);
+      },
+    });
+  }
+  for (const [key, [name, help]] of Object.entries(HISTOGRAMS) as [WorkerHistogram, [string, string]][]) {
+    new SummedHistogramMetric(name, help, registry, async () => (await source.workerTotals()).histograms[key]);
+  }
+  return registry;
+}

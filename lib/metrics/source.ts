@@ -1,0 +1,153 @@
+/**
+ * What /api/metrics reports, read from PostgreSQL (and Redis) at most once per scrape:
+ *  - job counts per queue and status (getStats: a count over the whole table, so it is
+ *    cached per process for `statsTtlMs`, however often Prometheus scrapes);
+ *  - the counters and histograms every worker process writes into its `workers.metrics`
+ *    row with each heartbeat, summed in SQL over all incarnations (so they survive
+ *    restarts; a SIGKILLed process's last few seconds since its last heartbeat are lost);
+ *  - the Redis signal backlog per queue (LLEN through the doorbell).
+ * Concurrent callers share one in-flight read (single flight), so the many collectors of
+ * one scrape cost one query each.
+ */
+import type { Executor } from '../db/client';
+import { DURATION_BUCKETS_MS } from '../queue/histogram';
+import { getStats, type Stats } from '../queue/read';
+import type { Doorbell } from '../queue/signal';
+import { redisSettled } from '../redis-settled';
+
+/** The counter keys a worker's metrics row carries (worker/runner.ts RunnerStats). */
+export const WORKER_COUNTERS = [
+  'claimed',
+  'completed',
+  'failed',
+  'retried',
+  'cancelled',
+  'leaseLost',
+  'refusedWrites',
+  'recovered',
+  'resignalled',
+] as const;
+export type WorkerCounter = (typeof WORKER_COUNTERS)[number];
+
+export const WORKER_HISTOGRAMS = ['queueWaitMs', 'runTimeMs'] as const;
+export type WorkerHistogram = (typeof WORKER_HISTOGRAMS)[number];
+
+export interface SummedHistogram {
+  /** Per-bucket counts (not cumulative), one per DURATION_BUCKETS_MS bound plus one above all. */
+  counts: number[];
+  sumMs: number;
+  count: number;
+}
+
+export interface WorkerTotals {
+  counters: Record<WorkerCounter, number>;
+  histograms: Record<WorkerHistogram, SummedHistogram>;
+  /** Summed over live worker processes only (not stopped, heartbeat within a minute). */
+  inFlight: number;
+  running: number;
+}
+
+/** A JSON number at `path` of the metrics row, or NULL (a missing or malformed field adds nothing). */
+const num = (path: string) => `CASE WHEN jsonb_typeof(metrics #> '{${path}}') = 'number' THEN (metrics #>> '{${path}}')::numeric END`;
+const LIVE = `stopped_at IS NULL AND heartbeat_at > now() - interval '1 minute'`;
+
+const TOTALS_SQL = `
+  SELECT ${WORKER_COUNTERS.map((k) => `coalesce(sum(${num(k)}), 0) AS "${k}"`).join(',\n         ')},
+         ${WORKER_HISTOGRAMS.map((h) => `coalesce(sum(${num(`${h},sum`)}), 0) AS "${h}_sum", coalesce(sum(${num(`${h},count`)}), 0) AS "${h}_count"`).join(',\n         ')},
+         coalesce(sum(${num('inFlight')}) FILTER (WHERE ${LIVE}), 0) AS in_flight,
+         coalesce(sum(${num('running')}) FILTER (WHERE ${LIVE}), 0) AS running
+    FROM workers`;
+
+const BUCKETS_SQL = `
+  SELECT h.name, b.ord::int AS ord, sum(b.n::numeric) AS n
+    FROM workers w
+   CROSS JOIN LATERAL (VALUES ${WORKER_HISTOGRAMS.map((h) => `('${h}', w.metrics #> '{${h},counts}')`).join(', ')}) AS h(name, counts)
+   CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(h.counts) = 'array' THEN h.counts ELSE '[]'::jsonb END)
+         WITH ORDINALITY AS b(n, ord)
+   WHERE jsonb_typeof(b.n) = 'number'
+   GROUP BY h.name, b.ord`;
+
+export async function readWorkerTotals(db: Executor): Promise<WorkerTotals> {
+  const [totals, buckets] = await Promise.all([db.query(TOTALS_SQL), db.query(BUCKETS_SQL)]);
+  const t = totals.rows[0];
+  const counters = Object.fromEntries(WORKER_COUNTERS.map((k) => [k, Number(t[k])])) as Record<WorkerCounter, number>;
+  const histograms = Object.fromEntries(
+    WORKER_HISTOGRAMS.map((h) => [
+      h,
+      { counts: new Array<number>(DURATION_BUCKETS_MS.length + 1).fill(0), sumMs: Number(t[`${h}_sum`]), count: Number(t[`${h}_count`]) },
+    ]),
+  ) as Record<WorkerHistogram, SummedHistogram>;
+  for (const r of buckets.rows) {
+    const h = histograms[r.name as WorkerHistogram];
+    // A row written with a different bucket layout (an older version) cannot be placed
+    // in these buckets: its extra entries count as "above every bound".
+    const k = Math.min(r.ord - 1, DURATION_BUCKETS_MS.length);
+    if (h) h.counts[k]! += Number(r.n);
+  }
+  return { counters, histograms, inFlight: Number(t.in_flight), running: Number(t.running) };
+}
+
+/** fn's result, reused for `ttlMs`; concurrent callers share one in-flight call; errors are not cached. */
+export function cached<T>(fn: () => Promise<T>, ttlMs: number, now: () => number = Date.now) {
+  let value: { v: T; at: number } | null = null;
+  let inflight: Promise<T> | null = null;
+  const get = (): Promise<T> => {
+    if (value && now() - value.at < ttlMs) return Promise.resolve(value.v);
+    inflight ??= fn()
+      .then((v) => {
+        value = { v, at: now() };
+        return v;
+      })
+      .finally(() => {
+        inflight = null;
+      });
+    return inflight;
+  };
+  return Object.assign(get, {
+    /** When the cached value was read (ms since the epoch), or null. */
+    readAt: () => value?.at ?? null,
+  });
+}
+
+/** How long job counts are reused between scrapes (the count reads the whole table). */
+export const STATS_TTL_MS_DEFAULT = 5_000;
+/** Worker totals are cheap, but one scrape asks for them from a dozen collectors. */
+export const TOTALS_TTL_MS_DEFAULT = 1_000;
+
+export interface MetricsSource {
+  stats: (() => Promise<Stats>) & { readAt(): number | null };
+  workerTotals: () => Promise<WorkerTotals>;
+  /** Ids waiting in the Redis signal per queue (queues from the job counts); empty without Redis. */
+  backlog: () => Promise<Map<string, number>>;
+  /** Whether the doorbell rings through Redis (after its first connection settled). */
+  usingRedis: () => Promise<boolean>;
+}
+
+export function createMetricsSource(o: {
+  db: Executor;
+  doorbell: Doorbell;
+  statsTtlMs?: number;
+  totalsTtlMs?: number;
+}): MetricsSource {
+  const stats = cached(() => getStats(o.db), o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);
+  const totalsTtl = o.totalsTtlMs ?? TOTALS_TTL_MS_DEFAULT;
+  const workerTotals = cached(() => readWorkerTotals(o.db), totalsTtl);
+  // One collector asks for it per scrape: LLEN per known queue, not cached.
+  const backlog = async () => {
+    const out = new Map<string, number>();
+    await redisSettled(o.doorbell);
+    if (!o.doorbell.usingRedis) return out;
+    const queues = (await stats()).queues.map((q) => q.queue);
+    const lengths = await Promise.all(queues.map((q) => o.doorbell.backlog(q)));
+    queues.forEach((q, k) => {
+      const n = lengths[k];
+      if (n !== null && n !== undefined) out.set(q, n);
+    });
+    return out;
+  };
+  const usingRedis = async () => {
+    await redisSettled(o.doorbell);
+    return o.doorbell.usingRedis;
+  };
+  return { stats, workerTotals, backlog, usingRedis };
+}

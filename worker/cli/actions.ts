@@ -1,0 +1,196 @@
+/**
+ * `leasehold requeue`, `cancel`, `recover`: the operator actions, through the same
+ * lib/queue/ops functions as the console's buttons. requeue and cancel take ids, or a
+ * filter that is resolved to ids page by page (keyset, newest first) and acted on in
+ * batches of up to 1000, each batch one compare-and-swap statement.
+ */
+import { type Command, Option } from 'commander';
+import { listQuery, MAX_BULK_IDS } from '../../lib/http/schemas';
+import { QueueError } from '../../lib/queue/errors';
+import * as ops from '../../lib/queue/ops';
+import { listJobIds } from '../../lib/queue/read';
+import { JOB_STATUSES } from '../../lib/queue/status';
+import { loadConfig } from '../../lib/config';
+import {
+  EXIT,
+  EXIT_CODES_HELP,
+  ago,
+  exitAtLeast,
+  intArg,
+  issueText,
+  jobIdsArg,
+  printJson,
+  printTable,
+  progressBar,
+  progressEnabled,
+  withQueue,
+  type Queue,
+} from './common';
+
+interface FilterOptions {
+  status?: string;
+  queue?: string;
+  type?: string;
+  worker?: string;
+  q?: string;
+  limit?: number;
+  dryRun?: boolean;
+  progress?: boolean;
+  json?: boolean;
+}
+
+const addFilterOptions = (cmd: Command) =>
+  cmd
+    .option('-s, --status <status>', `act on every job in this status (${JOB_STATUSES.join(', ')}) instead of ids`)
+    .option('-q, --queue <name>', 'with --status: only this queue')
+    .option('-t, --type <type>', 'with --status: only this job type')
+    .option('-w, --worker <id>', 'with --status: only jobs held (or last held) by this worker')
+    .option('--q <text>', 'with --status: only jobs whose last error contains this text')
+    .option('-n, --limit <n>', 'with --status: act on at most n jobs (newest first)', intArg(1, Number.MAX_SAFE_INTEGER))
+    .option('--dry-run', 'with --status: only count the jobs that match')
+    .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
+    .option('--no-progress', 'never show a progress bar')
+    .option('--json', 'print JSON');
+
+type Act = (q: Queue, ids: string[]) => Promise<ops.ActionReport>;
+
+/** Ids from the arguments, or every job matching the filter (resolved page by page). */
+async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act: Act) {
+  const filtered = o.status !== undefined;
+  const filterOnly = ['queue', 'type', 'worker', 'q', 'limit', 'dryRun'] as const;
+  if (ids.length && filtered) throw new QueueError('invalid_request', `give job ids or --status with filters, not both`);
+  if (!ids.length && !filtered) {
+    const stray = filterOnly.filter((k) => o[k] !== undefined);
+    throw new QueueError('invalid_request', stray.length ? `--${stray[0]} needs --status (bulk ${verb} acts on one status at a time)` : `give job ids, or --status (and filters) for a bulk ${verb}`);
+  }
+  if (!filtered) {
+    if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once; use --status with filters for more`);
+    const r = await withQueue((q) => act(q, ids));
+    printReport(r, !!o.json);
+    return;
+  }
+  const parsed = listQuery.omit({ limit: true, cursor: true }).safeParse({ status: o.status, queue: o.queue, type: o.type, worker: o.worker, q: o.q });
+  if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
+  const filters = parsed.data;
+  const limit = o.limit ?? Number.POSITIVE_INFINITY;
+  const showProgress = progressEnabled(o.progress);
+
+  await withQueue(async (q) => {
+    // 1. Resolve the filter to ids first: the set acted on is the jobs that matched when the
+    //    command started (jobs that enter the status meanwhile are not swept up).
+    const matched: string[] = [];
+    const finding = progressBar(showProgress, { label: 'finding jobs', total: null });
+    let cursor: string | undefined;
+    do {
+      const page = await listJobIds(q.pool, { ...filters, cursor, limit: Math.min(MAX_BULK_IDS, limit - matched.length) });
+      matched.push(...page.ids);
+      finding.update(matched.length);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && matched.length < limit);
+    finding.stop();
+    if (o.dryRun) {
+      if (o.json) return printJson({ dryRun: true, matched: matched.length });
+      return console.log(`dry run: ${matched.length} job(s) match; nothing changed`);
+    }
+
+    // 2. Act batch by batch; each batch is one CAS statement that re-checks every row.
+    const total = { matched: matched.length, changed: 0, skipped: 0, outcomes: {} as Record<string, number>, skippedReasons: {} as Record<string, number> };
+    const bar = progressBar(showProgress, { label: verb, total: matched.length, unit: 'jobs' });
+    for (let k = 0; k < matched.length; k += MAX_BULK_IDS) {
+      const r = await act(q, matched.slice(k, k + MAX_BULK_IDS));
+      total.changed += r.changed;
+      total.skipped += r.skipped;
+      for (const i of r.items) {
+        total.outcomes[i.outcome] = (total.outcomes[i.outcome] ?? 0) + 1;
+        if (!i.ok) total.skippedReasons[i.reason ?? i.outcome] = (total.skippedReasons[i.reason ?? i.outcome] ?? 0) + 1;
+      }
+      bar.update(Math.min(k + MAX_BULK_IDS, matched.length));
+    }
+    bar.stop();
+    if (total.skipped) exitAtLeast(EXIT.refused);
+    if (o.json) return printJson(total);
+    const outcomes = Object.entries(total.outcomes).map(([k, n]) => `${n} ${k}`).join(', ');
+    console.log(`${total.matched} job(s) matched${outcomes ? `: ${outcomes}` : ''}`);
+    // A job that changed between the lookup and the statement is skipped with its reason.
+    for (const [reason, n] of Object.entries(total.skippedReasons)) console.log(`  skipped ${n}: ${reason}`);
+  });
+}
+
+function printReport(report: ops.ActionReport, json: boolean) {
+  if (report.skipped > 0) exitAtLeast(EXIT.refused);
+  if (json) return printJson({ changed: report.changed, skipped: report.skipped, items: report.items.map(({ job: _job, ...i }) => i) });
+  for (const i of report.items) console.log(`${i.id}\t${i.outcome}${i.reason ? `\t${i.reason}` : ''}`);
+}
+
+export function addActionCommands(program: Command) {
+  addFilterOptions(
+    program
+      .command('requeue')
+      .summary('put jobs back in the queue: by id, or every job matching a filter')
+      .description(
+        'Put finished (failed, cancelled, completed) or backing-off jobs back in the queue, due now. A running job is\n' +
+          'refused unless --revoke-lease is given. Jobs are given as ids, or with --status (and filters) for a bulk requeue:\n' +
+          'the filter is resolved to ids page by page, then requeued in batches of 1000, each batch one CAS statement\n' +
+          'that re-checks every job (one that changed meanwhile is skipped and counted with the reason).',
+      )
+      .argument('[ids...]', 'job ids', jobIdsArg, [] as string[])
+      .option('--reset-attempts', 'grant a whole fresh attempt budget')
+      .option('--revoke-lease', 'take a running job away from its worker (its writes are then refused)'),
+  )
+    .addHelpText('after', `\nExamples:\n  leasehold requeue 42 43\n  leasehold requeue --status failed --queue mail --type email.send --limit 500\n${EXIT_CODES_HELP}`)
+    .action(async (ids: string[], o: FilterOptions & { resetAttempts?: boolean; revokeLease?: boolean }) => {
+      await resolveAndAct('requeue', ids, o, ({ pool, doorbell }, batch) =>
+        ops.jobRequeue(pool, { ids: batch, resetAttempts: !!o.resetAttempts, revokeLease: !!o.revokeLease, doorbell }),
+      );
+    });
+
+  addFilterOptions(
+    program
+      .command('cancel')
+      .summary('cancel jobs: by id, or every job matching a filter')
+      .description(
+        'Cancel waiting (queued, retrying) jobs at once; ask running ones to stop (the handler aborts at its next\n' +
+          'heartbeat). Jobs are given as ids, or with --status (and filters) for a bulk cancel, resolved and acted on\n' +
+          'in batches of 1000 as for requeue.',
+      )
+      .argument('[ids...]', 'job ids', jobIdsArg, [] as string[]),
+  )
+    .addHelpText('after', `\nExamples:\n  leasehold cancel 42\n  leasehold cancel --status queued --queue imports\n${EXIT_CODES_HELP}`)
+    .action(async (ids: string[], o: FilterOptions) => {
+      await resolveAndAct('cancel', ids, o, ({ pool }, batch) => ops.jobCancel(pool, { ids: batch }));
+    });
+
+  program
+    .command('recover')
+    .summary('move expired leases on; re-ring due jobs whose signal was lost')
+    .description(
+      'The recover sweep the workers run every few seconds, run now: running jobs whose lease expired move to\n' +
+        'retrying (or failed when their attempts are used up, or cancelled when a cancel was requested), and due\n' +
+        'jobs that waited past the grace with too few ids in Redis are rung again. --dry-run shows what it would do,\n' +
+        'as the console\'s preview does.',
+    )
+    .option('--dry-run', 'only show what would be touched')
+    .addOption(new Option('--json', 'print JSON as POST /api/recover answers'))
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (o: { dryRun?: boolean; json?: boolean }) => {
+      const cfg = loadConfig();
+      const r = await withQueue(({ pool, doorbell }) => ops.jobRecover(pool, { dryRun: !!o.dryRun, doorbell, signalGraceMs: cfg.signalGraceMs }));
+      if (o.json) return printJson(r);
+      const would = o.dryRun ? 'would move' : 'moved';
+      console.log(`${would} ${r.expired.length} job(s) with an expired lease`);
+      if (r.expired.length) {
+        printTable(
+          ['id', 'type', 'queue', 'worker', 'attempts', 'expired', o.dryRun ? 'would become' : 'now'],
+          r.expired.map((e) => [e.id, e.type, e.queue, e.workerId, `${e.attemptCount}/${e.maxAttempts}`, `${ago(e.expiredMs)} ago`, e.status]),
+        );
+      }
+      console.log(`${o.dryRun ? 'would re-ring' : 're-rang'} ${r.resignalled.length} due job(s) whose signal was missing`);
+      const queues = r.queues.filter((q) => q.pushed || r.resignalled.some((x) => x.queue === q.queue));
+      if (queues.length) {
+        printTable(
+          ['queue', 'ids in Redis', o.dryRun ? 'would push' : 'pushed'],
+          queues.map((q) => [q.queue, q.signalBacklog ?? 'no Redis', o.dryRun ? r.resignalled.filter((x) => x.queue === q.queue).length : q.pushed]),
+        );
+      }
+    });
+}

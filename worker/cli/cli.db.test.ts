@@ -1,0 +1,261 @@
+/**
+ * `npx leasehold` as scripts use it: the real command (bin/leasehold.mjs) in a real
+ * process against a real database and Redis, checked by exit code, stdout and stderr.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { cleanup } from '../../test/cleanup';
+import { testDatabase } from '../../test/db';
+import { REDIS_URL } from '../../test/env';
+import { insertJob, jobRow } from '../../test/factories';
+import { root, uniquePrefix } from '../../test/processes';
+
+const db = await testDatabase();
+const prefix = uniquePrefix('cli');
+const redis = new Redis(REDIS_URL);
+cleanup(() => redis.disconnect());
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-cli-'));
+cleanup(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], o: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), ...args], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix, LEASEHOLD_LOG: 'warn', ...o.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(o.input ?? '');
+  });
+}
+
+const ok = (r: Run, code = 0) => assert.equal(r.code, code, `exit ${r.code}, expected ${code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+const count = async (where = 'true', values: unknown[] = []) =>
+  (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE ${where}`, values)).rows[0].n as number;
+
+describe('usage', () => {
+  test('--help on every verb exits 0 and documents the exit codes', async () => {
+    const verbs = ['', 'migrate', 'enqueue', 'status', 'jobs', 'show', 'requeue', 'cancel', 'recover', 'worker'];
+    const runs = await Promise.all(verbs.map((verb) => cli(verb ? [verb, '--help'] : ['--help'])));
+    for (const [k, verb] of verbs.entries()) {
+      const r = runs[k]!;
+      ok(r);
+      assert.match(r.stdout, /Exit codes:\n\s+0\s+done\n\s+1\s+refused[^\n]*\n\s+2\s+bad usage[^\n]*\n\s+3\s+the database is unreachable/, verb);
+    }
+  });
+
+  test('bad usage exits 2 and changes nothing', async () => {
+    const cases = [
+      ['no-such-verb'],
+      ['jobs', '--bogus'],
+      ['jobs', '--status', 'bogus'],
+      ['jobs', '--limit', '0'],
+      ['show', 'abc'],
+      ['requeue'],
+      ['requeue', '--queue', 'x'],
+      ['requeue', '1', '--status', 'failed'],
+      ['cancel', '--status', 'failed', '--limit', '-3'],
+      ['enqueue'],
+      ['enqueue', 'demo.noop', '--file', '-'],
+      ['enqueue', 'demo.noop', '{not json'],
+      ['enqueue', 'demo.sleep', '{"ms": "soon"}'],
+      ['enqueue', 'no.such.type'],
+      ['enqueue', '--file', path.join(tmp, 'missing.jsonl')],
+    ];
+    const runs = await Promise.all(cases.map((args) => cli(args)));
+    runs.forEach((r, k) => {
+      assert.equal(r.code, 2, `${cases[k]!.join(' ')} → ${r.code}\n${r.stderr}`);
+      assert.ok(r.stderr.trim(), `${cases[k]!.join(' ')} says why on stderr`);
+    });
+    assert.equal(await count(), 0);
+  });
+
+  test('an unreachable database exits 3', async () => {
+    const r = await cli(['status'], { env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' } });
+    ok(r, 3);
+    assert.match(r.stderr, /cannot reach the database/);
+  });
+});
+
+describe('enqueue', () => {
+  test('one job: its id on stdout, rung in Redis', async () => {
+    const r = await cli(['enqueue', 'demo.sleep', '{"ms": 5}', '--queue', 'cli-one', '--max-attempts', '2']);
+    ok(r);
+    const id = r.stdout.trim();
+    assert.match(id, /^\d+$/);
+    assert.equal((await jobRow(db.pool, id)).max_attempts, 2);
+    assert.deepEqual(await redis.lrange(`${prefix}:queue:cli-one`, 0, -1), [id]);
+    const again = await cli(['enqueue', 'demo.noop', '--idempotency-key', 'cli-k', '--json']);
+    const same = await cli(['enqueue', 'demo.noop', '--idempotency-key', 'cli-k', '--json']);
+    assert.equal(JSON.parse(same.stdout).id, JSON.parse(again.stdout).id);
+    assert.equal(JSON.parse(same.stdout).created, false);
+  });
+
+  test('a JSON-lines file: 2500 lines in batches, refused lines named by number, nothing written for them', async () => {
+    const lines: string[] = [];
+    for (let n = 1; n <= 2500; n++) lines.push(JSON.stringify({ type: 'demo.noop', payload: { n }, queue: 'cli-file' }));
+    lines[4] = '{"type": "demo.noop", '; // line 5: broken JSON
+    lines[1199] = JSON.stringify({ type: 'no.such', queue: 'cli-file' }); // line 1200
+    lines[2399] = JSON.stringify({ type: 'demo.sleep', payload: { ms: -1 }, queue: 'cli-file' }); // line 2400
+    lines[1799] = ''; // line 1800: blank, skipped
+    const file = path.join(tmp, 'jobs.jsonl');
+    fs.writeFileSync(file, lines.join('\n') + '\n');
+    const r = await cli(['enqueue', '--file', file]);
+    ok(r, 1); // some refused, the rest enqueued
+    assert.match(r.stderr, /^line 5: not valid JSON/m);
+    assert.match(r.stderr, /^line 1200: type: unknown job type "no.such"/m);
+    assert.match(r.stderr, /^line 2400: payload\.ms: .*\(for demo\.sleep\)/m);
+    assert.equal(r.stderr.match(/^line \d+:/gm)!.length, 3);
+    assert.match(r.stdout, /enqueued 2496 job\(s\) from 2500 line\(s\); refused 3 line\(s\): 5, 1200, 2400/);
+    assert.equal(await count('queue = $1', ['cli-file']), 2496);
+    assert.equal(await count(`queue = 'cli-file' AND payload->>'n' IN ('5', '1200', '2400', '1800')`), 0);
+    assert.equal(await redis.llen(`${prefix}:queue:cli-file`), 2496);
+  });
+
+  test('from stdin, with a progress bar when asked, --json summary; a re-run with idempotency keys adds nothing', async () => {
+    const input = Array.from({ length: 30 }, (_, n) => JSON.stringify({ type: 'demo.noop', idempotencyKey: `cli-stdin-${n}` })).join('\n');
+    const r = await cli(['enqueue', '--file', '-', '--queue', 'cli-stdin', '--json', '--progress'], { input });
+    ok(r);
+    const s = JSON.parse(r.stdout);
+    assert.deepEqual([s.lines, s.enqueued, s.existing, s.refused], [30, 30, 0, 0]);
+    assert.match(r.stderr, /enqueued 30 jobs/, 'the progress line');
+    assert.equal(await count('queue = $1', ['cli-stdin']), 30, '--queue applies to lines that name none');
+    const again = JSON.parse((await cli(['enqueue', '--file', '-', '--queue', 'cli-stdin', '--json'], { input })).stdout);
+    assert.deepEqual([again.enqueued, again.existing], [0, 30]);
+  });
+
+  test('--all-or-nothing and --dry-run write nothing when a line is refused (exit 2)', async () => {
+    const input = [JSON.stringify({ type: 'demo.noop', queue: 'cli-aon' }), JSON.stringify({ type: 'demo.noop', queue: 'cli-aon', maxAttempts: 0 })].join('\n');
+    const aon = await cli(['enqueue', '--file', '-', '--all-or-nothing'], { input });
+    ok(aon, 2);
+    assert.match(aon.stderr, /^line 2: maxAttempts:/m);
+    assert.match(aon.stdout, /nothing written/);
+    const dry = await cli(['enqueue', '--file', '-', '--dry-run'], { input });
+    ok(dry, 2);
+    assert.equal(await count('queue = $1', ['cli-aon']), 0);
+    assert.equal(await redis.llen(`${prefix}:queue:cli-aon`), 0);
+    const good = await cli(['enqueue', '--file', '-', '--all-or-nothing'], { input: input.split('\n')[0]! });
+    ok(good);
+    assert.equal(await count('queue = $1', ['cli-aon']), 1);
+    assert.equal(await redis.llen(`${prefix}:queue:cli-aon`), 1, 'rung after the commit');
+  });
+});
+
+describe('reading', () => {
+  test('status, jobs (filters, pages, --json) and show', async () => {
+    const failed = await insertJob(db.pool, { queue: 'cli-read', status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    await db.pool.query(
+      `INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, outcome, error) VALUES ($1, 3, 'w-cli', now(), 'failed', 'smtp timeout')`,
+      [failed],
+    );
+    await db.pool.query(`UPDATE jobs SET error = 'smtp timeout' WHERE job_id = $1`, [failed]);
+    for (let k = 0; k < 4; k++) await insertJob(db.pool, { queue: 'cli-read' });
+
+    const status = await cli(['status']);
+    ok(status);
+    assert.match(status.stdout, /cli-read\s+│ 4\s+│ 0\s+│ 0\s+│ 0\s+│ 1/);
+    const sj = JSON.parse((await cli(['status', '--json'])).stdout);
+    assert.equal(sj.stats.queues.find((q: { queue: string }) => q.queue === 'cli-read').counts.failed, 1);
+
+    const p1 = JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--limit', '3', '--json'])).stdout);
+    assert.equal(p1.jobs.length, 3);
+    const p2 = JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--limit', '3', '--cursor', p1.nextCursor, '--json'])).stdout);
+    assert.equal(p2.jobs.length, 2);
+    assert.equal(p2.nextCursor, null);
+    const table = await cli(['jobs', '--status', 'failed', '--q', 'smtp']);
+    ok(table);
+    assert.match(table.stdout, new RegExp(`│ ${failed}\\s+│ failed\\s+│ cli-read .*smtp timeout`));
+
+    const show = await cli(['show', failed]);
+    ok(show);
+    assert.match(show.stdout, /attempts\s+│ 3 of 3/);
+    assert.match(show.stdout, /│ 3\s+│ w-cli .*│ failed\s+│ smtp timeout/);
+    assert.equal(JSON.parse((await cli(['show', failed, '--json'])).stdout).attempts[0].error, 'smtp timeout');
+    const missing = await cli(['show', '987654321']);
+    ok(missing, 1);
+    assert.match(missing.stderr, /no job with id 987654321/);
+  });
+});
+
+describe('actions', () => {
+  test('requeue and cancel by id: 0 when done, 1 with the reason when refused', async () => {
+    const failed = await insertJob(db.pool, { status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    const running = await insertJob(db.pool, { status: 'running', workerId: 'w-live', leaseInMs: 60_000 });
+    const r = await cli(['requeue', failed]);
+    ok(r);
+    assert.match(r.stdout, new RegExp(`^${failed}\\trequeued$`, 'm'));
+    const mixed = await cli(['cancel', running, '987654321']);
+    ok(mixed, 1);
+    assert.match(mixed.stdout, new RegExp(`^${running}\\tcancel_requested`, 'm'));
+    assert.match(mixed.stdout, /^987654321\tnot_found\tno such job$/m);
+    const refused = await cli(['requeue', running, '--json']);
+    ok(refused, 1);
+    assert.match(JSON.parse(refused.stdout).items[0].reason, /lease still held by w-live/);
+  });
+
+  test('bulk requeue by filter: keyset pages, batches of 1000, --limit, other queues untouched', async () => {
+    await db.pool.query(
+      `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, finished_at, error)
+       SELECT CASE WHEN g <= 2300 THEN 'cli-bulk' ELSE 'cli-other' END, 'demo.noop', 'failed', '{}', 3, 3, 3, now(), 'boom'
+         FROM generate_series(1, 2400) g`,
+    );
+    const dry = await cli(['requeue', '--status', 'failed', '--queue', 'cli-bulk', '--dry-run', '--json']);
+    ok(dry);
+    assert.deepEqual(JSON.parse(dry.stdout), { dryRun: true, matched: 2300 });
+    assert.equal(await count(`queue = 'cli-bulk' AND status = 'failed'`), 2300);
+
+    const r = await cli(['requeue', '--status', 'failed', '--queue', 'cli-bulk', '--limit', '2100', '--reset-attempts', '--json', '--progress']);
+    ok(r);
+    const s = JSON.parse(r.stdout);
+    assert.equal(s.matched, 2100);
+    assert.equal(s.changed, 2100);
+    assert.deepEqual(s.outcomes, { requeued: 2100 });
+    assert.match(r.stderr, /requeue \[[^\]]*\] 100% \| 2100\/2100 jobs/, 'the progress bar');
+    // --reset-attempts grants a whole budget again (attempt_count, the fencing token, never goes down)
+    assert.equal(await count(`queue = 'cli-bulk' AND status = 'queued' AND attempt_count = 3 AND max_attempts = 6`), 2100);
+    // newest first: the 200 oldest are still failed
+    const { rows } = await db.pool.query(
+      `SELECT max(job_id) FILTER (WHERE status = 'failed') AS failed_max, min(job_id) FILTER (WHERE status = 'queued') AS queued_min FROM jobs WHERE queue = 'cli-bulk'`,
+    );
+    assert.ok(BigInt(rows[0].failed_max) < BigInt(rows[0].queued_min));
+    assert.equal(await count(`queue = 'cli-other' AND status = 'failed'`), 100);
+    assert.equal(await redis.llen(`${prefix}:queue:cli-bulk`), 2100);
+
+    const cancel = await cli(['cancel', '--status', 'queued', '--queue', 'cli-bulk']);
+    ok(cancel);
+    assert.match(cancel.stdout, /2100 job\(s\) matched: 2100 cancelled/);
+  });
+
+  test('recover --dry-run previews an expired lease without moving it; recover moves it', async () => {
+    const id = await insertJob(db.pool, { status: 'running', workerId: 'w-gone', leaseInMs: -4_000, queue: 'cli-rec' });
+    const dry = await cli(['recover', '--dry-run']);
+    ok(dry);
+    assert.match(dry.stdout, /would move 1 job\(s\) with an expired lease/);
+    assert.match(dry.stdout, new RegExp(`│ ${id}\\s+│ demo.sleep\\s+│ cli-rec\\s+│ w-gone\\s+│ 1/3 .*│ retrying`));
+    assert.equal((await jobRow(db.pool, id)).status, 'running');
+    const run = await cli(['recover', '--json']);
+    ok(run);
+    assert.ok(JSON.parse(run.stdout).expired.some((e: { id: string; status: string }) => e.id === id && e.status === 'retrying'));
+    assert.equal((await jobRow(db.pool, id)).status, 'retrying');
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * What every verb of `npx leasehold` shares: exit codes, opening and closing the database
+ * and the doorbell, mapping errors to exit codes, tables, JSON output, progress bars.
+ */
+import { InvalidArgumentError } from 'commander';
+import { SingleBar } from 'cli-progress';
+import Table from 'cli-table3';
+import type pg from 'pg';
+import { loadConfig } from '../../lib/config';
+import { createPool } from '../../lib/db/client';
+import { createLogger } from '../../lib/log';
+import { QueueError } from '../../lib/queue/errors';
+import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
+import { redisSettled } from '../../lib/redis-settled';
+import { resolveServices } from '../bootstrap';
+
+/** Exit codes scripts can rely on (also in `--help` and the README). */
+export const EXIT = {
+  /** Everything asked for was done. */
+  ok: 0,
+  /** The action was refused for some or all items (their state forbids it, or no such job). */
+  refused: 1,
+  /** Bad usage or invalid input: nothing was done for what was invalid. */
+  usage: 2,
+  /** PostgreSQL could not be reached (or refused the connection). */
+  unreachable: 3,
+  /** An unexpected error: a bug (the message says where). */
+  internal: 70,
+} as const;
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0   done
+  1   refused for some or all items (their state forbids it, or no such job)
+  2   bad usage or invalid input (nothing done for what was invalid)
+  3   the database is unreachable
+  70  unexpected error (a bug)`;
+
+export const log = createLogger({ role: 'cli' });
+
+export interface Queue {
+  pool: pg.Pool;
+  doorbell: Doorbell;
+  redisUrl: string | null;
+  redisPrefix: string;
+}
+
+/** Opens what a verb needs, runs it, and closes everything (also when it throws). */
+export async function withQueue<T>(fn: (q: Queue) => Promise<T>): Promise<T> {
+  const cfg = loadConfig();
+  const services = await resolveServices(cfg, log);
+  const pool = createPool(services.databaseUrl, { name: 'cli', max: 4 });
+  const doorbell: Doorbell = services.redisUrl
+    ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, pool, log)
+    : new PgDoorbell(pool, log);
+  await redisSettled(doorbell, 2_000); // unreachable: the doorbell falls back to NOTIFY
+  try {
+    return await fn({ pool, doorbell, redisUrl: services.redisUrl, redisPrefix: cfg.redisPrefix });
+  } finally {
+    if (doorbell instanceof RedisDoorbell) await doorbell.close();
+    await pool.end();
+    await services.embedded?.stop();
+  }
+}
+
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P01', // admin shutdown
+  '57P03', // cannot connect now (starting up)
+  '3D000', // database does not exist
+  '28P01', // password authentication failed
+  '28000', // invalid authorization
+  '53300', // too many connections
+]);
+
+/** Whether an error means "could not reach (or use) the database". */
+export function isUnreachable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; errors?: unknown[] };
+  if (e?.code && UNREACHABLE_CODES.has(e.code)) return true;
+  if (Array.isArray(e?.errors) && e.errors.some(isUnreachable)) return true;
+  return /timeout exceeded when trying to connect|Connection terminated (unexpectedly|due to connection timeout)/i.test(e?.message ?? '');
+}
+
+/** The exit code for an error thrown by a verb, after printing it. */
+export function reportError(err: unknown): number {
+  if (err instanceof QueueError) {
+    console.error(`leasehold: ${err.message}`);
+    return err.code === 'not_found' || err.code === 'state_forbids' ? EXIT.refused : err.code === 'unavailable' ? EXIT.unreachable : EXIT.usage;
+  }
+  if (err instanceof InvalidArgumentError) {
+    console.error(`leasehold: ${err.message}`);
+    return EXIT.usage;
+  }
+  if (isUnreachable(err)) {
+    console.error(`leasehold: cannot reach the database: ${(err as Error).message || (err as { code?: string }).code}`);
+    return EXIT.unreachable;
+  }
+  if ((err as Error)?.message?.startsWith('invalid configuration')) {
+    console.error(`leasehold: ${(err as Error).message}`);
+    return EXIT.usage;
+  }
+  console.error(`leasehold: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
+  return EXIT.internal;
+}
+
+/** Raise the process's exit code to at least `code` (0 < 1 < 2 ...), never lower it. */
+export function exitAtLeast(code: number) {
+  if (code > Number(process.exitCode ?? 0)) process.exitCode = code;
+}
+
+// ---------------------------------------------------------------- argument parsers
+
+export const jobIdArg = (v: string) => {
+  if (!/^[1-9][0-9]{0,18}$/.test(v) || BigInt(v) > 9223372036854775807n) throw new InvalidArgumentError('a job id is a positive integer');
+  return v;
+};
+
+export const jobIdsArg = (v: string, prev: string[] = []) => [...prev, jobIdArg(v)];
+
+export const intArg = (min: number, max: number) => (v: string) => {
+  const n = Number(v);
+  if (!/^-?\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+  }
+  return n;
+};
+
+export const jsonArg = (what: string) => (v: string) => {
+  try {
+    return JSON.parse(v);
+  } catch {
+    throw new InvalidArgumentError(`${what} must be JSON`);
+  }
+};
+
+/** `path: message` of a zod error's first issue, prefixed by where. */
+export function issueText(issues: readonly { path: PropertyKey[]; message: string }[], where = ''): string {
+  const i = issues[0];
+  if (!i) return `${where || 'input'}: invalid`;
+  const at = [where, ...i.path.map(String)].filter(Boolean).join('.');
+  return `${at || 'input'}: ${i.message}`;
+}
+
+// ---------------------------------------------------------------- output
+
+export function printJson(v: unknown) {
+  process.stdout.write(JSON.stringify(v) + '\n');
+}
+
+/** A plain table on stdout (no colours: it is read by people and pasted into tickets). */
+export function printTable(head: string[], rows: (string | number | null | undefined)[][]) {
+  const t = new Table({ head, style: { head: [], border: [], compact: true } });
+  for (const r of rows) t.push(r.map((c) => (c === null || c === undefined ? '—' : String(c))));
+  process.stdout.write(t.toString() + '\n');
+}
+
+export const ago = (ms: number | null) => (ms === null ? '—' : ms < 1000 ? `${Math.round(ms)} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`);
+export const time = (iso: string | Date | null) => (iso === null ? null : (typeof iso === 'string' ? iso : iso.toISOString()).replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
+
+/** --progress / --no-progress: default on when stderr is a terminal. */
+export function progressEnabled(opt: boolean | undefined) {
+  return opt ?? !!process.stderr.isTTY;
+}
+
+export interface Progress {
+  update(value: number, payload?: Record<string, unknown>): void;
+  stop(): void;
+}
+
+/**
+ * A progress bar on stderr (cli-progress), or a no-op when disabled. `total` null: no
+ * bar, only the count and the time so far.
+ */
+export function progressBar(enabled: boolean, o: { label: string; total: number | null; unit?: string; format?: string }): Progress {
+  if (!enabled) return { update: () => {}, stop: () => {} };
+  const unit = o.unit ? ` ${o.unit}` : '';
+  const bar = new SingleBar({
+    stream: process.stderr,
+    noTTYOutput: !process.stderr.isTTY, // --progress into a pipe: a line per second, no cursor games
+    notTTYSchedule: 1_000,
+    hideCursor: true,
+    format:
+      o.format ??
+      (o.total === null
+        ? `${o.label} {value}${unit} | {duration_formatted}`
+        : `${o.label} [{bar}] {percentage}% | {value}/{total}${unit} | ETA {eta_formatted}`),
+  });
+  bar.start(o.total ?? 0, 0);
+  return {
+    update: (value, payload) => bar.update(value, payload),
+    stop: () => bar.stop(),
+  };
+}

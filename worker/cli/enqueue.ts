@@ -1,0 +1,243 @@
+/**
+ * `leasehold enqueue` — one job from the arguments, or many from a JSON-lines file or
+ * stdin (one POST /api/jobs body per line), validated line by line exactly as the API
+ * validates, and inserted in batches of up to 1000 rows per statement.
+ */
+import fs from 'node:fs';
+import readline from 'node:readline';
+import { type Command, Option } from 'commander';
+import { MAX_BULK_ENQUEUE } from '../../lib/http/schemas';
+import { validateJob } from '../../lib/client';
+import { QueueError } from '../../lib/queue/errors';
+import { type EnqueueInput, type EnqueueResult, jobEnqueue } from '../../lib/queue/ops';
+import type { Doorbell, Ring } from '../../lib/queue/signal';
+import { EXIT, EXIT_CODES_HELP, exitAtLeast, intArg, jsonArg, printJson, progressBar, progressEnabled, withQueue } from './common';
+
+/** At most this many refused lines are printed one by one; the summary counts them all. */
+const MAX_PRINTED_ERRORS = 100;
+
+interface EnqueueOptions {
+  file?: string;
+  queue?: string;
+  maxAttempts?: number;
+  runAt?: string;
+  idempotencyKey?: string;
+  dryRun?: boolean;
+  allOrNothing?: boolean;
+  batchSize: number;
+  progress?: boolean;
+  json?: boolean;
+}
+
+export function addEnqueueCommand(program: Command) {
+  program
+    .command('enqueue')
+    .summary('enqueue one job, or many from a JSON-lines file or stdin')
+    .description(
+      'Enqueue one job from the arguments, or many from a JSON-lines file (--file path, or --file - for stdin): one\n' +
+        'JSON object per line in the POST /api/jobs body shape, e.g.\n' +
+        '  {"type": "demo.sleep", "payload": {"ms": 100}, "queue": "mail", "maxAttempts": 5, "idempotencyKey": "order-42"}\n' +
+        'Every line is validated as the API validates it; a line that fails is reported with its line number and\n' +
+        'nothing is written for it (with --all-or-nothing, nothing is written at all). Valid lines are inserted in\n' +
+        'batches of up to 1000 rows per statement; workers are rung after each batch commits.',
+    )
+    .argument('[type]', 'job type of a single job, e.g. demo.sleep')
+    .argument('[payload]', 'payload of a single job, as JSON', jsonArg('payload'))
+    .option('-f, --file <path>', 'JSON-lines file of jobs ("-" reads stdin)')
+    .option('-q, --queue <name>', 'queue (with --file: for lines that name none)')
+    .option('--max-attempts <n>', 'attempts before the dead letter (with --file: for lines that give none)', intArg(1, 100))
+    .option('--run-at <iso>', 'when a single job becomes due (ISO 8601 with a zone)')
+    .option('--idempotency-key <key>', 'a second enqueue with the same key returns the first job')
+    .option('--dry-run', 'validate only: report what would be refused, write nothing')
+    .option('--all-or-nothing', 'with --file: one transaction; any invalid line and nothing is written')
+    .addOption(new Option('--batch-size <n>', 'rows per INSERT statement').argParser(intArg(1, MAX_BULK_ENQUEUE)).default(MAX_BULK_ENQUEUE))
+    .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
+    .option('--no-progress', 'never show a progress bar')
+    .option('--json', 'print the result as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  leasehold enqueue demo.sleep '{"ms": 500}' --queue default
+  leasehold enqueue --file jobs.jsonl
+  generate-jobs | leasehold enqueue --file - --queue imports --json
+${EXIT_CODES_HELP}
+  With --file: 1 when some lines were refused and the rest enqueued; 2 when nothing was written because of
+  invalid input (every line refused, --all-or-nothing with a refused line, or a refused line in --dry-run).`,
+    )
+    .action(async (type: string | undefined, payload: unknown, o: EnqueueOptions) => {
+      if (o.file !== undefined) {
+        if (type !== undefined) throw new QueueError('invalid_request', 'give either a job type or --file, not both');
+        if (o.runAt || o.idempotencyKey) throw new QueueError('invalid_request', '--run-at and --idempotency-key are per job: put them in the lines of the file');
+        return enqueueFile(o);
+      }
+      if (type === undefined) throw new QueueError('invalid_request', 'give a job type (leasehold enqueue demo.noop) or --file');
+      if (o.allOrNothing) throw new QueueError('invalid_request', '--all-or-nothing applies to --file');
+      const input = validateJob({
+        type,
+        payload,
+        queue: o.queue,
+        maxAttempts: o.maxAttempts,
+        runAt: o.runAt,
+        idempotencyKey: o.idempotencyKey,
+      });
+      if (o.dryRun) return o.json ? printJson({ valid: true }) : console.log('valid (dry run: nothing written)');
+      const [r] = await withQueue(({ pool, doorbell }) => jobEnqueue(pool, [input], { doorbell }));
+      if (o.json) printJson(r);
+      else console.log(`${r!.id}${r!.created ? '' : '\t(an existing job for this idempotency key)'}`);
+    });
+}
+
+interface Refusal {
+  line: number;
+  error: string;
+}
+
+interface Summary {
+  lines: number;
+  jobs: number;
+  enqueued: number;
+  existing: number;
+  refused: number;
+  refusedLines: Refusal[];
+  written: boolean;
+  dryRun: boolean;
+}
+
+/** One line → the job it describes, or why not. */
+function parseLine(text: string, lineNo: number, o: EnqueueOptions): EnqueueInput | Refusal {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    return { line: lineNo, error: `not valid JSON (${(e as Error).message})` };
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return { line: lineNo, error: 'expected a JSON object (one job per line)' };
+  const job = v as Record<string, unknown>;
+  try {
+    return validateJob({
+      ...(job as { type: string }),
+      queue: (job.queue as string | undefined) ?? o.queue,
+      maxAttempts: (job.maxAttempts as number | undefined) ?? o.maxAttempts,
+    });
+  } catch (e) {
+    if (e instanceof QueueError) return { line: lineNo, error: e.message };
+    throw e;
+  }
+}
+
+async function enqueueFile(o: EnqueueOptions) {
+  const fromStdin = o.file === '-';
+  let total: number | null = null;
+  let input: NodeJS.ReadableStream & { bytesRead?: number };
+  if (fromStdin) {
+    input = process.stdin;
+  } else {
+    try {
+      total = fs.statSync(o.file!).size;
+    } catch (e) {
+      throw new QueueError('invalid_request', `cannot read ${o.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    input = fs.createReadStream(o.file!);
+  }
+  const progress = progressBar(progressEnabled(o.progress), {
+    label: o.dryRun ? 'checking' : 'enqueueing',
+    total,
+    format:
+      total === null
+        ? `${o.dryRun ? 'checked' : 'enqueued'} {jobs} jobs | line {line} | {duration_formatted}`
+        : `${o.dryRun ? 'checking' : 'enqueueing'} [{bar}] {percentage}% | {jobs} jobs | line {line} | ETA {eta_formatted}`,
+  });
+  // Bytes read so far (files only: the bar's measure). Nothing may read the stream before
+  // the line reader is attached, or the lines would be lost.
+  const bytes = () => (input as fs.ReadStream).bytesRead ?? 0;
+
+  const s: Summary = { lines: 0, jobs: 0, enqueued: 0, existing: 0, refused: 0, refusedLines: [], written: false, dryRun: !!o.dryRun };
+  const refuse = (r: Refusal) => {
+    s.refused++;
+    if (s.refusedLines.length < 10_000) s.refusedLines.push(r);
+    if (!o.json && s.refused <= MAX_PRINTED_ERRORS) console.error(`line ${r.line}: ${r.error}`);
+  };
+  const tally = (rs: EnqueueResult[]) => {
+    for (const r of rs) r.created ? s.enqueued++ : s.existing++;
+  };
+
+  const run = async (insert: ((batch: EnqueueInput[]) => Promise<void>) | null) => {
+    let batch: EnqueueInput[] = [];
+    const rl = readline.createInterface({ input, crlfDelay: Infinity });
+    try {
+      for await (const text of rl) {
+        s.lines++;
+        if (!text.trim()) continue;
+        const r = parseLine(text, s.lines, o);
+        if ('error' in r) refuse(r);
+        else {
+          s.jobs++;
+          batch.push(r);
+        }
+        if (batch.length >= o.batchSize) {
+          if (insert) await insert(batch);
+          batch = [];
+        }
+        progress.update(total === null ? s.jobs : bytes(), { jobs: s.jobs, line: s.lines });
+      }
+      if (batch.length && insert) await insert(batch);
+      progress.update(total === null ? s.jobs : total, { jobs: s.jobs, line: s.lines });
+    } finally {
+      rl.close();
+      progress.stop();
+    }
+  };
+
+  if (o.dryRun) {
+    await run(null);
+  } else {
+    await withQueue(async ({ pool, doorbell }) => {
+      if (!o.allOrNothing) {
+        // Each batch commits on its own and is rung at once: a crash half-way keeps what
+        // was committed (idempotency keys make a re-run safe).
+        try {
+          await run(async (batch) => {
+            tally(await jobEnqueue(pool, batch, { doorbell }));
+            s.written = true;
+          });
+        } catch (err) {
+          console.error(`stopped at line ${s.lines}: ${s.enqueued} job(s) were enqueued before the error (re-running is safe for lines with an idempotencyKey)`);
+          throw err;
+        }
+        return;
+      }
+      const client = await pool.connect();
+      const deferred: Ring[] = [];
+      const collect: Doorbell = { usingRedis: false, ring: async (items) => void deferred.push(...items), backlog: async () => null };
+      try {
+        await client.query('BEGIN');
+        await run(async (batch) => tally(await jobEnqueue(client, batch, { doorbell: collect })));
+        if (s.refused > 0) {
+          await client.query('ROLLBACK');
+          s.enqueued = s.existing = 0;
+          return;
+        }
+        await client.query('COMMIT');
+        s.written = s.jobs > 0;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+      for (let k = 0; k < deferred.length; k += MAX_BULK_ENQUEUE) await doorbell.ring(deferred.slice(k, k + MAX_BULK_ENQUEUE));
+    });
+  }
+
+  if (s.refused > 0) exitAtLeast(s.written ? EXIT.refused : EXIT.usage);
+  if (o.json) {
+    printJson(s);
+    return;
+  }
+  if (s.refused > MAX_PRINTED_ERRORS) console.error(`… and ${s.refused - MAX_PRINTED_ERRORS} more refused lines`);
+  const refusedText = s.refused ? `; refused ${s.refused} line(s)${s.refusedLines.length <= 20 ? ': ' + s.refusedLines.map((r) => r.line).join(', ') : ''}` : '';
+  if (o.dryRun) console.log(`dry run: ${s.jobs} valid job(s) in ${s.lines} line(s)${refusedText}; nothing written`);
+  else if (o.allOrNothing && s.refused) console.log(`nothing written (--all-or-nothing): ${s.jobs} valid job(s) in ${s.lines} line(s)${refusedText}`);
+  else console.log(`enqueued ${s.enqueued} job(s)${s.existing ? `, ${s.existing} already there (same idempotency key)` : ''} from ${s.lines} line(s)${refusedText}`);
+}

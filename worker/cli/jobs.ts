@@ -1,0 +1,111 @@
+/** `leasehold status`, `leasehold jobs`, `leasehold show ID`: reading the queue. */
+import type { Command } from 'commander';
+import { detailDto, pageDto, statsDto, workerDto } from '../../lib/http/dto';
+import { listQuery } from '../../lib/http/schemas';
+import { QueueError } from '../../lib/queue/errors';
+import { getJob, getStats, listJobs, listWorkers } from '../../lib/queue/read';
+import { JOB_STATUSES } from '../../lib/queue/status';
+import { EXIT_CODES_HELP, ago, issueText, jobIdArg, printJson, printTable, time, withQueue } from './common';
+
+const oneLine = (s: string | null, max = 60) => (s === null ? null : s.replace(/\s+/g, ' ').slice(0, max) + (s.length > max ? '…' : ''));
+
+export function addReadCommands(program: Command) {
+  program
+    .command('status')
+    .summary('counts per status and queue, and the live worker processes')
+    .description('Counts per status and queue, the oldest due job, expired leases, and the worker processes alive.')
+    .option('--json', 'print JSON: {stats, workers} as GET /api/stats and GET /api/workers answer')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (o: { json?: boolean }) => {
+      await withQueue(async ({ pool }) => {
+        const [stats, workers] = await Promise.all([getStats(pool), listWorkers(pool)]);
+        if (o.json) return printJson({ stats: statsDto(stats), workers: workers.map(workerDto) });
+        printTable(
+          ['queue', ...JOB_STATUSES],
+          [
+            ...stats.queues.map((q) => [q.queue, ...JOB_STATUSES.map((s) => q.counts[s])]),
+            ['(all)', ...JOB_STATUSES.map((s) => stats.counts[s])],
+          ],
+        );
+        console.log(
+          `oldest due job waiting: ${ago(stats.oldestQueuedAgeMs)} · running with an expired lease: ${stats.runningExpired} · workers alive: ${stats.workersAlive}`,
+        );
+        const alive = workers.filter((w) => !w.stoppedAt && w.heartbeatAgeMs < 60_000);
+        if (alive.length) {
+          printTable(
+            ['worker', 'queues', 'jobs in hand', 'concurrency', 'heartbeat', 'started'],
+            alive.map((w) => [w.workerId, w.queues.join(','), w.jobsInHand, w.concurrency, `${ago(w.heartbeatAgeMs)} ago`, time(w.startedAt)]),
+          );
+        }
+      });
+    });
+
+  program
+    .command('jobs')
+    .summary('list jobs with the console\'s filters')
+    .description('List jobs, newest first, with the filters of the console and GET /api/jobs; one keyset page at a time.')
+    .option('-s, --status <status>', `one of ${JOB_STATUSES.join(', ')}`)
+    .option('-q, --queue <name>', 'queue')
+    .option('-t, --type <type>', 'job type')
+    .option('-w, --worker <id>', 'worker id that holds (or last held) the job')
+    .option('--q <text>', 'a job id, or text in the last error')
+    .option('-n, --limit <n>', 'jobs per page (1–200)', '50')
+    .option('--cursor <id>', 'the next page: the cursor printed under the previous one')
+    .option('--json', 'print JSON as GET /api/jobs answers ({jobs, nextCursor, dbNow})')
+    .addHelpText('after', `\nExamples:\n  leasehold jobs --status failed --queue mail\n  leasehold jobs --q "timeout" --json | jq -r '.jobs[].id'\n${EXIT_CODES_HELP}`)
+    .action(async (o: Record<string, string | boolean | undefined>) => {
+      const { json, ...filters } = o;
+      const parsed = listQuery.safeParse(Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)));
+      if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
+      await withQueue(async ({ pool }) => {
+        const page = await listJobs(pool, parsed.data);
+        if (json) return printJson(pageDto(page));
+        if (!page.jobs.length) return console.log('no jobs match');
+        printTable(
+          ['id', 'status', 'queue', 'type', 'attempts', 'worker', 'created', 'error'],
+          page.jobs.map((j) => [j.id, j.status, j.queue, j.type, `${j.attemptCount}/${j.maxAttempts}`, j.workerId, time(j.createdAt), oneLine(j.error)]),
+        );
+        if (page.nextCursor) console.error(`more: --cursor ${page.nextCursor}`);
+      });
+    });
+
+  program
+    .command('show')
+    .summary('one job with its attempts')
+    .description('One job with every attempt (who, when, how it ended, the error), as GET /api/jobs/:id.')
+    .argument('<id>', 'job id', jobIdArg)
+    .option('--json', 'print JSON as GET /api/jobs/:id answers')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (id: string, o: { json?: boolean }) => {
+      await withQueue(async ({ pool }) => {
+        const d = await getJob(pool, id);
+        if (!d) throw new QueueError('not_found', `no job with id ${id}`);
+        const dto = detailDto(d);
+        if (o.json) return printJson(dto);
+        const j = dto.job;
+        printTable(
+          ['field', 'value'],
+          [
+            ['id', j.id],
+            ['status', j.status + (j.cancelRequestedAt ? ' (cancel requested)' : '')],
+            ['queue / type', `${j.queue} / ${j.type}`],
+            ['attempts', `${j.attemptCount} of ${j.maxAttempts}`],
+            ['worker', j.workerId],
+            ['lease', j.leaseRemainingMs === null ? null : `${ago(Math.max(0, j.leaseRemainingMs))} left`],
+            ['run at', time(j.runAt)],
+            ['created', time(j.createdAt)],
+            ['finished', time(j.finishedAt)],
+            ['idempotency key', j.idempotencyKey],
+            ['payload', oneLine(JSON.stringify(j.payload), 200)],
+            ['error', oneLine(j.error, 200)],
+          ],
+        );
+        if (dto.attempts.length) {
+          printTable(
+            ['attempt', 'worker', 'started', 'finished', 'outcome', 'error'],
+            dto.attempts.map((a) => [a.attempt, a.workerId, time(a.startedAt), time(a.finishedAt), a.outcome ?? 'running', oneLine(a.error)]),
+          );
+        }
+      });
+    });
+}
