@@ -259,7 +259,12 @@ export class Runner {
           const ids = await receiver.take(this.o.queues, want, backlog ? 0 : this.o.pollMs);
           if (ids.length) {
             if (failpointsEnabled) await failpoint('after_pop', ids);
-            jobs = await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs });
+            jobs = await ops.jobClaim(this.o.pool, {
+              ids,
+              workerId: this.workerId,
+              leaseMs: this.o.leaseMs,
+              allowSuspect: !this.holdsSuspect(),
+            });
           } else {
             jobs = await this.claimFromPostgres(want);
             backlog = jobs.length >= want;
@@ -294,16 +299,26 @@ export class Runner {
     const queues = this.o.queues;
     const out: ClaimedJob[] = [];
     const start = this.queueRotation++ % queues.length;
-    const p = { workerId: this.workerId, leaseMs: this.o.leaseMs };
+    const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(out) });
     for (let k = 0; k < queues.length && out.length < want; k++) {
       const queue = queues[(start + k) % queues.length]!;
-      out.push(...(await ops.jobClaimNext(this.o.pool, { ...p, queue, limit: want - out.length })));
+      out.push(...(await ops.jobClaimNext(this.o.pool, { ...p(), queue, limit: want - out.length })));
     }
     for (let k = 0; k < queues.length && out.length < want; k++) {
       const queue = queues[(start + k) % queues.length]!;
-      out.push(...(await ops.jobClaimExpired(this.o.pool, { ...p, queue, limit: want - out.length })));
+      out.push(...(await ops.jobClaimExpired(this.o.pool, { ...p(), queue })));
     }
     return out;
+  }
+
+  /**
+   * Does this process hold a suspect (a job whose last attempt was lost, perhaps because it
+   * killed its worker)? Then it claims no other: if that job crashes this process again, it
+   * takes no second suspect down with it, and a neighbour loses at most one attempt to it.
+   */
+  private holdsSuspect(extra: readonly ClaimedJob[] = []): boolean {
+    for (const e of this.active.values()) if (e.job.leaseLostStreak > 0 && e.state !== 'finishing') return true;
+    return extra.some((j) => j.leaseLostStreak > 0);
   }
 
   private async enterPgMode() {

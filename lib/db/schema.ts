@@ -77,6 +77,13 @@ export const jobs = pgTable(
      * handed to the next attempt, so a retry resumes instead of restarting.
      */
     checkpoints: jsonb('checkpoints'),
+    /**
+     * Consecutive attempts lost without a word from their worker (a crash, a stall, a
+     * partition). While it is above 0 the job is a suspect: it may be what killed its
+     * process, so a worker holds at most one suspect at a time, and a job that crashes
+     * its process can take innocent neighbours down at most once.
+     */
+    leaseLostStreak: integer('lease_lost_streak').notNull().default(0),
     createdAt: timestamp('created_at', tz).notNull().defaultNow(),
     /** When the current (or last) attempt started. */
     startedAt: timestamp('started_at', tz),

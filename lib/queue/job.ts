@@ -24,6 +24,8 @@ export interface Job {
   error: string | null;
   /** Saved progress by name (see ctx.checkpoint); null when the job never saved any. */
   checkpoints: Checkpoints | null;
+  /** Consecutive attempts lost without a word from the worker (see schema.ts). */
+  leaseLostStreak: number;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -34,7 +36,7 @@ export type Checkpoints = Record<string, { value: unknown; attempt: number; at: 
 /** What a claim returns: what the worker and its handler need, nothing to parse in vain. */
 export type ClaimedJob = Pick<
   Job,
-  'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'workerId' | 'checkpoints'
+  'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'workerId' | 'checkpoints' | 'leaseLostStreak'
 > & {
   /** How long the job was due before this claim (database clock). */
   waitedMs: number;
@@ -52,6 +54,7 @@ export function toClaimedJob(r: any): ClaimedJob {
     maxAttempts: r.max_attempts,
     workerId: r.worker_id,
     checkpoints: r.checkpoints,
+    leaseLostStreak: r.lease_lost_streak,
     waitedMs: Math.max(0, Number(r.waited_ms)),
   };
 }
@@ -82,6 +85,7 @@ export function toJob(r: any): Job {
     resultKey: r.result_key,
     error: r.error,
     checkpoints: r.checkpoints ?? null,
+    leaseLostStreak: r.lease_lost_streak ?? 0,
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
@@ -111,6 +115,7 @@ export function toJobDto(j: Job) {
     resultKey: j.resultKey,
     error: j.error,
     checkpoints: j.checkpoints,
+    leaseLostStreak: j.leaseLostStreak,
     createdAt: iso(j.createdAt)!,
     startedAt: iso(j.startedAt),
     finishedAt: iso(j.finishedAt),

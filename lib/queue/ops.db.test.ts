@@ -396,7 +396,7 @@ describe('jobClaimExpired', () => {
     await insertJob(db.pool, { queue, status: 'running', leaseInMs: 60_000 });
     await insertJob(db.pool, { queue, status: 'running', leaseInMs: -1_000, attemptCount: 3, maxAttempts: 3 });
     await insertJob(db.pool, { queue, status: 'running', leaseInMs: -1_000, cancelRequested: true });
-    const got = await ops.jobClaimExpired(db.pool, { queue, limit: 10, workerId: W2, leaseMs: LEASE });
+    const got = await ops.jobClaimExpired(db.pool, { queue, workerId: W2, leaseMs: LEASE });
     assert.deepEqual(got.map((j) => [j.id, j.attemptCount]), [[expired, 2]]);
     const { rows } = await db.pool.query('SELECT outcome, worker_id FROM job_attempts WHERE job_id = $1', [expired]);
     assert.deepEqual(rows, [{ outcome: 'lease_lost', worker_id: 'dead:1:x' }]);

@@ -97,12 +97,18 @@ export async function jobEnqueue(
 export interface ClaimParams {
   workerId: string;
   leaseMs: number;
+  /**
+   * May the claim include a suspect (a job whose last attempt was lost, perhaps because it
+   * crashed its worker)? At most one is taken. Default true; a worker already holding a
+   * suspect passes false.
+   */
+  allowSuspect?: boolean;
 }
 
 /** jobClaim — claim these ids (from a doorbell pop). Refused ids are simply absent. */
 export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly string[] }): Promise<ClaimedJob[]> {
   if (p.ids.length === 0) return [];
-  const { rows } = await run(db, sql.jobClaim, [p.ids, p.workerId, p.leaseMs]);
+  const { rows } = await run(db, sql.jobClaim, [p.ids, p.workerId, p.leaseMs, p.allowSuspect ?? true]);
   return rows.map(toClaimedJob);
 }
 
@@ -111,16 +117,17 @@ export async function jobClaimNext(
   db: Executor,
   p: ClaimParams & { queue: string; limit: number },
 ): Promise<ClaimedJob[]> {
-  const { rows } = await run(db, sql.jobClaimNext, [p.queue, p.workerId, p.leaseMs, p.limit]);
+  const { rows } = await run(db, sql.jobClaimNext, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true]);
   return rows.map(toClaimedJob);
 }
 
-/** jobClaimExpired — take over up to `limit` jobs of a queue whose lease expired. */
-export async function jobClaimExpired(
-  db: Executor,
-  p: ClaimParams & { queue: string; limit: number },
-): Promise<ClaimedJob[]> {
-  const { rows } = await run(db, sql.jobClaimExpired, [p.queue, p.workerId, p.leaseMs, p.limit]);
+/**
+ * jobClaimExpired — take over a job of a queue whose lease expired. Such a job is a
+ * suspect, so one at a time (and none when allowSuspect is false).
+ */
+export async function jobClaimExpired(db: Executor, p: ClaimParams & { queue: string }): Promise<ClaimedJob[]> {
+  if (p.allowSuspect === false) return [];
+  const { rows } = await run(db, sql.jobClaimExpired, [p.queue, p.workerId, p.leaseMs, 1]);
   return rows.map(toClaimedJob);
 }
 

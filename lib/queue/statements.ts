@@ -40,7 +40,7 @@ const at = (param: string, type: string) => `(${param}::${type}[])[array_positio
 /** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
 const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
   worker_id, heartbeat_at, lease_expires_at, run_at, cancel_requested_at, idempotency_key,
-  result_key, error, checkpoints, created_at, started_at, finished_at`;
+  result_key, error, checkpoints, lease_lost_streak, created_at, started_at, finished_at`;
 const jobColumns = (alias: string) =>
   JOB_COLUMNS.split(',')
     .map((c) => `${alias}.${c.trim()}`)
@@ -93,10 +93,13 @@ const claimSwap = (workerParam: string, leaseParam: string) => `
 , claimed AS (
   UPDATE jobs j
      SET status = 'running', worker_id = ${workerParam}, attempt_count = j.attempt_count + 1,
-         heartbeat_at = now(), lease_expires_at = now() + ${ms(leaseParam)}, started_at = now()
+         heartbeat_at = now(), lease_expires_at = now() + ${ms(leaseParam)}, started_at = now(),
+         lease_lost_streak = j.lease_lost_streak + CASE WHEN target.old_status = 'running' THEN 1 ELSE 0 END
     FROM target
    WHERE j.job_id = target.job_id
-  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.worker_id, j.checkpoints,
+     -- At most one suspect per claim: a worker never holds two jobs that may crash it.
+     AND (NOT target.suspect OR target.job_id = (SELECT min(t2.job_id) FROM target t2 WHERE t2.suspect))
+  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.worker_id, j.checkpoints, j.lease_lost_streak,
             extract(epoch FROM now() - j.run_at) * 1000 AS waited_ms, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
 ), lost AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
@@ -104,17 +107,27 @@ const claimSwap = (workerParam: string, leaseParam: string) => `
          'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )
-SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id, checkpoints, waited_ms FROM claimed ORDER BY job_id`;
+SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id, checkpoints, lease_lost_streak, waited_ms
+  FROM claimed ORDER BY job_id`;
 
+/**
+ * A suspect: the job's last attempt was lost without a word (lease_lost_streak > 0), or it
+ * is being taken over from an expired lease now. It may be what killed its worker.
+ */
 const claimTargetColumns = `job_id, status AS old_status, worker_id AS old_worker_id,
-         started_at AS old_started_at, heartbeat_at AS old_heartbeat_at`;
+         started_at AS old_started_at, heartbeat_at AS old_heartbeat_at,
+         (lease_lost_streak > 0 OR status = 'running') AS suspect`;
+
+/** The claim's filter for suspects: none unless `allowParam`, then (in claimSwap) at most one. */
+const suspects = (allowParam: string) => `(${allowParam}::boolean OR (lease_lost_streak = 0 AND status <> 'running'))`;
 
 /**
  * jobClaim — claim specific jobs (the ids a doorbell pop returned) and take a lease.
- * Params: $1 job_id[], $2 worker_id, $3 lease_ms.
+ * Params: $1 job_id[], $2 worker_id, $3 lease_ms, $4 allow a suspect (boolean).
  * Compare: attempts left, no cancel requested, and either due (queued/retrying with
  *          run_at <= now()) or running with an expired lease (a takeover). Rows locked by
- *          another transaction are skipped: only one claimer can win a row.
+ *          another transaction are skipped: only one claimer can win a row. Suspects only
+ *          when $4, and then at most one.
  * Returns: what a handler needs of each claimed job (attempt_count is the new fencing
  *          token). A missing id was refused: already claimed, not due, finished,
  *          cancelled, or out of attempts.
@@ -130,6 +143,7 @@ WITH target AS (
      AND cancel_requested_at IS NULL
      AND ((status IN ('queued', 'retrying') AND run_at <= now())
           OR (status = 'running' AND lease_expires_at < now()))
+     AND ${suspects('$4')}
    ORDER BY job_id
      FOR UPDATE SKIP LOCKED
 )${claimSwap('$2', '$3')}`,
@@ -139,9 +153,9 @@ WITH target AS (
  * jobClaimNext — claim the oldest due jobs of one queue (polling, and the Postgres-only
  * mode when Redis is unreachable). A locked subquery with LIMIT, so the planner cannot
  * update more rows than it locked.
- * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit.
- * Compare: queued/retrying, due, attempts left. (Expired leases are left to jobRecover,
- *          which also decides failed/cancelled for them.)
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean).
+ * Compare: queued/retrying, due, attempts left; suspects only when $5, at most one.
+ *          (Expired leases: jobClaimExpired and jobRecover.)
  * Returns: the claimed rows, oldest first.
  */
 export const jobClaimNext: Statement = {
@@ -154,6 +168,7 @@ WITH target AS (
      AND status IN ('queued', 'retrying')
      AND run_at <= now()
      AND attempt_count < max_attempts
+     AND ${suspects('$5')}
    ORDER BY run_at, job_id
    LIMIT $4
      FOR UPDATE SKIP LOCKED
@@ -243,7 +258,7 @@ export const jobComplete: Statement = {
 WITH done AS (
   UPDATE jobs
      SET status = 'completed', finished_at = now(), lease_expires_at = NULL,
-         cancel_requested_at = NULL, result_key = ${at('$3', 'text')}, error = NULL
+         cancel_requested_at = NULL, result_key = ${at('$3', 'text')}, error = NULL, lease_lost_streak = 0
    WHERE ${fence('$4')}
   RETURNING jobs.job_id, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
@@ -272,7 +287,7 @@ WITH done AS (
      SET status = CASE WHEN ${dead} THEN 'failed'::job_status ELSE 'retrying'::job_status END,
          run_at = CASE WHEN ${dead} THEN jobs.run_at ELSE now() + ${ms(at('$6', 'int'))} END,
          finished_at = CASE WHEN ${dead} THEN now() ELSE NULL END,
-         lease_expires_at = NULL, cancel_requested_at = NULL, error = ${at('$3', 'text')}
+         lease_expires_at = NULL, cancel_requested_at = NULL, error = ${at('$3', 'text')}, lease_lost_streak = 0
    WHERE ${fence('$7')}
   RETURNING jobs.job_id, jobs.status, jobs.queue, jobs.run_at, jobs.attempt_count, jobs.worker_id,
             jobs.started_at, jobs.heartbeat_at, jobs.error, ${at('$4', 'text')} AS error_stack
@@ -455,6 +470,7 @@ WITH target AS (
          run_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.attempt_count >= j.max_attempts
                        THEN j.run_at ELSE now() END,
          lease_expires_at = NULL,
+         lease_lost_streak = j.lease_lost_streak + 1,
          error = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled by an operator; the worker stopped renewing its lease'
                       ELSE 'lease expired: worker ' || j.worker_id || ' stopped renewing (crash, stall or partition)' END
     FROM target
