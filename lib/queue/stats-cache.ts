@@ -57,7 +57,9 @@ export class StatsCache {
     let stats: ConsoleStats;
     if (this.last && now - this.last.at < this.refreshMs) stats = this.last.stats;
     else stats = await (this.inFlight ??= this.refresh());
-    return { ...stats, throughput: this.rates(), refreshMs: this.refreshMs };
+    // dbNow is "now" on the database clock: the snapshot's time plus what elapsed since.
+    const age = this.last ? Math.max(0, Date.now() - this.last.at) : 0;
+    return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), refreshMs: this.refreshMs };
   }
 
   private async refresh(): Promise<ConsoleStats> {
