@@ -101,7 +101,11 @@ export function OverviewView() {
             <p className="text-sm" data-testid="signal-summary">
               {s.signal.usingRedis ? (
                 <>
-                  <strong>{int(s.signal.due)}</strong> due in PostgreSQL, <strong>{int(s.signal.backlog ?? 0)}</strong> ids waiting in Redis.{' '}
+                  <strong>
+                    {s.queues.some((q) => q.dueCapped) ? '≥' : ''}
+                    {int(s.signal.due)}
+                  </strong>{' '}
+                  due in PostgreSQL, <strong>{int(s.signal.backlog ?? 0)}</strong> ids waiting in Redis.{' '}
                   {s.signal.due > (s.signal.backlog ?? 0) ? (
                     <span className="text-amber-700 dark:text-amber-300">
                       {int(s.signal.due - (s.signal.backlog ?? 0))} due jobs have no wake-up id (every worker busy, or a ring was lost): the recover sweep

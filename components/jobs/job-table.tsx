@@ -66,8 +66,15 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTa
           </span>
         ),
       }),
-      col.accessor('queue', { header: 'Queue', cell: (c) => <span className="break-all">{c.getValue()}</span> }),
-      col.accessor('type', { header: 'Type', cell: (c) => <span className="break-all font-mono text-xs">{c.getValue()}</span> }),
+      col.accessor('queue', { header: 'Queue', cell: (c) => <span className="block max-w-[12rem] truncate whitespace-nowrap" title={c.getValue()}>{c.getValue()}</span> }),
+      col.accessor('type', {
+        header: 'Type',
+        cell: (c) => (
+          <span className="block max-w-[14rem] truncate whitespace-nowrap font-mono text-xs" title={c.getValue()}>
+            {c.getValue()}
+          </span>
+        ),
+      }),
       col.display({ id: 'attempts', header: 'Attempts', cell: (c) => <Attempts job={c.row.original} /> }),
       col.display({
         id: 'owner',

@@ -52,7 +52,10 @@ function Node({ node, depth, mode, name }: { node: JsonNode; depth: number; mode
         <summary className="list-none">
           {label}
           {o}
-          <span className="text-zinc-400"> {children.length} {node.kind === 'object' ? 'keys' : 'items'} </span>
+          <span className="text-zinc-400">
+            {' '}
+            {children.length} {node.kind === 'object' ? (children.length === 1 ? 'key' : 'keys') : children.length === 1 ? 'item' : 'items'}{' '}
+          </span>
           {!isOpen && c}
         </summary>
         <div className="border-l border-zinc-200 pl-4 dark:border-zinc-800">
