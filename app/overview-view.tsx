@@ -30,7 +30,7 @@ export function OverviewView() {
       void qc.invalidateQueries({ queryKey: jobKeys.all });
     },
   });
-  const recover = () => flow.start({ action: 'recover', target: { all: true }, label: 'the recover sweep: expired leases and lost wake-up signals' });
+  const recover = () => flow.start({ action: 'recover', target: { all: true }, label: 'every running job whose lease expired, and due jobs whose wake-up signal is missing' });
 
   if (stats.isError && !stats.data) {
     return (

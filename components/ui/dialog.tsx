@@ -36,7 +36,7 @@ export function Dialog({ title, onClose, children, wide }: { title: ReactNode; o
           <h2 id={id} className="text-base font-semibold">
             {title}
           </h2>
-          <button type="button" onClick={onClose} aria-label="Close" className="rounded p-1 text-zinc-500 hover:bg-zinc-100 dark:hover:bg-zinc-800">
+          <button type="button" onClick={onClose} aria-label="Dismiss" className="rounded p-1 text-zinc-500 hover:bg-zinc-100 dark:hover:bg-zinc-800">
             ✕
           </button>
         </div>

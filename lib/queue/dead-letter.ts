@@ -35,8 +35,11 @@ export interface DeadLetter {
 export async function deadLetterGroups(db: Executor, sample = GROUP_SAMPLE): Promise<DeadLetter> {
   const { rows } = await db.query(
     `WITH recent AS (
+       -- The newest failed ids from jobs_status_idx first (the planner, left alone, walks
+       -- the primary key backwards through every finished job to find them).
        SELECT job_id, type, queue, error, finished_at FROM jobs
-        WHERE status = 'failed' ORDER BY job_id DESC LIMIT $1
+        WHERE job_id = ANY(ARRAY(SELECT job_id FROM jobs WHERE status = 'failed' ORDER BY job_id DESC LIMIT $1))
+          AND status = 'failed'
      ), shaped AS (
        SELECT *, ${errorPatternSql('error')} AS pattern FROM recent
      )
