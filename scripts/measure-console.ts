@@ -8,6 +8,7 @@
  * Load the database first (scripts/load-jobs.ts). Read-only: it never changes a job
  * (action calls are previews).
  */
+import os from 'node:os';
 import { chromium } from '@playwright/test';
 
 const args = process.argv.slice(2);
@@ -57,6 +58,7 @@ async function measure(label: string, method: string, path: string, body?: unkno
   return last;
 }
 
+const loadBefore = os.loadavg()[0]!;
 const stats = (await time('GET', '/api/stats')).json;
 const head = (await time('GET', '/api/jobs?limit=1')).json.jobs[0].id as string;
 const dead = (await time('GET', '/api/dead-letter')).json;
@@ -110,7 +112,7 @@ for (const [label, path, ready] of pages) {
   const xs: number[] = [];
   for (let k = 0; k < PAGES + 1; k++) {
     const t = performance.now();
-    await page.goto(BASE + path);
+    await page.goto(BASE + path, { waitUntil: 'commit' });
     await page.waitForSelector(ready, { timeout: 30_000 });
     if (k > 0) xs.push(performance.now() - t); // the first load warms the browser cache
   }
@@ -119,6 +121,7 @@ for (const [label, path, ready] of pages) {
 }
 await browser.close();
 
+console.log(`Machine: ${os.cpus().length} cores; 1-minute load average ${loadBefore.toFixed(1)} at the start, ${os.loadavg()[0]!.toFixed(1)} at the end.\n`);
 console.log(`API (${N} sequential requests each, after 2 warm-ups; ms):\n`);
 console.log('| what | call | p50 | p95 | note |\n| --- | --- | ---: | ---: | --- |');
 console.log(rows.join('\n'));

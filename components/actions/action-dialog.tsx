@@ -190,7 +190,7 @@ function ItemTable({ items }: { items: BulkItem[] }) {
           {items.map((i) => (
             <tr key={i.id} className="border-t border-zinc-100 dark:border-zinc-800" data-testid={`action-item-${i.id}`}>
               <td className="px-2 py-1 font-mono">
-                <Link href={`/jobs/${i.id}`} className="text-sky-700 hover:underline dark:text-sky-400">
+                <Link prefetch={false} href={`/jobs/${i.id}`} className="text-sky-700 hover:underline dark:text-sky-400">
                   #{i.id}
                 </Link>
               </td>

@@ -52,7 +52,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTa
       col.accessor('id', {
         header: 'Job',
         cell: (c) => (
-          <Link href={`/jobs/${c.getValue()}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
+          <Link prefetch={false} href={`/jobs/${c.getValue()}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
             #{c.getValue()}
           </Link>
         ),
