@@ -1,7 +1,8 @@
 import type { Metadata } from 'next';
+import Script from 'next/script';
 import type { ReactNode } from 'react';
-import { Nav } from '@/components/layout/nav';
 import { Providers } from './providers';
+import { Shell } from './shell';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -11,11 +12,13 @@ export const metadata: Metadata = {
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
-    <html lang="en">
+    <html lang="en" suppressHydrationWarning>
+      <head>
+        <Script src="/theme-init.js" strategy="beforeInteractive" />
+      </head>
       <body className="min-h-screen bg-zinc-50 text-zinc-900 dark:bg-zinc-950 dark:text-zinc-100">
         <Providers>
-          <Nav />
-          <main className="mx-auto max-w-7xl px-4 py-6">{children}</main>
+          <Shell>{children}</Shell>
         </Providers>
       </body>
     </html>

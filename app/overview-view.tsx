@@ -1,70 +1,186 @@
 'use client';
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
 import { useState } from 'react';
+import { QueueTable } from '@/components/stats/queue-table';
+import { RateChart } from '@/components/stats/rate-chart';
 import { StatusCounts } from '@/components/stats/status-counts';
+import { Button } from '@/components/ui/button';
+import { Card, EmptyState, ErrorState } from '@/components/ui/states';
+import { jobKeys, statsKeys } from '@/lib/api/keys';
 import { enqueueJob, statsQuery } from '@/lib/api/stats';
-import { statsKeys } from '@/lib/api/keys';
-
-const age = (ms: number | null) => (ms === null ? '—' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
+import { useDbNow } from '@/lib/ui/use-now';
+import { useRefreshInterval } from '@/lib/ui/refresh';
+import { useActionFlow } from './action-flow';
 
 export function OverviewView() {
-  const stats = useQuery(statsQuery(1000));
+  const interval = useRefreshInterval();
+  const stats = useQuery(statsQuery(interval));
+  const now = useDbNow();
   const qc = useQueryClient();
+  const flow = useActionFlow();
   const [last, setLast] = useState<string | null>(null);
   const enqueue = useMutation({
     mutationFn: () => enqueueJob({ type: 'demo.sleep', payload: { ms: 3000 } }),
     onSuccess: (r) => {
       setLast(`Enqueued job #${r.id}`);
       void qc.invalidateQueries({ queryKey: statsKeys.all });
+      void qc.invalidateQueries({ queryKey: jobKeys.all });
     },
   });
+  const recover = () => flow.start({ action: 'recover', target: { all: true }, label: 'every running job whose lease expired, and due jobs whose wake-up signal is missing' });
 
-  if (stats.isError) {
+  if (stats.isError && !stats.data) {
     return (
-      <p role="alert" className="rounded border border-red-300 bg-red-50 p-4 text-red-800 dark:border-red-800 dark:bg-red-950 dark:text-red-200">
-        Cannot load stats: {stats.error.message}. Is the database reachable? The console retries every second.
-      </p>
+      <ErrorState
+        title="Cannot load the overview"
+        message={stats.error.message}
+        hint="Check that PostgreSQL is reachable from the console (DATABASE_URL) — the console keeps retrying at the refresh interval."
+        onRetry={() => void stats.refetch()}
+      />
     );
   }
   const s = stats.data;
+  const t = s?.throughput;
+  const times = t?.points.map((p) => p.t) ?? [];
   return (
     <div className="space-y-6">
-      <div className="flex items-center justify-between">
+      <div className="flex flex-wrap items-center justify-between gap-3">
         <h1 className="text-xl font-semibold">Overview</h1>
         <div className="flex items-center gap-3">
-          {last && <span className="text-sm text-zinc-500" role="status">{last}</span>}
-          <button
-            type="button"
-            onClick={() => enqueue.mutate()}
-            disabled={enqueue.isPending}
-            className="rounded bg-zinc-900 px-3 py-1.5 text-sm text-white hover:bg-zinc-700 disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900"
-          >
+          {last && (
+            <span className="text-sm text-zinc-500" role="status">
+              {last}
+            </span>
+          )}
+          <Button onClick={recover}>Recover…</Button>
+          <Button variant="primary" onClick={() => enqueue.mutate()} disabled={enqueue.isPending}>
             Enqueue demo job
-          </button>
+          </Button>
         </div>
       </div>
-      {s ? (
-        <>
-          <StatusCounts counts={s.counts} />
-          <dl className="grid grid-cols-3 gap-3 text-sm">
-            <div>
-              <dt className="text-zinc-500">Oldest due job waiting</dt>
-              <dd className="tabular" data-testid="oldest-queued">{age(s.oldestQueuedAgeMs)}</dd>
-            </div>
-            <div>
-              <dt className="text-zinc-500">Running with an expired lease</dt>
-              <dd className="tabular">{s.runningExpired}</dd>
-            </div>
-            <div>
-              <dt className="text-zinc-500">Workers alive</dt>
-              <dd className="tabular" data-testid="workers-alive">{s.workersAlive}</dd>
-            </div>
-          </dl>
-        </>
-      ) : (
+      {stats.isError && <ErrorState title="Showing the last numbers: refreshing failed" message={stats.error.message} />}
+      {!s ? (
         <p className="text-zinc-500">Loading…</p>
+      ) : (
+        <>
+          <StatusCounts
+            counts={s.counts}
+            kinds={s.kinds}
+            ageMs={now - ms(s.computedAt)!}
+            estimateAgeMs={s.estimates.analyzedAt ? now - ms(s.estimates.analyzedAt)! : null}
+            countCap={s.estimates.countCap}
+          />
+          <dl className="grid grid-cols-2 gap-3 text-sm md:grid-cols-5">
+            <Kpi label="Jobs in the table" testid="total">
+              {s.totalKind === 'exact' ? int(s.total) : `≈${compact(s.total)}`}
+            </Kpi>
+            <Kpi label="Oldest due job waiting" testid="oldest-queued" warn={(s.oldestQueuedAgeMs ?? 0) > 60_000}>
+              {s.oldestQueuedAgeMs === null ? '—' : shortDuration(s.oldestQueuedAgeMs)}
+            </Kpi>
+            <Kpi label="Running with an expired lease" testid="running-expired" warn={s.runningExpired > 0}>
+              {int(s.runningExpired)}
+              {s.runningExpired > 0 && (
+                <Button size="sm" className="ml-2" onClick={recover}>
+                  Recover
+                </Button>
+              )}
+            </Kpi>
+            <Kpi label="Workers alive" testid="workers-alive" warn={s.workersAlive === 0}>
+              {s.workersAlive}
+            </Kpi>
+            <Kpi label="Stale workers (no heartbeat for a lease)" testid="workers-stale" warn={s.workersStale > 0}>
+              <Link href="/workers" className="hover:underline">
+                {s.workersStale}
+              </Link>
+            </Kpi>
+          </dl>
+          <Card title="Wake-up signal: due jobs in PostgreSQL vs ids in Redis">
+            <p className="text-sm" data-testid="signal-summary">
+              {s.signal.usingRedis ? (
+                <>
+                  <strong>
+                    {s.queues.some((q) => q.dueCapped) ? '≥' : ''}
+                    {int(s.signal.due)}
+                  </strong>{' '}
+                  due in PostgreSQL, <strong>{int(s.signal.backlog ?? 0)}</strong> ids waiting in Redis.{' '}
+                  {s.signal.due > (s.signal.backlog ?? 0) ? (
+                    <span className="text-amber-700 dark:text-amber-300">
+                      {int(s.signal.due - (s.signal.backlog ?? 0))} due jobs have no wake-up id (every worker busy, or a ring was lost): the recover sweep
+                      re-rings them after a grace period, or run Recover now.
+                    </span>
+                  ) : (
+                    <span className="text-emerald-700 dark:text-emerald-300">Every due job has a wake-up waiting.</span>
+                  )}
+                </>
+              ) : (
+                <span className="text-amber-700 dark:text-amber-300">
+                  Redis is not in use: workers claim straight from PostgreSQL (poll + LISTEN/NOTIFY). Nothing is lost; wake-ups are slower.
+                </span>
+              )}
+            </p>
+          </Card>
+          <div className="grid gap-4 lg:grid-cols-2">
+            <Card title="Throughput (jobs/s)">
+              {times.length > 1 ? (
+                <RateChart
+                  label="throughput chart"
+                  times={times}
+                  series={[
+                    { label: 'completed', color: '#10b981', values: t!.points.map((p) => p.completed) },
+                    { label: 'claimed', color: '#0ea5e9', values: t!.points.map((p) => p.claimed) },
+                  ]}
+                />
+              ) : (
+                <EmptyState title="Collecting">The charts fill in as the console samples the workers&apos; counters (every 5 s).</EmptyState>
+              )}
+            </Card>
+            <Card title="Failures (jobs/s)">
+              {times.length > 1 ? (
+                <RateChart
+                  label="failure chart"
+                  times={times}
+                  series={[
+                    { label: 'failed (dead letter)', color: '#ef4444', values: t!.points.map((p) => p.failed) },
+                    { label: 'retried', color: '#f97316', values: t!.points.map((p) => p.retried) },
+                    { label: 'lease lost', color: '#a855f7', values: t!.points.map((p) => p.leaseLost) },
+                  ]}
+                />
+              ) : (
+                <EmptyState title="Collecting">Rates appear after two samples.</EmptyState>
+              )}
+            </Card>
+          </div>
+          <Card title="Queues">
+            {s.queues.length ? (
+              <QueueTable queues={s.queues} usingRedis={s.signal.usingRedis} />
+            ) : (
+              <EmptyState title="No queues yet">
+                Enqueue a job (<code>POST /api/jobs</code> or <code>npx leasehold enqueue</code>) and its queue appears here.
+              </EmptyState>
+            )}
+          </Card>
+          <p className="text-xs text-zinc-500" data-testid="stats-footnote">
+            Computed in {int(s.computeMs)} ms on the database, shared by every viewer, refreshed at most every {duration(s.refreshMs)}. Counts up to{' '}
+            {int(s.estimates.countCap)} per status are exact; larger ones (≈) come from the live row count and the last ANALYZE. Rates come from the
+            workers&apos; counters{t?.since ? `, sampled since ${new Date(t.since).toLocaleTimeString('en-GB')}` : ''}.
+          </p>
+        </>
       )}
+      {flow.element}
+    </div>
+  );
+}
+
+function Kpi({ label, children, testid, warn }: { label: string; children: React.ReactNode; testid: string; warn?: boolean }) {
+  return (
+    <div className="rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900">
+      <dt className="text-xs text-zinc-500">{label}</dt>
+      <dd className={`tabular mt-1 flex items-center text-lg font-semibold ${warn ? 'text-red-700 dark:text-red-300' : ''}`} data-testid={testid}>
+        {children}
+      </dd>
     </div>
   );
 }

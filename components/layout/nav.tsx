@@ -1,4 +1,7 @@
+'use client';
 import Link from 'next/link';
+import { usePathname } from 'next/navigation';
+import type { ReactNode } from 'react';
 
 const links = [
   { href: '/', label: 'Overview' },
@@ -7,18 +10,40 @@ const links = [
   { href: '/workers', label: 'Workers' },
 ];
 
-export function Nav() {
+const ENV_TONE = (env: string) =>
+  /prod/i.test(env)
+    ? 'bg-red-600 text-white'
+    : /stag|pre|uat/i.test(env)
+      ? 'bg-amber-500 text-zinc-950'
+      : 'bg-emerald-600 text-white';
+
+export function Nav({ environment, right }: { environment: string | null; right?: ReactNode }) {
+  const path = usePathname();
   return (
     <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
-      <nav className="mx-auto flex max-w-7xl items-center gap-6 px-4 py-3" aria-label="Main">
+      <nav className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3" aria-label="Main">
         <Link href="/" className="font-semibold tracking-tight">
           Leasehold
         </Link>
-        {links.map((l) => (
-          <Link key={l.href} href={l.href} className="text-sm text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100">
-            {l.label}
-          </Link>
-        ))}
+        {environment && (
+          <span className={`rounded px-2 py-0.5 text-xs font-bold uppercase tracking-wide ${ENV_TONE(environment)}`} data-testid="env-badge" title="LEASEHOLD_ENV">
+            {environment}
+          </span>
+        )}
+        {links.map((l) => {
+          const active = l.href === '/' ? path === '/' : path.startsWith(l.href);
+          return (
+            <Link
+              key={l.href}
+              href={l.href}
+              aria-current={active ? 'page' : undefined}
+              className={`text-sm ${active ? 'font-medium text-zinc-900 dark:text-zinc-50' : 'text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100'}`}
+            >
+              {l.label}
+            </Link>
+          );
+        })}
+        <div className="ml-auto flex items-center gap-2">{right}</div>
       </nav>
     </header>
   );

@@ -1,4 +1,7 @@
-import type { JobStatus } from '@/lib/queue/status';
+import Link from 'next/link';
+import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
+import type { CountKind } from '@/lib/api/types';
+import { duration, int } from '@/lib/ui/format';
 
 const TONE: Record<JobStatus, string> = {
   queued: 'text-sky-700 dark:text-sky-300',
@@ -9,15 +12,49 @@ const TONE: Record<JobStatus, string> = {
   cancelled: 'text-zinc-500 dark:text-zinc-400',
 };
 
-export function StatusCounts({ counts }: { counts: Record<JobStatus, number> }) {
+export interface StatusCountsProps {
+  counts: Record<JobStatus, number>;
+  kinds?: Record<JobStatus, CountKind>;
+  /** How old the exact counts are. */
+  ageMs?: number | null;
+  /** How old the statistics behind the estimates are (time since ANALYZE). */
+  estimateAgeMs?: number | null;
+  countCap?: number;
+}
+
+/** Counts per status, each labelled exact (with its age) or ≈ (with the age of the statistics behind it). */
+export function StatusCounts({ counts, kinds, ageMs, estimateAgeMs, countCap }: StatusCountsProps) {
   return (
     <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
-      {(Object.keys(TONE) as JobStatus[]).map((s) => (
-        <div key={s} className="rounded-lg border border-zinc-200 bg-white p-4 dark:border-zinc-800 dark:bg-zinc-900" data-testid={`count-${s}`}>
-          <dt className="text-xs uppercase tracking-wide text-zinc-500">{s}</dt>
-          <dd className={`tabular mt-1 text-2xl font-semibold ${TONE[s]}`}>{counts[s].toLocaleString('en')}</dd>
-        </div>
-      ))}
+      {JOB_STATUSES.map((s) => {
+        const kind = kinds?.[s] ?? 'exact';
+        return (
+          <Link
+            href={s === 'failed' ? '/dead-letter' : `/jobs?status=${s}`}
+            key={s}
+            className="rounded-lg border border-zinc-200 bg-white p-4 hover:border-zinc-400 dark:border-zinc-800 dark:bg-zinc-900 dark:hover:border-zinc-600"
+            data-testid={`count-${s}`}
+          >
+            <dt className="text-xs uppercase tracking-wide text-zinc-500">{s}</dt>
+            <dd className={`tabular mt-1 text-2xl font-semibold ${TONE[s]}`}>
+              {kind === 'estimate' && (
+                <span title="estimate" aria-label="approximately">
+                  ≈
+                </span>
+              )}
+              {kind === 'atLeast' && <span aria-label="at least">≥</span>}
+              {int(counts[s])}
+            </dd>
+            <p className="mt-1 text-[11px] text-zinc-500" data-testid={`count-kind-${s}`}>
+              {kind === 'exact'
+                ? `exact${ageMs !== null && ageMs !== undefined ? ` · ${duration(Math.max(0, ageMs))} old` : ''}`
+                : kind === 'estimate'
+                  ? `estimate · statistics ${estimateAgeMs !== null && estimateAgeMs !== undefined ? `${duration(estimateAgeMs)} old` : 'pending'}`
+                  : `over ${int(countCap ?? 0)}; no statistics yet (ANALYZE)`}
+            </p>
+          </Link>
+        );
+      })}
     </dl>
   );
 }

@@ -1,4 +1,6 @@
 /** Browser-side fetch wrapper: JSON in, JSON out, API errors as ApiError. No server imports. */
+import { noteServerTime } from './clock';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -11,17 +13,30 @@ export class ApiError extends Error {
   }
 }
 
-export async function api<T>(path: string, init?: RequestInit & { json?: unknown }): Promise<T> {
-  const { json, ...rest } = init ?? {};
-  const res = await fetch(path, {
-    ...rest,
-    headers: { accept: 'application/json', ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...rest.headers },
-    body: json !== undefined ? JSON.stringify(json) : rest.body,
-  });
+/**
+ * `clock: true` for responses whose `dbNow` is the database's now() at the time of the
+ * request (lists, lookups, details): they correct the browser's clock offset.
+ */
+export async function api<T>(path: string, init?: RequestInit & { json?: unknown; clock?: boolean }): Promise<T> {
+  const { json, clock, ...rest } = init ?? {};
+  const sentAt = Date.now();
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      ...rest,
+      headers: { accept: 'application/json', ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...rest.headers },
+      body: json !== undefined ? JSON.stringify(json) : rest.body,
+    });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e;
+    throw new ApiError(0, 'network', 'the console server did not answer (is `npm start` still running?)');
+  }
   const body = await res.json().catch(() => null);
+  const receivedAt = Date.now();
   if (!res.ok) {
     const err = (body as { error?: { code?: string; message?: string } } | null)?.error;
     throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, body);
   }
+  if (clock) noteServerTime((body as { dbNow?: string } | null)?.dbNow, sentAt, receivedAt);
   return body as T;
 }

@@ -1,14 +1,14 @@
 import { queryOptions } from '@tanstack/react-query';
-import type { statsDto } from '../http/dto';
 import { api } from './client';
 import { statsKeys } from './keys';
+import type { StatsDto } from './types';
 
-export type StatsDto = ReturnType<typeof statsDto>;
+export type { StatsDto };
 
-export const statsQuery = (refetchMs: number | false = 1000) =>
+export const statsQuery = (refetchMs: number | false = 2000) =>
   queryOptions({
     queryKey: statsKeys.all,
-    queryFn: () => api<StatsDto>('/api/stats'),
+    queryFn: ({ signal }) => api<StatsDto>('/api/stats', { signal }),
     refetchInterval: refetchMs,
   });
 

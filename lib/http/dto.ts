@@ -1,14 +1,25 @@
 /** JSON shapes of the HTTP API (ids as strings, ISO dates, camelCase). */
 import type { ActionItem, ActionReport, RecoverReport } from '../queue/ops';
 import { toJobDto } from '../queue/job';
-import type { Attempt, JobDetail, JobPage, Stats, WorkerRow } from '../queue/read';
+import type { StatsSnapshot } from '../queue/stats-cache';
+import { type Attempt, type JobDetail, type JobPage, LIST_PAYLOAD_MAX_BYTES, type ListedJob, type Stats, type WorkerRow } from '../queue/read';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+export const listedJobDto = (j: ListedJob) => ({
+  ...toJobDto(j),
+  leaseRemainingMs: j.leaseRemainingMs,
+  payloadBytes: j.payloadBytes,
+  /** True when the payload was too big for a list (open the job for it). */
+  payloadOmitted: j.payload === null && j.payloadBytes > LIST_PAYLOAD_MAX_BYTES,
+});
+
 export const pageDto = (p: JobPage) => ({
-  jobs: p.jobs.map((j) => ({ ...toJobDto(j), leaseRemainingMs: j.leaseRemainingMs })),
+  jobs: p.jobs.map(listedJobDto),
   nextCursor: p.nextCursor,
   dbNow: p.dbNow.toISOString(),
+  headId: p.headId,
+  partial: p.partial,
 });
 
 export const attemptDto = (a: Attempt) => ({
@@ -24,6 +35,7 @@ export const attemptDto = (a: Attempt) => ({
 
 export const detailDto = (d: JobDetail) => ({
   job: { ...toJobDto(d.job), leaseRemainingMs: d.leaseRemainingMs },
+  payloadText: d.payloadText,
   attempts: d.attempts.map(attemptDto),
   dbNow: d.dbNow.toISOString(),
 });
@@ -45,6 +57,14 @@ export const actionReportDto = (r: ActionReport) => ({
 export const recoverDto = (r: RecoverReport) => r;
 
 export const statsDto = (s: Stats) => ({ ...s, dbNow: s.dbNow.toISOString() });
+
+export const statsSnapshotDto = (s: StatsSnapshot) => ({
+  ...s,
+  computedAt: s.computedAt.toISOString(),
+  dbNow: s.dbNow.toISOString(),
+  estimates: { ...s.estimates, analyzedAt: iso(s.estimates.analyzedAt) },
+  throughput: { ...s.throughput, since: iso(s.throughput.since) },
+});
 
 export const workerDto = (w: WorkerRow) => ({
   ...w,

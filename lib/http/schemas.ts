@@ -8,6 +8,9 @@ import { QueueError } from '../queue/errors';
 import { isJobType, jobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
 import type { EnqueueInput } from '../queue/ops';
+import { BULK_ACTIONS } from '../queue/bulk';
+import { parsePayloadFilter } from '../queue/filters';
+import { FINGERPRINT_RE } from '../queue/fingerprint';
 
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
 export const MAX_PAYLOAD_DEPTH = 64;
@@ -104,17 +107,67 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): 
 
 export const jobId = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a job id (a positive integer)');
 
+/** The job filters (lib/queue/filters.ts), as query parameters or inside an action's body. */
+export const filterFields = {
+  status: z.enum(jobStatus.enumValues).optional(),
+  queue: queueName.optional(),
+  type: typeName.optional(),
+  id: jobId.optional(),
+  worker: safeText(1, 300).optional(),
+  error: safeText(1, 200).optional(),
+  payload: safeText(1, 200)
+    .refine((s) => parsePayloadFilter(s) !== null, 'must be `key`, `key=value` or `a.b.c=value` (letters, digits, _ - $; up to 8 levels)')
+    .optional(),
+  fingerprint: z.string().regex(FINGERPRINT_RE, 'must be an error fingerprint (12 hex digits)').optional(),
+  q: safeText(1, 200).optional(),
+  maxId: jobId.optional(),
+};
+
 export const listQuery = z
   .object({
-    status: z.enum(jobStatus.enumValues).optional(),
-    queue: queueName.optional(),
-    type: typeName.optional(),
-    worker: safeText(1, 300).optional(),
-    q: safeText(1, 200).optional(),
+    ...filterFields,
     cursor: jobId.optional(),
     limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
   })
   .strict();
+
+export const jobFilter = z.object(filterFields).strict();
+
+export const newerQuery = z.object({ ...filterFields, after: jobId }).strict();
+
+/** ?ids=1,2,3 — at most MAX_PAGE ids. */
+export const lookupQuery = z
+  .object({
+    ids: z
+      .string()
+      .max(MAX_PAGE * 20)
+      .transform((s) => s.split(',').filter(Boolean))
+      .pipe(z.array(jobId).max(MAX_PAGE, `at most ${MAX_PAGE} ids`)),
+  })
+  .strict();
+
+export const actionName = z.enum(BULK_ACTIONS);
+
+/**
+ * POST /api/actions/:action — exactly one target: `ids` (a selection, up to MAX_BULK_IDS),
+ * `filter` (every job matching it, up to BULK_CAP), or `all` (recover only: the whole sweep).
+ */
+export const actionBody = z
+  .object({
+    ids: z.array(jobId).min(1).max(MAX_BULK_IDS).optional(),
+    filter: jobFilter.optional(),
+    all: z.literal(true).optional(),
+    preview: z.boolean().optional(),
+    resetAttempts: z.boolean().optional(),
+    revokeLease: z.boolean().optional(),
+    /** recover with `all`: the ids its preview listed, so each one not moved is reported with why. */
+    expectIds: z.array(jobId).max(MAX_BULK_IDS).optional(),
+    reason: safeText(0, 500).optional(),
+  })
+  .strict()
+  .refine((b) => [b.ids, b.filter, b.all].filter((x) => x !== undefined).length === 1, {
+    message: 'give exactly one of `ids`, `filter` or `all`',
+  });
 
 export const requeueBody = z
   .object({

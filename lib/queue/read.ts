@@ -4,81 +4,194 @@
  * Reads are keyset-paginated (never OFFSET) and served by the indexes in schema.ts.
  */
 import type { Executor } from '../db/client';
+import { filterSql, type JobFilter, SqlParams } from './filters';
+import { fingerprintSql } from './fingerprint';
 import { type Job, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
 
-export interface ListFilters {
-  status?: JobStatus;
-  queue?: string;
-  type?: string;
-  worker?: string;
-  /** An id, or text searched in the last error. */
-  q?: string;
+export interface ListFilters extends JobFilter {
   /** Keyset cursor: list jobs with a smaller id than this. */
   cursor?: string;
   limit: number;
 }
 
+export type ListedJob = Job & {
+  leaseRemainingMs: number | null;
+  /** Stored size of the payload; the payload itself is left out of lists above LIST_PAYLOAD_MAX_BYTES. */
+  payloadBytes: number;
+};
+
 export interface JobPage {
-  jobs: (Job & { leaseRemainingMs: number | null })[];
+  jobs: ListedJob[];
   /** Pass as `cursor` for the next (older) page; null on the last page. */
   nextCursor: string | null;
   /** The database clock when the page was read (the console corrects countdowns with it). */
   dbNow: Date;
+  /** The newest job id when the page was read: the console counts "N new" above it. */
+  headId: string | null;
+  /**
+   * Set when a filter that no index serves stopped at its scan budget before the page
+   * was full: ids from `scannedDownTo` up were searched; `nextCursor` continues below.
+   */
+  partial: { scannedDownTo: string; scannedIds: number } | null;
 }
 
-/** The WHERE clause (and its values) of a job list's filters; shared by listJobs and listJobIds. */
-function filterClause(f: Omit<ListFilters, 'limit'>): { where: string; values: unknown[] } {
-  const where: string[] = [];
-  const values: unknown[] = [];
-  const add = (cond: (p: string) => string, v: unknown) => {
-    values.push(v);
-    where.push(cond(`$${values.length}`));
-  };
-  if (f.status) add((p) => `status = ${p}::job_status`, f.status);
-  if (f.queue) add((p) => `queue = ${p}`, f.queue);
-  if (f.type) add((p) => `type = ${p}`, f.type);
-  if (f.worker) add((p) => `worker_id = ${p}`, f.worker);
-  if (f.q) {
-    if (/^[1-9][0-9]{0,18}$/.test(f.q)) add((p) => `job_id = ${p}::bigint`, f.q);
-    else add((p) => `error ILIKE ${p}`, `%${f.q.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
-  }
-  if (f.cursor) add((p) => `job_id < ${p}::bigint`, f.cursor);
-  return { where: where.length ? 'WHERE ' + where.join(' AND ') : '', values };
-}
+/** Ids one windowed query covers, and how long one list request may keep scanning. */
+export const SCAN_WINDOW = 100_000n;
+export const SCAN_BUDGET_MS = 1_500;
+/** Lists carry payloads up to this size; the detail has every payload. */
+export const LIST_PAYLOAD_MAX_BYTES = 2_048;
+/** Lists carry the first characters of the last error; the detail has all of it. */
+export const LIST_ERROR_MAX_CHARS = 500;
 
-export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
-  const { where, values } = filterClause(f);
-  values.push(f.limit + 1);
+const LIST_COLUMNS = `job_id, queue, type, status,
+  CASE WHEN pg_column_size(payload) <= ${LIST_PAYLOAD_MAX_BYTES} THEN payload END AS payload,
+  pg_column_size(payload) AS payload_bytes, attempt_count, max_attempts, attempt_budget, worker_id,
+  heartbeat_at, lease_expires_at, run_at, cancel_requested_at, idempotency_key, result_key,
+  left(error, ${LIST_ERROR_MAX_CHARS}) AS error, created_at, started_at, finished_at,
+  extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const toListed = (r: any): ListedJob => ({
+  ...toJob(r),
+  leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
+  payloadBytes: Number(r.payload_bytes),
+});
+
+/** The oldest and newest job ids and the database clock, in one round trip (both ends of the primary key). */
+export async function idRange(db: Executor): Promise<{ min: bigint | null; max: bigint | null; now: Date }> {
   const { rows } = await db.query(
-    `SELECT *, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, now() AS db_now
-       FROM jobs ${where}
-      ORDER BY job_id DESC
-      LIMIT $${values.length}`,
-    values,
+    `SELECT (SELECT job_id FROM jobs ORDER BY job_id LIMIT 1) AS min,
+            (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS max, now() AS now`,
   );
-  const page = rows.slice(0, f.limit);
-  return {
-    jobs: page.map((r) => ({
-      ...toJob(r),
-      leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
-    })),
-    nextCursor: rows.length > f.limit ? String(page[page.length - 1]!.job_id) : null,
-    dbNow: rows[0]?.db_now ?? (await dbNow(db)),
-  };
+  const r = rows[0];
+  return { min: r.min === null ? null : BigInt(r.min), max: r.max === null ? null : BigInt(r.max), now: r.now };
 }
 
 /**
- * The ids of one keyset page of a job list (newest first), without the rows: what bulk
- * actions resolve a filter to, page by page. nextCursor is null on the last page.
+ * A page of jobs, newest first, keyset-paginated by job_id (never OFFSET). Filters an
+ * index serves run as one index scan; the others read a window of SCAN_WINDOW ids at a
+ * time, window after window, until the page is full, the table is exhausted or the scan
+ * budget is spent (then the page says how far it searched and the cursor continues there).
  */
-export async function listJobIds(db: Executor, f: ListFilters): Promise<{ ids: string[]; nextCursor: string | null }> {
-  const { where, values } = filterClause(f);
-  values.push(f.limit + 1);
-  const { rows } = await db.query(`SELECT job_id FROM jobs ${where} ORDER BY job_id DESC LIMIT $${values.length}`, values);
-  const ids = rows.slice(0, f.limit).map((r) => String(r.job_id));
-  return { ids, nextCursor: rows.length > f.limit ? ids[ids.length - 1]! : null };
+export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
+  const range = await idRange(db);
+  const headId = range.max === null ? null : String(range.max);
+  const empty = (): JobPage => ({ jobs: [], nextCursor: null, dbNow: range.now, headId, partial: null });
+  if (range.max === null || range.min === null) return empty();
+  let upper = f.cursor ? BigInt(f.cursor) - 1n : range.max;
+  if (f.maxId && BigInt(f.maxId) < upper) upper = BigInt(f.maxId);
+  if (upper < range.min) return empty();
+
+  const p = new SqlParams();
+  const { conds, scans } = filterSql(f, p, fingerprintSql());
+  const run = (lo: bigint | null, hi: bigint, limit: number) => windowQuery(db, LIST_COLUMNS, conds, p.values, f.status, lo, hi, limit);
+
+  if (!scans) {
+    const rows = await run(null, upper, f.limit + 1);
+    const page = rows.slice(0, f.limit);
+    return {
+      ...empty(),
+      jobs: page.map(toListed),
+      nextCursor: rows.length > f.limit ? String(page[page.length - 1]!.job_id) : null,
+    };
+  }
+
+  const started = performance.now();
+  const found: unknown[] = [];
+  let hi = upper;
+  while (hi >= range.min) {
+    const lo = hi - SCAN_WINDOW + 1n > range.min ? hi - SCAN_WINDOW + 1n : range.min;
+    found.push(...(await run(lo, hi, f.limit + 1 - found.length)));
+    if (found.length > f.limit) {
+      const page = found.slice(0, f.limit);
+      return { ...empty(), jobs: page.map(toListed), nextCursor: String((page[page.length - 1] as { job_id: string }).job_id) };
+    }
+    hi = lo - 1n;
+    if (hi >= range.min && performance.now() - started > SCAN_BUDGET_MS) {
+      return {
+        ...empty(),
+        jobs: found.map(toListed),
+        nextCursor: String(hi + 1n),
+        partial: { scannedDownTo: String(hi + 1n), scannedIds: Number(upper - hi) },
+      };
+    }
+  }
+  return { ...empty(), jobs: found.map(toListed) };
+}
+
+/** Status rows in an id window below which the status index drives a windowed query (see windowQuery). */
+const SPARSE_STATUS_ROWS = 20_000;
+
+/**
+ * One query over the ids lo..hi (newest first) with conditions no index serves. Left to
+ * itself the planner scans the primary key over the window (the ids are perfectly
+ * correlated with the heap), which reads every row of the window. When the filter has a
+ * status that is sparse in the window (counted, capped, on jobs_status_idx), the rows of
+ * that status are taken from the status index first and only those are read.
+ */
+export async function windowQuery(
+  db: Executor,
+  columns: string,
+  conds: string[],
+  values: unknown[],
+  status: string | undefined,
+  lo: bigint | null,
+  hi: bigint,
+  limit: number,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<any[]> {
+  const q = new SqlParams();
+  q.values.push(...values);
+  const where = [...conds, `job_id <= ${q.add(String(hi))}::bigint`];
+  if (lo !== null) {
+    where.push(`job_id >= ${q.add(String(lo))}::bigint`);
+    if (status) {
+      const sparse = await db.query(
+        `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs
+            WHERE (status, job_id) BETWEEN ($1::job_status, $2::bigint) AND ($1::job_status, $3::bigint) LIMIT $4) t`,
+        [status, String(lo), String(hi), SPARSE_STATUS_ROWS],
+      );
+      if (sparse.rows[0].n < SPARSE_STATUS_ROWS) {
+        const s = q.add(status);
+        where.push(
+          `job_id = ANY(ARRAY(SELECT job_id FROM jobs WHERE (status, job_id) BETWEEN (${s}::job_status, ${q.add(String(lo))}::bigint) AND (${s}::job_status, ${q.add(String(hi))}::bigint)))`,
+        );
+      }
+    }
+  }
+  const { rows } = await db.query(
+    `SELECT ${columns} FROM jobs WHERE ${where.join(' AND ')} ORDER BY job_id DESC LIMIT ${q.add(limit)}`,
+    q.values,
+  );
+  return rows;
+}
+
+/** The current rows of these jobs, whatever their status (the console refreshes the rows it shows). */
+export async function jobsByIds(db: Executor, ids: readonly string[]): Promise<{ jobs: ListedJob[]; dbNow: Date }> {
+  const { rows } = await db.query(
+    `SELECT ${LIST_COLUMNS}, now() AS db_now FROM jobs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id DESC`,
+    [ids],
+  );
+  return { jobs: rows.map(toListed), dbNow: rows[0]?.db_now ?? (await dbNow(db)) };
+}
+
+/** Jobs matching a filter that are newer than `afterId` ("N new" above what the console shows). */
+export const NEWER_CAP = 1_000;
+export async function countNewer(db: Executor, f: JobFilter, afterId: string): Promise<{ count: number; capped: boolean }> {
+  const p = new SqlParams();
+  const { conds, scans } = filterSql(f, p, fingerprintSql());
+  const after = p.add(afterId);
+  const where = [...conds, `job_id > ${after}::bigint`];
+  // A filter no index serves looks at the SCAN_WINDOW ids above the anchor, no further.
+  if (scans) where.push(`job_id <= ${after}::bigint + ${SCAN_WINDOW}`);
+  const { rows } = await db.query(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${where.join(' AND ')} LIMIT ${NEWER_CAP + 1}) t`,
+    p.values,
+  );
+  const n = rows[0].n as number;
+  return { count: Math.min(n, NEWER_CAP), capped: n > NEWER_CAP };
 }
 
 export async function dbNow(db: Executor): Promise<Date> {
@@ -100,6 +213,8 @@ export interface Attempt {
 
 export interface JobDetail {
   job: Job;
+  /** The payload exactly as stored (jsonb text): big integers keep every digit. */
+  payloadText: string;
   attempts: Attempt[];
   leaseRemainingMs: number | null;
   dbNow: Date;
@@ -107,7 +222,7 @@ export interface JobDetail {
 
 export async function getJob(db: Executor, id: string): Promise<JobDetail | null> {
   const { rows } = await db.query(
-    `SELECT *, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, now() AS db_now
+    `SELECT *, payload::text AS payload_text, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, now() AS db_now
        FROM jobs WHERE job_id = $1::bigint`,
     [id],
   );
@@ -144,6 +259,7 @@ export async function getJob(db: Executor, id: string): Promise<JobDetail | null
   }
   return {
     job,
+    payloadText: r.payload_text,
     attempts,
     leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
     dbNow: r.db_now,
@@ -202,9 +318,14 @@ export interface WorkerRow {
   stoppedAt: Date | null;
   jobsInHand: number;
   heartbeatAgeMs: number;
+  /** Not stopped, but silent for longer than `staleAfterMs`: its jobs' leases run out and recover takes them. */
+  stale: boolean;
+  /** The process's own counters (worker/runner.ts metrics()), as last reported. */
+  metrics: Record<string, unknown>;
 }
 
-export async function listWorkers(db: Executor): Promise<WorkerRow[]> {
+export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } = {}): Promise<WorkerRow[]> {
+  const staleAfterMs = opts.staleAfterMs ?? 60_000;
   const { rows } = await db.query(
     `SELECT w.*, extract(epoch FROM now() - w.heartbeat_at) * 1000 AS heartbeat_age_ms,
             (SELECT count(*) FROM jobs j WHERE j.status = 'running' AND j.worker_id = w.worker_id) AS jobs_in_hand
@@ -223,5 +344,16 @@ export async function listWorkers(db: Executor): Promise<WorkerRow[]> {
     stoppedAt: r.stopped_at,
     jobsInHand: Number(r.jobs_in_hand),
     heartbeatAgeMs: Math.round(Number(r.heartbeat_age_ms)),
+    stale: r.stopped_at === null && Number(r.heartbeat_age_ms) > staleAfterMs,
+    metrics: r.metrics ?? {},
   }));
+}
+
+/**
+ * The ids of the jobs matching a filter, newest first, one keyset page at a time (the
+ * CLI's bulk actions resolve "all matching" with it, then act batch by batch).
+ */
+export async function listJobIds(db: Executor, f: ListFilters): Promise<{ ids: string[]; nextCursor: string | null }> {
+  const page = await listJobs(db, f);
+  return { ids: page.jobs.map((j) => j.id), nextCursor: page.nextCursor };
 }

@@ -8,12 +8,15 @@ import { loadConfig, type Config, redisDisabled, DEFAULT_REDIS_URL } from '../co
 import { sharedPool } from '../db/client';
 import { QueueError } from '../queue/errors';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../queue/signal';
+import { StatsCache } from '../queue/stats-cache';
 
 export interface ServerContext {
   cfg: Config;
   pool: pg.Pool;
   readPool: pg.Pool;
   doorbell: Doorbell;
+  /** The overview's numbers, computed once for all viewers (lib/queue/stats-cache.ts). */
+  stats: StatsCache;
 }
 
 const g = globalThis as unknown as { __leaseholdServer?: ServerContext };
@@ -30,7 +33,8 @@ export function serverContext(): ServerContext {
   const readPool = sharedPool('web-read', cfg.databaseUrl, { max: 5, statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS });
   const redisUrl = redisDisabled(cfg.redisUrl) ? null : (cfg.redisUrl ?? DEFAULT_REDIS_URL);
   const doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool) : new PgDoorbell(pool);
-  g.__leaseholdServer = { cfg, pool, readPool, doorbell };
+  const stats = new StatsCache(readPool, { doorbell, leaseMs: cfg.leaseMs });
+  g.__leaseholdServer = { cfg, pool, readPool, doorbell, stats };
   return g.__leaseholdServer;
 }
 
@@ -39,6 +43,7 @@ export async function closeServerContext() {
   const ctx = g.__leaseholdServer;
   if (!ctx) return;
   g.__leaseholdServer = undefined;
+  ctx.stats.stop();
   if (ctx.doorbell instanceof RedisDoorbell) await ctx.doorbell.close();
   await Promise.allSettled([ctx.pool.end(), ctx.readPool.end()]);
   const pools = (globalThis as unknown as { __leaseholdPools?: Map<string, pg.Pool> }).__leaseholdPools;

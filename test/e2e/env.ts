@@ -14,5 +14,6 @@ export function e2eEnv(): Record<string, string> {
     LEASEHOLD_POLL_MS: '1000',
     LEASEHOLD_SHUTDOWN_GRACE_MS: '1000',
     LEASEHOLD_LOG: 'warn',
+    LEASEHOLD_ENV: 'e2e',
   };
 }

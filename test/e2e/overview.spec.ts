@@ -1,7 +1,11 @@
 import { expect, test } from '@playwright/test';
+import { closeDb, db, enqueue, screenshot, waitForStatus } from './helpers';
 
+test.afterAll(closeDb);
+
+/** A status count card's number ("≈" / "≥" / thousands separators stripped). */
 const count = async (page: import('@playwright/test').Page, status: string) =>
-  Number((await page.getByTestId(`count-${status}`).locator('dd').innerText()).replace(/,/g, ''));
+  Number((await page.getByTestId(`count-${status}`).locator('dd').innerText()).replace(/[^0-9]/g, ''));
 
 test('the overview shows live counts: an enqueued job runs and completes', async ({ page }) => {
   await page.goto('/');
@@ -13,4 +17,51 @@ test('the overview shows live counts: an enqueued job runs and completes', async
   // demo.sleep for 3 s: the job is seen running, then completed.
   await expect.poll(() => count(page, 'running')).toBeGreaterThanOrEqual(1);
   await expect.poll(() => count(page, 'completed'), { timeout: 30_000 }).toBe(completedBefore + 1);
+  await expect(page.getByTestId('count-kind-completed')).toContainText('exact');
+});
+
+test('enqueued jobs move the counts, the queue table and the throughput chart', async ({ page, request }) => {
+  await page.goto('/');
+  const queuedBefore = await count(page, 'queued');
+  const completedBefore = await count(page, 'completed');
+  // Ten jobs that wait a minute before they are due: the queued count rises by exactly ten.
+  const later = new Date(Date.now() + 60_000).toISOString();
+  const waiting = await request.post('/api/jobs', { data: Array.from({ length: 10 }, () => ({ type: 'demo.noop', queue: 'e2e-later', runAt: later })) });
+  expect(waiting.status()).toBe(202);
+  await expect.poll(() => count(page, 'queued')).toBe(queuedBefore + 10);
+  await expect(page.getByTestId('queue-e2e-later')).toBeVisible();
+  // And a burst that runs now: completed rises by twenty.
+  const ids = (await (await request.post('/api/jobs', { data: Array.from({ length: 20 }, (_, i) => ({ type: 'demo.sleep', payload: { ms: 50 + i } })) })).json()).jobs.map(
+    (j: { id: string }) => j.id,
+  );
+  await expect.poll(() => count(page, 'completed'), { timeout: 30_000 }).toBeGreaterThanOrEqual(completedBefore + 20);
+  for (const id of ids) await waitForStatus(id, 'completed');
+  // The charts plot the workers' counters once two samples exist.
+  await expect(page.getByRole('img', { name: 'throughput chart' })).toBeVisible({ timeout: 30_000 });
+  await screenshot(page, 'overview', { fullPage: true });
+  // Tidy: the waiting jobs are cancelled so later tests see a quiet queue.
+  const { rows } = await db().query(`SELECT job_id::text AS id FROM jobs WHERE queue = 'e2e-later' AND status = 'queued'`);
+  for (const r of rows) await request.post(`/api/jobs/${r.id}/cancel`);
+});
+
+test('dark theme, the environment badge and keyboard shortcuts', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.getByTestId('count-queued')).toBeVisible();
+  await expect(page.getByTestId('env-badge')).toHaveText('e2e');
+  await page.keyboard.press('t');
+  await expect(page.locator('html')).toHaveClass(/dark/);
+  await page.keyboard.press('?');
+  await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+  await screenshot(page, 'overview-dark', { fullPage: true });
+  await page.keyboard.press('g');
+  await page.keyboard.press('j');
+  await expect(page).toHaveURL(/\/jobs$/);
+  await page.keyboard.press('/');
+  await expect(page.locator('#job-search')).toBeFocused();
+  await page.keyboard.press('Escape');
+  await page.locator('body').click();
+  await page.keyboard.press('t');
+  await expect(page.locator('html')).not.toHaveClass(/dark/);
 });

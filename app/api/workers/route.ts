@@ -1,7 +1,14 @@
 import { workerDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
-import { listWorkers } from '@/lib/queue/read';
+import { dbNow, listWorkers } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
 
-/** GET /api/workers — worker process incarnations, newest heartbeat first. */
-export const GET = route(async () => json({ workers: (await listWorkers(serverContext().readPool)).map(workerDto) }));
+/**
+ * GET /api/workers — worker process incarnations, live ones first. A worker is stale when
+ * it has not reported for longer than a lease: its jobs' leases have run out by then.
+ */
+export const GET = route(async () => {
+  const { readPool, cfg } = serverContext();
+  const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
+  return json({ workers: workers.map(workerDto), staleAfterMs: cfg.leaseMs, dbNow: now.toISOString() });
+});

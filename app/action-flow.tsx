@@ -1,0 +1,86 @@
+'use client';
+/**
+ * The container behind every action button: asks the server for a preview of exactly
+ * what the action would touch, shows it, and on confirmation runs the action and shows
+ * the per-item report. Every view opens it with start({...}).
+ */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type ReactNode, useCallback, useState } from 'react';
+import { ActionDialog, type ActionOptionsState } from '@/components/actions/action-dialog';
+import { type ActionTarget, runAction } from '@/lib/api/actions';
+import { actionKeys, deadLetterKeys, jobKeys, statsKeys, workerKeys } from '@/lib/api/keys';
+import type { BulkAction, BulkReportDto } from '@/lib/api/types';
+
+export interface ActionRequest {
+  action: BulkAction;
+  target: ActionTarget;
+  /** The target in words for the dialog. */
+  label: string;
+  defaults?: Partial<ActionOptionsState>;
+  onDone?(report: BulkReportDto): void;
+}
+
+const OFFERS: Record<BulkAction, { resetAttempts?: boolean; revokeLease?: boolean }> = {
+  requeue: { resetAttempts: true, revokeLease: true },
+  cancel: {},
+  delete: {},
+  recover: {},
+};
+
+export function useActionFlow(): { start(r: ActionRequest): void; element: ReactNode } {
+  const [req, setReq] = useState<ActionRequest | null>(null);
+  const [options, setOptions] = useState<ActionOptionsState>({ resetAttempts: false, revokeLease: false });
+  const qc = useQueryClient();
+  const preview = useQuery({
+    queryKey: [...actionKeys.all, 'preview', req?.action, req?.target, options],
+    queryFn: () => runAction(req!.action, req!.target, { ...options, preview: true }),
+    enabled: !!req,
+    // A preview is what the operator confirmed: never refresh it behind their back.
+    staleTime: Infinity,
+    gcTime: 0,
+    refetchOnWindowFocus: false,
+    retry: false,
+  });
+  const apply = useMutation({
+    mutationFn: () => {
+      const p = preview.data!;
+      const target: ActionTarget = 'filter' in req!.target && p.maxId ? { filter: { ...req!.target.filter, maxId: p.maxId } } : req!.target;
+      const expectIds = 'all' in req!.target ? p.items.map((i) => i.id) : undefined;
+      return runAction(req!.action, target, { ...options, preview: false, expectIds });
+    },
+    onSuccess: (report) => {
+      req?.onDone?.(report);
+      for (const key of [jobKeys.all, statsKeys.all, deadLetterKeys.all, workerKeys.all]) void qc.invalidateQueries({ queryKey: key });
+    },
+  });
+  const resetApply = apply.reset;
+  const close = useCallback(() => {
+    setReq(null);
+    resetApply();
+  }, [resetApply]);
+  const start = useCallback(
+    (r: ActionRequest) => {
+      resetApply();
+      setOptions({ resetAttempts: false, revokeLease: false, ...r.defaults });
+      setReq(r);
+    },
+    [resetApply],
+  );
+  const element = req ? (
+    <ActionDialog
+      action={req.action}
+      target={req.label}
+      options={options}
+      offers={OFFERS[req.action]}
+      onOptions={setOptions}
+      preview={preview.data}
+      previewLoading={preview.isFetching}
+      applying={apply.isPending}
+      report={apply.data}
+      error={(preview.error ?? apply.error)?.message}
+      onConfirm={() => apply.mutate()}
+      onClose={close}
+    />
+  ) : null;
+  return { start, element };
+}

@@ -1,0 +1,30 @@
+import { json, readJson, route } from '@/lib/http/respond';
+import { actionBody, actionName } from '@/lib/http/schemas';
+import { applyAction, type BulkTarget, previewAction } from '@/lib/queue/bulk';
+import { QueueError } from '@/lib/queue/errors';
+import { serverContext } from '@/lib/server/context';
+import { forget } from '@/lib/server/memo';
+
+/**
+ * POST /api/actions/{requeue|cancel|delete|recover}
+ *   {ids | filter | all, preview?, resetAttempts?, revokeLease?, expectIds?}
+ * With `preview: true`: what the action would touch (count, per status, the first items
+ * with what would happen to each). Without: the action, batch by batch through the same
+ * lib/queue/ops functions the worker uses, and a per-item report (skips with reasons).
+ */
+export const POST = route(async (req: Request, ctx: { params: Promise<{ action: string }> }) => {
+  const parsed = actionName.safeParse((await ctx.params).action);
+  if (!parsed.success) throw new QueueError('not_found', 'no such action: use requeue, cancel, delete or recover');
+  const action = parsed.data;
+  const body = actionBody.parse(await readJson(req, 256 * 1024));
+  if (body.all && action !== 'recover') throw new QueueError('invalid_request', 'all: only recover acts on everything (its sweep); give ids or a filter');
+  const target: BulkTarget = body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true };
+  const { pool, readPool, doorbell, cfg } = serverContext();
+  const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
+  const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds };
+  const report = body.preview
+    ? await previewAction(readPool, action, target, opts, extra)
+    : await applyAction(pool, readPool, action, target, opts, extra);
+  if (!body.preview) forget('dead-letter');
+  return json(report);
+});

@@ -1,0 +1,223 @@
+/**
+ * The console's API, called with real Requests against real PostgreSQL and Redis: the
+ * action endpoints (preview, apply, per-item reasons, "all matching a filter" pinned by
+ * maxId, the cap), the live-refresh lookups, the "N new" count, the list's new filters
+ * across id windows, the dead letter's groups and the cached stats. Bad input is always
+ * a 4xx with {"error":{"code","message"}} and writes nothing.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { cleanup } from '../../test/cleanup';
+import { testDatabase } from '../../test/db';
+import { REDIS_URL } from '../../test/env';
+import { insertJob, jobRow } from '../../test/factories';
+import { uniquePrefix } from '../../test/processes';
+
+const db = await testDatabase();
+process.env.DATABASE_URL = db.url;
+process.env.REDIS_URL = REDIS_URL;
+process.env.LEASEHOLD_REDIS_PREFIX = uniquePrefix('console');
+process.env.LEASEHOLD_ENV = 'test-env';
+
+cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
+
+const actions = await import('./actions/[action]/route');
+const jobs = await import('./jobs/route');
+const lookup = await import('./jobs/lookup/route');
+const newer = await import('./jobs/newer/route');
+const deadLetter = await import('./dead-letter/route');
+const stats = await import('./stats/route');
+const consoleMeta = await import('./console/route');
+const { resolveFilter } = await import('@/lib/queue/bulk');
+
+const act = async (action: string, body: unknown) => {
+  const res = await actions.POST(
+    new Request(`http://test/api/actions/${action}`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    { params: Promise.resolve({ action }) },
+  );
+  return { status: res.status, body: await res.json() };
+};
+const get = async (fn: (r: Request) => Promise<Response>, path: string) => {
+  const res = await fn(new Request(`http://test${path}`));
+  return { status: res.status, body: await res.json() };
+};
+const jobCount = async () => (await db.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n as number;
+
+describe('POST /api/actions/:action', () => {
+  test('a preview changes nothing and says per job what would happen; the action then does it', async () => {
+    const failed = await insertJob(db.pool, { status: 'failed', queue: 'act-q', attemptCount: 3, maxAttempts: 3 });
+    const running = await insertJob(db.pool, { status: 'running', queue: 'act-q', workerId: 'worker-7', leaseInMs: 41_500 });
+    const pre = await act('requeue', { ids: [failed, running], preview: true });
+    assert.equal(pre.status, 200);
+    assert.equal(pre.body.preview, true);
+    assert.equal(pre.body.total, 2);
+    assert.equal(pre.body.changed, 1);
+    assert.equal(pre.body.skipped, 1);
+    assert.deepEqual(pre.body.byStatus, { failed: 1, running: 1 });
+    const skip = pre.body.items.find((i: { id: string }) => i.id === running);
+    assert.match(skip.reason, /^lease still held by worker-7 for 4[01] s \(revoke the lease to take it back\)$/);
+    assert.equal((await jobRow(db.pool, failed)).status, 'failed', 'a preview writes nothing');
+
+    const done = await act('requeue', { ids: [failed, running] });
+    assert.equal(done.body.changed, 1);
+    assert.equal(done.body.skipped, 1);
+    assert.equal(done.body.items[0].id, running, 'skips are listed first');
+    assert.match(done.body.items[0].reason, /lease still held by worker-7/);
+    assert.equal(done.body.reasons[0].count, 1);
+    assert.equal((await jobRow(db.pool, failed)).status, 'queued');
+    assert.equal((await jobRow(db.pool, running)).status, 'running', 'a live lease is never taken without revokeLease');
+
+    const revoked = await act('requeue', { ids: [running], revokeLease: true });
+    assert.equal(revoked.body.items[0].outcome, 'revoked');
+    assert.equal((await jobRow(db.pool, running)).status, 'queued');
+  });
+
+  test('"all matching a filter" resolves the filter, and maxId from the preview pins the set', async () => {
+    const a = await insertJob(db.pool, { status: 'failed', queue: 'bulk-q', type: 'demo.noop' });
+    const b = await insertJob(db.pool, { status: 'failed', queue: 'bulk-q', type: 'demo.noop' });
+    await insertJob(db.pool, { status: 'failed', queue: 'other-q', type: 'demo.noop' });
+    const pre = await act('delete', { filter: { status: 'failed', queue: 'bulk-q' }, preview: true });
+    assert.equal(pre.body.total, 2);
+    assert.equal(pre.body.changed, 2);
+    assert.ok(pre.body.maxId);
+    const late = await insertJob(db.pool, { status: 'failed', queue: 'bulk-q', type: 'demo.noop' });
+    const done = await act('delete', { filter: { status: 'failed', queue: 'bulk-q', maxId: pre.body.maxId } });
+    assert.equal(done.body.changed, 2);
+    assert.equal(await jobRow(db.pool, a), undefined);
+    assert.equal(await jobRow(db.pool, b), undefined);
+    assert.equal((await jobRow(db.pool, late)).status, 'failed', 'a job created after the preview is not touched');
+  });
+
+  test('cancel and recover report per item; recover previews an expired lease and moves it', async () => {
+    const queued = await insertJob(db.pool, { queue: 'act-c' });
+    const done = await insertJob(db.pool, { status: 'completed', queue: 'act-c' });
+    const c = await act('cancel', { ids: [queued, done] });
+    assert.deepEqual(
+      c.body.items.map((i: { id: string; outcome: string; reason?: string }) => [i.id, i.outcome, i.reason]),
+      [
+        [done, 'skipped', 'already completed'],
+        [queued, 'cancelled', undefined],
+      ],
+    );
+    const expired = await insertJob(db.pool, { status: 'running', workerId: 'gone-worker', leaseInMs: -5_000 });
+    const live = await insertJob(db.pool, { status: 'running', workerId: 'live-worker', leaseInMs: 30_000 });
+    const pre = await act('recover', { ids: [expired, live], preview: true });
+    assert.equal(pre.body.changed, 1);
+    assert.match(pre.body.items.find((i: { id: string }) => i.id === expired).reason, /lease of gone-worker expired [45] s ago → retrying/);
+    const r = await act('recover', { ids: [expired, live] });
+    assert.equal(r.body.changed, 1);
+    assert.match(r.body.items.find((i: { id: string }) => i.id === live).reason, /^lease still held by live-worker for (29|30) s$/);
+    assert.equal((await jobRow(db.pool, expired)).status, 'retrying');
+
+    const gone = await insertJob(db.pool, { status: 'running', workerId: 'gone-2', leaseInMs: -2_000 });
+    const all = await act('recover', { all: true, preview: true });
+    assert.ok(all.body.items.some((i: { id: string }) => i.id === gone));
+    const applied = await act('recover', { all: true, expectIds: [gone, live] });
+    assert.ok(applied.body.items.some((i: { id: string; outcome: string }) => i.id === gone && i.outcome === 'recovered'));
+    assert.ok(applied.body.items.some((i: { id: string; outcome: string }) => i.id === live && i.outcome === 'skipped'));
+  });
+
+  test('more jobs than the cap: a clear 400 naming the limit', async () => {
+    for (let i = 0; i < 3; i++) await insertJob(db.pool, { status: 'failed', queue: 'cap-q' });
+    await assert.rejects(resolveFilter(db.pool, { queue: 'cap-q' }, 2), (e: Error & { code?: string }) => e.code === 'invalid_request' && /more than 2 jobs/.test(e.message));
+  });
+
+  const bad: [string, string, unknown, number][] = [
+    ['an unknown action', 'explode', { ids: ['1'] }, 404],
+    ['no target', 'requeue', {}, 400],
+    ['two targets', 'requeue', { ids: ['1'], filter: { status: 'failed' } }, 400],
+    ['an empty filter (never "everything")', 'delete', { filter: {} }, 400],
+    ['`all` for anything but recover', 'delete', { all: true }, 400],
+    ['too many ids', 'cancel', { ids: Array.from({ length: 1001 }, (_, i) => String(i + 1)) }, 400],
+    ['a malformed id', 'cancel', { ids: ['1; DROP TABLE jobs'] }, 400],
+    ['a bad fingerprint', 'requeue', { filter: { fingerprint: 'xyz' } }, 400],
+    ['a bad payload filter', 'requeue', { filter: { payload: 'a..b=1' } }, 400],
+    ['an unknown status', 'requeue', { filter: { status: 'lost' } }, 400],
+    ['an unknown field', 'requeue', { ids: ['1'], force: true }, 400],
+    ['a non-boolean option', 'requeue', { ids: ['1'], resetAttempts: 'yes' }, 400],
+    ['malformed JSON', 'requeue', '{"ids": [', 400],
+  ];
+  for (const [what, action, body, status] of bad) {
+    test(`${what}: ${status} with an error body, nothing written`, async () => {
+      const before = await jobCount();
+      const r = await act(action, body);
+      assert.equal(r.status, status, JSON.stringify(r.body));
+      assert.equal(typeof r.body.error.code, 'string');
+      assert.ok(r.body.error.message.length > 0);
+      assert.equal(await jobCount(), before);
+    });
+  }
+});
+
+describe('reads for the console', () => {
+  test('list filters: payload key and value, error text, type; ids far apart are found across scan windows', async () => {
+    const a = await insertJob(db.pool, { status: 'completed', queue: 'win-q', payload: { account: 42, order: { id: 'o-1' } } });
+    // Leave a gap of more than two scan windows in the ids.
+    await db.pool.query(`SELECT setval('jobs_job_id_seq', (SELECT max(job_id) FROM jobs) + 250000)`);
+    const b = await insertJob(db.pool, { status: 'completed', queue: 'win-q', payload: { account: 7 } });
+    const ids = async (qs: string) => (await get(jobs.GET, `/api/jobs?${qs}`)).body.jobs.map((j: { id: string }) => j.id);
+    assert.deepEqual(await ids('queue=win-q'), [b, a]);
+    assert.deepEqual(await ids('queue=win-q&payload=account%3D42'), [a]);
+    assert.deepEqual(await ids('queue=win-q&payload=order.id%3Do-1'), [a]);
+    assert.deepEqual(await ids('queue=win-q&payload=order'), [a]);
+    const p1 = (await get(jobs.GET, '/api/jobs?queue=win-q&limit=1')).body;
+    assert.deepEqual(p1.jobs.map((j: { id: string }) => j.id), [b]);
+    assert.deepEqual(await ids(`queue=win-q&limit=1&cursor=${p1.nextCursor}`), [a]);
+    for (const qs of ['payload=a..b', 'fingerprint=nothex', 'id=abc', 'maxId=-1']) assert.equal((await get(jobs.GET, `/api/jobs?${qs}`)).status, 400, qs);
+  });
+
+  test('lookup returns current rows by id; newer counts jobs above an anchor', async () => {
+    const x = await insertJob(db.pool, { queue: 'look-q' });
+    const y = await insertJob(db.pool, { queue: 'look-q', status: 'running', workerId: 'w-9', leaseInMs: 20_000 });
+    const r = await get(lookup.GET, `/api/jobs/lookup?ids=${x},${y},999999999`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.jobs.map((j: { id: string }) => j.id).sort(), [x, y].sort());
+    const running = r.body.jobs.find((j: { id: string }) => j.id === y);
+    assert.ok(running.leaseRemainingMs > 15_000 && running.leaseRemainingMs <= 20_000);
+    assert.ok(Date.parse(r.body.dbNow) > 0);
+    assert.deepEqual((await get(newer.GET, `/api/jobs/newer?queue=look-q&after=${x}`)).body, { count: 1, capped: false });
+    assert.equal((await get(lookup.GET, `/api/jobs/lookup?ids=${Array.from({ length: 201 }, (_, i) => i + 1).join(',')}`)).status, 400);
+    assert.equal((await get(newer.GET, '/api/jobs/newer?queue=look-q')).status, 400, 'after is required');
+  });
+
+  test('the dead letter groups failed jobs by type and error shape, and the group filters the list', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = await insertJob(db.pool, { status: 'failed', type: 'demo.noop', queue: 'dl-q' });
+      await db.pool.query(`UPDATE jobs SET error = $2 WHERE job_id = $1`, [id, `SMTP 421: mailbox busy for user${i}@example.com`]);
+      ids.push(id);
+    }
+    const d = await get(deadLetter.GET, '/api/dead-letter');
+    const g = d.body.groups.find((x: { pattern: string }) => x.pattern.startsWith('SMTP # mailbox busy for #'));
+    assert.ok(g, JSON.stringify(d.body.groups));
+    assert.equal(g.count, 3);
+    assert.equal(g.type, 'demo.noop');
+    const listed = (await get(jobs.GET, `/api/jobs?status=failed&fingerprint=${g.fingerprint}`)).body.jobs.map((j: { id: string }) => j.id);
+    assert.deepEqual(listed, [...ids].reverse());
+  });
+
+  test('stats: exact counts per status and queue, labelled, with the Redis backlog per queue', async () => {
+    await insertJob(db.pool, { queue: 'stats-q' });
+    const s = (await get(stats.GET, '/api/stats')).body;
+    assert.equal(s.kinds.queued, 'exact');
+    assert.equal(s.totalKind, 'exact');
+    const total = (await db.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n;
+    assert.equal(s.total, total);
+    const q = s.queues.find((x: { queue: string }) => x.queue === 'stats-q');
+    assert.equal(q.counts.queued, 1);
+    assert.equal(q.kinds.queued, 'exact');
+    assert.equal(q.due, 1);
+    assert.equal(q.signalBacklog, 0, 'inserted behind the doorbell: nothing in Redis for it');
+    assert.equal(s.signal.usingRedis, true);
+    assert.ok(Array.isArray(s.throughput.points));
+    // The old shape still holds (the CLI and scripts read it).
+    assert.equal(typeof s.counts.completed, 'number');
+    assert.equal(typeof s.oldestQueuedAgeMs, 'number');
+  });
+
+  test('console meta: the environment badge and lease settings', async () => {
+    const m = (await get(consoleMeta.GET as never, '/api/console')).body;
+    assert.equal(m.environment, 'test-env');
+    assert.equal(typeof m.leaseMs, 'number');
+  });
+});

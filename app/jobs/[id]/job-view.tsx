@@ -1,0 +1,180 @@
+'use client';
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { AttemptList } from '@/components/jobs/attempt-list';
+import { Attempts, HeartbeatAge, LeaseCountdown, leaseRemaining } from '@/components/jobs/lease';
+import { PayloadView } from '@/components/jobs/payload-view';
+import { StatusBadge } from '@/components/jobs/status-badge';
+import { Timeline } from '@/components/jobs/timeline';
+import { Button } from '@/components/ui/button';
+import { CopyButton } from '@/components/ui/copy-button';
+import { Card, EmptyState, ErrorState } from '@/components/ui/states';
+import { jobDetailQuery } from '@/lib/api/jobs';
+import type { BulkAction, JobDetailDto } from '@/lib/api/types';
+import { dateTime } from '@/lib/ui/format';
+import { useRefreshInterval } from '@/lib/ui/refresh';
+import { useDbNow } from '@/lib/ui/use-now';
+import { useActionFlow } from '../../action-flow';
+
+export function JobView({ id }: { id: string }) {
+  const interval = useRefreshInterval();
+  const q = useQuery(jobDetailQuery(id, interval));
+  const now = useDbNow();
+  const flow = useActionFlow();
+  if (q.isError && !q.data) {
+    const notFound = (q.error as { status?: number }).status === 404;
+    return notFound ? (
+      <EmptyState title={`No job #${id}`}>
+        It may have been deleted, or the id is mistyped. <Link href="/jobs" className="underline">Search the jobs</Link>.
+      </EmptyState>
+    ) : (
+      <ErrorState title={`Cannot load job #${id}`} message={q.error.message} onRetry={() => void q.refetch()} />
+    );
+  }
+  if (!q.data) return <p className="text-zinc-500">Loading…</p>;
+  const d: JobDetailDto = q.data;
+  const j = d.job;
+  const left = leaseRemaining(j, now);
+  const act = (action: BulkAction) => flow.start({ action, target: { ids: [j.id] }, label: `job #${j.id} (${j.type}, ${j.status})` });
+  return (
+    <div className="space-y-4">
+      <div className="flex flex-wrap items-start justify-between gap-3">
+        <div>
+          <p className="text-sm text-zinc-500">
+            <Link href="/jobs" className="hover:underline">
+              Jobs
+            </Link>{' '}
+            /
+          </p>
+          <h1 className="flex flex-wrap items-center gap-2 text-xl font-semibold">
+            Job <span className="font-mono">#{j.id}</span> <CopyButton text={j.id} label="Copy id" />
+            <StatusBadge status={j.status} cancelRequested={!!j.cancelRequestedAt} />
+          </h1>
+          <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-300">
+            <span className="font-mono">{j.type}</span> on queue <span className="break-all">{j.queue}</span>
+          </p>
+        </div>
+        <div className="flex flex-wrap gap-2" aria-label="Actions">
+          <Button onClick={() => act('requeue')} disabled={j.status === 'queued'}>
+            Requeue
+          </Button>
+          <Button onClick={() => act('cancel')} disabled={!['queued', 'retrying', 'running'].includes(j.status) || !!j.cancelRequestedAt}>
+            Cancel
+          </Button>
+          <Button onClick={() => act('recover')} disabled={j.status !== 'running'}>
+            Recover
+          </Button>
+          <Button variant="danger" onClick={() => act('delete')} disabled={!['completed', 'failed', 'cancelled'].includes(j.status)}>
+            Delete
+          </Button>
+        </div>
+      </div>
+      {q.isError && <ErrorState title="Refreshing failed: showing the last known state" message={q.error.message} />}
+
+      {j.status === 'running' && (
+        <Card title="Lease">
+          <dl className="grid grid-cols-2 gap-3 text-sm md:grid-cols-4" data-testid="lease-panel">
+            <div>
+              <dt className="text-xs text-zinc-500">Owner</dt>
+              <dd className="break-all font-mono" data-testid="owner">
+                {j.workerId}
+              </dd>
+            </div>
+            <div>
+              <dt className="text-xs text-zinc-500">Lease</dt>
+              <dd>
+                <LeaseCountdown job={j} nowMs={now} />
+              </dd>
+            </div>
+            <div>
+              <dt className="text-xs text-zinc-500">Heartbeat</dt>
+              <dd>
+                <HeartbeatAge job={j} nowMs={now} />
+              </dd>
+            </div>
+            <div>
+              <dt className="text-xs text-zinc-500">Attempts</dt>
+              <dd>
+                <Attempts job={j} />
+              </dd>
+            </div>
+          </dl>
+          {left !== null && left <= 0 && (
+            <p className="mt-3 text-sm text-red-700 dark:text-red-300">
+              {j.workerId} stopped renewing this lease. The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;
+              Recover does it now.
+            </p>
+          )}
+        </Card>
+      )}
+
+      <div className="grid gap-4 lg:grid-cols-3">
+        <Card title="Facts" className="lg:col-span-1">
+          <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-sm">
+            <dt className="text-zinc-500">Attempts</dt>
+            <dd>
+              <Attempts job={j} /> <span className="text-xs text-zinc-500">(budget {j.attemptBudget})</span>
+            </dd>
+            <dt className="text-zinc-500">Created</dt>
+            <dd>{dateTime(j.createdAt)}</dd>
+            <dt className="text-zinc-500">Due</dt>
+            <dd>{dateTime(j.runAt)}</dd>
+            <dt className="text-zinc-500">Started</dt>
+            <dd>{dateTime(j.startedAt)}</dd>
+            <dt className="text-zinc-500">Finished</dt>
+            <dd>{dateTime(j.finishedAt)}</dd>
+            {j.idempotencyKey && (
+              <>
+                <dt className="text-zinc-500">Idempotency key</dt>
+                <dd className="break-all font-mono text-xs">{j.idempotencyKey}</dd>
+              </>
+            )}
+            {j.resultKey && (
+              <>
+                <dt className="text-zinc-500">Result</dt>
+                <dd>
+                  <a href={`/api/jobs/${j.id}/result`} className="text-sky-700 hover:underline dark:text-sky-400" data-testid="result-link">
+                    {j.resultKey}
+                  </a>
+                </dd>
+              </>
+            )}
+          </dl>
+          {j.error && (
+            <div className="mt-3">
+              <p className="text-xs text-zinc-500">Last error</p>
+              <p className="whitespace-pre-wrap break-words text-sm text-red-700 dark:text-red-300" data-testid="last-error">
+                {j.error}
+              </p>
+            </div>
+          )}
+        </Card>
+        <Card title="Timeline" className="lg:col-span-2">
+          <Timeline detail={d} />
+        </Card>
+      </div>
+
+      {d.checkpoints && d.checkpoints.length > 0 && (
+        <Card title="Checkpoints">
+          <ol className="space-y-2 text-sm" data-testid="checkpoints">
+            {d.checkpoints.map((c, k) => (
+              <li key={k} className="rounded border border-zinc-200 p-2 dark:border-zinc-800">
+                <span className="font-medium">{String(c.step ?? k + 1)}</span>
+                {c.at && <span className="ml-2 text-xs text-zinc-500">{dateTime(String(c.at))}</span>}
+                {c.data !== undefined && <PayloadView text={JSON.stringify(c.data)} testid={`checkpoint-${k}`} />}
+              </li>
+            ))}
+          </ol>
+        </Card>
+      )}
+
+      <Card title={`Attempts (${d.attempts.length})`}>
+        {d.attempts.length ? <AttemptList attempts={d.attempts} nowMs={now} /> : <p className="text-sm text-zinc-500">Not claimed yet: it waits for a worker.</p>}
+      </Card>
+      <Card title="Payload">
+        <PayloadView text={d.payloadText} />
+      </Card>
+      {flow.element}
+    </div>
+  );
+}

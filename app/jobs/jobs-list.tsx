@@ -1,0 +1,157 @@
+'use client';
+/**
+ * The jobs list container (the Jobs page and the dead letter): keyset pages of the
+ * filter, a live refresh of the rows on screen by id (rows stay where they are; one that
+ * no longer matches is greyed, not removed), an "N new" banner instead of inserting rows,
+ * selection (which holds live refresh), and actions on the selection or on every job
+ * matching the filter.
+ */
+import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { JobTable, type TableJob } from '@/components/jobs/job-table';
+import { NewRowsBanner, SelectionBar } from '@/components/jobs/list-banners';
+import { Button } from '@/components/ui/button';
+import { EmptyState, ErrorState } from '@/components/ui/states';
+import { filterKey, hasFilters, type JobFilters } from '@/lib/api/filters';
+import { jobLookupQuery, jobNewerQuery, jobPagesQuery } from '@/lib/api/jobs';
+import { jobKeys } from '@/lib/api/keys';
+import type { BulkAction, JobRow } from '@/lib/api/types';
+import { int } from '@/lib/ui/format';
+import { useHoldRefresh, useRefreshInterval } from '@/lib/ui/refresh';
+import { useShortcuts } from '@/lib/ui/shortcuts';
+import { useDbNow } from '@/lib/ui/use-now';
+import { useActionFlow } from '../action-flow';
+
+const LOOKUP_MAX = 200;
+
+function matches(f: JobFilters, j: JobRow): boolean {
+  if (f.status && j.status !== f.status) return false;
+  if (f.queue && j.queue !== f.queue) return false;
+  if (f.type && j.type !== f.type) return false;
+  if (f.worker && j.workerId !== f.worker) return false;
+  return true;
+}
+
+export const describeFilter = (f: JobFilters) =>
+  Object.entries(filterKey(f))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ') || 'no filter';
+
+export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHint?: React.ReactNode }) {
+  const qc = useQueryClient();
+  const interval = useRefreshInterval();
+  const now = useDbNow();
+  const flow = useActionFlow();
+  const pages = useInfiniteQuery(jobPagesQuery(filters));
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [allMatching, setAllMatching] = useState(false);
+  const lastClicked = useRef<string | null>(null);
+  useHoldRefresh(selected.size > 0 || allMatching);
+
+  const fkey = JSON.stringify(filterKey(filters));
+  useEffect(() => {
+    setSelected(new Set());
+    setAllMatching(false);
+  }, [fkey]);
+
+  const base = useMemo(() => pages.data?.pages.flatMap((p) => p.jobs) ?? [], [pages.data]);
+  const anchor = pages.data?.pages[0]?.headId ?? null;
+  const ids = useMemo(() => base.slice(0, LOOKUP_MAX).map((j) => j.id), [base]);
+  const lookup = useQuery(jobLookupQuery(ids, interval));
+  const newer = useQuery(jobNewerQuery(filters, anchor, interval));
+
+  const rows: TableJob[] = useMemo(() => {
+    if (!lookup.data) return base;
+    const fresh = new Map(lookup.data.jobs.map((j) => [j.id, j]));
+    return base.map((j, k) => {
+      if (k >= LOOKUP_MAX) return j;
+      const f = fresh.get(j.id);
+      if (!f) return { ...j, gone: true };
+      return { ...f, gone: !matches(filters, f) };
+    });
+  }, [base, lookup.data, filters]);
+
+  const showNew = useCallback(() => {
+    void qc.resetQueries({ queryKey: jobKeys.list(filterKey(filters)) });
+  }, [qc, filters]);
+
+  const onToggle = useCallback(
+    (id: string, range: boolean) => {
+      setAllMatching(false);
+      setSelected((prev) => {
+        const next = new Set(prev);
+        if (range && lastClicked.current) {
+          const order = rows.map((r) => r.id);
+          const [a, b] = [order.indexOf(lastClicked.current), order.indexOf(id)].sort((x, y) => x - y);
+          if (a! >= 0) for (const x of order.slice(a, b! + 1)) next.add(x);
+        } else if (next.has(id)) next.delete(id);
+        else next.add(id);
+        lastClicked.current = id;
+        return next;
+      });
+    },
+    [rows],
+  );
+  const onToggleAll = useCallback((on: boolean) => {
+    setAllMatching(false);
+    setSelected(on ? new Set(rows.map((r) => r.id)) : new Set());
+  }, [rows]);
+  const clear = useCallback(() => {
+    setSelected(new Set());
+    setAllMatching(false);
+  }, []);
+  useShortcuts({ Escape: clear });
+
+  const act = (action: BulkAction) => {
+    const target = allMatching ? { filter: { ...filters } } : { ids: [...selected] };
+    const label = allMatching ? `every job matching ${describeFilter(filters)}` : selected.size === 1 ? `job #${[...selected][0]}` : `${int(selected.size)} selected jobs`;
+    flow.start({ action, target, label, onDone: () => clear() });
+  };
+
+  const last = pages.data?.pages[pages.data.pages.length - 1];
+  return (
+    <div className="space-y-3">
+      {newer.data && <NewRowsBanner count={newer.data.count} capped={newer.data.capped} onShow={showNew} />}
+      <SelectionBar
+        selectedCount={selected.size}
+        allMatching={allMatching}
+        canSelectAllMatching={hasFilters(filters)}
+        filterText={describeFilter(filters)}
+        onSelectAllMatching={() => setAllMatching(true)}
+        onClear={clear}
+        onAction={act}
+      />
+      {pages.isError ? (
+        <ErrorState
+          title="Cannot load jobs"
+          message={pages.error.message}
+          hint={pages.error.message.includes('busy') ? 'The search took too long: add a status, queue or type to the filter.' : 'Check the filters, or that the console reaches PostgreSQL.'}
+          onRetry={() => void pages.refetch()}
+        />
+      ) : pages.isPending ? (
+        <p className="text-zinc-500">Loading…</p>
+      ) : rows.length === 0 && !last?.partial ? (
+        <EmptyState title={hasFilters(filters) ? 'No job matches these filters' : 'No jobs yet'}>
+          {emptyHint ??
+            (hasFilters(filters) ? 'Loosen a filter or clear them all. Text search matches the last error; payload takes key or a.b=value.' : 'Enqueue one with POST /api/jobs or npx leasehold enqueue.')}
+        </EmptyState>
+      ) : (
+        <>
+          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} />}
+          {last?.partial && (
+            <p className="text-sm text-zinc-500" data-testid="partial-scan">
+              Searched {int(last.partial.scannedIds)} job ids down to #{last.partial.scannedDownTo} so far (a filter no index serves is searched in
+              slices, so no request runs long).
+            </p>
+          )}
+          {pages.hasNextPage && (
+            <Button onClick={() => void pages.fetchNextPage()} disabled={pages.isFetchingNextPage}>
+              {pages.isFetchingNextPage ? 'Loading…' : last?.partial ? 'Keep searching' : 'Load older jobs'}
+            </Button>
+          )}
+        </>
+      )}
+      {flow.element}
+    </div>
+  );
+}

@@ -1,0 +1,33 @@
+'use client';
+import { useQuery } from '@tanstack/react-query';
+import { usePathname, useRouter, useSearchParams } from 'next/navigation';
+import { useEffect, useMemo } from 'react';
+import { JobFilterBar } from '@/components/jobs/job-filters';
+import { filtersFromParams, filtersToQuery, type JobFilters } from '@/lib/api/filters';
+import { statsQuery } from '@/lib/api/stats';
+import { JobsList } from './jobs-list';
+
+const KNOWN_TYPES = ['demo.sleep', 'demo.noop'];
+
+/** /jobs: the filters live in the URL (shareable, and they survive a reload). */
+export function JobsView() {
+  const params = useSearchParams();
+  const router = useRouter();
+  const pathname = usePathname();
+  const filters = useMemo(() => filtersFromParams(params), [params]);
+  const stats = useQuery({ ...statsQuery(false), staleTime: 60_000 });
+  useEffect(() => {
+    if (params.get('focus') === 'search') document.getElementById('job-search')?.focus();
+  }, [params]);
+  const onChange = (f: JobFilters) => {
+    const qs = filtersToQuery(f);
+    router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+  };
+  return (
+    <div className="space-y-4">
+      <h1 className="text-xl font-semibold">Jobs</h1>
+      <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={KNOWN_TYPES} />
+      <JobsList filters={filters} />
+    </div>
+  );
+}

@@ -1,0 +1,5 @@
+import { WorkersView } from './workers-view';
+
+export default function WorkersPage() {
+  return <WorkersView />;
+}

@@ -1,0 +1,212 @@
+'use client';
+import Link from 'next/link';
+import { useState } from 'react';
+import type { BulkAction, BulkItem, BulkReportDto } from '@/lib/api/types';
+import { duration, int } from '@/lib/ui/format';
+import { StatusBadge } from '../jobs/status-badge';
+import { Badge } from '../ui/badge';
+import { Button } from '../ui/button';
+import { Dialog } from '../ui/dialog';
+
+export const ACTION_VERB: Record<BulkAction, string> = { requeue: 'Requeue', cancel: 'Cancel', delete: 'Delete', recover: 'Recover' };
+const PAST: Record<string, string> = {
+  requeued: 'requeued',
+  revoked: 'lease revoked, requeued',
+  cancelled: 'cancelled',
+  cancel_requested: 'cancel requested',
+  deleted: 'deleted',
+  recovered: 'recovered',
+  skipped: 'skipped',
+  not_found: 'not found',
+  would_change: 'will change',
+  would_skip: 'will be skipped',
+};
+/** Above this many jobs the operator types the count to confirm. */
+export const TYPED_CONFIRM_OVER = 1_000;
+
+export interface ActionOptionsState {
+  resetAttempts: boolean;
+  revokeLease: boolean;
+}
+
+export interface ActionDialogProps {
+  action: BulkAction;
+  /** What the action is aimed at, in words ("job #12", "3 selected jobs", "every job matching …"). */
+  target: string;
+  options: ActionOptionsState;
+  /** Which options this action offers. */
+  offers: { resetAttempts?: boolean; revokeLease?: boolean };
+  onOptions(o: ActionOptionsState): void;
+  preview?: BulkReportDto;
+  previewLoading: boolean;
+  applying: boolean;
+  report?: BulkReportDto;
+  error?: string;
+  onConfirm(): void;
+  onClose(): void;
+}
+
+/** Preview → confirm → per-item report, for every operator action. */
+export function ActionDialog(p: ActionDialogProps) {
+  const verb = ACTION_VERB[p.action];
+  const [typed, setTyped] = useState('');
+  const willChange = p.preview?.changed ?? 0;
+  const needsTyping = willChange > TYPED_CONFIRM_OVER;
+  const canConfirm = !!p.preview && !p.previewLoading && !p.applying && willChange > 0 && (!needsTyping || typed.trim() === String(willChange));
+  return (
+    <Dialog title={p.report ? `${verb}: done` : `${verb}: what it will touch`} onClose={p.onClose} wide>
+      <div className="space-y-4 text-sm" data-testid="action-dialog">
+        <p className="text-zinc-600 dark:text-zinc-300">
+          {verb} <strong className="break-words">{p.target}</strong>
+        </p>
+        {!p.report && (p.offers.resetAttempts || p.offers.revokeLease) && (
+          <fieldset className="flex flex-wrap gap-4 rounded border border-zinc-200 p-2 dark:border-zinc-800">
+            <legend className="px-1 text-xs text-zinc-500">Options</legend>
+            {p.offers.resetAttempts && (
+              <label className="flex items-center gap-1.5">
+                <input type="checkbox" checked={p.options.resetAttempts} onChange={(e) => p.onOptions({ ...p.options, resetAttempts: e.target.checked })} />
+                Reset attempts (a fresh attempt budget)
+              </label>
+            )}
+            {p.offers.revokeLease && (
+              <label className="flex items-center gap-1.5">
+                <input type="checkbox" checked={p.options.revokeLease} onChange={(e) => p.onOptions({ ...p.options, revokeLease: e.target.checked })} />
+                Revoke live leases (take running jobs from their workers; the fence stops the old owner writing)
+              </label>
+            )}
+          </fieldset>
+        )}
+        {p.error && (
+          <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
+            {p.error}
+          </p>
+        )}
+        {!p.report && p.previewLoading && <p className="text-zinc-500">Looking at what this would touch…</p>}
+        {!p.report && p.preview && !p.previewLoading && <Summary report={p.preview} verb={verb} />}
+        {p.report && <Summary report={p.report} verb={verb} />}
+        <div className="flex flex-wrap items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">
+          {!p.report && needsTyping && (
+            <label className="mr-auto flex items-center gap-2 text-xs">
+              Type {int(willChange)} to confirm
+              <input
+                className="w-28 rounded border border-zinc-300 bg-white px-2 py-1 dark:border-zinc-700 dark:bg-zinc-950"
+                value={typed}
+                onChange={(e) => setTyped(e.target.value.replace(/[^0-9]/g, ''))}
+                aria-label="Type the number of jobs to confirm"
+              />
+            </label>
+          )}
+          <Button variant="ghost" onClick={p.onClose}>
+            {p.report ? 'Close' : 'Back'}
+          </Button>
+          {!p.report && (
+            <Button variant={p.action === 'delete' ? 'danger' : 'primary'} disabled={!canConfirm} onClick={p.onConfirm} data-testid="confirm-action">
+              {p.applying ? `${verb}…` : `${verb} ${int(willChange)} ${willChange === 1 ? 'job' : 'jobs'}`}
+            </Button>
+          )}
+        </div>
+      </div>
+    </Dialog>
+  );
+}
+
+function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
+  const done = !r.preview;
+  return (
+    <div className="space-y-3" data-testid={done ? 'action-report' : 'action-preview'}>
+      <p className="text-base" data-testid={done ? 'report-summary' : 'preview-summary'}>
+        {done ? (
+          <>
+            <strong>{int(r.changed)}</strong> changed, <strong>{int(r.skipped)}</strong> skipped
+          </>
+        ) : (
+          <>
+            {int(r.total)} {r.total === 1 ? 'job' : 'jobs'}: <strong>{int(r.changed)}</strong> will change, <strong>{int(r.skipped)}</strong>{' '}
+            will be skipped
+          </>
+        )}
+        {r.maxId && <span className="ml-2 text-xs text-zinc-500">(jobs created after #{r.maxId} are not included)</span>}
+      </p>
+      {Object.keys(r.byStatus).length > 0 && (
+        <p className="flex flex-wrap items-center gap-2 text-xs text-zinc-500">
+          {done ? 'now' : 'currently'}:
+          {Object.entries(r.byStatus).map(([s, n]) => (
+            <span key={s} className="inline-flex items-center gap-1">
+              <StatusBadge status={s as never} /> {int(n ?? 0)}
+            </span>
+          ))}
+        </p>
+      )}
+      {r.reasons.length > 0 && (
+        <div>
+          <p className="text-xs font-medium uppercase tracking-wide text-zinc-500">{done ? 'Skipped, and why' : 'Will be skipped, and why'}</p>
+          <ul className="mt-1 list-disc pl-5">
+            {r.reasons.map((x) => (
+              <li key={x.reason} className="break-words">
+                {x.reason} {x.count > 1 && <span className="text-zinc-500">(×{int(x.count)})</span>}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {r.items.length > 0 ? (
+        <ItemTable items={r.items} />
+      ) : (
+        r.total === 0 && <p className="text-zinc-500">Nothing to {verb.toLowerCase()}: no job matches.</p>
+      )}
+      {r.itemsTruncated && <p className="text-xs text-zinc-500">Listing the first {int(r.items.length)}; the counts above cover every job.</p>}
+      {r.resignal && r.resignal.length > 0 && (
+        <div>
+          <p className="text-xs font-medium uppercase tracking-wide text-zinc-500">
+            Due jobs with no wake-up signal in Redis ({done ? 're-rung' : 'would be re-rung'})
+          </p>
+          <ul className="mt-1 max-h-40 overflow-y-auto font-mono text-xs" data-testid="resignal-list">
+            {r.resignal.map((x) => (
+              <li key={x.id}>
+                #{x.id} {x.queue} {x.type} — waiting {duration(x.waitedMs)}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function ItemTable({ items }: { items: BulkItem[] }) {
+  return (
+    <div className="max-h-80 overflow-y-auto rounded border border-zinc-200 dark:border-zinc-800">
+      <table className="w-full text-xs" data-testid="action-items">
+        <thead className="sticky top-0 bg-zinc-50 text-left text-zinc-500 dark:bg-zinc-900">
+          <tr>
+            <th className="px-2 py-1">Job</th>
+            <th className="px-2 py-1">Status</th>
+            <th className="px-2 py-1">Queue · type</th>
+            <th className="px-2 py-1">Owner</th>
+            <th className="px-2 py-1">Outcome</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((i) => (
+            <tr key={i.id} className="border-t border-zinc-100 dark:border-zinc-800" data-testid={`action-item-${i.id}`}>
+              <td className="px-2 py-1 font-mono">
+                <Link prefetch={false} href={`/jobs/${i.id}`} className="text-sky-700 hover:underline dark:text-sky-400">
+                  #{i.id}
+                </Link>
+              </td>
+              <td className="px-2 py-1">{i.status && <StatusBadge status={i.status} />}</td>
+              <td className="break-all px-2 py-1">
+                {i.queue} · <span className="font-mono">{i.type}</span>
+              </td>
+              <td className="break-all px-2 py-1 font-mono">{i.workerId ?? ''}</td>
+              <td className="px-2 py-1">
+                <Badge tone={i.ok ? 'emerald' : 'zinc'}>{PAST[i.outcome] ?? i.outcome}</Badge>{' '}
+                {i.reason && <span className="break-words" data-testid="item-reason">{i.reason}</span>}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

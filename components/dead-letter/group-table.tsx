@@ -1,0 +1,63 @@
+import type { DeadLetterGroupDto } from '@/lib/api/types';
+import { ago, int, ms } from '@/lib/ui/format';
+import { Button } from '../ui/button';
+
+export interface GroupTableProps {
+  groups: DeadLetterGroupDto[];
+  nowMs: number;
+  activeFingerprint?: string;
+  onShow(g: DeadLetterGroupDto): void;
+  onRequeue(g: DeadLetterGroupDto): void;
+  onDelete(g: DeadLetterGroupDto): void;
+}
+
+/** Failed jobs grouped by type and error fingerprint, largest group first. */
+export function GroupTable({ groups, nowMs, activeFingerprint, onShow, onRequeue, onDelete }: GroupTableProps) {
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-sm" data-testid="dead-letter-groups">
+        <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
+          <tr>
+            <th className="py-1 pr-3">Jobs</th>
+            <th className="py-1 pr-3">Type</th>
+            <th className="py-1 pr-3">Error (variable parts as # and ?)</th>
+            <th className="py-1 pr-3">Queues</th>
+            <th className="py-1 pr-3">Last failure</th>
+            <th className="py-1" />
+          </tr>
+        </thead>
+        <tbody>
+          {groups.map((g) => (
+            <tr
+              key={`${g.type}|${g.fingerprint}`}
+              className={`border-t border-zinc-100 align-top dark:border-zinc-800 ${activeFingerprint === g.fingerprint ? 'bg-sky-50 dark:bg-sky-950/40' : ''}`}
+              data-testid={`group-${g.fingerprint}`}
+            >
+              <td className="tabular py-2 pr-3 font-semibold">{int(g.count)}</td>
+              <td className="break-all py-2 pr-3 font-mono text-xs">{g.type}</td>
+              <td className="py-2 pr-3">
+                <p className="break-words font-mono text-xs">{g.pattern || '(no error text)'}</p>
+                {g.sampleError && <p className="mt-0.5 break-words text-xs text-zinc-500" title="the newest job's error">e.g. {g.sampleError}</p>}
+              </td>
+              <td className="break-all py-2 pr-3 text-xs">{g.queues.join(', ')}</td>
+              <td className="whitespace-nowrap py-2 pr-3 text-xs text-zinc-500">{g.newestFailedAt ? ago(nowMs - ms(g.newestFailedAt)!) : '—'}</td>
+              <td className="py-2">
+                <div className="flex flex-wrap justify-end gap-1">
+                  <Button size="sm" variant="ghost" onClick={() => onShow(g)}>
+                    Show jobs
+                  </Button>
+                  <Button size="sm" onClick={() => onRequeue(g)} aria-label={`Requeue group ${g.type} ${g.fingerprint}`}>
+                    Requeue group
+                  </Button>
+                  <Button size="sm" variant="danger" onClick={() => onDelete(g)} aria-label={`Delete group ${g.type} ${g.fingerprint}`}>
+                    Delete group
+                  </Button>
+                </div>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

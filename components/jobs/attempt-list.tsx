@@ -1,0 +1,44 @@
+import type { AttemptDto } from '@/lib/api/types';
+import { dateTime, ms, shortDuration } from '@/lib/ui/format';
+import { Badge, type Tone } from '../ui/badge';
+
+const OUTCOME: Record<string, [Tone, string]> = {
+  completed: ['emerald', 'completed'],
+  failed: ['red', 'failed (dead letter)'],
+  retried: ['orange', 'failed, retried'],
+  lease_lost: ['red', 'lease lost'],
+  cancelled: ['zinc', 'cancelled'],
+  aborted: ['zinc', 'aborted (lease handed back or revoked)'],
+};
+
+/** Each attempt: who ran it, when, how it ended, and its error with the stack. */
+export function AttemptList({ attempts, nowMs }: { attempts: AttemptDto[]; nowMs: number }) {
+  return (
+    <ol className="space-y-3" data-testid="attempts-list">
+      {[...attempts].reverse().map((a) => {
+        const [tone, label] = a.outcome ? OUTCOME[a.outcome] ?? ['zinc', a.outcome] : ['amber', 'running'];
+        const end = a.finishedAt ? ms(a.finishedAt)! : nowMs;
+        return (
+          <li key={a.attempt} className="rounded-md border border-zinc-200 p-3 dark:border-zinc-800" data-testid={`attempt-${a.attempt}`}>
+            <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-sm">
+              <span className="font-medium">Attempt {a.attempt}</span>
+              <Badge tone={tone as Tone}>{label}</Badge>
+              <span className="break-all font-mono text-xs">{a.workerId}</span>
+              <span className="text-xs text-zinc-500">
+                started {dateTime(a.startedAt)} · {a.finishedAt ? `took ${shortDuration(end - ms(a.startedAt)!)}` : `running for ${shortDuration(end - ms(a.startedAt)!)}`}
+                {a.heartbeatAt && ` · last heartbeat ${dateTime(a.heartbeatAt)}`}
+              </span>
+            </div>
+            {a.error && <p className="mt-2 whitespace-pre-wrap break-words text-sm text-red-700 dark:text-red-300">{a.error}</p>}
+            {a.errorStack && (
+              <details className="mt-1">
+                <summary className="cursor-pointer text-xs text-zinc-500">stack trace</summary>
+                <pre className="mt-1 overflow-x-auto whitespace-pre-wrap break-all rounded bg-zinc-50 p-2 text-xs dark:bg-zinc-950">{a.errorStack}</pre>
+              </details>
+            )}
+          </li>
+        );
+      })}
+    </ol>
+  );
+}

@@ -1,0 +1,115 @@
+'use client';
+import { type FormEvent, useEffect, useState } from 'react';
+import type { JobFilters } from '@/lib/api/filters';
+import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
+import { Button } from '../ui/button';
+
+const input =
+  'w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm placeholder:text-zinc-400 dark:border-zinc-700 dark:bg-zinc-950';
+
+export interface JobFiltersProps {
+  filters: JobFilters;
+  onChange(f: JobFilters): void;
+  queues?: string[];
+  types?: string[];
+  /** Hide the status field (the dead letter is always `failed`). */
+  fixedStatus?: JobStatus;
+}
+
+/** The filter bar; applies on Enter or on "Apply", and a status change at once. */
+export function JobFilterBar({ filters, onChange, queues = [], types = [], fixedStatus }: JobFiltersProps) {
+  const [draft, setDraft] = useState(filters);
+  const [search, setSearch] = useState(filters.id ?? filters.error ?? '');
+  useEffect(() => {
+    setDraft(filters);
+    setSearch(filters.id ?? filters.error ?? '');
+  }, [filters]);
+  const submit = (e?: FormEvent, patch: Partial<JobFilters> = {}) => {
+    e?.preventDefault();
+    const s = search.trim();
+    const isId = /^#?[1-9][0-9]{0,18}$/.test(s);
+    onChange(clean({ ...draft, ...patch, id: isId ? s.replace('#', '') : undefined, error: !isId && s ? s : undefined }));
+  };
+  const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
+  return (
+    <form onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-7 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
+      <label className="col-span-2 flex flex-col gap-1 text-xs text-zinc-500">
+        Search (job id or error text)
+        <input id="job-search" className={input} value={search} onChange={(e) => setSearch(e.target.value)} placeholder="e.g. 4211 or timeout" maxLength={200} />
+      </label>
+      {!fixedStatus && (
+        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+          Status
+          <select
+            className={input}
+            value={draft.status ?? ''}
+            aria-label="Status"
+            onChange={(e) => submit(undefined, { status: (e.target.value || undefined) as JobStatus | undefined })}
+          >
+            <option value="">any</option>
+            {JOB_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        Queue
+        <input className={input} list="filter-queues" value={draft.queue ?? ''} onChange={set('queue')} placeholder="any" maxLength={200} aria-label="Queue" />
+        <datalist id="filter-queues">
+          {queues.map((q) => (
+            <option key={q} value={q} />
+          ))}
+        </datalist>
+      </label>
+      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        Type
+        <input className={input} list="filter-types" value={draft.type ?? ''} onChange={set('type')} placeholder="any" maxLength={200} aria-label="Type" />
+        <datalist id="filter-types">
+          {types.map((t) => (
+            <option key={t} value={t} />
+          ))}
+        </datalist>
+      </label>
+      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        Worker
+        <input className={input} value={draft.worker ?? ''} onChange={set('worker')} placeholder="any" maxLength={300} aria-label="Worker" />
+      </label>
+      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        Payload
+        <input className={input} value={draft.payload ?? ''} onChange={set('payload')} placeholder="key or a.b=value" maxLength={200} aria-label="Payload" />
+      </label>
+      <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-7">
+        <Button type="submit" variant="primary" size="sm">
+          Apply filters
+        </Button>
+        <Button
+          size="sm"
+          variant="ghost"
+          onClick={() => {
+            setSearch('');
+            onChange(fixedStatus ? { status: fixedStatus } : {});
+          }}
+        >
+          Clear filters
+        </Button>
+        {filters.fingerprint && (
+          <span className="inline-flex items-center gap-1 rounded bg-zinc-100 px-2 py-0.5 text-xs dark:bg-zinc-800">
+            error group <code>{filters.fingerprint}</code>
+            <button type="button" aria-label="Remove the error group filter" onClick={() => onChange({ ...filters, fingerprint: undefined })}>
+              ✕
+            </button>
+          </span>
+        )}
+      </div>
+    </form>
+  );
+}
+
+function clean(f: JobFilters): JobFilters {
+  const out: JobFilters = {};
+  for (const [k, v] of Object.entries(f)) if (typeof v === 'string' && v.trim()) (out as Record<string, string>)[k] = v.trim();
+  return out;
+}

@@ -1,0 +1,151 @@
+'use client';
+import { createColumnHelper, flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
+import Link from 'next/link';
+import { useMemo } from 'react';
+import type { JobRow } from '@/lib/api/types';
+import { ago, ms } from '@/lib/ui/format';
+import { Attempts, HeartbeatAge, LeaseCountdown } from './lease';
+import { StatusBadge } from './status-badge';
+
+export type TableJob = JobRow & {
+  /** The job no longer matches the view's filter (it changed since the page was loaded). */
+  gone?: boolean;
+};
+
+const col = createColumnHelper<TableJob>();
+
+export interface JobTableProps {
+  rows: TableJob[];
+  nowMs: number;
+  selected: ReadonlySet<string>;
+  onToggle(id: string, range: boolean): void;
+  onToggleAll(select: boolean): void;
+}
+
+/** The jobs list: one row per job, selectable (shift-click selects a range). */
+export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTableProps) {
+  const columns = useMemo(
+    () => [
+      col.display({
+        id: 'select',
+        header: () => (
+          <input
+            type="checkbox"
+            aria-label="Select all rows on the page"
+            checked={rows.length > 0 && rows.every((r) => selected.has(r.id))}
+            onChange={(e) => onToggleAll(e.target.checked)}
+          />
+        ),
+        cell: ({ row }) => (
+          <input
+            type="checkbox"
+            aria-label={`Select job ${row.original.id}`}
+            checked={selected.has(row.original.id)}
+            onClick={(e) => {
+              e.preventDefault();
+              onToggle(row.original.id, e.shiftKey);
+            }}
+            readOnly
+          />
+        ),
+      }),
+      col.accessor('id', {
+        header: 'Job',
+        cell: (c) => (
+          <Link prefetch={false} href={`/jobs/${c.getValue()}`} className="font-mono text-sky-700 hover:underline dark:text-sky-400">
+            #{c.getValue()}
+          </Link>
+        ),
+      }),
+      col.accessor('status', {
+        header: 'Status',
+        cell: (c) => (
+          <span className="inline-flex flex-col gap-0.5">
+            <StatusBadge status={c.getValue()} cancelRequested={!!c.row.original.cancelRequestedAt} />
+            {c.row.original.gone && <span className="text-[11px] text-zinc-500">no longer matches this view</span>}
+          </span>
+        ),
+      }),
+      col.accessor('queue', { header: 'Queue', cell: (c) => <span className="block max-w-[12rem] truncate whitespace-nowrap" title={c.getValue()}>{c.getValue()}</span> }),
+      col.accessor('type', {
+        header: 'Type',
+        cell: (c) => (
+          <span className="block max-w-[14rem] truncate whitespace-nowrap font-mono text-xs" title={c.getValue()}>
+            {c.getValue()}
+          </span>
+        ),
+      }),
+      col.display({ id: 'attempts', header: 'Attempts', cell: (c) => <Attempts job={c.row.original} /> }),
+      col.display({
+        id: 'owner',
+        header: 'Owner · lease',
+        cell: ({ row: { original: j } }) =>
+          j.status === 'running' ? (
+            <span className="flex flex-col gap-0.5 text-xs">
+              <span className="break-all font-mono" data-testid="owner">
+                {j.workerId}
+              </span>
+              <span className="flex flex-wrap gap-2">
+                <LeaseCountdown job={j} nowMs={nowMs} />
+                <HeartbeatAge job={j} nowMs={nowMs} />
+              </span>
+            </span>
+          ) : j.workerId ? (
+            <span className="break-all font-mono text-xs text-zinc-400">{j.workerId}</span>
+          ) : null,
+      }),
+      col.display({
+        id: 'when',
+        header: 'When',
+        cell: ({ row: { original: j } }) => {
+          const [label, at] =
+            j.finishedAt ? ['finished', j.finishedAt] : j.status === 'running' ? ['started', j.startedAt] : ms(j.runAt)! > nowMs ? ['due in', j.runAt] : ['created', j.createdAt];
+          const delta = ms(at)! - nowMs;
+          return (
+            <span className="whitespace-nowrap text-xs text-zinc-500 dark:text-zinc-400" title={at ?? ''}>
+              {label} {label === 'due in' ? ago(delta).replace(' ago', '') : ago(-delta)}
+            </span>
+          );
+        },
+      }),
+      col.accessor('error', {
+        header: 'Last error',
+        cell: (c) => <span className="line-clamp-2 max-w-md break-words text-xs text-red-700 dark:text-red-300">{c.getValue()}</span>,
+      }),
+    ],
+    [rows, nowMs, selected, onToggle, onToggleAll],
+  );
+  const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
+  return (
+    <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
+      <table className="w-full text-sm" data-testid="job-table">
+        <thead className="border-b border-zinc-200 text-left text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
+          {table.getHeaderGroups().map((hg) => (
+            <tr key={hg.id}>
+              {hg.headers.map((h) => (
+                <th key={h.id} className="px-3 py-2 font-medium">
+                  {flexRender(h.column.columnDef.header, h.getContext())}
+                </th>
+              ))}
+            </tr>
+          ))}
+        </thead>
+        <tbody>
+          {table.getRowModel().rows.map((r) => (
+            <tr
+              key={r.id}
+              data-testid={`job-row-${r.id}`}
+              className={`border-b border-zinc-100 last:border-0 dark:border-zinc-800/60 ${selected.has(r.id) ? 'bg-sky-50 dark:bg-sky-950/40' : ''} ${r.original.gone ? 'opacity-50' : ''}`}
+            >
+              {r.getVisibleCells().map((c) => (
+                <td key={c.id} className="px-3 py-2 align-top">
+                  {flexRender(c.column.columnDef.cell, c.getContext())}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,74 @@
+import { int } from '@/lib/ui/format';
+import { Button } from '../ui/button';
+
+/** "N new jobs": new rows are announced, never pushed in under the cursor. */
+export function NewRowsBanner({ count, capped, onShow }: { count: number; capped: boolean; onShow(): void }) {
+  if (count <= 0) return null;
+  return (
+    <div className="flex items-center justify-between rounded-md border border-sky-200 bg-sky-50 px-3 py-2 text-sm text-sky-900 dark:border-sky-900 dark:bg-sky-950 dark:text-sky-200" role="status" data-testid="new-rows">
+      <span>
+        {int(count)}
+        {capped ? '+' : ''} new {count === 1 ? 'job matches' : 'jobs match'} this view
+      </span>
+      <Button size="sm" onClick={onShow}>
+        Show {capped ? 'newest' : int(count)}
+      </Button>
+    </div>
+  );
+}
+
+export interface SelectionBarProps {
+  selectedCount: number;
+  /** Every job matching the filter is the target. */
+  allMatching: boolean;
+  /** Offer "all matching" (there is a filter and more than this page). */
+  canSelectAllMatching: boolean;
+  filterText: string;
+  onSelectAllMatching(): void;
+  onClear(): void;
+  onAction(action: 'requeue' | 'cancel' | 'delete' | 'recover'): void;
+}
+
+/** What is selected, and the actions on it. */
+export function SelectionBar(p: SelectionBarProps) {
+  const any = p.selectedCount > 0 || p.allMatching;
+  return (
+    <div className="flex flex-wrap items-center gap-2 rounded-md border border-zinc-200 bg-white px-3 py-2 text-sm dark:border-zinc-800 dark:bg-zinc-900" data-testid="selection-bar">
+      <span className="mr-2 text-zinc-600 dark:text-zinc-300" data-testid="selection-text">
+        {p.allMatching ? (
+          <>
+            Every job matching <strong className="break-all">{p.filterText}</strong>
+          </>
+        ) : p.selectedCount ? (
+          `${int(p.selectedCount)} selected`
+        ) : (
+          'Select jobs to act on them (shift-click selects a range)'
+        )}
+      </span>
+      {!p.allMatching && p.canSelectAllMatching && p.selectedCount > 0 && (
+        <button type="button" className="text-sky-700 underline dark:text-sky-400" onClick={p.onSelectAllMatching}>
+          Select every job matching this filter
+        </button>
+      )}
+      {any && (
+        <>
+          <Button size="sm" onClick={() => p.onAction('requeue')}>
+            Requeue
+          </Button>
+          <Button size="sm" onClick={() => p.onAction('cancel')}>
+            Cancel
+          </Button>
+          <Button size="sm" onClick={() => p.onAction('recover')}>
+            Recover
+          </Button>
+          <Button size="sm" variant="danger" onClick={() => p.onAction('delete')}>
+            Delete
+          </Button>
+          <Button size="sm" variant="ghost" onClick={p.onClear}>
+            Clear selection
+          </Button>
+        </>
+      )}
+    </div>
+  );
+}

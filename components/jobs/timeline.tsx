@@ -1,0 +1,44 @@
+import type { AttemptDto, JobDetailDto } from '@/lib/api/types';
+import { dateTime, ms } from '@/lib/ui/format';
+
+interface Event {
+  at: string;
+  what: string;
+  detail?: string;
+}
+
+const ENDED: Record<string, string> = {
+  completed: 'completed',
+  failed: 'failed: no attempts left → dead letter',
+  retried: 'failed, will retry',
+  lease_lost: 'lease lost (the worker stopped renewing)',
+  cancelled: 'stopped after a cancel',
+  aborted: 'lease handed back or revoked',
+};
+
+export function timelineEvents(d: JobDetailDto): Event[] {
+  const j = d.job;
+  const ev: Event[] = [{ at: j.createdAt, what: 'enqueued', detail: `queue ${j.queue}, up to ${j.maxAttempts} attempts` }];
+  if (ms(j.runAt)! > ms(j.createdAt)! + 1000 && j.status !== 'running') ev.push({ at: j.runAt, what: ms(j.runAt)! > Date.now() ? 'due (scheduled)' : 'due' });
+  d.attempts.forEach((a: AttemptDto) => {
+    ev.push({ at: a.startedAt!, what: `attempt ${a.attempt} claimed`, detail: a.workerId });
+    if (a.finishedAt) ev.push({ at: a.finishedAt, what: `attempt ${a.attempt} ${ENDED[a.outcome ?? ''] ?? a.outcome}` });
+  });
+  if (j.cancelRequestedAt) ev.push({ at: j.cancelRequestedAt, what: 'cancel requested by an operator' });
+  if (j.finishedAt && !d.attempts.some((a) => a.finishedAt === j.finishedAt)) ev.push({ at: j.finishedAt, what: `finished: ${j.status}` });
+  return ev.sort((a, b) => ms(a.at)! - ms(b.at)!);
+}
+
+export function Timeline({ detail }: { detail: JobDetailDto }) {
+  return (
+    <ol className="relative space-y-2 border-l border-zinc-200 pl-4 text-sm dark:border-zinc-800" data-testid="timeline">
+      {timelineEvents(detail).map((e, k) => (
+        <li key={k}>
+          <span className="absolute -left-1 mt-1.5 h-2 w-2 rounded-full bg-zinc-400" aria-hidden="true" />
+          <span className="tabular text-xs text-zinc-500">{dateTime(e.at)}</span> <span>{e.what}</span>
+          {e.detail && <span className="break-all text-xs text-zinc-500"> · {e.detail}</span>}
+        </li>
+      ))}
+    </ol>
+  );
+}

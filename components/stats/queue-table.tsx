@@ -1,0 +1,74 @@
+import Link from 'next/link';
+import type { QueueStatsDto } from '@/lib/api/types';
+import { duration, int } from '@/lib/ui/format';
+
+const n = (q: QueueStatsDto, s: keyof QueueStatsDto['counts']) => (
+  <span className="tabular" title={q.kinds[s] === 'exact' ? 'exact' : 'estimate from table statistics'}>
+    {q.kinds[s] !== 'exact' && q.counts[s] > 0 ? '≈' : ''}
+    {int(q.counts[s])}
+  </span>
+);
+
+/** Per queue: what waits, how long, whether Redis holds a wake-up for it, and the counts per status. */
+export function QueueTable({ queues, usingRedis }: { queues: QueueStatsDto[]; usingRedis: boolean }) {
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-sm" data-testid="queue-table">
+        <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
+          <tr>
+            <th className="py-1 pr-3">Queue</th>
+            <th className="py-1 pr-3" title="queued or retrying, due now (PostgreSQL)">Due now</th>
+            <th className="py-1 pr-3">Oldest due</th>
+            <th className="py-1 pr-3" title="job ids waiting in the queue's Redis list">Ids in Redis</th>
+            <th className="py-1 pr-3">Signal</th>
+            <th className="py-1 pr-3">Queued</th>
+            <th className="py-1 pr-3">Running</th>
+            <th className="py-1 pr-3">Retrying</th>
+            <th className="py-1 pr-3">Failed</th>
+            <th className="py-1 pr-3">Completed</th>
+          </tr>
+        </thead>
+        <tbody>
+          {queues.map((q) => {
+            const missing = q.signalBacklog === null ? null : Math.max(0, Math.min(q.due, 10_000) - q.signalBacklog);
+            return (
+              <tr key={q.queue} className="border-t border-zinc-100 dark:border-zinc-800" data-testid={`queue-${q.queue}`}>
+                <td className="break-all py-1.5 pr-3">
+                  <Link href={`/jobs?queue=${encodeURIComponent(q.queue)}`} className="hover:underline">
+                    {q.queue}
+                  </Link>
+                </td>
+                <td className="tabular py-1.5 pr-3" data-testid="due">
+                  {q.dueCapped ? '≥' : ''}
+                  {int(q.due)}
+                </td>
+                <td className={`tabular py-1.5 pr-3 ${q.oldestDueAgeMs !== null && q.oldestDueAgeMs > 60_000 ? 'text-red-700 dark:text-red-300' : ''}`}>
+                  {q.oldestDueAgeMs === null ? '—' : duration(q.oldestDueAgeMs)}
+                </td>
+                <td className="tabular py-1.5 pr-3" data-testid="backlog">
+                  {q.signalBacklog === null ? '—' : int(q.signalBacklog)}
+                </td>
+                <td className="py-1.5 pr-3 text-xs">
+                  {!usingRedis ? (
+                    <span className="text-zinc-500">polling (no Redis)</span>
+                  ) : missing === 0 || missing === null ? (
+                    <span className="text-emerald-700 dark:text-emerald-300">ok</span>
+                  ) : (
+                    <span className="text-amber-700 dark:text-amber-300" title="due jobs with no id in Redis: the recover sweep re-rings them after a grace period">
+                      {int(missing)} without a wake-up
+                    </span>
+                  )}
+                </td>
+                <td className="py-1.5 pr-3">{n(q, 'queued')}</td>
+                <td className="py-1.5 pr-3">{n(q, 'running')}</td>
+                <td className="py-1.5 pr-3">{n(q, 'retrying')}</td>
+                <td className="py-1.5 pr-3">{n(q, 'failed')}</td>
+                <td className="py-1.5 pr-3">{n(q, 'completed')}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

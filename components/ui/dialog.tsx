@@ -1,0 +1,47 @@
+'use client';
+import { type ReactNode, useEffect, useId, useRef } from 'react';
+
+/** A modal dialog: Escape or the backdrop closes it; focus moves into it and back. */
+export function Dialog({ title, onClose, children, wide }: { title: ReactNode; onClose(): void; children: ReactNode; wide?: boolean }) {
+  const id = useId();
+  const ref = useRef<HTMLDivElement>(null);
+  const closeRef = useRef(onClose);
+  closeRef.current = onClose;
+  useEffect(() => {
+    const before = document.activeElement as HTMLElement | null;
+    const first = ref.current?.querySelector<HTMLElement>('[data-autofocus], button, input, select, textarea, a[href]');
+    first?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        e.stopPropagation();
+        closeRef.current();
+      }
+    };
+    window.addEventListener('keydown', onKey, true);
+    return () => {
+      window.removeEventListener('keydown', onKey, true);
+      before?.focus?.();
+    };
+  }, []);
+  return (
+    <div className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-zinc-950/50 p-4 pt-[8vh]" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div
+        ref={ref}
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={id}
+        className={`w-full ${wide ? 'max-w-4xl' : 'max-w-lg'} rounded-lg border border-zinc-200 bg-white shadow-xl dark:border-zinc-800 dark:bg-zinc-900`}
+      >
+        <div className="flex items-center justify-between border-b border-zinc-200 px-4 py-3 dark:border-zinc-800">
+          <h2 id={id} className="text-base font-semibold">
+            {title}
+          </h2>
+          <button type="button" onClick={onClose} aria-label="Dismiss" className="rounded p-1 text-zinc-500 hover:bg-zinc-100 dark:hover:bg-zinc-800">
+            ✕
+          </button>
+        </div>
+        <div className="max-h-[75vh] overflow-y-auto p-4">{children}</div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,48 @@
+/**
+ * The jobs list's filters as they live in the URL (/jobs?status=failed&queue=emails…):
+ * parsed leniently (an unknown status is dropped, not an error page) and written back in
+ * a fixed order, so a filtered view is a link that survives a reload or a paste.
+ */
+import { isJobStatus, type JobStatus } from './statuses';
+
+export interface JobFilters {
+  status?: JobStatus;
+  queue?: string;
+  type?: string;
+  id?: string;
+  worker?: string;
+  error?: string;
+  payload?: string;
+  fingerprint?: string;
+}
+
+export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint'] as const;
+export type FilterField = (typeof FILTER_FIELDS)[number];
+
+export function filtersFromParams(params: URLSearchParams | { get(name: string): string | null }): JobFilters {
+  const f: JobFilters = {};
+  for (const k of FILTER_FIELDS) {
+    const v = params.get(k)?.trim();
+    if (!v) continue;
+    if (k === 'status') {
+      if (isJobStatus(v)) f.status = v;
+    } else if (k === 'id') {
+      if (/^[1-9][0-9]{0,18}$/.test(v)) f.id = v;
+    } else if (k === 'fingerprint') {
+      if (/^[0-9a-f]{12}$/.test(v)) f.fingerprint = v;
+    } else f[k] = v.slice(0, 200);
+  }
+  return f;
+}
+
+export function filtersToQuery(f: JobFilters, extra: Record<string, string | undefined> = {}): string {
+  const p = new URLSearchParams();
+  for (const k of FILTER_FIELDS) if (f[k]) p.set(k, f[k]!);
+  for (const [k, v] of Object.entries(extra)) if (v) p.set(k, v);
+  return p.toString();
+}
+
+export const hasFilters = (f: JobFilters) => FILTER_FIELDS.some((k) => !!f[k]);
+
+/** The filter as a plain record (query keys). */
+export const filterKey = (f: JobFilters): Record<string, string> => Object.fromEntries(FILTER_FIELDS.filter((k) => f[k]).map((k) => [k, f[k]!]));

@@ -1,0 +1,46 @@
+/** Job reads for the console: pages, live row lookups, the "N new" count, one job. */
+import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
+import { api } from './client';
+import { filterKey, filtersToQuery, type JobFilters } from './filters';
+import { jobKeys } from './keys';
+import type { JobDetailDto, JobPageDto, JobRow } from './types';
+
+export const PAGE_SIZE = 50;
+
+export const jobPagesQuery = (filters: JobFilters) =>
+  infiniteQueryOptions({
+    queryKey: jobKeys.list(filterKey(filters)),
+    queryFn: ({ pageParam, signal }) =>
+      api<JobPageDto>(`/api/jobs?${filtersToQuery(filters, { cursor: pageParam ?? undefined, limit: String(PAGE_SIZE) })}`, { signal, clock: true }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
+    // The pages are a snapshot: rows refresh in place through jobLookupQuery and new
+    // jobs are announced by jobNewerQuery, so nothing reshuffles under the cursor.
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+  });
+
+export const jobLookupQuery = (ids: readonly string[], refetchMs: number | false) =>
+  queryOptions({
+    queryKey: jobKeys.lookup(ids),
+    queryFn: ({ signal }) => api<{ jobs: JobRow[]; dbNow: string }>(`/api/jobs/lookup?ids=${ids.join(',')}`, { signal, clock: true }),
+    enabled: ids.length > 0,
+    refetchInterval: refetchMs,
+    staleTime: 0,
+  });
+
+export const jobNewerQuery = (filters: JobFilters, after: string | null, refetchMs: number | false) =>
+  queryOptions({
+    queryKey: jobKeys.newer(filterKey(filters), after),
+    queryFn: ({ signal }) => api<{ count: number; capped: boolean }>(`/api/jobs/newer?${filtersToQuery(filters, { after: after ?? undefined })}`, { signal }),
+    enabled: after !== null,
+    refetchInterval: refetchMs,
+  });
+
+export const jobDetailQuery = (id: string, refetchMs: number | false) =>
+  queryOptions({
+    queryKey: jobKeys.detail(id),
+    queryFn: ({ signal }) => api<JobDetailDto>(`/api/jobs/${encodeURIComponent(id)}`, { signal, clock: true }),
+    refetchInterval: refetchMs,
+    retry: (n, err) => (err as { status?: number }).status !== 404 && n < 1,
+  });

@@ -1,0 +1,358 @@
+/**
+ * Operator actions on one job, a selection, or every job matching a filter: a preview of
+ * exactly what would be touched, then the action itself, batch by batch, through the very
+ * ops.ts functions the worker and the CLI use (so each job is re-checked by its CAS
+ * statement at the moment it is touched, and a job that changed since the preview is
+ * skipped with the reason).
+ *
+ * "All matching a filter" is resolved to ids with keyset reads (windows of ids for
+ * filters no index serves, as the list does), up to BULK_CAP jobs; a preview returns the
+ * newest id it saw (maxId) and the action, given it back, never touches a job created
+ * after the preview.
+ */
+import type pg from 'pg';
+import type { Executor } from '../db/client';
+import { QueueError } from './errors';
+import { compactFilter, filterSql, type JobFilter, SqlParams } from './filters';
+import { fingerprintSql } from './fingerprint';
+import type { Job } from './job';
+import { type ActionOutcome, type ActionReport, describeRefusal, jobCancel, jobDelete, jobRecover, jobRequeue } from './ops';
+import { idRange, jobsByIds, type ListedJob, SCAN_WINDOW, windowQuery } from './read';
+import type { Doorbell } from './signal';
+import type { JobStatus } from './status';
+
+export const BULK_ACTIONS = ['requeue', 'cancel', 'delete', 'recover'] as const;
+export type BulkAction = (typeof BULK_ACTIONS)[number];
+
+/** Most jobs one action may touch. */
+export const BULK_CAP = 100_000;
+/** Ids per ops call (each call is one statement per transition). */
+export const OP_BATCH = 1_000;
+/** Items listed in a preview and in a report (the counts cover all of them). */
+export const PREVIEW_ITEMS = 200;
+export const REPORT_ITEMS = 1_000;
+const RESOLVE_BATCH = 5_000;
+
+export type BulkTarget = { ids: readonly string[] } | { filter: JobFilter } | { all: true };
+
+export interface BulkOptions {
+  resetAttempts?: boolean;
+  revokeLease?: boolean;
+}
+
+export interface BulkItem {
+  id: string;
+  ok: boolean;
+  outcome: ActionOutcome | 'would_change' | 'would_skip';
+  /** What happened or would happen, in words; for a skip, why. */
+  reason?: string;
+  status?: JobStatus;
+  queue?: string;
+  type?: string;
+  workerId?: string | null;
+  leaseRemainingMs?: number | null;
+}
+
+export interface BulkReport {
+  action: BulkAction;
+  preview: boolean;
+  /** Jobs the action covers (resolved from the ids or the filter). */
+  total: number;
+  /** Preview: would change / would be skipped. Apply: changed / skipped. */
+  changed: number;
+  skipped: number;
+  byStatus: Partial<Record<JobStatus, number>>;
+  byOutcome: Partial<Record<string, number>>;
+  /** Reasons for skips, most frequent first, with one example each. */
+  reasons: { reason: string; count: number }[];
+  items: BulkItem[];
+  itemsTruncated: boolean;
+  /** The newest job id the filter was resolved against: give it back to act on the same set. */
+  maxId: string | null;
+  /** recover over everything: due jobs whose wake-up signal is missing (re-rung by the sweep). */
+  resignal?: { id: string; queue: string; type: string; status: JobStatus; waitedMs: number }[];
+  resignalQueues?: { queue: string; signalBacklog: number | null; pushed: number }[];
+}
+
+// ------------------------------------------------------------------ resolving a target
+
+/** Every id matching a filter, newest first, at most `cap` (a 400 above it). */
+export async function resolveFilter(db: Executor, filter: JobFilter, cap = BULK_CAP): Promise<{ ids: string[]; maxId: string | null }> {
+  const f = compactFilter(filter);
+  if (Object.keys(f).filter((k) => k !== 'maxId').length === 0) {
+    throw new QueueError('invalid_request', 'filter: give at least one condition (an action on every job in the table is never implied)');
+  }
+  const range = await idRange(db);
+  if (range.max === null || range.min === null) return { ids: [], maxId: null };
+  const top = f.maxId && BigInt(f.maxId) < range.max ? BigInt(f.maxId) : range.max;
+  const p = new SqlParams();
+  const { conds, scans } = filterSql({ ...f, maxId: undefined }, p, fingerprintSql());
+  const window = scans ? SCAN_WINDOW : top - range.min + 1n;
+  const ids: string[] = [];
+  let hi = top;
+  while (hi >= range.min) {
+    const lo = hi - window + 1n > range.min ? hi - window + 1n : range.min;
+    let upper = hi;
+    for (;;) {
+      const rows = await windowQuery(db, 'job_id::text AS id', conds, p.values, scans ? f.status : undefined, lo, upper, RESOLVE_BATCH);
+      for (const r of rows) ids.push(r.id);
+      if (ids.length > cap) {
+        throw new QueueError(
+          'invalid_request',
+          `more than ${cap.toLocaleString('en')} jobs match this filter, over the limit for one action: narrow it (by status, queue, type or error)`,
+        );
+      }
+      if (rows.length < RESOLVE_BATCH) break;
+      upper = BigInt(rows[rows.length - 1]!.id) - 1n;
+    }
+    hi = lo - 1n;
+  }
+  return { ids, maxId: String(top) };
+}
+
+async function resolveTarget(db: Executor, target: BulkTarget): Promise<{ ids: string[]; maxId: string | null }> {
+  if ('ids' in target) return { ids: [...new Set(target.ids)], maxId: null };
+  if ('filter' in target) return resolveFilter(db, target.filter);
+  throw new QueueError('invalid_request', '`all` is only for recover');
+}
+
+async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<string, ListedJob>> {
+  const out = new Map<string, ListedJob>();
+  for (let k = 0; k < ids.length; k += OP_BATCH) {
+    const { jobs } = await jobsByIds(db, ids.slice(k, k + OP_BATCH));
+    for (const j of jobs) out.set(j.id, j);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ preview
+
+/** What `action` would do to this job as it stands now (the action re-checks it). */
+export function predict(action: BulkAction, job: ListedJob, o: BulkOptions): { change: boolean; outcome: ActionOutcome; reason: string } {
+  const owner = job.workerId ?? 'unknown worker';
+  const left = Math.max(0, Math.round((job.leaseRemainingMs ?? 0) / 1000));
+  const live = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
+  switch (action) {
+    case 'requeue':
+      if (['failed', 'cancelled', 'completed', 'retrying'].includes(job.status))
+        return { change: true, outcome: 'requeued', reason: `${job.status} → queued${o.resetAttempts ? ' with a fresh attempt budget' : ''}` };
+      if (job.status === 'running' && o.revokeLease)
+        return {
+          change: true,
+          outcome: 'revoked',
+          reason: live
+            ? `lease held by ${owner} (${left} s left) is revoked; ${owner} can no longer write for it`
+            : `expired lease of ${owner} is revoked`,
+        };
+      break;
+    case 'cancel':
+      if (job.status === 'queued' || job.status === 'retrying') return { change: true, outcome: 'cancelled', reason: `${job.status} → cancelled` };
+      if (job.status === 'running' && !job.cancelRequestedAt)
+        return { change: true, outcome: 'cancel_requested', reason: `${owner} is asked to stop at its next heartbeat` };
+      break;
+    case 'delete':
+      if (['completed', 'failed', 'cancelled'].includes(job.status)) return { change: true, outcome: 'deleted', reason: `${job.status}: deleted with its attempts` };
+      break;
+    case 'recover':
+      if (job.status === 'running' && !live) {
+        const to = job.cancelRequestedAt ? 'cancelled' : job.attemptCount >= job.maxAttempts ? 'failed' : 'retrying';
+        return { change: true, outcome: 'recovered', reason: `lease of ${owner} expired ${Math.round(-(job.leaseRemainingMs ?? 0) / 1000)} s ago → ${to}` };
+      }
+      break;
+  }
+  return { change: false, outcome: 'skipped', reason: describeRefusal(action === 'requeue' && o.revokeLease ? 'revoke' : action, job) };
+}
+
+const groupReason = (r: string) => r.replace(/\b\d+ s\b/g, 'N s');
+
+function tally(report: BulkReport, reasonCounts: Map<string, { reason: string; count: number }>) {
+  report.reasons = [...reasonCounts.values()].sort((a, b) => b.count - a.count).slice(0, 20);
+}
+
+const itemOf = (job: ListedJob | Job | undefined) =>
+  job
+    ? { status: job.status, queue: job.queue, type: job.type, workerId: job.workerId, leaseRemainingMs: 'leaseRemainingMs' in job ? job.leaseRemainingMs : undefined }
+    : {};
+
+export async function previewAction(db: Executor, action: BulkAction, target: BulkTarget, o: BulkOptions, extra: RecoverExtras): Promise<BulkReport> {
+  if ('all' in target) return recoverAll(db, true, extra);
+  const { ids, maxId } = await resolveTarget(db, target);
+  const rows = await currentRows(db, ids);
+  const report: BulkReport = emptyReport(action, true, ids.length, maxId);
+  const reasons = new Map<string, { reason: string; count: number }>();
+  for (const id of ids) {
+    const job = rows.get(id);
+    if (!job) {
+      report.skipped++;
+      bump(report.byOutcome, 'not_found');
+      if (report.items.length < PREVIEW_ITEMS) report.items.push({ id, ok: false, outcome: 'would_skip', reason: 'no such job' });
+      continue;
+    }
+    bump(report.byStatus, job.status);
+    const p = predict(action, job, o);
+    if (p.change) report.changed++;
+    else {
+      report.skipped++;
+      const key = groupReason(p.reason);
+      const r = reasons.get(key) ?? { reason: p.reason, count: 0 };
+      r.count++;
+      reasons.set(key, r);
+    }
+    bump(report.byOutcome, p.outcome);
+    if (report.items.length < PREVIEW_ITEMS)
+      report.items.push({ id, ok: p.change, outcome: p.change ? 'would_change' : 'would_skip', reason: p.reason, ...itemOf(job) });
+  }
+  report.itemsTruncated = ids.length > report.items.length;
+  tally(report, reasons);
+  return report;
+}
+
+// ------------------------------------------------------------------ apply
+
+export interface RecoverExtras {
+  doorbell?: Doorbell | null;
+  signalGraceMs?: number;
+  /** The ids a recover preview listed: each one absent from the sweep's result is reported as skipped. */
+  expectIds?: readonly string[];
+}
+
+export async function applyAction(
+  pool: pg.Pool,
+  readDb: Executor,
+  action: BulkAction,
+  target: BulkTarget,
+  o: BulkOptions,
+  extra: RecoverExtras,
+): Promise<BulkReport> {
+  if ('all' in target) return recoverAll(pool, false, extra, readDb);
+  const { ids, maxId } = await resolveTarget(readDb, target);
+  const report = emptyReport(action, false, ids.length, maxId);
+  const reasons = new Map<string, { reason: string; count: number }>();
+  const skippedItems: BulkItem[] = [];
+  const changedItems: BulkItem[] = [];
+  for (let k = 0; k < ids.length; k += OP_BATCH) {
+    const batch = ids.slice(k, k + OP_BATCH);
+    const r = await runOp(pool, readDb, action, batch, o, extra);
+    for (const item of r.items) {
+      bump(report.byOutcome, item.outcome);
+      if (item.job) bump(report.byStatus, item.job.status);
+      const entry: BulkItem = { id: item.id, ok: item.ok, outcome: item.outcome, reason: item.reason, ...itemOf(item.job) };
+      if (item.ok) {
+        report.changed++;
+        if (changedItems.length < REPORT_ITEMS) changedItems.push(entry);
+      } else {
+        report.skipped++;
+        const key = groupReason(item.reason ?? item.outcome);
+        const g = reasons.get(key) ?? { reason: item.reason ?? item.outcome, count: 0 };
+        g.count++;
+        reasons.set(key, g);
+        if (skippedItems.length < REPORT_ITEMS) skippedItems.push(entry);
+      }
+    }
+  }
+  // Skips first: they are what an operator has to read.
+  report.items = [...skippedItems, ...changedItems].slice(0, REPORT_ITEMS);
+  report.itemsTruncated = report.changed + report.skipped > report.items.length;
+  tally(report, reasons);
+  return report;
+}
+
+async function runOp(pool: pg.Pool, readDb: Executor, action: BulkAction, ids: string[], o: BulkOptions, extra: RecoverExtras): Promise<ActionReport> {
+  switch (action) {
+    case 'requeue':
+      return jobRequeue(pool, { ids, resetAttempts: o.resetAttempts, revokeLease: o.revokeLease, doorbell: extra.doorbell });
+    case 'cancel':
+      return jobCancel(pool, { ids });
+    case 'delete':
+      return jobDelete(pool, { ids });
+    case 'recover': {
+      const r = await jobRecover(pool, { ids, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
+      return recoverItems(readDb, ids, r.expired);
+    }
+  }
+}
+
+/** A recover result as per-item outcomes: moved ids are recovered, the rest skipped with the reason from their current row. */
+async function recoverItems(
+  readDb: Executor,
+  ids: readonly string[],
+  moved: { id: string; status: JobStatus; workerId: string | null; expiredMs: number }[],
+): Promise<ActionReport> {
+  const byId = new Map(moved.map((m) => [m.id, m]));
+  const rest = await currentRows(
+    readDb,
+    ids.filter((id) => !byId.has(id)),
+  );
+  const now = await currentRows(readDb, [...byId.keys()]);
+  const items = ids.map((id) => {
+    const m = byId.get(id);
+    if (m) {
+      return {
+        id,
+        ok: true,
+        outcome: 'recovered' as const,
+        reason: `lease of ${m.workerId ?? 'unknown worker'} had expired ${Math.round(m.expiredMs / 1000)} s before → ${m.status}`,
+        job: now.get(id),
+      };
+    }
+    const cur = rest.get(id);
+    if (!cur) return { id, ok: false, outcome: 'not_found' as const, reason: 'no such job' };
+    return { id, ok: false, outcome: 'skipped' as const, reason: describeRefusal('recover', cur), job: cur };
+  });
+  const changed = items.filter((i) => i.ok).length;
+  return { items, changed, skipped: items.length - changed };
+}
+
+/** The whole recover sweep (expired leases and missing wake-up signals), previewed or applied. */
+async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, readDb: Executor = db): Promise<BulkReport> {
+  const r = await jobRecover(db, { dryRun: preview, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
+  const report = emptyReport('recover', preview, r.expired.length, null);
+  const reasons = new Map<string, { reason: string; count: number }>();
+  for (const e of r.expired) {
+    report.changed++;
+    bump(report.byOutcome, 'recovered');
+    bump(report.byStatus, 'running');
+    if (report.items.length < REPORT_ITEMS)
+      report.items.push({
+        id: e.id,
+        ok: true,
+        outcome: preview ? 'would_change' : 'recovered',
+        reason: `lease of ${e.workerId ?? 'unknown worker'} expired ${Math.round(e.expiredMs / 1000)} s ago → ${e.status}`,
+        status: preview ? 'running' : e.status,
+        queue: e.queue,
+        type: e.type,
+        workerId: e.workerId,
+      });
+  }
+  if (!preview && extra.expectIds?.length) {
+    const moved = new Set(r.expired.map((e) => e.id));
+    const missing = extra.expectIds.filter((id) => !moved.has(id));
+    const rows = await currentRows(readDb, missing);
+    for (const id of missing) {
+      const cur = rows.get(id);
+      const reason = cur ? describeRefusal('recover', cur) : 'no such job';
+      report.total++;
+      report.skipped++;
+      bump(report.byOutcome, cur ? 'skipped' : 'not_found');
+      const key = groupReason(reason);
+      const g = reasons.get(key) ?? { reason, count: 0 };
+      g.count++;
+      reasons.set(key, g);
+      report.items.unshift({ id, ok: false, outcome: cur ? 'skipped' : 'not_found', reason, ...itemOf(cur) });
+    }
+  }
+  report.items = report.items.slice(0, REPORT_ITEMS);
+  report.itemsTruncated = report.changed + report.skipped > report.items.length;
+  report.resignal = r.resignalled.slice(0, PREVIEW_ITEMS);
+  report.resignalQueues = r.queues;
+  tally(report, reasons);
+  return report;
+}
+
+function emptyReport(action: BulkAction, preview: boolean, total: number, maxId: string | null): BulkReport {
+  return { action, preview, total, changed: 0, skipped: 0, byStatus: {}, byOutcome: {}, reasons: [], items: [], itemsTruncated: false, maxId };
+}
+
+function bump<K extends string>(m: Partial<Record<K, number>>, k: K) {
+  m[k] = (m[k] ?? 0) + 1;
+}

@@ -1,0 +1,295 @@
+/**
+ * The overview's numbers, computed so that their cost does not grow with the table:
+ *
+ *  - Per status, a count capped at COUNT_CAP rows (an index-only scan of jobs_status_idx
+ *    that stops at the cap). Below the cap the count is exact. At the cap it is an
+ *    estimate ("≈"): the table's live row count (pg_stat_user_tables, kept current by the
+ *    server) minus the exact counts, shared among the large statuses by their fractions
+ *    in the last ANALYZE (pg_stats). With no statistics yet it is "at least COUNT_CAP".
+ *  - Per queue and status: exact for the small statuses (one GROUP BY over at most
+ *    GROUP_CAP rows); for the large ones, the status's count shared among queues by the
+ *    (queue, status) frequencies of the extended statistics jobs_queue_status_stats
+ *    (migration 0003), which cost nothing on writes.
+ *  - Per queue: due jobs (capped at DUE_CAP) and the oldest due job, from jobs_claim_idx,
+ *    next to the ids waiting in the queue's Redis list: the health of the wake-up signal.
+ *  - Running jobs with an expired lease (jobs_running_idx), live and stale workers, and
+ *    the workers' cumulative counters (for the throughput and failure charts).
+ *
+ * Nothing here runs per viewer: stats-cache.ts shares one computation among all of them.
+ */
+import type { Executor } from '../db/client';
+import type { Doorbell } from './signal';
+import { JOB_STATUSES, type JobStatus } from './status';
+
+export const COUNT_CAP = 50_000;
+export const GROUP_CAP = 5_000;
+export const DUE_CAP = 10_000;
+export const QUEUES_MAX = 200;
+export const QUEUE_STATUS_STATS = 'jobs_queue_status_stats';
+
+export type CountKind = 'exact' | 'estimate' | 'atLeast';
+
+export interface QueueStats {
+  queue: string;
+  counts: Record<JobStatus, number>;
+  kinds: Record<JobStatus, CountKind>;
+  /** Queued or retrying jobs that are due now (capped at DUE_CAP: see dueCapped). */
+  due: number;
+  dueCapped: boolean;
+  /** Age of the oldest due job, or null when none is due. */
+  oldestDueAgeMs: number | null;
+  /** Job ids waiting in the queue's Redis list; null without Redis. */
+  signalBacklog: number | null;
+}
+
+export interface WorkerTotals {
+  claimed: number;
+  completed: number;
+  failed: number;
+  retried: number;
+  cancelled: number;
+  leaseLost: number;
+  recovered: number;
+}
+
+export interface ConsoleStats {
+  /** The database clock when these numbers were read. */
+  computedAt: Date;
+  computeMs: number;
+  counts: Record<JobStatus, number>;
+  kinds: Record<JobStatus, CountKind>;
+  total: number;
+  totalKind: CountKind;
+  /** What the estimates rest on: the last ANALYZE of jobs and the live row count. */
+  estimates: { analyzedAt: Date | null; liveRows: number | null; countCap: number };
+  queues: QueueStats[];
+  oldestQueuedAgeMs: number | null;
+  runningExpired: number;
+  workersAlive: number;
+  workersStale: number;
+  signal: { usingRedis: boolean; due: number; backlog: number | null };
+  workerTotals: WorkerTotals;
+  dbNow: Date;
+}
+
+const zero = <T>(v: T) => Object.fromEntries(JOB_STATUSES.map((s) => [s, v])) as Record<JobStatus, T>;
+const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
+
+export async function computeConsoleStats(
+  db: Executor,
+  opts: { doorbell?: Doorbell | null; leaseMs: number },
+): Promise<ConsoleStats> {
+  const t0 = performance.now();
+  const [capped, basis, extMcv, misc, waiting] = await Promise.all([
+    db.query(
+      `SELECT s.status::text AS status,
+              (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE status = s.status LIMIT $1) t)::int AS n
+         FROM unnest(enum_range(NULL::job_status)) AS s(status)`,
+      [COUNT_CAP],
+    ),
+    db.query(
+      `SELECT st.n_live_tup::float8 AS live, greatest(st.last_analyze, st.last_autoanalyze) AS analyzed_at,
+              (SELECT most_common_vals::text::text[] FROM pg_stats
+                WHERE schemaname = st.schemaname AND tablename = 'jobs' AND attname = 'status') AS status_vals,
+              (SELECT most_common_freqs FROM pg_stats
+                WHERE schemaname = st.schemaname AND tablename = 'jobs' AND attname = 'status') AS status_freqs,
+              (SELECT most_common_vals::text::text[] FROM pg_stats
+                WHERE schemaname = st.schemaname AND tablename = 'jobs' AND attname = 'queue') AS queue_vals,
+              (SELECT most_common_freqs FROM pg_stats
+                WHERE schemaname = st.schemaname AND tablename = 'jobs' AND attname = 'queue') AS queue_freqs
+         FROM pg_stat_user_tables st
+        WHERE st.relid = 'jobs'::regclass`,
+    ),
+    db.query(
+      `SELECT s.most_common_vals[i][1] AS queue, s.most_common_vals[i][2] AS status, s.most_common_freqs[i] AS freq
+         FROM pg_stats_ext s, generate_subscripts(s.most_common_vals, 1) AS i
+        WHERE s.statistics_name = $1 AND s.tablename = 'jobs' AND s.schemaname = current_schema()`,
+      [QUEUE_STATUS_STATS],
+    ),
+    db.query(
+      `SELECT (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE status = 'running' AND lease_expires_at < now() LIMIT $2) t)::int AS expired,
+              (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - $1::int * interval '1 ms')::int AS alive,
+              (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at <= now() - $1::int * interval '1 ms'
+                                              AND heartbeat_at > now() - interval '1 day')::int AS stale,
+              (SELECT json_build_object(
+                 'claimed', sum((metrics->>'claimed')::float8), 'completed', sum((metrics->>'completed')::float8),
+                 'failed', sum((metrics->>'failed')::float8), 'retried', sum((metrics->>'retried')::float8),
+                 'cancelled', sum((metrics->>'cancelled')::float8), 'leaseLost', sum((metrics->>'leaseLost')::float8),
+                 'recovered', sum((metrics->>'recovered')::float8)) FROM workers) AS totals,
+              (SELECT array_agg(DISTINCT q) FROM workers, unnest(queues) AS q
+                WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour') AS worker_queues,
+              now() AS db_now`,
+      [opts.leaseMs, COUNT_CAP],
+    ),
+    // Queues with waiting jobs: a loose index scan of jobs_claim_idx (one probe per queue),
+    // then per queue the due count (capped) and the oldest waiting job.
+    db.query(
+      `WITH RECURSIVE q AS (
+         (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') ORDER BY queue LIMIT 1)
+         UNION ALL
+         SELECT (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') AND queue > q.queue ORDER BY queue LIMIT 1)
+           FROM q WHERE q.queue IS NOT NULL
+       )
+       SELECT q.queue,
+              (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying')
+                                        AND run_at <= now() LIMIT $1) t)::int AS due,
+              (SELECT extract(epoch FROM now() - run_at) * 1000 FROM jobs
+                WHERE queue = q.queue AND status IN ('queued', 'retrying') ORDER BY run_at LIMIT 1) AS oldest_ms
+         FROM q WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX}`,
+      [DUE_CAP],
+    ),
+  ]);
+
+  // ---- per status
+  const counts = zero(0);
+  const kinds = zero<CountKind>('exact');
+  for (const r of capped.rows) counts[r.status as JobStatus] = r.n;
+  const big = JOB_STATUSES.filter((s) => counts[s] >= COUNT_CAP);
+  const small = JOB_STATUSES.filter((s) => counts[s] < COUNT_CAP);
+  const b = basis.rows[0] ?? {};
+  const live: number | null = b.live ?? null;
+  const statusFreq = new Map<string, number>();
+  (b.status_vals ?? []).forEach((v: string, k: number) => statusFreq.set(v, Number(b.status_freqs[k])));
+  if (big.length) {
+    const exactSum = small.reduce((n, s) => n + counts[s], 0);
+    const freqSum = big.reduce((n, s) => n + (statusFreq.get(s) ?? 0), 0);
+    for (const s of big) {
+      const f = statusFreq.get(s);
+      if (live !== null && f !== undefined && freqSum > 0) {
+        counts[s] = Math.max(COUNT_CAP, Math.round(((live - exactSum) * f) / freqSum));
+        kinds[s] = 'estimate';
+      } else {
+        kinds[s] = 'atLeast';
+      }
+    }
+  }
+
+  // ---- per queue and status
+  // Exact for the small statuses, smallest first, while their rows stay under GROUP_CAP.
+  const grouped: JobStatus[] = [];
+  let rows = 0;
+  for (const s of [...small].sort((x, y) => counts[x] - counts[y])) {
+    if (rows + counts[s] > GROUP_CAP) break;
+    grouped.push(s);
+    rows += counts[s];
+  }
+  const groupedRows = grouped.length
+    ? (
+        await db.query(`SELECT queue, status::text AS status, count(*)::int AS n FROM jobs WHERE status = ANY($1::job_status[]) GROUP BY 1, 2`, [
+          grouped,
+        ])
+      ).rows
+    : [];
+
+  const queues = new Map<string, QueueStats>();
+  const queueOf = (name: string) => {
+    let q = queues.get(name);
+    if (!q) {
+      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, oldestDueAgeMs: null, signalBacklog: null };
+      // A status with no jobs at all is exactly zero everywhere.
+      for (const s of JOB_STATUSES) if (!grouped.includes(s) && counts[s] > 0) q.kinds[s] = 'estimate';
+      queues.set(name, q);
+    }
+    return q;
+  };
+  for (const r of groupedRows) queueOf(r.queue).counts[r.status as JobStatus] = r.n;
+  for (const r of waiting.rows) {
+    const q = queueOf(r.queue);
+    q.due = r.due;
+    q.dueCapped = r.due >= DUE_CAP;
+    q.oldestDueAgeMs = r.oldest_ms !== null && Number(r.oldest_ms) >= 0 ? Math.round(Number(r.oldest_ms)) : null;
+  }
+  for (const q of (misc.rows[0]?.worker_queues as string[] | null) ?? []) queueOf(q);
+
+  // The statuses not counted per queue: share the status's count by (queue, status)
+  // frequencies from the extended statistics, or by the queue's own frequency without them.
+  const ungrouped = JOB_STATUSES.filter((s) => !grouped.includes(s) && counts[s] > 0);
+  if (ungrouped.length) {
+    const joint = new Map<JobStatus, Map<string, number>>();
+    for (const r of extMcv.rows) {
+      const s = r.status as JobStatus;
+      if (!joint.has(s)) joint.set(s, new Map());
+      joint.get(s)!.set(r.queue, Number(r.freq));
+    }
+    const queueFreq = new Map<string, number>();
+    (b.queue_vals ?? []).forEach((v: string, k: number) => queueFreq.set(v, Number(b.queue_freqs[k])));
+    for (const s of ungrouped) {
+      const byQueue = joint.get(s)?.size ? joint.get(s)! : queueFreq;
+      const sum = [...byQueue.values()].reduce((n, f) => n + f, 0);
+      if (sum <= 0) continue;
+      for (const [name, f] of byQueue) {
+        if (queues.size >= QUEUES_MAX && !queues.has(name)) continue;
+        const q = queueOf(name);
+        q.counts[s] = Math.round((counts[s] * f) / sum);
+      }
+    }
+  }
+
+  // ---- the wake-up signal: ids in Redis next to the due jobs in PostgreSQL
+  const usingRedis = !!opts.doorbell?.usingRedis;
+  const list = [...queues.values()].sort((x, y) => x.queue.localeCompare(y.queue)).slice(0, QUEUES_MAX);
+  if (opts.doorbell) {
+    await Promise.all(
+      list.map(async (q) => {
+        q.signalBacklog = await opts.doorbell!.backlog(q.queue);
+      }),
+    );
+  }
+  const m = misc.rows[0];
+  const totals = m.totals ?? {};
+  const oldest = list.reduce<number | null>((o, q) => (q.oldestDueAgeMs !== null && (o === null || q.oldestDueAgeMs > o) ? q.oldestDueAgeMs : o), null);
+  const kindsUsed = new Set(Object.values(kinds));
+  return {
+    computedAt: m.db_now,
+    computeMs: Math.round(performance.now() - t0),
+    counts,
+    kinds,
+    total: JOB_STATUSES.reduce((n, s) => n + counts[s], 0),
+    totalKind: kindsUsed.has('estimate') ? 'estimate' : kindsUsed.has('atLeast') ? 'atLeast' : 'exact',
+    estimates: { analyzedAt: b.analyzed_at ?? null, liveRows: live === null ? null : Math.round(live), countCap: COUNT_CAP },
+    queues: list,
+    oldestQueuedAgeMs: oldest,
+    runningExpired: m.expired,
+    workersAlive: m.alive,
+    workersStale: m.stale,
+    signal: {
+      usingRedis,
+      due: list.reduce((n, q) => n + q.due, 0),
+      backlog: usingRedis ? list.reduce((n, q) => n + (q.signalBacklog ?? 0), 0) : null,
+    },
+    workerTotals: {
+      claimed: num(totals.claimed),
+      completed: num(totals.completed),
+      failed: num(totals.failed),
+      retried: num(totals.retried),
+      cancelled: num(totals.cancelled),
+      leaseLost: num(totals.leaseLost),
+      recovered: num(totals.recovered),
+    },
+    dbNow: m.db_now,
+  };
+}
+
+/** Only the workers' counters (the throughput sampler reads these between full refreshes). */
+export async function readWorkerTotals(db: Executor): Promise<{ totals: WorkerTotals; dbNow: Date }> {
+  const { rows } = await db.query(
+    `SELECT coalesce(sum((metrics->>'claimed')::float8), 0) AS claimed, coalesce(sum((metrics->>'completed')::float8), 0) AS completed,
+            coalesce(sum((metrics->>'failed')::float8), 0) AS failed, coalesce(sum((metrics->>'retried')::float8), 0) AS retried,
+            coalesce(sum((metrics->>'cancelled')::float8), 0) AS cancelled, coalesce(sum((metrics->>'leaseLost')::float8), 0) AS "leaseLost",
+            coalesce(sum((metrics->>'recovered')::float8), 0) AS recovered, now() AS db_now
+       FROM workers`,
+  );
+  const r = rows[0];
+  return {
+    totals: {
+      claimed: num(r.claimed),
+      completed: num(r.completed),
+      failed: num(r.failed),
+      retried: num(r.retried),
+      cancelled: num(r.cancelled),
+      leaseLost: num(r.leaseLost),
+      recovered: num(r.recovered),
+    },
+    dbNow: r.db_now,
+  };
+}

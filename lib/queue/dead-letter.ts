@@ -1,0 +1,76 @@
+/**
+ * The dead letter, triaged: failed jobs grouped by type and error fingerprint (see
+ * fingerprint.ts), newest group activity first. The grouping reads at most
+ * GROUP_SAMPLE of the newest failed jobs (jobs_status_idx, newest first), so its cost is
+ * bounded however large the dead letter grows; the answer says when it was a sample.
+ * Acting on a group resolves the group's filter over every failed job (bulk.ts).
+ */
+import type { Executor } from '../db/client';
+import { errorPatternSql } from './fingerprint';
+
+export const GROUP_SAMPLE = 20_000;
+
+export interface DeadLetterGroup {
+  type: string;
+  fingerprint: string;
+  /** The error's shape, variable parts replaced (# for tokens with digits, ? for quoted values). */
+  pattern: string;
+  /** The newest job's full first error line. */
+  sampleError: string | null;
+  sampleJobId: string;
+  count: number;
+  queues: string[];
+  newestFailedAt: Date | null;
+  oldestFailedAt: Date | null;
+}
+
+export interface DeadLetter {
+  groups: DeadLetterGroup[];
+  /** Failed jobs looked at, and whether that was all of them. */
+  examined: number;
+  complete: boolean;
+  dbNow: Date;
+}
+
+export async function deadLetterGroups(db: Executor, sample = GROUP_SAMPLE): Promise<DeadLetter> {
+  const { rows } = await db.query(
+    `WITH recent AS (
+       -- The newest failed ids from jobs_status_idx first (the planner, left alone, walks
+       -- the primary key backwards through every finished job to find them).
+       SELECT job_id, type, queue, error, finished_at FROM jobs
+        WHERE job_id = ANY(ARRAY(SELECT job_id FROM jobs WHERE status = 'failed' ORDER BY job_id DESC LIMIT $1))
+          AND status = 'failed'
+     ), shaped AS (
+       SELECT *, ${errorPatternSql('error')} AS pattern FROM recent
+     )
+     SELECT type, left(md5(pattern), 12) AS fingerprint, pattern, count(*)::int AS n,
+            (array_agg(split_part(coalesce(error, ''), E'\\n', 1) ORDER BY job_id DESC))[1] AS sample_error,
+            max(job_id)::text AS sample_job_id,
+            (array_agg(DISTINCT queue))[1:5] AS queues,
+            max(finished_at) AS newest, min(finished_at) AS oldest,
+            (SELECT count(*) FROM recent)::int AS examined,
+            EXISTS (SELECT 1 FROM jobs WHERE status = 'failed' AND job_id < (SELECT min(job_id) FROM recent)) AS more,
+            now() AS db_now
+       FROM shaped GROUP BY type, pattern
+      ORDER BY n DESC, max(job_id) DESC
+      LIMIT 500`,
+    [sample],
+  );
+  const examined = rows[0]?.examined ?? 0;
+  return {
+    groups: rows.map((r) => ({
+      type: r.type,
+      fingerprint: r.fingerprint,
+      pattern: r.pattern,
+      sampleError: r.sample_error || null,
+      sampleJobId: r.sample_job_id,
+      count: r.n,
+      queues: r.queues,
+      newestFailedAt: r.newest,
+      oldestFailedAt: r.oldest,
+    })),
+    examined,
+    complete: !rows[0]?.more,
+    dbNow: rows[0]?.db_now ?? new Date(),
+  };
+}

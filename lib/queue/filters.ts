@@ -1,0 +1,134 @@
+/**
+ * The console's job filters as SQL: one place that turns {status, queue, type, id, worker,
+ * error text, payload key, error fingerprint} into a WHERE clause, shared by the list,
+ * the "N new" count and the bulk actions that resolve "all N matching this filter".
+ *
+ * Which filters an index serves decides how a query may scan (see read.ts): status (with
+ * job_id) has jobs_status_idx and an id is the primary key; a running job's worker has
+ * jobs_running_idx. Everything else (queue, type, a finished job's worker, error text,
+ * payload, fingerprint) is a filter on rows read in job_id order, so those queries scan a
+ * bounded window of ids at a time instead of the whole table.
+ */
+import type { JobStatus } from './status';
+
+export interface JobFilter {
+  status?: JobStatus;
+  queue?: string;
+  type?: string;
+  /** One job id. */
+  id?: string;
+  worker?: string;
+  /** Text searched (case-insensitive substring) in the last error. */
+  error?: string;
+  /** `path` (the key exists) or `path=value` (JSON containment); path is dot-separated. */
+  payload?: string;
+  /** An error fingerprint (see fingerprint.ts). */
+  fingerprint?: string;
+  /** Legacy free search: a job id, or text in the last error. */
+  q?: string;
+  /** Only jobs with an id at most this (pins "all matching" to what a preview saw). */
+  maxId?: string;
+}
+
+export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'q', 'maxId'] as const;
+
+const ID_RE = /^[1-9][0-9]{0,18}$/;
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
+
+export class SqlParams {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
+}
+
+/** A payload filter, parsed: the key path and, for `path=value`, the value. */
+export interface PayloadFilter {
+  path: string[];
+  value?: unknown;
+}
+
+/** Parses `a.b=value` / `a.b`; the value is JSON when it parses as a JSON scalar, else a string. */
+export function parsePayloadFilter(raw: string): PayloadFilter | null {
+  const eq = raw.indexOf('=');
+  const pathText = (eq >= 0 ? raw.slice(0, eq) : raw).trim();
+  if (!/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+){0,7}$/.test(pathText)) return null;
+  const path = pathText.split('.');
+  if (eq < 0) return { path };
+  const text = raw.slice(eq + 1).trim();
+  let value: unknown = text;
+  try {
+    const parsed = JSON.parse(text);
+    if (parsed === null || ['number', 'boolean', 'string'].includes(typeof parsed)) value = parsed;
+  } catch {
+    // a bare word: compare as a string
+  }
+  return { path, value };
+}
+
+/** {a: {b: value}} for path [a, b]. */
+function nest(path: string[], value: unknown): unknown {
+  return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
+}
+
+/**
+ * The WHERE conditions of a filter (without keyset bounds). `scans` is true when some
+ * condition is not served by an index in job_id order, so the caller must bound the
+ * rows it reads by an id window.
+ */
+export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): { conds: string[]; scans: boolean } {
+  const conds: string[] = [];
+  let scans = false;
+  if (f.status) conds.push(`status = ${p.add(f.status)}::job_status`);
+  if (f.id) conds.push(`job_id = ${p.add(f.id)}::bigint`);
+  if (f.maxId) conds.push(`job_id <= ${p.add(f.maxId)}::bigint`);
+  if (f.queue) {
+    conds.push(`queue = ${p.add(f.queue)}`);
+    scans = true;
+  }
+  if (f.type) {
+    conds.push(`type = ${p.add(f.type)}`);
+    scans = true;
+  }
+  if (f.worker) {
+    conds.push(`worker_id = ${p.add(f.worker)}`);
+    if (f.status !== 'running') scans = true;
+  }
+  if (f.error) {
+    conds.push(`error ILIKE ${p.add(`%${escapeLike(f.error)}%`)}`);
+    scans = true;
+  }
+  if (f.q) {
+    if (ID_RE.test(f.q)) conds.push(`job_id = ${p.add(f.q)}::bigint`);
+    else {
+      conds.push(`error ILIKE ${p.add(`%${escapeLike(f.q)}%`)}`);
+      scans = true;
+    }
+  }
+  if (f.payload) {
+    const pf = parsePayloadFilter(f.payload);
+    if (pf) {
+      if ('value' in pf) conds.push(`payload @> ${p.add(JSON.stringify(nest(pf.path, pf.value)))}::jsonb`);
+      else conds.push(`payload #> ${p.add(pf.path)}::text[] IS NOT NULL`);
+      scans = true;
+    }
+  }
+  if (f.fingerprint) {
+    conds.push(`${fingerprintSql} = ${p.add(f.fingerprint)}`);
+    scans = true;
+  }
+  // An id pins the row: no scan whatever else is set.
+  if (f.id || (f.q && ID_RE.test(f.q))) scans = false;
+  return { conds, scans };
+}
+
+/** The filter with empty values dropped (for URLs, keys and logs). */
+export function compactFilter(f: JobFilter): JobFilter {
+  const out: JobFilter = {};
+  for (const k of FILTER_KEYS) {
+    const v = f[k];
+    if (v !== undefined && v !== '') (out as Record<string, string>)[k] = v;
+  }
+  return out;
+}

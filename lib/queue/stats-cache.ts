@@ -1,0 +1,116 @@
+/**
+ * One stats computation per console process, shared by every viewer (riverui's
+ * querycacher): a request gets the last snapshot while it is younger than the refresh
+ * interval, joins the computation in flight otherwise, and starts one only when neither
+ * exists. The interval is at least MIN_REFRESH_MS and grows with the computation's own
+ * cost (10x), so a slow database is never asked more than about a tenth of the time.
+ *
+ * Throughput and failure rates come from the workers' cumulative counters (the workers
+ * table, a handful of rows), sampled every SAMPLE_MS while the console runs and kept in
+ * memory for HISTORY_MS; the charts start when the console process starts.
+ */
+import type pg from 'pg';
+import { computeConsoleStats, type ConsoleStats, readWorkerTotals, type WorkerTotals } from './console-stats';
+import type { Doorbell } from './signal';
+
+export const MIN_REFRESH_MS = 2_000;
+export const SAMPLE_MS = 5_000;
+export const BUCKET_MS = 10_000;
+export const HISTORY_MS = 60 * 60_000;
+
+interface Sample {
+  at: number;
+  totals: WorkerTotals;
+}
+
+export interface RatePoint {
+  /** Bucket start (ms since epoch, database clock). */
+  t: number;
+  /** Jobs per second in the bucket. */
+  claimed: number;
+  completed: number;
+  failed: number;
+  retried: number;
+  leaseLost: number;
+}
+
+export interface StatsSnapshot extends ConsoleStats {
+  throughput: { bucketMs: number; since: Date | null; points: RatePoint[] };
+  refreshMs: number;
+}
+
+export class StatsCache {
+  private last: { at: number; stats: ConsoleStats } | null = null;
+  private inFlight: Promise<ConsoleStats> | null = null;
+  private refreshMs = MIN_REFRESH_MS;
+  private samples: Sample[] = [];
+  private sampler: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: pg.Pool,
+    private readonly opts: { doorbell?: Doorbell | null; leaseMs: number },
+  ) {}
+
+  async get(): Promise<StatsSnapshot> {
+    this.startSampler();
+    const now = Date.now();
+    let stats: ConsoleStats;
+    if (this.last && now - this.last.at < this.refreshMs) stats = this.last.stats;
+    else stats = await (this.inFlight ??= this.refresh());
+    // dbNow is "now" on the database clock: the snapshot's time plus what elapsed since.
+    const age = this.last ? Math.max(0, Date.now() - this.last.at) : 0;
+    return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), refreshMs: this.refreshMs };
+  }
+
+  private async refresh(): Promise<ConsoleStats> {
+    try {
+      const stats = await computeConsoleStats(this.db, this.opts);
+      this.last = { at: Date.now(), stats };
+      this.refreshMs = Math.max(MIN_REFRESH_MS, stats.computeMs * 10);
+      this.addSample(stats.dbNow.getTime(), stats.workerTotals);
+      return stats;
+    } finally {
+      this.inFlight = null;
+    }
+  }
+
+  private startSampler() {
+    if (this.sampler) return;
+    const tick = () =>
+      readWorkerTotals(this.db)
+        .then((r) => this.addSample(r.dbNow.getTime(), r.totals))
+        .catch(() => {}); // the next tick tries again; the overview shows its own errors
+    void tick();
+    this.sampler = setInterval(tick, SAMPLE_MS);
+    this.sampler.unref();
+  }
+
+  private addSample(at: number, totals: WorkerTotals) {
+    const lastAt = this.samples[this.samples.length - 1]?.at ?? 0;
+    if (at - lastAt < 1_000) return;
+    this.samples.push({ at, totals });
+    while (this.samples.length && this.samples[0]!.at < at - HISTORY_MS) this.samples.shift();
+  }
+
+  /** Rates per BUCKET_MS bucket from consecutive samples; a counter that went down (a pruned worker row) counts as 0. */
+  private rates(): StatsSnapshot['throughput'] {
+    const keys = ['claimed', 'completed', 'failed', 'retried', 'leaseLost'] as const;
+    const buckets = new Map<number, RatePoint>();
+    for (let k = 1; k < this.samples.length; k++) {
+      const a = this.samples[k - 1]!;
+      const b = this.samples[k]!;
+      const t = Math.floor(b.at / BUCKET_MS) * BUCKET_MS;
+      let p = buckets.get(t);
+      if (!p) buckets.set(t, (p = { t, claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0 }));
+      for (const key of keys) p[key] += Math.max(0, b.totals[key] - a.totals[key]);
+    }
+    const points = [...buckets.values()].sort((x, y) => x.t - y.t);
+    for (const p of points) for (const key of keys) p[key] = Math.round((p[key] / (BUCKET_MS / 1000)) * 100) / 100;
+    return { bucketMs: BUCKET_MS, since: this.samples[0] ? new Date(this.samples[0].at) : null, points };
+  }
+
+  stop() {
+    if (this.sampler) clearInterval(this.sampler);
+    this.sampler = null;
+  }
+}

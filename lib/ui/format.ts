@@ -1,0 +1,45 @@
+/** Display formatting shared by the console's components (pure functions). */
+
+/** 41 s · 3 min 12 s · 2 h 5 min · 3 d 4 h */
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
+  const neg = ms < 0;
+  let s = Math.floor(Math.abs(ms) / 1000);
+  let out: string;
+  if (s < 60) out = `${s} s`;
+  else if (s < 3600) out = `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  else if (s < 86400) {
+    s = Math.floor(s / 60);
+    out = `${Math.floor(s / 60)} h${s % 60 ? ` ${s % 60} min` : ''}`;
+  } else {
+    s = Math.floor(s / 3600);
+    out = `${Math.floor(s / 24)} d${s % 24 ? ` ${s % 24} h` : ''}`;
+  }
+  return neg ? `-${out}` : out;
+}
+
+/** Sub-second precision below 10 s (for small ages). */
+export function shortDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
+  if (Math.abs(ms) < 1000) return `${Math.round(ms)} ms`;
+  return duration(ms);
+}
+
+export const ago = (ms: number | null | undefined) => (ms === null || ms === undefined ? '—' : `${duration(Math.max(0, ms))} ago`);
+
+export const int = (n: number) => Math.round(n).toLocaleString('en');
+
+/** 1,234 · ≈1.2M */
+export function compact(n: number): string {
+  if (n < 10_000) return int(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(n < 10_000_000 ? 2 : 1)}M`;
+}
+
+export function dateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+export const ms = (iso: string | null | undefined) => (iso ? Date.parse(iso) : null);

@@ -1,0 +1,60 @@
+'use client';
+/**
+ * Keyboard shortcuts: single keys (`/`, `?`, `r`, `p`, `t`) and two-key sequences
+ * (`g j`). Ignored while typing in a field, except Escape.
+ */
+import { useEffect, useRef } from 'react';
+
+export type ShortcutMap = Record<string, (e: KeyboardEvent) => void>;
+
+export const SHORTCUTS_HELP: [string, string][] = [
+  ['/', 'search jobs'],
+  ['?', 'this help'],
+  ['g o', 'overview'],
+  ['g j', 'jobs'],
+  ['g r', 'running jobs'],
+  ['g d', 'dead letter'],
+  ['g w', 'workers'],
+  ['r', 'refresh now'],
+  ['p', 'pause / resume live refresh'],
+  ['t', 'light / dark theme'],
+  ['Esc', 'close a dialog, clear the selection'],
+];
+
+const typing = (t: EventTarget | null) => {
+  const el = t as HTMLElement | null;
+  if (!el) return false;
+  return el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName);
+};
+
+export function useShortcuts(map: ShortcutMap) {
+  const ref = useRef(map);
+  ref.current = map;
+  useEffect(() => {
+    let prefix: string | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.metaKey || e.ctrlKey || e.altKey) return;
+      if (e.key !== 'Escape' && typing(e.target)) return;
+      const key = prefix ? `${prefix} ${e.key}` : e.key;
+      if (prefix) {
+        prefix = null;
+        clearTimeout(timer);
+      } else if (e.key === 'g') {
+        prefix = 'g';
+        timer = setTimeout(() => (prefix = null), 1200);
+        return;
+      }
+      const fn = ref.current[key];
+      if (fn) {
+        e.preventDefault();
+        fn(e);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      clearTimeout(timer);
+    };
+  }, []);
+}

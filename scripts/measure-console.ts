@@ -1,0 +1,130 @@
+/**
+ * Measures the console against a running server (README "Console" figures): p50/p95 of
+ * the API calls the console makes and of page loads in Chromium (navigation until the
+ * page shows its data), over repeated requests, one at a time.
+ *
+ *   BASE=http://127.0.0.1:3000 node --import tsx scripts/measure-console.ts [--n 30] [--pages 10]
+ *
+ * Load the database first (scripts/load-jobs.ts). Read-only: it never changes a job
+ * (action calls are previews).
+ */
+import os from 'node:os';
+import { chromium } from '@playwright/test';
+
+const args = process.argv.slice(2);
+const opt = (name: string, d: number) => {
+  const k = args.indexOf(`--${name}`);
+  return k >= 0 ? Number(args[k + 1]) : d;
+};
+const BASE = process.env.BASE ?? 'http://127.0.0.1:3000';
+const N = opt('n', 30);
+const PAGES = opt('pages', 10);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+};
+const fmt = (ms: number) => (ms < 10 ? ms.toFixed(1) : Math.round(ms).toString());
+
+async function time(method: string, path: string, body?: unknown): Promise<{ ms: number; json: any }> {
+  const t = performance.now();
+  const res = await fetch(BASE + path, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await res.json();
+  const ms = performance.now() - t;
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return { ms, json };
+}
+
+const rows: string[] = [];
+async function measure(label: string, method: string, path: string, body?: unknown, note = '') {
+  await time(method, path, body);
+  await time(method, path, body);
+  const xs: number[] = [];
+  let last: any;
+  for (let k = 0; k < N; k++) {
+    const r = await time(method, path, body);
+    xs.push(r.ms);
+    last = r.json;
+  }
+  const extra =
+    note ||
+    (last?.jobs ? `${last.jobs.length} rows${last.partial ? `, partial (searched ${last.partial.scannedIds} ids)` : ''}` : last?.total !== undefined && last?.preview ? `${last.total} jobs` : '');
+  rows.push(`| ${label} | \`${method} ${path.length > 70 ? path.slice(0, 67) + '…' : path}\` | ${fmt(pct(xs, 50))} | ${fmt(pct(xs, 95))} | ${extra} |`);
+  console.error(`${label}: p50 ${fmt(pct(xs, 50))} ms, p95 ${fmt(pct(xs, 95))} ms`);
+  return last;
+}
+
+const loadBefore = os.loadavg()[0]!;
+const stats = (await time('GET', '/api/stats')).json;
+const head = (await time('GET', '/api/jobs?limit=1')).json.jobs[0].id as string;
+const dead = (await time('GET', '/api/dead-letter')).json;
+const group = dead.groups[0];
+
+await measure('stats (shared cache)', 'GET', '/api/stats', undefined, `total ${stats.totalKind === 'exact' ? '' : '≈'}${stats.total.toLocaleString('en')}`);
+// The cost of one refresh of that cache (paid once per refresh interval, whatever the number of viewers).
+const computeMs: number[] = [];
+const seen = new Set<string>();
+while (computeMs.length < Math.min(N, 10)) {
+  const s = (await time('GET', '/api/stats')).json;
+  if (!seen.has(s.computedAt)) {
+    seen.add(s.computedAt);
+    computeMs.push(s.computeMs);
+  }
+  await new Promise((r) => setTimeout(r, 500));
+}
+rows.push(`| stats refresh (the shared computation) | — | ${fmt(pct(computeMs, 50))} | ${fmt(pct(computeMs, 95))} | ${computeMs.length} refreshes |`);
+await measure('jobs: newest page', 'GET', '/api/jobs?limit=50');
+await measure('jobs: status=failed', 'GET', '/api/jobs?status=failed&limit=50');
+await measure('jobs: status=running', 'GET', '/api/jobs?status=running&limit=50');
+await measure('jobs: status=completed, deep page', 'GET', `/api/jobs?status=completed&limit=50&cursor=${Math.floor(Number(head) / 2)}`);
+await measure('jobs: queue=emails', 'GET', '/api/jobs?queue=emails&limit=50');
+await measure('jobs: status+queue+type', 'GET', '/api/jobs?status=completed&queue=emails&type=email.send&limit=50');
+await measure('jobs: error text', 'GET', '/api/jobs?error=timeout&limit=50');
+await measure('jobs: payload account=42', 'GET', `/api/jobs?payload=${encodeURIComponent('account=42')}&limit=50`);
+await measure('jobs: error text, no match (whole-table search)', 'GET', '/api/jobs?error=no-such-error&limit=50');
+await measure('jobs: dead-letter group', 'GET', `/api/jobs?status=failed&type=${encodeURIComponent(group.type)}&fingerprint=${group.fingerprint}&limit=50`);
+await measure('job detail', 'GET', `/api/jobs/${head}`, undefined, 'with attempts');
+await measure('live refresh of 50 rows', 'GET', `/api/jobs/lookup?ids=${Array.from({ length: 50 }, (_, k) => Number(head) - k).join(',')}`);
+await measure('"N new" count', 'GET', `/api/jobs/newer?after=${Number(head) - 500}`);
+await measure('dead letter groups', 'GET', '/api/dead-letter', undefined, `${dead.groups.length} groups over the newest ${dead.examined.toLocaleString('en')} failed`);
+await measure('workers', 'GET', '/api/workers');
+await measure('preview: requeue a dead-letter group', 'POST', '/api/actions/requeue', { preview: true, filter: { status: 'failed', type: group.type, fingerprint: group.fingerprint } });
+await measure('preview: recover sweep', 'POST', '/api/actions/recover', { preview: true, all: true });
+
+// Page loads in Chromium: navigation until the page shows its data.
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+const pageRows: string[] = [];
+const pages: [string, string, string][] = [
+  ['overview', '/', '[data-testid="queue-table"]'],
+  ['jobs (newest)', '/jobs', '[data-testid="job-table"]'],
+  ['jobs ?status=failed', '/jobs?status=failed', '[data-testid="job-table"]'],
+  ['jobs ?queue=emails&type=email.send', '/jobs?queue=emails&type=email.send', '[data-testid="job-table"]'],
+  ['job detail', `/jobs/${head}`, '[data-testid="payload"]'],
+  ['dead letter', '/dead-letter', '[data-testid="dead-letter-groups"]'],
+  ['workers', '/workers', 'h1'],
+];
+for (const [label, path, ready] of pages) {
+  const xs: number[] = [];
+  for (let k = 0; k < PAGES + 1; k++) {
+    const t = performance.now();
+    await page.goto(BASE + path, { waitUntil: 'commit' });
+    await page.waitForSelector(ready, { timeout: 30_000 });
+    if (k > 0) xs.push(performance.now() - t); // the first load warms the browser cache
+  }
+  pageRows.push(`| ${label} | \`${path.length > 50 ? path.slice(0, 47) + '…' : path}\` | ${fmt(pct(xs, 50))} | ${fmt(pct(xs, 95))} |`);
+  console.error(`page ${label}: p50 ${fmt(pct(xs, 50))} ms, p95 ${fmt(pct(xs, 95))} ms`);
+}
+await browser.close();
+
+console.log(`Machine: ${os.cpus().length} cores; 1-minute load average ${loadBefore.toFixed(1)} at the start, ${os.loadavg()[0]!.toFixed(1)} at the end.\n`);
+console.log(`API (${N} sequential requests each, after 2 warm-ups; ms):\n`);
+console.log('| what | call | p50 | p95 | note |\n| --- | --- | ---: | ---: | --- |');
+console.log(rows.join('\n'));
+console.log(`\nPages in Chromium (${PAGES} loads each after one warm-up: navigation until the data is on screen; ms):\n`);
+console.log('| page | path | p50 | p95 |\n| --- | --- | ---: | ---: |');
+console.log(pageRows.join('\n'));

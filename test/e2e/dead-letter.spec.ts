@@ -1,0 +1,57 @@
+import { expect, test } from '@playwright/test';
+import { closeDb, db, enqueue, screenshot, waitForStatus } from './helpers';
+
+test.afterAll(closeDb);
+
+// demo.sleep with failTimes: 1 fails its first attempt; with maxAttempts: 1 that is the
+// end of it: the job lands in the dead letter. Requeued, attempt 2 succeeds.
+const failing = (n: number) => ({ type: 'demo.sleep', payload: { ms: 20, failTimes: n }, maxAttempts: 1 });
+
+test('a failed job in the dead letter is requeued from the page and completes', async ({ page, request }) => {
+  const id = await enqueue(request, failing(1));
+  await waitForStatus(id, 'failed');
+  await page.goto('/dead-letter');
+  const groups = page.getByTestId('dead-letter-groups');
+  await expect(groups).toContainText('demo.sleep: failing attempt # of the first # on purpose');
+  // Select the job in the list of failed jobs and requeue it with a fresh attempt budget.
+  const row = page.getByTestId(`job-row-${id}`);
+  await expect(row).toBeVisible();
+  await row.getByRole('checkbox').click();
+  await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
+  await expect(page.getByTestId('refresh-state')).toHaveText('Refresh paused while rows are selected');
+  await page.getByTestId('selection-bar').getByRole('button', { name: 'Requeue' }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('preview-summary')).toContainText('1 will change');
+  await dialog.getByLabel('Reset attempts (a fresh attempt budget)').check();
+  await expect(dialog.getByTestId(`action-item-${id}`)).toContainText('failed → queued with a fresh attempt budget');
+  await screenshot(page, 'dead-letter-requeue-preview');
+  await dialog.getByRole('button', { name: 'Requeue 1 job' }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText('1 changed, 0 skipped');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await waitForStatus(id, 'completed');
+  await page.goto(`/jobs/${id}`);
+  await expect(page.getByTestId('job-status').first()).toContainText('completed');
+  await expect(page.getByTestId('attempt-1')).toContainText('failed (dead letter)');
+  await expect(page.getByTestId('attempt-2')).toContainText('completed');
+});
+
+test('a whole error group is requeued: the preview counts exactly the jobs it will touch', async ({ page, request }) => {
+  const ids = [await enqueue(request, failing(1)), await enqueue(request, failing(1)), await enqueue(request, failing(1))];
+  for (const id of ids) await waitForStatus(id, 'failed');
+  const { rows } = await db().query(
+    `SELECT count(*)::int AS n FROM jobs WHERE status = 'failed' AND type = 'demo.sleep' AND error LIKE 'demo.sleep: failing attempt % on purpose'`,
+  );
+  await page.goto('/dead-letter');
+  const group = page.getByTestId('dead-letter-groups').locator('tr', { hasText: 'failing attempt # of the first # on purpose' });
+  await expect(group).toContainText(String(rows[0].n));
+  await screenshot(page, 'dead-letter', { fullPage: true });
+  await group.getByRole('button', { name: /^Requeue group/ }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('preview-summary')).toContainText(`${rows[0].n} will change`);
+  await dialog.getByLabel('Reset attempts (a fresh attempt budget)').check();
+  await dialog.getByRole('button', { name: `Requeue ${rows[0].n} job${rows[0].n === 1 ? '' : 's'}` }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText(`${rows[0].n} changed, 0 skipped`);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  for (const id of ids) await waitForStatus(id, 'completed');
+  await expect(page.getByTestId('dead-letter-groups').locator('tr', { hasText: 'failing attempt # of the first # on purpose' })).toHaveCount(0);
+});

@@ -1,0 +1,52 @@
+import { expect, test } from '@playwright/test';
+import { closeDb, enqueue, screenshot, waitForStatus } from './helpers';
+
+test.afterAll(closeDb);
+
+test('filters live in the URL and survive a reload', async ({ page, request }) => {
+  const done = await enqueue(request, { type: 'demo.noop', queue: 'default', payload: { account: 4242, region: 'eu' } });
+  await waitForStatus(done, 'completed');
+  await page.goto('/jobs');
+  await page.getByLabel('Status').selectOption('completed');
+  await expect(page).toHaveURL(/status=completed/);
+  await page.getByLabel('Queue').fill('default');
+  await page.getByLabel('Type').fill('demo.noop');
+  await page.getByLabel('Payload').fill('account=4242');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page).toHaveURL(/\/jobs\?status=completed&queue=default&type=demo\.noop&payload=account%3D4242$/);
+  await expect(page.getByTestId(`job-row-${done}`)).toBeVisible();
+
+  await page.reload();
+  await expect(page.getByLabel('Status')).toHaveValue('completed');
+  await expect(page.getByLabel('Queue')).toHaveValue('default');
+  await expect(page.getByLabel('Type')).toHaveValue('demo.noop');
+  await expect(page.getByLabel('Payload')).toHaveValue('account=4242');
+  await expect(page.getByTestId(`job-row-${done}`)).toBeVisible();
+  const statuses = await page.getByTestId('job-table').getByTestId('job-status').allInnerTexts();
+  expect(statuses.length).toBeGreaterThan(0);
+  for (const s of statuses) expect(s).toContain('completed');
+  await screenshot(page, 'jobs-filtered');
+});
+
+test('new jobs are announced in a banner instead of being pushed in under the cursor', async ({ page, request }) => {
+  const first = await enqueue(request, { type: 'demo.noop', queue: 'e2e-banner' });
+  await page.goto('/jobs?queue=e2e-banner');
+  await expect(page.getByTestId(`job-row-${first}`)).toBeVisible();
+  const second = await enqueue(request, { type: 'demo.noop', queue: 'e2e-banner' });
+  await expect(page.getByTestId('new-rows')).toContainText('1 new job matches this view');
+  await expect(page.getByTestId(`job-row-${second}`)).toHaveCount(0);
+  await page.getByTestId('new-rows').getByRole('button', { name: 'Show 1' }).click();
+  await expect(page.getByTestId(`job-row-${second}`)).toBeVisible();
+  await expect(page.getByTestId('new-rows')).toHaveCount(0);
+  // Cancel the waiting jobs (no worker serves e2e-banner) from the list: select all matching.
+  await page.getByTestId(`job-row-${first}`).getByRole('checkbox').click();
+  await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
+  await expect(page.getByTestId('selection-text')).toContainText('Every job matching queue=e2e-banner');
+  await page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('preview-summary')).toContainText('2 jobs: 2 will change');
+  await dialog.getByRole('button', { name: 'Cancel 2 jobs' }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText('2 changed, 0 skipped');
+  await waitForStatus(first, 'cancelled');
+  await waitForStatus(second, 'cancelled');
+});

@@ -1,0 +1,22 @@
+import { expect, test } from '@playwright/test';
+import { closeDb, db, screenshot } from './helpers';
+
+test.afterAll(closeDb);
+
+test('the workers page lists each process with its heartbeat, and flags a stale one', async ({ page }) => {
+  // A worker that stopped reporting two minutes ago without saying goodbye (killed).
+  await db().query(
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at)
+     VALUES ('e2e-host:4242:stale', 'e2e-host', 4242, '{default}', 4, now() - interval '10 minutes', now() - interval '2 minutes')
+     ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now() - interval '2 minutes', stopped_at = NULL`,
+  );
+  const { rows } = await db().query(`SELECT worker_id FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '5 seconds'`);
+  expect(rows.length).toBeGreaterThan(0);
+  await page.goto('/workers');
+  for (const r of rows) await expect(page.getByTestId(`worker-${r.worker_id}`)).toContainText('live');
+  const stale = page.getByTestId('worker-e2e-host:4242:stale');
+  await expect(stale).toContainText('stale');
+  await expect(stale).toContainText('2 min');
+  await screenshot(page, 'workers');
+  await db().query(`DELETE FROM workers WHERE worker_id = 'e2e-host:4242:stale'`);
+});
