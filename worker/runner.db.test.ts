@@ -191,6 +191,7 @@ describe('checkpoints', () => {
         },
       },
       heartbeatMs: 60_000, // only the checkpoint can discover the loss here
+      pollMs: 60_000, // and the runner must not take the expired job back itself
     });
     void seen;
     const id = await enqueue();
