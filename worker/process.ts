@@ -11,6 +11,7 @@ import { loadConfig, redisDisabled } from '../lib/config';
 import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
 import { type Doorbell, PgDoorbell, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
+import * as ops from '../lib/queue/ops';
 import { FsResultStore, resultsDir } from '../lib/results';
 import { loadHandlers } from './handlers';
 import { Runner } from './runner';
@@ -37,7 +38,8 @@ const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefi
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
 if (receiver) await receiver.ready(2_000);
 
-const handlers = await loadHandlers(cfg.handlersModule);
+const { handlers, schedules } = await loadHandlers(cfg.handlersModule);
+for (const schedule of schedules) await ops.scheduleUpsert(pool, schedule);
 const runner = new Runner({
   pool,
   heartbeatPool,

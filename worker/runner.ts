@@ -66,6 +66,13 @@ export interface RunnerOptions {
   workerId?: string;
 }
 
+/** How often a worker re-reads the queue controls (a pause takes effect within this). */
+export const CONTROLS_REFRESH_MS = 1_000;
+/** How often a worker claims from its paused-or-limited queues (under their lock). */
+export const CONTROLLED_POLL_MS = 250;
+/** How often a worker looks for due schedule ticks. */
+export const SCHEDULE_TICK_MS = 250;
+
 /** host:pid:random — unique per host, process and start, on any number of hosts. */
 export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
@@ -162,6 +169,9 @@ export class Runner {
   private pgReceiver: PgReceiver | null = null;
   private pgMode = false;
   private queueRotation = 0;
+  /** Queue controls (pause, limits) of this process's queues; absent = none. */
+  private controls = new Map<string, ops.QueueControl>();
+  private lastControlledPoll = -Infinity;
   private readonly completer: Batcher<Lease & { resultKey: string | null }, boolean>;
   private readonly failer: Batcher<ops.FailItem, JobStatus | null>;
 
@@ -213,8 +223,11 @@ export class Runner {
       queues: this.o.queues,
       concurrency: this.o.concurrency,
     });
+    await this.refreshControls();
     this.timers.push(setInterval(() => void this.heartbeatTick(), this.o.heartbeatMs));
     this.timers.push(setInterval(() => void this.recoverTick(), this.o.recoverMs));
+    this.timers.push(setInterval(() => void this.refreshControls(), CONTROLS_REFRESH_MS));
+    this.timers.push(setInterval(() => void this.scheduleTick(), SCHEDULE_TICK_MS));
     void this.recoverTick(); // at start, not only periodically
     this.fetchDone = this.fetchLoop();
   }
@@ -251,29 +264,47 @@ export class Runner {
       const want = this.want;
       if (want <= 0) continue;
       const claimSentAt = performance.now();
+      const { fast, controlled } = this.queueSets();
       let jobs: ClaimedJob[] = [];
       try {
+        // Paused and limited queues: claimed under their lock, by polling (every
+        // CONTROLLED_POLL_MS at most), never from the doorbell.
+        if (controlled.length && performance.now() - this.lastControlledPoll >= CONTROLLED_POLL_MS) {
+          this.lastControlledPoll = performance.now();
+          jobs = await this.claimControlled(controlled, want);
+        }
+        const rest = want - jobs.length;
         const receiver = this.o.receiver;
-        if (receiver && receiver.available) {
+        // While controlled queues are polled, no blocking pop may outlast their poll interval.
+        const popWait = backlog ? 0 : controlled.length ? Math.min(this.o.pollMs, CONTROLLED_POLL_MS) : this.o.pollMs;
+        if (rest <= 0) {
+          // the controlled queues filled the free slots
+        } else if (!fast.length) {
+          if (!jobs.length) await sleep(Math.min(this.o.pollMs, CONTROLLED_POLL_MS));
+        } else if (receiver && receiver.available) {
           this.leavePgMode();
-          const ids = await receiver.take(this.o.queues, want, backlog ? 0 : this.o.pollMs);
+          const ids = await receiver.take(fast, rest, popWait);
           if (ids.length) {
             if (failpointsEnabled) await failpoint('after_pop', ids);
-            jobs = await ops.jobClaim(this.o.pool, {
-              ids,
-              workerId: this.workerId,
-              leaseMs: this.o.leaseMs,
-              allowSuspect: !this.holdsSuspect(),
-            });
+            jobs.push(
+              ...(await ops.jobClaim(this.o.pool, {
+                ids,
+                workerId: this.workerId,
+                leaseMs: this.o.leaseMs,
+                allowSuspect: !this.holdsSuspect(jobs),
+              })),
+            );
           } else {
-            jobs = await this.claimFromPostgres(want);
-            backlog = jobs.length >= want;
+            const more = await this.claimFromPostgres(fast, rest, jobs);
+            backlog = more.length >= rest;
+            jobs.push(...more);
           }
         } else {
           await this.enterPgMode();
-          jobs = await this.claimFromPostgres(want);
-          backlog = jobs.length >= want;
-          if (!backlog && !this.stopping) await this.pgReceiver!.wait(this.o.pollMs);
+          const more = await this.claimFromPostgres(fast, rest, jobs);
+          backlog = more.length >= rest;
+          jobs.push(...more);
+          if (!backlog && !jobs.length && !this.stopping) await this.pgReceiver!.wait(popWait);
         }
       } catch (err) {
         if (!(err instanceof SignalUnavailable)) {
@@ -290,16 +321,63 @@ export class Runner {
     }
   }
 
+  /** This process's queues split by their controls (paused ones in neither list). */
+  private queueSets(): { fast: string[]; controlled: string[] } {
+    const fast: string[] = [];
+    const controlled: string[] = [];
+    for (const q of this.o.queues) {
+      const c = this.controls.get(q);
+      if (!c) fast.push(q);
+      else if (!c.paused) controlled.push(q);
+    }
+    return { fast, controlled };
+  }
+
+  /** Refreshes the queue controls (pauses and limits set by operators, shared by every worker). */
+  private async refreshControls() {
+    try {
+      const list = await ops.queueControls(this.o.pool, this.o.queues);
+      const next = new Map(list.map((c) => [c.name, c]));
+      for (const q of this.o.queues) {
+        const was = this.controls.get(q);
+        const now = next.get(q);
+        if (!!was?.paused !== !!now?.paused) this.log.info(now?.paused ? 'queue paused: not claiming from it' : 'queue resumed', { queue: q });
+      }
+      this.controls = next;
+      // Their doorbells are not listened to: drop what producers rang, so the lists stay empty.
+      const quiet = this.o.queues.filter((q) => next.has(q));
+      if (quiet.length) await this.o.doorbell.discard?.(quiet);
+    } catch (err) {
+      this.log.debug('could not read queue controls; keeping the last known', { err });
+    }
+  }
+
+  private async claimControlled(queues: readonly string[], want: number): Promise<ClaimedJob[]> {
+    const out: ClaimedJob[] = [];
+    for (const queue of queues) {
+      if (out.length >= want) break;
+      out.push(
+        ...(await ops.jobClaimControlled(this.o.pool, {
+          queue,
+          limit: want - out.length,
+          workerId: this.workerId,
+          leaseMs: this.o.leaseMs,
+          allowSuspect: !this.holdsSuspect(out),
+        })),
+      );
+    }
+    return out;
+  }
+
   /**
    * Claims due jobs straight from PostgreSQL, queue by queue (rotating the first one), and
    * — when that leaves slots free — jobs whose lease expired, so an idle worker recovers
    * a crashed peer's jobs even if no sweep runs.
    */
-  private async claimFromPostgres(want: number): Promise<ClaimedJob[]> {
-    const queues = this.o.queues;
+  private async claimFromPostgres(queues: readonly string[], want: number, alreadyClaimed: readonly ClaimedJob[] = []): Promise<ClaimedJob[]> {
     const out: ClaimedJob[] = [];
     const start = this.queueRotation++ % queues.length;
-    const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(out) });
+    const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect([...alreadyClaimed, ...out]) });
     for (let k = 0; k < queues.length && out.length < want; k++) {
       const queue = queues[(start + k) % queues.length]!;
       out.push(...(await ops.jobClaimNext(this.o.pool, { ...p(), queue, limit: want - out.length })));
@@ -590,6 +668,24 @@ export class Runner {
       queueWaitMs: this.queueWait.snapshot(),
       runTimeMs: this.runTime.snapshot(),
     };
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  private scheduleBusy = false;
+
+  /** Enqueues due schedule ticks; every process tries, exactly one wins each tick. */
+  private async scheduleTick() {
+    if (this.scheduleBusy || this.stopping) return;
+    this.scheduleBusy = true;
+    try {
+      const made = await ops.scheduleTick(this.o.pool, { doorbell: this.o.doorbell });
+      for (const m of made) this.log.debug('schedule tick enqueued', { job: m.id, queue: m.queue });
+    } catch (err) {
+      this.log.warn('schedule tick failed; next tick retries', { err });
+    } finally {
+      this.scheduleBusy = false;
+    }
   }
 
   // ---------------------------------------------------------------- recover

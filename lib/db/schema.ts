@@ -12,7 +12,9 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  boolean,
   check,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -169,3 +171,57 @@ export const workers = pgTable(
   },
   (t) => [index('workers_heartbeat_idx').on(t.heartbeatAt)],
 );
+
+/**
+ * Per-queue controls, shared by every worker on every host. A queue with no row (the
+ * common case) has none: its claims take the fast path. A queue with a row is paused or
+ * limited, and its claims serialise on the row (SELECT … FOR UPDATE) so a global
+ * concurrency limit and a rate limit hold across all processes.
+ */
+export const queues = pgTable(
+  'queues',
+  {
+    name: text('name').primaryKey(),
+    /** Set while paused: workers claim nothing from the queue. */
+    pausedAt: timestamp('paused_at', tz),
+    /** Most jobs of the queue running at once, over all workers and hosts. */
+    concurrencyLimit: integer('concurrency_limit'),
+    /** Most claims per rate period over all workers (a token bucket of this capacity). */
+    rateLimit: integer('rate_limit'),
+    ratePeriodMs: integer('rate_period_ms'),
+    /** The token bucket: tokens left at rate_updated_at (database clock). */
+    rateTokens: doublePrecision('rate_tokens'),
+    rateUpdatedAt: timestamp('rate_updated_at', tz),
+    updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
+  },
+  () => [
+    check('queues_concurrency_limit_positive', sql`concurrency_limit IS NULL OR concurrency_limit >= 1`),
+    check(
+      'queues_rate_limit_complete',
+      sql`(rate_limit IS NULL) = (rate_period_ms IS NULL) AND (rate_limit IS NULL OR (rate_limit >= 1 AND rate_period_ms >= 1))`,
+    ),
+  ],
+);
+
+/**
+ * Recurring jobs: a cron expression (with seconds) per schedule. Each tick is enqueued
+ * exactly once across all worker processes: the process that moves next_run_at on (a
+ * compare-and-swap) inserts the job in the same transaction.
+ */
+export const schedules = pgTable('schedules', {
+  name: text('name').primaryKey(),
+  cron: text('cron').notNull(),
+  timezone: text('timezone').notNull().default('UTC'),
+  queue: text('queue').notNull().default('default'),
+  type: text('type').notNull(),
+  payload: jsonb('payload').notNull().default({}),
+  maxAttempts: integer('max_attempts').notNull().default(3),
+  enabled: boolean('enabled').notNull().default(true),
+  /** The next tick to enqueue (database clock). */
+  nextRunAt: timestamp('next_run_at', tz).notNull(),
+  lastRunAt: timestamp('last_run_at', tz),
+  /** The job the last tick enqueued. */
+  lastJobId: bigint('last_job_id', { mode: 'bigint' }),
+  createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
+});

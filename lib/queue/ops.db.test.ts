@@ -417,3 +417,54 @@ describe('recoverSweep', () => {
     await frozen.end().catch(() => {});
   });
 });
+
+describe('queue controls', () => {
+  test('set, change and clear: a queue with nothing set has no row (the fast path again)', async () => {
+    const c = await ops.queueSetControls(db.pool, { name: 'ctl-a', paused: true });
+    assert.equal(c!.paused, true);
+    const c2 = await ops.queueSetControls(db.pool, { name: 'ctl-a', concurrencyLimit: 3 });
+    assert.deepEqual([c2!.paused, c2!.concurrencyLimit], [true, 3]);
+    await ops.queueSetControls(db.pool, { name: 'ctl-a', paused: false, concurrencyLimit: 0 });
+    assert.deepEqual(await ops.queueControls(db.pool, ['ctl-a']), []);
+    await assert.rejects(ops.queueSetControls(db.pool, { name: 'ctl-a', rateLimit: 5 }), /period/);
+  });
+
+  test('the fast claims leave a controlled queue alone; the controlled claim honours pause, concurrency and rate', async () => {
+    const queue = 'ctl-b';
+    const ids = await Promise.all(Array.from({ length: 10 }, () => insertJob(db.pool, { queue })));
+    await ops.queueSetControls(db.pool, { name: queue, paused: true });
+    const p = { workerId: W1, leaseMs: LEASE };
+    assert.equal((await ops.jobClaim(db.pool, { ...p, ids })).length, 0, 'claim by id refuses a controlled queue');
+    assert.equal((await ops.jobClaimNext(db.pool, { ...p, queue, limit: 10 })).length, 0);
+    assert.equal((await ops.jobClaimControlled(db.pool, { ...p, queue, limit: 10 })).length, 0, 'paused');
+    await ops.queueSetControls(db.pool, { name: queue, paused: false, concurrencyLimit: 3 });
+    assert.equal((await ops.jobClaimControlled(db.pool, { ...p, queue, limit: 10 })).length, 3);
+    assert.equal((await ops.jobClaimControlled(db.pool, { ...p, workerId: W2, queue, limit: 10 })).length, 0, 'at the limit');
+    await ops.queueSetControls(db.pool, { name: queue, concurrencyLimit: 0, rateLimit: 2, ratePeriodMs: 3_600_000 });
+    assert.equal((await ops.jobClaimControlled(db.pool, { ...p, queue, limit: 10 })).length, 2, 'the bucket holds 2 tokens');
+    assert.equal((await ops.jobClaimControlled(db.pool, { ...p, queue, limit: 10 })).length, 0, 'and is empty now');
+  });
+
+  test('concurrent controlled claims on separate connections never exceed the global limit', async () => {
+    const queue = 'ctl-race';
+    await Promise.all(Array.from({ length: 50 }, () => insertJob(db.pool, { queue })));
+    await ops.queueSetControls(db.pool, { name: queue, concurrencyLimit: 4 });
+    const got = await Promise.all(
+      Array.from({ length: 12 }, (_, k) => ops.jobClaimControlled(db.pool, { queue, limit: 3, workerId: `r-${k}`, leaseMs: LEASE })),
+    );
+    assert.equal(got.flat().length, 4);
+  });
+});
+
+describe('schedules', () => {
+  test('a due tick is enqueued exactly once by racing processes, then the schedule moves on', async () => {
+    await ops.scheduleUpsert(db.pool, { name: 'every-second', cron: '* * * * * *', type: 'demo.noop', queue: 'sched' });
+    await db.pool.query(`UPDATE schedules SET next_run_at = date_trunc('second', now()) - interval '1 second' WHERE name = 'every-second'`);
+    const made = (await Promise.all(Array.from({ length: 6 }, () => ops.scheduleTick(db.pool)))).flat();
+    assert.equal(made.length, 1);
+    const [s] = await ops.scheduleList(db.pool);
+    assert.ok(s!.nextRunAt.getTime() > Date.now() - 1_500);
+    assert.equal(s!.lastJobId, made[0]!.id);
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'bad', cron: 'every now and then', type: 'demo.noop' }), /cron/);
+  });
+});

@@ -15,6 +15,8 @@ import { type ClaimedJob, type Job, type Lease, toClaimedJob, toJob } from './jo
 import type { Doorbell, Ring } from './signal';
 import * as sql from './statements';
 import type { JobStatus } from './status';
+import { QueueError } from './errors';
+import { nextTick } from './cron';
 
 const run = <R extends pg.QueryResultRow = any>(db: Executor, st: sql.Statement, values: unknown[]) =>
   db.query<R>({ name: st.name, text: st.text, values });
@@ -540,6 +542,180 @@ export async function recoverSweep(
     // A connection that failed mid-sweep is discarded rather than reused.
     client.release(broken);
   }
+}
+
+// ------------------------------------------------------------------ queue controls
+
+export interface QueueControl {
+  name: string;
+  paused: boolean;
+  pausedAt: Date | null;
+  concurrencyLimit: number | null;
+  rateLimit: number | null;
+  ratePeriodMs: number | null;
+  /** Whole tokens left in the rate bucket now (database clock); null without a rate limit. */
+  rateTokens: number | null;
+  /** Jobs of the queue running now (over all workers). */
+  running: number;
+}
+
+const toControl = (r: any): QueueControl => ({
+  name: r.name,
+  paused: r.paused_at !== null,
+  pausedAt: r.paused_at,
+  concurrencyLimit: r.concurrency_limit,
+  rateLimit: r.rate_limit,
+  ratePeriodMs: r.rate_period_ms,
+  rateTokens: r.tokens === null || r.tokens === undefined ? null : Math.floor(Number(r.tokens)),
+  running: Number(r.running ?? 0),
+});
+
+/** The controls of these queues (null = every controlled queue); a queue absent from the answer has none. */
+export async function queueControls(db: Executor, names: readonly string[] | null = null): Promise<QueueControl[]> {
+  const { rows } = await run(db, sql.queueControlsRead, [names]);
+  return rows.map(toControl);
+}
+
+/**
+ * queueSetControls — pause or resume a queue, and set (n > 0) or clear (0) its global
+ * concurrency limit and its rate limit (rateLimit claims per ratePeriodMs, over every
+ * worker). Fields left undefined keep their value. Returns the queue's controls (none
+ * left = the queue is back on the fast path).
+ */
+export async function queueSetControls(
+  db: Executor,
+  p: { name: string; paused?: boolean; concurrencyLimit?: number; rateLimit?: number; ratePeriodMs?: number },
+): Promise<QueueControl | null> {
+  if (p.rateLimit && !p.ratePeriodMs) throw new QueueError('invalid_request', 'a rate limit needs its period (ratePeriodMs)');
+  await run(db, sql.queueControlsSet, [p.name, p.paused ?? null, p.concurrencyLimit ?? null, p.rateLimit ?? null, p.ratePeriodMs ?? null]);
+  await run(db, sql.queueControlsPrune, [p.name]);
+  return (await queueControls(db, [p.name]))[0] ?? null;
+}
+
+/**
+ * jobClaimControlled — claim due jobs of a paused or limited queue within its limits: the
+ * queue's row lock, then the claim, in one transaction (so concurrent claimers on any host
+ * count each other's running jobs).
+ */
+export async function jobClaimControlled(
+  pool: pg.Pool,
+  p: ClaimParams & { queue: string; limit: number },
+): Promise<ClaimedJob[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await run(client, sql.queueLock, [p.queue]);
+    const { rows } = await run(client, sql.jobClaimControlled, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true]);
+    await client.query('COMMIT');
+    return rows.map(toClaimedJob);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+// ------------------------------------------------------------------ schedules
+
+export interface ScheduleInput {
+  name: string;
+  /** Five fields, or six with seconds first ("* * * * * *" = every second). */
+  cron: string;
+  timezone?: string;
+  queue?: string;
+  type: string;
+  payload?: unknown;
+  maxAttempts?: number;
+  enabled?: boolean;
+}
+
+export interface Schedule extends Required<Omit<ScheduleInput, 'payload'>> {
+  payload: unknown;
+  nextRunAt: Date;
+  lastRunAt: Date | null;
+  lastJobId: string | null;
+}
+
+const toSchedule = (r: any): Schedule => ({
+  name: r.name,
+  cron: r.cron,
+  timezone: r.timezone,
+  queue: r.queue,
+  type: r.type,
+  payload: r.payload,
+  maxAttempts: r.max_attempts,
+  enabled: r.enabled,
+  nextRunAt: r.next_run_at,
+  lastRunAt: r.last_run_at,
+  lastJobId: r.last_job_id === null ? null : String(r.last_job_id),
+});
+
+/** scheduleUpsert — define or redefine a recurring job (its first tick follows the database clock). */
+export async function scheduleUpsert(db: Executor, s: ScheduleInput): Promise<Schedule> {
+  const { rows: [{ now }] } = await run(db, sql.dbClock, []);
+  const tz = s.timezone ?? 'UTC';
+  const first = nextTick(s.cron, tz, now);
+  const { rows } = await run(db, sql.scheduleUpsert, [
+    s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, first, s.enabled ?? true,
+  ]);
+  return toSchedule(rows[0]);
+}
+
+export async function scheduleDelete(db: Executor, name: string): Promise<boolean> {
+  return ((await run(db, sql.scheduleDelete, [name])).rowCount ?? 0) > 0;
+}
+
+export async function scheduleList(db: Executor): Promise<Schedule[]> {
+  return (await run(db, sql.scheduleList, [])).rows.map(toSchedule);
+}
+
+/**
+ * scheduleTick — enqueue every due tick, each exactly once across all processes: the tick's
+ * row is locked (SKIP LOCKED: another process is taking it), the job inserted (with an
+ * idempotency key naming the tick), and the schedule moved to its next tick with a
+ * compare-and-swap on the tick it saw — in one transaction. Ticks missed while no worker
+ * ran collapse into one run. Returns the jobs enqueued (ring them: done here).
+ */
+export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | null } = {}): Promise<EnqueueResult[]> {
+  const { rows: due } = await run(pool, sql.scheduleDue, []);
+  const out: EnqueueResult[] = [];
+  for (const d of due) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const locked = await run(client, sql.scheduleLock, [d.name, d.next_run_at]);
+      if (locked.rowCount === 0) {
+        await client.query('ROLLBACK');
+        continue;
+      }
+      const tick: Date = d.next_run_at;
+      const next = nextTick(d.cron, d.timezone, d.db_now > tick ? d.db_now : tick);
+      const [job] = await jobEnqueue(client, [
+        {
+          type: d.type,
+          queue: d.queue,
+          payload: d.payload,
+          maxAttempts: d.max_attempts,
+          idempotencyKey: `schedule:${d.name}:${tick.toISOString()}`,
+        },
+      ]);
+      const advanced = await run(client, sql.scheduleAdvance, [d.name, tick, next, job!.id]);
+      if (advanced.rowCount !== 1) {
+        await client.query('ROLLBACK');
+        continue;
+      }
+      await client.query('COMMIT');
+      out.push(job!);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+  if (p.doorbell && out.length) await p.doorbell.ring(out.filter((r) => r.created).map((r) => ({ jobId: r.id, queue: r.queue })));
+  return out;
 }
 
 /** The Postgres-only doorbell: wakes workers LISTENing on leasehold_wakeup. */

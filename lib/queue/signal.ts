@@ -33,6 +33,8 @@ export interface Doorbell {
   backlog(queue: string): Promise<number | null>;
   /** True while the Redis signal is in use. */
   readonly usingRedis: boolean;
+  /** Empties these queues' signals (paused or limited queues are polled, their rings unread). */
+  discard?(queues: readonly string[]): Promise<void>;
 }
 
 export const queueKey = (prefix: string, queue: string) => `${prefix}:queue:${queue}`;
@@ -115,6 +117,11 @@ export class RedisDoorbell implements Doorbell {
     }
   }
 
+  async discard(queues: readonly string[]): Promise<void> {
+    if (this.redis.status !== 'ready' || !queues.length) return;
+    await this.redis.del(...queues.map((q) => queueKey(this.prefix, q))).catch(() => {});
+  }
+
   async close() {
     this.redis.disconnect();
   }
@@ -133,6 +140,7 @@ export class PgDoorbell implements Doorbell {
   async backlog() {
     return null;
   }
+  async discard() {}
 }
 
 async function notify(db: Executor | null, queues: string[], logger: Logger) {

@@ -89,7 +89,7 @@ export const jobIdsByIdempotencyKey: Statement = {
  * rows that passed the claim's compare; the previous attempt of a job whose expired
  * lease is taken over is recorded as lease_lost in the same statement.
  */
-const claimSwap = (workerParam: string, leaseParam: string) => `
+const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '') => `
 , claimed AS (
   UPDATE jobs j
      SET status = 'running', worker_id = ${workerParam}, attempt_count = j.attempt_count + 1,
@@ -106,7 +106,7 @@ const claimSwap = (workerParam: string, leaseParam: string) => `
   SELECT job_id, attempt_count - 1, old_worker_id, old_started_at, old_heartbeat_at, now(), 'lease_lost',
          'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
-)
+)${extraCtes}
 SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id, checkpoints, lease_lost_streak, waited_ms
   FROM claimed ORDER BY job_id`;
 
@@ -120,6 +120,12 @@ const claimTargetColumns = `job_id, status AS old_status, worker_id AS old_worke
 
 /** The claim's filter for suspects: none unless `allowParam`, then (in claimSwap) at most one. */
 const suspects = (allowParam: string) => `(${allowParam}::boolean OR (lease_lost_streak = 0 AND status <> 'running'))`;
+
+/**
+ * The fast claim paths leave controlled queues (paused or limited: they have a row in
+ * `queues`) alone; those are claimed only by jobClaimControlled, under the queue's lock.
+ */
+const uncontrolled = `NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = jobs.queue)`;
 
 /**
  * jobClaim — claim specific jobs (the ids a doorbell pop returned) and take a lease.
@@ -144,6 +150,7 @@ WITH target AS (
      AND ((status IN ('queued', 'retrying') AND run_at <= now())
           OR (status = 'running' AND lease_expires_at < now()))
      AND ${suspects('$4')}
+     AND ${uncontrolled}
    ORDER BY job_id
      FOR UPDATE SKIP LOCKED
 )${claimSwap('$2', '$3')}`,
@@ -169,6 +176,7 @@ WITH target AS (
      AND run_at <= now()
      AND attempt_count < max_attempts
      AND ${suspects('$5')}
+     AND ${uncontrolled}
    ORDER BY run_at, job_id
    LIMIT $4
      FOR UPDATE SKIP LOCKED
@@ -194,10 +202,177 @@ WITH target AS (
      AND lease_expires_at < now()
      AND attempt_count < max_attempts
      AND cancel_requested_at IS NULL
+     AND ${uncontrolled}
    ORDER BY lease_expires_at
    LIMIT $4
      FOR UPDATE SKIP LOCKED
 )${claimSwap('$2', '$3')}`,
+};
+
+/** Takes a controlled queue's lock for this transaction (claims of that queue serialise on it). */
+export const queueLock: Statement = {
+  name: 'leasehold_queue_lock',
+  text: `SELECT name FROM queues WHERE name = $1 FOR UPDATE`,
+};
+
+/**
+ * jobClaimControlled — claim due jobs of a paused or limited queue, within its limits.
+ * Run after queueLock in the same transaction: this statement's snapshot is taken after
+ * the lock, so it counts every running job other claimers committed before it.
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 most wanted, $5 allow a suspect.
+ * Compare: as jobClaimNext; nothing while paused; at most concurrency_limit − running, and
+ *          at most the whole tokens in the rate bucket (refilled at rate_limit per
+ *          rate_period_ms of the database clock, capped at rate_limit).
+ * Swap: as jobClaimNext, and the bucket loses one token per claimed job.
+ * Returns: the claimed rows. A queue with no row (no longer controlled) claims nothing here.
+ */
+export const jobClaimControlled: Statement = {
+  name: 'leasehold_job_claim_controlled',
+  text: `
+WITH q AS (
+  SELECT concurrency_limit,
+         CASE WHEN rate_limit IS NULL THEN NULL
+              ELSE least(rate_limit::float8,
+                         coalesce(rate_tokens, rate_limit)
+                           + extract(epoch FROM now() - coalesce(rate_updated_at, now())) * 1000 / rate_period_ms * rate_limit)
+         END AS tokens
+    FROM queues
+   WHERE name = $1 AND paused_at IS NULL
+), allowance AS (
+  SELECT greatest(0, least($4::int,
+           coalesce(q.concurrency_limit - (SELECT count(*) FROM jobs WHERE queue = $1 AND status = 'running')::int, $4::int),
+           coalesce(floor(q.tokens)::int, $4::int))) AS n
+    FROM q
+), target AS (
+  SELECT ${claimTargetColumns}
+    FROM jobs
+   WHERE queue = $1
+     AND status IN ('queued', 'retrying')
+     AND run_at <= now()
+     AND attempt_count < max_attempts
+     AND ${suspects('$5')}
+   ORDER BY run_at, job_id
+   LIMIT coalesce((SELECT n FROM allowance), 0)
+     FOR UPDATE SKIP LOCKED
+)${claimSwap('$2', '$3', `, bucket AS (
+  UPDATE queues
+     SET rate_tokens = (SELECT tokens FROM q) - (SELECT count(*) FROM claimed), rate_updated_at = now()
+   WHERE name = $1 AND rate_limit IS NOT NULL
+)`)}`,
+};
+
+/**
+ * queueControlsRead — the controls of the given queues (those without a row have none),
+ * with the running jobs of each and the rate bucket as of now (database clock).
+ * Params: $1 queue[] (NULL = every controlled queue).
+ */
+export const queueControlsRead: Statement = {
+  name: 'leasehold_queue_controls_read',
+  text: `
+SELECT q.name, q.paused_at, q.concurrency_limit, q.rate_limit, q.rate_period_ms, q.updated_at,
+       CASE WHEN q.rate_limit IS NULL THEN NULL
+            ELSE least(q.rate_limit::float8, coalesce(q.rate_tokens, q.rate_limit)
+                 + extract(epoch FROM now() - coalesce(q.rate_updated_at, now())) * 1000 / q.rate_period_ms * q.rate_limit)
+       END AS tokens,
+       (SELECT count(*) FROM jobs j WHERE j.queue = q.name AND j.status = 'running')::int AS running
+  FROM queues q
+ WHERE $1::text[] IS NULL OR q.name = ANY($1::text[])
+ ORDER BY q.name`,
+};
+
+/**
+ * queueControlsSet — pause/resume and set or clear the limits of a queue (the row holds only
+ * what is set; a queue with nothing set has no row, so its claims take the fast path).
+ * Params: $1 name, $2 paused (NULL = keep), $3 concurrency_limit (NULL = keep, 0 = clear),
+ *         $4 rate_limit (NULL = keep, 0 = clear), $5 rate_period_ms.
+ */
+export const queueControlsSet: Statement = {
+  name: 'leasehold_queue_controls_set',
+  text: `
+WITH upsert AS (
+  INSERT INTO queues AS q (name, paused_at, concurrency_limit, rate_limit, rate_period_ms, rate_tokens, rate_updated_at)
+  VALUES ($1,
+          CASE WHEN $2::boolean THEN now() END,
+          nullif($3::int, 0),
+          nullif($4::int, 0),
+          CASE WHEN coalesce($4::int, 0) > 0 THEN $5::int END,
+          nullif($4::int, 0), CASE WHEN coalesce($4::int, 0) > 0 THEN now() END)
+  ON CONFLICT (name) DO UPDATE SET
+    paused_at = CASE WHEN $2::boolean IS NULL THEN q.paused_at WHEN $2::boolean THEN coalesce(q.paused_at, now()) END,
+    concurrency_limit = CASE WHEN $3::int IS NULL THEN q.concurrency_limit ELSE nullif($3::int, 0) END,
+    rate_limit = CASE WHEN $4::int IS NULL THEN q.rate_limit ELSE nullif($4::int, 0) END,
+    rate_period_ms = CASE WHEN $4::int IS NULL THEN q.rate_period_ms WHEN $4::int = 0 THEN NULL ELSE $5::int END,
+    rate_tokens = CASE WHEN $4::int IS NULL THEN q.rate_tokens WHEN $4::int = 0 THEN NULL ELSE least(coalesce(q.rate_tokens, $4::int), $4::int) END,
+    rate_updated_at = CASE WHEN $4::int IS NULL THEN q.rate_updated_at WHEN $4::int = 0 THEN NULL ELSE coalesce(q.rate_updated_at, now()) END,
+    updated_at = now()
+  RETURNING *
+)
+SELECT * FROM upsert`,
+};
+
+/** queueControlsPrune — drop a queue's row once nothing is set (its claims return to the fast path). Params: $1 name. */
+export const queueControlsPrune: Statement = {
+  name: 'leasehold_queue_controls_prune',
+  text: `DELETE FROM queues WHERE name = $1 AND paused_at IS NULL AND concurrency_limit IS NULL AND rate_limit IS NULL`,
+};
+
+/**
+ * scheduleDue — schedules whose next tick is due, with the database clock.
+ * Returns: name, cron, timezone, queue, type, payload, max_attempts, next_run_at, now.
+ */
+export const scheduleDue: Statement = {
+  name: 'leasehold_schedule_due',
+  text: `SELECT *, now() AS db_now FROM schedules WHERE enabled AND next_run_at <= now() ORDER BY next_run_at LIMIT 100`,
+};
+
+/**
+ * scheduleAdvance — move a schedule to its next tick, if it is still at the tick this
+ * process saw (a compare-and-swap: of several processes, exactly one wins each tick).
+ * Params: $1 name, $2 the tick seen (next_run_at), $3 the next tick, $4 the job enqueued.
+ */
+export const scheduleAdvance: Statement = {
+  name: 'leasehold_schedule_advance',
+  text: `
+UPDATE schedules
+   SET next_run_at = $3, last_run_at = $2, last_job_id = $4, updated_at = now()
+ WHERE name = $1 AND next_run_at = $2 AND enabled
+RETURNING name`,
+};
+
+/**
+ * scheduleUpsert — define (or redefine) a schedule. Params: $1 name, $2 cron, $3 timezone,
+ * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts, $8 first tick, $9 enabled.
+ * A redefinition keeps next_run_at when the cron and timezone are unchanged.
+ */
+export const scheduleUpsert: Statement = {
+  name: 'leasehold_schedule_upsert',
+  text: `
+INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
+VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)
+ON CONFLICT (name) DO UPDATE SET
+  next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
+  cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, queue = EXCLUDED.queue, type = EXCLUDED.type,
+  payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = EXCLUDED.enabled, updated_at = now()
+RETURNING *`,
+};
+
+/** scheduleLock — lock a schedule's due tick for this transaction (SKIP LOCKED: another process has it). Params: $1 name, $2 tick. */
+export const scheduleLock: Statement = {
+  name: 'leasehold_schedule_lock',
+  text: `SELECT name FROM schedules WHERE name = $1 AND next_run_at = $2 AND enabled FOR UPDATE SKIP LOCKED`,
+};
+
+/** The database clock. */
+export const dbClock: Statement = { name: 'leasehold_db_clock', text: `SELECT now() AS now` };
+
+export const scheduleDelete: Statement = {
+  name: 'leasehold_schedule_delete',
+  text: `DELETE FROM schedules WHERE name = $1 RETURNING name`,
+};
+
+export const scheduleList: Statement = {
+  name: 'leasehold_schedule_list',
+  text: `SELECT *, now() AS db_now FROM schedules ORDER BY name`,
 };
 
 /**
@@ -520,7 +695,11 @@ WITH RECURSIVE q AS (
   SELECT (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') AND queue > q.queue ORDER BY queue LIMIT 1)
     FROM q WHERE q.queue IS NOT NULL
 )
-SELECT queue FROM q WHERE queue IS NOT NULL LIMIT 1000`,
+SELECT queue FROM q
+ WHERE queue IS NOT NULL
+   -- paused and limited queues are claimed by polling under their lock, not by doorbell
+   AND NOT EXISTS (SELECT 1 FROM queues c WHERE c.name = q.queue)
+ LIMIT 1000`,
 };
 
 /**

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { JobTypeName } from '../../lib/job-types';
 import { demoNoop, demoSleep, demoSteps } from './demo';
+import type { ScheduleInput } from '../../lib/queue/ops';
 import type { Handler } from './types';
 
 export const handlers: Record<JobTypeName, Handler> = {
@@ -13,15 +14,18 @@ export const handlers: Record<JobTypeName, Handler> = {
 
 /**
  * The built-in handlers plus those of LEASEHOLD_HANDLERS, a module (path relative to the
- * working directory) whose `handlers` export maps job types to handlers.
+ * working directory) whose `handlers` export maps job types to handlers, and whose optional
+ * `schedules` export lists recurring jobs defined in code (upserted when a worker starts).
  */
-export async function loadHandlers(modulePath: string | undefined): Promise<Record<string, Handler>> {
-  if (!modulePath) return handlers;
+export async function loadHandlers(
+  modulePath: string | undefined,
+): Promise<{ handlers: Record<string, Handler>; schedules: ScheduleInput[] }> {
+  if (!modulePath) return { handlers, schedules: [] };
   const mod = await import(pathToFileURL(path.resolve(modulePath)).href);
   if (!mod.handlers || typeof mod.handlers !== 'object') {
     throw new Error(`${modulePath} must export \`handlers\`: a record of job type → handler`);
   }
-  return { ...handlers, ...mod.handlers };
+  return { handlers: { ...handlers, ...mod.handlers }, schedules: Array.isArray(mod.schedules) ? mod.schedules : [] };
 }
 
 export type { Handler, JobContext } from './types';
