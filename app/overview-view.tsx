@@ -9,6 +9,7 @@ import { StatusCounts } from '@/components/stats/status-counts';
 import { Button } from '@/components/ui/button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobKeys, statsKeys } from '@/lib/api/keys';
+import { setQueuePaused } from '@/lib/api/queues';
 import { enqueueJob, statsQuery } from '@/lib/api/stats';
 import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
@@ -29,6 +30,10 @@ export function OverviewView() {
       void qc.invalidateQueries({ queryKey: statsKeys.all });
       void qc.invalidateQueries({ queryKey: jobKeys.all });
     },
+  });
+  const setPaused = useMutation({
+    mutationFn: ({ queue, paused }: { queue: string; paused: boolean }) => setQueuePaused(queue, paused),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: statsKeys.all }),
   });
   const recover = () => flow.start({ action: 'recover', target: { all: true }, label: 'every running job whose lease expired, and due jobs whose wake-up signal is missing' });
 
@@ -155,7 +160,12 @@ export function OverviewView() {
           </div>
           <Card title="Queues">
             {s.queues.length ? (
-              <QueueTable queues={s.queues} usingRedis={s.signal.usingRedis} />
+              <QueueTable
+                queues={s.queues}
+                usingRedis={s.signal.usingRedis}
+                onSetPaused={(queue, paused) => setPaused.mutate({ queue, paused })}
+                busyQueue={setPaused.isPending ? setPaused.variables?.queue : undefined}
+              />
             ) : (
               <EmptyState title="No queues yet">
                 Enqueue a job (<code>POST /api/jobs</code> or <code>npx leasehold enqueue</code>) and its queue appears here.

@@ -9,8 +9,29 @@ const n = (q: QueueStatsDto, s: keyof QueueStatsDto['counts']) => (
   </span>
 );
 
-/** Per queue: what waits, how long, whether Redis holds a wake-up for it, and the counts per status. */
-export function QueueTable({ queues, usingRedis }: { queues: QueueStatsDto[]; usingRedis: boolean }) {
+/** What a queue's controls allow, in a few words. */
+function controlsText(c: NonNullable<QueueStatsDto['controls']>) {
+  const parts: string[] = [];
+  if (c.concurrencyLimit !== null) parts.push(`${c.running}/${c.concurrencyLimit} running`);
+  if (c.rateLimit !== null) parts.push(`${c.rateLimit} per ${duration(c.ratePeriodMs ?? 0)} (${c.rateTokens ?? 0} left)`);
+  return parts.join(' · ');
+}
+
+/**
+ * Per queue: what waits, how long, whether Redis holds a wake-up for it, its pause and
+ * global limits (use against the limit), and the counts per status.
+ */
+export function QueueTable({
+  queues,
+  usingRedis,
+  onSetPaused,
+  busyQueue,
+}: {
+  queues: QueueStatsDto[];
+  usingRedis: boolean;
+  onSetPaused?: (queue: string, paused: boolean) => void;
+  busyQueue?: string;
+}) {
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-sm" data-testid="queue-table">
@@ -26,6 +47,7 @@ export function QueueTable({ queues, usingRedis }: { queues: QueueStatsDto[]; us
             <th className="py-1 pr-3">Retrying</th>
             <th className="py-1 pr-3">Failed</th>
             <th className="py-1 pr-3">Completed</th>
+            <th className="py-1 pr-3" title="pause and global limits, honoured by every worker at claim time">Controls</th>
           </tr>
         </thead>
         <tbody>
@@ -64,6 +86,25 @@ export function QueueTable({ queues, usingRedis }: { queues: QueueStatsDto[]; us
                 <td className="py-1.5 pr-3">{n(q, 'retrying')}</td>
                 <td className="py-1.5 pr-3">{n(q, 'failed')}</td>
                 <td className="py-1.5 pr-3">{n(q, 'completed')}</td>
+                <td className="py-1.5 pr-3 text-xs" data-testid="controls">
+                  <div className="flex items-center gap-2">
+                    {q.controls?.paused && (
+                      <span className="rounded bg-amber-100 px-1.5 py-0.5 font-medium text-amber-800 dark:bg-amber-900 dark:text-amber-200">paused</span>
+                    )}
+                    {q.controls && <span className="tabular text-zinc-600 dark:text-zinc-400">{controlsText(q.controls)}</span>}
+                    {onSetPaused && (
+                      <button
+                        type="button"
+                        className="rounded border border-zinc-300 px-1.5 py-0.5 hover:bg-zinc-100 disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800"
+                        onClick={() => onSetPaused(q.queue, !q.controls?.paused)}
+                        disabled={busyQueue === q.queue}
+                        aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${q.queue}`}
+                      >
+                        {q.controls?.paused ? 'Resume' : 'Pause'}
+                      </button>
+                    )}
+                  </div>
+                </td>
               </tr>
             );
           })}

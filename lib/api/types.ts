@@ -14,10 +14,7 @@ type Jsonify<T> = T extends Date ? string : T extends (infer U)[] ? Jsonify<U>[]
 
 export type JobRow = ReturnType<typeof listedJobDto>;
 export type JobPageDto = ReturnType<typeof pageDto>;
-export type JobDetailDto = ReturnType<typeof detailDto> & {
-  /** Checkpoints, once the queue records them (another issue): rendered when present. */
-  checkpoints?: { step?: string | number; at?: string; data?: unknown; [k: string]: unknown }[];
-};
+export type JobDetailDto = ReturnType<typeof detailDto>;
 export type AttemptDto = JobDetailDto['attempts'][number];
 export type StatsDto = ReturnType<typeof statsSnapshotDto>;
 export type QueueStatsDto = StatsDto['queues'][number];

@@ -186,3 +186,19 @@ export const recoverBody = z
     reason: safeText(0, 500).optional(),
   })
   .strict();
+
+export const queueControlsBody = z
+  .object({
+    paused: z.boolean().optional(),
+    /** 0 clears the limit. */
+    concurrencyLimit: z.number().int().min(0).max(100_000).optional(),
+    /** 0 clears the limit; otherwise ratePeriodMs is required. */
+    rateLimit: z.number().int().min(0).max(1_000_000).optional(),
+    ratePeriodMs: z.number().int().min(1).max(86_400_000).optional(),
+    reason: safeText(0, 500).optional(),
+  })
+  .strict()
+  .refine((b) => b.paused !== undefined || b.concurrencyLimit !== undefined || b.rateLimit !== undefined, {
+    message: 'give paused, concurrencyLimit and/or rateLimit',
+  })
+  .refine((b) => !b.rateLimit || b.ratePeriodMs !== undefined, { message: 'a rateLimit needs its ratePeriodMs', path: ['ratePeriodMs'] });

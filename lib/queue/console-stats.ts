@@ -18,6 +18,7 @@
  * Nothing here runs per viewer: stats-cache.ts shares one computation among all of them.
  */
 import type { Executor } from '../db/client';
+import { type QueueControl, queueControls } from './ops';
 import type { Doorbell } from './signal';
 import { JOB_STATUSES, type JobStatus } from './status';
 
@@ -40,6 +41,8 @@ export interface QueueStats {
   oldestDueAgeMs: number | null;
   /** Job ids waiting in the queue's Redis list; null without Redis. */
   signalBacklog: number | null;
+  /** Pause and limits shared by every worker (null: none, the fast path). */
+  controls: QueueControl | null;
 }
 
 export interface WorkerTotals {
@@ -80,7 +83,7 @@ export async function computeConsoleStats(
   opts: { doorbell?: Doorbell | null; leaseMs: number },
 ): Promise<ConsoleStats> {
   const t0 = performance.now();
-  const [capped, basis, extMcv, misc, waiting] = await Promise.all([
+  const [capped, basis, extMcv, misc, waiting, controls] = await Promise.all([
     db.query(
       `SELECT s.status::text AS status,
               (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE status = s.status LIMIT $1) t)::int AS n
@@ -138,6 +141,7 @@ export async function computeConsoleStats(
          FROM q WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX}`,
       [DUE_CAP],
     ),
+    queueControls(db),
   ]);
 
   // ---- per status
@@ -185,7 +189,7 @@ export async function computeConsoleStats(
   const queueOf = (name: string) => {
     let q = queues.get(name);
     if (!q) {
-      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, oldestDueAgeMs: null, signalBacklog: null };
+      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, oldestDueAgeMs: null, signalBacklog: null, controls: null };
       // A status with no jobs at all is exactly zero everywhere.
       for (const s of JOB_STATUSES) if (!grouped.includes(s) && counts[s] > 0) q.kinds[s] = 'estimate';
       queues.set(name, q);
@@ -200,6 +204,7 @@ export async function computeConsoleStats(
     q.oldestDueAgeMs = r.oldest_ms !== null && Number(r.oldest_ms) >= 0 ? Math.round(Number(r.oldest_ms)) : null;
   }
   for (const q of (misc.rows[0]?.worker_queues as string[] | null) ?? []) queueOf(q);
+  for (const c of controls) queueOf(c.name).controls = c;
 
   // The statuses not counted per queue: share the status's count by (queue, status)
   // frequencies from the extended statistics, or by the queue's own frequency without them.

@@ -13,6 +13,7 @@ import { addActionCommands } from '../cli/actions';
 import { EXIT, EXIT_CODES_HELP, log, reportError } from '../cli/common';
 import { addEnqueueCommand } from '../cli/enqueue';
 import { addReadCommands } from '../cli/jobs';
+import { addControlCommands } from '../cli/controls';
 import { resolveServices } from '../bootstrap';
 import { addWorkerOptions, runWorkers, type WorkerCommandOptions } from './worker';
 
@@ -47,6 +48,7 @@ program
 addEnqueueCommand(program);
 addReadCommands(program);
 addActionCommands(program);
+addControlCommands(program);
 
 addWorkerOptions(program.command('worker').description('run worker processes under a supervisor (as npm run worker)'))
   .addHelpText('after', EXIT_CODES_HELP)

@@ -154,14 +154,17 @@ export function JobView({ id }: { id: string }) {
         </Card>
       </div>
 
-      {d.checkpoints && d.checkpoints.length > 0 && (
+      {j.checkpoints && Object.keys(j.checkpoints).length > 0 && (
         <Card title="Checkpoints">
+          <p className="mb-2 text-xs text-zinc-500">Progress saved by the handler (ctx.checkpoint): the next attempt resumes from it.</p>
           <ol className="space-y-2 text-sm" data-testid="checkpoints">
-            {d.checkpoints.map((c, k) => (
-              <li key={k} className="rounded border border-zinc-200 p-2 dark:border-zinc-800">
-                <span className="font-medium">{String(c.step ?? k + 1)}</span>
-                {c.at && <span className="ml-2 text-xs text-zinc-500">{dateTime(String(c.at))}</span>}
-                {c.data !== undefined && <PayloadView text={JSON.stringify(c.data)} testid={`checkpoint-${k}`} />}
+            {Object.entries(j.checkpoints).map(([name, c]) => (
+              <li key={name} className="rounded border border-zinc-200 p-2 dark:border-zinc-800">
+                <span className="font-medium">{name}</span>
+                <span className="ml-2 text-xs text-zinc-500">
+                  attempt {c.attempt} · {dateTime(String(c.at))}
+                </span>
+                <PayloadView text={JSON.stringify(c.value)} testid={`checkpoint-${name}`} />
               </li>
             ))}
           </ol>

@@ -1,0 +1,6 @@
+import { json, route } from '@/lib/http/respond';
+import { queueControls } from '@/lib/queue/ops';
+import { serverContext } from '@/lib/server/context';
+
+/** GET /api/queues — the paused or limited queues, with their running jobs against the limits. */
+export const GET = route(async () => json({ queues: await queueControls(serverContext().readPool) }));

@@ -1,0 +1,129 @@
+/**
+ * `queue` and `schedule` verbs: pause/resume and limit queues (every worker on every host
+ * honours them at claim time), and define recurring jobs.
+ */
+import { type Command, InvalidArgumentError } from 'commander';
+import { enqueueBody, queueName, toEnqueueInput } from '../../lib/http/schemas';
+import { QueueError } from '../../lib/queue/errors';
+import * as ops from '../../lib/queue/ops';
+import { EXIT_CODES_HELP, intArg, jsonArg, printJson, printTable as table, withQueue } from './common';
+
+const nameArg = (v: string) => {
+  const r = queueName.safeParse(v);
+  if (!r.success) throw new InvalidArgumentError(r.error.issues[0]!.message);
+  return v;
+};
+
+const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** "10/1s", "100/m", "5/500ms" → {rateLimit, ratePeriodMs}; "none" → cleared. */
+export function parseRate(v: string): { rateLimit: number; ratePeriodMs: number } {
+  if (v === 'none' || v === '0') return { rateLimit: 0, ratePeriodMs: 0 };
+  const m = /^(\d{1,9})\/(\d{0,9})(ms|s|m|h)$/.exec(v.trim());
+  if (!m || Number(m[1]) < 1) throw new InvalidArgumentError('a rate is N/PERIOD, e.g. 10/1s, 100/m, 5/500ms (or none)');
+  const period = Number(m[2] || 1) * UNITS[m[3]!]!;
+  if (period < 1 || period > 86_400_000) throw new InvalidArgumentError('the rate period must be between 1 ms and 24 h');
+  return { rateLimit: Number(m[1]), ratePeriodMs: period };
+}
+
+const limitArg = (v: string) => (v === 'none' ? 0 : intArg(1, 100_000)(v));
+
+function showControls(list: ops.QueueControl[], json: boolean) {
+  if (json) return printJson(list);
+  if (!list.length) return console.log('no queue is paused or limited');
+  table(
+    ['queue', 'paused', 'running', 'concurrency limit', 'rate limit', 'tokens'],
+    list.map((c) => [
+      c.name,
+      c.paused ? 'yes' : '',
+      String(c.running),
+      c.concurrencyLimit === null ? '' : `${c.running}/${c.concurrencyLimit}`,
+      c.rateLimit === null ? '' : `${c.rateLimit} per ${c.ratePeriodMs} ms`,
+      c.rateTokens === null ? '' : String(c.rateTokens),
+    ]),
+  );
+}
+
+export function addControlCommands(program: Command) {
+  const queue = program.command('queue').description('pause, resume and limit queues (honoured by every worker on every host)');
+  queue
+    .command('list')
+    .description('the queues that are paused or limited, with their running jobs against the limit')
+    .option('--json', 'print JSON')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (o) => showControls(await withQueue((q) => ops.queueControls(q.pool)), !!o.json));
+  for (const [verb, paused] of [['pause', true], ['resume', false]] as const) {
+    queue
+      .command(verb)
+      .description(paused ? 'stop workers claiming from a queue (running jobs finish)' : 'let workers claim from a paused queue again')
+      .argument('<name>', 'queue', nameArg)
+      .option('--json', 'print JSON')
+      .addHelpText('after', EXIT_CODES_HELP)
+      .action(async (name: string, o) => {
+        const c = await withQueue((q) => ops.queueSetControls(q.pool, { name, paused }));
+        if (o.json) return printJson(c);
+        console.log(`${name}: ${paused ? 'paused' : 'resumed'}`);
+      });
+  }
+  queue
+    .command('limit')
+    .description('set or clear a global concurrency limit and a rate limit (enforced at claim time across all workers)')
+    .argument('<name>', 'queue', nameArg)
+    .option('--concurrency <n>', 'most jobs running at once over every worker and host (none = clear)', limitArg)
+    .option('--rate <n/period>', 'most claims per period over every worker, e.g. 10/1s (none = clear)', parseRate)
+    .option('--json', 'print JSON')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (name: string, o) => {
+      if (o.concurrency === undefined && o.rate === undefined) throw new QueueError('invalid_request', 'give --concurrency and/or --rate');
+      const c = await withQueue((q) =>
+        ops.queueSetControls(q.pool, { name, concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs }),
+      );
+      showControls(c ? [c] : [], !!o.json);
+    });
+
+  const schedule = program.command('schedule').description('recurring jobs from cron expressions (each tick enqueued exactly once)');
+  schedule
+    .command('add')
+    .description('define (or redefine) a recurring job')
+    .argument('<name>', 'schedule name')
+    .requiredOption('--cron <expr>', 'five fields, or six with seconds first ("* * * * * *" = every second)')
+    .requiredOption('--type <type>', 'job type')
+    .option('--payload <json>', 'payload as JSON', jsonArg('payload'), {})
+    .option('-q, --queue <name>', 'queue', 'default')
+    .option('--tz <zone>', 'time zone of the cron expression', 'UTC')
+    .option('--max-attempts <n>', 'attempts per run', intArg(1, 100), 3)
+    .option('--json', 'print JSON')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (name: string, o) => {
+      const body = enqueueBody.parse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts });
+      const input = toEnqueueInput(body);
+      const s = await withQueue((q) =>
+        ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts }),
+      );
+      if (o.json) return printJson(s);
+      console.log(`${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}; next run ${s.nextRunAt.toISOString()}`);
+    });
+  schedule
+    .command('list')
+    .description('the recurring jobs')
+    .option('--json', 'print JSON')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (o) => {
+      const list = await withQueue((q) => ops.scheduleList(q.pool));
+      if (o.json) return printJson(list);
+      if (!list.length) return console.log('no schedules');
+      table(
+        ['name', 'cron', 'zone', 'type', 'queue', 'enabled', 'next run', 'last job'],
+        list.map((s) => [s.name, s.cron, s.timezone, s.type, s.queue, s.enabled ? 'yes' : 'no', s.nextRunAt.toISOString(), s.lastJobId ?? '']),
+      );
+    });
+  schedule
+    .command('remove')
+    .description('delete a recurring job (jobs it already enqueued stay)')
+    .argument('<name>', 'schedule name')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (name: string) => {
+      if (!(await withQueue((q) => ops.scheduleDelete(q.pool, name)))) throw new QueueError('not_found', `no schedule ${JSON.stringify(name)}`);
+      console.log(`${name}: removed`);
+    });
+}
