@@ -150,13 +150,13 @@ export async function windowQuery(
     if (status) {
       const sparse = await db.query(
         `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs
-            WHERE (status, job_id) BETWEEN ($1::job_status, $2::bigint) AND ($1::job_status, $3::bigint) LIMIT $4) t`,
+            WHERE status = $1::job_status AND (status, job_id) BETWEEN ($1::job_status, $2::bigint) AND ($1::job_status, $3::bigint) LIMIT $4) t`,
         [status, String(lo), String(hi), SPARSE_STATUS_ROWS],
       );
       if (sparse.rows[0].n < SPARSE_STATUS_ROWS) {
         const s = q.add(status);
         where.push(
-          `job_id = ANY(ARRAY(SELECT job_id FROM jobs WHERE (status, job_id) BETWEEN (${s}::job_status, ${q.add(String(lo))}::bigint) AND (${s}::job_status, ${q.add(String(hi))}::bigint)))`,
+          `job_id = ANY(ARRAY(SELECT job_id FROM jobs WHERE status = ${s}::job_status AND (status, job_id) BETWEEN (${s}::job_status, ${q.add(String(lo))}::bigint) AND (${s}::job_status, ${q.add(String(hi))}::bigint)))`,
         );
       }
     }
