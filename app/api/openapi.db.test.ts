@@ -5,6 +5,10 @@
  * lists and a body its schema accepts (ajv, JSON Schema 2020-12).
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { validate as validateOpenApi, compileErrors } from '@readme/openapi-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
@@ -13,18 +17,22 @@ import { findRouteFiles, loadRoutes, undocumented, unimplemented } from '../../t
 import { cleanup } from '../../test/cleanup';
 import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
-import { insertJob } from '../../test/factories';
+import { insertJob, jobRow } from '../../test/factories';
 import { uniquePrefix } from '../../test/processes';
 
 const db = await testDatabase();
 process.env.DATABASE_URL = db.url;
 process.env.REDIS_URL = REDIS_URL;
 process.env.LEASEHOLD_REDIS_PREFIX = uniquePrefix('openapi');
+const resultsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-openapi-results-'));
+process.env.LEASEHOLD_RESULTS_DIR = resultsDir;
+cleanup(() => fs.rmSync(resultsDir, { recursive: true, force: true }));
 cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
 
 const { buildOpenApiDocument } = await import('@/lib/http/openapi/document');
 const { apiRoutes } = await import('@/lib/http/openapi/routes');
-const { workerRegister } = await import('@/lib/queue/ops');
+const { jobCheckpoint, jobComplete, workerHeartbeat, workerRegister } = await import('@/lib/queue/ops');
+const { FsResultStore } = await import('@/lib/results');
 
 const routes = await loadRoutes();
 type Doc = { paths: Record<string, Record<string, Operation>> };
@@ -176,10 +184,202 @@ describe('every route answers as documented', () => {
     assert.equal((await call('POST', '/api/recover', { body: { dryRun: 'yes' } })).status, 400);
   });
 
-  test('GET /api/stats, /api/workers, /api/health, /api/metrics, /api/openapi.json', async () => {
+  test('GET /api/jobs: the new filters, and rows cut for lists', async () => {
+    // A payload too big for a list (random, so that TOAST compression keeps it over 2 KiB), and a long error.
+    const big = await insertJob(db.pool, { status: 'failed', queue: 'oa-list', payload: { blob: randomBytes(6_000).toString('base64') } });
+    await db.pool.query(`UPDATE jobs SET error = $2 WHERE job_id = $1`, [big, `Error: ${'x'.repeat(900)}\n    at handler`]);
+    const small = await insertJob(db.pool, { status: 'completed', queue: 'oa-list', payload: { account: 42, order: { id: 'o-1' } } });
+
+    const page = await call('GET', '/api/jobs', { query: 'queue=oa-list' });
+    assert.deepEqual(page.body.jobs.map((j: { id: string }) => j.id), [small, big]);
+    assert.ok(BigInt(page.body.headId) >= BigInt(small));
+    assert.equal(page.body.partial, null);
+    const cut = page.body.jobs[1];
+    assert.equal(cut.payload, null);
+    assert.equal(cut.payloadOmitted, true);
+    assert.ok(cut.payloadBytes > 2048);
+    assert.equal(cut.error.length, 500);
+    assert.deepEqual(page.body.jobs[0].payload, { account: 42, order: { id: 'o-1' } });
+    assert.equal(page.body.jobs[0].payloadOmitted, false);
+
+    const ids = async (query: string) => (await call('GET', '/api/jobs', { query })).body.jobs.map((j: { id: string }) => j.id);
+    assert.deepEqual(await ids(`id=${big}`), [big]);
+    assert.deepEqual(await ids('queue=oa-list&error=XXXX'), [big]);
+    assert.deepEqual(await ids('queue=oa-list&payload=order.id%3Do-1'), [small]);
+    assert.deepEqual(await ids('queue=oa-list&payload=account'), [small]);
+    assert.deepEqual(await ids(`queue=oa-list&maxId=${big}`), [big]);
+    assert.deepEqual(await ids('queue=oa-list&fingerprint=0123456789ab'), []);
+    assert.deepEqual(await ids('q=9223372036854775808'), [], 'a number too big to be a job id is searched as text');
+    for (const query of ['fingerprint=xyz', 'payload=a..b', 'id=abc', 'maxId=-1', 'cursor=9223372036854775808', 'id=99999999999999999999', 'nope=1']) {
+      assert.equal((await call('GET', '/api/jobs', { query })).status, 400, query);
+    }
+  });
+
+  test('GET /api/jobs/{id} with checkpoints, and GET /api/jobs/{id}/result', async () => {
+    const id = await insertJob(db.pool, { status: 'running', workerId: 'w-res', queue: 'oa-res' });
+    const lease = { jobId: id, attempt: 1 };
+    assert.ok(await jobCheckpoint(db.pool, { workerId: 'w-res', lease, name: 'fetched', value: { page: 3, cursor: 'c-9' } }));
+    const running = await call('GET', '/api/jobs/{id}', { params: { id } });
+    assert.deepEqual(running.body.job.checkpoints.fetched.value, { page: 3, cursor: 'c-9' });
+    assert.equal(running.body.job.checkpoints.fetched.attempt, 1);
+    assert.equal(running.body.job.leaseLostStreak, 0);
+    assert.equal(running.body.payloadText, '{"ms": 10}');
+    assert.equal((await call('GET', '/api/jobs/{id}/result', { params: { id } })).status, 404, 'no result before it completes');
+
+    const store = new FsResultStore(resultsDir);
+    const result = { sent: 3, ids: [1, 2, 3], note: 'ünïcödé' };
+    const key = await store.put(id, 1, Buffer.from(JSON.stringify(result)));
+    assert.equal((await jobComplete(db.pool, { workerId: 'w-res', items: [{ ...lease, resultKey: key }] })).size, 1);
+    const r = await call('GET', '/api/jobs/{id}/result', { params: { id } });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body, result);
+
+    // A completed job without a result, a result missing from the store, no such job, not an id.
+    const plain = await insertJob(db.pool, { status: 'completed' });
+    assert.equal((await call('GET', '/api/jobs/{id}/result', { params: { id: plain } })).status, 404);
+    const lost = await insertJob(db.pool, { status: 'running', workerId: 'w-res' });
+    const lostKey = await store.put(lost, 1, Buffer.from('{}'));
+    await jobComplete(db.pool, { workerId: 'w-res', items: [{ jobId: lost, attempt: 1, resultKey: lostKey }] });
+    await store.delete(lostKey);
+    assert.equal((await call('GET', '/api/jobs/{id}/result', { params: { id: lost } })).status, 404);
+    assert.equal((await call('GET', '/api/jobs/{id}/result', { params: { id: '99999999' } })).status, 404);
+    assert.equal((await call('GET', '/api/jobs/{id}/result', { params: { id: 'abc' } })).status, 404);
+  });
+
+  test('POST /api/actions/{action}: previews and applies, on ids, a filter and the whole recover sweep', async () => {
+    const action = (name: string, c: Omit<Call, 'params'>) => call('POST', '/api/actions/{action}', { params: { action: name }, ...c });
+
+    // requeue on ids: the preview writes nothing and says per job what would happen; the action then does it.
+    const failed = await insertJob(db.pool, { status: 'failed', queue: 'oa-act', attemptCount: 3, maxAttempts: 3 });
+    const running = await insertJob(db.pool, { status: 'running', queue: 'oa-act', workerId: 'w-act', leaseInMs: 30_000 });
+    const pre = await action('requeue', { body: { ids: [failed, running, '999999999'], preview: true, resetAttempts: true } });
+    assert.equal(pre.status, 200);
+    assert.equal(pre.body.preview, true);
+    assert.deepEqual([pre.body.total, pre.body.changed, pre.body.skipped], [3, 1, 2]);
+    assert.deepEqual(pre.body.byStatus, { failed: 1, running: 1 });
+    assert.deepEqual(pre.body.byOutcome, { requeued: 1, skipped: 1, not_found: 1 });
+    assert.equal(pre.body.items.find((i: { id: string }) => i.id === failed).outcome, 'would_change');
+    assert.equal((await jobRow(db.pool, failed)).status, 'failed', 'a preview writes nothing');
+    const done = await action('requeue', { body: { ids: [failed, running], resetAttempts: true } });
+    assert.deepEqual([done.body.preview, done.body.changed, done.body.skipped], [false, 1, 1]);
+    assert.equal(done.body.items[0].id, running, 'skips first');
+    assert.match(done.body.reasons[0].reason, /lease still held by w-act/);
+    assert.equal((await jobRow(db.pool, failed)).status, 'queued');
+
+    // cancel on ids
+    const cancelled = await action('cancel', { body: { ids: [failed] } });
+    assert.equal(cancelled.body.items[0].outcome, 'cancelled');
+
+    // delete every job matching a filter, pinned by the preview's maxId
+    const a = await insertJob(db.pool, { status: 'failed', queue: 'oa-del' });
+    const b = await insertJob(db.pool, { status: 'failed', queue: 'oa-del' });
+    const fpre = await action('delete', { body: { filter: { status: 'failed', queue: 'oa-del' }, preview: true } });
+    assert.deepEqual([fpre.body.total, fpre.body.changed], [2, 2]);
+    assert.ok(fpre.body.maxId);
+    const late = await insertJob(db.pool, { status: 'failed', queue: 'oa-del' });
+    const fdone = await action('delete', { body: { filter: { status: 'failed', queue: 'oa-del', maxId: fpre.body.maxId } } });
+    assert.equal(fdone.body.changed, 2);
+    assert.equal(fdone.body.maxId, fpre.body.maxId);
+    assert.equal(await jobRow(db.pool, a), undefined);
+    assert.equal(await jobRow(db.pool, b), undefined);
+    assert.equal((await jobRow(db.pool, late)).status, 'failed', 'a job created after the preview is not touched');
+
+    // recover: a selection, then the whole sweep (preview, then apply with the ids the preview listed)
+    const expired = await insertJob(db.pool, { status: 'running', workerId: 'w-gone', leaseInMs: -5_000 });
+    const rpre = await action('recover', { body: { ids: [expired, running], preview: true } });
+    assert.deepEqual([rpre.body.changed, rpre.body.skipped], [1, 1]);
+    const sweep = await action('recover', { body: { all: true, preview: true } });
+    assert.ok(sweep.body.items.some((i: { id: string }) => i.id === expired));
+    assert.ok(Array.isArray(sweep.body.resignal) && Array.isArray(sweep.body.resignalQueues));
+    const swept = await action('recover', { body: { all: true, expectIds: [expired, running] } });
+    assert.ok(swept.body.items.some((i: { id: string; outcome: string }) => i.id === expired && i.outcome === 'recovered'));
+    assert.ok(swept.body.items.some((i: { id: string; outcome: string }) => i.id === running && i.outcome === 'skipped'));
+    const after = await call('GET', '/api/jobs/{id}', { params: { id: expired } });
+    assert.equal(after.body.job.status, 'retrying');
+    assert.equal(after.body.job.leaseLostStreak, 1);
+
+    // Refused: nothing written.
+    assert.equal((await action('explode', { body: { ids: ['1'] } })).status, 404);
+    assert.equal((await action('requeue', { body: {} })).status, 400);
+    assert.equal((await action('requeue', { body: { ids: [failed], filter: { status: 'failed' } } })).status, 400);
+    assert.equal((await action('delete', { body: { filter: {} } })).status, 400);
+    assert.equal((await action('delete', { body: { filter: { maxId: late } } })).status, 400);
+    assert.equal((await action('delete', { body: { all: true } })).status, 400);
+    assert.equal((await action('cancel', { body: { ids: ['9223372036854775808'] } })).status, 400);
+    assert.equal((await action('requeue', { body: { filter: { fingerprint: 'xyz' } } })).status, 400);
+    assert.equal((await action('requeue', { body: { ids: [failed], force: true } })).status, 400);
+    assert.equal((await action('requeue', { raw: '{"ids": [' })).status, 400);
+    assert.equal((await action('requeue', { raw: '' })).status, 400);
+    assert.equal((await action('cancel', { raw: JSON.stringify({ ids: [late], reason: 'x'.repeat(300 * 1024) }) })).status, 413);
+    assert.equal((await jobRow(db.pool, late)).status, 'failed');
+  });
+
+  test('GET /api/jobs/lookup and /api/jobs/newer', async () => {
+    const x = await insertJob(db.pool, { queue: 'oa-look' });
+    const y = await insertJob(db.pool, { queue: 'oa-look', status: 'running', workerId: 'w-look' });
+    const r = await call('GET', '/api/jobs/lookup', { query: `ids=${x},${y},999999999` });
+    assert.deepEqual(r.body.jobs.map((j: { id: string }) => j.id), [y, x]);
+    assert.equal((await call('GET', '/api/jobs/lookup', { query: 'ids=' })).body.jobs.length, 0);
+    for (const query of [`ids=${Array.from({ length: 201 }, (_, i) => i + 1).join(',')}`, 'ids=1,abc', 'ids=9223372036854775808', '', `ids=${x}&queue=q`]) {
+      assert.equal((await call('GET', '/api/jobs/lookup', { query })).status, 400, query);
+    }
+
+    assert.deepEqual((await call('GET', '/api/jobs/newer', { query: `queue=oa-look&after=${x}` })).body, { count: 1, capped: false });
+    assert.deepEqual((await call('GET', '/api/jobs/newer', { query: `status=running&worker=w-look&after=${x}` })).body, { count: 1, capped: false });
+    for (const query of ['queue=oa-look', 'after=abc', `after=${x}&fingerprint=xyz`, 'after=9223372036854775808', `after=${x}&cursor=1`]) {
+      assert.equal((await call('GET', '/api/jobs/newer', { query })).status, 400, query);
+    }
+  });
+
+  test('GET /api/dead-letter (its fingerprint filters the list) and GET /api/console', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = await insertJob(db.pool, { status: 'failed', type: 'demo.noop', queue: 'oa-dl' });
+      await db.pool.query(`UPDATE jobs SET error = $2 WHERE job_id = $1`, [id, `SMTP 421: mailbox busy for user${i}@example.com\n    at send`]);
+      ids.push(id);
+    }
+    const d = await call('GET', '/api/dead-letter');
+    const g = d.body.groups.find((x: { pattern: string }) => x.pattern.startsWith('SMTP # mailbox busy for #'));
+    assert.ok(g, JSON.stringify(d.body.groups));
+    assert.equal(g.count, 3);
+    assert.equal(g.sampleJobId, ids[2]);
+    assert.equal(d.body.complete, true);
+    const listed = await call('GET', '/api/jobs', { query: `status=failed&type=demo.noop&fingerprint=${g.fingerprint}` });
+    assert.deepEqual(listed.body.jobs.map((j: { id: string }) => j.id), [...ids].reverse());
+
+    const meta = await call('GET', '/api/console');
+    assert.equal(meta.body.environment, null);
+    assert.equal(meta.body.redisPrefix, process.env.LEASEHOLD_REDIS_PREFIX);
+  });
+
+  test('GET /api/stats (estimates past the count cap), /api/workers, /api/health, /api/metrics, /api/openapi.json', async () => {
+    // Past the count cap a status's count is an estimate from the table statistics.
+    await db.pool.query(
+      `INSERT INTO jobs (queue, type, status, attempt_count, started_at, finished_at)
+       SELECT 'oa-bulk', 'demo.noop', 'completed', 1, now(), now() FROM generate_series(1, 50001)`,
+    );
+    await db.pool.query('ANALYZE jobs');
+    const stats = await call('GET', '/api/stats');
+    assert.equal(stats.status, 200);
+    assert.equal(stats.body.kinds.completed, 'estimate');
+    assert.equal(stats.body.totalKind, 'estimate');
+    assert.ok(stats.body.estimates.analyzedAt && stats.body.estimates.liveRows > 50_000);
+    assert.equal(stats.body.kinds.running, 'exact');
+    assert.ok(stats.body.queues.some((q: { queue: string }) => q.queue === 'oa-bulk'));
+
     await workerRegister(db.pool, { workerId: 'oa-host:1:abc', host: 'oa-host', pid: 1, queues: ['default', 'oa'], concurrency: 4 });
-    assert.equal((await call('GET', '/api/stats')).status, 200);
-    assert.equal((await call('GET', '/api/workers')).body.workers.length, 1);
+    await workerHeartbeat(db.pool, 'oa-host:1:abc', { claimed: 5, completed: 4 });
+    await workerRegister(db.pool, { workerId: 'oa-host:2:def', host: 'oa-host', pid: 2, queues: ['oa'], concurrency: 1 });
+    await db.pool.query(`UPDATE workers SET heartbeat_at = now() - interval '10 minutes' WHERE worker_id = 'oa-host:2:def'`);
+    const workers = (await call('GET', '/api/workers')).body;
+    assert.deepEqual(
+      workers.workers.map((w: { workerId: string; stale: boolean }) => [w.workerId, w.stale]),
+      [
+        ['oa-host:1:abc', false],
+        ['oa-host:2:def', true],
+      ],
+    );
+    assert.equal(workers.workers[0].metrics.claimed, 5);
     assert.deepEqual((await call('GET', '/api/health')).body, { ok: true });
     assert.equal((await call('GET', '/api/health', { query: 'ready' })).body.postgres, 'ok');
     assert.match((await call('GET', '/api/metrics')).body, /leasehold_jobs\{/);

@@ -1,4 +1,6 @@
 /** JSON shapes of the HTTP API (ids as strings, ISO dates, camelCase). */
+import type { Config } from '../config';
+import type { DeadLetter } from '../queue/dead-letter';
 import type { ActionItem, ActionReport, RecoverReport } from '../queue/ops';
 import { toJobDto } from '../queue/job';
 import type { StatsSnapshot } from '../queue/stats-cache';
@@ -20,6 +22,11 @@ export const pageDto = (p: JobPage) => ({
   dbNow: p.dbNow.toISOString(),
   headId: p.headId,
   partial: p.partial,
+});
+
+export const lookupDto = (r: { jobs: ListedJob[]; dbNow: Date }) => ({
+  jobs: r.jobs.map(listedJobDto),
+  dbNow: r.dbNow.toISOString(),
 });
 
 export const attemptDto = (a: Attempt) => ({
@@ -71,4 +78,30 @@ export const workerDto = (w: WorkerRow) => ({
   startedAt: w.startedAt.toISOString(),
   heartbeatAt: w.heartbeatAt.toISOString(),
   stoppedAt: iso(w.stoppedAt),
+});
+
+export const workersDto = (workers: WorkerRow[], staleAfterMs: number, dbNow: Date) => ({
+  workers: workers.map(workerDto),
+  staleAfterMs,
+  dbNow: dbNow.toISOString(),
+});
+
+export const deadLetterDto = (d: DeadLetter) => ({
+  ...d,
+  groups: d.groups.map((g) => ({ ...g, newestFailedAt: iso(g.newestFailedAt), oldestFailedAt: iso(g.oldestFailedAt) })),
+  dbNow: d.dbNow.toISOString(),
+});
+
+/** What the console shows about its own installation (GET /api/console). */
+export const consoleInfoDto = (
+  cfg: Pick<Config, 'leaseMs' | 'heartbeatMs' | 'recoverMs' | 'redisPrefix'>,
+  o: { environment: string | null; redis: boolean; version: string },
+) => ({
+  environment: o.environment,
+  leaseMs: cfg.leaseMs,
+  heartbeatMs: cfg.heartbeatMs,
+  recoverMs: cfg.recoverMs,
+  redis: o.redis,
+  redisPrefix: cfg.redisPrefix,
+  version: o.version,
 });

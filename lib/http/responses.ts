@@ -6,16 +6,51 @@
  */
 import { z } from 'zod';
 import 'zod-openapi'; // the `.meta({ id })` typings
+import { BULK_ACTIONS, type BulkReport, PREVIEW_ITEMS, REPORT_ITEMS } from '../queue/bulk';
+import type { CountKind } from '../queue/console-stats';
 import type { ErrorCode } from '../queue/errors';
 import type { ActionOutcome } from '../queue/ops';
+import { type countNewer, LIST_ERROR_MAX_CHARS, LIST_PAYLOAD_MAX_BYTES, NEWER_CAP } from '../queue/read';
 import { ATTEMPT_OUTCOMES, JOB_STATUSES } from '../queue/status';
-import type { actionItemDto, actionReportDto, detailDto, pageDto, statsDto, workerDto } from './dto';
+import type {
+  actionItemDto,
+  actionReportDto,
+  consoleInfoDto,
+  deadLetterDto,
+  detailDto,
+  listedJobDto,
+  lookupDto,
+  pageDto,
+  recoverDto,
+  statsSnapshotDto,
+  workerDto,
+  workersDto,
+} from './dto';
 
 const dateTime = z.iso.datetime({ offset: true });
 const id = z.string().regex(/^[1-9][0-9]{0,18}$/).meta({ id: 'JobId', description: 'A job id: a positive 64-bit integer, as a string.' });
 const count = z.int().min(0);
 
+/** One value per job status (every status present). */
+const perStatus = <T extends z.ZodType>(t: T) =>
+  z.object({ queued: t, running: t, retrying: t, completed: t, failed: t, cancelled: t });
+
 export const jobStatusSchema = z.enum(JOB_STATUSES as [string, ...string[]]).meta({ id: 'JobStatus' });
+
+export const checkpointsSchema = z
+  .record(
+    z.string(),
+    z.object({
+      value: z.unknown().meta({ description: 'The value the handler saved (any JSON value).' }),
+      attempt: z.int().min(1).meta({ description: 'The attempt that saved it.' }),
+      at: dateTime.meta({ description: 'When it was saved (database clock).' }),
+    }),
+  )
+  .nullable()
+  .meta({
+    id: 'Checkpoints',
+    description: 'Progress the handler saved by name (ctx.checkpoint), for the next attempt; null when it never saved any.',
+  });
 
 export const jobSchema = z
   .object({
@@ -35,6 +70,12 @@ export const jobSchema = z
     idempotencyKey: z.string().nullable(),
     resultKey: z.string().nullable(),
     error: z.string().nullable(),
+    checkpoints: checkpointsSchema,
+    leaseLostStreak: count.meta({
+      description:
+        'Consecutive attempts lost without a word from the worker (a crash, a stall or a partition); a completion or a reported failure resets it. ' +
+        'While it is above 0 the job is a suspect: a worker claims at most one suspect at a time.',
+    }),
     createdAt: dateTime,
     startedAt: dateTime.nullable(),
     finishedAt: dateTime.nullable(),
@@ -45,13 +86,50 @@ export const jobWithLeaseSchema = jobSchema
   .extend({ leaseRemainingMs: z.number().nullable().meta({ description: 'Milliseconds left on the lease (database clock); null unless running.' }) })
   .meta({ id: 'JobWithLease' });
 
+/** A job as lists carry it: big columns are cut or left out (the job's own page has them). */
+export const listedJobSchema = jobWithLeaseSchema
+  .extend({
+    payload: z.unknown().meta({
+      description: `The payload as enqueued, or null when it is over ${LIST_PAYLOAD_MAX_BYTES} bytes stored (payloadOmitted): open the job for it.`,
+    }),
+    error: z.string().nullable().meta({ description: `The first ${LIST_ERROR_MAX_CHARS} characters of the last error (the job has all of it).` }),
+    checkpoints: checkpointsSchema.meta({ description: 'Not read for lists: always null here (the job has them).' }),
+    leaseLostStreak: count.meta({ description: 'Not read for lists: always 0 here (the job has it).' }),
+    payloadBytes: count.meta({ description: 'The stored size of the payload (jsonb), in bytes.' }),
+    payloadOmitted: z.boolean().meta({ description: 'True when the payload was too big for a list (payload is null): open the job for it.' }),
+  })
+  .meta({ id: 'ListedJob' });
+
 export const jobPageSchema = z
   .object({
-    jobs: z.array(jobWithLeaseSchema),
+    jobs: z.array(listedJobSchema),
     nextCursor: id.nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page.' }),
     dbNow: dateTime,
+    headId: id.nullable().meta({ description: 'The newest job id when the page was read (null with no jobs): the console counts "N new" above it.' }),
+    partial: z
+      .object({
+        scannedDownTo: id.meta({ description: 'Ids from this one up (to the cursor) were searched.' }),
+        scannedIds: count.meta({ description: 'How many ids were searched.' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          'Set when a filter no index serves (queue, type, error, payload, fingerprint…) spent its scan budget before the page was full: ' +
+          'the page holds what was found, and nextCursor continues the search below scannedDownTo.',
+      }),
   })
   .meta({ id: 'JobPage' });
+
+export const jobLookupSchema = z
+  .object({ jobs: z.array(listedJobSchema).meta({ description: 'The jobs found, newest first (an id with no job is left out).' }), dbNow: dateTime })
+  .meta({ id: 'JobLookup' });
+
+export const newerCountSchema = z
+  .object({
+    count: count.max(NEWER_CAP).meta({ description: `Jobs matching the filters with an id above \`after\` (at most ${NEWER_CAP}).` }),
+    capped: z.boolean().meta({ description: `True when more than ${NEWER_CAP} match (count is then ${NEWER_CAP}).` }),
+  })
+  .meta({ id: 'NewerCount' });
 
 export const attemptSchema = z
   .object({
@@ -67,7 +145,12 @@ export const attemptSchema = z
   .meta({ id: 'Attempt' });
 
 export const jobDetailSchema = z
-  .object({ job: jobWithLeaseSchema, attempts: z.array(attemptSchema), dbNow: dateTime })
+  .object({
+    job: jobWithLeaseSchema,
+    payloadText: z.string().meta({ description: 'The payload exactly as stored (jsonb text): big integers keep every digit.' }),
+    attempts: z.array(attemptSchema),
+    dbNow: dateTime,
+  })
   .meta({ id: 'JobDetail' });
 
 export const enqueuedSchema = z
@@ -115,6 +198,13 @@ export const errorSchema = z.object({ error: errorBody }).meta({ id: 'Error' });
 /** 409 from a one-job action: the error and the item, with the job as it stands. */
 export const actionConflictSchema = z.object({ error: errorBody, item: actionItemSchema }).meta({ id: 'ActionConflict' });
 
+const resignalledSchema = z.object({ id, queue: z.string(), type: z.string(), status: jobStatusSchema, waitedMs: z.number() });
+const signalQueueSchema = z.object({
+  queue: z.string(),
+  signalBacklog: count.nullable().meta({ description: "Ids waiting in the queue's Redis list; null without Redis." }),
+  pushed: count,
+});
+
 export const recoverReportSchema = z
   .object({
     dryRun: z.boolean(),
@@ -130,28 +220,122 @@ export const recoverReportSchema = z
         status: jobStatusSchema.meta({ description: 'The status it moved to (or would move to, in a preview).' }),
       }),
     ),
-    resignalled: z.array(z.object({ id, queue: z.string(), type: z.string(), status: jobStatusSchema, waitedMs: z.number() })),
-    queues: z.array(z.object({ queue: z.string(), signalBacklog: count.nullable(), pushed: count })),
+    resignalled: z.array(resignalledSchema),
+    queues: z.array(signalQueueSchema),
   })
   .meta({ id: 'RecoverReport' });
 
-const statusCounts = z.object({
-  queued: count,
-  running: count,
-  retrying: count,
-  completed: count,
-  failed: count,
-  cancelled: count,
+const BULK_OUTCOMES = [...ACTION_OUTCOMES, 'would_change', 'would_skip'] as const;
+
+export const bulkItemSchema = z
+  .object({
+    id,
+    ok: z.boolean().meta({ description: 'Changed (or, in a preview, would change).' }),
+    outcome: z.enum(BULK_OUTCOMES).meta({ description: 'What happened; in a preview would_change or would_skip.' }),
+    reason: z.string().optional().meta({ description: 'What happened or would happen, in words; for a skip, why.' }),
+    status: jobStatusSchema.optional().meta({ description: 'The job status (after the action; as it stands in a preview).' }),
+    queue: z.string().optional(),
+    type: z.string().optional(),
+    workerId: z.string().nullable().optional(),
+    leaseRemainingMs: z.number().nullable().optional(),
+  })
+  .meta({ id: 'BulkItem' });
+
+export const bulkReportSchema = z
+  .object({
+    action: z.enum(BULK_ACTIONS),
+    preview: z.boolean(),
+    total: count.meta({ description: 'Jobs the action covers (the ids, the jobs matching the filter, or what the sweep found).' }),
+    changed: count.meta({ description: 'Changed (in a preview: would change).' }),
+    skipped: count.meta({ description: 'Skipped, each with a reason (in a preview: would be skipped).' }),
+    byStatus: perStatus(count.optional()).meta({ description: 'Jobs per status (as they stood, or after the action).' }),
+    byOutcome: z.partialRecord(z.enum(ACTION_OUTCOMES), count).meta({ description: 'Jobs per (predicted) outcome.' }),
+    reasons: z
+      .array(z.object({ reason: z.string(), count }))
+      .meta({ description: 'Why jobs were (or would be) skipped, most frequent first (at most 20), with one example text each.' }),
+    items: z.array(bulkItemSchema).meta({ description: `Per job, skips first (at most ${PREVIEW_ITEMS} in a preview, ${REPORT_ITEMS} in a report).` }),
+    itemsTruncated: z.boolean().meta({ description: 'True when items does not list every job (the counts cover all of them).' }),
+    maxId: id.nullable().meta({
+      description: 'With a filter: the newest job id it was resolved against. Give it back as filter.maxId to act on the set the preview saw.',
+    }),
+    resignal: z.array(resignalledSchema).optional().meta({ description: 'recover with `all`: due jobs whose wake-up signal was missing (re-rung).' }),
+    resignalQueues: z.array(signalQueueSchema).optional().meta({ description: 'recover with `all`: the signal per queue.' }),
+  })
+  .meta({ id: 'BulkReport' });
+
+const statusCounts = perStatus(count);
+const countKind = z
+  .enum(['exact', 'estimate', 'atLeast'] as const satisfies readonly CountKind[])
+  .meta({
+    id: 'CountKind',
+    description: 'exact; estimate ("≈": from the table statistics, see estimates); atLeast (the capped count, with no statistics yet).',
+  });
+const statusKinds = perStatus(countKind);
+
+const workerTotals = z.object({
+  claimed: z.number(),
+  completed: z.number(),
+  failed: z.number(),
+  retried: z.number(),
+  cancelled: z.number(),
+  leaseLost: z.number(),
+  recovered: z.number(),
 });
 
 export const statsSchema = z
   .object({
-    counts: statusCounts,
-    queues: z.array(z.object({ queue: z.string(), counts: statusCounts })),
+    computedAt: dateTime.meta({ description: 'The database clock when these numbers were computed (the cache is shared by every viewer).' }),
+    computeMs: count.meta({ description: 'How long the computation took.' }),
+    counts: statusCounts.meta({ description: 'Jobs per status: exact below estimates.countCap, else as kinds says.' }),
+    kinds: statusKinds,
+    total: count,
+    totalKind: countKind,
+    estimates: z
+      .object({
+        analyzedAt: dateTime.nullable().meta({ description: 'The last ANALYZE of the jobs table; null when never.' }),
+        liveRows: count.nullable().meta({ description: "The table's live row count (pg_stat_user_tables)." }),
+        countCap: count.meta({ description: 'Statuses with at least this many jobs are estimated.' }),
+      })
+      .meta({ description: 'What the estimates rest on.' }),
+    queues: z.array(
+      z.object({
+        queue: z.string(),
+        counts: statusCounts,
+        kinds: statusKinds,
+        due: count.meta({ description: 'Queued or retrying jobs due now (capped: see dueCapped).' }),
+        dueCapped: z.boolean(),
+        oldestDueAgeMs: z.number().nullable().meta({ description: 'Age of the oldest waiting job; null when none waits.' }),
+        signalBacklog: count.nullable().meta({ description: "Ids waiting in the queue's Redis list; null without Redis." }),
+      }),
+    ),
     oldestQueuedAgeMs: z.number().nullable(),
-    runningExpired: count,
+    runningExpired: count.meta({ description: 'Running jobs whose lease has expired (recover moves them on).' }),
     workersAlive: count,
+    workersStale: count.meta({ description: 'Workers not stopped but silent for longer than a lease (within the last day).' }),
+    signal: z.object({
+      usingRedis: z.boolean(),
+      due: count,
+      backlog: count.nullable().meta({ description: 'Ids in Redis over all queues; null without Redis.' }),
+    }),
+    workerTotals: workerTotals.meta({ description: "The workers' cumulative counters, summed over the workers table." }),
     dbNow: dateTime,
+    throughput: z
+      .object({
+        bucketMs: count,
+        since: dateTime.nullable().meta({ description: 'The first sample (the console process samples while it runs); null before one.' }),
+        points: z.array(
+          z.object({
+            t: z.number().meta({ description: 'Bucket start, ms since the epoch (database clock).' }),
+            claimed: z.number(),
+            completed: z.number(),
+            failed: z.number(),
+            retried: z.number(),
+            leaseLost: z.number(),
+          }),
+        ),
+      })
+      .meta({ description: "Jobs per second per bucket, from the workers' counters." }),
+    refreshMs: count.meta({ description: 'How long a snapshot is served before it is computed again.' }),
   })
   .meta({ id: 'Stats' });
 
@@ -167,10 +351,51 @@ export const workerSchema = z
     stoppedAt: dateTime.nullable(),
     jobsInHand: count,
     heartbeatAgeMs: z.number(),
+    stale: z.boolean().meta({ description: 'Not stopped, but silent for longer than staleAfterMs: its leases run out and recover takes its jobs.' }),
+    metrics: z.record(z.string(), z.unknown()).meta({ description: "The process's own counters, as last reported." }),
   })
   .meta({ id: 'Worker' });
 
-export const workersSchema = z.object({ workers: z.array(workerSchema) }).meta({ id: 'Workers' });
+export const workersSchema = z
+  .object({
+    workers: z.array(workerSchema).meta({ description: 'Live ones first, then by newest heartbeat (at most 500).' }),
+    staleAfterMs: count.meta({ description: 'Silence after which a worker is stale (the lease length).' }),
+    dbNow: dateTime,
+  })
+  .meta({ id: 'Workers' });
+
+export const deadLetterSchema = z
+  .object({
+    groups: z.array(
+      z.object({
+        type: z.string(),
+        fingerprint: z.string().regex(/^[0-9a-f]{12}$/).meta({ description: 'Pass as the `fingerprint` filter to list (or act on) the group.' }),
+        pattern: z.string().meta({ description: "The error's first line, variable parts replaced (# for tokens with digits, ? for quoted values)." }),
+        sampleError: z.string().nullable().meta({ description: "The newest job's first error line." }),
+        sampleJobId: id,
+        count: z.int().min(1),
+        queues: z.array(z.string()).meta({ description: 'Up to 5 of its queues.' }),
+        newestFailedAt: dateTime.nullable(),
+        oldestFailedAt: dateTime.nullable(),
+      }),
+    ),
+    examined: count.meta({ description: 'Failed jobs looked at (the newest ones, up to a sample).' }),
+    complete: z.boolean().meta({ description: 'False when there are older failed jobs than the sample.' }),
+    dbNow: dateTime,
+  })
+  .meta({ id: 'DeadLetter' });
+
+export const consoleInfoSchema = z
+  .object({
+    environment: z.string().nullable().meta({ description: 'LEASEHOLD_ENV (the environment badge); null when unset.' }),
+    leaseMs: z.int().min(1),
+    heartbeatMs: z.int().min(1),
+    recoverMs: z.int().min(1),
+    redis: z.boolean().meta({ description: 'Whether producers ring workers through Redis (else PostgreSQL NOTIFY).' }),
+    redisPrefix: z.string(),
+    version: z.string(),
+  })
+  .meta({ id: 'ConsoleInfo' });
 
 export const healthSchema = z
   .object({
@@ -183,12 +408,38 @@ export const healthSchema = z
 
 // ---------------------------------------------------------------- compile-time ties to dto.ts
 
-type Assert<T extends U, U> = T;
+type Keys<U> = U extends object ? keyof U : never;
+type Prop<U, K extends PropertyKey> = U extends object ? (K extends keyof U ? U[K] : never) : never;
+type Elem<U> = U extends readonly (infer E)[] ? E : never;
+/**
+ * The paths of the fields `T` has that `U` does not describe ('.jobs[].checkpoints'),
+ * never when it describes them all. `T extends U` alone lets a DTO carry fields its
+ * schema lacks; the served schemas forbid unknown fields (additionalProperties: false).
+ */
+type Undescribed<T, U, P extends string = ''> = unknown extends U
+  ? never
+  : T extends readonly (infer E)[]
+    ? Undescribed<E, Elem<U>, `${P}[]`>
+    : T extends object
+      ? { [K in keyof T & string]-?: K extends Keys<U> ? Undescribed<T[K], Prop<U, K>, `${P}.${K}`> : `${P}.${K}` }[keyof T & string]
+      : never;
+/** The DTO's type fits the schema's output, and has no field the schema does not describe. */
+type Ties<T extends U, U> = Undescribed<T, U>;
+type None<T extends never> = T;
+
 export type ResponseSchemasMatchDtos = [
-  Assert<ReturnType<typeof pageDto>, z.output<typeof jobPageSchema>>,
-  Assert<ReturnType<typeof detailDto>, z.output<typeof jobDetailSchema>>,
-  Assert<ReturnType<typeof actionItemDto>, z.output<typeof actionItemSchema>>,
-  Assert<ReturnType<typeof actionReportDto>, z.output<typeof actionReportSchema>>,
-  Assert<ReturnType<typeof statsDto>, z.output<typeof statsSchema>>,
-  Assert<ReturnType<typeof workerDto>, z.output<typeof workerSchema>>,
+  None<Ties<ReturnType<typeof pageDto>, z.output<typeof jobPageSchema>>>,
+  None<Ties<ReturnType<typeof listedJobDto>, z.output<typeof listedJobSchema>>>,
+  None<Ties<ReturnType<typeof lookupDto>, z.output<typeof jobLookupSchema>>>,
+  None<Ties<Awaited<ReturnType<typeof countNewer>>, z.output<typeof newerCountSchema>>>,
+  None<Ties<ReturnType<typeof detailDto>, z.output<typeof jobDetailSchema>>>,
+  None<Ties<ReturnType<typeof actionItemDto>, z.output<typeof actionItemSchema>>>,
+  None<Ties<ReturnType<typeof actionReportDto>, z.output<typeof actionReportSchema>>>,
+  None<Ties<BulkReport, z.output<typeof bulkReportSchema>>>,
+  None<Ties<ReturnType<typeof recoverDto>, z.output<typeof recoverReportSchema>>>,
+  None<Ties<ReturnType<typeof statsSnapshotDto>, z.output<typeof statsSchema>>>,
+  None<Ties<ReturnType<typeof workerDto>, z.output<typeof workerSchema>>>,
+  None<Ties<ReturnType<typeof workersDto>, z.output<typeof workersSchema>>>,
+  None<Ties<ReturnType<typeof deadLetterDto>, z.output<typeof deadLetterSchema>>>,
+  None<Ties<ReturnType<typeof consoleInfoDto>, z.output<typeof consoleInfoSchema>>>,
 ];

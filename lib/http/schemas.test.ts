@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { QueueError } from '../queue/errors';
-import { enqueueBody, jsonProblem, toEnqueueInput } from './schemas';
+import { enqueueBody, jobId, jsonProblem, toEnqueueInput } from './schemas';
 
 test('jsonProblem finds what jsonb cannot store, anywhere in the value', () => {
   assert.equal(jsonProblem({ a: [1, { b: 'ok' }] }), null);
@@ -22,4 +22,11 @@ test('toEnqueueInput checks the type and its payload schema', () => {
     () => toEnqueueInput(enqueueBody.parse({ type: 'demo.sleep', payload: { ms: 'soon' } })),
     (e: QueueError) => e.code === 'invalid_request' && /payload\.ms/.test(e.message),
   );
+});
+
+test('jobId: a positive integer that fits a bigint (a larger one is a 400 here, not a 500 from SQL)', () => {
+  for (const ok of ['1', '42', '9223372036854775807']) assert.equal(jobId.safeParse(ok).success, true, ok);
+  for (const bad of ['0', '-1', '01', 'abc', '1.5', '9223372036854775808', '9999999999999999999', '12345678901234567890']) {
+    assert.equal(jobId.safeParse(bad).success, false, bad);
+  }
 });

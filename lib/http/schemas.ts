@@ -105,35 +105,53 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): 
   };
 }
 
-export const jobId = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a job id (a positive integer)');
+/** The largest job id (job_id is a PostgreSQL bigint). */
+export const MAX_JOB_ID = 9223372036854775807n;
+
+/** A job id: a positive integer no larger than a bigint (a larger one would reach SQL and fail there, as a 500). */
+export const jobId = z
+  .string()
+  .regex(/^[1-9][0-9]{0,18}$/, 'must be a job id (a positive integer)')
+  .refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) <= MAX_JOB_ID, `must be a job id (at most ${MAX_JOB_ID})`);
 
 /** The job filters (lib/queue/filters.ts), as query parameters or inside an action's body. */
 export const filterFields = {
   status: z.enum(jobStatus.enumValues).optional(),
   queue: queueName.optional(),
   type: typeName.optional(),
-  id: jobId.optional(),
-  worker: safeText(1, 300).optional(),
-  error: safeText(1, 200).optional(),
+  id: jobId.optional().meta({ description: 'One job.' }),
+  worker: safeText(1, 300).optional().meta({ description: 'The worker id that holds (or last held) the job.' }),
+  error: safeText(1, 200).optional().meta({ description: 'Text in the last error (case-insensitive substring).' }),
   payload: safeText(1, 200)
     .refine((s) => parsePayloadFilter(s) !== null, 'must be `key`, `key=value` or `a.b.c=value` (letters, digits, _ - $; up to 8 levels)')
-    .optional(),
-  fingerprint: z.string().regex(FINGERPRINT_RE, 'must be an error fingerprint (12 hex digits)').optional(),
-  q: safeText(1, 200).optional(),
-  maxId: jobId.optional(),
+    .optional()
+    .meta({
+      description:
+        'A payload key path (`a.b`: the key exists) or `a.b=value` (the value, as a JSON scalar when it parses as one, else a string); up to 8 levels.',
+      example: 'order.id=ord_7',
+    }),
+  fingerprint: z
+    .string()
+    .regex(FINGERPRINT_RE, 'must be an error fingerprint (12 hex digits)')
+    .optional()
+    .meta({ description: "An error fingerprint (the dead letter's groups): failed jobs whose last error has this shape." }),
+  q: safeText(1, 200).optional().meta({ description: 'Free search: a job id, or text in the last error.' }),
+  maxId: jobId.optional().meta({ description: 'Only jobs with an id at most this.' }),
 };
 
 export const listQuery = z
   .object({
     ...filterFields,
-    cursor: jobId.optional(),
+    cursor: jobId.optional().meta({ description: 'The nextCursor of the previous page: jobs with a smaller id.' }),
     limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
   })
   .strict();
 
 export const jobFilter = z.object(filterFields).strict();
 
-export const newerQuery = z.object({ ...filterFields, after: jobId }).strict();
+export const newerQuery = z
+  .object({ ...filterFields, after: jobId.meta({ description: 'Count the jobs with a larger id than this one.' }) })
+  .strict();
 
 /** ?ids=1,2,3 — at most MAX_PAGE ids. */
 export const lookupQuery = z
@@ -142,7 +160,8 @@ export const lookupQuery = z
       .string()
       .max(MAX_PAGE * 20)
       .transform((s) => s.split(',').filter(Boolean))
-      .pipe(z.array(jobId).max(MAX_PAGE, `at most ${MAX_PAGE} ids`)),
+      .pipe(z.array(jobId).max(MAX_PAGE, `at most ${MAX_PAGE} ids`))
+      .meta({ description: `Job ids, comma-separated, at most ${MAX_PAGE}.`, example: '12,15,16' }),
   })
   .strict();
 
@@ -154,20 +173,25 @@ export const actionName = z.enum(BULK_ACTIONS);
  */
 export const actionBody = z
   .object({
-    ids: z.array(jobId).min(1).max(MAX_BULK_IDS).optional(),
-    filter: jobFilter.optional(),
-    all: z.literal(true).optional(),
-    preview: z.boolean().optional(),
-    resetAttempts: z.boolean().optional(),
-    revokeLease: z.boolean().optional(),
+    ids: z.array(jobId).min(1).max(MAX_BULK_IDS).optional().meta({ description: 'Target: these jobs.' }),
+    filter: jobFilter.optional().meta({ description: 'Target: every job matching this filter (give at least one condition besides maxId).' }),
+    all: z.literal(true).optional().meta({ description: 'Target (recover only): the whole sweep.' }),
+    preview: z.boolean().optional().meta({ description: 'Only say what would happen; write nothing.' }),
+    resetAttempts: z.boolean().optional().meta({ description: 'requeue: give the jobs a fresh attempt budget.' }),
+    revokeLease: z.boolean().optional().meta({ description: 'requeue: also take back running jobs, revoking their live leases.' }),
     /** recover with `all`: the ids its preview listed, so each one not moved is reported with why. */
-    expectIds: z.array(jobId).max(MAX_BULK_IDS).optional(),
+    expectIds: z
+      .array(jobId)
+      .max(MAX_BULK_IDS)
+      .optional()
+      .meta({ description: 'recover with `all`: the ids its preview listed; each one the sweep did not move is reported as skipped, with why.' }),
     reason: safeText(0, 500).optional(),
   })
   .strict()
   .refine((b) => [b.ids, b.filter, b.all].filter((x) => x !== undefined).length === 1, {
     message: 'give exactly one of `ids`, `filter` or `all`',
-  });
+  })
+  .meta({ description: 'Exactly one of `ids`, `filter` or `all`.' });
 
 export const requeueBody = z
   .object({

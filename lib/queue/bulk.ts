@@ -62,7 +62,8 @@ export interface BulkReport {
   changed: number;
   skipped: number;
   byStatus: Partial<Record<JobStatus, number>>;
-  byOutcome: Partial<Record<string, number>>;
+  /** Jobs per outcome (in a preview, the predicted one). */
+  byOutcome: Partial<Record<ActionOutcome, number>>;
   /** Reasons for skips, most frequent first, with one example each. */
   reasons: { reason: string; count: number }[];
   items: BulkItem[];

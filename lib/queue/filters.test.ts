@@ -21,3 +21,12 @@ test('filters become parameterised conditions; only unindexed ones ask for a win
   assert.equal(filterSql({ status: 'running', worker: 'w' }, new SqlParams(), 'fp').scans, false);
   assert.equal(filterSql({ queue: 'q', id: '5' }, new SqlParams(), 'fp').scans, false, 'an id pins the row');
 });
+
+test('q: a number too large for a bigint is searched as text, never cast to a job id', () => {
+  const asId = new SqlParams();
+  assert.match(filterSql({ q: '9223372036854775807' }, asId, 'fp').conds[0]!, /job_id = \$1::bigint/);
+  const asText = new SqlParams();
+  const r = filterSql({ q: '9223372036854775808' }, asText, 'fp');
+  assert.match(r.conds[0]!, /error ILIKE/);
+  assert.equal(r.scans, true);
+});

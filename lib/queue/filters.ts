@@ -33,6 +33,8 @@ export interface JobFilter {
 export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'q', 'maxId'] as const;
 
 const ID_RE = /^[1-9][0-9]{0,18}$/;
+/** Text that is a job id (a positive bigint): `q` searches by id only then, since a larger number cannot be cast to bigint. */
+const isJobIdText = (s: string) => ID_RE.test(s) && BigInt(s) <= 9223372036854775807n;
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
 export class SqlParams {
@@ -100,7 +102,7 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
     scans = true;
   }
   if (f.q) {
-    if (ID_RE.test(f.q)) conds.push(`job_id = ${p.add(f.q)}::bigint`);
+    if (isJobIdText(f.q)) conds.push(`job_id = ${p.add(f.q)}::bigint`);
     else {
       conds.push(`error ILIKE ${p.add(`%${escapeLike(f.q)}%`)}`);
       scans = true;
@@ -119,7 +121,7 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
     scans = true;
   }
   // An id pins the row: no scan whatever else is set.
-  if (f.id || (f.q && ID_RE.test(f.q))) scans = false;
+  if (f.id || (f.q && isJobIdText(f.q))) scans = false;
   return { conds, scans };
 }
 

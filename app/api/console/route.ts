@@ -1,3 +1,4 @@
+import { consoleInfoDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
 import { serverContext } from '@/lib/server/context';
 import pkg from '@/package.json';
@@ -5,13 +6,5 @@ import pkg from '@/package.json';
 /** GET /api/console — what the console shows about its own installation (environment badge, lease settings, signal). */
 export const GET = route(async () => {
   const { cfg, doorbell } = serverContext();
-  return json({
-    environment: process.env.LEASEHOLD_ENV?.trim() || null,
-    leaseMs: cfg.leaseMs,
-    heartbeatMs: cfg.heartbeatMs,
-    recoverMs: cfg.recoverMs,
-    redis: doorbell.usingRedis,
-    redisPrefix: cfg.redisPrefix,
-    version: pkg.version,
-  });
+  return json(consoleInfoDto(cfg, { environment: process.env.LEASEHOLD_ENV?.trim() || null, redis: doorbell.usingRedis, version: pkg.version }));
 });

@@ -1,3 +1,4 @@
+import { deadLetterDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
 import { deadLetterGroups } from '@/lib/queue/dead-letter';
 import { memo } from '@/lib/server/memo';
@@ -6,9 +7,5 @@ import { serverContext } from '@/lib/server/context';
 /** GET /api/dead-letter — failed jobs grouped by type and error fingerprint (shared by all viewers, at most every 3 s). */
 export const GET = route(async () => {
   const d = await memo('dead-letter', 3_000, () => deadLetterGroups(serverContext().readPool));
-  return json({
-    ...d,
-    groups: d.groups.map((g) => ({ ...g, newestFailedAt: g.newestFailedAt?.toISOString() ?? null, oldestFailedAt: g.oldestFailedAt?.toISOString() ?? null })),
-    dbNow: d.dbNow.toISOString(),
-  });
+  return json(deadLetterDto(d));
 });

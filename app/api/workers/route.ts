@@ -1,4 +1,4 @@
-import { workerDto } from '@/lib/http/dto';
+import { workersDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
 import { dbNow, listWorkers } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
@@ -10,5 +10,5 @@ import { serverContext } from '@/lib/server/context';
 export const GET = route(async () => {
   const { readPool, cfg } = serverContext();
   const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
-  return json({ workers: workers.map(workerDto), staleAfterMs: cfg.leaseMs, dbNow: now.toISOString() });
+  return json(workersDto(workers, cfg.leaseMs, now));
 });

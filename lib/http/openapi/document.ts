@@ -24,6 +24,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[] = apiRoutes) {
     tags: [
       { name: 'jobs', description: 'Enqueue, list and inspect jobs.' },
       { name: 'actions', description: 'Operator actions: the same compare-and-swap statements the console buttons run.' },
+      { name: 'console', description: "The operator console's reads and bulk actions (preview, then apply)." },
       { name: 'operations', description: 'Recover, counts, workers, health and metrics.' },
     ],
     paths,

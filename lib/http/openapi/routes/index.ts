@@ -1,6 +1,7 @@
 /** Every documented route. A new route file under app/api gets its entry in one of these lists. */
 import type { ApiRoute } from '../registry';
+import { consoleRoutes } from './console';
 import { jobRoutes } from './jobs';
 import { operationRoutes } from './operations';
 
-export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...operationRoutes];
+export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...consoleRoutes, ...operationRoutes];

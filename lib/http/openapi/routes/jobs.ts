@@ -1,4 +1,4 @@
-/** /api/jobs and /api/jobs/:id/* — enqueue, list, one job, the CAS actions. */
+/** /api/jobs and /api/jobs/:id/* — enqueue, list, one job, its result, the CAS actions. (The console's /api/jobs/lookup and /newer are in ./console.) */
 import { z } from 'zod';
 import { cancelBody, enqueueRequest, jobId, listQuery, requeueBody } from '../../schemas';
 import {
@@ -36,11 +36,15 @@ export const jobRoutes = [
   apiRoute('get', '/api/jobs', {
     operationId: 'listJobs',
     summary: 'List jobs, newest first, in keyset pages',
+    description:
+      "Filters combine (AND). Status, id and a running job's worker are served by indexes; the others (queue, type, error, payload, fingerprint, " +
+      'text in q) are searched a window of ids at a time, and a page that spent its time budget before it was full says so in `partial`. ' +
+      'Rows are cut for lists: a payload over 2 KiB is left out (payloadOmitted), the error is cut to 500 characters, checkpoints are not read.',
     tags: ['jobs'],
     requestParams: { query: listQuery },
     responses: {
       '200': jsonResponse('A page of jobs; pass nextCursor as cursor for the next page.', jobPageSchema),
-      '400': errorResponse('A filter is invalid.'),
+      '400': errorResponse('A filter, the cursor or the limit is invalid, or a parameter is unknown.'),
       ...commonErrors,
     },
   }),
@@ -52,6 +56,24 @@ export const jobRoutes = [
     responses: {
       '200': jsonResponse('The job, its attempts (the running one included) and the database clock.', jobDetailSchema),
       '404': errorResponse('No such job.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/jobs/{id}/result', {
+    operationId: 'getJobResult',
+    summary: "A completed job's result, as its handler returned it",
+    description: 'The stored JSON, byte for byte, served inline (`content-disposition: inline; filename="job-<id>-result.json"`).',
+    tags: ['jobs'],
+    requestParams: { path: idParam },
+    responses: {
+      '200': {
+        description: 'The result (any JSON value).',
+        headers: z.object({
+          'content-disposition': z.string().meta({ description: 'inline; filename="job-<id>-result.json"' }),
+        }),
+        content: { 'application/json': { schema: z.unknown().meta({ description: 'The JSON value the handler returned.' }) } },
+      },
+      '404': errorResponse('No such job, the job has no result (it has not completed, or its handler returned nothing), or the result is missing from the result store.'),
       ...commonErrors,
     },
   }),

@@ -1,0 +1,82 @@
+/**
+ * The operator console's routes: bulk actions with a preview, the live refresh of the
+ * rows on screen, the "N new" count, the dead letter's groups and the console's settings.
+ */
+import { z } from 'zod';
+import { MAX_BULK_IDS, MAX_PAGE, actionBody, actionName, lookupQuery, newerQuery } from '../../schemas';
+import { BULK_CAP, PREVIEW_ITEMS, REPORT_ITEMS } from '../../../queue/bulk';
+import { bulkReportSchema, consoleInfoSchema, deadLetterSchema, jobLookupSchema, newerCountSchema } from '../../responses';
+import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
+
+export const consoleRoutes = [
+  apiRoute('post', '/api/actions/{action}', {
+    operationId: 'bulkAction',
+    summary: 'Requeue, cancel, delete or recover a selection, every job matching a filter, or (recover) the whole sweep — previewed or applied',
+    description:
+      'Give exactly one target: `ids` (up to ' +
+      MAX_BULK_IDS +
+      '), `filter` (every job matching it, up to ' +
+      BULK_CAP.toLocaleString('en') +
+      '; at least one condition besides maxId) or `all: true` (recover only: the sweep over expired leases and missing wake-up signals).\n\n' +
+      'With `preview: true` nothing is written: the report says per job what would happen (would_change / would_skip, at most ' +
+      PREVIEW_ITEMS +
+      ' items) and, for a filter, the newest id it saw (`maxId`): give that back as `filter.maxId` so the action touches no job created after the preview. ' +
+      'Without it the action runs batch by batch through the same compare-and-swap statements as the one-job actions; every job that changed meanwhile ' +
+      'is skipped with the reason (at most ' +
+      REPORT_ITEMS +
+      ' items, skips first).\n\n' +
+      '`resetAttempts` and `revokeLease` apply to requeue; `expectIds` to recover with `all` (the ids its preview listed: each one the sweep did not move is reported with why). ' +
+      '`reason` is accepted and not recorded.',
+    tags: ['actions', 'console'],
+    requestParams: { path: z.object({ action: actionName.meta({ description: 'The action.' }) }) },
+    requestBody: { required: true, content: { 'application/json': { schema: actionBody } } },
+    responses: {
+      '200': jsonResponse('The preview, or the report of what was done.', bulkReportSchema),
+      '400': errorResponse(
+        'Malformed JSON; not exactly one target; an invalid id or filter; an empty filter; `all` for an action other than recover; ' +
+          'more jobs match the filter than one action may touch.',
+      ),
+      '404': errorResponse('No such action.'),
+      '413': errorResponse('The body is over 256 KiB.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/jobs/lookup', {
+    operationId: 'lookupJobs',
+    summary: 'The current rows of these jobs, whatever their status (the console refreshes the rows it shows)',
+    tags: ['jobs', 'console'],
+    requestParams: { query: lookupQuery },
+    responses: {
+      '200': jsonResponse('The jobs found, newest first (ids with no job are left out), as lists carry them.', jobLookupSchema),
+      '400': errorResponse(`ids is missing, has a malformed id, or more than ${MAX_PAGE}; or an unknown parameter.`),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/jobs/newer', {
+    operationId: 'countNewerJobs',
+    summary: 'How many jobs matching the filters are newer than a job ("N new" above the list)',
+    description: 'The filters of GET /api/jobs. With a filter no index serves, only the 100,000 ids above `after` are looked at.',
+    tags: ['jobs', 'console'],
+    requestParams: { query: newerQuery },
+    responses: {
+      '200': jsonResponse('The count, capped.', newerCountSchema),
+      '400': errorResponse('after is missing or not a job id, or a filter is invalid.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/dead-letter', {
+    operationId: 'deadLetter',
+    summary: 'Failed jobs grouped by type and error fingerprint, largest group first',
+    description:
+      'Reads at most the 20,000 newest failed jobs (`complete` says whether that was all of them). Computed at most every 3 s for all viewers. ' +
+      'List or act on a group with the `fingerprint` and `type` filters.',
+    tags: ['console'],
+    responses: { '200': jsonResponse('The groups (at most 500).', deadLetterSchema), ...commonErrors },
+  }),
+  apiRoute('get', '/api/console', {
+    operationId: 'consoleInfo',
+    summary: "The console's installation: environment badge, lease settings, signal, version",
+    tags: ['console'],
+    responses: { '200': jsonResponse('The settings.', consoleInfoSchema), ...commonErrors },
+  }),
+];
