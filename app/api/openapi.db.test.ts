@@ -31,7 +31,7 @@ cleanup(async () => (await import('@/lib/server/context')).closeServerContext())
 
 const { buildOpenApiDocument } = await import('@/lib/http/openapi/document');
 const { apiRoutes } = await import('@/lib/http/openapi/routes');
-const { jobCheckpoint, jobComplete, workerHeartbeat, workerRegister } = await import('@/lib/queue/ops');
+const { jobCheckpoint, jobComplete, scheduleUpsert, workerHeartbeat, workerRegister } = await import('@/lib/queue/ops');
 const { FsResultStore } = await import('@/lib/results');
 
 const routes = await loadRoutes();
@@ -350,6 +350,23 @@ describe('every route answers as documented', () => {
     const meta = await call('GET', '/api/console');
     assert.equal(meta.body.environment, null);
     assert.equal(meta.body.redisPrefix, process.env.LEASEHOLD_REDIS_PREFIX);
+  });
+
+  test('GET /api/queues, POST /api/queues/{name}, GET /api/schedules', async () => {
+    const set = await call('POST', '/api/queues/{name}', { params: { name: 'oa-ctl' }, body: { paused: true, concurrencyLimit: 2 } });
+    assert.equal(set.status, 200);
+    assert.deepEqual([set.body.controls.paused, set.body.controls.concurrencyLimit], [true, 2]);
+    const rate = await call('POST', '/api/queues/{name}', { params: { name: 'oa-ctl' }, body: { rateLimit: 5, ratePeriodMs: 1000 } });
+    assert.equal(rate.body.controls.rateTokens, 5);
+    assert.ok((await call('GET', '/api/queues')).body.queues.some((q: { name: string }) => q.name === 'oa-ctl'));
+    const cleared = await call('POST', '/api/queues/{name}', { params: { name: 'oa-ctl' }, body: { paused: false, concurrencyLimit: 0, rateLimit: 0 } });
+    assert.equal(cleared.body.controls, null);
+    for (const body of [{}, { rateLimit: 3 }, { paused: 'yes' }, { concurrencyLimit: -1 }, { nope: 1 }]) {
+      assert.equal((await call('POST', '/api/queues/{name}', { params: { name: 'oa-ctl' }, body })).status, 400, JSON.stringify(body));
+    }
+    await scheduleUpsert(db.pool, { name: 'oa-nightly', cron: '0 3 * * *', type: 'demo.noop' });
+    const sch = await call('GET', '/api/schedules');
+    assert.equal(sch.body.schedules[0].name, 'oa-nightly');
   });
 
   test('GET /api/stats (estimates past the count cap), /api/workers, /api/health, /api/metrics, /api/openapi.json', async () => {

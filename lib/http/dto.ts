@@ -1,7 +1,7 @@
 /** JSON shapes of the HTTP API (ids as strings, ISO dates, camelCase). */
 import type { Config } from '../config';
 import type { DeadLetter } from '../queue/dead-letter';
-import type { ActionItem, ActionReport, RecoverReport } from '../queue/ops';
+import type { ActionItem, ActionReport, QueueControl, RecoverReport, Schedule } from '../queue/ops';
 import { toJobDto } from '../queue/job';
 import type { StatsSnapshot } from '../queue/stats-cache';
 import { type Attempt, type JobDetail, type JobPage, LIST_PAYLOAD_MAX_BYTES, type ListedJob, type Stats, type WorkerRow } from '../queue/read';
@@ -65,8 +65,13 @@ export const recoverDto = (r: RecoverReport) => r;
 
 export const statsDto = (s: Stats) => ({ ...s, dbNow: s.dbNow.toISOString() });
 
+export const queueControlDto = (c: QueueControl) => ({ ...c, pausedAt: iso(c.pausedAt) });
+
+export const scheduleDto = (s: Schedule) => ({ ...s, nextRunAt: s.nextRunAt.toISOString(), lastRunAt: iso(s.lastRunAt) });
+
 export const statsSnapshotDto = (s: StatsSnapshot) => ({
   ...s,
+  queues: s.queues.map((q) => ({ ...q, controls: q.controls ? queueControlDto(q.controls) : null })),
   computedAt: s.computedAt.toISOString(),
   dbNow: s.dbNow.toISOString(),
   estimates: { ...s.estimates, analyzedAt: iso(s.estimates.analyzedAt) },

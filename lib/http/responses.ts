@@ -21,7 +21,9 @@ import type {
   listedJobDto,
   lookupDto,
   pageDto,
+  queueControlDto,
   recoverDto,
+  scheduleDto,
   statsSnapshotDto,
   workerDto,
   workersDto,
@@ -282,6 +284,41 @@ const workerTotals = z.object({
   recovered: z.number(),
 });
 
+export const queueControlSchema = z
+  .object({
+    name: z.string(),
+    paused: z.boolean(),
+    pausedAt: dateTime.nullable(),
+    concurrencyLimit: z.int().min(1).nullable().meta({ description: 'Most jobs running at once over every worker and host; null: none.' }),
+    rateLimit: z.int().min(1).nullable().meta({ description: 'Most claims per ratePeriodMs over every worker; null: none.' }),
+    ratePeriodMs: z.int().min(1).nullable(),
+    rateTokens: z.int().nullable().meta({ description: 'Whole claims left in the rate bucket now (database clock); null without a rate limit.' }),
+    running: count.meta({ description: "The queue's jobs running now, over all workers." }),
+  })
+  .meta({ id: 'QueueControl', description: "A queue's pause and global limits, honoured by every worker at claim time." });
+
+export const queueControlsSchema = z.object({ queues: z.array(queueControlSchema) }).meta({ id: 'QueueControls' });
+export const queueControlResultSchema = z
+  .object({ queue: z.string(), controls: queueControlSchema.nullable().meta({ description: 'null: nothing set any more (the fast claim path).' }) })
+  .meta({ id: 'QueueControlResult' });
+
+export const scheduleSchema = z
+  .object({
+    name: z.string(),
+    cron: z.string(),
+    timezone: z.string(),
+    queue: z.string(),
+    type: z.string(),
+    payload: z.unknown(),
+    maxAttempts: z.int().min(1),
+    enabled: z.boolean(),
+    nextRunAt: dateTime,
+    lastRunAt: dateTime.nullable(),
+    lastJobId: id.nullable(),
+  })
+  .meta({ id: 'Schedule' });
+export const schedulesSchema = z.object({ schedules: z.array(scheduleSchema) }).meta({ id: 'Schedules' });
+
 export const statsSchema = z
   .object({
     computedAt: dateTime.meta({ description: 'The database clock when these numbers were computed (the cache is shared by every viewer).' }),
@@ -306,6 +343,7 @@ export const statsSchema = z
         dueCapped: z.boolean(),
         oldestDueAgeMs: z.number().nullable().meta({ description: 'Age of the oldest waiting job; null when none waits.' }),
         signalBacklog: count.nullable().meta({ description: "Ids waiting in the queue's Redis list; null without Redis." }),
+        controls: queueControlSchema.nullable().meta({ description: 'Pause and global limits; null: none.' }),
       }),
     ),
     oldestQueuedAgeMs: z.number().nullable(),
@@ -442,4 +480,6 @@ export type ResponseSchemasMatchDtos = [
   None<Ties<ReturnType<typeof workersDto>, z.output<typeof workersSchema>>>,
   None<Ties<ReturnType<typeof deadLetterDto>, z.output<typeof deadLetterSchema>>>,
   None<Ties<ReturnType<typeof consoleInfoDto>, z.output<typeof consoleInfoSchema>>>,
+  None<Ties<ReturnType<typeof queueControlDto>, z.output<typeof queueControlSchema>>>,
+  None<Ties<ReturnType<typeof scheduleDto>, z.output<typeof scheduleSchema>>>,
 ];

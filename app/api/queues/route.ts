@@ -1,6 +1,7 @@
 import { json, route } from '@/lib/http/respond';
+import { queueControlDto } from '@/lib/http/dto';
 import { queueControls } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/queues — the paused or limited queues, with their running jobs against the limits. */
-export const GET = route(async () => json({ queues: await queueControls(serverContext().readPool) }));
+export const GET = route(async () => json({ queues: (await queueControls(serverContext().readPool)).map(queueControlDto) }));

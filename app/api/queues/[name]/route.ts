@@ -1,3 +1,4 @@
+import { queueControlDto } from '@/lib/http/dto';
 import { json, readJsonOptional, route } from '@/lib/http/respond';
 import { queueControlsBody, queueName } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
@@ -15,5 +16,5 @@ export const POST = route(async (req: Request, ctx: { params: Promise<{ name: st
   if (!name.success) throw new QueueError('invalid_request', `queue name: ${name.error.issues[0]!.message}`);
   const body = queueControlsBody.parse(await readJsonOptional(req));
   const controls = await queueSetControls(serverContext().pool, { name: name.data, ...body });
-  return json({ queue: name.data, controls });
+  return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null });
 });

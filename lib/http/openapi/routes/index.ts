@@ -3,5 +3,6 @@ import type { ApiRoute } from '../registry';
 import { consoleRoutes } from './console';
 import { jobRoutes } from './jobs';
 import { operationRoutes } from './operations';
+import { queueRoutes } from './queues';
 
-export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...consoleRoutes, ...operationRoutes];
+export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...consoleRoutes, ...operationRoutes, ...queueRoutes];
