@@ -49,7 +49,8 @@ const LIST_COLUMNS = `job_id, queue, type, status,
   CASE WHEN pg_column_size(payload) <= ${LIST_PAYLOAD_MAX_BYTES} THEN payload END AS payload,
   pg_column_size(payload) AS payload_bytes, attempt_count, max_attempts, attempt_budget, worker_id,
   heartbeat_at, lease_expires_at, run_at, cancel_requested_at, idempotency_key, result_key,
-  left(error, ${LIST_ERROR_MAX_CHARS}) AS error, created_at, started_at, finished_at,
+  left(error, ${LIST_ERROR_MAX_CHARS}) AS error, created_at, started_at, finished_at, lease_lost_streak,
+  CASE WHEN pg_column_size(checkpoints) <= ${LIST_PAYLOAD_MAX_BYTES} THEN checkpoints END AS checkpoints,
   extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
