@@ -1,0 +1,74 @@
+/**
+ * The hot statements' plans on a table of 200,000 jobs in mixed states: claims, heartbeats,
+ * completions, failures and the recover sweep must be index scans — never a sequential
+ * scan of jobs — in both the custom plan (first executions) and the generic plan that a
+ * prepared statement switches to (forced here with plan_cache_mode).
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import type pg from 'pg';
+import { testDatabase } from '../../test/db';
+import * as sql from './statements';
+
+const db = await testDatabase();
+let client: pg.PoolClient;
+let ids: string[];
+
+before(async () => {
+  // 190k completed, 5k failed, 4k queued, 1k running (a tenth of them with expired leases).
+  await db.pool.query(`
+    INSERT INTO jobs (queue, type, status, payload, attempt_count, started_at, finished_at)
+    SELECT 'q' || (i % 5), 'demo.noop', 'completed', '{}', 1, now(), now() FROM generate_series(1, 190000) i;
+    INSERT INTO jobs (queue, type, status, payload, attempt_count, started_at, finished_at, error)
+    SELECT 'q' || (i % 5), 'demo.noop', 'failed', '{}', 3, now(), now(), 'boom' FROM generate_series(1, 5000) i;
+    INSERT INTO jobs (queue, type, status, payload) SELECT 'q' || (i % 5), 'demo.noop', 'queued', '{}' FROM generate_series(1, 4000) i;
+    INSERT INTO jobs (queue, type, status, payload, attempt_count, worker_id, heartbeat_at, lease_expires_at, started_at)
+    SELECT 'q' || (i % 5), 'demo.noop', 'running', '{}', 1, 'w' || (i % 10), now(),
+           now() + CASE WHEN i % 10 = 0 THEN interval '-1 minute' ELSE interval '1 minute' END, now()
+      FROM generate_series(1, 1000) i;
+    ANALYZE jobs;`);
+  ids = (await db.pool.query(`SELECT job_id FROM jobs WHERE status = 'running' ORDER BY job_id LIMIT 100`)).rows.map((r) => String(r.job_id));
+  client = await db.pool.connect();
+});
+
+async function plan(st: sql.Statement, values: unknown[], mode: 'force_custom_plan' | 'force_generic_plan'): Promise<string> {
+  await client.query('BEGIN');
+  try {
+    await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+    await client.query({ name: `explain_${st.name}_${mode}`, text: `EXPLAIN (COSTS OFF) ${st.text}`, values });
+    const { rows } = await client.query({ name: `explain_${st.name}_${mode}`, text: `EXPLAIN (COSTS OFF) ${st.text}`, values });
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  } finally {
+    await client.query('ROLLBACK');
+  }
+}
+
+const attempts = () => ids.map(() => 1);
+const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
+  ['claim by id', sql.jobClaim, () => [ids, 'w', 30000, true], /jobs_pkey/],
+  ['claim next due', sql.jobClaimNext, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['take over expired leases', sql.jobClaimExpired, () => ['q1', 'w', 30000, 1], /jobs_running_idx/],
+  ['claim under a queue limit', sql.jobClaimControlled, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['heartbeat', sql.jobHeartbeat, () => [ids, attempts(), 'w1', 30000], /jobs_(pkey|running_idx)/],
+  ['complete', sql.jobComplete, () => [ids, attempts(), ids.map(() => null), 'w1'], /jobs_(pkey|running_idx)/],
+  ['fail', sql.jobFail, () => [ids, attempts(), ids.map(() => 'e'), ids.map(() => null), ids.map(() => false), ids.map(() => 0), 'w1'], /jobs_(pkey|running_idx)/],
+  ['recover expired leases', sql.jobRecoverExpired, () => [500, null], /jobs_running_idx/],
+  ['due jobs waiting for a signal', sql.jobDueWaiting, () => ['q1', 1000, 1000], /jobs_claim_idx/],
+  ['queues with due jobs', sql.jobDueQueues, () => [], /jobs_claim_idx/],
+];
+
+for (const [what, st, values, index] of cases) {
+  for (const mode of ['force_custom_plan', 'force_generic_plan'] as const) {
+    test(`${what}: ${mode === 'force_custom_plan' ? 'custom' : 'generic'} plan uses ${index.source} and never scans jobs sequentially`, async () => {
+      const p = await plan(st, values(), mode);
+      assert.doesNotMatch(p, /Seq Scan on jobs/, p);
+      assert.match(p, index, p);
+    });
+  }
+}
+
+test('the plans are checked against a table where a sequential scan would be chosen if it could', async () => {
+  const p = await plan({ name: 'count_all', text: `SELECT count(*) FROM jobs WHERE payload = '{}'` }, [], 'force_custom_plan');
+  assert.match(p, /Seq Scan on jobs/, 'the detector sees a sequential scan when there is one');
+  client.release();
+});
