@@ -118,11 +118,17 @@ const adapter = {
       log,
     });
     if (process.env.LEASEHOLD_BENCH_PROFILE) await startProfile(s);
+    s.cpuAtStart = process.cpuUsage();
     await s.runner.start();
   },
   async stopWorkers(ctx) {
     const s = ctx.state;
     if (s.profiler) await stopProfile(s, ctx.index);
+    if (s.cpuAtStart) {
+      const u = process.cpuUsage(s.cpuAtStart);
+      console.error('timing', JSON.stringify(globalThis.__t));
+      console.error(`[leasehold worker ${ctx.index}] CPU while draining: ${((u.user + u.system) / 1000).toFixed(0)} ms (user ${(u.user / 1000).toFixed(0)}, system ${(u.system / 1000).toFixed(0)}), claimed ${s.runner.stats.claimed}`);
+    }
     await closeAll(() => s.runner?.stop(1_000), () => s.receiver?.close(), () => s.doorbell?.close(), () => s.pool?.end(), () => s.heartbeatPool?.end());
   },
 };

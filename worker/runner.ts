@@ -78,6 +78,14 @@ export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(
 
 type AbortReason = 'lease_lost' | 'lease_expired_locally' | 'cancelled' | 'shutdown';
 
+interface PendingCompletion {
+  e: Entry;
+  resultKey: string | null;
+  tries: number;
+  /** For settle(): told the answer (or the error); without it the queue finishes the job itself. */
+  done?: (accepted: boolean | Error) => void;
+}
+
 interface Entry {
   job: ClaimedJob;
   lease: Lease;
@@ -172,18 +180,11 @@ export class Runner {
   /** Queue controls (pause, limits) of this process's queues; absent = none. */
   private controls = new Map<string, ops.QueueControl>();
   private lastControlledPoll = -Infinity;
-  private readonly completer: Batcher<Lease & { resultKey: string | null }, boolean>;
   private readonly failer: Batcher<ops.FailItem, JobStatus | null>;
 
   constructor(opts: RunnerOptions) {
     this.o = opts;
     this.workerId = opts.workerId ?? newWorkerId();
-    this.completer = new Batcher(async (items) => {
-      const ok = armed('before_complete_commit')
-        ? await this.completeInTransaction(items)
-        : await ops.jobComplete(this.o.pool, { workerId: this.workerId, items });
-      return items.map((i) => ok.has(i.jobId));
-    });
     this.failer = new Batcher(async (items) => {
       const res = await ops.jobFail(this.o.pool, { workerId: this.workerId, items });
       return items.map((i) => res.get(i.jobId)?.status ?? null);
@@ -436,7 +437,7 @@ export class Runner {
       const e = this.buffer.shift()!;
       e.state = 'running';
       this.running++;
-      this.execute(e).catch((err) => this.log.error('job execution failed unexpectedly', { job: e.job.id, err }));
+      this.execute(e);
     }
   }
 
@@ -448,44 +449,136 @@ export class Runner {
     this.wakeFetcher();
   }
 
-  private async execute(e: Entry) {
+  /**
+   * Runs a job's handler. The hot path allocates no promise of its own: a handler that
+   * returns a plain value (or null) is finished from a microtask, and its completion joins
+   * the batch of this turn of the event loop.
+   */
+  private execute(e: Entry) {
     const { job } = e;
     const handler = this.o.handlers[job.type];
-    let result: unknown;
-    let error: unknown = null;
     const startedAt = performance.now();
-    try {
-      if (!handler) throw new PermanentError(`no handler registered for job type ${JSON.stringify(job.type)}`);
-      const log = this.log;
-      const ac = e.ac;
-      const ctx: JobContext = {
-        job,
-        attempt: e.lease.attempt,
-        get signal() {
-          return ac.signal;
-        },
-        get log() {
-          return log.child({ job: job.id, attempt: e.lease.attempt });
-        },
-        checkpoints: Object.fromEntries(Object.entries(job.checkpoints ?? {}).map(([k, v]) => [k, v.value])),
-        checkpoint: (name, value) => this.checkpoint(e, name, value),
-      };
-      const pending = Promise.resolve().then(() => handler(job.payload, ctx));
+    const done = (result: unknown, error: unknown) => this.finished(e, startedAt, result, error);
+    queueMicrotask(() => {
+      let out: unknown;
+      try {
+        if (!handler) throw new PermanentError(`no handler registered for job type ${JSON.stringify(job.type)}`);
+        out = handler(job.payload, this.contextFor(e));
+      } catch (err) {
+        return done(undefined, err ?? new Error('handler threw a falsy value'));
+      }
       if (failpointsEnabled) setImmediate(() => void failpoint('mid_handler', [job.id]));
-      result = await pending;
-    } catch (err) {
-      error = err ?? new Error('handler threw a falsy value');
-    }
+      if (out !== null && typeof out === 'object' && typeof (out as PromiseLike<unknown>).then === 'function') {
+        (out as PromiseLike<unknown>).then(
+          (r) => done(r, null),
+          (err) => done(undefined, err ?? new Error('handler rejected with a falsy value')),
+        );
+      } else done(out, null);
+    });
+  }
+
+  private contextFor(e: Entry): JobContext {
+    const { job } = e;
+    const log = this.log;
+    const ac = e.ac;
+    const runner = this;
+    return {
+      job,
+      attempt: e.lease.attempt,
+      get signal() {
+        return ac.signal;
+      },
+      get log() {
+        return log.child({ job: job.id, attempt: e.lease.attempt });
+      },
+      get checkpoints() {
+        return Object.fromEntries(Object.entries(job.checkpoints ?? {}).map(([k, v]) => [k, v.value]));
+      },
+      checkpoint: (name, value) => runner.checkpoint(e, name, value),
+    };
+  }
+
+  /** The handler returned or threw: free the slot, then record the outcome. */
+  private finished(e: Entry, startedAt: number, result: unknown, error: unknown) {
     this.runTime.observe(performance.now() - startedAt);
     e.state = 'finishing';
     this.running--;
     this.pump();
     this.wakeFetcher();
-    try {
-      await this.settle(e, result, error);
-    } finally {
-      this.active.delete(job.id);
+    // The common case — success with nothing to store, no lease trouble, no fault
+    // injection — goes straight to the completion batch.
+    if (error === null && (result === undefined || result === null) && !e.lost && !e.released && !failpointsEnabled) {
+      this.queueCompletion({ e, resultKey: null, tries: 0 });
+      return;
     }
+    this.settle(e, result, error)
+      .catch((err) => this.log.error('recording a job outcome failed unexpectedly', { job: e.job.id, err }))
+      .finally(() => this.active.delete(e.job.id));
+  }
+
+  // ---------------------------------------------------------------- completions
+
+  private completions: PendingCompletion[] = [];
+  private completionScheduled = false;
+
+  /** Adds a completion to this turn's batch: one fenced statement for all of them. */
+  private queueCompletion(pc: PendingCompletion) {
+    this.completions.push(pc);
+    if (this.completions.length >= 1_000) this.flushCompletions();
+    else if (!this.completionScheduled) {
+      this.completionScheduled = true;
+      setImmediate(() => this.flushCompletions());
+    }
+  }
+
+  private flushCompletions() {
+    this.completionScheduled = false;
+    const batch = this.completions;
+    if (batch.length === 0) return;
+    this.completions = [];
+    const items = batch.map((pc) => ({ jobId: pc.e.lease.jobId, attempt: pc.e.lease.attempt, resultKey: pc.resultKey }));
+    const write = armed('before_complete_commit')
+      ? this.completeInTransaction(items)
+      : ops.jobComplete(this.o.pool, { workerId: this.workerId, items });
+    write.then(
+      (accepted) => {
+        for (const pc of batch) this.completionSettled(pc, accepted.has(pc.e.lease.jobId));
+      },
+      (err) => {
+        for (const pc of batch) this.completionFailed(pc, err);
+      },
+    );
+  }
+
+  private completionSettled(pc: PendingCompletion, accepted: boolean) {
+    if (accepted) this.stats.completed++;
+    else {
+      this.stats.refusedWrites++;
+      this.log.warn('outcome refused by the fence: the lease was taken over; nothing written', {
+        job: pc.e.job.id,
+        attempt: pc.e.lease.attempt,
+      });
+      // The job does not point to this attempt's result: drop the orphan blob.
+      if (pc.resultKey) void this.o.results?.delete(pc.resultKey).catch(() => {});
+    }
+    if (pc.done) pc.done(accepted);
+    else this.active.delete(pc.e.job.id);
+  }
+
+  /** A completion that errored (the database is away) is retried while our lease is still ours. */
+  private completionFailed(pc: PendingCompletion, err: unknown) {
+    if (pc.done) return pc.done(err instanceof Error ? err : new Error(String(err)));
+    const delay = Math.min(100 * 2 ** pc.tries, 2_000);
+    if (performance.now() - pc.e.renewedAt + delay > this.o.leaseMs) {
+      this.log.error('could not record the outcome before the lease ends; the job will be recovered', {
+        job: pc.e.job.id,
+        attempt: pc.e.lease.attempt,
+        err,
+      });
+      this.active.delete(pc.e.job.id);
+      return;
+    }
+    setTimeout(() => this.queueCompletion({ ...pc, tries: pc.tries + 1 }), delay);
   }
 
   /** ctx.checkpoint(): a fenced write; a refusal means the lease is lost. */
@@ -518,7 +611,7 @@ export class Runner {
     return key;
   }
 
-  /** Writes the attempt's outcome, fenced, retrying while our lease is still ours. */
+  /** Writes the attempt's outcome, fenced, retrying while our lease is still ours (the slower, general path). */
   private async settle(e: Entry, result: unknown, error: unknown) {
     const { job, lease } = e;
     if (e.released) return; // shutdown handed the lease back already
@@ -543,11 +636,11 @@ export class Runner {
     }
     if (error === null) {
       if (failpointsEnabled) await failpoint('before_complete', [job.id]);
-      write = async () => {
-        const ok = await this.completer.submit({ ...lease, resultKey });
-        if (ok) this.stats.completed++;
-        return ok;
-      };
+      // The completion queue counts it and logs a refusal; here only the answer matters.
+      write = () =>
+        new Promise<boolean>((resolve, reject) =>
+          this.queueCompletion({ e, resultKey, tries: 0, done: (r) => (r instanceof Error ? reject(r) : resolve(true)) }),
+        );
     } else if (e.cancelRequested) {
       write = async () => {
         const ok = (await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [lease] })).has(lease.jobId);

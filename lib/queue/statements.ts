@@ -157,6 +157,34 @@ WITH target AS (
 };
 
 /**
+ * jobClaimFresh — the common case of jobClaim, cheaper: ids of due jobs that are nobody's
+ * suspect, claimed with one plain UPDATE (no separate row-lock pass, so a row is written
+ * once). A row another transaction holds is waited for and re-checked, then refused if it
+ * changed (ids come from one pop each, so that wait is rare and short). Whatever it
+ * refuses — takeovers of expired leases, suspects, already claimed ids — jobClaim re-checks.
+ * Params: $1 job_id[], $2 worker_id, $3 lease_ms.
+ * Compare: queued/retrying, due, attempts left, no cancel request, not a suspect, queue
+ *          not controlled.
+ * Returns: the claimed jobs, as jobClaim.
+ */
+export const jobClaimFresh: Statement = {
+  name: 'leasehold_job_claim_fresh',
+  text: `
+UPDATE jobs
+   SET status = 'running', worker_id = $2, attempt_count = attempt_count + 1,
+       heartbeat_at = now(), lease_expires_at = now() + ${ms('$3')}, started_at = now()
+ WHERE job_id = ANY($1::bigint[])
+   AND status IN ('queued', 'retrying')
+   AND run_at <= now()
+   AND attempt_count < max_attempts
+   AND cancel_requested_at IS NULL
+   AND lease_lost_streak = 0
+   AND ${uncontrolled}
+RETURNING job_id, queue, type, payload, attempt_count, max_attempts, worker_id, checkpoints, lease_lost_streak,
+          extract(epoch FROM now() - run_at) * 1000 AS waited_ms`,
+};
+
+/**
  * jobClaimNext — claim the oldest due jobs of one queue (polling, and the Postgres-only
  * mode when Redis is unreachable). A locked subquery with LIMIT, so the planner cannot
  * update more rows than it locked.
