@@ -74,6 +74,8 @@ for (const c of cases) {
           WHERE j.queue = $1 AND a.outcome = 'lease_lost' AND a.worker_id LIKE $2`,
         [prefix, `%:${killedPid}:%`],
       );
+      if (process.env.DEBUG_ATTEMPTS) console.log('# attempts', JSON.stringify((await db.pool.query(
+        `SELECT a.outcome, a.worker_id, count(*)::int n, min(a.error) e FROM job_attempts a JOIN jobs j USING (job_id) WHERE j.queue = $1 AND a.outcome <> 'completed' GROUP BY 1, 2`, [prefix])).rows));
       const row = {
         case: c.label,
         jobs: JOBS,

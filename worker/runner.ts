@@ -287,22 +287,20 @@ export class Runner {
           const ids = await receiver.take(fast, rest, popWait);
           if (ids.length) {
             if (failpointsEnabled) await failpoint('after_pop', ids);
+            const allowSuspect = !this.holdsSuspect(jobs);
             jobs.push(
-              ...(await ops.jobClaim(this.o.pool, {
-                ids,
-                workerId: this.workerId,
-                leaseMs: this.o.leaseMs,
-                allowSuspect: !this.holdsSuspect(jobs),
-              })),
+              ...(await this.claimEagerly((c) =>
+                ops.jobClaim(c, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect }),
+              )),
             );
           } else {
-            const more = await this.claimFromPostgres(fast, rest, jobs);
+            const more = await this.claimEagerly((c) => this.claimFromPostgres(c, fast, rest, jobs));
             backlog = more.length >= rest;
             jobs.push(...more);
           }
         } else {
           await this.enterPgMode();
-          const more = await this.claimFromPostgres(fast, rest, jobs);
+          const more = await this.claimEagerly((c) => this.claimFromPostgres(c, fast, rest, jobs));
           backlog = more.length >= rest;
           jobs.push(...more);
           if (!backlog && !jobs.length && !this.stopping) await this.pgReceiver!.wait(popWait);
@@ -320,6 +318,26 @@ export class Runner {
       if (failpointsEnabled) await failpoint('after_claim', jobs.map((j) => j.id));
       for (const job of jobs) this.begin(job, claimSentAt);
     }
+  }
+
+  /**
+   * Claims in a transaction and starts the jobs before its commit is flushed (see
+   * ops.claimEagerly); if the commit fails, the claims never happened and the handlers are
+   * aborted — their writes would be refused by the fence anyway.
+   */
+  private async claimEagerly(claim: (c: pg.PoolClient) => Promise<ClaimedJob[]>): Promise<ClaimedJob[]> {
+    const { jobs, committed } = await ops.claimEagerly(this.o.pool, claim);
+    if (jobs.length) {
+      void committed.then((ok) => {
+        if (ok) return;
+        this.log.warn('a claim did not commit: its jobs were never ours; their handlers are stopped', { jobs: jobs.length });
+        for (const j of jobs) {
+          const e = this.active.get(j.id);
+          if (e && e.lease.attempt === j.attemptCount) this.lose(e, 'lease_lost');
+        }
+      });
+    }
+    return jobs;
   }
 
   /** This process's queues split by their controls (paused ones in neither list). */
@@ -375,17 +393,22 @@ export class Runner {
    * — when that leaves slots free — jobs whose lease expired, so an idle worker recovers
    * a crashed peer's jobs even if no sweep runs.
    */
-  private async claimFromPostgres(queues: readonly string[], want: number, alreadyClaimed: readonly ClaimedJob[] = []): Promise<ClaimedJob[]> {
+  private async claimFromPostgres(
+    db: pg.PoolClient,
+    queues: readonly string[],
+    want: number,
+    alreadyClaimed: readonly ClaimedJob[] = [],
+  ): Promise<ClaimedJob[]> {
     const out: ClaimedJob[] = [];
     const start = this.queueRotation++ % queues.length;
     const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect([...alreadyClaimed, ...out]) });
     for (let k = 0; k < queues.length && out.length < want; k++) {
       const queue = queues[(start + k) % queues.length]!;
-      out.push(...(await ops.jobClaimNext(this.o.pool, { ...p(), queue, limit: want - out.length })));
+      out.push(...(await ops.jobClaimNext(db, { ...p(), queue, limit: want - out.length })));
     }
     for (let k = 0; k < queues.length && out.length < want; k++) {
       const queue = queues[(start + k) % queues.length]!;
-      out.push(...(await ops.jobClaimExpired(this.o.pool, { ...p(), queue })));
+      out.push(...(await ops.jobClaimExpired(db, { ...p(), queue })));
     }
     return out;
   }
@@ -419,6 +442,10 @@ export class Runner {
   // ---------------------------------------------------------------- running
 
   private begin(job: ClaimedJob, claimSentAt: number) {
+    // A job claimed again while an older attempt of it is still in hand here: the older
+    // one's lease is gone (the job went back to the queue); it must not write.
+    const stale = this.active.get(job.id);
+    if (stale) this.lose(stale, 'lease_lost');
     const entry: Entry = {
       job,
       lease: { jobId: job.id, attempt: job.attemptCount },

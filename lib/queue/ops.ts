@@ -135,6 +135,50 @@ export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly st
   return [...claimed, ...more.rows.map(toClaimedJob)];
 }
 
+/**
+ * claimEagerly — runs claim statements in a transaction and answers with the claimed jobs
+ * as soon as the statements do, before COMMIT: the handlers start while the commit's flush
+ * to disk (about a millisecond here) is under way. Until the commit, the claimed rows stay
+ * locked: nobody else can claim them, and every other write about them (heartbeat,
+ * completion) waits for it, so the fence holds as ever. `committed` tells whether the
+ * claims stood; false only if the server failed in that moment, and then the claims never
+ * happened (the jobs are as before and will run again: at-least-once, never lost).
+ */
+export async function claimEagerly(
+  pool: pg.Pool,
+  claim: (client: pg.PoolClient) => Promise<ClaimedJob[]>,
+): Promise<{ jobs: ClaimedJob[]; committed: Promise<boolean> }> {
+  const client = await pool.connect();
+  let jobs: ClaimedJob[];
+  try {
+    await client.query('BEGIN');
+    jobs = await claim(client);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    client.release();
+    throw err;
+  }
+  if (jobs.length === 0) {
+    const done = client.query('COMMIT').then(
+      () => true,
+      () => false,
+    );
+    void done.finally(() => client.release());
+    return { jobs, committed: done };
+  }
+  const committed = client.query('COMMIT').then(
+    () => {
+      client.release();
+      return true;
+    },
+    (err: Error) => {
+      client.release(err);
+      return false;
+    },
+  );
+  return { jobs, committed };
+}
+
 /** jobClaimNext — claim up to `limit` of the oldest due jobs of a queue. */
 export async function jobClaimNext(
   db: Executor,
