@@ -40,6 +40,7 @@ export interface RunnerOptions {
   pool: pg.Pool;
   /** Heartbeats only, so a busy main pool can never delay a renewal. */
   heartbeatPool: pg.Pool;
+
   /** For the LISTEN connection of the Postgres-only mode. */
   databaseUrl: string;
   /** null = no Redis: claim from PostgreSQL only. */
@@ -289,18 +290,16 @@ export class Runner {
             if (failpointsEnabled) await failpoint('after_pop', ids);
             const allowSuspect = !this.holdsSuspect(jobs);
             jobs.push(
-              ...(await this.claimEagerly((c) =>
-                ops.jobClaim(c, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect }),
-              )),
+              ...(await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect })),
             );
           } else {
-            const more = await this.claimEagerly((c) => this.claimFromPostgres(c, fast, rest, jobs));
+            const more = await this.claimFromPostgres(fast, rest, jobs);
             backlog = more.length >= rest;
             jobs.push(...more);
           }
         } else {
           await this.enterPgMode();
-          const more = await this.claimEagerly((c) => this.claimFromPostgres(c, fast, rest, jobs));
+          const more = await this.claimFromPostgres(fast, rest, jobs);
           backlog = more.length >= rest;
           jobs.push(...more);
           if (!backlog && !jobs.length && !this.stopping) await this.pgReceiver!.wait(popWait);
@@ -318,26 +317,6 @@ export class Runner {
       if (failpointsEnabled) await failpoint('after_claim', jobs.map((j) => j.id));
       for (const job of jobs) this.begin(job, claimSentAt);
     }
-  }
-
-  /**
-   * Claims in a transaction and starts the jobs before its commit is flushed (see
-   * ops.claimEagerly); if the commit fails, the claims never happened and the handlers are
-   * aborted — their writes would be refused by the fence anyway.
-   */
-  private async claimEagerly(claim: (c: pg.PoolClient) => Promise<ClaimedJob[]>): Promise<ClaimedJob[]> {
-    const { jobs, committed } = await ops.claimEagerly(this.o.pool, claim);
-    if (jobs.length) {
-      void committed.then((ok) => {
-        if (ok) return;
-        this.log.warn('a claim did not commit: its jobs were never ours; their handlers are stopped', { jobs: jobs.length });
-        for (const j of jobs) {
-          const e = this.active.get(j.id);
-          if (e && e.lease.attempt === j.attemptCount) this.lose(e, 'lease_lost');
-        }
-      });
-    }
-    return jobs;
   }
 
   /** This process's queues split by their controls (paused ones in neither list). */
@@ -393,12 +372,8 @@ export class Runner {
    * — when that leaves slots free — jobs whose lease expired, so an idle worker recovers
    * a crashed peer's jobs even if no sweep runs.
    */
-  private async claimFromPostgres(
-    db: pg.PoolClient,
-    queues: readonly string[],
-    want: number,
-    alreadyClaimed: readonly ClaimedJob[] = [],
-  ): Promise<ClaimedJob[]> {
+  private async claimFromPostgres(queues: readonly string[], want: number, alreadyClaimed: readonly ClaimedJob[] = []): Promise<ClaimedJob[]> {
+    const db = this.o.pool;
     const out: ClaimedJob[] = [];
     const start = this.queueRotation++ % queues.length;
     const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect([...alreadyClaimed, ...out]) });

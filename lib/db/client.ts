@@ -17,6 +17,8 @@ export interface PoolOptions {
   /** Client-side timeout for a query, after which it rejects (heartbeats must not hang). */
   queryTimeoutMs?: number;
   applicationName?: string;
+  /** Session settings for every connection, e.g. { synchronous_commit: 'off' }. */
+  settings?: Record<string, string>;
 }
 
 export function createPool(connectionString: string, opts: PoolOptions = {}): pg.Pool {
@@ -26,6 +28,11 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
     application_name: opts.applicationName ?? `leasehold${opts.name ? ':' + opts.name : ''}`,
     statement_timeout: opts.statementTimeoutMs,
     query_timeout: opts.queryTimeoutMs,
+    options: opts.settings
+      ? Object.entries(opts.settings)
+          .map(([k, v]) => `-c ${k}=${v}`)
+          .join(' ')
+      : undefined,
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     idleTimeoutMillis: 30_000,

@@ -67,6 +67,7 @@ export async function jobEnqueue(
   opts: { doorbell?: Doorbell | null } = {},
 ): Promise<EnqueueResult[]> {
   if (inputs.length === 0) return [];
+  if (inputs.length === 1) return enqueueOne(db, inputs[0]!, opts.doorbell);
   const { rows } = await run(db, sql.jobEnqueue, [
     inputs.map((i) => i.queue ?? DEFAULT_QUEUE),
     inputs.map((i) => i.type),
@@ -105,6 +106,30 @@ export async function jobEnqueue(
   return results;
 }
 
+async function enqueueOne(db: Executor, i: EnqueueInput, doorbell?: Doorbell | null): Promise<EnqueueResult[]> {
+  const { rows } = await run(db, sql.jobEnqueueOne, [
+    i.queue ?? DEFAULT_QUEUE,
+    i.type,
+    JSON.stringify(i.payload ?? {}),
+    i.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    i.runAt ?? null,
+    i.idempotencyKey ?? null,
+  ]);
+  const r = rows[0];
+  if (!r) {
+    const existing = await run(db, sql.jobIdsByIdempotencyKey, [[i.idempotencyKey]]);
+    const hit = existing.rows[0];
+    if (!hit) throw new Error(`idempotency key ${JSON.stringify(i.idempotencyKey)} conflicted but no job holds it`);
+    return [{ id: String(hit.job_id), queue: hit.queue, created: false }];
+  }
+  const result = { id: String(r.job_id), queue: r.queue as string, created: true };
+  if (doorbell && r.due) {
+    if (failpointsEnabled) await failpoint('after_commit_before_push', [result.id]);
+    if (!isSkipped('push')) await doorbell.ring([{ jobId: result.id, queue: result.queue }]);
+  }
+  return [result];
+}
+
 // ------------------------------------------------------------------ workers
 
 export interface ClaimParams {
@@ -133,50 +158,6 @@ export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly st
   const rest = p.ids.filter((id) => !got.has(id));
   const more = await run(db, sql.jobClaim, [intArray(rest), p.workerId, p.leaseMs, p.allowSuspect ?? true]);
   return [...claimed, ...more.rows.map(toClaimedJob)];
-}
-
-/**
- * claimEagerly — runs claim statements in a transaction and answers with the claimed jobs
- * as soon as the statements do, before COMMIT: the handlers start while the commit's flush
- * to disk (about a millisecond here) is under way. Until the commit, the claimed rows stay
- * locked: nobody else can claim them, and every other write about them (heartbeat,
- * completion) waits for it, so the fence holds as ever. `committed` tells whether the
- * claims stood; false only if the server failed in that moment, and then the claims never
- * happened (the jobs are as before and will run again: at-least-once, never lost).
- */
-export async function claimEagerly(
-  pool: pg.Pool,
-  claim: (client: pg.PoolClient) => Promise<ClaimedJob[]>,
-): Promise<{ jobs: ClaimedJob[]; committed: Promise<boolean> }> {
-  const client = await pool.connect();
-  let jobs: ClaimedJob[];
-  try {
-    await client.query('BEGIN');
-    jobs = await claim(client);
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    client.release();
-    throw err;
-  }
-  if (jobs.length === 0) {
-    const done = client.query('COMMIT').then(
-      () => true,
-      () => false,
-    );
-    void done.finally(() => client.release());
-    return { jobs, committed: done };
-  }
-  const committed = client.query('COMMIT').then(
-    () => {
-      client.release();
-      return true;
-    },
-    (err: Error) => {
-      client.release(err);
-      return false;
-    },
-  );
-  return { jobs, committed };
 }
 
 /** jobClaimNext — claim up to `limit` of the oldest due jobs of a queue. */

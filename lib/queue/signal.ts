@@ -94,6 +94,14 @@ export class RedisDoorbell implements Doorbell {
     const byQueue = groupByQueue(items);
     if (this.redis.status === 'ready') {
       try {
+        if (byQueue.size === 1) {
+          // One queue (the common case): one command, no pipeline to build.
+          const [queue, ids] = byQueue.entries().next().value!;
+          const key = queueKey(this.prefix, queue);
+          if (opts.front) await this.redis.lpush(key, ...ids.reverse());
+          else await this.redis.rpush(key, ...ids);
+          return;
+        }
         const pipe = this.redis.pipeline();
         for (const [queue, ids] of byQueue) {
           if (opts.front) pipe.lpush(queueKey(this.prefix, queue), ...ids.reverse());

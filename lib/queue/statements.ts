@@ -75,6 +75,22 @@ SELECT input.ord, ins.job_id, input.queue, coalesce(ins.due, false) AS due
 };
 
 /**
+ * jobEnqueueOne — jobEnqueue for a single job: a plain INSERT, the cheapest statement for
+ * the commonest call (a producer enqueuing one job and waiting for its 202).
+ * Params: $1 queue, $2 type, $3 payload (JSON text), $4 max_attempts, $5 run_at (NULL =
+ *         now()), $6 idempotency_key (NULL = none).
+ * Returns: job_id, queue, due — or no row when the idempotency key existed.
+ */
+export const jobEnqueueOne: Statement = {
+  name: 'leasehold_job_enqueue_one',
+  text: `
+INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
+VALUES ($1, $2, $3::jsonb, $4, $4, coalesce($5::timestamptz, now()), $6)
+ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING job_id, queue, run_at <= now() AS due`,
+};
+
+/**
  * jobIdsByIdempotencyKey — the ids of existing jobs for keys that conflicted on enqueue.
  * Read-only; a separate statement so it sees rows committed by concurrent enqueuers.
  * Params: $1 idempotency_key[].
