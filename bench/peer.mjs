@@ -127,7 +127,7 @@ const adapter = {
     if (s.cpuAtStart) {
       const u = process.cpuUsage(s.cpuAtStart);
       console.error('timing', JSON.stringify(globalThis.__t));
-      console.error(`[leasehold worker ${ctx.index}] CPU while draining: ${((u.user + u.system) / 1000).toFixed(0)} ms (user ${(u.user / 1000).toFixed(0)}, system ${(u.system / 1000).toFixed(0)}), claimed ${s.runner.stats.claimed}`);
+      console.error(`[leasehold worker ${ctx.index}] CPU while draining: ${((u.user + u.system) / 1000).toFixed(0)} ms (user ${(u.user / 1000).toFixed(0)}, system ${(u.system / 1000).toFixed(0)}), claimed ${s.runner.stats.claimed}, max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
     }
     await closeAll(() => s.runner?.stop(1_000), () => s.receiver?.close(), () => s.doorbell?.close(), () => s.pool?.end(), () => s.heartbeatPool?.end());
   },
