@@ -6,7 +6,12 @@
 import { after } from 'node:test';
 
 const stack: (() => unknown)[] = [];
-let registered = false;
+
+// Registered when this module loads, at a test file's top level: an after() first called
+// from inside a hook (a before() that starts servers) would belong to that hook and run
+// as soon as it ended, tearing down what it had just set up. Under `node --test` the
+// runner calls it; a plain script (npm run chaos) calls runCleanups() itself.
+if (process.env.NODE_TEST_CONTEXT) after(runCleanups);
 
 /** Runs every registered cleanup, last first. */
 export async function runCleanups() {
@@ -21,8 +26,4 @@ export async function runCleanups() {
 
 export function cleanup(fn: () => unknown) {
   stack.push(fn);
-  if (registered) return;
-  registered = true;
-  // Under `node --test` the runner calls them; a plain script (npm run chaos) calls runCleanups().
-  if (process.env.NODE_TEST_CONTEXT) after(runCleanups);
 }

@@ -56,5 +56,18 @@ test('lease SQL never binds a timestamp from the worker clock', () => {
   const leaseAssignments = text.match(/lease_expires_at\s*=\s*[^,\n]+/g) ?? [];
   assert.ok(leaseAssignments.length >= 3);
   for (const a of leaseAssignments) assert.match(a, /lease_expires_at\s*=\s*(now\(\)|NULL)/, a);
-  assert.doesNotMatch(text, /\$\d+::timestamptz\s*(?!\[)/, 'no bare timestamp parameters (run_at arrays at enqueue are the only ones)');
+  // The only timestamps a client binds are a producer's chosen run_at at enqueue: arrays
+  // in jobEnqueue, one value in jobEnqueueOne (and there only as run_at's value).
+  const statements = text.split(/export const (?=\w+: Statement)/).slice(1);
+  assert.ok(statements.length >= 10);
+  for (const st of statements) {
+    const name = st.slice(0, st.indexOf(':'));
+    const bare = st.match(/\$\d+::timestamptz(?!\[)/g) ?? [];
+    if (name === 'jobEnqueueOne') {
+      assert.deepEqual(bare, ['$5::timestamptz']);
+      assert.match(st, /coalesce\(\$5::timestamptz, now\(\)\)/);
+    } else {
+      assert.deepEqual(bare, [], `${name} binds a bare timestamp`);
+    }
+  }
 });
