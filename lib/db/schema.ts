@@ -230,3 +230,87 @@ export const schedules = pgTable('schedules', {
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
 });
+
+// ------------------------------------------------------------------ access control (0008)
+
+/**
+ * Console and API operators. The password is a scrypt hash with its own salt and cost
+ * (lib/auth/passwords.ts); roles rank viewer < operator < admin.
+ */
+export const users = pgTable(
+  'users',
+  {
+    userId: bigint('user_id', { mode: 'bigint' }).primaryKey().generatedByDefaultAsIdentity(),
+    name: text('name').notNull().unique(),
+    role: text('role').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    disabledAt: timestamp('disabled_at', tz),
+  },
+  () => [check('users_role_known', sql`role IN ('viewer', 'operator', 'admin')`)],
+);
+
+/** Sign-in sessions: only the sha256 of the cookie's random id is stored. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    sessionHash: text('session_hash').primaryKey(),
+    userId: bigint('user_id', { mode: 'bigint' })
+      .notNull()
+      .references(() => users.userId, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', tz).notNull(),
+  },
+  (t) => [index('sessions_user_idx').on(t.userId)],
+);
+
+/** API tokens for producers and scripts (`lh_…`): only their sha256 is stored; revoked_at is checked on every request. */
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    tokenId: bigint('token_id', { mode: 'bigint' }).primaryKey().generatedByDefaultAsIdentity(),
+    name: text('name').notNull(),
+    tokenHash: text('token_hash').notNull().unique(),
+    scope: text('scope').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+    lastUsedAt: timestamp('last_used_at', tz),
+    revokedAt: timestamp('revoked_at', tz),
+  },
+  () => [check('api_tokens_scope_known', sql`scope IN ('enqueue', 'viewer', 'operator', 'admin')`)],
+);
+
+/** One-time links that let the first admin choose a password (printed by `npm start` while there are no users). */
+export const setupTokens = pgTable('setup_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  expiresAt: timestamp('expires_at', tz).notNull(),
+  usedAt: timestamp('used_at', tz),
+});
+
+/**
+ * What operators did: one row per action (API, console or CLI), with what it applied to,
+ * how many jobs changed and were skipped, and the operator's reason. job_ids (GIN-indexed)
+ * puts the entry on each job's timeline.
+ */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    auditId: bigint('audit_id', { mode: 'bigint' }).primaryKey().generatedByDefaultAsIdentity(),
+    at: timestamp('at', tz).notNull().defaultNow(),
+    actor: text('actor').notNull(),
+    actorKind: text('actor_kind').notNull(),
+    action: text('action').notNull(),
+    target: jsonb('target').notNull().default({}),
+    jobIds: bigint('job_ids', { mode: 'bigint' }).array().notNull().default(sql`'{}'::bigint[]`),
+    changed: integer('changed').notNull().default(0),
+    skipped: integer('skipped').notNull().default(0),
+    reason: text('reason'),
+    details: jsonb('details').notNull().default({}),
+  },
+  (t) => [
+    check('audit_log_actor_kind_known', sql`actor_kind IN ('user', 'token', 'cli', 'system', 'anonymous')`),
+    index('audit_log_job_ids_idx').using('gin', t.jobIds),
+    index('audit_log_actor_idx').on(t.actor, t.auditId),
+    index('audit_log_action_idx').on(t.action, t.auditId),
+  ],
+);

@@ -6,6 +6,8 @@
 import { ZodError } from 'zod';
 import { log } from '../log';
 import { QueueError } from '../queue/errors';
+import { authorize } from '../auth/gate';
+import type { Principal, Requirement } from '../auth/roles';
 
 export const json = (data: unknown, status = 200, headers?: HeadersInit) =>
   Response.json(data, { status, headers: { 'cache-control': 'no-store', ...headers } });
@@ -33,16 +35,26 @@ export function toErrorResponse(err: unknown): Response {
   return errorResponse(new QueueError('internal', 'internal error (logged on the server)'));
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function route<A extends any[]>(fn: (...args: A) => Promise<Response>) {
-  return async (...args: A): Promise<Response> => {
+/**
+ * Every route handler: `route(need, handler)`. `need` is what the caller must be (lib/auth/roles.ts:
+ * 'public', 'enqueue', 'viewer', 'operator' or 'admin'); the gate answers 401/403 before the
+ * handler runs, and the handler gets who is asking (for the audit log).
+ */
+export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C, who: Principal) => Promise<Response>) {
+  // Both parameters optional so that tests may call a handler as `GET()`; Next always passes them.
+  return async (req?: Request, ctx?: C): Promise<Response> => {
     try {
-      return await fn(...args);
+      const request = req ?? new Request('http://localhost/');
+      const who = await authorize(request, need);
+      return await fn(request, ctx as C, who ?? ANONYMOUS);
     } catch (err) {
       return toErrorResponse(err);
     }
   };
 }
+
+/** Who a public route's handler sees when nobody is signed in. */
+const ANONYMOUS: Principal = { kind: 'anonymous', name: 'anonymous', role: null, enqueue: false, via: 'off' };
 
 export const MAX_BODY_BYTES = 1024 * 1024 + 64 * 1024;
 

@@ -226,3 +226,33 @@ export const queueControlsBody = z
     message: 'give paused, concurrencyLimit and/or rateLimit',
   })
   .refine((b) => !b.rateLimit || b.ratePeriodMs !== undefined, { message: 'a rateLimit needs its ratePeriodMs', path: ['ratePeriodMs'] });
+
+// ------------------------------------------------------------------ access control and audit
+
+export const signInBody = z
+  .object({
+    name: safeText(1, 64),
+    password: safeText(1, 200),
+  })
+  .strict();
+
+export const setupBody = z
+  .object({
+    token: z.string().min(10).max(100).regex(/^[A-Za-z0-9_-]+$/, 'must be the token from the setup link'),
+    name: safeText(1, 64),
+    password: safeText(10, 200),
+  })
+  .strict();
+
+export const auditQuery = z
+  .object({
+    actor: safeText(1, 64).optional(),
+    action: safeText(1, 64).optional(),
+    jobId: jobId.optional().meta({ description: 'Entries that touched this job.' }),
+    cursor: z
+      .string()
+      .regex(/^[1-9][0-9]{0,17}$/, 'must be the nextCursor of the previous page')
+      .optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
+  })
+  .strict();

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'state_forbids'
   | 'unauthorized'
   | 'forbidden'
+  | 'csrf'
   | 'rate_limited'
   | 'unavailable'
   | 'internal';
@@ -22,6 +23,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   state_forbids: 409,
   unauthorized: 401,
   forbidden: 403,
+  csrf: 403,
   rate_limited: 429,
   unavailable: 503,
   internal: 500,

@@ -4,7 +4,7 @@ import { serverContext } from '@/lib/server/context';
 import pkg from '@/package.json';
 
 /** GET /api/console — what the console shows about its own installation (environment badge, lease settings, signal). */
-export const GET = route(async () => {
+export const GET = route('viewer', async () => {
   const { cfg, doorbell } = serverContext();
   return json(consoleInfoDto(cfg, { environment: process.env.LEASEHOLD_ENV?.trim() || null, redis: doorbell.usingRedis, version: pkg.version }));
 });

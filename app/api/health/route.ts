@@ -13,7 +13,7 @@ const REDIS_CONNECT_WAIT_MS = 1_000;
  * GET /api/health?ready — readiness: PostgreSQL answers `SELECT 1` (503 when it does not),
  * and whether producers ring workers through Redis or fall back to PostgreSQL NOTIFY.
  */
-export const GET = route(async (req: Request) => {
+export const GET = route('public', async (req: Request) => {
   if (!new URL(req.url).searchParams.has('ready')) return json({ ok: true });
   const { readPool, doorbell } = serverContext();
   try {

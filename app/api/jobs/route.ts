@@ -6,7 +6,7 @@ import { listJobs } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/jobs?status=&queue=&type=&worker=&q=&cursor=&limit= — newest first, keyset pages. */
-export const GET = route(async (req: Request) => {
+export const GET = route('viewer', async (req: Request) => {
   const params = Object.fromEntries(new URL(req.url).searchParams);
   const filters = listQuery.parse(params);
   const { readPool } = serverContext();
@@ -17,7 +17,7 @@ export const GET = route(async (req: Request) => {
  * POST /api/jobs — enqueue one job (an object) or many (an array). Answers 202 only
  * after the INSERT has committed; the doorbell rings after that.
  */
-export const POST = route(async (req: Request) => {
+export const POST = route('enqueue', async (req: Request) => {
   const body = enqueueRequest.parse(await readJson(req));
   const many = Array.isArray(body);
   const inputs = many ? body.map((b, k) => toEnqueueInput(b, `[${k}]`)) : [toEnqueueInput(body)];

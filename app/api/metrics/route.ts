@@ -6,7 +6,7 @@ import { metricsRegistry } from '@/lib/server/metrics';
  * processes' counters and histograms, workers alive, the Redis signal backlog, and this
  * process's default metrics. Job counts are cached for a few seconds per process.
  */
-export const GET = route(async () => {
+export const GET = route('viewer', async () => {
   const registry = metricsRegistry();
   return new Response(await registry.metrics(), {
     status: 200,

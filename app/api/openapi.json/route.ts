@@ -2,4 +2,4 @@ import { openApiDocument } from '@/lib/http/openapi/document';
 import { json, route } from '@/lib/http/respond';
 
 /** GET /api/openapi.json — the OpenAPI 3.1 document of this API (generated from its zod schemas). */
-export const GET = route(async () => json(openApiDocument()));
+export const GET = route('public', async () => json(openApiDocument()));

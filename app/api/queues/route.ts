@@ -4,4 +4,4 @@ import { queueControls } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/queues — the paused or limited queues, with their running jobs against the limits. */
-export const GET = route(async () => json({ queues: (await queueControls(serverContext().readPool)).map(queueControlDto) }));
+export const GET = route('viewer', async () => json({ queues: (await queueControls(serverContext().readPool)).map(queueControlDto) }));

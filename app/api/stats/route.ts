@@ -8,4 +8,4 @@ import { serverContext } from '@/lib/server/context';
  * Served from one per-process cache shared by every viewer (lib/queue/stats-cache.ts):
  * no COUNT(*) of the table per request.
  */
-export const GET = route(async () => json(statsSnapshotDto(await serverContext().stats.get())));
+export const GET = route('viewer', async () => json(statsSnapshotDto(await serverContext().stats.get())));

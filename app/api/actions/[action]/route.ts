@@ -1,3 +1,5 @@
+import { actorOf, auditRecord } from '@/lib/audit/log';
+import { roleAtLeast } from '@/lib/auth/roles';
 import { json, readJson, route } from '@/lib/http/respond';
 import { actionBody, actionName } from '@/lib/http/schemas';
 import { applyAction, type BulkTarget, previewAction } from '@/lib/queue/bulk';
@@ -7,24 +9,35 @@ import { forget } from '@/lib/server/memo';
 
 /**
  * POST /api/actions/{requeue|cancel|delete|recover}
- *   {ids | filter | all, preview?, resetAttempts?, revokeLease?, expectIds?}
+ *   {ids | filter | all, preview?, resetAttempts?, revokeLease?, expectIds?, reason?}
  * With `preview: true`: what the action would touch (count, per status, the first items
  * with what would happen to each). Without: the action, batch by batch through the same
  * lib/queue/ops functions the worker uses, and a per-item report (skips with reasons).
+ * Operator or admin (delete: admin only); every applied action leaves one audit entry.
  */
-export const POST = route(async (req: Request, ctx: { params: Promise<{ action: string }> }) => {
+export const POST = route('operator', async (req: Request, ctx: { params: Promise<{ action: string }> }, who) => {
   const parsed = actionName.safeParse((await ctx.params).action);
   if (!parsed.success) throw new QueueError('not_found', 'no such action: use requeue, cancel, delete or recover');
   const action = parsed.data;
+  if (action === 'delete' && !roleAtLeast(who.role, 'admin')) throw new QueueError('forbidden', `${who.name} may not delete jobs: it needs the admin role`);
   const body = actionBody.parse(await readJson(req, 256 * 1024));
   if (body.all && action !== 'recover') throw new QueueError('invalid_request', 'all: only recover acts on everything (its sweep); give ids or a filter');
   const target: BulkTarget = body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true };
   const { pool, readPool, doorbell, cfg } = serverContext();
   const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
   const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds };
-  const report = body.preview
-    ? await previewAction(readPool, action, target, opts, extra)
-    : await applyAction(pool, readPool, action, target, opts, extra);
-  if (!body.preview) forget('dead-letter');
+  if (body.preview) return json(await previewAction(readPool, action, target, opts, extra));
+  const report = await applyAction(pool, readPool, action, target, opts, extra);
+  forget('dead-letter');
+  await auditRecord(pool, {
+    ...actorOf(who),
+    action: `bulk.${action}`,
+    target: body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter, maxId: report.maxId } : { all: true },
+    jobIds: body.ids ?? report.items.map((i) => i.id),
+    changed: report.changed,
+    skipped: report.skipped,
+    reason: body.reason,
+    details: { ...opts, total: report.total, byOutcome: report.byOutcome, itemsTruncated: report.itemsTruncated, reasons: report.reasons.slice(0, 5) },
+  });
   return json(report);
 });

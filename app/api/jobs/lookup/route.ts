@@ -5,7 +5,7 @@ import { jobsByIds } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/jobs/lookup?ids=1,2,3 — the current rows of these jobs, whatever their status (the console's live refresh). */
-export const GET = route(async (req: Request) => {
+export const GET = route('viewer', async (req: Request) => {
   const { ids } = lookupQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
   return json(lookupDto(await jobsByIds(serverContext().readPool, ids)));
 });

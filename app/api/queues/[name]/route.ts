@@ -1,3 +1,4 @@
+import { actorOf, auditRecord } from '@/lib/audit/log';
 import { queueControlDto } from '@/lib/http/dto';
 import { json, readJsonOptional, route } from '@/lib/http/respond';
 import { queueControlsBody, queueName } from '@/lib/http/schemas';
@@ -6,15 +7,23 @@ import { queueSetControls } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /**
- * POST /api/queues/:name {paused?, concurrencyLimit?, rateLimit?, ratePeriodMs?} — pause or
+ * POST /api/queues/:name {paused?, concurrencyLimit?, rateLimit?, ratePeriodMs?, reason?} — pause or
  * resume a queue and set (n) or clear (0) its global limits; every worker honours them at
- * claim time. Answers the queue's controls (`null`: none left, the fast path).
+ * claim time. Answers the queue's controls (`null`: none left, the fast path). Operator or admin; audited.
  */
-export const POST = route(async (req: Request, ctx: { params: Promise<{ name: string }> }) => {
-  const raw = decodeURIComponent((await ctx.params).name);
+export const POST = route('operator', async (req: Request, ctx: { params: Promise<{ name: string }> }, who) => {
+  let raw: string;
+  try {
+    raw = decodeURIComponent((await ctx.params).name);
+  } catch {
+    throw new QueueError('invalid_request', 'queue name: not valid percent-encoding');
+  }
   const name = queueName.safeParse(raw);
   if (!name.success) throw new QueueError('invalid_request', `queue name: ${name.error.issues[0]!.message}`);
-  const body = queueControlsBody.parse(await readJsonOptional(req));
-  const controls = await queueSetControls(serverContext().pool, { name: name.data, ...body });
+  const { reason, ...body } = queueControlsBody.parse(await readJsonOptional(req));
+  const { pool } = serverContext();
+  const controls = await queueSetControls(pool, { name: name.data, ...body });
+  const action = body.paused === true ? 'queue.pause' : body.paused === false ? 'queue.resume' : 'queue.limits';
+  await auditRecord(pool, { ...actorOf(who), action, target: { queue: name.data }, changed: 1, skipped: 0, reason, details: body });
   return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null });
 });

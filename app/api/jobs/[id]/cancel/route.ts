@@ -1,12 +1,25 @@
+import { actorOf, auditRecord } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
 import { cancelBody } from '@/lib/http/schemas';
 import { singleActionResponse } from '@/lib/http/single-action';
 import { jobCancel } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
-/** POST /api/jobs/:id/cancel — waiting jobs end at once; a running job is asked to stop. */
-export const POST = route(async (req: Request, ctx: { params: Promise<{ id: string }> }) => {
+/** POST /api/jobs/:id/cancel {reason?} — waiting jobs end at once; a running job is asked to stop. Operator or admin; audited. */
+export const POST = route('operator', async (req: Request, ctx: { params: Promise<{ id: string }> }, who) => {
   const id = parseJobId((await ctx.params).id);
-  cancelBody.parse(await readJsonOptional(req));
-  return singleActionResponse(await jobCancel(serverContext().pool, { ids: [id] }));
+  const body = cancelBody.parse(await readJsonOptional(req));
+  const { pool } = serverContext();
+  const report = await jobCancel(pool, { ids: [id] });
+  await auditRecord(pool, {
+    ...actorOf(who),
+    action: 'cancel',
+    target: { ids: [id] },
+    jobIds: [id],
+    changed: report.changed,
+    skipped: report.skipped,
+    reason: body.reason,
+    details: { outcome: report.items[0]?.outcome, why: report.items[0]?.reason },
+  });
+  return singleActionResponse(report);
 });

@@ -1,3 +1,4 @@
+import { actorOf, auditRecord } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
 import { requeueBody } from '@/lib/http/schemas';
 import { singleActionResponse } from '@/lib/http/single-action';
@@ -5,15 +6,24 @@ import { jobRequeue } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /**
- * POST /api/jobs/:id/requeue {resetAttempts?, revokeLease?} — the CAS transition;
+ * POST /api/jobs/:id/requeue {resetAttempts?, revokeLease?, reason?} — the CAS transition;
  * 409 with the reason when the job's state forbids it (a live lease is never taken
- * unless revokeLease is set).
+ * unless revokeLease is set). Operator or admin; one audit entry, changed or not.
  */
-export const POST = route(async (req: Request, ctx: { params: Promise<{ id: string }> }) => {
+export const POST = route('operator', async (req: Request, ctx: { params: Promise<{ id: string }> }, who) => {
   const id = parseJobId((await ctx.params).id);
   const body = requeueBody.parse(await readJsonOptional(req));
   const { pool, doorbell } = serverContext();
-  return singleActionResponse(
-    await jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell }),
-  );
+  const report = await jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell });
+  await auditRecord(pool, {
+    ...actorOf(who),
+    action: 'requeue',
+    target: { ids: [id] },
+    jobIds: [id],
+    changed: report.changed,
+    skipped: report.skipped,
+    reason: body.reason,
+    details: { resetAttempts: !!body.resetAttempts, revokeLease: !!body.revokeLease, outcome: report.items[0]?.outcome, why: report.items[0]?.reason },
+  });
+  return singleActionResponse(report);
 });

@@ -5,7 +5,7 @@ import { FsResultStore, resultsDir } from '@/lib/results';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/jobs/:id/result — the completed job's result, as the handler returned it (JSON). */
-export const GET = route(async (_req: Request, ctx: { params: Promise<{ id: string }> }) => {
+export const GET = route('viewer', async (_req: Request, ctx: { params: Promise<{ id: string }> }) => {
   const id = parseJobId((await ctx.params).id);
   const { readPool, cfg } = serverContext();
   const detail = await getJob(readPool, id);

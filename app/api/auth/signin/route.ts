@@ -1,0 +1,30 @@
+import { sessionCookie } from '@/lib/auth/cookies';
+import { clientAddress, signInBlockedFor, signInFailed, signInSucceeded } from '@/lib/auth/rate-limit';
+import { sessionCreate, userVerify } from '@/lib/auth/store';
+import { json, readJson, route } from '@/lib/http/respond';
+import { signInBody } from '@/lib/http/schemas';
+import { QueueError } from '@/lib/queue/errors';
+import { serverContext } from '@/lib/server/context';
+
+/**
+ * POST /api/auth/signin {name, password} — a session cookie (httpOnly, SameSite=Strict,
+ * Secure over HTTPS). Failures are limited per account and per address (429 with
+ * Retry-After); a wrong name and a wrong password get the same answer.
+ */
+export const POST = route('public', async (req: Request) => {
+  const body = signInBody.parse(await readJson(req, 4096));
+  const address = clientAddress(req);
+  const wait = signInBlockedFor(body.name, address);
+  if (wait > 0) {
+    return json(new QueueError('rate_limited', `too many failed sign-ins: try again in ${wait} s`).toJSON(), 429, { 'retry-after': String(wait) });
+  }
+  const { pool } = serverContext();
+  const user = await userVerify(pool, body.name, body.password);
+  if (!user) {
+    signInFailed(body.name, address);
+    throw new QueueError('unauthorized', 'wrong name or password');
+  }
+  signInSucceeded(body.name);
+  const session = await sessionCreate(pool, user.id);
+  return json({ user: { name: user.name, role: user.role } }, 200, { 'set-cookie': sessionCookie(req, session.id, session.expiresAt) });
+});

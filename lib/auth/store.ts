@@ -1,0 +1,226 @@
+/**
+ * The access-control tables (users, sessions, api_tokens, setup_tokens): every statement
+ * that reads or writes them. Secrets (session ids, tokens, setup links) are random and
+ * stored only as their sha256, so a database dump holds nothing that signs anyone in.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Executor } from '../db/client';
+import { QueueError } from '../queue/errors';
+import { decoyHash, hashPassword, MAX_PASSWORD, MIN_PASSWORD, verifyPassword } from './passwords';
+import { ROLES, TOKEN_SCOPES, type Principal, type Role, type TokenScope } from './roles';
+
+export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const secret = (bytes = 32) => randomBytes(bytes).toString('base64url');
+
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+export const SETUP_TTL_MS = 24 * 60 * 60 * 1000;
+export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
+
+export interface User {
+  id: string;
+  name: string;
+  role: Role;
+  createdAt: Date;
+  disabledAt: Date | null;
+}
+const toUser = (r: any): User => ({ id: String(r.user_id), name: r.name, role: r.role, createdAt: r.created_at, disabledAt: r.disabled_at });
+
+export function checkName(name: string) {
+  if (!NAME_RE.test(name)) throw new QueueError('invalid_request', 'name: 1-64 letters, digits, _ . @ - (starting with a letter or digit)');
+}
+export function checkPassword(pw: string) {
+  if (pw.length < MIN_PASSWORD || pw.length > MAX_PASSWORD) {
+    throw new QueueError('invalid_request', `password: ${MIN_PASSWORD} to ${MAX_PASSWORD} characters`);
+  }
+}
+export function checkRole(role: string): asserts role is Role {
+  if (!(ROLES as readonly string[]).includes(role)) throw new QueueError('invalid_request', `role: one of ${ROLES.join(', ')}`);
+}
+
+// ------------------------------------------------------------------ users
+
+export async function userCount(db: Executor): Promise<number> {
+  const { rows } = await db.query('SELECT count(*)::int AS n FROM users WHERE disabled_at IS NULL');
+  return rows[0].n;
+}
+
+/** Adds a user, or (replace) sets the role and password of an existing one. */
+export async function userAdd(db: Executor, p: { name: string; role: string; password: string; replace?: boolean }): Promise<User> {
+  checkName(p.name);
+  checkRole(p.role);
+  checkPassword(p.password);
+  const hash = await hashPassword(p.password);
+  const { rows } = await db.query(
+    `INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3)
+     ON CONFLICT (name) DO ${p.replace ? 'UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL' : 'NOTHING'}
+     RETURNING *`,
+    [p.name, p.role, hash],
+  );
+  if (!rows[0]) throw new QueueError('state_forbids', `a user named ${p.name} exists (use --replace to set a new role and password)`);
+  return toUser(rows[0]);
+}
+
+export async function userList(db: Executor): Promise<User[]> {
+  const { rows } = await db.query('SELECT * FROM users ORDER BY name');
+  return rows.map(toUser);
+}
+
+/** Disables a user and ends their sessions at once. */
+export async function userDisable(db: Executor, name: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `WITH u AS (UPDATE users SET disabled_at = now() WHERE name = $1 AND disabled_at IS NULL RETURNING user_id)
+     , s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
+     SELECT user_id FROM u`,
+    [name],
+  );
+  return rows.length > 0;
+}
+
+/** The user, when the password is theirs (always costs one scrypt, known name or not). */
+export async function userVerify(db: Executor, name: string, password: string): Promise<User | null> {
+  const { rows } = await db.query('SELECT * FROM users WHERE name = $1 AND disabled_at IS NULL', [name]);
+  const ok = await verifyPassword(password, rows[0]?.password_hash ?? (await decoyHash()));
+  return rows[0] && ok ? toUser(rows[0]) : null;
+}
+
+// ------------------------------------------------------------------ sessions
+
+/** A new session: the cookie value (returned once) and its expiry; the table keeps its hash. */
+export async function sessionCreate(db: Executor, userId: string): Promise<{ id: string; expiresAt: Date }> {
+  const id = secret();
+  const { rows } = await db.query(
+    `INSERT INTO sessions (session_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3)) RETURNING expires_at`,
+    [sha256(id), userId, SESSION_TTL_MS / 1000],
+  );
+  // Expired sessions are swept as new ones are made.
+  await db.query('DELETE FROM sessions WHERE expires_at < now()');
+  return { id, expiresAt: rows[0].expires_at };
+}
+
+export async function sessionPrincipal(db: Executor, id: string): Promise<Principal | null> {
+  if (!id || id.length > 100) return null;
+  const { rows } = await db.query(
+    `SELECT u.user_id, u.name, u.role FROM sessions s JOIN users u USING (user_id)
+      WHERE s.session_hash = $1 AND s.expires_at > now() AND u.disabled_at IS NULL`,
+    [sha256(id)],
+  );
+  const r = rows[0];
+  return r ? { kind: 'user', name: r.name, role: r.role, enqueue: false, via: 'cookie', userId: String(r.user_id) } : null;
+}
+
+export async function sessionEnd(db: Executor, id: string): Promise<void> {
+  await db.query('DELETE FROM sessions WHERE session_hash = $1', [sha256(id)]);
+}
+
+// ------------------------------------------------------------------ API tokens
+
+export interface ApiToken {
+  id: string;
+  name: string;
+  scope: TokenScope;
+  createdBy: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+const toToken = (r: any): ApiToken => ({
+  id: String(r.token_id),
+  name: r.name,
+  scope: r.scope,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+  revokedAt: r.revoked_at,
+});
+
+export const TOKEN_PREFIX = 'lh_';
+
+/** A new token: its secret is returned once (`lh_…`) and stored only as a hash. */
+export async function tokenCreate(db: Executor, p: { name: string; scope: string; createdBy: string }): Promise<{ token: string; info: ApiToken }> {
+  checkName(p.name);
+  if (!(TOKEN_SCOPES as readonly string[]).includes(p.scope)) throw new QueueError('invalid_request', `scope: one of ${TOKEN_SCOPES.join(', ')}`);
+  const token = TOKEN_PREFIX + secret();
+  const { rows } = await db.query(`INSERT INTO api_tokens (name, token_hash, scope, created_by) VALUES ($1, $2, $3, $4) RETURNING *`, [
+    p.name,
+    sha256(token),
+    p.scope,
+    p.createdBy.slice(0, 200),
+  ]);
+  return { token, info: toToken(rows[0]) };
+}
+
+export async function tokenList(db: Executor): Promise<ApiToken[]> {
+  const { rows } = await db.query('SELECT * FROM api_tokens ORDER BY token_id');
+  return rows.map(toToken);
+}
+
+/** Revokes by id or name (every live token of that name); the next request with it gets a 401. */
+export async function tokenRevoke(db: Executor, idOrName: string): Promise<ApiToken[]> {
+  const byId = /^[1-9][0-9]{0,17}$/.test(idOrName);
+  const { rows } = await db.query(
+    `UPDATE api_tokens SET revoked_at = now() WHERE ${byId ? 'token_id = $1::bigint' : 'name = $1'} AND revoked_at IS NULL RETURNING *`,
+    [idOrName],
+  );
+  return rows.map(toToken);
+}
+
+/** The principal behind a bearer token; revoked tokens are refused on the very next request. */
+export async function tokenPrincipal(db: Executor, token: string): Promise<Principal | null> {
+  if (!token.startsWith(TOKEN_PREFIX) || token.length > 100) return null;
+  const hash = sha256(token);
+  const { rows } = await db.query('SELECT token_id, name, scope, last_used_at FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL', [hash]);
+  // last_used_at, at most once a minute per token (not a write per request).
+  if (rows[0] && (!rows[0].last_used_at || Date.now() - rows[0].last_used_at.getTime() > 60_000)) {
+    await db.query('UPDATE api_tokens SET last_used_at = now() WHERE token_id = $1', [rows[0].token_id]);
+  }
+  const r = rows[0];
+  if (!r) return null;
+  const role = r.scope === 'enqueue' ? null : (r.scope as Role);
+  return { kind: 'token', name: r.name, role, enqueue: r.scope === 'enqueue', via: 'bearer', tokenId: String(r.token_id) };
+}
+
+// ------------------------------------------------------------------ first-admin setup
+
+/** A one-time setup link's token (only while there are no users). */
+export async function setupTokenCreate(db: Executor): Promise<string> {
+  const token = secret();
+  await db.query('DELETE FROM setup_tokens WHERE expires_at < now() OR used_at IS NOT NULL');
+  await db.query(`INSERT INTO setup_tokens (token_hash, expires_at) VALUES ($1, now() + make_interval(secs => $2))`, [
+    sha256(token),
+    SETUP_TTL_MS / 1000,
+  ]);
+  return token;
+}
+
+/**
+ * Uses a setup token to create the first admin, in one transaction: the token must be
+ * unused and unexpired, and there must still be no users (a second use, or a race with
+ * `leasehold user add`, changes nothing).
+ */
+export async function setupFirstAdmin(
+  pool: { connect(): Promise<{ query: Executor['query']; release(): void }> },
+  p: { token: string; name: string; password: string },
+): Promise<User> {
+  checkName(p.name);
+  checkPassword(p.password);
+  const hash = await hashPassword(p.password);
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query('LOCK TABLE users IN EXCLUSIVE MODE');
+    const used = await c.query(`UPDATE setup_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING 1`, [
+      sha256(p.token),
+    ]);
+    if (!used.rows[0]) throw new QueueError('forbidden', 'this setup link is invalid, used or expired: restart `npm start` for a new one, or use `npx leasehold user add`');
+    const n = await c.query('SELECT count(*)::int AS n FROM users');
+    if (n.rows[0].n > 0) throw new QueueError('forbidden', 'an operator exists already: sign in, or ask an admin');
+    const { rows } = await c.query(`INSERT INTO users (name, role, password_hash) VALUES ($1, 'admin', $2) RETURNING *`, [p.name, hash]);
+    await c.query('COMMIT');
+    return toUser(rows[0]);
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    c.release();
+  }
+}
