@@ -14,6 +14,7 @@ import { EXIT, EXIT_CODES_HELP, log, reportError } from '../cli/common';
 import { addEnqueueCommand } from '../cli/enqueue';
 import { addReadCommands } from '../cli/jobs';
 import { addControlCommands } from '../cli/controls';
+import { addAccessCommands } from '../cli/access';
 import { resolveServices } from '../bootstrap';
 import { addWorkerOptions, runWorkers, type WorkerCommandOptions } from './worker';
 
@@ -49,6 +50,7 @@ addEnqueueCommand(program);
 addReadCommands(program);
 addActionCommands(program);
 addControlCommands(program);
+addAccessCommands(program);
 
 addWorkerOptions(program.command('worker').description('run worker processes under a supervisor (as npm run worker)'))
   .addHelpText('after', EXIT_CODES_HELP)

@@ -14,6 +14,8 @@ import { Command } from 'commander';
 import { loadConfig } from '../../lib/config';
 import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
+import { createPool } from '../../lib/db/client';
+import { setupTokenCreate, userCount } from '../../lib/auth/store';
 import { projectRoot, redact, resolveServices, tsxImport } from '../bootstrap';
 import { ensureBuild, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions } from './worker';
@@ -83,6 +85,32 @@ const lines = [
   `  lease       ${cfg.leaseMs} ms, renewed every ${cfg.heartbeatMs} ms`,
   '',
 ];
+const authOff = (process.env.LEASEHOLD_AUTH ?? '').trim().toLowerCase() === 'off';
+if (authOff) {
+  lines.push(
+    '  !!! AUTH OFF  LEASEHOLD_AUTH=off: sign-in is disabled. Anyone who can reach this port can read and',
+    '  !!!           change every job. For local demos and tests only.',
+    '',
+  );
+} else {
+  // No operators yet: a one-time link lets the first admin choose a password (the two-command start keeps working).
+  const pool = createPool(services.databaseUrl, { name: 'start', max: 1 });
+  try {
+    if ((await userCount(pool)) === 0) {
+      const token = await setupTokenCreate(pool);
+      lines.push(
+        '  sign-in     no operators yet. Create the first admin (link valid 24 h, works once):',
+        `              ${consoleUrl}/setup?token=${token}`,
+        '              or: npx leasehold user add NAME --role admin',
+        '',
+      );
+    } else {
+      lines.push(`  sign-in     ${consoleUrl}/signin (operators: npx leasehold user list)`, '');
+    }
+  } finally {
+    await pool.end();
+  }
+}
 process.stdout.write(lines.join('\n') + '\n');
 
 async function shutdown(signal: string) {

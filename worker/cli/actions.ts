@@ -24,6 +24,7 @@ import {
   progressBar,
   progressEnabled,
   withQueue,
+  auditCli,
   type Queue,
 } from './common';
 
@@ -37,6 +38,7 @@ interface FilterOptions {
   dryRun?: boolean;
   progress?: boolean;
   json?: boolean;
+  reason?: string;
 }
 
 const addFilterOptions = (cmd: Command) =>
@@ -50,7 +52,8 @@ const addFilterOptions = (cmd: Command) =>
     .option('--dry-run', 'with --status: only count the jobs that match')
     .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
     .option('--no-progress', 'never show a progress bar')
-    .option('--json', 'print JSON');
+    .option('--json', 'print JSON')
+    .option('--reason <text>', 'why (kept in the audit log)');
 
 type Act = (q: Queue, ids: string[]) => Promise<ops.ActionReport>;
 
@@ -65,7 +68,11 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
   }
   if (!filtered) {
     if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once; use --status with filters for more`);
-    const r = await withQueue((q) => act(q, ids));
+    const r = await withQueue(async (q) => {
+      const report = await act(q, ids);
+      await auditCli(q.pool, { action: verb, target: { ids }, jobIds: ids, changed: report.changed, skipped: report.skipped, reason: o.reason });
+      return report;
+    });
     printReport(r, !!o.json);
     return;
   }
@@ -107,6 +114,15 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
       bar.update(Math.min(k + MAX_BULK_IDS, matched.length));
     }
     bar.stop();
+    await auditCli(q.pool, {
+      action: `bulk.${verb}`,
+      target: { filter: filters, limit: o.limit ?? null },
+      jobIds: matched,
+      changed: total.changed,
+      skipped: total.skipped,
+      reason: o.reason,
+      details: { matched: total.matched, outcomes: total.outcomes },
+    });
     if (total.skipped) exitAtLeast(EXIT.refused);
     if (o.json) return printJson(total);
     const outcomes = Object.entries(total.outcomes).map(([k, n]) => `${n} ${k}`).join(', ');
@@ -170,11 +186,26 @@ export function addActionCommands(program: Command) {
         'as the console\'s preview does.',
     )
     .option('--dry-run', 'only show what would be touched')
+    .option('--reason <text>', 'why (kept in the audit log)')
     .addOption(new Option('--json', 'print JSON as POST /api/recover answers'))
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (o: { dryRun?: boolean; json?: boolean }) => {
+    .action(async (o: { dryRun?: boolean; json?: boolean; reason?: string }) => {
       const cfg = loadConfig();
-      const r = await withQueue(({ pool, doorbell }) => ops.jobRecover(pool, { dryRun: !!o.dryRun, doorbell, signalGraceMs: cfg.signalGraceMs }));
+      const r = await withQueue(async ({ pool, doorbell }) => {
+        const report = await ops.jobRecover(pool, { dryRun: !!o.dryRun, doorbell, signalGraceMs: cfg.signalGraceMs });
+        if (!o.dryRun) {
+          await auditCli(pool, {
+            action: 'recover',
+            target: { all: true },
+            jobIds: [...report.expired.map((e) => e.id), ...report.resignalled.map((x) => x.id)],
+            changed: report.expired.length,
+            skipped: 0,
+            reason: o.reason,
+            details: { resignalled: report.resignalled.length },
+          });
+        }
+        return report;
+      });
       if (o.json) return printJson(r);
       const would = o.dryRun ? 'would move' : 'moved';
       console.log(`${would} ${r.expired.length} job(s) with an expired lease`);

@@ -2,7 +2,9 @@
  * What every verb of `npx leasehold` shares: exit codes, opening and closing the database
  * and the doorbell, mapping errors to exit codes, tables, JSON output, progress bars.
  */
+import os from 'node:os';
 import { InvalidArgumentError } from 'commander';
+import { auditRecord, type AuditInput } from '../../lib/audit/log';
 import { SingleBar } from 'cli-progress';
 import Table from 'cli-table3';
 import type pg from 'pg';
@@ -196,4 +198,24 @@ export function progressBar(enabled: boolean, o: { label: string; total: number 
     update: (value, payload) => bar.update(value, payload),
     stop: () => bar.stop(),
   };
+}
+
+// ---------------------------------------------------------------- audit
+
+/** Who ran this command: the OS user on this host (the CLI trusts whoever holds the database URL). */
+export function cliActor(): string {
+  let user = process.env.LEASEHOLD_ACTOR?.trim();
+  if (!user) {
+    try {
+      user = os.userInfo().username;
+    } catch {
+      user = process.env.USER ?? 'unknown';
+    }
+  }
+  return `${user}@${os.hostname()}`.slice(0, 200);
+}
+
+/** One audit entry for a CLI action (actor kind `cli`). */
+export function auditCli(db: pg.Pool, e: Omit<AuditInput, 'actor' | 'actorKind'>) {
+  return auditRecord(db, { ...e, actor: cliActor(), actorKind: 'cli' });
 }

@@ -6,7 +6,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { enqueueBody, queueName, toEnqueueInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
-import { EXIT_CODES_HELP, intArg, jsonArg, printJson, printTable as table, withQueue } from './common';
+import { auditCli, EXIT_CODES_HELP, intArg, jsonArg, printJson, printTable as table, withQueue } from './common';
 
 const nameArg = (v: string) => {
   const r = queueName.safeParse(v);
@@ -57,10 +57,15 @@ export function addControlCommands(program: Command) {
       .command(verb)
       .description(paused ? 'stop workers claiming from a queue (running jobs finish)' : 'let workers claim from a paused queue again')
       .argument('<name>', 'queue', nameArg)
+      .option('--reason <text>', 'why (kept in the audit log)')
       .option('--json', 'print JSON')
       .addHelpText('after', EXIT_CODES_HELP)
       .action(async (name: string, o) => {
-        const c = await withQueue((q) => ops.queueSetControls(q.pool, { name, paused }));
+        const c = await withQueue(async (q) => {
+          const r = await ops.queueSetControls(q.pool, { name, paused });
+          await auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, changed: 1, skipped: 0, reason: o.reason });
+          return r;
+        });
         if (o.json) return printJson(c);
         console.log(`${name}: ${paused ? 'paused' : 'resumed'}`);
       });
@@ -71,13 +76,17 @@ export function addControlCommands(program: Command) {
     .argument('<name>', 'queue', nameArg)
     .option('--concurrency <n>', 'most jobs running at once over every worker and host (none = clear)', limitArg)
     .option('--rate <n/period>', 'most claims per period over every worker, e.g. 10/1s (none = clear)', parseRate)
+    .option('--reason <text>', 'why (kept in the audit log)')
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (name: string, o) => {
       if (o.concurrency === undefined && o.rate === undefined) throw new QueueError('invalid_request', 'give --concurrency and/or --rate');
-      const c = await withQueue((q) =>
-        ops.queueSetControls(q.pool, { name, concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs }),
-      );
+      const c = await withQueue(async (q) => {
+        const p = { concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs };
+        const r = await ops.queueSetControls(q.pool, { name, ...p });
+        await auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, changed: 1, skipped: 0, reason: o.reason, details: p });
+        return r;
+      });
       showControls(c ? [c] : [], !!o.json);
     });
 
@@ -97,9 +106,11 @@ export function addControlCommands(program: Command) {
     .action(async (name: string, o) => {
       const body = enqueueBody.parse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts });
       const input = toEnqueueInput(body);
-      const s = await withQueue((q) =>
-        ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts }),
-      );
+      const s = await withQueue(async (q) => {
+        const r = await ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts });
+        await auditCli(q.pool, { action: 'schedule.add', target: { schedule: name }, changed: 1, skipped: 0, details: { cron: o.cron, type: input.type, queue: input.queue } });
+        return r;
+      });
       if (o.json) return printJson(s);
       console.log(`${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}; next run ${s.nextRunAt.toISOString()}`);
     });
@@ -123,7 +134,12 @@ export function addControlCommands(program: Command) {
     .argument('<name>', 'schedule name')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (name: string) => {
-      if (!(await withQueue((q) => ops.scheduleDelete(q.pool, name)))) throw new QueueError('not_found', `no schedule ${JSON.stringify(name)}`);
+      const removed = await withQueue(async (q) => {
+        const ok = await ops.scheduleDelete(q.pool, name);
+        await auditCli(q.pool, { action: 'schedule.remove', target: { schedule: name }, changed: ok ? 1 : 0, skipped: ok ? 0 : 1 });
+        return ok;
+      });
+      if (!removed) throw new QueueError('not_found', `no schedule ${JSON.stringify(name)}`);
       console.log(`${name}: removed`);
     });
 }

@@ -1,0 +1,117 @@
+/**
+ * `leasehold user …` and `leasehold token …`: operators and API tokens. Whoever can run
+ * the CLI against the database is trusted (as with `psql`); every change is audited with
+ * the OS user as the actor.
+ */
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { ROLES, TOKEN_SCOPES } from '../../lib/auth/roles';
+import { checkPassword, tokenCreate, tokenList, tokenRevoke, userAdd, userDisable, userList } from '../../lib/auth/store';
+import { QueueError } from '../../lib/queue/errors';
+import { auditCli, cliActor, EXIT_CODES_HELP, printJson, printTable, time, withQueue } from './common';
+
+/** The password: --password-stdin (one line), or a prompt on a terminal, or a generated one (printed once). */
+async function readPassword(o: { passwordStdin?: boolean; generate?: boolean }): Promise<{ password: string; generated: boolean }> {
+  if (o.generate) return { password: randomBytes(15).toString('base64url'), generated: true };
+  if (!o.passwordStdin && !process.stdin.isTTY) {
+    throw new QueueError('invalid_request', 'give --password-stdin (and the password on stdin), --generate, or run it in a terminal');
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stdin.isTTY ? process.stderr : undefined, terminal: !!process.stdin.isTTY });
+  if (process.stdin.isTTY) process.stderr.write('password (10 characters or more): ');
+  const line = await new Promise<string>((resolve) => rl.once('line', resolve).once('close', () => resolve('')));
+  rl.close();
+  if (process.stdin.isTTY) process.stderr.write('\n');
+  return { password: line.replace(/\r?\n$/, ''), generated: false };
+}
+
+export function addAccessCommands(program: Command) {
+  const user = program.command('user').description('console and API operators (roles: viewer reads; operator also requeues, cancels, recovers; admin also deletes and manages users and tokens)');
+  user
+    .command('add')
+    .description('add an operator (password hashed with scrypt, stored in PostgreSQL)')
+    .argument('<name>', 'sign-in name')
+    .requiredOption('--role <role>', ROLES.join(' | '))
+    .option('--password-stdin', 'read the password from stdin (one line)')
+    .option('--generate', 'generate a password and print it once')
+    .option('--replace', 'set a new role and password when the user exists')
+    .addHelpText('after', `\nExamples:\n  npx leasehold user add alice --role admin\n  echo "$PW" | npx leasehold user add ci --role viewer --password-stdin\n${EXIT_CODES_HELP}`)
+    .action(async (name: string, o: { role: string; passwordStdin?: boolean; generate?: boolean; replace?: boolean }) => {
+      const { password, generated } = await readPassword(o);
+      checkPassword(password);
+      const u = await withQueue(async (q) => {
+        const added = await userAdd(q.pool, { name, role: o.role, password, replace: o.replace });
+        await auditCli(q.pool, { action: o.replace ? 'user.set' : 'user.add', target: { user: name }, changed: 1, skipped: 0, details: { role: o.role } });
+        return added;
+      });
+      console.log(`${u.name}: ${u.role}`);
+      if (generated) console.log(`password: ${password}   (shown once: store it now)`);
+    });
+  user
+    .command('list')
+    .description('the operators and their roles')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const list = await withQueue((q) => userList(q.pool));
+      if (o.json) return printJson(list);
+      if (!list.length) return console.log('no users: add the first admin with `npx leasehold user add NAME --role admin`');
+      printTable(['name', 'role', 'created', 'disabled'], list.map((u) => [u.name, u.role, time(u.createdAt), time(u.disabledAt)]));
+    });
+  user
+    .command('disable')
+    .description('stop a user signing in; their sessions end at once')
+    .argument('<name>', 'sign-in name')
+    .action(async (name: string) => {
+      const ok = await withQueue(async (q) => {
+        const done = await userDisable(q.pool, name);
+        await auditCli(q.pool, { action: 'user.disable', target: { user: name }, changed: done ? 1 : 0, skipped: done ? 0 : 1 });
+        return done;
+      });
+      if (!ok) throw new QueueError('not_found', `no active user ${JSON.stringify(name)}`);
+      console.log(`${name}: disabled`);
+    });
+
+  const token = program.command('token').description('API tokens for producers and scripts (sent as Authorization: Bearer lh_…)');
+  token
+    .command('create')
+    .description('create a token; it is printed once and stored only as a hash')
+    .requiredOption('--name <name>', 'what it is for, e.g. billing-producer')
+    .option('--scope <scope>', `${TOKEN_SCOPES.join(' | ')} (enqueue: POST /api/jobs only)`, 'enqueue')
+    .option('--json', 'print JSON')
+    .addHelpText('after', `\nExample:\n  npx leasehold token create --name billing --scope enqueue\n${EXIT_CODES_HELP}`)
+    .action(async (o: { name: string; scope: string; json?: boolean }) => {
+      const t = await withQueue(async (q) => {
+        const made = await tokenCreate(q.pool, { name: o.name, scope: o.scope, createdBy: cliActor() });
+        await auditCli(q.pool, { action: 'token.create', target: { token: made.info.id, name: o.name }, changed: 1, skipped: 0, details: { scope: o.scope } });
+        return made;
+      });
+      if (o.json) return printJson({ id: t.info.id, name: t.info.name, scope: t.info.scope, token: t.token });
+      console.log(`token ${t.info.id} (${t.info.name}, scope ${t.info.scope}):\n${t.token}\n(shown once: store it now; revoke with \`npx leasehold token revoke ${t.info.id}\`)`);
+    });
+  token
+    .command('list')
+    .description('the tokens (never their secrets)')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const list = await withQueue((q) => tokenList(q.pool));
+      if (o.json) return printJson(list);
+      if (!list.length) return console.log('no tokens');
+      printTable(
+        ['id', 'name', 'scope', 'created by', 'created', 'last used', 'revoked'],
+        list.map((t) => [t.id, t.name, t.scope, t.createdBy, time(t.createdAt), time(t.lastUsedAt), time(t.revokedAt)]),
+      );
+    });
+  token
+    .command('revoke')
+    .description('revoke a token (by id, or every live token with this name); it stops working on the next request')
+    .argument('<id-or-name>')
+    .action(async (idOrName: string) => {
+      const revoked = await withQueue(async (q) => {
+        const r = await tokenRevoke(q.pool, idOrName);
+        await auditCli(q.pool, { action: 'token.revoke', target: { token: idOrName }, changed: r.length, skipped: r.length ? 0 : 1 });
+        return r;
+      });
+      if (!revoked.length) throw new QueueError('not_found', `no live token ${JSON.stringify(idOrName)}`);
+      for (const t of revoked) console.log(`token ${t.id} (${t.name}): revoked`);
+    });
+}
