@@ -10,6 +10,7 @@ import { ActionDialog, type ActionOptionsState } from '@/components/actions/acti
 import { type ActionTarget, runAction } from '@/lib/api/actions';
 import { actionKeys, deadLetterKeys, jobKeys, statsKeys, workerKeys } from '@/lib/api/keys';
 import type { BulkAction, BulkReportDto } from '@/lib/api/types';
+import { forbiddenFor, meQuery } from '@/lib/api/auth';
 
 export interface ActionRequest {
   action: BulkAction;
@@ -30,6 +31,9 @@ const OFFERS: Record<BulkAction, { resetAttempts?: boolean; revokeLease?: boolea
 export function useActionFlow(): { start(r: ActionRequest): void; element: ReactNode } {
   const [req, setReq] = useState<ActionRequest | null>(null);
   const [options, setOptions] = useState<ActionOptionsState>({ resetAttempts: false, revokeLease: false });
+  const [reason, setReason] = useState('');
+  const me = useQuery(meQuery());
+  const role = me.data?.role ?? null;
   const qc = useQueryClient();
   const preview = useQuery({
     queryKey: [...actionKeys.all, 'preview', req?.action, req?.target, options],
@@ -46,7 +50,7 @@ export function useActionFlow(): { start(r: ActionRequest): void; element: React
       const p = preview.data!;
       const target: ActionTarget = 'filter' in req!.target && p.maxId ? { filter: { ...req!.target.filter, maxId: p.maxId } } : req!.target;
       const expectIds = 'all' in req!.target ? p.items.map((i) => i.id) : undefined;
-      return runAction(req!.action, target, { ...options, preview: false, expectIds });
+      return runAction(req!.action, target, { ...options, preview: false, expectIds, ...(reason.trim() ? { reason: reason.trim().slice(0, 500) } : {}) });
     },
     onSuccess: (report) => {
       req?.onDone?.(report);
@@ -61,6 +65,7 @@ export function useActionFlow(): { start(r: ActionRequest): void; element: React
   const start = useCallback(
     (r: ActionRequest) => {
       resetApply();
+      setReason('');
       setOptions({ resetAttempts: false, revokeLease: false, ...r.defaults });
       setReq(r);
     },
@@ -73,6 +78,9 @@ export function useActionFlow(): { start(r: ActionRequest): void; element: React
       options={options}
       offers={OFFERS[req.action]}
       onOptions={setOptions}
+      reason={reason}
+      onReason={setReason}
+      forbidden={forbiddenFor(req.action, role)}
       preview={preview.data}
       previewLoading={preview.isFetching}
       applying={apply.isPending}

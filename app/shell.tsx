@@ -4,7 +4,7 @@
  * control, theme switch, keyboard shortcuts and their help.
  */
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRouter } from 'next/navigation';
+import { usePathname, useRouter } from 'next/navigation';
 import { type ReactNode, useState } from 'react';
 import { Nav } from '@/components/layout/nav';
 import { RefreshControl } from '@/components/layout/refresh-control';
@@ -12,12 +12,16 @@ import { ShortcutsHelp } from '@/components/layout/shortcuts-help';
 import { Dialog } from '@/components/ui/dialog';
 import { useClockOffset } from '@/lib/api/clock';
 import { consoleMetaQuery } from '@/lib/api/console';
+import { meQuery, signOut } from '@/lib/api/auth';
 import { INTERVALS, pauseReason, useRefresh } from '@/lib/ui/refresh';
 import { SHORTCUTS_HELP, useShortcuts } from '@/lib/ui/shortcuts';
 import { useTheme } from '@/lib/ui/theme';
 
 export function Shell({ children }: { children: ReactNode }) {
-  const meta = useQuery(consoleMetaQuery());
+  const path = usePathname();
+  const open = path === '/signin' || path === '/setup';
+  const meta = useQuery({ ...consoleMetaQuery(), enabled: !open });
+  const me = useQuery({ ...meQuery(), enabled: !open });
   const refresh = useRefresh();
   const qc = useQueryClient();
   const router = useRouter();
@@ -41,12 +45,35 @@ export function Shell({ children }: { children: ReactNode }) {
     p: () => refresh.setPaused(!refresh.paused),
     t: toggleTheme,
   });
+  if (open) return <main className="mx-auto max-w-md px-4 py-16">{children}</main>;
   return (
     <>
+      {me.data?.authOff && (
+        <div role="alert" data-testid="auth-off-banner" className="bg-red-700 px-4 py-1.5 text-center text-sm font-bold uppercase tracking-wide text-white">
+          Auth off — local demo only: LEASEHOLD_AUTH=off lets anyone who reaches this port change every job
+        </div>
+      )}
       <Nav
         environment={meta.data?.environment ?? null}
         right={
           <>
+            {me.data && !me.data.authOff && (
+              <span className="flex items-center gap-2 text-xs text-zinc-600 dark:text-zinc-400" data-testid="signed-in-as">
+                <span>
+                  {me.data.name} · <span className="font-medium">{me.data.role}</span>
+                </span>
+                <button
+                  type="button"
+                  onClick={async () => {
+                    await signOut().catch(() => {});
+                    window.location.assign('/signin');
+                  }}
+                  className="rounded border border-zinc-300 px-1.5 py-0.5 hover:bg-zinc-100 dark:border-zinc-700 dark:hover:bg-zinc-800"
+                >
+                  Sign out
+                </button>
+              </span>
+            )}
             <RefreshControl
               intervalMs={refresh.intervalMs}
               intervals={INTERVALS}

@@ -37,6 +37,11 @@ export interface ActionDialogProps {
   /** Which options this action offers. */
   offers: { resetAttempts?: boolean; revokeLease?: boolean };
   onOptions(o: ActionOptionsState): void;
+  /** The operator's reason, kept in the audit log. */
+  reason: string;
+  onReason(r: string): void;
+  /** Why the signed-in role may not do this (the server refuses it too), or null. */
+  forbidden: string | null;
   preview?: BulkReportDto;
   previewLoading: boolean;
   applying: boolean;
@@ -52,7 +57,7 @@ export function ActionDialog(p: ActionDialogProps) {
   const [typed, setTyped] = useState('');
   const willChange = p.preview?.changed ?? 0;
   const needsTyping = willChange > TYPED_CONFIRM_OVER;
-  const canConfirm = !!p.preview && !p.previewLoading && !p.applying && willChange > 0 && (!needsTyping || typed.trim() === String(willChange));
+  const canConfirm = !p.forbidden && !!p.preview && !p.previewLoading && !p.applying && willChange > 0 && (!needsTyping || typed.trim() === String(willChange));
   return (
     <Dialog title={p.report ? `${verb}: done` : `${verb}: what it will touch`} onClose={p.onClose} wide>
       <div className="space-y-4 text-sm" data-testid="action-dialog">
@@ -75,6 +80,24 @@ export function ActionDialog(p: ActionDialogProps) {
               </label>
             )}
           </fieldset>
+        )}
+        {!p.report && (
+          <label className="flex flex-col gap-1 text-xs text-zinc-500">
+            Reason (optional, kept in the audit log)
+            <input
+              className="rounded border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+              value={p.reason}
+              maxLength={500}
+              onChange={(e) => p.onReason(e.target.value)}
+              aria-label="Reason"
+              data-testid="action-reason"
+            />
+          </label>
+        )}
+        {p.forbidden && !p.report && (
+          <p role="note" className="rounded border border-amber-300 bg-amber-50 p-2 text-amber-900 dark:border-amber-900 dark:bg-amber-950 dark:text-amber-200">
+            {p.forbidden}
+          </p>
         )}
         {p.error && (
           <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">

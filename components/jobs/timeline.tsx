@@ -1,3 +1,4 @@
+import type { AuditEntryDto } from '@/lib/api/audit';
 import type { AttemptDto, JobDetailDto } from '@/lib/api/types';
 import { dateTime, ms } from '@/lib/ui/format';
 
@@ -16,7 +17,14 @@ const ENDED: Record<string, string> = {
   aborted: 'lease handed back or revoked',
 };
 
-export function timelineEvents(d: JobDetailDto): Event[] {
+/** An operator's action on this job, from the audit log (text only). */
+function auditEvent(e: AuditEntryDto): Event {
+  const scope = e.jobIds.length > 1 || e.target.filter ? ' (bulk)' : '';
+  const result = e.changed > 0 ? '' : ' — skipped';
+  return { at: e.at, what: `${e.action}${scope} by ${e.actor}${result}`, detail: e.reason ? `reason: ${e.reason}` : undefined };
+}
+
+export function timelineEvents(d: JobDetailDto, audit: AuditEntryDto[] = []): Event[] {
   const j = d.job;
   const ev: Event[] = [{ at: j.createdAt, what: 'enqueued', detail: `queue ${j.queue}, up to ${j.maxAttempts} attempts` }];
   if (ms(j.runAt)! > ms(j.createdAt)! + 1000 && j.status !== 'running') ev.push({ at: j.runAt, what: ms(j.runAt)! > Date.now() ? 'due (scheduled)' : 'due' });
@@ -26,13 +34,14 @@ export function timelineEvents(d: JobDetailDto): Event[] {
   });
   if (j.cancelRequestedAt) ev.push({ at: j.cancelRequestedAt, what: 'cancel requested by an operator' });
   if (j.finishedAt && !d.attempts.some((a) => a.finishedAt === j.finishedAt)) ev.push({ at: j.finishedAt, what: `finished: ${j.status}` });
+  for (const a of audit) ev.push(auditEvent(a));
   return ev.sort((a, b) => ms(a.at)! - ms(b.at)!);
 }
 
-export function Timeline({ detail }: { detail: JobDetailDto }) {
+export function Timeline({ detail, audit }: { detail: JobDetailDto; audit?: AuditEntryDto[] }) {
   return (
     <ol className="relative space-y-2 border-l border-zinc-200 pl-4 text-sm dark:border-zinc-800" data-testid="timeline">
-      {timelineEvents(detail).map((e, k) => (
+      {timelineEvents(detail, audit).map((e, k) => (
         <li key={k}>
           <span className="absolute -left-1 mt-1.5 h-2 w-2 rounded-full bg-zinc-400" aria-hidden="true" />
           <span className="tabular text-xs text-zinc-500">{dateTime(e.at)}</span> <span>{e.what}</span>

@@ -8,6 +8,7 @@ const links = [
   { href: '/jobs', label: 'Jobs' },
   { href: '/dead-letter', label: 'Dead letter' },
   { href: '/workers', label: 'Workers' },
+  { href: '/audit', label: 'Audit' },
 ];
 
 const ENV_TONE = (env: string) =>

@@ -10,5 +10,5 @@ export interface ActionOptions {
   revokeLease?: boolean;
 }
 
-export const runAction = (action: BulkAction, target: ActionTarget, opts: ActionOptions & { preview: boolean; expectIds?: string[] }) =>
+export const runAction = (action: BulkAction, target: ActionTarget, opts: ActionOptions & { preview: boolean; expectIds?: string[]; reason?: string }) =>
   api<BulkReportDto>(`/api/actions/${action}`, { method: 'POST', json: { ...target, ...opts } });

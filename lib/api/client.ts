@@ -24,7 +24,8 @@ export async function api<T>(path: string, init?: RequestInit & { json?: unknown
   try {
     res = await fetch(path, {
       ...rest,
-      headers: { accept: 'application/json', ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...rest.headers },
+      // x-leasehold-request: a custom header makes every call a non-simple request (CSRF, lib/auth/gate.ts).
+      headers: { accept: 'application/json', 'x-leasehold-request': '1', ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...rest.headers },
       body: json !== undefined ? JSON.stringify(json) : rest.body,
     });
   } catch (e) {
@@ -33,6 +34,10 @@ export async function api<T>(path: string, init?: RequestInit & { json?: unknown
   }
   const body = await res.json().catch(() => null);
   const receivedAt = Date.now();
+  if (res.status === 401 && typeof window !== 'undefined' && !['/signin', '/setup'].includes(window.location.pathname)) {
+    // The session ended (expired, signed out elsewhere, user disabled): sign in again, then come back.
+    window.location.assign(`/signin?next=${encodeURIComponent(window.location.pathname + window.location.search)}`);
+  }
   if (!res.ok) {
     const err = (body as { error?: { code?: string; message?: string } } | null)?.error;
     throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, body);

@@ -10,6 +10,7 @@ import { Button } from '@/components/ui/button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobDetailQuery } from '@/lib/api/jobs';
+import { auditQuery } from '@/lib/api/audit';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
 import { dateTime } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
@@ -19,6 +20,7 @@ import { useActionFlow } from '../../action-flow';
 export function JobView({ id }: { id: string }) {
   const interval = useRefreshInterval();
   const q = useQuery(jobDetailQuery(id, interval));
+  const audit = useQuery(auditQuery({ jobId: id }, interval));
   const now = useDbNow();
   const flow = useActionFlow();
   if (q.isError && !q.data) {
@@ -150,7 +152,7 @@ export function JobView({ id }: { id: string }) {
           )}
         </Card>
         <Card title="Timeline" className="lg:col-span-2">
-          <Timeline detail={d} />
+          <Timeline detail={d} audit={audit.data?.entries} />
         </Card>
       </div>
 

@@ -1,0 +1,83 @@
+'use client';
+/** /audit — every operator action (console, API, CLI), newest first; filter by who, what, or job id (query parameters). */
+import { useQuery } from '@tanstack/react-query';
+import { usePathname, useRouter, useSearchParams } from 'next/navigation';
+import { useState } from 'react';
+import { AuditTable } from '@/components/audit/audit-table';
+import { Button } from '@/components/ui/button';
+import { EmptyState, ErrorState } from '@/components/ui/states';
+import { auditQuery, type AuditFilters } from '@/lib/api/audit';
+import { useRefreshInterval } from '@/lib/ui/refresh';
+
+const FIELDS = ['actor', 'action', 'jobId'] as const;
+
+export function AuditView() {
+  const params = useSearchParams();
+  const router = useRouter();
+  const path = usePathname();
+  const filters: AuditFilters = Object.fromEntries(FIELDS.map((f) => [f, params.get(f) ?? undefined]).filter(([, v]) => v));
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1];
+  const interval = useRefreshInterval();
+  const q = useQuery(auditQuery({ ...filters, cursor }, cursor ? false : interval));
+  const set = (k: (typeof FIELDS)[number], v: string | undefined) => {
+    const next = new URLSearchParams(params);
+    if (v) next.set(k, v);
+    else next.delete(k);
+    setCursors([]);
+    router.push(`${path}?${next}`);
+  };
+  return (
+    <div className="space-y-4">
+      <h1 className="text-xl font-semibold">Audit log</h1>
+      <form
+        className="flex flex-wrap items-end gap-2 text-sm"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const fd = new FormData(e.currentTarget);
+          const next = new URLSearchParams();
+          for (const f of FIELDS) {
+            const v = String(fd.get(f) ?? '').trim();
+            if (v) next.set(f, v);
+          }
+          setCursors([]);
+          router.push(`${path}?${next}`);
+        }}
+      >
+        {FIELDS.map((f) => (
+          <label key={f} className="flex flex-col text-xs text-zinc-500">
+            {f === 'jobId' ? 'Job id' : f === 'actor' ? 'Who' : 'Action'}
+            <input
+              name={f}
+              defaultValue={filters[f] ?? ''}
+              key={filters[f] ?? ''}
+              maxLength={64}
+              className="rounded border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+            />
+          </label>
+        ))}
+        <Button type="submit">Filter</Button>
+        {Object.keys(filters).length > 0 && (
+          <Button variant="ghost" onClick={() => router.push(path)}>
+            Clear
+          </Button>
+        )}
+      </form>
+      {q.error ? (
+        <ErrorState title="Could not load the audit log" message={q.error.message} onRetry={() => void q.refetch()} />
+      ) : !q.data ? (
+        <p className="text-zinc-500">Loading…</p>
+      ) : q.data.entries.length === 0 ? (
+        <EmptyState title="No operator actions recorded">Requeues, cancels, recovers, deletes, queue controls, users and tokens are logged here.</EmptyState>
+      ) : (
+        <>
+          <AuditTable entries={q.data.entries} onActor={(a) => set('actor', a)} onAction={(a) => set('action', a)} />
+          <div className="flex gap-2">
+            {cursors.length > 0 && <Button onClick={() => setCursors(cursors.slice(0, -1))}>Newer</Button>}
+            {q.data.nextCursor && <Button onClick={() => setCursors([...cursors, q.data!.nextCursor!])}>Older</Button>}
+          </div>
+        </>
+      )}
+    </div>
+  );
+}

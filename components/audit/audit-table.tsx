@@ -1,0 +1,70 @@
+import Link from 'next/link';
+import type { AuditEntryDto } from '@/lib/api/audit';
+import { dateTime } from '@/lib/ui/format';
+
+/** What an entry applied to, in words (ids, a filter, a queue…). Text only: never HTML. */
+export function auditTarget(e: AuditEntryDto): string {
+  const t = e.target;
+  if (Array.isArray(t.ids)) return t.ids.length === 1 ? `job #${t.ids[0]}` : `${t.ids.length} jobs`;
+  if (t.filter) return `filter ${JSON.stringify(t.filter)}`;
+  if (t.all) return 'the whole sweep';
+  if (typeof t.queue === 'string') return `queue ${t.queue}`;
+  if (t.user) return `user ${String(t.user)}`;
+  if (t.token) return `token ${String(t.token)}${t.name ? ` (${String(t.name)})` : ''}`;
+  if (t.schedule) return `schedule ${String(t.schedule)}`;
+  return JSON.stringify(t);
+}
+
+export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntryDto[]; onActor?(a: string): void; onAction?(a: string): void }) {
+  return (
+    <div className="overflow-x-auto rounded border border-zinc-200 dark:border-zinc-800">
+      <table className="w-full text-sm" data-testid="audit-table">
+        <thead className="bg-zinc-50 text-left text-xs text-zinc-500 dark:bg-zinc-900">
+          <tr>
+            <th className="px-2 py-1">When</th>
+            <th className="px-2 py-1">Who</th>
+            <th className="px-2 py-1">Action</th>
+            <th className="px-2 py-1">Applied to</th>
+            <th className="px-2 py-1 text-right">Changed</th>
+            <th className="px-2 py-1 text-right">Skipped</th>
+            <th className="px-2 py-1">Reason</th>
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map((e) => (
+            <tr key={e.id} className="border-t border-zinc-100 align-top dark:border-zinc-800" data-testid={`audit-${e.id}`}>
+              <td className="tabular whitespace-nowrap px-2 py-1 text-xs text-zinc-500">{dateTime(e.at)}</td>
+              <td className="break-all px-2 py-1">
+                <button type="button" className="hover:underline" onClick={() => onActor?.(e.actor)}>
+                  {e.actor}
+                </button>{' '}
+                <span className="text-xs text-zinc-500">({e.actorKind})</span>
+              </td>
+              <td className="px-2 py-1 font-mono text-xs">
+                <button type="button" className="hover:underline" onClick={() => onAction?.(e.action)}>
+                  {e.action}
+                </button>
+              </td>
+              <td className="break-all px-2 py-1 text-xs">
+                {auditTarget(e)}
+                {e.jobIds.length > 0 && (
+                  <span className="block text-zinc-500">
+                    {e.jobIds.slice(0, 10).map((id) => (
+                      <Link key={id} prefetch={false} href={`/jobs/${id}`} className="mr-1 text-sky-700 hover:underline dark:text-sky-400">
+                        #{id}
+                      </Link>
+                    ))}
+                    {Number(e.details.jobCount ?? e.jobIds.length) > 10 && <>… ({String(e.details.jobCount)} jobs)</>}
+                  </span>
+                )}
+              </td>
+              <td className="tabular px-2 py-1 text-right">{e.changed}</td>
+              <td className="tabular px-2 py-1 text-right">{e.skipped}</td>
+              <td className="break-words px-2 py-1 text-xs">{e.reason ?? <span className="text-zinc-400">—</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

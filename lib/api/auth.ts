@@ -1,0 +1,34 @@
+/** Who is signed in, signing in and out, and what the console offers each role (the server decides; this only hides). */
+import { queryOptions } from '@tanstack/react-query';
+import { api } from './client';
+
+export type Role = 'viewer' | 'operator' | 'admin';
+
+export interface Me {
+  name: string;
+  kind: 'user' | 'token' | 'anonymous';
+  role: Role | null;
+  authOff: boolean;
+}
+
+export const meQuery = () =>
+  queryOptions({
+    queryKey: ['auth', 'me'] as const,
+    queryFn: ({ signal }) => api<Me>('/api/auth/me', { signal }),
+    staleTime: 60_000,
+    retry: false,
+  });
+
+const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
+
+/** Why this role may not run this action (as the server will answer), or null. */
+export function forbiddenFor(action: string, role: Role | null): string | null {
+  if (role === null) return null; // still loading: the server decides
+  const need: Role = action === 'delete' ? 'admin' : 'operator';
+  return RANK[role] >= RANK[need] ? null : `Your role (${role}) may look but not ${action}: it needs ${need}.`;
+}
+
+export const signIn = (name: string, password: string) => api<{ user: { name: string; role: Role } }>('/api/auth/signin', { method: 'POST', json: { name, password } });
+export const signOut = () => api<{ ok: true }>('/api/auth/signout', { method: 'POST', json: {} });
+export const setupFirstAdmin = (token: string, name: string, password: string) =>
+  api<{ user: { name: string; role: Role } }>('/api/auth/setup', { method: 'POST', json: { token, name, password } });
