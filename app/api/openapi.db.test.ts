@@ -404,6 +404,25 @@ describe('every route answers as documented', () => {
   });
 });
 
+describe('access control and the audit log', () => {
+  test('first-admin setup, sign-in, me, sign-out and the audit log answer as documented', async () => {
+    const { setupTokenCreate } = await import('@/lib/auth/store');
+    const token = await setupTokenCreate(db.pool);
+    assert.equal((await call('POST', '/api/auth/setup', { body: { token, name: 'oa-admin', password: 'correct horse battery' } })).status, 201);
+    assert.equal((await call('POST', '/api/auth/setup', { body: { token, name: 'oa-again', password: 'correct horse battery' } })).status, 403);
+    assert.equal((await call('POST', '/api/auth/setup', { body: { token: 'x' } })).status, 400);
+    assert.equal((await call('POST', '/api/auth/signin', { body: { name: 'oa-admin', password: 'correct horse battery' } })).status, 200);
+    assert.equal((await call('POST', '/api/auth/signin', { body: { name: 'oa-admin', password: 'wrong password' } })).status, 401);
+    assert.equal((await call('POST', '/api/auth/signin', { body: { name: 'oa-admin' } })).status, 400);
+    assert.equal((await call('GET', '/api/auth/me')).body.authOff, true);
+    assert.equal((await call('POST', '/api/auth/signout')).status, 200);
+    const page = await call('GET', '/api/audit', { query: 'limit=5' });
+    assert.equal(page.status, 200);
+    assert.ok(page.body.entries.some((e: { action: string }) => e.action === 'user.setup'));
+    assert.equal((await call('GET', '/api/audit', { query: 'jobId=abc' })).status, 400);
+  });
+});
+
 after(() => {
   // Every documented operation was called, and answered each documented 2xx at least once.
   const missing: string[] = [];

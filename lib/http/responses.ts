@@ -184,6 +184,7 @@ const ERROR_CODES = [
   'state_forbids',
   'unauthorized',
   'forbidden',
+  'csrf',
   'rate_limited',
   'unavailable',
   'internal',
@@ -483,3 +484,40 @@ export type ResponseSchemasMatchDtos = [
   None<Ties<ReturnType<typeof queueControlDto>, z.output<typeof queueControlSchema>>>,
   None<Ties<ReturnType<typeof scheduleDto>, z.output<typeof scheduleSchema>>>,
 ];
+
+// ---------------------------------------------------------------- access control and audit
+
+export const signedInSchema = z
+  .object({ user: z.object({ name: z.string(), role: z.enum(['viewer', 'operator', 'admin']) }) })
+  .meta({ id: 'SignedIn' });
+
+export const meSchema = z
+  .object({
+    name: z.string(),
+    kind: z.enum(['user', 'token', 'anonymous']),
+    role: z.enum(['viewer', 'operator', 'admin']).nullable(),
+    authOff: z.boolean().meta({ description: 'LEASEHOLD_AUTH=off: sign-in is off (local demos and tests only).' }),
+  })
+  .meta({ id: 'Me' });
+
+export const okSchema = z.object({ ok: z.literal(true) }).meta({ id: 'Ok' });
+
+export const auditEntrySchema = z
+  .object({
+    id: z.string(),
+    at: z.string(),
+    actor: z.string(),
+    actorKind: z.enum(['user', 'token', 'cli', 'system', 'anonymous']),
+    action: z.string().meta({ description: 'requeue, cancel, recover, bulk.requeue, bulk.cancel, bulk.delete, bulk.recover, queue.pause, queue.resume, queue.limits, schedule.add, schedule.remove, user.add, user.set, user.disable, user.setup, token.create, token.revoke' }),
+    target: z.record(z.string(), z.unknown()).meta({ description: 'What it applied to: {ids}, {filter, maxId}, {all}, {queue}, {user}, {token}, {schedule}.' }),
+    jobIds: z.array(z.string()).meta({ description: 'The jobs it touched (the first 50; details.jobCount has the count).' }),
+    changed: z.int().min(0),
+    skipped: z.int().min(0),
+    reason: z.string().nullable(),
+    details: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'AuditEntry' });
+
+export const auditPageSchema = z
+  .object({ entries: z.array(auditEntrySchema), nextCursor: z.string().nullable() })
+  .meta({ id: 'AuditPage' });

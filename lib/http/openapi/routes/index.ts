@@ -4,5 +4,6 @@ import { consoleRoutes } from './console';
 import { jobRoutes } from './jobs';
 import { operationRoutes } from './operations';
 import { queueRoutes } from './queues';
+import { accessRoutes } from './access';
 
-export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...consoleRoutes, ...operationRoutes, ...queueRoutes];
+export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...consoleRoutes, ...operationRoutes, ...queueRoutes, ...accessRoutes];

@@ -32,7 +32,9 @@ export const operationRoutes = [
   apiRoute('get', '/api/health', {
     operationId: 'health',
     summary: 'Liveness; with ?ready, readiness (PostgreSQL answers; whether Redis is in use)',
+    description: 'Open without sign-in (load balancers and supervisors probe it); it reveals nothing about jobs.',
     tags: ['operations'],
+    security: [],
     requestParams: {
       query: z.object({ ready: z.string().optional().meta({ description: 'Present (any value) for the readiness check.' }) }),
     },
@@ -56,7 +58,9 @@ export const operationRoutes = [
   apiRoute('get', '/api/openapi.json', {
     operationId: 'openapi',
     summary: 'This OpenAPI 3.1 document',
+    description: 'Open without sign-in: it describes the API, and holds no data.',
     tags: ['operations'],
+    security: [],
     responses: {
       '200': jsonResponse('The document.', z.looseObject({ openapi: z.string(), paths: z.record(z.string(), z.unknown()) })),
     },

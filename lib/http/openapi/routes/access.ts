@@ -1,0 +1,59 @@
+/** Sign-in, sign-out, who am I, first-admin setup, and the audit log. */
+import { auditQuery, setupBody, signInBody } from '../../schemas';
+import { auditPageSchema, meSchema, okSchema, signedInSchema } from '../../responses';
+import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
+
+export const accessRoutes = [
+  apiRoute('post', '/api/auth/signin', {
+    operationId: 'signIn',
+    summary: 'Sign in: sets the session cookie (httpOnly, SameSite=Strict, Secure over HTTPS)',
+    description: 'Failed attempts are limited per account and per address (429 with Retry-After). A cross-site request is refused (403 csrf).',
+    tags: ['access'],
+    security: [],
+    requestBody: { required: true, content: { 'application/json': { schema: signInBody } } },
+    responses: {
+      '200': jsonResponse('Signed in; the cookie is set.', signedInSchema),
+      '400': errorResponse('The body is invalid.'),
+      '401': errorResponse('Wrong name or password.'),
+      '403': errorResponse('A cross-site request (csrf).'),
+      '413': errorResponse('The body is too large.'),
+      '429': errorResponse('Too many failed attempts for this account or address.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('post', '/api/auth/signout', {
+    operationId: 'signOut',
+    summary: 'Sign out: the session ends on the server and the cookie is cleared',
+    tags: ['access'],
+    security: [],
+    responses: { '200': jsonResponse('Signed out.', okSchema), '403': errorResponse('A cross-site request (csrf).'), ...commonErrors },
+  }),
+  apiRoute('get', '/api/auth/me', {
+    operationId: 'me',
+    summary: 'Who is signed in, with their role',
+    tags: ['access'],
+    responses: { '200': jsonResponse('The signed-in user or token.', meSchema), ...commonErrors },
+  }),
+  apiRoute('post', '/api/auth/setup', {
+    operationId: 'setupFirstAdmin',
+    summary: 'Create the first admin from the one-time setup link `npm start` prints while there are no users',
+    tags: ['access'],
+    security: [],
+    requestBody: { required: true, content: { 'application/json': { schema: setupBody } } },
+    responses: {
+      '201': jsonResponse('The admin exists and is signed in.', signedInSchema),
+      '400': errorResponse('The body is invalid.'),
+      '403': errorResponse('The link is invalid, used or expired, or users exist already; or a cross-site request.'),
+      '413': errorResponse('The body is too large.'),
+      '429': errorResponse('Too many failed attempts from this address.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/audit', {
+    operationId: 'listAudit',
+    summary: 'The audit log: every operator action (console, API, CLI), newest first, keyset pages',
+    tags: ['access'],
+    requestParams: { query: auditQuery },
+    responses: { '200': jsonResponse('A page of entries.', auditPageSchema), '400': errorResponse('A query parameter is invalid.'), ...commonErrors },
+  }),
+];
