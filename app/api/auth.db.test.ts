@@ -1,0 +1,246 @@
+/**
+ * Access control, through every route handler under app/api with sign-in on:
+ *  - no credentials: every route answers 401 (the few open ones excepted) and changes nothing;
+ *  - a viewer reads, and every action it tries answers 403 and changes nothing;
+ *  - an operator acts but may not delete; an admin may;
+ *  - a cookie request from a foreign Origin (or without one, or a simple one) answers 403 csrf and changes nothing;
+ *  - an enqueue token enqueues and nothing else; a revoked token stops working at once;
+ *  - sign-out ends the session on the server; sign-in is rate-limited; the cookie's flags.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { cleanup } from '../../test/cleanup';
+import { testDatabase } from '../../test/db';
+import { REDIS_URL } from '../../test/env';
+import { insertJob, jobRow } from '../../test/factories';
+import { uniquePrefix } from '../../test/processes';
+import { loadRoutes } from '../../test/api-routes';
+import { send, stateOf } from '../../test/auth/harness';
+
+const db = await testDatabase();
+process.env.DATABASE_URL = db.url;
+process.env.REDIS_URL = REDIS_URL;
+process.env.LEASEHOLD_REDIS_PREFIX = uniquePrefix('auth');
+process.env.LEASEHOLD_AUTH = 'on';
+cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
+
+const { userAdd, sessionCreate, tokenCreate, tokenRevoke } = await import('@/lib/auth/store');
+const routes = await loadRoutes();
+
+/** Routes anyone may call: liveness, the API description, and signing in/out/up. */
+const OPEN = new Set(['get /api/health', 'get /api/openapi.json', 'post /api/auth/signin', 'post /api/auth/signout', 'post /api/auth/setup']);
+
+const failed = await insertJob(db.pool, { status: 'failed', attemptCount: 3, maxAttempts: 3, queue: 'auth-q' });
+const queued = await insertJob(db.pool, { status: 'queued', queue: 'auth-q' });
+
+async function session(name: string, role: string) {
+  const u = await userAdd(db.pool, { name, role, password: `${name}-password-123` });
+  return (await sessionCreate(db.pool, u.id)).id;
+}
+const viewer = await session('vera', 'viewer');
+const operator = await session('otto', 'operator');
+const admin = await session('ada', 'admin');
+
+/** A request each route would act on if it were let through: real ids, a real queue, valid bodies. */
+function sampleFor(method: string, path: string): { params?: Record<string, string>; body?: unknown; query?: string } {
+  switch (`${method} ${path}`) {
+    case 'post /api/jobs':
+      return { body: { type: 'demo.noop' } };
+    case 'post /api/jobs/{id}/requeue':
+      return { params: { id: failed }, body: { reason: 'try again' } };
+    case 'post /api/jobs/{id}/cancel':
+      return { params: { id: queued } };
+    case 'post /api/actions/{action}':
+      return { params: { action: 'delete' }, body: { ids: [failed, queued] } };
+    case 'post /api/recover':
+      return { body: {} };
+    case 'post /api/queues/{name}':
+      return { params: { name: 'auth-q' }, body: { paused: true } };
+    case 'post /api/auth/signin':
+      return { body: { name: 'otto', password: 'wrong password' } };
+    case 'post /api/auth/setup':
+      return { body: { token: 'not-a-real-setup-token', name: 'mallory', password: 'mallory-password' } };
+    case 'get /api/jobs/lookup':
+      return { query: `ids=${failed},${queued}` };
+    case 'get /api/jobs/newer':
+      return { query: `after=${failed}` };
+    default:
+      return { params: { id: failed, action: 'requeue', name: 'auth-q' } };
+  }
+}
+
+const every = routes.flatMap((r) => [...r.methods.keys()].map((m) => ({ method: m, path: r.path })));
+
+describe('without credentials', () => {
+  test('every route but the open ones answers 401, and nothing changes', async () => {
+    assert.ok(every.length >= 20, `found the routes (${every.length})`);
+    const before = await stateOf(db.pool);
+    const wrong: string[] = [];
+    for (const { method, path } of every) {
+      const key = `${method} ${path}`;
+      if (OPEN.has(key)) continue;
+      for (const creds of [{}, { cookie: 'forged-session-id' }, { bearer: 'lh_forged' }, { headers: { authorization: 'Basic YWRtaW46YWRtaW4=' } }]) {
+        const res = await send(routes, method.toUpperCase(), path, { ...sampleFor(method, path), ...creds });
+        if (res.status !== 401) wrong.push(`${key} ${JSON.stringify(creds)} → ${res.status}`);
+        else assert.equal((await res.json()).error.code, 'unauthorized');
+      }
+    }
+    assert.deepEqual(wrong, []);
+    assert.equal(await stateOf(db.pool), before);
+  });
+
+  test('the open routes change nothing either', async () => {
+    const before = await stateOf(db.pool);
+    for (const key of OPEN) {
+      const [method, path] = key.split(' ') as [string, string];
+      const res = await send(routes, method.toUpperCase(), path, sampleFor(method, path));
+      assert.ok(res.status < 500, `${key} → ${res.status}`);
+    }
+    assert.equal(await stateOf(db.pool), before);
+  });
+});
+
+describe('roles, checked on the server', () => {
+  const actions = every.filter((r) => r.method !== 'get' && !OPEN.has(`${r.method} ${r.path}`));
+
+  test('a viewer reads every GET route', async () => {
+    for (const { method, path } of every.filter((r) => r.method === 'get')) {
+      const res = await send(routes, 'GET', path, { ...sampleFor(method, path), cookie: viewer });
+      assert.ok([200, 404].includes(res.status), `GET ${path} → ${res.status}`);
+    }
+  });
+
+  test("a viewer's every action answers 403 and changes nothing", async () => {
+    assert.ok(actions.length >= 6, `found the action routes (${actions.length})`);
+    const before = await stateOf(db.pool);
+    for (const { method, path } of actions) {
+      if (path === '/api/jobs') continue; // enqueue: below
+      for (const action of path === '/api/actions/{action}' ? ['requeue', 'cancel', 'delete', 'recover'] : [null]) {
+        const s = sampleFor(method, path);
+        const res = await send(routes, method.toUpperCase(), path, {
+          ...s,
+          ...(action ? { params: { action }, body: action === 'recover' ? { all: true } : s.body } : {}),
+          cookie: viewer,
+        });
+        assert.equal(res.status, 403, `${method} ${path} ${action ?? ''}`);
+        assert.equal((await res.json()).error.code, 'forbidden');
+      }
+    }
+    assert.equal((await send(routes, 'POST', '/api/jobs', { body: { type: 'demo.noop' }, cookie: viewer })).status, 403);
+    assert.equal(await stateOf(db.pool), before);
+  });
+
+  test('an operator requeues and cancels but may not delete; an admin deletes', async () => {
+    const before = await stateOf(db.pool);
+    assert.equal((await send(routes, 'POST', '/api/actions/{action}', { params: { action: 'delete' }, body: { ids: [failed] }, cookie: operator })).status, 403);
+    assert.equal(await stateOf(db.pool), before);
+    assert.equal((await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: failed }, cookie: operator })).status, 200);
+    assert.equal((await jobRow(db.pool, failed)).status, 'queued');
+    const doomed = await insertJob(db.pool, { status: 'failed' });
+    const res = await send(routes, 'POST', '/api/actions/{action}', { params: { action: 'delete' }, body: { ids: [doomed] }, cookie: admin });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).changed, 1);
+  });
+});
+
+describe('CSRF', () => {
+  test('a cookie request from a foreign origin, without an origin, simple, or cross-site answers 403 csrf and changes nothing', async () => {
+    const target = await insertJob(db.pool, { status: 'failed' });
+    const before = await stateOf(db.pool);
+    const forged: [string, Parameters<typeof send>[3]][] = [
+      ['foreign Origin', { origin: 'https://evil.example' }],
+      ['foreign Referer, no Origin', { origin: null, headers: { referer: 'https://evil.example/page' } }],
+      ['Origin null', { origin: 'null' }],
+      ['no Origin or Referer', { origin: null }],
+      ['Sec-Fetch-Site: cross-site', { headers: { 'sec-fetch-site': 'cross-site' } }],
+      ['Sec-Fetch-Site: same-site', { headers: { 'sec-fetch-site': 'same-site' } }],
+      ['a simple form post (text/plain, no console header)', { raw: '{}', headers: { 'content-type': 'text/plain', 'x-leasehold-request': '' } }],
+      ['a look-alike host', { origin: 'http://console.test.evil.example' }],
+    ];
+    for (const [what, s] of forged) {
+      for (const [path, params, body] of [
+        ['/api/jobs/{id}/requeue', { id: target }, {}],
+        ['/api/actions/{action}', { action: 'requeue' }, { ids: [target] }],
+        ['/api/queues/{name}', { name: 'auth-q' }, { paused: true }],
+        ['/api/recover', {}, {}],
+        ['/api/jobs', {}, { type: 'demo.noop' }],
+      ] as const) {
+        const res = await send(routes, 'POST', path, { params, body, ...s, cookie: admin });
+        assert.equal(res.status, 403, `${what}: ${path} → ${res.status}`);
+        assert.equal((await res.json()).error.code, 'csrf', what);
+      }
+    }
+    // sign-in itself refuses a cross-site post (login CSRF)
+    assert.equal((await send(routes, 'POST', '/api/auth/signin', { body: { name: 'ada', password: 'ada-password-123' }, origin: 'https://evil.example' })).status, 403);
+    assert.equal(await stateOf(db.pool), before);
+    // the same request from the console's own origin works
+    assert.equal((await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: target }, body: {}, cookie: admin })).status, 200);
+  });
+
+  test('a bearer token is not subject to the origin checks (it carries no ambient credentials)', async () => {
+    const { token } = await tokenCreate(db.pool, { name: 'ops-script', scope: 'operator', createdBy: 'test' });
+    const target = await insertJob(db.pool, { status: 'failed' });
+    const res = await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: target }, bearer: token, origin: null });
+    assert.equal(res.status, 200);
+  });
+});
+
+describe('API tokens', () => {
+  test('an enqueue token enqueues and does nothing else; revoked, it stops working at once', async () => {
+    const { token, info } = await tokenCreate(db.pool, { name: 'producer', scope: 'enqueue', createdBy: 'test' });
+    const ok = await send(routes, 'POST', '/api/jobs', { bearer: token, body: { type: 'demo.noop', queue: 'tok' }, origin: null });
+    assert.equal(ok.status, 202);
+    assert.equal((await send(routes, 'GET', '/api/jobs', { bearer: token })).status, 403);
+    assert.equal((await send(routes, 'POST', '/api/jobs/{id}/requeue', { bearer: token, params: { id: failed } })).status, 403);
+    await tokenRevoke(db.pool, info.id);
+    const before = await stateOf(db.pool);
+    const res = await send(routes, 'POST', '/api/jobs', { bearer: token, body: { type: 'demo.noop', queue: 'tok' }, origin: null });
+    assert.equal(res.status, 401);
+    assert.match((await res.json()).error.message, /revoked/);
+    assert.equal(await stateOf(db.pool), before);
+    const { rows } = await db.pool.query(`SELECT token_hash FROM api_tokens WHERE token_id = $1`, [info.id]);
+    assert.ok(!rows[0].token_hash.includes(token.slice(3)), 'only a hash is stored');
+  });
+});
+
+describe('sessions', () => {
+  test('sign-in sets an httpOnly SameSite=Strict cookie (Secure behind HTTPS); sign-out ends the session on the server', async () => {
+    await userAdd(db.pool, { name: 'sam', role: 'viewer', password: 'sam-password-123' });
+    const res = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'sam', password: 'sam-password-123' } });
+    assert.equal(res.status, 200);
+    const cookie = res.headers.get('set-cookie')!;
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Strict/);
+    assert.doesNotMatch(cookie, /Secure/);
+    const sid = decodeURIComponent(/leasehold_session=([^;]+)/.exec(cookie)![1]!);
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 200);
+    const https = await send(routes, 'POST', '/api/auth/signin', {
+      body: { name: 'sam', password: 'sam-password-123' },
+      origin: 'https://console.test',
+      headers: { 'x-forwarded-proto': 'https' },
+    });
+    assert.match(https.headers.get('set-cookie')!, /; Secure/);
+    const out = await send(routes, 'POST', '/api/auth/signout', { cookie: sid });
+    assert.equal(out.status, 200);
+    assert.match(out.headers.get('set-cookie')!, /Max-Age=0/);
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 401, 'the old cookie no longer works');
+  });
+
+  test('sign-in attempts are limited per account (and the right password does not get round it)', async () => {
+    await userAdd(db.pool, { name: 'rita', role: 'viewer', password: 'rita-password-123' });
+    const attempt = (password: string, ip = '203.0.113.7') =>
+      send(routes, 'POST', '/api/auth/signin', { body: { name: 'rita', password }, headers: { 'x-forwarded-for': ip } });
+    for (let k = 0; k < 10; k++) assert.equal((await attempt(`guess-${k}`)).status, 401);
+    const blocked = await attempt('rita-password-123', '198.51.100.9');
+    assert.equal(blocked.status, 429);
+    assert.ok(Number(blocked.headers.get('retry-after')) > 0);
+    assert.equal((await blocked.json()).error.code, 'rate_limited');
+  });
+
+  test('an unknown name and a wrong password get the same answer', async () => {
+    const a = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'nobody-here', password: 'whatever-123' } });
+    const b = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'vera', password: 'whatever-123' } });
+    assert.equal(a.status, 401);
+    assert.deepEqual(await a.json(), await b.json());
+  });
+});
