@@ -8,6 +8,15 @@ import { loadRoutes } from '../api-routes';
 
 export const ORIGIN = 'http://console.test';
 
+/** encodeURIComponent that also takes lone surrogates (as the bytes of an invalid UTF-8 sequence, as a hostile client would send them). */
+export function enc(s: string): string {
+  try {
+    return encodeURIComponent(s);
+  } catch {
+    return [...s].map((ch) => (/[\ud800-\udfff]/.test(ch) && ch.length === 1 ? '%ED%A0%80' : encodeURIComponent(ch))).join('');
+  }
+}
+
 export type Routes = Awaited<ReturnType<typeof loadRoutes>>;
 
 export interface Send {
@@ -27,7 +36,7 @@ export async function send(routes: Routes, method: string, path: string, s: Send
   if (!route) throw new Error(`no route file serves ${path}`);
   const handler = route.methods.get(method.toLowerCase());
   if (!handler) throw new Error(`${path} exports no ${method}`);
-  const url = ORIGIN + path.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(s.params?.[k] ?? k)) + (s.query ? `?${s.query}` : '');
+  const url = ORIGIN + path.replace(/\{(\w+)\}/g, (_, k) => enc(s.params?.[k] ?? k)) + (s.query ? `?${s.query}` : '');
   const headers: Record<string, string> = { host: new URL(ORIGIN).host, ...s.headers };
   if (s.origin !== null && method !== 'GET') headers.origin = s.origin ?? ORIGIN;
   if (s.cookie) headers.cookie = `leasehold_session=${s.cookie}`;

@@ -3,7 +3,7 @@ import { queueControlDto } from '@/lib/http/dto';
 import { json, readJsonOptional, route } from '@/lib/http/respond';
 import { queueControlsBody, queueName } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
-import { queueSetControls } from '@/lib/queue/ops';
+import { queueControls, queueSetControls, type QueueControl } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /**
@@ -22,8 +22,14 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   if (!name.success) throw new QueueError('invalid_request', `queue name: ${name.error.issues[0]!.message}`);
   const { reason, ...body } = queueControlsBody.parse(await readJsonOptional(req));
   const { pool } = serverContext();
+  const [previous] = await queueControls(pool, [name.data]);
   const controls = await queueSetControls(pool, { name: name.data, ...body });
   const action = body.paused === true ? 'queue.pause' : body.paused === false ? 'queue.resume' : 'queue.limits';
-  await auditRecord(pool, { ...actorOf(who), action, target: { queue: name.data }, changed: 1, skipped: 0, reason, details: body });
+  const changed = controlsKey(previous) !== controlsKey(controls) ? 1 : 0;
+  await auditRecord(pool, { ...actorOf(who), action, target: { queue: name.data }, changed, skipped: 1 - changed, reason, details: body });
   return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null });
 });
+
+/** What an operator sets on a queue (not its running count or rate tokens): to tell a change from a no-op. */
+const controlsKey = (c: QueueControl | null | undefined) =>
+  c ? JSON.stringify([c.paused, c.concurrencyLimit, c.rateLimit, c.ratePeriodMs]) : 'none';
