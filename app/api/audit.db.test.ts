@@ -1,0 +1,195 @@
+/**
+ * The audit log: every operator action, through the API (as the console sends it) and
+ * through the real `npx leasehold` command, leaves exactly one entry saying who, what,
+ * what it applied to, how many changed and were skipped, and the reason; previews, dry
+ * runs, reads and refused requests leave none. Entries show on the job's timeline (by job id).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { cleanup } from '../../test/cleanup';
+import { testDatabase } from '../../test/db';
+import { REDIS_URL } from '../../test/env';
+import { insertJob } from '../../test/factories';
+import { root, uniquePrefix } from '../../test/processes';
+import { loadRoutes } from '../../test/api-routes';
+import { send } from '../../test/auth/harness';
+
+const db = await testDatabase();
+const prefix = uniquePrefix('audit');
+process.env.DATABASE_URL = db.url;
+process.env.REDIS_URL = REDIS_URL;
+process.env.LEASEHOLD_REDIS_PREFIX = prefix;
+process.env.LEASEHOLD_AUTH = 'on';
+cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
+
+const { userAdd, sessionCreate } = await import('@/lib/auth/store');
+const routes = await loadRoutes();
+const login = async (name: string, role: string) =>
+  (await sessionCreate(db.pool, (await userAdd(db.pool, { name, role, password: `${name}-password-123` })).id)).id;
+const olga = await login('olga', 'operator');
+const adam = await login('adam', 'admin');
+const vic = await login('vic', 'viewer');
+
+interface Entry {
+  actor: string;
+  actor_kind: string;
+  action: string;
+  target: Record<string, unknown>;
+  job_ids: string[];
+  changed: number;
+  skipped: number;
+  reason: string | null;
+}
+
+/** Runs `act` and returns the audit entries it added (asserting how many). */
+async function entriesOf(expect: number, act: () => Promise<unknown>): Promise<Entry[]> {
+  const max = (await db.pool.query('SELECT coalesce(max(audit_id), 0) AS id FROM audit_log')).rows[0].id;
+  await act();
+  const { rows } = await db.pool.query(
+    `SELECT actor, actor_kind, action, target, job_ids::text[] AS job_ids, changed, skipped, reason FROM audit_log WHERE audit_id > $1 ORDER BY audit_id`,
+    [max],
+  );
+  assert.equal(rows.length, expect, `expected ${expect} audit entries, got ${JSON.stringify(rows)}`);
+  return rows;
+}
+const one = async (act: () => Promise<unknown>) => (await entriesOf(1, act))[0]!;
+const post = async (cookie: string, p: string, params: Record<string, string>, body?: unknown, status = 200) => {
+  const res = await send(routes, 'POST', p, { cookie, params, body });
+  assert.equal(res.status, status, `${p} → ${res.status}: ${await res.clone().text()}`);
+  return res;
+};
+
+describe('API (and the console, which calls it)', () => {
+  test('single requeue and cancel: who, what, which job, changed or skipped, and the reason', async () => {
+    const failed = await insertJob(db.pool, { status: 'failed' });
+    let e = await one(() => post(olga, '/api/jobs/{id}/requeue', { id: failed }, { reason: 'fixed the mail server' }));
+    assert.deepEqual([e.actor, e.actor_kind, e.action, e.job_ids, e.changed, e.skipped, e.reason], ['olga', 'user', 'requeue', [failed], 1, 0, 'fixed the mail server']);
+    const running = await insertJob(db.pool, { status: 'running', workerId: 'w' });
+    e = await one(() => post(olga, '/api/jobs/{id}/requeue', { id: running }, undefined, 409));
+    assert.deepEqual([e.action, e.changed, e.skipped], ['requeue', 0, 1]);
+    e = await one(() => post(olga, '/api/jobs/{id}/cancel', { id: failed }, { reason: 'not needed' }));
+    assert.deepEqual([e.action, e.job_ids, e.changed, e.reason], ['cancel', [failed], 1, 'not needed']);
+  });
+
+  test('recover: a run is logged, a dry run is not', async () => {
+    const expired = await insertJob(db.pool, { status: 'running', workerId: 'gone', leaseInMs: -5_000 });
+    await entriesOf(0, () => post(olga, '/api/recover', {}, { dryRun: true }));
+    const e = await one(() => post(olga, '/api/recover', {}, { reason: 'worker host died' }));
+    assert.equal(e.action, 'recover');
+    assert.ok(e.job_ids.includes(expired));
+    assert.ok(e.changed >= 1);
+  });
+
+  test('bulk actions by ids and by filter, delete and recover-all: one entry each; previews none', async () => {
+    const a = await insertJob(db.pool, { status: 'failed', queue: 'bulk-audit' });
+    const b = await insertJob(db.pool, { status: 'failed', queue: 'bulk-audit' });
+    const c = await insertJob(db.pool, { status: 'queued', queue: 'bulk-audit' });
+    await entriesOf(0, () => post(olga, '/api/actions/{action}', { action: 'requeue' }, { ids: [a, b, c], preview: true }));
+    let e = await one(() => post(olga, '/api/actions/{action}', { action: 'requeue' }, { ids: [a, b, c], reason: 'bulk retry' }));
+    assert.deepEqual([e.action, e.changed, e.skipped, e.reason], ['bulk.requeue', 2, 1, 'bulk retry']);
+    assert.deepEqual([...e.job_ids].sort(), [a, b, c].sort());
+    e = await one(() => post(olga, '/api/actions/{action}', { action: 'cancel' }, { filter: { queue: 'bulk-audit', status: 'queued' } }));
+    assert.equal(e.action, 'bulk.cancel');
+    assert.deepEqual((e.target as { filter: unknown }).filter, { queue: 'bulk-audit', status: 'queued' });
+    assert.equal(e.changed, 3);
+    assert.deepEqual([...e.job_ids].sort(), [a, b, c].sort(), 'the ids a filter touched are recorded');
+    e = await one(() => post(adam, '/api/actions/{action}', { action: 'delete' }, { ids: [a] }));
+    assert.deepEqual([e.actor, e.action, e.changed], ['adam', 'bulk.delete', 1]);
+    e = await one(() => post(olga, '/api/actions/{action}', { action: 'recover' }, { all: true }));
+    assert.equal(e.action, 'bulk.recover');
+  });
+
+  test('queue pause, resume and limits: one entry each', async () => {
+    for (const [body, action] of [
+      [{ paused: true }, 'queue.pause'],
+      [{ paused: false }, 'queue.resume'],
+      [{ concurrencyLimit: 3, reason: 'protect the API' }, 'queue.limits'],
+    ] as const) {
+      const e = await one(() => post(olga, '/api/queues/{name}', { name: 'audit-q' }, body));
+      assert.deepEqual([e.action, e.target, e.changed], [action, { queue: 'audit-q' }, 1]);
+    }
+  });
+
+  test('refused requests, reads and previews leave no entry', async () => {
+    const j = await insertJob(db.pool, { status: 'failed' });
+    await entriesOf(0, async () => {
+      await post(vic, '/api/jobs/{id}/requeue', { id: j }, {}, 403);
+      await post(olga, '/api/actions/{action}', { action: 'delete' }, { ids: [j] }, 403);
+      await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: j }, cookie: olga, origin: 'https://evil.example' });
+      await send(routes, 'GET', '/api/jobs', { cookie: vic });
+      await send(routes, 'GET', '/api/audit', { cookie: vic });
+    });
+  });
+
+  test("GET /api/audit filters by job id (the job's timeline), actor and action", async () => {
+    const j = await insertJob(db.pool, { status: 'failed' });
+    await post(olga, '/api/jobs/{id}/requeue', { id: j }, { reason: 'timeline' });
+    const res = await send(routes, 'GET', '/api/audit', { cookie: vic, query: `jobId=${j}` });
+    const page = await res.json();
+    assert.equal(page.entries.length, 1);
+    assert.deepEqual([page.entries[0].actor, page.entries[0].action, page.entries[0].reason], ['olga', 'requeue', 'timeline']);
+    const byActor = await (await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'actor=adam&limit=200' })).json();
+    assert.ok(byActor.entries.length >= 1 && byActor.entries.every((x: { actor: string }) => x.actor === 'adam'));
+    const byAction = await (await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'action=queue.pause' })).json();
+    assert.equal(byAction.entries.length, 1);
+  });
+});
+
+function cli(args: string[], input = ''): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), ...args], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix, LEASEHOLD_LOG: 'warn', LEASEHOLD_ACTOR: 'carol' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, out }));
+    child.stdin.end(input);
+  });
+}
+
+describe('the command line', () => {
+  test('every CLI action leaves one entry with the OS user as a cli actor', { timeout: 180_000 }, async () => {
+    const f = await insertJob(db.pool, { status: 'failed', queue: 'cli-audit' });
+    const g = await insertJob(db.pool, { status: 'failed', queue: 'cli-audit' });
+    const steps: [string[], string, string?][] = [
+      [['requeue', f, '--reason', 'cli retry'], 'requeue'],
+      [['cancel', f], 'cancel'],
+      [['requeue', '--status', 'failed', '--queue', 'cli-audit'], 'bulk.requeue'],
+      [['recover'], 'recover'],
+      [['queue', 'pause', 'cli-q'], 'queue.pause'],
+      [['queue', 'resume', 'cli-q'], 'queue.resume'],
+      [['queue', 'limit', 'cli-q', '--concurrency', '2'], 'queue.limits'],
+      [['schedule', 'add', 'nightly', '--cron', '0 3 * * *', '--type', 'demo.noop'], 'schedule.add'],
+      [['schedule', 'remove', 'nightly'], 'schedule.remove'],
+      [['user', 'add', 'newbie', '--role', 'viewer', '--password-stdin'], 'user.add', 'newbie-password-1\n'],
+      [['user', 'disable', 'newbie'], 'user.disable'],
+      [['token', 'create', '--name', 'ci-producer', '--scope', 'enqueue'], 'token.create'],
+      [['token', 'revoke', 'ci-producer'], 'token.revoke'],
+    ];
+    for (const [args, action, input] of steps) {
+      const e = await one(async () => {
+        const r = await cli(args, input);
+        assert.equal(r.code, 0, `${args.join(' ')}: exit ${r.code}\n${r.out}`);
+      });
+      assert.equal(e.action, action, args.join(' '));
+      assert.equal(e.actor_kind, 'cli');
+      assert.match(e.actor, /^carol@/);
+      if (action === 'requeue') assert.deepEqual([e.job_ids, e.reason], [[f], 'cli retry']);
+      if (action === 'bulk.requeue') assert.ok(e.job_ids.includes(g) && e.changed >= 1);
+    }
+    const { rows } = await db.pool.query(`SELECT token_hash FROM api_tokens WHERE name = 'ci-producer'`);
+    assert.match(rows[0].token_hash, /^[0-9a-f]{64}$/);
+    // reads and dry runs leave none
+    await entriesOf(0, async () => {
+      for (const args of [['recover', '--dry-run'], ['requeue', '--status', 'failed', '--dry-run'], ['user', 'list'], ['token', 'list'], ['status']]) {
+        assert.equal((await cli(args)).code, 0, args.join(' '));
+      }
+    });
+  });
+});
