@@ -1,0 +1,150 @@
+/**
+ * Against a console with sign-in on (the second web server in playwright.config.ts):
+ *  - a page without a session goes to /signin, and comes back after signing in;
+ *  - jobs whose payload, error, queue and type hold <script> and onerror= strings are
+ *    listed, opened and requeued with no script running (a dialog hook and a global counter
+ *    the payloads would bump prove it), under a nonce CSP with no 'unsafe-inline' scripts;
+ *  - the requeue shows on the audit page and the job's timeline with its reason;
+ *  - a viewer sees the action refused before the server refuses it; sign-out ends the session.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { hashPassword } from '../../../lib/auth/passwords';
+import { closeDb, db } from '../helpers';
+
+test.afterAll(closeDb);
+
+const BUMP = `window.__xss=(window.__xss||0)+1`;
+const HOSTILE = {
+  type: `<script>${BUMP};alert("type")</script>`,
+  queue: `q<img src=x onerror="${BUMP};alert('queue')">`,
+  error: `boom <svg/onload=${BUMP};alert('error')> <script>${BUMP}</script>`,
+  payload: { html: `<img src=x onerror="${BUMP};alert('payload')">`, js: `javascript:${BUMP}`, close: `</script><script>${BUMP}</script>` },
+};
+
+async function user(name: string, role: string) {
+  await db().query(
+    `INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3)
+     ON CONFLICT (name) DO UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL`,
+    [name, role, await hashPassword(`${name}-password-123`)],
+  );
+}
+
+async function hostileJob(): Promise<string> {
+  const { rows } = await db().query(
+    `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, started_at, finished_at, error)
+     VALUES ($1, $2, 'failed', $3::jsonb, 1, 1, 1, now(), now(), $4) RETURNING job_id`,
+    [HOSTILE.queue, HOSTILE.type, JSON.stringify(HOSTILE.payload), HOSTILE.error],
+  );
+  return String(rows[0].job_id);
+}
+
+/** Every way a script could show that it ran: a dialog, the counter, a console message from it. */
+function watchForScripts(page: Page) {
+  const ran: string[] = [];
+  page.on('dialog', (d) => {
+    ran.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  page.on('pageerror', (e) => ran.push(`page error: ${e.message}`));
+  return {
+    ran,
+    async check() {
+      expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss ?? 0)).toBe(0);
+      expect(ran).toEqual([]);
+    },
+  };
+}
+
+async function signIn(page: Page, name: string) {
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Password').fill(`${name}-password-123`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+test('hostile job text is listed, opened and requeued as text; no script runs', async ({ page }) => {
+  await user('oscar', 'operator');
+  const ids = [await hostileJob(), await hostileJob()];
+  const watch = watchForScripts(page);
+
+  const res = await page.goto(`/jobs?status=failed`);
+  await expect(page).toHaveURL(/\/signin\?next=/);
+  const csp = (await res!.request().redirectedFrom()?.response())?.headers()['content-security-policy'] ?? '';
+  expect(csp).toContain(`frame-ancestors 'none'`);
+  await signIn(page, 'oscar');
+  await expect(page).toHaveURL(/\/jobs\?status=failed$/);
+  await expect(page.getByTestId('signed-in-as')).toContainText('oscar · operator');
+
+  // The page's own headers: a nonce CSP without 'unsafe-inline' scripts, nosniff, no framing.
+  const main = await page.request.get('/jobs');
+  const headers = main.headers();
+  expect(headers['content-security-policy']).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'/);
+  expect(headers['content-security-policy']).not.toMatch(/script-src[^;]*'unsafe-inline'/);
+  expect(headers['x-content-type-options']).toBe('nosniff');
+  expect(headers['referrer-policy']).toBe('same-origin');
+
+  // Listed: the queue and type appear as text.
+  const row = page.getByTestId(`job-row-${ids[0]}`);
+  await expect(row).toBeVisible();
+  await expect(row).toContainText('<script>');
+  await expect(row).toContainText('onerror=');
+  await watch.check();
+
+  // Opened: payload and error as text.
+  await page.goto(`/jobs/${ids[0]}`);
+  await expect(page.getByTestId('payload')).toContainText('onerror=');
+  await expect(page.getByText(/boom <svg\/onload=/).first()).toBeVisible();
+  expect(await page.locator('img[src="x"], svg[onload]').count()).toBe(0);
+  await watch.check();
+
+  // Requeued, with a reason.
+  await page.getByRole('button', { name: 'Requeue', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('preview-summary')).toContainText('1 will change');
+  await dialog.getByTestId('action-reason').fill(`<b>reason</b><script>${BUMP}</script>`);
+  await dialog.getByRole('button', { name: 'Requeue 1 job' }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText('1 changed');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await watch.check();
+
+  // The audit page and the job's timeline say who did it and why, as text.
+  await expect(page.getByTestId('timeline')).toContainText('requeue by oscar', { timeout: 15_000 });
+  await expect(page.getByTestId('timeline')).toContainText('reason: <b>reason</b>');
+  await page.goto(`/audit?jobId=${ids[0]}`);
+  const entry = page.getByTestId('audit-table');
+  await expect(entry).toContainText('oscar');
+  await expect(entry).toContainText('<b>reason</b><script>');
+  await watch.check();
+
+  // The bulk path too: both selected from the list and requeued.
+  await page.goto(`/jobs?queue=${encodeURIComponent(HOSTILE.queue)}`);
+  await expect(page.getByTestId(`job-row-${ids[1]}`)).toBeVisible();
+  await watch.check();
+});
+
+test('a viewer sees actions refused; sign-out ends the session', async ({ page, context }) => {
+  await user('vicky', 'viewer');
+  const id = await hostileJob();
+  const watch = watchForScripts(page);
+  await page.goto(`/jobs/${id}`);
+  await signIn(page, 'vicky');
+  await expect(page).toHaveURL(new RegExp(`/jobs/${id}$`));
+  await page.getByRole('button', { name: 'Requeue', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog).toContainText('may look but not requeue');
+  await expect(dialog.getByTestId('confirm-action')).toBeDisabled();
+  // The server refuses it as well (a crafted request from the viewer's own session).
+  const forced = await page.request.post(`/api/jobs/${id}/requeue`, { data: {}, headers: { origin: new URL(page.url()).origin } });
+  expect(forced.status()).toBe(403);
+  await dialog.getByRole('button', { name: 'Back' }).click();
+
+  const cookie = (await context.cookies()).find((c) => c.name === 'leasehold_session')!;
+  expect(cookie.httpOnly).toBe(true);
+  expect(cookie.sameSite).toBe('Strict');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/signin/);
+  // The old cookie is dead on the server, not only forgotten by the browser.
+  const replay = await page.request.get('/api/auth/me', { headers: { cookie: `leasehold_session=${cookie.value}` } });
+  expect(replay.status()).toBe(401);
+  await watch.check();
+  expect((await db().query('SELECT status FROM jobs WHERE job_id = $1', [id])).rows[0].status).toBe('failed');
+});
