@@ -46,6 +46,10 @@ function watchForScripts(page: Page) {
     void d.dismiss();
   });
   page.on('pageerror', (e) => ran.push(`page error: ${e.message}`));
+  // A CSP refusal would mean the page tried to run (or load) something it may not: ours must all carry the nonce.
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to (execute|load)/i.test(m.text())) ran.push(`csp: ${m.text()}`);
+  });
   return {
     ran,
     async check() {
