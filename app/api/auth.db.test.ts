@@ -204,13 +204,13 @@ describe('API tokens', () => {
 });
 
 describe('sessions', () => {
-  test('sign-in sets an httpOnly SameSite=Strict cookie (Secure behind HTTPS); sign-out ends the session on the server', async () => {
+  test('sign-in sets an httpOnly SameSite=Lax cookie (Secure behind HTTPS); sign-out ends the session on the server', async () => {
     await userAdd(db.pool, { name: 'sam', role: 'viewer', password: 'sam-password-123' });
     const res = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'sam', password: 'sam-password-123' } });
     assert.equal(res.status, 200);
     const cookie = res.headers.get('set-cookie')!;
     assert.match(cookie, /HttpOnly/);
-    assert.match(cookie, /SameSite=Strict/);
+    assert.match(cookie, /SameSite=Lax/);
     assert.doesNotMatch(cookie, /Secure/);
     const sid = decodeURIComponent(/leasehold_session=([^;]+)/.exec(cookie)![1]!);
     assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 200);

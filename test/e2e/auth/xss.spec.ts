@@ -143,7 +143,7 @@ test('a viewer sees actions refused; sign-out ends the session', async ({ page, 
 
   const cookie = (await context.cookies()).find((c) => c.name === 'leasehold_session')!;
   expect(cookie.httpOnly).toBe(true);
-  expect(cookie.sameSite).toBe('Strict');
+  expect(cookie.sameSite).toBe('Lax');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/signin/);
   // The old cookie is dead on the server, not only forgotten by the browser.

@@ -7,7 +7,7 @@ import { QueueError } from '@/lib/queue/errors';
 import { serverContext } from '@/lib/server/context';
 
 /**
- * POST /api/auth/signin {name, password} — a session cookie (httpOnly, SameSite=Strict,
+ * POST /api/auth/signin {name, password} — a session cookie (httpOnly, SameSite=Lax,
  * Secure over HTTPS). Failures are limited per account and per address (429 with
  * Retry-After); a wrong name and a wrong password get the same answer.
  */

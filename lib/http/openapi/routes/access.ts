@@ -6,7 +6,7 @@ import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry
 export const accessRoutes = [
   apiRoute('post', '/api/auth/signin', {
     operationId: 'signIn',
-    summary: 'Sign in: sets the session cookie (httpOnly, SameSite=Strict, Secure over HTTPS)',
+    summary: 'Sign in: sets the session cookie (httpOnly, SameSite=Lax, Secure over HTTPS)',
     description: 'Failed attempts are limited per account and per address (429 with Retry-After). A cross-site request is refused (403 csrf).',
     tags: ['access'],
     security: [],

@@ -1,0 +1,65 @@
+/** Unit tests: password hashing, the CSRF rules, the sign-in limiter, role checks. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { csrfProblem } from './gate';
+import { hashPassword, verifyPassword } from './passwords';
+import { MAX_PER_ACCOUNT, MAX_PER_ADDRESS, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
+import { allows, type Principal } from './roles';
+
+test('scrypt hashes: salted, verified in constant time, wrong passwords refused', async () => {
+  const a = await hashPassword('correct horse battery');
+  const b = await hashPassword('correct horse battery');
+  assert.notEqual(a, b, 'a fresh salt per hash');
+  assert.match(a, /^scrypt\$32768\$8\$1\$/);
+  assert.equal(await verifyPassword('correct horse battery', a), true);
+  assert.equal(await verifyPassword('correct horse batterz', a), false);
+  assert.equal(await verifyPassword('x', 'not-a-hash'), false);
+});
+
+const req = (method: string, headers: Record<string, string>) => new Request('http://console.test/api/x', { method, headers: { host: 'console.test', ...headers } });
+
+test('CSRF: same-origin JSON passes; foreign, missing or null origins, cross-site fetch metadata and simple requests fail', () => {
+  const json = { 'content-type': 'application/json' };
+  assert.equal(csrfProblem(req('POST', { origin: 'http://console.test', ...json }), 'cookie'), null);
+  assert.equal(csrfProblem(req('POST', { referer: 'http://console.test/jobs', 'x-leasehold-request': '1' }), 'cookie'), null);
+  assert.equal(csrfProblem(req('GET', { origin: 'https://evil.example' }), 'cookie'), null, 'reads are not checked');
+  assert.equal(csrfProblem(req('POST', { origin: 'https://evil.example' }), 'bearer'), null, 'tokens are not ambient');
+  for (const h of [
+    { origin: 'https://evil.example', ...json },
+    { origin: 'http://console.test.evil.example', ...json },
+    { origin: 'null', ...json },
+    { ...json },
+    { origin: 'http://console.test', 'sec-fetch-site': 'cross-site', ...json },
+    { origin: 'http://console.test', 'content-type': 'text/plain' },
+    { origin: 'http://console.test', 'content-type': 'application/x-www-form-urlencoded' },
+    { referer: 'not a url', ...json },
+  ]) {
+    assert.ok(csrfProblem(req('POST', h), 'cookie'), JSON.stringify(h));
+  }
+  // With sign-in off: no credentials to ride on, but a foreign page may still not act.
+  assert.equal(csrfProblem(req('POST', {}), 'off'), null);
+  assert.ok(csrfProblem(req('POST', { origin: 'https://evil.example' }), 'off'));
+});
+
+test('sign-in limiter: per account and per address, cleared by a success, forgotten after the window', () => {
+  const t0 = 1_000_000;
+  for (let k = 0; k < MAX_PER_ACCOUNT - 1; k++) signInFailed('Ann', '10.0.0.1', t0);
+  assert.equal(signInBlockedFor('ann', '10.0.0.2', t0), 0);
+  signInFailed('ann', '10.0.0.1', t0);
+  assert.ok(signInBlockedFor('ANN', '10.0.0.2', t0) > 0, 'the account, from any address, names case-insensitive');
+  assert.equal(signInBlockedFor('ann', '10.0.0.2', t0 + WINDOW_MS + 1), 0, 'the window passes');
+  signInSucceeded('ann');
+  for (let k = 0; k < MAX_PER_ADDRESS; k++) signInFailed(`spray-${k}`, '10.9.9.9', t0);
+  assert.ok(signInBlockedFor('someone-else', '10.9.9.9', t0) > 0, 'the address, for any account');
+});
+
+test('roles: viewer < operator < admin; enqueue is its own scope', () => {
+  const p = (role: Principal['role'], enqueue = false): Principal => ({ kind: 'token', name: 't', role, enqueue, via: 'bearer' });
+  assert.equal(allows(p('viewer'), 'viewer'), true);
+  assert.equal(allows(p('viewer'), 'operator'), false);
+  assert.equal(allows(p('operator'), 'enqueue'), true);
+  assert.equal(allows(p('admin'), 'operator'), true);
+  assert.equal(allows(p(null, true), 'enqueue'), true);
+  assert.equal(allows(p(null, true), 'viewer'), false);
+  assert.equal(allows(p(null), 'public'), true);
+});
