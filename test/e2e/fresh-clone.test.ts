@@ -1,7 +1,9 @@
 /**
  * The README's promise, checked on this machine: a fresh clone, `npm ci`, then `npm start`
  * with no DATABASE_URL (so the embedded PostgreSQL) serves the console and completes an
- * enqueued demo.sleep job; SIGTERM stops all of it, the embedded server included.
+ * enqueued demo.sleep job; SIGTERM stops all of it, the embedded server included. Sign-in
+ * is on, as a first-time user gets it: the one-time setup link printed at start creates the
+ * first admin, whose session enqueues and reads the job.
  * (npm ci is `npm install` from the lockfile, as CI does.)
  */
 import assert from 'node:assert/strict';
@@ -31,6 +33,7 @@ test('fresh clone: npm ci && npm start serves the console and completes a demo.s
   };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
+  delete env.LEASEHOLD_AUTH; // the default a first-time user gets: sign-in on
   // Its own process group, so the whole tree can be signalled like a terminal would.
   const start = spawn('npm', ['start'], { cwd: dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -50,19 +53,36 @@ test('fresh clone: npm ci && npm start serves the console and completes a demo.s
     await waitFor('the console to answer', async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok, { timeoutMs: 600_000, intervalMs: 500 });
     await waitFor('the start banner', () => out.includes('Leasehold is running'), { timeoutMs: 30_000 });
     assert.match(out, /postgres\s+embedded PostgreSQL 15/);
-    const page = await fetch(base);
+    // Closed by default: the console sends a stranger to sign in; the API answers 401.
+    const closed = await fetch(base, { redirect: 'manual' });
+    assert.equal(closed.status, 307);
+    assert.match(closed.headers.get('location') ?? '', /\/signin/);
+    assert.equal((await fetch(`${base}/api/jobs`)).status, 401);
+
+    // The first run printed a one-time link for the first admin.
+    const link = /(http:\/\/\S+\/setup\?token=[A-Za-z0-9_-]+)/.exec(out)?.[1];
+    assert.ok(link, 'the start banner prints the setup link');
+    const page = await fetch(link);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /Leasehold/);
+    const setup = await fetch(`${base}/api/auth/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify({ token: new URL(link).searchParams.get('token'), name: 'first-admin', password: 'first-admin-password' }),
+    });
+    assert.equal(setup.status, 201, await setup.clone().text());
+    const cookie = setup.headers.get('set-cookie')!.split(';')[0]!;
+    const signedIn = { cookie, origin: base };
 
     const res = await fetch(`${base}/api/jobs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...signedIn },
       body: JSON.stringify({ type: 'demo.sleep', payload: { ms: 300 } }),
     });
     assert.equal(res.status, 202);
     const { id } = await res.json();
     const job = await waitFor('the job to complete', async () => {
-      const j = await (await fetch(`${base}/api/jobs/${id}`)).json();
+      const j = await (await fetch(`${base}/api/jobs/${id}`, { headers: signedIn })).json();
       return j.job.status === 'completed' && j;
     });
     assert.equal(job.attempts[0].outcome, 'completed');
