@@ -112,6 +112,20 @@ describe('API (and the console, which calls it)', () => {
     }
   });
 
+  test('users and tokens managed through the API: one entry each', async () => {
+    let e = await one(() => post(adam, '/api/admin/users', {}, { name: 'api-user', role: 'viewer', password: 'api-user-password' }, 201));
+    assert.deepEqual([e.actor, e.action, e.target], ['adam', 'user.add', { user: 'api-user' }]);
+    e = await one(() => post(adam, '/api/admin/users/{name}/disable', { name: 'api-user' }));
+    assert.equal(e.action, 'user.disable');
+    let id = '';
+    e = await one(async () => {
+      id = (await (await post(adam, '/api/admin/tokens', {}, { name: 'api-token', scope: 'enqueue' }, 201)).json()).id;
+    });
+    assert.equal(e.action, 'token.create');
+    e = await one(() => post(adam, '/api/admin/tokens/{id}/revoke', { id }));
+    assert.deepEqual([e.action, e.changed], ['token.revoke', 1]);
+  });
+
   test('refused requests, reads and previews leave no entry', async () => {
     const j = await insertJob(db.pool, { status: 'failed' });
     await entriesOf(0, async () => {

@@ -103,8 +103,8 @@ describe('without credentials', () => {
 describe('roles, checked on the server', () => {
   const actions = every.filter((r) => r.method !== 'get' && !OPEN.has(`${r.method} ${r.path}`));
 
-  test('a viewer reads every GET route', async () => {
-    for (const { method, path } of every.filter((r) => r.method === 'get')) {
+  test('a viewer reads every GET route but the admin ones', async () => {
+    for (const { method, path } of every.filter((r) => r.method === 'get' && !r.path.startsWith('/api/admin/'))) {
       const res = await send(routes, 'GET', path, { ...sampleFor(method, path), cookie: viewer });
       assert.ok([200, 404].includes(res.status), `GET ${path} → ${res.status}`);
     }
@@ -140,6 +140,37 @@ describe('roles, checked on the server', () => {
     const res = await send(routes, 'POST', '/api/actions/{action}', { params: { action: 'delete' }, body: { ids: [doomed] }, cookie: admin });
     assert.equal(res.status, 200);
     assert.equal((await res.json()).changed, 1);
+  });
+});
+
+describe('users and tokens: admins only', () => {
+  test('operators and viewers get 403 on every admin route and change nothing; an admin manages both', async () => {
+    const adminRoutes = every.filter((r) => r.path.startsWith('/api/admin/'));
+    assert.ok(adminRoutes.length >= 6, `found the admin routes (${adminRoutes.length})`);
+    const before = await stateOf(db.pool);
+    const bodies: Record<string, unknown> = {
+      'post /api/admin/users': { name: 'mallory', role: 'admin', password: 'mallory-password' },
+      'post /api/admin/tokens': { name: 'mallory-token', scope: 'admin' },
+    };
+    for (const cookie of [viewer, operator]) {
+      for (const { method, path } of adminRoutes) {
+        const res = await send(routes, method.toUpperCase(), path, { cookie, params: { name: 'ada', id: '1' }, body: bodies[`${method} ${path}`] });
+        assert.equal(res.status, 403, `${method} ${path}`);
+      }
+    }
+    assert.equal(await stateOf(db.pool), before);
+    const made = await send(routes, 'POST', '/api/admin/tokens', { cookie: admin, body: { name: 'ci', scope: 'viewer' } });
+    assert.equal(made.status, 201);
+    const { id, token } = await made.json();
+    assert.equal((await send(routes, 'GET', '/api/stats', { bearer: token })).status, 200);
+    assert.equal((await send(routes, 'POST', '/api/admin/tokens/{id}/revoke', { cookie: admin, params: { id } })).status, 200);
+    assert.equal((await send(routes, 'GET', '/api/stats', { bearer: token })).status, 401, 'revoked through the API: refused at once');
+    assert.equal((await send(routes, 'POST', '/api/admin/users', { cookie: admin, body: { name: 'newop', role: 'operator', password: 'newop-password-1' } })).status, 201);
+    const s = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'newop', password: 'newop-password-1' } });
+    const sid = decodeURIComponent(/leasehold_session=([^;]+)/.exec(s.headers.get('set-cookie')!)![1]!);
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 200);
+    assert.equal((await send(routes, 'POST', '/api/admin/users/{name}/disable', { cookie: admin, params: { name: 'newop' } })).status, 200);
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 401, "a disabled user's sessions end at once");
   });
 });
 

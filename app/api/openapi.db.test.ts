@@ -421,6 +421,22 @@ describe('access control and the audit log', () => {
     assert.ok(page.body.entries.some((e: { action: string }) => e.action === 'user.setup'));
     assert.equal((await call('GET', '/api/audit', { query: 'jobId=abc' })).status, 400);
   });
+
+  test('users and tokens (admin)', async () => {
+    assert.equal((await call('POST', '/api/admin/users', { body: { name: 'oa-viewer', role: 'viewer', password: 'viewer-password-1' } })).status, 201);
+    assert.equal((await call('POST', '/api/admin/users', { body: { name: 'oa-viewer', role: 'viewer', password: 'viewer-password-1' } })).status, 409);
+    assert.equal((await call('POST', '/api/admin/users', { body: { name: 'oa-x', role: 'root', password: 'viewer-password-1' } })).status, 400);
+    assert.ok((await call('GET', '/api/admin/users')).body.users.some((u: { name: string }) => u.name === 'oa-viewer'));
+    assert.equal((await call('POST', '/api/admin/users/{name}/disable', { params: { name: 'oa-viewer' } })).status, 200);
+    assert.equal((await call('POST', '/api/admin/users/{name}/disable', { params: { name: 'oa-viewer' } })).status, 404);
+    const created = await call('POST', '/api/admin/tokens', { body: { name: 'oa-producer', scope: 'enqueue' } });
+    assert.equal(created.status, 201);
+    assert.match(created.body.token, /^lh_/);
+    assert.equal((await call('POST', '/api/admin/tokens', { body: { name: 'oa-producer', scope: 'root' } })).status, 400);
+    assert.ok((await call('GET', '/api/admin/tokens')).body.tokens.every((t: Record<string, unknown>) => !('token' in t)));
+    assert.equal((await call('POST', '/api/admin/tokens/{id}/revoke', { params: { id: created.body.id } })).status, 200);
+    assert.equal((await call('POST', '/api/admin/tokens/{id}/revoke', { params: { id: created.body.id } })).status, 404);
+  });
 });
 
 after(() => {

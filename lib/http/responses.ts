@@ -521,3 +521,24 @@ export const auditEntrySchema = z
 export const auditPageSchema = z
   .object({ entries: z.array(auditEntrySchema), nextCursor: z.string().nullable() })
   .meta({ id: 'AuditPage' });
+
+export const userSchema = z
+  .object({ name: z.string(), role: z.enum(['viewer', 'operator', 'admin']), createdAt: z.string(), disabledAt: z.string().nullable() })
+  .meta({ id: 'User' });
+export const usersSchema = z.object({ users: z.array(userSchema) }).meta({ id: 'Users' });
+
+export const tokenSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    scope: z.enum(['enqueue', 'viewer', 'operator', 'admin']),
+    createdBy: z.string(),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable(),
+    revokedAt: z.string().nullable(),
+  })
+  .meta({ id: 'ApiToken' });
+export const tokensSchema = z.object({ tokens: z.array(tokenSchema) }).meta({ id: 'ApiTokens' });
+export const createdTokenSchema = tokenSchema
+  .extend({ token: z.string().meta({ description: 'The secret (`lh_…`): shown in this answer only.' }) })
+  .meta({ id: 'CreatedApiToken' });

@@ -256,3 +256,23 @@ export const auditQuery = z
     limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
   })
   .strict();
+
+export const userBody = z
+  .object({
+    name: safeText(1, 64),
+    role: z.enum(['viewer', 'operator', 'admin']),
+    password: safeText(10, 200),
+  })
+  .strict();
+
+export const tokenBody = z
+  .object({
+    name: safeText(1, 64),
+    scope: z.enum(['enqueue', 'viewer', 'operator', 'admin']),
+  })
+  .strict();
+
+/** A user's sign-in name in a path. */
+export const userName = safeText(1, 64);
+/** A token's id in a path. */
+export const tokenId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a token id');

@@ -1,6 +1,7 @@
 /** Sign-in, sign-out, who am I, first-admin setup, and the audit log. */
-import { auditQuery, setupBody, signInBody } from '../../schemas';
-import { auditPageSchema, meSchema, okSchema, signedInSchema } from '../../responses';
+import { z } from 'zod';
+import { auditQuery, setupBody, signInBody, tokenBody, tokenId, userBody, userName } from '../../schemas';
+import { auditPageSchema, createdTokenSchema, meSchema, okSchema, signedInSchema, tokenSchema, tokensSchema, userSchema, usersSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
 
 export const accessRoutes = [
@@ -55,5 +56,61 @@ export const accessRoutes = [
     tags: ['access'],
     requestParams: { query: auditQuery },
     responses: { '200': jsonResponse('A page of entries.', auditPageSchema), '400': errorResponse('A query parameter is invalid.'), ...commonErrors },
+  }),
+  apiRoute('get', '/api/admin/users', {
+    operationId: 'listUsers',
+    summary: 'The operators and their roles (admin)',
+    tags: ['access'],
+    responses: { '200': jsonResponse('Every user, disabled ones included.', usersSchema), ...commonErrors },
+  }),
+  apiRoute('post', '/api/admin/users', {
+    operationId: 'addUser',
+    summary: 'Add an operator (admin; audited)',
+    tags: ['access'],
+    requestBody: { required: true, content: { 'application/json': { schema: userBody } } },
+    responses: {
+      '201': jsonResponse('The user.', userSchema),
+      '400': errorResponse('The body is invalid.'),
+      '409': errorResponse('A user with this name exists.'),
+      '413': errorResponse('The body is too large.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('post', '/api/admin/users/{name}/disable', {
+    operationId: 'disableUser',
+    summary: 'Disable a user: no more sign-ins, and their sessions end at once (admin; audited)',
+    tags: ['access'],
+    requestParams: { path: z.object({ name: userName }) },
+    responses: {
+      '200': jsonResponse('Disabled.', okSchema),
+      '404': errorResponse('No active user of that name.'),
+      '409': errorResponse('An admin may not disable themself.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/admin/tokens', {
+    operationId: 'listTokens',
+    summary: 'The API tokens, never their secrets (admin)',
+    tags: ['access'],
+    responses: { '200': jsonResponse('Every token, revoked ones included.', tokensSchema), ...commonErrors },
+  }),
+  apiRoute('post', '/api/admin/tokens', {
+    operationId: 'createToken',
+    summary: 'Create an API token; its secret is in this answer only (admin; audited)',
+    tags: ['access'],
+    requestBody: { required: true, content: { 'application/json': { schema: tokenBody } } },
+    responses: {
+      '201': jsonResponse('The token, with its secret.', createdTokenSchema),
+      '400': errorResponse('The body is invalid.'),
+      '413': errorResponse('The body is too large.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('post', '/api/admin/tokens/{id}/revoke', {
+    operationId: 'revokeToken',
+    summary: 'Revoke a token: its next request gets 401 (admin; audited)',
+    tags: ['access'],
+    requestParams: { path: z.object({ id: tokenId }) },
+    responses: { '200': jsonResponse('The revoked token.', tokenSchema), '404': errorResponse('No live token with this id.'), ...commonErrors },
   }),
 ];

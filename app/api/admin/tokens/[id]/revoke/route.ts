@@ -1,0 +1,18 @@
+import { actorOf, auditRecord } from '@/lib/audit/log';
+import { tokenRevoke } from '@/lib/auth/store';
+import { tokenDto } from '@/lib/http/admin-dto';
+import { json, route } from '@/lib/http/respond';
+import { tokenId } from '@/lib/http/schemas';
+import { QueueError } from '@/lib/queue/errors';
+import { serverContext } from '@/lib/server/context';
+
+/** POST /api/admin/tokens/:id/revoke — the token stops working on its next request (admin; audited). */
+export const POST = route('admin', async (_req: Request, ctx: { params: Promise<{ id: string }> }, who) => {
+  const parsed = tokenId.safeParse((await ctx.params).id);
+  if (!parsed.success) throw new QueueError('not_found', 'no such token');
+  const { pool } = serverContext();
+  const revoked = await tokenRevoke(pool, parsed.data);
+  await auditRecord(pool, { ...actorOf(who), action: 'token.revoke', target: { token: parsed.data }, changed: revoked.length, skipped: revoked.length ? 0 : 1 });
+  if (!revoked.length) throw new QueueError('not_found', `no live token ${parsed.data}`);
+  return json(tokenDto(revoked[0]!));
+});

@@ -1,0 +1,18 @@
+import { actorOf, auditRecord } from '@/lib/audit/log';
+import { tokenCreate, tokenList } from '@/lib/auth/store';
+import { tokenDto } from '@/lib/http/admin-dto';
+import { json, readJson, route } from '@/lib/http/respond';
+import { tokenBody } from '@/lib/http/schemas';
+import { serverContext } from '@/lib/server/context';
+
+/** GET /api/admin/tokens — the API tokens, never their secrets (admin). */
+export const GET = route('admin', async () => json({ tokens: (await tokenList(serverContext().readPool)).map(tokenDto) }));
+
+/** POST /api/admin/tokens {name, scope} — a new token; its secret is in this answer only (admin; audited). */
+export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {
+  const body = tokenBody.parse(await readJson(req, 4096));
+  const { pool } = serverContext();
+  const { token, info } = await tokenCreate(pool, { ...body, createdBy: `${who.name} (${who.kind})` });
+  await auditRecord(pool, { ...actorOf(who), action: 'token.create', target: { token: info.id, name: info.name }, changed: 1, skipped: 0, details: { scope: info.scope } });
+  return json({ ...tokenDto(info), token }, 201);
+});

@@ -1,0 +1,19 @@
+import { actorOf, auditRecord } from '@/lib/audit/log';
+import { userDisable } from '@/lib/auth/store';
+import { json, route } from '@/lib/http/respond';
+import { userName } from '@/lib/http/schemas';
+import { QueueError } from '@/lib/queue/errors';
+import { serverContext } from '@/lib/server/context';
+
+/** POST /api/admin/users/:name/disable — the user can no longer sign in; their sessions end at once (admin; audited). */
+export const POST = route('admin', async (_req: Request, ctx: { params: Promise<{ name: string }> }, who) => {
+  const parsed = userName.safeParse((await ctx.params).name);
+  if (!parsed.success) throw new QueueError('not_found', 'no such user');
+  const name = parsed.data;
+  if (who.kind === 'user' && who.name === name) throw new QueueError('state_forbids', 'an admin cannot disable themself (ask another admin, or use the CLI)');
+  const { pool } = serverContext();
+  const done = await userDisable(pool, name);
+  await auditRecord(pool, { ...actorOf(who), action: 'user.disable', target: { user: name }, changed: done ? 1 : 0, skipped: done ? 0 : 1 });
+  if (!done) throw new QueueError('not_found', `no active user ${JSON.stringify(name.slice(0, 64))}`);
+  return json({ ok: true });
+});

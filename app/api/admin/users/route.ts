@@ -1,0 +1,18 @@
+import { actorOf, auditRecord } from '@/lib/audit/log';
+import { userAdd, userList } from '@/lib/auth/store';
+import { userDto } from '@/lib/http/admin-dto';
+import { json, readJson, route } from '@/lib/http/respond';
+import { userBody } from '@/lib/http/schemas';
+import { serverContext } from '@/lib/server/context';
+
+/** GET /api/admin/users — the operators and their roles (admin). */
+export const GET = route('admin', async () => json({ users: (await userList(serverContext().readPool)).map(userDto) }));
+
+/** POST /api/admin/users {name, role, password} — add an operator (admin; audited). 409 when the name is taken. */
+export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {
+  const body = userBody.parse(await readJson(req, 4096));
+  const { pool } = serverContext();
+  const user = await userAdd(pool, body);
+  await auditRecord(pool, { ...actorOf(who), action: 'user.add', target: { user: user.name }, changed: 1, skipped: 0, details: { role: user.role } });
+  return json(userDto(user), 201);
+});
