@@ -55,6 +55,7 @@ export function Shell({ children }: { children: ReactNode }) {
       )}
       <Nav
         environment={meta.data?.environment ?? null}
+        admin={me.data?.role === 'admin' && !me.data.authOff}
         right={
           <>
             {me.data && !me.data.authOff && (

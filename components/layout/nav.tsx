@@ -18,7 +18,7 @@ const ENV_TONE = (env: string) =>
       ? 'bg-amber-500 text-zinc-950'
       : 'bg-emerald-600 text-white';
 
-export function Nav({ environment, right }: { environment: string | null; right?: ReactNode }) {
+export function Nav({ environment, right, admin = false }: { environment: string | null; right?: ReactNode; admin?: boolean }) {
   const path = usePathname();
   return (
     <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
@@ -31,7 +31,7 @@ export function Nav({ environment, right }: { environment: string | null; right?
             {environment}
           </span>
         )}
-        {links.map((l) => {
+        {[...links, ...(admin ? [{ href: '/admin', label: 'Admin' }] : [])].map((l) => {
           const active = l.href === '/' ? path === '/' : path.startsWith(l.href);
           return (
             <Link

@@ -1,0 +1,5 @@
+import { AdminView } from './admin-view';
+
+export default function AdminPage() {
+  return <AdminView />;
+}

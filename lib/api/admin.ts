@@ -1,0 +1,28 @@
+/** Users and tokens (admins only; the server refuses everyone else). */
+import { queryOptions } from '@tanstack/react-query';
+import { api } from './client';
+import type { Role } from './auth';
+
+export interface UserDto {
+  name: string;
+  role: Role;
+  createdAt: string;
+  disabledAt: string | null;
+}
+export interface TokenDto {
+  id: string;
+  name: string;
+  scope: 'enqueue' | Role;
+  createdBy: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export const usersQuery = () => queryOptions({ queryKey: ['admin', 'users'] as const, queryFn: ({ signal }) => api<{ users: UserDto[] }>('/api/admin/users', { signal }) });
+export const tokensQuery = () => queryOptions({ queryKey: ['admin', 'tokens'] as const, queryFn: ({ signal }) => api<{ tokens: TokenDto[] }>('/api/admin/tokens', { signal }) });
+
+export const addUser = (b: { name: string; role: Role; password: string }) => api<UserDto>('/api/admin/users', { method: 'POST', json: b });
+export const disableUser = (name: string) => api<{ ok: true }>(`/api/admin/users/${encodeURIComponent(name)}/disable`, { method: 'POST', json: {} });
+export const createToken = (b: { name: string; scope: TokenDto['scope'] }) => api<TokenDto & { token: string }>('/api/admin/tokens', { method: 'POST', json: b });
+export const revokeToken = (id: string) => api<TokenDto>(`/api/admin/tokens/${encodeURIComponent(id)}/revoke`, { method: 'POST', json: {} });

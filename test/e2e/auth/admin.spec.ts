@@ -1,0 +1,44 @@
+/** /admin with sign-in on: an admin adds a user and creates and revokes a token; the audit page shows each. */
+import { expect, test } from '@playwright/test';
+import { hashPassword } from '../../../lib/auth/passwords';
+import { closeDb, db } from '../helpers';
+
+test.afterAll(closeDb);
+
+test('an admin manages users and tokens from the console', async ({ page }) => {
+  await db().query(
+    `INSERT INTO users (name, role, password_hash) VALUES ('adele', 'admin', $1)
+     ON CONFLICT (name) DO UPDATE SET role = 'admin', password_hash = EXCLUDED.password_hash, disabled_at = NULL`,
+    [await hashPassword('adele-password-123')],
+  );
+  await page.goto('/admin');
+  await page.getByLabel('Name').fill('adele');
+  await page.getByLabel('Password').fill('adele-password-123');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/admin$/);
+  await expect(page.getByRole('link', { name: 'Admin' })).toBeVisible();
+
+  const name = `e2e-user-${Date.now()}`;
+  await page.getByLabel('New user name').fill(name);
+  await page.getByLabel('Role').selectOption('operator');
+  await page.getByLabel('New user password').fill('e2e-user-password');
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await expect(page.getByTestId('user-table')).toContainText(name);
+
+  const tokenName = `e2e-token-${Date.now()}`;
+  await page.getByLabel('New token name').fill(tokenName);
+  await page.getByRole('button', { name: 'Create token' }).click();
+  await expect(page.getByTestId('new-token')).toContainText('lh_');
+  const secret = (await page.getByTestId('new-token').locator('code').textContent())!;
+  expect((await page.request.post('/api/jobs', { data: { type: 'demo.noop' }, headers: { authorization: `Bearer ${secret}` } })).status()).toBe(202);
+  const row = page.getByTestId('token-table').getByRole('row').filter({ hasText: tokenName });
+  await row.getByRole('button', { name: /^Revoke token/ }).click();
+  await expect(row).toContainText('revoked');
+  expect((await page.request.post('/api/jobs', { data: { type: 'demo.noop' }, headers: { authorization: `Bearer ${secret}` } })).status()).toBe(401);
+
+  await page.goto('/audit?actor=adele');
+  const audit = page.getByTestId('audit-table');
+  await expect(audit).toContainText('user.add');
+  await expect(audit).toContainText('token.create');
+  await expect(audit).toContainText('token.revoke');
+});
