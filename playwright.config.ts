@@ -7,7 +7,7 @@ import { e2eDatabaseUrl, e2eEnv } from './test/e2e/env';
  */
 const port = Number(process.env.E2E_PORT ?? 3210);
 /** A second console on the same database with sign-in on (test/e2e/auth/*.spec.ts); no workers of its own. */
-const authPort = port + 1;
+const authPort = Number(process.env.E2E_AUTH_PORT ?? port + 1);
 
 const chromium = {
   ...devices['Desktop Chrome'],
