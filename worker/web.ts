@@ -9,7 +9,9 @@ import type { Logger } from '../lib/log';
 import { projectRoot } from './bootstrap';
 
 const nextBin = path.join(projectRoot, 'node_modules/next/dist/bin/next');
-const SOURCES = ['app', 'components', 'lib', 'public', 'next.config.ts', 'package.json', 'postcss.config.mjs', 'tsconfig.json'];
+/** Answers undecodable paths with a 400 before Next's router fails on them with a 500 (see the file). */
+const httpGuard = path.join(projectRoot, 'worker/http-guard.mjs');
+const SOURCES = ['app', 'components', 'lib', 'public', 'proxy.ts', 'next.config.ts', 'package.json', 'postcss.config.mjs', 'tsconfig.json'];
 
 function newestMtime(p: string): number {
   let st: fs.Stats;
@@ -44,7 +46,7 @@ export function ensureBuild(log: Logger) {
 }
 
 export function spawnWeb(opts: { port: number; host: string; env: NodeJS.ProcessEnv }): ChildProcess {
-  return spawn(process.execPath, [nextBin, 'start', '-p', String(opts.port), '-H', opts.host], {
+  return spawn(process.execPath, ['--import', httpGuard, nextBin, 'start', '-p', String(opts.port), '-H', opts.host], {
     cwd: projectRoot,
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...opts.env, NEXT_TELEMETRY_DISABLED: '1' },

@@ -1,0 +1,34 @@
+/**
+ * Preloaded into the console's `next start` process (node --import): a request whose path is
+ * not valid percent-encoded UTF-8 (`/api/jobs/%E0%A4%A`) gets a 400 with the API's error shape
+ * before it reaches Next, whose router otherwise fails on it with a bare 500 before proxy.ts
+ * or any route handler runs (vercel/next.js#92527, open at Next 16.4).
+ */
+import http from 'node:http';
+
+const BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'the path is not valid percent-encoded UTF-8' } });
+
+function undecodable(url) {
+  const q = url.indexOf('?');
+  try {
+    decodeURIComponent(q < 0 ? url : url.slice(0, q));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+const emit = http.Server.prototype.emit;
+http.Server.prototype.emit = function (event, req, res, ...rest) {
+  if (event === 'request' && typeof req?.url === 'string' && undecodable(req.url)) {
+    res.writeHead(400, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    });
+    res.end(BODY);
+    return true;
+  }
+  return emit.call(this, event, req, res, ...rest);
+};
