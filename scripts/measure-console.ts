@@ -5,6 +5,10 @@
  *
  *   BASE=http://127.0.0.1:3000 node --import tsx scripts/measure-console.ts [--n 30] [--pages 10]
  *
+ * With sign-in on, give TOKEN=lh_… (an operator token: `npx leasehold token create --name
+ * measure --scope operator`) for the API calls; the page loads need a console started with
+ * LEASEHOLD_AUTH=off (a measuring machine of your own).
+ *
  * Load the database first (scripts/load-jobs.ts). Read-only: it never changes a job
  * (action calls are previews).
  */
@@ -30,7 +34,7 @@ async function time(method: string, path: string, body?: unknown): Promise<{ ms:
   const t = performance.now();
   const res = await fetch(BASE + path, {
     method,
-    headers: body ? { 'content-type': 'application/json' } : {},
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(process.env.TOKEN ? { authorization: `Bearer ${process.env.TOKEN}` } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = await res.json();
