@@ -105,8 +105,11 @@ test('hostile job text is listed, opened and requeued as text; no script runs', 
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId('preview-summary')).toContainText('1 will change');
   await dialog.getByTestId('action-reason').fill(`<b>reason</b><script>${BUMP}</script>`);
+  const audited = async () => Number((await db().query(`SELECT count(*) AS n FROM audit_log WHERE $1::bigint = ANY(job_ids)`, [ids[0]])).rows[0].n);
+  expect(await audited(), 'the preview wrote no audit entry').toBe(0);
   await dialog.getByRole('button', { name: 'Requeue 1 job' }).click();
   await expect(dialog.getByTestId('report-summary')).toContainText('1 changed');
+  expect(await audited(), 'the console action wrote exactly one audit entry').toBe(1);
   await dialog.getByRole('button', { name: 'Close' }).click();
   await watch.check();
 
