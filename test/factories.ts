@@ -19,6 +19,8 @@ export interface JobFields {
   /** run_at relative to now(), in ms. */
   runInMs?: number;
   cancelRequested?: boolean;
+  /** Leases lost in a row before this row (see SUSPECT_STREAK). */
+  leaseLostStreak?: number;
 }
 
 export async function insertJob(db: Executor, f: JobFields = {}): Promise<string> {
@@ -28,14 +30,14 @@ export async function insertJob(db: Executor, f: JobFields = {}): Promise<string
   const attempt = f.attemptCount ?? (running || terminal ? 1 : 0);
   const { rows } = await db.query(
     `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, worker_id,
-                       heartbeat_at, lease_expires_at, run_at, started_at, finished_at, cancel_requested_at)
+                       heartbeat_at, lease_expires_at, run_at, started_at, finished_at, cancel_requested_at, lease_lost_streak)
      VALUES ($1, $2, $3::job_status, $4::jsonb, $5, $6, $6, $7,
              CASE WHEN $8 THEN now() END,
              CASE WHEN $8 THEN now() + $9::int * interval '1 ms' END,
              now() + $10::int * interval '1 ms',
              CASE WHEN $8 OR $11 THEN now() END,
              CASE WHEN $11 THEN now() END,
-             CASE WHEN $12 THEN now() END)
+             CASE WHEN $12 THEN now() END, $13)
      RETURNING job_id`,
     [
       f.queue ?? 'default',
@@ -50,6 +52,7 @@ export async function insertJob(db: Executor, f: JobFields = {}): Promise<string
       f.runInMs ?? 0,
       terminal,
       !!f.cancelRequested,
+      f.leaseLostStreak ?? 0,
     ],
   );
   return String(rows[0].job_id);

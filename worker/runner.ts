@@ -27,7 +27,7 @@ import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
 import { backoffMs } from '../lib/queue/backoff';
 import { PermanentError } from '../lib/queue/errors';
-import type { ClaimedJob, Lease } from '../lib/queue/job';
+import { type ClaimedJob, isSuspect, type Lease } from '../lib/queue/job';
 import type { JobStatus } from '../lib/queue/status';
 import * as ops from '../lib/queue/ops';
 import { type Doorbell, PgReceiver, RedisReceiver, SignalUnavailable } from '../lib/queue/signal';
@@ -388,19 +388,19 @@ export class Runner {
     }
     for (let k = 0; k < queues.length && out.length < want; k++) {
       const queue = queues[(start + k) % queues.length]!;
-      out.push(...(await ops.jobClaimExpired(db, { ...p(), queue })));
+      out.push(...(await ops.jobClaimExpired(db, { ...p(), queue, limit: want - out.length })));
     }
     return out;
   }
 
   /**
-   * Does this process hold a suspect (a job whose last attempt was lost, perhaps because it
-   * killed its worker)? Then it claims no other: if that job crashes this process again, it
-   * takes no second suspect down with it, and a neighbour loses at most one attempt to it.
+   * Does this process hold a suspect (a job that lost its lease twice in a row, perhaps
+   * because it kills its worker)? Then it claims no other: if that job crashes this process
+   * again, it takes no second suspect down with it.
    */
   private holdsSuspect(extra: readonly ClaimedJob[] = []): boolean {
-    for (const e of this.active.values()) if (e.job.leaseLostStreak > 0 && e.state !== 'finishing') return true;
-    return extra.some((j) => j.leaseLostStreak > 0);
+    for (const e of this.active.values()) if (isSuspect(e.job) && e.state !== 'finishing') return true;
+    return extra.some(isSuspect);
   }
 
   private async enterPgMode() {

@@ -81,9 +81,9 @@ export const jobs = pgTable(
     checkpoints: jsonb('checkpoints'),
     /**
      * Consecutive attempts lost without a word from their worker (a crash, a stall, a
-     * partition). While it is above 0 the job is a suspect: it may be what killed its
-     * process, so a worker holds at most one suspect at a time, and a job that crashes
-     * its process can take innocent neighbours down at most once.
+     * partition). From 2 the job is a suspect (lib/queue/job.ts SUSPECT_STREAK): it may be
+     * what kills its process, so a worker holds at most one suspect at a time. A single
+     * loss is what a host crash does to every job in hand; those are taken over at once.
      */
     leaseLostStreak: integer('lease_lost_streak').notNull().default(0),
     createdAt: timestamp('created_at', tz).notNull().defaultNow(),

@@ -76,7 +76,7 @@ export const jobSchema = z
     leaseLostStreak: count.meta({
       description:
         'Consecutive attempts lost without a word from the worker (a crash, a stall or a partition); a completion or a reported failure resets it. ' +
-        'While it is above 0 the job is a suspect: a worker claims at most one suspect at a time.',
+        'From 2 the job is a suspect (a likely poison): a worker holds at most one suspect at a time.',
     }),
     createdAt: dateTime,
     startedAt: dateTime.nullable(),

@@ -42,6 +42,16 @@ export type ClaimedJob = Pick<
   waitedMs: number;
 };
 
+/**
+ * Lost leases in a row (lease_lost_streak) from which a job is a suspect: a likely poison,
+ * of which a worker holds at most one at a time. One loss is what a host crash does to
+ * every job in hand; a second in a row points at the job itself.
+ */
+export const SUSPECT_STREAK = 2;
+
+/** A claimed job is a suspect when it has now lost SUSPECT_STREAK leases in a row. */
+export const isSuspect = (j: Pick<ClaimedJob, 'leaseLostStreak'>) => j.leaseLostStreak >= SUSPECT_STREAK;
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function toClaimedJob(r: any): ClaimedJob {
   return {

@@ -403,6 +403,30 @@ describe('jobClaimExpired', () => {
   });
 });
 
+describe('suspects (likely poison jobs)', () => {
+  test('the jobs of a crashed host are taken over together; a job lost twice in a row is taken alone', async () => {
+    const queue = 'suspect-q';
+    const crashed = [];
+    for (let i = 0; i < 3; i++) crashed.push(await insertJob(db.pool, { queue, status: 'running', workerId: 'dead:1:x', leaseInMs: -1_000 }));
+    const poison = [];
+    for (let i = 0; i < 2; i++)
+      poison.push(await insertJob(db.pool, { queue, status: 'running', workerId: 'dead:1:x', leaseInMs: -1_000, leaseLostStreak: 1 }));
+    // A worker holding a suspect takes the innocent takeovers only.
+    const first = await ops.jobClaimExpired(db.pool, { queue, workerId: W2, leaseMs: LEASE, limit: 10, allowSuspect: false });
+    assert.deepEqual(first.map((j) => j.id).sort(), [...crashed].sort());
+    assert.ok(first.every((j) => j.leaseLostStreak === 1));
+    // Then the suspects (second loss in a row): one per claim.
+    const second = await ops.jobClaimExpired(db.pool, { queue, workerId: W2, leaseMs: LEASE, limit: 10 });
+    assert.deepEqual(second.map((j) => [j.id, j.leaseLostStreak]), [[poison[0], 2]]);
+    // Recovered by the sweep with a streak of 2, a queued suspect is also claimed alone.
+    const queued = [];
+    for (let i = 0; i < 2; i++) queued.push(await insertJob(db.pool, { queue: 'suspect-q2', leaseLostStreak: 2 }));
+    const fresh = await insertJob(db.pool, { queue: 'suspect-q2', leaseLostStreak: 1 });
+    const got = await ops.jobClaim(db.pool, { ids: [...queued, fresh], workerId: W1, leaseMs: LEASE });
+    assert.deepEqual(got.map((j) => j.id).sort(), [queued[0], fresh].sort());
+  });
+});
+
 describe('recoverSweep', () => {
   test('a sweeper frozen while holding the lock loses it to the idle timeout of the server', async () => {
     // A "sweeper" takes the lock the way recoverSweep does, then stops talking.

@@ -170,12 +170,12 @@ export async function jobClaimNext(
 }
 
 /**
- * jobClaimExpired — take over a job of a queue whose lease expired. Such a job is a
- * suspect, so one at a time (and none when allowSuspect is false).
+ * jobClaimExpired — take over up to `limit` jobs of a queue whose lease expired (one lost
+ * lease each: what a crashed or stalled peer leaves). A job lost twice in a row is a
+ * suspect: at most one, and none when allowSuspect is false.
  */
-export async function jobClaimExpired(db: Executor, p: ClaimParams & { queue: string }): Promise<ClaimedJob[]> {
-  if (p.allowSuspect === false) return [];
-  const { rows } = await run(db, sql.jobClaimExpired, [p.queue, p.workerId, p.leaseMs, 1]);
+export async function jobClaimExpired(db: Executor, p: ClaimParams & { queue: string; limit?: number }): Promise<ClaimedJob[]> {
+  const { rows } = await run(db, sql.jobClaimExpired, [p.queue, p.workerId, p.leaseMs, p.limit ?? 1, p.allowSuspect ?? true]);
   return rows.map(toClaimedJob);
 }
 

@@ -26,6 +26,8 @@
  * repository writes the jobs or job_attempts tables.
  */
 
+import { SUSPECT_STREAK } from './job';
+
 export interface Statement {
   /** The node-postgres prepared-statement name. */
   readonly name: string;
@@ -127,15 +129,20 @@ SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id, che
   FROM claimed ORDER BY job_id`;
 
 /**
- * A suspect: the job's last attempt was lost without a word (lease_lost_streak > 0), or it
- * is being taken over from an expired lease now. It may be what killed its worker.
+ * A suspect: a job that lost its lease twice in a row, counting a takeover of its expired
+ * lease happening now (lease_lost_streak + 1). One loss is what a host crash, a stall or a
+ * partition does to every job in hand, innocent or not, and those jobs are taken over in
+ * parallel. A second loss in a row makes the job a likely poison (what Sidekiq's
+ * super_fetch also counts): a worker holds at most one such job at a time, so it takes no
+ * second suspect down with it.
  */
+const streakAfterClaim = `lease_lost_streak + CASE WHEN status = 'running' THEN 1 ELSE 0 END`;
 const claimTargetColumns = `job_id, status AS old_status, worker_id AS old_worker_id,
          started_at AS old_started_at, heartbeat_at AS old_heartbeat_at,
-         (lease_lost_streak > 0 OR status = 'running') AS suspect`;
+         (${streakAfterClaim} >= ${SUSPECT_STREAK}) AS suspect`;
 
 /** The claim's filter for suspects: none unless `allowParam`, then (in claimSwap) at most one. */
-const suspects = (allowParam: string) => `(${allowParam}::boolean OR (lease_lost_streak = 0 AND status <> 'running'))`;
+const suspects = (allowParam: string) => `(${allowParam}::boolean OR ${streakAfterClaim} < ${SUSPECT_STREAK})`;
 
 /**
  * The fast claim paths leave controlled queues (paused or limited: they have a row in
@@ -194,7 +201,7 @@ UPDATE jobs
    AND run_at <= now()
    AND attempt_count < max_attempts
    AND cancel_requested_at IS NULL
-   AND lease_lost_streak = 0
+   AND lease_lost_streak < ${SUSPECT_STREAK}
    AND ${uncontrolled}
 RETURNING job_id, queue, type, payload, attempt_count, max_attempts, worker_id, checkpoints, lease_lost_streak,
           extract(epoch FROM now() - run_at) * 1000 AS waited_ms`,
@@ -232,8 +239,9 @@ WITH target AS (
  * first: the polling worker's own recovery, so a takeover never depends on the sweep
  * alone. Jobs out of attempts or with a cancel request are left to jobRecover (which
  * fails or cancels them).
- * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit.
- * Returns: the claimed rows; the lost attempts are recorded as `lease_lost`.
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean).
+ * Returns: the claimed rows (suspects only when $5, at most one); the lost attempts are
+ *          recorded as `lease_lost`.
  */
 export const jobClaimExpired: Statement = {
   name: 'leasehold_job_claim_expired',
@@ -246,6 +254,7 @@ WITH target AS (
      AND lease_expires_at < now()
      AND attempt_count < max_attempts
      AND cancel_requested_at IS NULL
+     AND ${suspects('$5')}
      AND ${uncontrolled}
    ORDER BY lease_expires_at
    LIMIT $4

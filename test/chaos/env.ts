@@ -64,7 +64,15 @@ export class ChaosEnv {
     await pool.query(LEDGER_DDL);
     const prefix = `chaos_${db}`;
     const doorbell = new RedisDoorbell(this.redis.url, prefix, pool, log);
-    await waitFor('the doorbell to reach Redis', () => doorbell.usingRedis, { timeoutMs: 10_000 });
+    try {
+      await waitFor('the doorbell to reach Redis', () => doorbell.usingRedis, { timeoutMs: 10_000 });
+    } catch (err) {
+      // The caller never gets a Scenario to close: close what was opened here, or its
+      // reconnecting pool and Redis client keep the test process alive forever.
+      await doorbell.close();
+      await pool.end();
+      throw err;
+    }
     const onceDir = fs.mkdtempSync(path.join(this.tmp, 'fp-'));
     return new Scenario(this, name, url, pool, doorbell, prefix, onceDir);
   }
