@@ -50,6 +50,9 @@ export async function cancelQuietly(request: APIRequestContext, id: string) {
 
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 export async function screenshot(page: Page, name: string, opts: { fullPage?: boolean } = {}) {
+  // These specs run against the LEASEHOLD_AUTH=off console; the README's pictures show the
+  // console as operators see it with sign-in on, so the AUTH OFF banner is left out of them.
+  await page.addStyleTag({ content: '[data-testid="auth-off-banner"]{display:none !important}' }).catch(() => {});
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: opts.fullPage ?? false, animations: 'disabled' });
 }
 
