@@ -7,13 +7,17 @@ test.afterAll(closeDb);
 test('the recover preview lists a job whose lease expired; applying it brings the job back', async ({ page, request }) => {
   // The workers' own sweep runs every second and would recover the job before anyone
   // looks. It runs under a cluster-wide advisory lock: holding that lock here pauses it,
-  // so the operator is the one who recovers.
+  // so the operator is the one who recovers. And an idle worker takes over an expired
+  // lease by itself, except in a paused queue: the job's queue is paused while it runs.
   const sweepLock: pg.PoolClient = await db().connect();
+  const queue = 'default'; // the only queue the e2e workers serve; specs run one at a time
+  const pause = async (paused: boolean) => expect((await request.post(`/api/queues/${queue}`, { data: { paused } })).status()).toBe(200);
   let id = '';
   try {
     await sweepLock.query(`SELECT pg_advisory_lock(hashtext('leasehold.recover'))`);
     id = await enqueue(request, { type: 'demo.sleep', payload: { ms: 60_000 } });
     await waitForStatus(id, 'running');
+    await pause(true);
     // Its worker "dies": the lease names a worker that no longer exists and has run out.
     // (The real worker's next heartbeat no longer matches the fence and it drops the job.)
     await db().query(`UPDATE jobs SET worker_id = 'e2e-dead-worker', lease_expires_at = now() - interval '1 second' WHERE job_id = $1`, [id]);
@@ -34,6 +38,7 @@ test('the recover preview lists a job whose lease expired; applying it brings th
   } finally {
     await sweepLock.query(`SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`).catch(() => {});
     sweepLock.release();
+    await pause(false);
   }
   // Back in the queue, claimed again by a live worker: attempt 2, and attempt 1 is on record as lost.
   await expect.poll(async () => (await jobRow(id)).attempt_count, { timeout: 20_000 }).toBe(2);
