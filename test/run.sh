@@ -21,18 +21,18 @@ finish() {
 }
 trap finish EXIT
 
-TAPS=()
+LOGS=()
 node_tests() { # label files...
   local label=$1; shift
   [ $# -eq 0 ] && return 0
-  local tap="$SERVICES_STATE/$label.tap"
-  TAPS+=("$tap")
+  local out="$SERVICES_STATE/$label.out"
+  LOGS+=("$out")
   echo "== $label: $# files" >&2
   # --test-force-exit: a handle a failed test leaves open (a reconnecting pool) must not
-  # keep a file's process, and so the whole run, alive after its tests have ended.
+  # keep a file's process, and so the whole run, alive after its tests have ended. (It
+  # also cuts off reporters writing to files, so the totals are read from the spec output.)
   node --import tsx --test --test-force-exit --test-concurrency="${TEST_CONCURRENCY:-1}" \
-    --test-reporter=spec --test-reporter-destination=stdout \
-    --test-reporter=tap --test-reporter-destination="$tap" "$@"
+    --test-reporter=spec "$@" | tee "$out"
 }
 
 find_tests() { # pattern
@@ -63,9 +63,9 @@ if [ "$stage" = all ] || [ "$stage" = e2e ]; then
 fi
 
 pass=0; fail=0
-for t in "${TAPS[@]}"; do
+for t in "${LOGS[@]}"; do
   [ -f "$t" ] || continue
-  p=$(grep -E '^# pass ' "$t" | tail -1 | awk '{print $3}'); f=$(grep -E '^# fail ' "$t" | tail -1 | awk '{print $3}')
+  p=$(grep -E '^ℹ pass ' "$t" | tail -1 | awk '{print $3}'); f=$(grep -E '^ℹ fail ' "$t" | tail -1 | awk '{print $3}')
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
 done
 if [ -f "$E2E_JSON" ]; then
