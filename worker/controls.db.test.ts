@@ -37,8 +37,11 @@ describe('a global concurrency limit', () => {
     await ops.queueSetControls(db.pool, { name: queue, concurrencyLimit: 3 });
     const doorbell = await doorbellFor(prefix);
     const jobs = 60;
-    await ops.jobEnqueue(pool, Array.from({ length: jobs }, () => ({ type: 'demo.sleep', queue, payload: { ms: 150 } })), { doorbell });
     const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 4, concurrency: 10, queues: queue });
+    // All four processes are up and waiting before the jobs arrive, so they all compete for
+    // the three slots (on a busy machine a late starter would otherwise find the work done).
+    await waitFor('four worker processes', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues)`, [queue])).rows[0].n === 4, { timeoutMs: 60_000 });
+    await ops.jobEnqueue(pool, Array.from({ length: jobs }, () => ({ type: 'demo.sleep', queue, payload: { ms: 150 } })), { doorbell });
     let max = 0;
     let samples = 0;
     let sawThree = false;

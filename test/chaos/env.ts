@@ -225,6 +225,14 @@ export class Scenario {
     return rows.map((r) => String(r.job_id));
   }
 
+  /** The hosts' warnings and errors (for a failed run's notes). */
+  warnings(max = 8): string[] {
+    return this.hosts
+      .flatMap((h) => h.output().split('\n'))
+      .filter((l) => /\b(WARN|ERROR)\b/.test(l))
+      .slice(-max);
+  }
+
   async close() {
     for (const h of this.hosts) await h.stop();
     await this.doorbell.close();

@@ -25,6 +25,18 @@ export interface ChaosScenario {
 
 const log = createLogger({ chaos: 'scenarios' });
 
+/** For a failed run: the jobs whose handler started more than once, with each attempt's end. */
+async function duplicatedJobs(s: Scenario): Promise<string> {
+  const { rows } = await s.pool.query(
+    `SELECT e.job_id, string_agg(DISTINCT format('start a%s pid %s', e.attempt, e.pid), ', ') AS starts,
+            (SELECT string_agg(format('a%s %s %s %s', a.attempt, a.worker_id, a.outcome, left(a.error, 120)), '; ' ORDER BY a.attempt)
+               FROM job_attempts a WHERE a.job_id = e.job_id) AS attempts
+       FROM chaos_effects e WHERE e.event = 'start'
+      GROUP BY e.job_id HAVING count(*) > 1 LIMIT 5`,
+  );
+  return rows.map((r) => `job ${r.job_id}: ${r.starts} / ${r.attempts}`).join(' | ');
+}
+
 /** Judges a finished run: all jobs accounted for, duplicates within what the faults allow. */
 async function judge(
   s: Scenario,
@@ -47,6 +59,8 @@ async function judge(
     o.extraPass === false && 'scenario check failed',
   ].filter(Boolean);
   const pass = why.length === 0;
+  if (duplicates > o.allowed) why.push(`duplicated: ${await duplicatedJobs(s)}`);
+  if (!pass) why.push(`host warnings: ${s.warnings().join(' / ')}`);
   return {
     scenario: s.name,
     jobs: o.jobs,
@@ -277,8 +291,12 @@ const postgresCrash: ChaosScenario = {
         return w[0].n === 2 && acked.length >= 100;
       });
       const pidsBefore = (await s.pool.query(`SELECT pid FROM workers`)).rows.map((r) => r.pid).sort();
-      const crashAt = (await s.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+      const crashFrom = (await s.pool.query(`SELECT clock_timestamp() AS t`)).rows[0].t as Date;
       await env.pg.restart('immediate');
+      // The crash window ends with the first statement the restarted server answers.
+      const crashTo = (await waitFor('the restarted server to answer', () =>
+        s.pool.query(`SELECT clock_timestamp() AS t`).then((r) => r.rows[0].t as Date, () => false),
+      )) as Date;
       await waitFor('more enqueues after the crash', () => acked.length >= 300, { timeoutMs: 60_000 });
       producing = false;
       await producer;
@@ -289,11 +307,23 @@ const postgresCrash: ChaosScenario = {
       const pidsAfter = (await s.pool.query(`SELECT DISTINCT pid FROM workers`)).rows.map((r) => r.pid).sort();
       const restarted = /worker process died/.test(host.output());
       const samePids = pidsAfter.join() === pidsBefore.join();
-      // The jobs the crash hit: those with an attempt under way at the crash (running or
-      // writing its outcome), read from the attempt history.
+      // The jobs the crash hit: those with an attempt under way in the crash window (from
+      // just before the immediate stop until the server answered again: running, or writing
+      // its outcome), read from the attempt history; and those whose handler had started on
+      // a claim the crash took back before it committed (a start in the ledger without its
+      // side effect before the window, and no attempt on record for it).
       const { rows: hit } = await s.pool.query(
-        `SELECT count(DISTINCT job_id)::int AS n FROM job_attempts WHERE started_at <= $1 AND finished_at >= $1`,
-        [crashAt],
+        `SELECT count(DISTINCT job_id)::int AS n FROM (
+           SELECT job_id FROM job_attempts WHERE started_at <= $2 AND finished_at >= $1
+           UNION
+           SELECT e.job_id FROM chaos_effects e
+            WHERE e.event = 'start' AND e.at <= $2
+              AND NOT EXISTS (SELECT 1 FROM chaos_effects f
+                               WHERE f.job_id = e.job_id AND f.attempt = e.attempt AND f.pid = e.pid
+                                 AND f.event = 'effect' AND f.at < $1)
+              AND NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = e.job_id AND a.attempt = e.attempt AND a.finished_at < $1)
+         ) hit`,
+        [crashFrom, crashTo],
       );
       const inFlight = hit[0].n as number;
       const row = await judge(s, {
