@@ -270,14 +270,17 @@ export class Runner {
       if (this.stopping) break;
       const want = this.want;
       if (want <= 0) continue;
-      const claimSentAt = performance.now();
+      // When the first claim statement that returned jobs was sent: their leases started no
+      // earlier, so the local lease clock runs from here. Not from before a blocking pop: a
+      // pop that waited (or hung while Redis died) would start the jobs half-expired locally.
+      let claimSentAt = performance.now();
       const { fast, controlled } = this.queueSets();
       let jobs: ClaimedJob[] = [];
       try {
         // Paused and limited queues: claimed under their lock, by polling (every
         // CONTROLLED_POLL_MS at most), never from the doorbell.
         if (controlled.length && performance.now() - this.lastControlledPoll >= CONTROLLED_POLL_MS) {
-          this.lastControlledPoll = performance.now();
+          this.lastControlledPoll = claimSentAt = performance.now();
           jobs = await this.claimControlled(controlled, want);
         }
         const rest = want - jobs.length;
@@ -294,16 +297,19 @@ export class Runner {
           if (ids.length) {
             if (failpointsEnabled) await failpoint('after_pop', ids);
             const allowSuspect = !this.holdsSuspect(jobs);
+            if (!jobs.length) claimSentAt = performance.now();
             jobs.push(
               ...(await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect })),
             );
           } else {
+            if (!jobs.length) claimSentAt = performance.now();
             const more = await this.claimFromPostgres(fast, rest, jobs);
             backlog = more.length >= rest;
             jobs.push(...more);
           }
         } else {
           await this.enterPgMode();
+          if (!jobs.length) claimSentAt = performance.now();
           const more = await this.claimFromPostgres(fast, rest, jobs);
           backlog = more.length >= rest;
           jobs.push(...more);
