@@ -1,7 +1,7 @@
 /** Unit tests: password hashing, the CSRF rules, the sign-in limiter, role checks. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { csrfProblem } from './gate';
+import { cookieValue, csrfProblem } from './gate';
 import { hashPassword, verifyPassword } from './passwords';
 import { MAX_PER_ACCOUNT, MAX_PER_ADDRESS, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
 import { allows, type Principal } from './roles';
@@ -62,4 +62,12 @@ test('roles: viewer < operator < admin; enqueue is its own scope', () => {
   assert.equal(allows(p(null, true), 'enqueue'), true);
   assert.equal(allows(p(null, true), 'viewer'), false);
   assert.equal(allows(p(null), 'public'), true);
+});
+
+test('a session cookie that is not valid percent-encoding reads as no cookie (a 401, never a 500)', () => {
+  const r = new Request('http://console.test/', { headers: { cookie: 'a=1; leasehold_session=%E0%A4%A; b=2' } });
+  assert.equal(cookieValue(r, 'leasehold_session'), null);
+  assert.equal(cookieValue(r, 'b'), '2');
+  const ok = new Request('http://console.test/', { headers: { cookie: 'leasehold_session=abc%2Bdef' } });
+  assert.equal(cookieValue(ok, 'leasehold_session'), 'abc+def');
 });
