@@ -7,6 +7,7 @@
 import type { Executor } from '../db/client';
 import { log } from '../log';
 import type { Principal } from '../auth/roles';
+import type { ActionReport } from '../queue/ops';
 
 export type ActorKind = 'user' | 'token' | 'cli' | 'system' | 'anonymous';
 
@@ -39,6 +40,29 @@ export const actorOf = (who: Principal): { actor: string; actorKind: ActorKind }
   actor: who.name,
   actorKind: who.kind === 'user' ? 'user' : who.kind === 'token' ? 'token' : 'anonymous',
 });
+
+/**
+ * The entry of an action on jobs named by id (the API's one-job requeue and cancel, the
+ * CLI's `requeue|cancel ID…`): the ids, the counts, and for one job how it ended and why.
+ */
+export function jobActionEntry(
+  action: string,
+  ids: readonly string[],
+  report: ActionReport,
+  reason?: string | null,
+  details: Record<string, unknown> = {},
+): Omit<AuditInput, 'actor' | 'actorKind'> {
+  const one = ids.length === 1 ? report.items[0] : undefined;
+  return {
+    action,
+    target: { ids },
+    jobIds: ids,
+    changed: report.changed,
+    skipped: report.skipped,
+    reason,
+    details: one ? { ...details, outcome: one.outcome, why: one.reason } : details,
+  };
+}
 
 export async function auditRecord(db: Executor, e: AuditInput): Promise<string> {
   const ids = (e.jobIds ?? []).slice(0, AUDIT_MAX_JOB_IDS);

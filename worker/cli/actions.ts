@@ -5,6 +5,7 @@
  * batches of up to 1000, each batch one compare-and-swap statement.
  */
 import { type Command, Option } from 'commander';
+import { jobActionEntry } from '../../lib/audit/log';
 import { listQuery, MAX_BULK_IDS } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
@@ -70,7 +71,7 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
     if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once; use --status with filters for more`);
     const r = await withQueue(async (q) => {
       const report = await act(q, ids);
-      await auditCli(q.pool, { action: verb, target: { ids }, jobIds: ids, changed: report.changed, skipped: report.skipped, reason: o.reason });
+      await auditCli(q.pool, jobActionEntry(verb, ids, report, o.reason));
       return report;
     });
     printReport(r, !!o.json);

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, auditRecord, jobActionEntry } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
 import { cancelBody } from '@/lib/http/schemas';
 import { singleActionResponse } from '@/lib/http/single-action';
@@ -11,15 +11,6 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const body = cancelBody.parse(await readJsonOptional(req));
   const { pool } = serverContext();
   const report = await jobCancel(pool, { ids: [id] });
-  await auditRecord(pool, {
-    ...actorOf(who),
-    action: 'cancel',
-    target: { ids: [id] },
-    jobIds: [id],
-    changed: report.changed,
-    skipped: report.skipped,
-    reason: body.reason,
-    details: { outcome: report.items[0]?.outcome, why: report.items[0]?.reason },
-  });
+  await auditRecord(pool, { ...actorOf(who), ...jobActionEntry('cancel', [id], report, body.reason) });
   return singleActionResponse(report);
 });

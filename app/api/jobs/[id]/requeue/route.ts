@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, auditRecord, jobActionEntry } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
 import { requeueBody } from '@/lib/http/schemas';
 import { singleActionResponse } from '@/lib/http/single-action';
@@ -17,13 +17,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const report = await jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell });
   await auditRecord(pool, {
     ...actorOf(who),
-    action: 'requeue',
-    target: { ids: [id] },
-    jobIds: [id],
-    changed: report.changed,
-    skipped: report.skipped,
-    reason: body.reason,
-    details: { resetAttempts: !!body.resetAttempts, revokeLease: !!body.revokeLease, outcome: report.items[0]?.outcome, why: report.items[0]?.reason },
+    ...jobActionEntry('requeue', [id], report, body.reason, { resetAttempts: !!body.resetAttempts, revokeLease: !!body.revokeLease }),
   });
   return singleActionResponse(report);
 });
