@@ -151,8 +151,16 @@ export interface ClaimParams {
  */
 export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly string[] }): Promise<ClaimedJob[]> {
   if (p.ids.length === 0) return [];
-  const { rows } = await run(db, sql.jobClaimFresh, [intArray(p.ids), p.workerId, p.leaseMs]);
-  const claimed = rows.map(toClaimedJob);
+  let claimed: ClaimedJob[] = [];
+  try {
+    const { rows } = await run(db, sql.jobClaimFresh, [intArray(p.ids), p.workerId, p.leaseMs]);
+    claimed = rows.map(toClaimedJob);
+  } catch (err) {
+    // Claimers racing over the same ids can deadlock on the plain UPDATE (it locks rows in
+    // heap order); PostgreSQL then aborts one of them, which claimed nothing. The full claim
+    // below locks in id order and skips locked rows, so it cannot deadlock.
+    if ((err as { code?: string }).code !== '40P01') throw err;
+  }
   if (claimed.length === p.ids.length) return claimed;
   const got = new Set(claimed.map((j) => j.id));
   const rest = p.ids.filter((id) => !got.has(id));
