@@ -69,8 +69,14 @@ export interface RunnerOptions {
 
 /** How often a worker re-reads the queue controls (a pause takes effect within this). */
 export const CONTROLS_REFRESH_MS = 1_000;
-/** How often a worker claims from its paused-or-limited queues (under their lock). */
+/**
+ * How often, on average, a worker claims from its paused-or-limited queues (under their
+ * lock). Each wait is drawn from ±50% around it: with a fixed period, processes keep their
+ * relative phase for ever, and one whose poll always falls first after the running jobs
+ * finish takes every free slot of a limited queue while its peers always find it full.
+ */
 export const CONTROLLED_POLL_MS = 250;
+const controlledPollDelay = () => CONTROLLED_POLL_MS * (0.5 + Math.random());
 /** How often a worker looks for due schedule ticks. */
 export const SCHEDULE_TICK_MS = 250;
 
@@ -180,7 +186,7 @@ export class Runner {
   private queueRotation = 0;
   /** Queue controls (pause, limits) of this process's queues; absent = none. */
   private controls = new Map<string, ops.QueueControl>();
-  private lastControlledPoll = -Infinity;
+  private nextControlledPoll = 0; // performance.now() of the next claim from controlled queues
   private readonly failer: Batcher<ops.FailItem, JobStatus | null>;
 
   constructor(opts: RunnerOptions) {
@@ -278,19 +284,21 @@ export class Runner {
       let jobs: ClaimedJob[] = [];
       try {
         // Paused and limited queues: claimed under their lock, by polling (every
-        // CONTROLLED_POLL_MS at most), never from the doorbell.
-        if (controlled.length && performance.now() - this.lastControlledPoll >= CONTROLLED_POLL_MS) {
-          this.lastControlledPoll = claimSentAt = performance.now();
+        // CONTROLLED_POLL_MS on average), never from the doorbell.
+        if (controlled.length && performance.now() >= this.nextControlledPoll) {
+          claimSentAt = performance.now();
+          this.nextControlledPoll = claimSentAt + controlledPollDelay();
           jobs = await this.claimControlled(controlled, want);
         }
         const rest = want - jobs.length;
         const receiver = this.o.receiver;
-        // While controlled queues are polled, no blocking pop may outlast their poll interval.
-        const popWait = backlog ? 0 : controlled.length ? Math.min(this.o.pollMs, CONTROLLED_POLL_MS) : this.o.pollMs;
+        // While controlled queues are polled, no blocking pop may outlast their next poll.
+        const untilControlledPoll = Math.max(0, this.nextControlledPoll - performance.now());
+        const popWait = backlog ? 0 : controlled.length ? Math.min(this.o.pollMs, untilControlledPoll) : this.o.pollMs;
         if (rest <= 0) {
           // the controlled queues filled the free slots
         } else if (!fast.length) {
-          if (!jobs.length) await sleep(Math.min(this.o.pollMs, CONTROLLED_POLL_MS));
+          if (!jobs.length) await sleep(Math.min(this.o.pollMs, untilControlledPoll));
         } else if (receiver && receiver.available) {
           this.leavePgMode();
           const ids = await receiver.take(fast, rest, popWait);
