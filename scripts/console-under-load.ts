@@ -9,11 +9,21 @@
  *   DATABASE_URL=... BASE=http://127.0.0.1:3471 node --import tsx scripts/console-under-load.ts \
  *     [--jobs 60000] [--consoles 10] [--processes 2] [--concurrency 10]
  *
- * Each console does what an open jobs page does every second: the shared stats, the newest
- * page of 50 jobs, and the "N new" count. The batch goes to a queue of its own, so the
- * million rows around it stay as they are.
+ * On one machine the consoles' own CPU (this script plays them) and the console server's
+ * are taken from the workers too: the round with consoles prints both, as a share of the
+ * machine (the server's pid is found by its port on Linux), to tell them from the cost the
+ * consoles' queries put on PostgreSQL.
+ *
+ * Each console is one browser tab polling every second (the console's fastest refresh
+ * setting; the default is 2 s) what its page polls: even-numbered tabs are on the overview
+ * (the shared stats), odd-numbered ones on the jobs page (the live rows of its 50 jobs, by
+ * id, and the "N new" count above them; the page of the 50 newest is loaded when the tab
+ * opens and again every tenth second, as someone paging or filtering would). The batch goes
+ * to a queue of its own, so the million rows around it stay as they are.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPool } from '../lib/db/client';
@@ -45,11 +55,44 @@ const pct = (xs: number[], p: number) => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Ten browser tabs on the jobs page, as far as the server can tell. */
+/** Busy and total CPU ticks of the whole machine (/proc/stat), to tell how saturated a round was. */
+function machineTicks(): { busy: number; total: number } {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = f[3]! + f[4]!; // idle + iowait
+    const total = f.reduce((a, b) => a + b, 0);
+    return { busy: total - idle, total };
+  } catch {
+    return { busy: NaN, total: NaN };
+  }
+}
+
+/** The pid listening on BASE's port (Linux, ss), to read its CPU time; null when unknown. */
+function serverPid(): number | null {
+  try {
+    const port = new URL(BASE).port;
+    const out = execFileSync('ss', ['-Hltnp', `sport = :${port}`], { encoding: 'utf8' });
+    const m = /pid=(\d+)/.exec(out);
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+/** CPU seconds a process has used (utime + stime from /proc), or NaN. */
+function cpuSeconds(pid: number | null): number {
+  if (pid === null) return NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: clock ticks of 1/100 s (USER_HZ)
+  } catch {
+    return NaN;
+  }
+}
+
+/** Browser tabs on the overview and the jobs page, as far as the server can tell. */
 function startConsoles(n: number) {
   const timings = new Map<string, number[]>();
   let running = true;
-  let newest = '0';
   const get = async (label: string, url: string) => {
     const t = performance.now();
     const res = await fetch(BASE + url);
@@ -60,13 +103,31 @@ function startConsoles(n: number) {
     timings.set(label, list);
     return body;
   };
+  const overview = async () => {
+    await get('GET /api/stats', '/api/stats');
+  };
+  const jobsPage = () => {
+    let ids: string[] = [];
+    let anchor = '0';
+    let tick = 0;
+    return async () => {
+      if (tick++ % 10 === 0) {
+        const page = await get('GET /api/jobs?limit=50', '/api/jobs?limit=50');
+        ids = (page.jobs ?? []).map((j: { id: string }) => j.id);
+        anchor = page.headId ?? anchor;
+      }
+      await Promise.all([
+        ids.length ? get('GET /api/jobs/lookup', `/api/jobs/lookup?ids=${ids.join(',')}`) : null,
+        get('GET /api/jobs/newer', `/api/jobs/newer?after=${anchor}`),
+      ]);
+    };
+  };
   const one = async (k: number) => {
     await sleep((1000 * k) / n); // spread over the second, as real viewers are
+    const poll = k % 2 === 0 ? overview : jobsPage();
     while (running) {
       const started = Date.now();
-      const [, page] = await Promise.all([get('GET /api/stats', '/api/stats'), get('GET /api/jobs?limit=50', '/api/jobs?limit=50')]);
-      newest = page.jobs?.[0]?.id ?? newest;
-      await get('GET /api/jobs/newer', `/api/jobs/newer?after=${newest}`);
+      await poll();
       await sleep(Math.max(0, 1000 - (Date.now() - started)));
     }
   };
@@ -88,6 +149,7 @@ async function drain(round: string, queue: string): Promise<number> {
   // Workers start on a full queue, rung as producers ring it; the clock runs
   // from their start until every job of the batch is completed.
   const t0 = performance.now();
+  const m0 = machineTicks();
   const workers = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(root, 'worker/bin/worker.ts'), '--processes', String(P), '--concurrency', String(C), '--queues', queue],
@@ -112,16 +174,27 @@ async function drain(round: string, queue: string): Promise<number> {
   }
   const s = (performance.now() - t0) / 1000;
   const rate = JOBS / s;
-  console.log(`${round}: ${JOBS} jobs in ${s.toFixed(1)} s = ${Math.round(rate)} jobs/s (including worker start-up)`);
+  const m1 = machineTicks();
+  const busy = ((m1.busy - m0.busy) / (m1.total - m0.total)) * 100;
+  console.log(`${round}: ${JOBS} jobs in ${s.toFixed(1)} s = ${Math.round(rate)} jobs/s (including worker start-up; machine ${busy.toFixed(0)} % busy)`);
   return rate;
 }
 
 const { rows } = await pool.query(`SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'jobs'`);
 console.log(`jobs table ≈ ${rows[0].n} rows; ${JOBS} no-op jobs per round; P=${P} C=${C}; ${CONSOLES} consoles polling every second`);
 const quiet1 = await drain('no console', `${prefix}_a`);
+const pid = serverPid();
+const before = { server: cpuSeconds(pid), self: process.cpuUsage(), at: performance.now() };
 const consoles = startConsoles(CONSOLES);
 const watched = await drain(`${CONSOLES} consoles`, `${prefix}_b`);
 await consoles.stop();
+const wall = (performance.now() - before.at) / 1000;
+const selfCpu = process.cpuUsage(before.self);
+const share = (cpu: number) => `${((cpu / wall / os.availableParallelism()) * 100).toFixed(1)} %`;
+console.log(
+  `  CPU while watched (share of the machine's ${os.availableParallelism()} cores): console server ${share(cpuSeconds(pid) - before.server)}, ` +
+    `the ${CONSOLES} consoles (this script) ${share((selfCpu.user + selfCpu.system) / 1e6)}`,
+);
 const quiet2 = await drain('no console again', `${prefix}_c`);
 const quiet = (quiet1 + quiet2) / 2;
 console.log(`\ncost of ${CONSOLES} consoles: ${(((quiet - watched) / quiet) * 100).toFixed(1)} % of the drain rate (${Math.round(watched)} vs ${Math.round(quiet)} jobs/s)\n`);

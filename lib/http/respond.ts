@@ -8,6 +8,7 @@ import { log } from '../log';
 import { QueueError } from '../queue/errors';
 import { authorize } from '../auth/gate';
 import type { Principal, Requirement } from '../auth/roles';
+import { readCache } from '../server/read-cache';
 
 export const json = (data: unknown, status = 200, headers?: HeadersInit) =>
   Response.json(data, { status, headers: { 'cache-control': 'no-store', ...headers } });
@@ -43,12 +44,16 @@ export function toErrorResponse(err: unknown): Response {
 export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C, who: Principal) => Promise<Response>) {
   // Both parameters optional so that tests may call a handler as `GET()`; Next always passes them.
   return async (req?: Request, ctx?: C): Promise<Response> => {
+    const request = req ?? new Request('http://localhost/');
     try {
-      const request = req ?? new Request('http://localhost/');
       const who = await authorize(request, need);
       return await fn(request, ctx as C, who ?? ANONYMOUS);
     } catch (err) {
       return toErrorResponse(err);
+    } finally {
+      // What an action through this console changed shows in its lists at once, not
+      // after their shared second (lib/server/read-cache.ts) — even if it failed halfway.
+      if (request.method !== 'GET' && request.method !== 'HEAD') readCache.clear();
     }
   };
 }

@@ -1,9 +1,13 @@
 /**
  * One stats computation per console process, shared by every viewer (riverui's
- * querycacher): a request gets the last snapshot while it is younger than the refresh
- * interval, joins the computation in flight otherwise, and starts one only when neither
- * exists. The interval is at least MIN_REFRESH_MS and grows with the computation's own
- * cost (10x), so a slow database is never asked more than about a tenth of the time.
+ * querycacher). A request is answered from the last snapshot at once; when that snapshot
+ * is older than the refresh interval, one computation starts in the background
+ * (stale-while-revalidate), so no viewer waits for the database while workers keep it
+ * busy — the overview shows each snapshot's age. Only the first request, and one whose
+ * snapshot is older than MAX_STALE_MS and three intervals (the database stopped answering:
+ * its error should show, not an ever older snapshot), waits for the computation. The interval is at least
+ * MIN_REFRESH_MS and grows with the computation's own cost (10x), so a slow database is
+ * never asked more than about a tenth of the time.
  *
  * Throughput and failure rates come from the workers' cumulative counters (the workers
  * table, a handful of rows), sampled every SAMPLE_MS while the console runs and kept in
@@ -14,6 +18,7 @@ import { computeConsoleStats, type ConsoleStats, readWorkerTotals, type WorkerTo
 import type { Doorbell } from './signal';
 
 export const MIN_REFRESH_MS = 2_000;
+export const MAX_STALE_MS = 10_000;
 export const SAMPLE_MS = 5_000;
 export const BUCKET_MS = 10_000;
 export const HISTORY_MS = 60 * 60_000;
@@ -42,21 +47,33 @@ export interface StatsSnapshot extends ConsoleStats {
 export class StatsCache {
   private last: { at: number; stats: ConsoleStats } | null = null;
   private inFlight: Promise<ConsoleStats> | null = null;
-  private refreshMs = MIN_REFRESH_MS;
+  private refreshMs: number;
   private samples: Sample[] = [];
   private sampler: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly db: pg.Pool,
-    private readonly opts: { doorbell?: Doorbell | null; leaseMs: number },
-  ) {}
+    private readonly opts: { doorbell?: Doorbell | null; leaseMs: number; minRefreshMs?: number },
+  ) {
+    this.refreshMs = this.minRefreshMs;
+  }
+
+  private get minRefreshMs() {
+    return this.opts.minRefreshMs ?? MIN_REFRESH_MS;
+  }
 
   async get(): Promise<StatsSnapshot> {
     this.startSampler();
-    const now = Date.now();
+    const age0 = this.last ? Date.now() - this.last.at : Infinity;
     let stats: ConsoleStats;
-    if (this.last && now - this.last.at < this.refreshMs) stats = this.last.stats;
-    else stats = await (this.inFlight ??= this.refresh());
+    if (age0 < this.refreshMs) stats = this.last!.stats;
+    else {
+      const next = (this.inFlight ??= this.refresh());
+      if (age0 < Math.max(MAX_STALE_MS, this.refreshMs * 3)) {
+        next.catch(() => {}); // a viewer that waits for a later refresh sees its error
+        stats = this.last!.stats;
+      } else stats = await next;
+    }
     // dbNow is "now" on the database clock: the snapshot's time plus what elapsed since.
     const age = this.last ? Math.max(0, Date.now() - this.last.at) : 0;
     return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), refreshMs: this.refreshMs };
@@ -64,9 +81,17 @@ export class StatsCache {
 
   private async refresh(): Promise<ConsoleStats> {
     try {
-      const stats = await computeConsoleStats(this.db, this.opts);
+      // On one connection, its statements one after another: the computation never takes
+      // more than one of the read pool's connections from the pages viewers are loading.
+      const client = await this.db.connect();
+      let stats: ConsoleStats;
+      try {
+        stats = await computeConsoleStats(client, this.opts);
+      } finally {
+        client.release();
+      }
       this.last = { at: Date.now(), stats };
-      this.refreshMs = Math.max(MIN_REFRESH_MS, stats.computeMs * 10);
+      this.refreshMs = Math.max(this.minRefreshMs, stats.computeMs * 10);
       this.addSample(stats.dbNow.getTime(), stats.workerTotals);
       return stats;
     } finally {

@@ -4,13 +4,19 @@ import { enqueueRequest, listQuery, toEnqueueInput } from '@/lib/http/schemas';
 import { jobEnqueue } from '@/lib/queue/ops';
 import { listJobs } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
+import { readCache } from '@/lib/server/read-cache';
 
-/** GET /api/jobs?status=&queue=&type=&worker=&q=&cursor=&limit= — newest first, keyset pages. */
+/**
+ * GET /api/jobs?status=&queue=&type=&worker=&q=&cursor=&limit= — newest first, keyset
+ * pages; one read a second per distinct page, shared by every viewer (lib/server/read-cache.ts).
+ */
 export const GET = route('viewer', async (req: Request) => {
   const params = Object.fromEntries(new URL(req.url).searchParams);
   const filters = listQuery.parse(params);
   const { readPool } = serverContext();
-  return json(pageDto(await listJobs(readPool, filters)));
+  const { value: page, ageMs } = await readCache.get(`jobs ${JSON.stringify(filters)}`, () => listJobs(readPool, filters));
+  // The page carries the database clock for the lease countdowns: moved on by the answer's age.
+  return json(pageDto({ ...page, dbNow: new Date(page.dbNow.getTime() + ageMs) }));
 });
 
 /**

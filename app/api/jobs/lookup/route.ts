@@ -3,9 +3,15 @@ import { json, route } from '@/lib/http/respond';
 import { lookupQuery } from '@/lib/http/schemas';
 import { jobsByIds } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
+import { readCache } from '@/lib/server/read-cache';
 
-/** GET /api/jobs/lookup?ids=1,2,3 — the current rows of these jobs, whatever their status (the console's live refresh). */
+/**
+ * GET /api/jobs/lookup?ids=1,2,3 — the current rows of these jobs, whatever their status
+ * (the console's live refresh; viewers of the same page share one read a second).
+ */
 export const GET = route('viewer', async (req: Request) => {
   const { ids } = lookupQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
-  return json(lookupDto(await jobsByIds(serverContext().readPool, ids)));
+  const { value, ageMs } = await readCache.get(`lookup ${ids.join(',')}`, () => jobsByIds(serverContext().readPool, ids));
+  // The rows carry the database clock for the lease countdowns: moved on by the answer's age.
+  return json(lookupDto({ ...value, dbNow: new Date(value.dbNow.getTime() + ageMs) }));
 });

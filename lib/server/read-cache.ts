@@ -1,0 +1,59 @@
+/**
+ * List answers shared by every viewer of this console process for READ_CACHE_MS: ten open
+ * jobs pages polling every second ask PostgreSQL once a second for the same page and the
+ * same "N new" count, not ten times, and a request arriving while that read runs joins it.
+ * A state-changing request through this process clears the cache (lib/http/respond.ts), so
+ * an operator sees the effect of their own action at once; what workers and other
+ * consoles change shows within READ_CACHE_MS, less than a refresh interval of the page.
+ */
+
+export const READ_CACHE_MS = 1_000;
+const MAX_ENTRIES = 500;
+
+interface Entry {
+  at: number;
+  /** When the read answered (performance.now()), so a cached answer can say how old it is. */
+  answeredAt?: number;
+  value: Promise<unknown>;
+}
+
+export class ReadCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly ttlMs = READ_CACHE_MS) {}
+
+  /**
+   * The answer for `key` read at most ttlMs ago (or being read now), else `load()`'s,
+   * with its age: an answer that carries the database clock moves it on by that much.
+   */
+  async get<T>(key: string, load: () => Promise<T>): Promise<{ value: T; ageMs: number }> {
+    const now = performance.now();
+    let entry = this.entries.get(key);
+    if (!entry || now - entry.at >= this.ttlMs) {
+      const fresh: Entry = { at: now, value: load() };
+      fresh.value = fresh.value.then((v) => {
+        fresh.answeredAt = performance.now();
+        return v;
+      });
+      // A failed read is not kept: the next viewer asks again (and sees its own error).
+      fresh.value.catch(() => {
+        if (this.entries.get(key) === fresh) this.entries.delete(key);
+      });
+      this.entries.delete(key); // re-inserted last: the Map's order is then oldest first
+      this.entries.set(key, fresh);
+      while (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+      entry = fresh;
+    }
+    const value = (await entry.value) as T;
+    return { value, ageMs: Math.max(0, performance.now() - entry.answeredAt!) };
+  }
+
+  clear() {
+    this.entries.clear();
+  }
+}
+
+// One per process, whichever route bundle imports it first (Next may load this module
+// once per route).
+const g = globalThis as unknown as { __leaseholdReadCache?: ReadCache };
+export const readCache = (g.__leaseholdReadCache ??= new ReadCache());
