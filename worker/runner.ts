@@ -36,10 +36,12 @@ import { Batcher } from './batcher';
 import type { Handler, JobContext } from './handlers/types';
 
 export interface RunnerOptions {
-  /** Claims, completions and the recover sweep. */
+  /** Completions, failures, checkpoints and the recover sweep (and claims without a claimPool). */
   pool: pg.Pool;
   /** Heartbeats only, so a busy main pool can never delay a renewal. */
   heartbeatPool: pg.Pool;
+  /** Claims, on connections with CLAIM_SESSION_SETTINGS (see there); default: `pool`. */
+  claimPool?: pg.Pool;
 
   /** For the LISTEN connection of the Postgres-only mode. */
   databaseUrl: string;
@@ -66,6 +68,19 @@ export interface RunnerOptions {
   log: Logger;
   workerId?: string;
 }
+
+/**
+ * The session settings of a worker's claim connections: a claim's COMMIT does not wait
+ * for its WAL flush. That takes one disk flush off the path from enqueue to handler start,
+ * and it gives up nothing the fence does not already cover: a claim lost in a PostgreSQL
+ * crash leaves its job queued at its old attempt, the holder's heartbeat and completion are
+ * then refused (its worker id and attempt no longer match), and a peer claims the job again
+ * — the at-least-once re-run a crash while a job is held causes anyway. A completion that
+ * was acknowledged was flushed, and the WAL is flushed in order, so the claim it completes
+ * is durable with it. Enqueues, completions and failures keep synchronous commits: those
+ * are the promises made to producers and the record of side effects.
+ */
+export const CLAIM_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
 
 /** How often a worker re-reads the queue controls (a pause takes effect within this). */
 export const CONTROLS_REFRESH_MS = 1_000;
@@ -242,6 +257,10 @@ export class Runner {
 
   // ---------------------------------------------------------------- fetching
 
+  private get claimPool() {
+    return this.o.claimPool ?? this.o.pool;
+  }
+
   private get prefetch() {
     return this.o.prefetch ?? 0;
   }
@@ -307,7 +326,7 @@ export class Runner {
             const allowSuspect = !this.holdsSuspect(jobs);
             if (!jobs.length) claimSentAt = performance.now();
             jobs.push(
-              ...(await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect })),
+              ...(await ops.jobClaim(this.claimPool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect })),
             );
           } else {
             if (!jobs.length) claimSentAt = performance.now();
@@ -374,7 +393,7 @@ export class Runner {
     for (const queue of queues) {
       if (out.length >= want) break;
       out.push(
-        ...(await ops.jobClaimControlled(this.o.pool, {
+        ...(await ops.jobClaimControlled(this.claimPool, {
           queue,
           limit: want - out.length,
           workerId: this.workerId,
@@ -392,7 +411,7 @@ export class Runner {
    * a crashed peer's jobs even if no sweep runs.
    */
   private async claimFromPostgres(queues: readonly string[], want: number, alreadyClaimed: readonly ClaimedJob[] = []): Promise<ClaimedJob[]> {
-    const db = this.o.pool;
+    const db = this.claimPool;
     const out: ClaimedJob[] = [];
     const start = this.queueRotation++ % queues.length;
     const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect([...alreadyClaimed, ...out]) });
