@@ -1,10 +1,15 @@
 /**
- * Preloaded into the console's `next start` process (node --import): a request whose path is
- * not valid percent-encoded UTF-8 (`/api/jobs/%E0%A4%A`) gets a 400 with the API's error shape
- * before it reaches Next, whose router otherwise fails on it with a bare 500 before proxy.ts
- * or any route handler runs (vercel/next.js#92527, open at Next 16.4).
+ * Preloaded into the console's `next start` process (node --import), in front of Next:
+ *  - a request whose path is not valid percent-encoded UTF-8 (`/api/jobs/%E0%A4%A`) gets a
+ *    400 with the API's error shape, where Next's router otherwise fails on it with a bare
+ *    500 before proxy.ts or any route handler runs (vercel/next.js#92527, open at Next 16.4);
+ *  - every request carries the TCP peer's address in PEER_HEADER, overwriting whatever the
+ *    client sent under that name: route handlers see only a Request, and the sign-in limit
+ *    per address must not key on a header the client chose (lib/auth/rate-limit.ts).
  */
 import http from 'node:http';
+
+const PEER_HEADER = 'x-leasehold-peer'; // read by lib/auth/rate-limit.ts (PEER_HEADER there)
 
 const BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'the path is not valid percent-encoded UTF-8' } });
 
@@ -30,5 +35,6 @@ http.Server.prototype.emit = function (event, req, res, ...rest) {
     res.end(BODY);
     return true;
   }
+  if (event === 'request' && req?.headers) req.headers[PEER_HEADER] = req.socket?.remoteAddress ?? 'unknown';
   return emit.call(this, event, req, res, ...rest);
 };

@@ -16,6 +16,7 @@ import { insertJob, jobRow } from '../../test/factories';
 import { uniquePrefix } from '../../test/processes';
 import { loadRoutes } from '../../test/api-routes';
 import { send, stateOf } from '../../test/auth/harness';
+import { MAX_PER_ADDRESS, PEER_HEADER } from '../../lib/auth/rate-limit';
 
 const db = await testDatabase();
 process.env.DATABASE_URL = db.url;
@@ -260,12 +261,22 @@ describe('sessions', () => {
   test('sign-in attempts are limited per account (and the right password does not get round it)', async () => {
     await userAdd(db.pool, { name: 'rita', role: 'viewer', password: 'rita-password-123' });
     const attempt = (password: string, ip = '203.0.113.7') =>
-      send(routes, 'POST', '/api/auth/signin', { body: { name: 'rita', password }, headers: { 'x-forwarded-for': ip } });
+      send(routes, 'POST', '/api/auth/signin', { body: { name: 'rita', password }, headers: { [PEER_HEADER]: ip } });
     for (let k = 0; k < 10; k++) assert.equal((await attempt(`guess-${k}`)).status, 401);
     const blocked = await attempt('rita-password-123', '198.51.100.9');
     assert.equal(blocked.status, 429);
     assert.ok(Number(blocked.headers.get('retry-after')) > 0);
     assert.equal((await blocked.json()).error.code, 'rate_limited');
+  });
+
+  test('sign-in attempts are limited per address, and a client-sent X-Forwarded-For does not get round it', async () => {
+    const attempt = (name: string, k: number) =>
+      send(routes, 'POST', '/api/auth/signin', {
+        body: { name, password: 'wrong-password-1' },
+        headers: { [PEER_HEADER]: '192.0.2.77', 'x-forwarded-for': `198.18.0.${k % 250}`, 'x-real-ip': `198.19.0.${k % 250}` },
+      });
+    for (let k = 0; k < MAX_PER_ADDRESS; k++) assert.equal((await attempt(`sprayed-${k}`, k)).status, 401);
+    assert.equal((await attempt('yet-another-name', 999)).status, 429);
   });
 
   test('an unknown name and a wrong password get the same answer', async () => {

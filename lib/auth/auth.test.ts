@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cookieValue, csrfProblem } from './gate';
 import { hashPassword, verifyPassword } from './passwords';
-import { MAX_PER_ACCOUNT, MAX_PER_ADDRESS, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
+import { clientAddress, MAX_KEYS, MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_HEADER, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
 import { allows, type Principal } from './roles';
 
 test('scrypt hashes: salted, verified in constant time, wrong passwords refused', async () => {
@@ -51,6 +51,23 @@ test('sign-in limiter: per account and per address, cleared by a success, forgot
   signInSucceeded('ann');
   for (let k = 0; k < MAX_PER_ADDRESS; k++) signInFailed(`spray-${k}`, '10.9.9.9', t0);
   assert.ok(signInBlockedFor('someone-else', '10.9.9.9', t0) > 0, 'the address, for any account');
+});
+
+test('sign-in limiter: a spray of names past the key bound forgets the oldest keys, not the spraying address', () => {
+  const t0 = 5_000_000;
+  signInFailed('old-account', '10.1.1.1', t0);
+  for (let k = 0; k < MAX_KEYS + 10; k++) signInFailed(`spray-${k}`, '10.7.7.7', t0 + 1);
+  assert.ok(signInBlockedFor('anyone', '10.7.7.7', t0 + 1) > 0, 'the sprayer is still counted');
+  assert.equal(signInBlockedFor('old-account', '10.1.1.1', t0 + 1), 0, 'the least recently failed keys went first');
+});
+
+test('the address of an attempt: the TCP peer; X-Forwarded-For only behind a declared proxy, and then its last hop', () => {
+  const r = (headers: Record<string, string>) => new Request('http://console.test/api/auth/signin', { method: 'POST', headers });
+  const spoofed = { [PEER_HEADER]: '192.0.2.10', 'x-forwarded-for': '1.2.3.4', 'x-real-ip': '5.6.7.8' };
+  assert.equal(clientAddress(r(spoofed), false), '192.0.2.10', 'client-sent forwarding headers are ignored');
+  assert.equal(clientAddress(r({ [PEER_HEADER]: '10.0.0.2', 'x-forwarded-for': '6.6.6.6, 198.51.100.4' }), true), '198.51.100.4', 'the hop the proxy appended');
+  assert.equal(clientAddress(r({ [PEER_HEADER]: '10.0.0.2' }), true), '10.0.0.2', 'no forwarded header: the peer');
+  assert.equal(clientAddress(r({}), false), 'local');
 });
 
 test('roles: viewer < operator < admin; enqueue is its own scope', () => {

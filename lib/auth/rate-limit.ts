@@ -11,12 +11,16 @@ export const WINDOW_MS = 15 * 60 * 1000;
 export const MAX_PER_ACCOUNT = 10;
 export const MAX_PER_ADDRESS = 50;
 
+/** Keys kept at most; past it the least recently failed are forgotten first. */
+export const MAX_KEYS = 20_000;
+
+// Map order is least recently failed first: a failure deletes and re-inserts its keys, so a
+// spray of names from one address evicts old keys, never that address's own count.
 const failures = new Map<string, number[]>();
 
 function recent(key: string, now: number): number[] {
   const list = (failures.get(key) ?? []).filter((t) => now - t < WINDOW_MS);
-  if (list.length) failures.set(key, list);
-  else failures.delete(key);
+  if (!list.length) failures.delete(key);
   return list;
 }
 
@@ -29,14 +33,28 @@ export function signInBlockedFor(account: string, address: string, now = Date.no
 }
 
 export function signInFailed(account: string, address: string, now = Date.now()) {
-  if (failures.size > 100_000) failures.clear(); // bounded memory under a spray of names
-  for (const key of [`a:${account.toLowerCase()}`, `ip:${address}`]) failures.set(key, [...recent(key, now), now]);
+  for (const key of [`a:${account.toLowerCase()}`, `ip:${address}`]) {
+    const list = [...recent(key, now), now].slice(-Math.max(MAX_PER_ACCOUNT, MAX_PER_ADDRESS));
+    failures.delete(key);
+    failures.set(key, list);
+  }
+  while (failures.size > MAX_KEYS) failures.delete(failures.keys().next().value!);
 }
 
 export function signInSucceeded(account: string) {
   failures.delete(`a:${account.toLowerCase()}`);
 }
 
-export function clientAddress(req: Request): string {
-  return (req.headers.get('x-forwarded-for')?.split(',')[0]?.trim() || req.headers.get('x-real-ip') || 'local').slice(0, 64);
+/** Set by worker/http-guard.mjs on every request from the TCP connection itself. */
+export const PEER_HEADER = 'x-leasehold-peer';
+
+/**
+ * The address a sign-in attempt came from: the TCP peer. Behind a reverse proxy the
+ * operator declared (LEASEHOLD_TRUST_PROXY=1) the peer is the proxy, and the client is the
+ * last X-Forwarded-For hop — the one that proxy appended; the hops before it are whatever
+ * the client sent, so they are never used.
+ */
+export function clientAddress(req: Request, trustProxy = process.env.LEASEHOLD_TRUST_PROXY === '1'): string {
+  const hops = trustProxy ? (req.headers.get('x-forwarded-for') ?? '').split(',').map((h) => h.trim()).filter(Boolean) : [];
+  return (hops[hops.length - 1] || req.headers.get(PEER_HEADER) || 'local').slice(0, 64);
 }

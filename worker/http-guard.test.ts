@@ -1,0 +1,27 @@
+/**
+ * The guard preloaded in front of Next (worker/http-guard.mjs), on a real HTTP server in this
+ * process: the peer-address header is the TCP peer's whatever the client sent under that
+ * name, and a path that is not valid percent-encoding gets the API's 400.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, test } from 'node:test';
+import { PEER_HEADER } from '../lib/auth/rate-limit';
+import './http-guard.mjs';
+
+const server = http.createServer((req, res) => res.end(JSON.stringify({ peer: req.headers[PEER_HEADER] ?? null })));
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+after(() => server.close());
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+test('the peer header is set from the connection, overwriting a client-sent one', async () => {
+  const res = await fetch(`${base}/api/auth/signin`, { headers: { [PEER_HEADER]: '203.0.113.99' } });
+  assert.deepEqual(await res.json(), { peer: '127.0.0.1' });
+});
+
+test('a path that is not valid percent-encoding gets a 400 in the API error shape', async () => {
+  const res = await fetch(`${base}/api/jobs/%E0%A4%A`);
+  assert.equal(res.status, 400);
+  assert.equal((await res.json()).error.code, 'invalid_request');
+});
