@@ -1,10 +1,11 @@
 /**
- * List answers shared by every viewer of this console process for READ_CACHE_MS: ten open
- * jobs pages polling every second ask PostgreSQL once a second for the same page and the
- * same "N new" count, not ten times, and a request arriving while that read runs joins it.
- * A state-changing request through this process clears the cache (lib/http/respond.ts), so
- * an operator sees the effect of their own action at once; what workers and other
- * consoles change shows within READ_CACHE_MS, less than a refresh interval of the page.
+ * Read models every viewer polls, shared by all viewers of this console process for a
+ * short time (READ_CACHE_MS unless a route asks for longer): ten open jobs pages polling
+ * every second ask PostgreSQL once a second for the same page and the same "N new" count,
+ * not ten times, and a request arriving while that read runs joins it. A state-changing
+ * request through this process clears the cache (lib/http/respond.ts), so an operator sees
+ * the effect of their own action at once; what workers and other consoles change shows
+ * within the entry's time, less than a refresh interval of the page.
  */
 
 export const READ_CACHE_MS = 1_000;
@@ -26,10 +27,10 @@ export class ReadCache {
    * The answer for `key` read at most ttlMs ago (or being read now), else `load()`'s,
    * with its age: an answer that carries the database clock moves it on by that much.
    */
-  async get<T>(key: string, load: () => Promise<T>): Promise<{ value: T; ageMs: number }> {
+  async get<T>(key: string, load: () => Promise<T>, ttlMs = this.ttlMs): Promise<{ value: T; ageMs: number }> {
     const now = performance.now();
     let entry = this.entries.get(key);
-    if (!entry || now - entry.at >= this.ttlMs) {
+    if (!entry || now - entry.at >= ttlMs) {
       const fresh: Entry = { at: now, value: load() };
       fresh.value = fresh.value.then((v) => {
         fresh.answeredAt = performance.now();

@@ -1,11 +1,11 @@
 import { deadLetterDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
 import { deadLetterGroups } from '@/lib/queue/dead-letter';
-import { memo } from '@/lib/server/memo';
 import { serverContext } from '@/lib/server/context';
+import { readCache } from '@/lib/server/read-cache';
 
-/** GET /api/dead-letter — failed jobs grouped by type and error fingerprint (shared by all viewers, at most every 3 s). */
+/** GET /api/dead-letter — failed jobs grouped by type and error fingerprint (shared by all viewers, read at most every 3 s). */
 export const GET = route('viewer', async () => {
-  const d = await memo('dead-letter', 3_000, () => deadLetterGroups(serverContext().readPool));
-  return json(deadLetterDto(d));
+  const { value } = await readCache.get('dead-letter', () => deadLetterGroups(serverContext().readPool), 3_000);
+  return json(deadLetterDto(value));
 });

@@ -5,7 +5,6 @@ import { actionBody, actionName } from '@/lib/http/schemas';
 import { applyAction, type BulkTarget, previewAction } from '@/lib/queue/bulk';
 import { QueueError } from '@/lib/queue/errors';
 import { serverContext } from '@/lib/server/context';
-import { forget } from '@/lib/server/memo';
 
 /**
  * POST /api/actions/{requeue|cancel|delete|recover}
@@ -28,7 +27,6 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds };
   if (body.preview) return json(await previewAction(readPool, action, target, opts, extra));
   const report = await applyAction(pool, readPool, action, target, opts, extra);
-  forget('dead-letter');
   await auditRecord(pool, {
     ...actorOf(who),
     action: `bulk.${action}`,
