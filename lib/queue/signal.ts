@@ -71,6 +71,9 @@ export function watchRedis(redis: Redis, what: string, logger: Logger = rootLog)
   });
 }
 
+/** How long a ring waits for the doorbell's first connection to Redis before it NOTIFYs instead. */
+const FIRST_CONNECT_WAIT_MS = 1_000;
+
 /** Pushes to Redis lists; falls back to PostgreSQL NOTIFY while Redis is unreachable. */
 export class RedisDoorbell implements Doorbell {
   readonly redis: Redis;
@@ -83,7 +86,24 @@ export class RedisDoorbell implements Doorbell {
   ) {
     this.redis = new Redis(url, fastOptions('leasehold:doorbell'));
     watchRedis(this.redis, 'producers NOTIFY through PostgreSQL until it returns', logger);
+    // Rings sent while the first connection is still being made wait for it (briefly):
+    // workers on Redis do not hear NOTIFY, so a process's first enqueues would otherwise
+    // wait for a worker's poll.
+    this.firstConnection = new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        this.redis.off('error', done);
+        resolve();
+      };
+      const timer = setTimeout(done, FIRST_CONNECT_WAIT_MS);
+      timer.unref();
+      this.redis.once('ready', done);
+      this.redis.once('error', done);
+    });
   }
+
+  private readonly firstConnection: Promise<void>;
 
   get usingRedis() {
     return this.redis.status === 'ready';
@@ -92,6 +112,7 @@ export class RedisDoorbell implements Doorbell {
   async ring(items: readonly Ring[], opts: RingOptions = {}): Promise<void> {
     if (items.length === 0) return;
     const byQueue = groupByQueue(items);
+    if (this.redis.status !== 'ready') await this.firstConnection;
     if (this.redis.status === 'ready') {
       try {
         if (byQueue.size === 1) {
