@@ -25,6 +25,7 @@ process.env.LEASEHOLD_AUTH = 'on';
 cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
 
 const { userAdd, sessionCreate } = await import('@/lib/auth/store');
+const { audited } = await import('@/lib/audit/log');
 const routes = await loadRoutes();
 const login = async (name: string, role: string) =>
   (await sessionCreate(db.pool, (await userAdd(db.pool, { name, role, password: `${name}-password-123` })).id)).id;
@@ -166,6 +167,41 @@ function cli(args: string[], input = ''): Promise<{ code: number | null; out: st
     child.stdin.end(input);
   });
 }
+
+describe('the entry is written before the action', () => {
+  const who = { actor: 'olga', actorKind: 'user' as const };
+  const stateOf = async (action: string) =>
+    (await db.pool.query(`SELECT state, changed, skipped, details FROM audit_log WHERE action = $1 ORDER BY audit_id DESC LIMIT 1`, [action])).rows[0];
+
+  test("while the action runs its entry is already there ('started'): a process that dies now leaves it", async () => {
+    let seen: unknown;
+    await audited(db.pool, who, { action: 'test.inflight', target: {} }, async () => (seen = await stateOf('test.inflight')), () => ({ changed: 1, skipped: 0 }));
+    assert.deepEqual(seen, { state: 'started', changed: 0, skipped: 0, details: {} });
+    assert.deepEqual(await stateOf('test.inflight'), { state: 'done', changed: 1, skipped: 0, details: {} });
+  });
+
+  test("an action that throws leaves a 'failed' entry with its error, and the error reaches the caller", async () => {
+    await assert.rejects(
+      audited(db.pool, who, { action: 'test.throws', target: {} }, async () => { throw new Error('the database went away'); }, () => ({ changed: 1, skipped: 0 })),
+      /went away/,
+    );
+    assert.deepEqual(await stateOf('test.throws'), { state: 'failed', changed: 0, skipped: 0, details: { error: 'the database went away' } });
+  });
+
+  test('when the entry cannot be written, the action does not run', async () => {
+    const broken = { query: async () => { throw new Error('audit_log is not writable'); } };
+    let ran = false;
+    await assert.rejects(audited(broken, who, { action: 'test.unwritable', target: {} }, async () => (ran = true), () => ({ changed: 1, skipped: 0 })), /not writable/);
+    assert.equal(ran, false);
+  });
+
+  test("GET /api/audit says when an entry's outcome is unknown", async () => {
+    await db.pool.query(`INSERT INTO audit_log (actor, actor_kind, action, target, state) VALUES ('olga', 'user', 'test.unknown', '{}', 'started')`);
+    const res = await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'action=test.unknown' });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).entries[0].state, 'started');
+  });
+});
 
 describe('the command line', () => {
   test('every CLI action leaves one entry with the OS user as a cli actor', { timeout: 180_000 }, async () => {

@@ -58,8 +58,22 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                   </span>
                 )}
               </td>
-              <td className="tabular px-2 py-1 text-right">{e.changed}</td>
-              <td className="tabular px-2 py-1 text-right">{e.skipped}</td>
+              {e.state === 'done' ? (
+                <>
+                  <td className="tabular px-2 py-1 text-right">{e.changed}</td>
+                  <td className="tabular px-2 py-1 text-right">{e.skipped}</td>
+                </>
+              ) : (
+                <td colSpan={2} className="px-2 py-1 text-right text-xs" data-testid="audit-state">
+                  {e.state === 'failed' ? (
+                    <span className="text-red-700 dark:text-red-400">failed: {String(e.details.error ?? 'error')}</span>
+                  ) : (
+                    <span className="text-amber-700 dark:text-amber-400" title="The entry was written before the action; its outcome never was (the process died or the database went away).">
+                      outcome unknown
+                    </span>
+                  )}
+                </td>
+              )}
               <td className="break-words px-2 py-1 text-xs">{e.reason ?? <span className="text-zinc-400">—</span>}</td>
             </tr>
           ))}

@@ -20,7 +20,7 @@ const ENDED: Record<string, string> = {
 /** An operator's action on this job, from the audit log (text only). */
 function auditEvent(e: AuditEntryDto): Event {
   const scope = e.jobIds.length > 1 || e.target.filter ? ' (bulk)' : '';
-  const result = e.changed > 0 ? '' : ' — skipped';
+  const result = e.state === 'started' ? ' — outcome unknown' : e.state === 'failed' ? ' — failed' : e.changed > 0 ? '' : ' — skipped';
   return { at: e.at, what: `${e.action}${scope} by ${e.actor}${result}`, detail: e.reason ? `reason: ${e.reason}` : undefined };
 }
 

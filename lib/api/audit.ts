@@ -14,6 +14,7 @@ export interface AuditEntryDto {
   skipped: number;
   reason: string | null;
   details: Record<string, unknown>;
+  state: 'started' | 'done' | 'failed';
 }
 
 export interface AuditPageDto {

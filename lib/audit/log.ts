@@ -31,6 +31,8 @@ export interface AuditEntry extends Omit<AuditInput, 'jobIds'> {
   jobIds: string[];
   reason: string | null;
   details: Record<string, unknown>;
+  /** 'started': the action's outcome was never written (its process died, or the database went away). */
+  state: 'started' | 'done' | 'failed';
 }
 
 /** Most job ids kept on one entry (a bulk action over more keeps its filter and the first ones). */
@@ -43,41 +45,93 @@ export const actorOf = (who: Principal): { actor: string; actorKind: ActorKind }
 
 /**
  * The entry of an action on jobs named by id (the API's one-job requeue and cancel, the
- * CLI's `requeue|cancel ID…`): the ids, the counts, and for one job how it ended and why.
+ * CLI's `requeue|cancel ID…`), for `audited`: the ids and the reason up front, then the
+ * counts and, for one job, how it ended and why.
  */
 export function jobActionEntry(
   action: string,
   ids: readonly string[],
-  report: ActionReport,
   reason?: string | null,
   details: Record<string, unknown> = {},
-): Omit<AuditInput, 'actor' | 'actorKind'> {
-  const one = ids.length === 1 ? report.items[0] : undefined;
+): { entry: AuditStart; outcome: (report: ActionReport) => AuditOutcome } {
   return {
-    action,
-    target: { ids },
-    jobIds: ids,
-    changed: report.changed,
-    skipped: report.skipped,
-    reason,
-    details: one ? { ...details, outcome: one.outcome, why: one.reason } : details,
+    entry: { action, target: { ids }, jobIds: ids, reason, details },
+    outcome: (report) => {
+      const one = ids.length === 1 ? report.items[0] : undefined;
+      return { changed: report.changed, skipped: report.skipped, details: one ? { outcome: one.outcome, why: one.reason } : {} };
+    },
   };
 }
 
-export async function auditRecord(db: Executor, e: AuditInput): Promise<string> {
-  const ids = (e.jobIds ?? []).slice(0, AUDIT_MAX_JOB_IDS);
-  const details = { ...(e.details ?? {}), ...((e.jobIds?.length ?? 0) > ids.length ? { jobIdsTruncated: e.jobIds!.length } : {}) };
+/** What is known of an action before it runs (who, what, on which jobs, why). */
+export type AuditStart = Omit<AuditInput, 'changed' | 'skipped' | 'actor' | 'actorKind'>;
+/** What the action reported: the counts, and anything learnt while it ran (merged in). */
+export type AuditOutcome = Partial<Pick<AuditInput, 'jobIds' | 'target' | 'details'>> & Pick<AuditInput, 'changed' | 'skipped'>;
+
+const boundedIds = (ids: readonly string[] | undefined) => {
+  const kept = (ids ?? []).slice(0, AUDIT_MAX_JOB_IDS);
+  return { kept, truncated: (ids?.length ?? 0) > kept.length ? { jobIdsTruncated: ids!.length } : {} };
+};
+
+/**
+ * Runs an operator action inside its audit entry. The entry is written first, as
+ * 'started' — if it cannot be written, the action does not run — and then completed with
+ * what the action reported ('done', with the counts) or with its error ('failed'). A
+ * process that dies in between leaves the 'started' entry, so an action can never be
+ * missing from the log; the /audit page shows such an entry as "outcome unknown".
+ */
+export async function audited<R>(
+  db: Executor,
+  who: Pick<AuditInput, 'actor' | 'actorKind'>,
+  start: AuditStart,
+  run: () => Promise<R>,
+  outcome: (result: R) => AuditOutcome,
+): Promise<R> {
+  const ids = boundedIds(start.jobIds);
+  const { rows } = await db.query(
+    `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, reason, details, state)
+     VALUES ($1, $2, $3, $4, $5::bigint[], 0, 0, $6, $7, 'started') RETURNING audit_id`,
+    [who.actor, who.actorKind, start.action, JSON.stringify(start.target), ids.kept, start.reason?.trim() || null, JSON.stringify({ ...start.details, ...ids.truncated })],
+  );
+  const id = String(rows[0].audit_id);
+  let result: R;
   try {
-    const { rows } = await db.query(
-      `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, reason, details)
-       VALUES ($1, $2, $3, $4, $5::bigint[], $6, $7, $8, $9) RETURNING audit_id`,
-      [e.actor, e.actorKind, e.action, JSON.stringify(e.target), ids, e.changed, e.skipped, e.reason?.trim() || null, JSON.stringify(details)],
-    );
-    return String(rows[0].audit_id);
+    result = await run();
   } catch (err) {
-    // The action itself has happened: say loudly that its record is missing.
-    log.error('could not write the audit log entry of an operator action', { err, action: e.action, actor: e.actor });
+    await finish(db, id, 'failed', { changed: 0, skipped: 0, details: { error: err instanceof Error ? err.message.slice(0, 500) : String(err) } });
     throw err;
+  }
+  await finish(db, id, 'done', outcome(result));
+  return result;
+}
+
+/**
+ * An entry written after its action, for the one action whose actor exists only once it has
+ * succeeded: the first admin's setup (a failed setup is an anonymous attempt, counted by the
+ * sign-in limiter, not an operator's action). Every other action goes through `audited`.
+ */
+export async function auditRecord(db: Executor, e: AuditInput): Promise<string> {
+  const ids = boundedIds(e.jobIds);
+  const { rows } = await db.query(
+    `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, reason, details)
+     VALUES ($1, $2, $3, $4, $5::bigint[], $6, $7, $8, $9) RETURNING audit_id`,
+    [e.actor, e.actorKind, e.action, JSON.stringify(e.target), ids.kept, e.changed, e.skipped, e.reason?.trim() || null, JSON.stringify({ ...e.details, ...ids.truncated })],
+  );
+  return String(rows[0].audit_id);
+}
+
+async function finish(db: Executor, id: string, state: 'done' | 'failed', o: AuditOutcome) {
+  const ids = o.jobIds ? boundedIds(o.jobIds) : null;
+  try {
+    await db.query(
+      `UPDATE audit_log SET state = $2, changed = $3, skipped = $4, job_ids = coalesce($5::bigint[], job_ids),
+              target = coalesce($6::jsonb, target), details = details || $7::jsonb
+        WHERE audit_id = $1`,
+      [id, state, o.changed, o.skipped, ids?.kept ?? null, o.target ? JSON.stringify(o.target) : null, JSON.stringify({ ...o.details, ...ids?.truncated })],
+    );
+  } catch (err) {
+    // The action has run; its entry stays 'started' (outcome unknown). Say so loudly.
+    log.error('could not complete the audit log entry of an operator action', { err, audit: id, state });
   }
 }
 
@@ -93,6 +147,7 @@ const toEntry = (r: any): AuditEntry => ({
   skipped: r.skipped,
   reason: r.reason,
   details: r.details,
+  state: r.state,
 });
 
 export interface AuditQuery {
@@ -108,7 +163,7 @@ export interface AuditQuery {
 export async function auditList(db: Executor, q: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
   const { rows } = await db.query(
     `SELECT audit_id, at, actor, actor_kind, action, target, job_ids[1:50] AS job_ids, cardinality(job_ids) AS job_count,
-            changed, skipped, reason, details
+            changed, skipped, reason, details, state
        FROM audit_log
       WHERE ($1::text IS NULL OR actor = $1)
         AND ($2::text IS NULL OR action = $2)

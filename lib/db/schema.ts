@@ -306,9 +306,15 @@ export const auditLog = pgTable(
     skipped: integer('skipped').notNull().default(0),
     reason: text('reason'),
     details: jsonb('details').notNull().default({}),
+    /**
+     * 'started' is written before the action runs and becomes 'done' (with the counts) or
+     * 'failed' after it: an action whose process died in between still has its entry.
+     */
+    state: text('state').notNull().default('done'),
   },
   (t) => [
     check('audit_log_actor_kind_known', sql`actor_kind IN ('user', 'token', 'cli', 'system', 'anonymous')`),
+    check('audit_log_state_known', sql`state IN ('started', 'done', 'failed')`),
     index('audit_log_job_ids_idx').using('gin', t.jobIds),
     index('audit_log_actor_idx').on(t.actor, t.auditId),
     index('audit_log_action_idx').on(t.action, t.auditId),

@@ -40,9 +40,12 @@ export function addAccessCommands(program: Command) {
       const { password, generated } = await readPassword(o);
       checkPassword(password);
       const u = await withQueue(async (q) => {
-        const added = await userAdd(q.pool, { name, role: o.role, password, replace: o.replace });
-        await auditCli(q.pool, { action: o.replace ? 'user.set' : 'user.add', target: { user: name }, changed: 1, skipped: 0, details: { role: o.role } });
-        return added;
+        return auditCli(
+          q.pool,
+          { action: o.replace ? 'user.set' : 'user.add', target: { user: name }, details: { role: o.role } },
+          () => userAdd(q.pool, { name, role: o.role, password, replace: o.replace }),
+          (added) => ({ changed: 1, skipped: 0, target: { user: added.name } }),
+        );
       });
       console.log(`${u.name}: ${u.role}`);
       if (generated) console.log(`password: ${password}   (shown once: store it now)`);
@@ -63,9 +66,10 @@ export function addAccessCommands(program: Command) {
     .argument('<name>', 'sign-in name')
     .action(async (name: string) => {
       const ok = await withQueue(async (q) => {
-        const done = await userDisable(q.pool, name);
-        await auditCli(q.pool, { action: 'user.disable', target: { user: name }, changed: done ? 1 : 0, skipped: done ? 0 : 1 });
-        return done;
+        return auditCli(q.pool, { action: 'user.disable', target: { user: name } }, () => userDisable(q.pool, name), (done) => ({
+          changed: done ? 1 : 0,
+          skipped: done ? 0 : 1,
+        }));
       });
       if (!ok) throw new QueueError('not_found', `no active user ${JSON.stringify(name)}`);
       console.log(`${name}: disabled`);
@@ -81,9 +85,12 @@ export function addAccessCommands(program: Command) {
     .addHelpText('after', `\nExample:\n  npx leasehold token create --name billing --scope enqueue\n${EXIT_CODES_HELP}`)
     .action(async (o: { name: string; scope: string; json?: boolean }) => {
       const t = await withQueue(async (q) => {
-        const made = await tokenCreate(q.pool, { name: o.name, scope: o.scope, createdBy: cliActor() });
-        await auditCli(q.pool, { action: 'token.create', target: { token: made.info.id, name: o.name }, changed: 1, skipped: 0, details: { scope: o.scope } });
-        return made;
+        return auditCli(
+          q.pool,
+          { action: 'token.create', target: { name: o.name }, details: { scope: o.scope } },
+          () => tokenCreate(q.pool, { name: o.name, scope: o.scope, createdBy: cliActor() }),
+          (made) => ({ changed: 1, skipped: 0, target: { token: made.info.id, name: o.name } }),
+        );
       });
       if (o.json) return printJson({ id: t.info.id, name: t.info.name, scope: t.info.scope, token: t.token });
       console.log(`token ${t.info.id} (${t.info.name}, scope ${t.info.scope}):\n${t.token}\n(shown once: store it now; revoke with \`npx leasehold token revoke ${t.info.id}\`)`);
@@ -107,9 +114,10 @@ export function addAccessCommands(program: Command) {
     .argument('<id-or-name>')
     .action(async (idOrName: string) => {
       const revoked = await withQueue(async (q) => {
-        const r = await tokenRevoke(q.pool, idOrName);
-        await auditCli(q.pool, { action: 'token.revoke', target: { token: idOrName }, changed: r.length, skipped: r.length ? 0 : 1 });
-        return r;
+        return auditCli(q.pool, { action: 'token.revoke', target: { token: idOrName } }, () => tokenRevoke(q.pool, idOrName), (r) => ({
+          changed: r.length,
+          skipped: r.length ? 0 : 1,
+        }));
       });
       if (!revoked.length) throw new QueueError('not_found', `no live token ${JSON.stringify(idOrName)}`);
       for (const t of revoked) console.log(`token ${t.id} (${t.name}): revoked`);

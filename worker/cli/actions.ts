@@ -69,11 +69,8 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
   }
   if (!filtered) {
     if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once; use --status with filters for more`);
-    const r = await withQueue(async (q) => {
-      const report = await act(q, ids);
-      await auditCli(q.pool, jobActionEntry(verb, ids, report, o.reason));
-      return report;
-    });
+    const { entry, outcome } = jobActionEntry(verb, ids, o.reason);
+    const r = await withQueue((q) => auditCli(q.pool, entry, () => act(q, ids), outcome));
     printReport(r, !!o.json);
     return;
   }
@@ -102,28 +99,27 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
     }
 
     // 2. Act batch by batch; each batch is one CAS statement that re-checks every row.
-    const total = { matched: matched.length, changed: 0, skipped: 0, outcomes: {} as Record<string, number>, skippedReasons: {} as Record<string, number> };
-    const bar = progressBar(showProgress, { label: verb, total: matched.length, unit: 'jobs' });
-    for (let k = 0; k < matched.length; k += MAX_BULK_IDS) {
-      const r = await act(q, matched.slice(k, k + MAX_BULK_IDS));
-      total.changed += r.changed;
-      total.skipped += r.skipped;
-      for (const i of r.items) {
-        total.outcomes[i.outcome] = (total.outcomes[i.outcome] ?? 0) + 1;
-        if (!i.ok) total.skippedReasons[i.reason ?? i.outcome] = (total.skippedReasons[i.reason ?? i.outcome] ?? 0) + 1;
-      }
-      bar.update(Math.min(k + MAX_BULK_IDS, matched.length));
-    }
-    bar.stop();
-    await auditCli(q.pool, {
-      action: `bulk.${verb}`,
-      target: { filter: filters, limit: o.limit ?? null },
-      jobIds: matched,
-      changed: total.changed,
-      skipped: total.skipped,
-      reason: o.reason,
-      details: { matched: total.matched, outcomes: total.outcomes },
-    });
+    const total = await auditCli(
+      q.pool,
+      { action: `bulk.${verb}`, target: { filter: filters, limit: o.limit ?? null }, jobIds: matched, reason: o.reason, details: { matched: matched.length } },
+      async () => {
+        const t = { matched: matched.length, changed: 0, skipped: 0, outcomes: {} as Record<string, number>, skippedReasons: {} as Record<string, number> };
+        const bar = progressBar(showProgress, { label: verb, total: matched.length, unit: 'jobs' });
+        for (let k = 0; k < matched.length; k += MAX_BULK_IDS) {
+          const r = await act(q, matched.slice(k, k + MAX_BULK_IDS));
+          t.changed += r.changed;
+          t.skipped += r.skipped;
+          for (const i of r.items) {
+            t.outcomes[i.outcome] = (t.outcomes[i.outcome] ?? 0) + 1;
+            if (!i.ok) t.skippedReasons[i.reason ?? i.outcome] = (t.skippedReasons[i.reason ?? i.outcome] ?? 0) + 1;
+          }
+          bar.update(Math.min(k + MAX_BULK_IDS, matched.length));
+        }
+        bar.stop();
+        return t;
+      },
+      (t) => ({ changed: t.changed, skipped: t.skipped, details: { outcomes: t.outcomes } }),
+    );
     if (total.skipped) exitAtLeast(EXIT.refused);
     if (o.json) return printJson(total);
     const outcomes = Object.entries(total.outcomes).map(([k, n]) => `${n} ${k}`).join(', ');
@@ -193,19 +189,14 @@ export function addActionCommands(program: Command) {
     .action(async (o: { dryRun?: boolean; json?: boolean; reason?: string }) => {
       const cfg = loadConfig();
       const r = await withQueue(async ({ pool, doorbell }) => {
-        const report = await ops.jobRecover(pool, { dryRun: !!o.dryRun, doorbell, signalGraceMs: cfg.signalGraceMs });
-        if (!o.dryRun) {
-          await auditCli(pool, {
-            action: 'recover',
-            target: { all: true },
-            jobIds: [...report.expired.map((e) => e.id), ...report.resignalled.map((x) => x.id)],
-            changed: report.expired.length,
-            skipped: 0,
-            reason: o.reason,
-            details: { resignalled: report.resignalled.length },
-          });
-        }
-        return report;
+        const run = () => ops.jobRecover(pool, { dryRun: !!o.dryRun, doorbell, signalGraceMs: cfg.signalGraceMs });
+        if (o.dryRun) return run();
+        return auditCli(pool, { action: 'recover', target: { all: true }, reason: o.reason }, run, (report) => ({
+          jobIds: [...report.expired.map((e) => e.id), ...report.resignalled.map((x) => x.id)],
+          changed: report.expired.length,
+          skipped: 0,
+          details: { resignalled: report.resignalled.length },
+        }));
       });
       if (o.json) return printJson(r);
       const would = o.dryRun ? 'would move' : 'moved';

@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import { InvalidArgumentError } from 'commander';
-import { auditRecord, type AuditInput } from '../../lib/audit/log';
+import { audited, type AuditOutcome, type AuditStart } from '../../lib/audit/log';
 import { SingleBar } from 'cli-progress';
 import Table from 'cli-table3';
 import type pg from 'pg';
@@ -215,7 +215,7 @@ export function cliActor(): string {
   return `${user}@${os.hostname()}`.slice(0, 200);
 }
 
-/** One audit entry for a CLI action (actor kind `cli`). */
-export function auditCli(db: pg.Pool, e: Omit<AuditInput, 'actor' | 'actorKind'>) {
-  return auditRecord(db, { ...e, actor: cliActor(), actorKind: 'cli' });
+/** A CLI action inside its audit entry (actor kind `cli`; see `audited`). */
+export function auditCli<R>(db: pg.Pool, start: AuditStart, run: () => Promise<R>, outcome: (result: R) => AuditOutcome): Promise<R> {
+  return audited(db, { actor: cliActor(), actorKind: 'cli' }, start, run, outcome);
 }

@@ -61,11 +61,12 @@ export function addControlCommands(program: Command) {
       .option('--json', 'print JSON')
       .addHelpText('after', EXIT_CODES_HELP)
       .action(async (name: string, o) => {
-        const c = await withQueue(async (q) => {
-          const r = await ops.queueSetControls(q.pool, { name, paused });
-          await auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, changed: 1, skipped: 0, reason: o.reason });
-          return r;
-        });
+        const c = await withQueue((q) =>
+          auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueSetControls(q.pool, { name, paused }), () => ({
+            changed: 1,
+            skipped: 0,
+          })),
+        );
         if (o.json) return printJson(c);
         console.log(`${name}: ${paused ? 'paused' : 'resumed'}`);
       });
@@ -83,9 +84,10 @@ export function addControlCommands(program: Command) {
       if (o.concurrency === undefined && o.rate === undefined) throw new QueueError('invalid_request', 'give --concurrency and/or --rate');
       const c = await withQueue(async (q) => {
         const p = { concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs };
-        const r = await ops.queueSetControls(q.pool, { name, ...p });
-        await auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, changed: 1, skipped: 0, reason: o.reason, details: p });
-        return r;
+        return auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueSetControls(q.pool, { name, ...p }), () => ({
+          changed: 1,
+          skipped: 0,
+        }));
       });
       showControls(c ? [c] : [], !!o.json);
     });
@@ -107,9 +109,12 @@ export function addControlCommands(program: Command) {
       const body = enqueueBody.parse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts });
       const input = toEnqueueInput(body);
       const s = await withQueue(async (q) => {
-        const r = await ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts });
-        await auditCli(q.pool, { action: 'schedule.add', target: { schedule: name }, changed: 1, skipped: 0, details: { cron: o.cron, type: input.type, queue: input.queue } });
-        return r;
+        return auditCli(
+          q.pool,
+          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue } },
+          () => ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts }),
+          () => ({ changed: 1, skipped: 0 }),
+        );
       });
       if (o.json) return printJson(s);
       console.log(`${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}; next run ${s.nextRunAt.toISOString()}`);
@@ -135,9 +140,10 @@ export function addControlCommands(program: Command) {
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (name: string) => {
       const removed = await withQueue(async (q) => {
-        const ok = await ops.scheduleDelete(q.pool, name);
-        await auditCli(q.pool, { action: 'schedule.remove', target: { schedule: name }, changed: ok ? 1 : 0, skipped: ok ? 0 : 1 });
-        return ok;
+        return auditCli(q.pool, { action: 'schedule.remove', target: { schedule: name } }, () => ops.scheduleDelete(q.pool, name), (ok) => ({
+          changed: ok ? 1 : 0,
+          skipped: ok ? 0 : 1,
+        }));
       });
       if (!removed) throw new QueueError('not_found', `no schedule ${JSON.stringify(name)}`);
       console.log(`${name}: removed`);

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, audited } from '@/lib/audit/log';
 import { json, readJsonOptional, route } from '@/lib/http/respond';
 import { recoverBody } from '@/lib/http/schemas';
 import { jobRecover } from '@/lib/queue/ops';
@@ -11,23 +11,19 @@ import { serverContext } from '@/lib/server/context';
 export const POST = route('operator', async (req: Request, _ctx: unknown, who) => {
   const body = recoverBody.parse(await readJsonOptional(req));
   const { pool, doorbell, cfg } = serverContext();
-  const report = await jobRecover(pool, {
-    dryRun: body.dryRun,
-    ids: body.ids,
-    doorbell,
-    signalGraceMs: cfg.signalGraceMs,
-  });
-  if (!body.dryRun) {
-    await auditRecord(pool, {
-      ...actorOf(who),
-      action: 'recover',
-      target: body.ids ? { ids: body.ids } : { all: true },
-      jobIds: [...report.expired.map((e) => e.id), ...report.resignalled.map((r) => r.id)],
-      changed: report.expired.length,
-      skipped: body.ids ? Math.max(0, body.ids.length - report.expired.length) : 0,
-      reason: body.reason,
-      details: { resignalled: report.resignalled.length },
-    });
-  }
+  const run = () => jobRecover(pool, { dryRun: body.dryRun, ids: body.ids, doorbell, signalGraceMs: cfg.signalGraceMs });
+  if (body.dryRun) return json(await run());
+  const report = await audited(
+    pool,
+    actorOf(who),
+    { action: 'recover', target: body.ids ? { ids: body.ids } : { all: true }, jobIds: body.ids, reason: body.reason },
+    run,
+    (r) => ({
+      jobIds: [...r.expired.map((e) => e.id), ...r.resignalled.map((x) => x.id)],
+      changed: r.expired.length,
+      skipped: body.ids ? Math.max(0, body.ids.length - r.expired.length) : 0,
+      details: { resignalled: r.resignalled.length },
+    }),
+  );
   return json(report);
 });

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, audited } from '@/lib/audit/log';
 import { roleAtLeast } from '@/lib/auth/roles';
 import { json, readJson, route } from '@/lib/http/respond';
 import { actionBody, actionName } from '@/lib/http/schemas';
@@ -26,16 +26,18 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
   const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds };
   if (body.preview) return json(await previewAction(readPool, action, target, opts, extra));
-  const report = await applyAction(pool, readPool, action, target, opts, extra);
-  await auditRecord(pool, {
-    ...actorOf(who),
-    action: `bulk.${action}`,
-    target: body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter, maxId: report.maxId } : { all: true },
-    jobIds: body.ids ?? report.items.map((i) => i.id),
-    changed: report.changed,
-    skipped: report.skipped,
-    reason: body.reason,
-    details: { ...opts, total: report.total, byOutcome: report.byOutcome, itemsTruncated: report.itemsTruncated, reasons: report.reasons.slice(0, 5) },
-  });
+  const report = await audited(
+    pool,
+    actorOf(who),
+    { action: `bulk.${action}`, target: body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true }, jobIds: body.ids, reason: body.reason, details: opts },
+    () => applyAction(pool, readPool, action, target, opts, extra),
+    (r) => ({
+      ...(body.filter ? { target: { filter: body.filter, maxId: r.maxId } } : {}),
+      ...(body.ids ? {} : { jobIds: r.items.map((i) => i.id) }),
+      changed: r.changed,
+      skipped: r.skipped,
+      details: { total: r.total, byOutcome: r.byOutcome, itemsTruncated: r.itemsTruncated, reasons: r.reasons.slice(0, 5) },
+    }),
+  );
   return json(report);
 });

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, audited } from '@/lib/audit/log';
 import { tokenCreate, tokenList } from '@/lib/auth/store';
 import { tokenDto } from '@/lib/http/admin-dto';
 import { json, readJson, route } from '@/lib/http/respond';
@@ -12,7 +12,12 @@ export const GET = route('admin', async () => json({ tokens: (await tokenList(se
 export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {
   const body = tokenBody.parse(await readJson(req, 4096));
   const { pool } = serverContext();
-  const { token, info } = await tokenCreate(pool, { ...body, createdBy: `${who.name} (${who.kind})` });
-  await auditRecord(pool, { ...actorOf(who), action: 'token.create', target: { token: info.id, name: info.name }, changed: 1, skipped: 0, details: { scope: info.scope } });
+  const { token, info } = await audited(
+    pool,
+    actorOf(who),
+    { action: 'token.create', target: { name: body.name }, details: { scope: body.scope } },
+    () => tokenCreate(pool, { ...body, createdBy: `${who.name} (${who.kind})` }),
+    (made) => ({ changed: 1, skipped: 0, target: { token: made.info.id, name: made.info.name } }),
+  );
   return json({ ...tokenDto(info), token }, 201);
 });

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, audited } from '@/lib/audit/log';
 import { userAdd, userList } from '@/lib/auth/store';
 import { userDto } from '@/lib/http/admin-dto';
 import { json, readJson, route } from '@/lib/http/respond';
@@ -12,7 +12,10 @@ export const GET = route('admin', async () => json({ users: (await userList(serv
 export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {
   const body = userBody.parse(await readJson(req, 4096));
   const { pool } = serverContext();
-  const user = await userAdd(pool, body);
-  await auditRecord(pool, { ...actorOf(who), action: 'user.add', target: { user: user.name }, changed: 1, skipped: 0, details: { role: user.role } });
+  const user = await audited(pool, actorOf(who), { action: 'user.add', target: { user: body.name }, details: { role: body.role } }, () => userAdd(pool, body), (u) => ({
+    changed: 1,
+    skipped: 0,
+    target: { user: u.name },
+  }));
   return json(userDto(user), 201);
 });

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, audited } from '@/lib/audit/log';
 import { queueControlDto } from '@/lib/http/dto';
 import { json, readJsonOptional, route } from '@/lib/http/respond';
 import { queueControlsBody, queueName } from '@/lib/http/schemas';
@@ -22,11 +22,20 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   if (!name.success) throw new QueueError('invalid_request', `queue name: ${name.error.issues[0]!.message}`);
   const { reason, ...body } = queueControlsBody.parse(await readJsonOptional(req));
   const { pool } = serverContext();
-  const [previous] = await queueControls(pool, [name.data]);
-  const controls = await queueSetControls(pool, { name: name.data, ...body });
   const action = body.paused === true ? 'queue.pause' : body.paused === false ? 'queue.resume' : 'queue.limits';
-  const changed = controlsKey(previous) !== controlsKey(controls) ? 1 : 0;
-  await auditRecord(pool, { ...actorOf(who), action, target: { queue: name.data }, changed, skipped: 1 - changed, reason, details: body });
+  const { controls } = await audited(
+    pool,
+    actorOf(who),
+    { action, target: { queue: name.data }, reason, details: body },
+    async () => {
+      const [previous] = await queueControls(pool, [name.data]);
+      return { previous, controls: await queueSetControls(pool, { name: name.data, ...body }) };
+    },
+    ({ previous, controls }) => {
+      const changed = controlsKey(previous) !== controlsKey(controls) ? 1 : 0;
+      return { changed, skipped: 1 - changed };
+    },
+  );
   return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null });
 });
 

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord, jobActionEntry } from '@/lib/audit/log';
+import { actorOf, audited, jobActionEntry } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
 import { cancelBody } from '@/lib/http/schemas';
 import { singleActionResponse } from '@/lib/http/single-action';
@@ -10,7 +10,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const id = parseJobId((await ctx.params).id);
   const body = cancelBody.parse(await readJsonOptional(req));
   const { pool } = serverContext();
-  const report = await jobCancel(pool, { ids: [id] });
-  await auditRecord(pool, { ...actorOf(who), ...jobActionEntry('cancel', [id], report, body.reason) });
+  const { entry, outcome } = jobActionEntry('cancel', [id], body.reason);
+  const report = await audited(pool, actorOf(who), entry, () => jobCancel(pool, { ids: [id] }), outcome);
   return singleActionResponse(report);
 });

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord, jobActionEntry } from '@/lib/audit/log';
+import { actorOf, audited, jobActionEntry } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
 import { requeueBody } from '@/lib/http/schemas';
 import { singleActionResponse } from '@/lib/http/single-action';
@@ -14,10 +14,13 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const id = parseJobId((await ctx.params).id);
   const body = requeueBody.parse(await readJsonOptional(req));
   const { pool, doorbell } = serverContext();
-  const report = await jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell });
-  await auditRecord(pool, {
-    ...actorOf(who),
-    ...jobActionEntry('requeue', [id], report, body.reason, { resetAttempts: !!body.resetAttempts, revokeLease: !!body.revokeLease }),
-  });
+  const { entry, outcome } = jobActionEntry('requeue', [id], body.reason, { resetAttempts: !!body.resetAttempts, revokeLease: !!body.revokeLease });
+  const report = await audited(
+    pool,
+    actorOf(who),
+    entry,
+    () => jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell }),
+    outcome,
+  );
   return singleActionResponse(report);
 });

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, audited } from '@/lib/audit/log';
 import { tokenRevoke } from '@/lib/auth/store';
 import { tokenDto } from '@/lib/http/admin-dto';
 import { json, route } from '@/lib/http/respond';
@@ -11,8 +11,10 @@ export const POST = route('admin', async (_req: Request, ctx: { params: Promise<
   const parsed = tokenId.safeParse((await ctx.params).id);
   if (!parsed.success) throw new QueueError('not_found', 'no such token');
   const { pool } = serverContext();
-  const revoked = await tokenRevoke(pool, parsed.data);
-  await auditRecord(pool, { ...actorOf(who), action: 'token.revoke', target: { token: parsed.data }, changed: revoked.length, skipped: revoked.length ? 0 : 1 });
+  const revoked = await audited(pool, actorOf(who), { action: 'token.revoke', target: { token: parsed.data } }, () => tokenRevoke(pool, parsed.data), (r) => ({
+    changed: r.length,
+    skipped: r.length ? 0 : 1,
+  }));
   if (!revoked.length) throw new QueueError('not_found', `no live token ${parsed.data}`);
   return json(tokenDto(revoked[0]!));
 });

@@ -1,4 +1,4 @@
-import { actorOf, auditRecord } from '@/lib/audit/log';
+import { actorOf, audited } from '@/lib/audit/log';
 import { userDisable } from '@/lib/auth/store';
 import { json, route } from '@/lib/http/respond';
 import { userName } from '@/lib/http/schemas';
@@ -12,8 +12,10 @@ export const POST = route('admin', async (_req: Request, ctx: { params: Promise<
   const name = parsed.data;
   if (who.kind === 'user' && who.name === name) throw new QueueError('state_forbids', 'an admin cannot disable themself (ask another admin, or use the CLI)');
   const { pool } = serverContext();
-  const done = await userDisable(pool, name);
-  await auditRecord(pool, { ...actorOf(who), action: 'user.disable', target: { user: name }, changed: done ? 1 : 0, skipped: done ? 0 : 1 });
+  const done = await audited(pool, actorOf(who), { action: 'user.disable', target: { user: name } }, () => userDisable(pool, name), (ok) => ({
+    changed: ok ? 1 : 0,
+    skipped: ok ? 0 : 1,
+  }));
   if (!done) throw new QueueError('not_found', `no active user ${JSON.stringify(name.slice(0, 64))}`);
   return json({ ok: true });
 });

@@ -1,0 +1,2 @@
+ALTER TABLE "audit_log" ADD COLUMN "state" text DEFAULT 'done' NOT NULL;--> statement-breakpoint
+ALTER TABLE "audit_log" ADD CONSTRAINT "audit_log_state_known" CHECK (state IN ('started', 'done', 'failed'));
