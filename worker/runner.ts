@@ -75,10 +75,15 @@ export interface RunnerOptions {
  * and it gives up nothing the fence does not already cover: a claim lost in a PostgreSQL
  * crash leaves its job queued at its old attempt, the holder's heartbeat and completion are
  * then refused (its worker id and attempt no longer match), and a peer claims the job again
- * — the at-least-once re-run a crash while a job is held causes anyway. A completion that
- * was acknowledged was flushed, and the WAL is flushed in order, so the claim it completes
- * is durable with it. Enqueues, completions and failures keep synchronous commits: those
- * are the promises made to producers and the record of side effects.
+ * — the at-least-once re-run a crash while a job is held causes anyway. Should the same
+ * process claim the job again, it gets the same worker id and attempt back: begin() then
+ * marks the earlier entry lost, and its pending writes are dropped (one already sent is
+ * that attempt's real outcome, and the new run's next heartbeat finds the job settled). A
+ * completion that was acknowledged was flushed, and the WAL is flushed in order, so the
+ * claim it completes is durable with it. (A queue's rate-limit tokens taken by lost claims
+ * come back too: after a crash a limited queue may run a little over its rate once.)
+ * Enqueues, completions and failures keep synchronous commits: those are the promises made
+ * to producers and the record of side effects.
  */
 export const CLAIM_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
 
@@ -312,7 +317,10 @@ export class Runner {
         const rest = want - jobs.length;
         const receiver = this.o.receiver;
         // While controlled queues are polled, no blocking pop may outlast their next poll.
-        const untilControlledPoll = Math.max(0, this.nextControlledPoll - performance.now());
+        // Whole milliseconds, at least 1, or 0 (no wait): Redis before 7.0.8 reads a blocking
+        // pop's timeout under 1 ms as 0, which means for ever (redis/redis#11687).
+        const untilMs = this.nextControlledPoll - performance.now();
+        const untilControlledPoll = untilMs < 1 ? 0 : Math.ceil(untilMs);
         const popWait = backlog ? 0 : controlled.length ? Math.min(this.o.pollMs, untilControlledPoll) : this.o.pollMs;
         if (rest <= 0) {
           // the controlled queues filled the free slots
@@ -485,8 +493,16 @@ export class Runner {
   private unbuffer(e: Entry) {
     const k = this.buffer.indexOf(e);
     if (k >= 0) this.buffer.splice(k, 1);
-    this.active.delete(e.job.id);
+    this.forget(e);
     this.wakeFetcher();
+  }
+
+  /**
+   * Stops tracking this attempt — only if it is still the one tracked for its job: the same
+   * job claimed again meanwhile (see begin) has a new entry, which must stay.
+   */
+  private forget(e: Entry) {
+    if (this.active.get(e.job.id) === e) this.active.delete(e.job.id);
   }
 
   /**
@@ -553,7 +569,7 @@ export class Runner {
     }
     this.settle(e, result, error)
       .catch((err) => this.log.error('recording a job outcome failed unexpectedly', { job: e.job.id, err }))
-      .finally(() => this.active.delete(e.job.id));
+      .finally(() => this.forget(e));
   }
 
   // ---------------------------------------------------------------- completions
@@ -602,7 +618,7 @@ export class Runner {
       if (pc.resultKey) void this.o.results?.delete(pc.resultKey).catch(() => {});
     }
     if (pc.done) pc.done(accepted);
-    else this.active.delete(pc.e.job.id);
+    else this.forget(pc.e);
   }
 
   /** A completion that errored (the database is away) is retried while our lease is still ours. */
@@ -615,10 +631,13 @@ export class Runner {
         attempt: pc.e.lease.attempt,
         err,
       });
-      this.active.delete(pc.e.job.id);
+      this.forget(pc.e);
       return;
     }
-    setTimeout(() => this.queueCompletion({ ...pc, tries: pc.tries + 1 }), delay);
+    // A retry is dropped once the attempt is lost — also when this process claimed the job
+    // again meanwhile (a claim lost in a database crash gives the same worker id and
+    // attempt back): the new attempt's writes are the new entry's.
+    setTimeout(() => (pc.e.lost ? this.forget(pc.e) : this.queueCompletion({ ...pc, tries: pc.tries + 1 })), delay);
   }
 
   /** ctx.checkpoint(): a fenced write; a refusal means the lease is lost. */
@@ -725,6 +744,7 @@ export class Runner {
           return;
         }
         await sleep(delay);
+        if (e.lost) return; // lost meanwhile (taken over, or claimed again here): its writes are over
       }
     }
   }
@@ -870,7 +890,7 @@ export class Runner {
     const buffered = this.buffer.splice(0);
     for (const e of buffered) {
       e.released = true;
-      this.active.delete(e.job.id);
+      this.forget(e);
     }
     await this.release(buffered, 'worker shut down before starting the job; lease handed back');
     const deadline = performance.now() + graceMs;

@@ -26,6 +26,7 @@ cleanup(async () => (await import('@/lib/server/context')).closeServerContext())
 
 const { userAdd, sessionCreate } = await import('@/lib/auth/store');
 const { audited } = await import('@/lib/audit/log');
+const { QueueError } = await import('@/lib/queue/errors');
 const routes = await loadRoutes();
 const login = async (name: string, role: string) =>
   (await sessionCreate(db.pool, (await userAdd(db.pool, { name, role, password: `${name}-password-123` })).id)).id;
@@ -185,7 +186,18 @@ describe('the entry is written before the action', () => {
       audited(db.pool, who, { action: 'test.throws', target: {} }, async () => { throw new Error('the database went away'); }, () => ({ changed: 1, skipped: 0 })),
       /went away/,
     );
-    assert.deepEqual(await stateOf('test.throws'), { state: 'failed', changed: 0, skipped: 0, details: { error: 'the database went away' } });
+    assert.deepEqual(await stateOf('test.throws'), { state: 'failed', changed: 0, skipped: 0, details: { error: 'the database went away', countsUnknown: true } });
+  });
+
+  test('an action refused before it changed anything (a 4xx from inside it) leaves no entry', async () => {
+    await assert.rejects(
+      audited(db.pool, who, { action: 'test.refused', target: {} }, async () => { throw new QueueError('invalid_request', 'filter: matches too much'); }, () => ({ changed: 1, skipped: 0 })),
+      /matches too much/,
+    );
+    assert.equal(await stateOf('test.refused'), undefined);
+    const j = await insertJob(db.pool, { status: 'failed' });
+    await entriesOf(0, () => post(olga, '/api/actions/{action}', { action: 'requeue' }, { filter: {} }, 400));
+    assert.equal((await db.pool.query('SELECT status FROM jobs WHERE job_id = $1', [j])).rows[0].status, 'failed');
   });
 
   test('when the entry cannot be written, the action does not run', async () => {

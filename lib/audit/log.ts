@@ -7,6 +7,7 @@
 import type { Executor } from '../db/client';
 import { log } from '../log';
 import type { Principal } from '../auth/roles';
+import { QueueError } from '../queue/errors';
 import type { ActionReport } from '../queue/ops';
 
 export type ActorKind = 'user' | 'token' | 'cli' | 'system' | 'anonymous';
@@ -98,7 +99,18 @@ export async function audited<R>(
   try {
     result = await run();
   } catch (err) {
-    await finish(db, id, 'failed', { changed: 0, skipped: 0, details: { error: err instanceof Error ? err.message.slice(0, 500) : String(err) } });
+    if (err instanceof QueueError && err.httpStatus < 500) {
+      // Refused before it changed anything (a filter matching too much, a name taken…):
+      // a refused request leaves no entry, as one refused by the gate does not.
+      await db.query(`DELETE FROM audit_log WHERE audit_id = $1 AND state = 'started'`, [id]).catch((e) =>
+        log.error('could not remove the audit entry of a refused action', { err: e, audit: id }),
+      );
+    } else {
+      // What changed before the error (a bulk action commits batch by batch) is not
+      // counted: the entry says so rather than claiming nothing changed.
+      const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
+      await finish(db, id, 'failed', { changed: 0, skipped: 0, details: { error, countsUnknown: true } });
+    }
     throw err;
   }
   await finish(db, id, 'done', outcome(result));

@@ -45,15 +45,19 @@ export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C,
   // Both parameters optional so that tests may call a handler as `GET()`; Next always passes them.
   return async (req?: Request, ctx?: C): Promise<Response> => {
     const request = req ?? new Request('http://localhost/');
+    let acted = false;
     try {
       const who = await authorize(request, need);
+      acted = (need === 'operator' || need === 'admin') && request.method !== 'GET' && request.method !== 'HEAD';
       return await fn(request, ctx as C, who ?? ANONYMOUS);
     } catch (err) {
       return toErrorResponse(err);
     } finally {
-      // What an action through this console changed shows in its lists at once, not
-      // after their shared second (lib/server/read-cache.ts) — even if it failed halfway.
-      if (request.method !== 'GET' && request.method !== 'HEAD') readCache.clear();
+      // What an operator's action through this console changed shows in its lists at once,
+      // not after their shared second (lib/server/read-cache.ts) — even if it failed
+      // halfway. Not for enqueues, sign-ins or refused requests: those would keep the
+      // cache empty under load, when it is needed most.
+      if (acted) readCache.clear();
     }
   };
 }

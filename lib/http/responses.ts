@@ -517,7 +517,7 @@ export const auditEntrySchema = z
     details: z.record(z.string(), z.unknown()),
     state: z.enum(['started', 'done', 'failed']).meta({
       description:
-        "done: the action ran and the counts are its own; failed: it stopped with an error (details.error); started: the entry was written before the action and its outcome never was (its process died, or the database went away), so the action may or may not have happened",
+        "done: the action ran and the counts are its own; failed: it stopped with an error (details.error; what it changed before the error is not counted, details.countsUnknown); started: the entry was written before the action and its outcome never was (its process died, or the database went away), so the action may or may not have happened",
     }),
   })
   .meta({ id: 'AuditEntry' });

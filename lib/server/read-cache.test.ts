@@ -43,6 +43,12 @@ test('a cached answer tells its age; past its time an answer is read again', asy
   await waitFor('the answer to expire', async () => performance.now() - t > 60, { intervalMs: 5 });
   await short.get('k', again.fn);
   assert.equal(again.calls, 2);
+  await short.get('other', again.fn);
+  assert.equal(short.size, 2);
+  const t2 = performance.now();
+  await waitFor('both to expire', async () => performance.now() - t2 > 60, { intervalMs: 5 });
+  await short.get('third', again.fn);
+  assert.equal(short.size, 1, 'expired entries are dropped as new ones come');
 });
 
 test('a failed read is not kept; clear() forgets everything', async () => {

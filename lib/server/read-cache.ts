@@ -9,10 +9,12 @@
  */
 
 export const READ_CACHE_MS = 1_000;
-const MAX_ENTRIES = 500;
+/** Entries kept at most (a page of the console is one; viewers rarely need more than a few). */
+const MAX_ENTRIES = 100;
 
 interface Entry {
   at: number;
+  ttlMs: number;
   /** When the read answered (performance.now()), so a cached answer can say how old it is. */
   answeredAt?: number;
   value: Promise<unknown>;
@@ -31,7 +33,8 @@ export class ReadCache {
     const now = performance.now();
     let entry = this.entries.get(key);
     if (!entry || now - entry.at >= ttlMs) {
-      const fresh: Entry = { at: now, value: load() };
+      this.dropExpired(now);
+      const fresh: Entry = { at: now, ttlMs, value: load() };
       fresh.value = fresh.value.then((v) => {
         fresh.answeredAt = performance.now();
         return v;
@@ -51,6 +54,19 @@ export class ReadCache {
 
   clear() {
     this.entries.clear();
+  }
+
+  /** Entries held (tests). */
+  get size() {
+    return this.entries.size;
+  }
+
+  /** Expired entries are dropped as new ones come (oldest first), so none outlives its use. */
+  private dropExpired(now: number) {
+    for (const [key, e] of this.entries) {
+      if (now - e.at < e.ttlMs) continue;
+      this.entries.delete(key);
+    }
   }
 }
 
