@@ -178,6 +178,19 @@ export async function jobsByIds(db: Executor, ids: readonly string[]): Promise<{
   return { jobs: rows.map(toListed), dbNow: rows[0]?.db_now ?? (await dbNow(db)) };
 }
 
+/**
+ * A read answer as it stands `ms` later: the database clock moved on, every lease shorter
+ * (for answers shared from lib/server/read-cache.ts).
+ */
+export function agedBy<T extends { jobs: ListedJob[]; dbNow: Date }>(r: T, ms: number): T {
+  if (ms <= 0) return r;
+  return {
+    ...r,
+    dbNow: new Date(r.dbNow.getTime() + ms),
+    jobs: r.jobs.map((j) => (j.leaseRemainingMs === null ? j : { ...j, leaseRemainingMs: j.leaseRemainingMs - ms })),
+  };
+}
+
 /** Jobs matching a filter that are newer than `afterId` ("N new" above what the console shows). */
 export const NEWER_CAP = 1_000;
 export async function countNewer(db: Executor, f: JobFilter, afterId: string): Promise<{ count: number; capped: boolean }> {

@@ -2,7 +2,7 @@ import { json, readJson, route } from '@/lib/http/respond';
 import { pageDto } from '@/lib/http/dto';
 import { enqueueRequest, listQuery, toEnqueueInput } from '@/lib/http/schemas';
 import { jobEnqueue } from '@/lib/queue/ops';
-import { listJobs } from '@/lib/queue/read';
+import { agedBy, listJobs } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
 import { readCache } from '@/lib/server/read-cache';
 
@@ -15,8 +15,8 @@ export const GET = route('viewer', async (req: Request) => {
   const filters = listQuery.parse(params);
   const { readPool } = serverContext();
   const { value: page, ageMs } = await readCache.get(`jobs ${JSON.stringify(filters)}`, () => listJobs(readPool, filters));
-  // The page carries the database clock for the lease countdowns: moved on by the answer's age.
-  return json(pageDto({ ...page, dbNow: new Date(page.dbNow.getTime() + ageMs) }));
+  // The page carries the database clock and the leases left: moved on by the answer's age.
+  return json(pageDto(agedBy(page, ageMs)));
 });
 
 /**

@@ -1,7 +1,7 @@
 import { lookupDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
 import { lookupQuery } from '@/lib/http/schemas';
-import { jobsByIds } from '@/lib/queue/read';
+import { agedBy, jobsByIds } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
 import { readCache } from '@/lib/server/read-cache';
 
@@ -12,6 +12,6 @@ import { readCache } from '@/lib/server/read-cache';
 export const GET = route('viewer', async (req: Request) => {
   const { ids } = lookupQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
   const { value, ageMs } = await readCache.get(`lookup ${ids.join(',')}`, () => jobsByIds(serverContext().readPool, ids));
-  // The rows carry the database clock for the lease countdowns: moved on by the answer's age.
-  return json(lookupDto({ ...value, dbNow: new Date(value.dbNow.getTime() + ageMs) }));
+  // The rows carry the database clock and the leases left: moved on by the answer's age.
+  return json(lookupDto(agedBy(value, ageMs)));
 });
