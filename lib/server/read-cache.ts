@@ -2,9 +2,9 @@
  * Read models every viewer polls, shared by all viewers of this console process for a
  * short time (READ_CACHE_MS unless a route asks for longer): ten open jobs pages polling
  * every second ask PostgreSQL once a second for the same page and the same "N new" count,
- * not ten times, and a request arriving while that read runs joins it. A state-changing
- * request through this process clears the cache (lib/http/respond.ts), so an operator sees
- * the effect of their own action at once; what workers and other consoles change shows
+ * not ten times, and a request arriving while that read runs joins it. An operator's
+ * action through this process clears the cache (lib/http/respond.ts), so they see its
+ * effect at once; what workers and other consoles change shows
  * within the entry's time, less than a refresh interval of the page.
  */
 
