@@ -29,16 +29,12 @@ import { fileURLToPath } from 'node:url';
 import { createPool } from '../lib/db/client';
 import * as ops from '../lib/queue/ops';
 import { RedisDoorbell } from '../lib/queue/signal';
+import { numberOption, percentile } from './cli-args';
 
-const args = process.argv.slice(2);
-const opt = (name: string, d: number) => {
-  const k = args.indexOf(`--${name}`);
-  return k >= 0 ? Number(args[k + 1]) : d;
-};
-const JOBS = opt('jobs', 60_000);
-const CONSOLES = opt('consoles', 10);
-const P = opt('processes', 2);
-const C = opt('concurrency', 10);
+const JOBS = numberOption('jobs', 60_000);
+const CONSOLES = numberOption('consoles', 10);
+const P = numberOption('processes', 2);
+const C = numberOption('concurrency', 10);
 const BASE = process.env.BASE ?? 'http://127.0.0.1:3000';
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -49,10 +45,6 @@ const prefix = `lh_under_load_${process.pid}`;
 const pool = createPool(DATABASE_URL, { name: 'under-load', max: 4 });
 const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool);
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]! : NaN;
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Busy and total CPU ticks of the whole machine (/proc/stat), to tell how saturated a round was. */
@@ -199,7 +191,7 @@ const quiet2 = await drain('no console again', `${prefix}_c`);
 const quiet = (quiet1 + quiet2) / 2;
 console.log(`\ncost of ${CONSOLES} consoles: ${(((quiet - watched) / quiet) * 100).toFixed(1)} % of the drain rate (${Math.round(watched)} vs ${Math.round(quiet)} jobs/s)\n`);
 console.log('| request (while draining) | n | p50 ms | p95 ms |\n| --- | ---: | ---: | ---: |');
-for (const [label, xs] of consoles.timings) console.log(`| ${label} | ${xs.length} | ${pct(xs, 50).toFixed(1)} | ${pct(xs, 95).toFixed(1)} |`);
+for (const [label, xs] of consoles.timings) console.log(`| ${label} | ${xs.length} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 95).toFixed(1)} |`);
 // The batches' jobs are removed again, so the table is what it was.
 await pool.query(`DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM jobs WHERE queue LIKE $1)`, [`${prefix}_%`]);
 await pool.query(`DELETE FROM jobs WHERE queue LIKE $1`, [`${prefix}_%`]);

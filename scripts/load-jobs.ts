@@ -19,14 +19,10 @@
  */
 import pg from 'pg';
 import { runMigrations } from '../lib/db/migrate';
+import { flag, numberOption } from './cli-args';
 
-const args = process.argv.slice(2);
-const opt = (name: string, dflt: string) => {
-  const k = args.indexOf(`--${name}`);
-  return k >= 0 && args[k + 1] ? args[k + 1]! : dflt;
-};
-const rows = Number(opt('rows', '1000000').replace(/_/g, ''));
-const chunk = Number(opt('chunk', '1000000'));
+const rows = numberOption('rows', 1_000_000);
+const chunk = numberOption('chunk', 1_000_000);
 const url = process.env.DATABASE_URL;
 if (!url) {
   console.error('set DATABASE_URL to the database to load (it is migrated first)');
@@ -37,7 +33,7 @@ if (!Number.isInteger(rows) || rows < 1 || rows > 100_000_000) {
   process.exit(2);
 }
 
-if (args.includes('--create')) {
+if (flag('create')) {
   const u = new URL(url);
   const db = u.pathname.slice(1);
   u.pathname = '/postgres';

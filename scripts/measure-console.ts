@@ -14,20 +14,12 @@
  */
 import os from 'node:os';
 import { chromium } from '@playwright/test';
+import { numberOption, percentile } from './cli-args';
 
-const args = process.argv.slice(2);
-const opt = (name: string, d: number) => {
-  const k = args.indexOf(`--${name}`);
-  return k >= 0 ? Number(args[k + 1]) : d;
-};
 const BASE = process.env.BASE ?? 'http://127.0.0.1:3000';
-const N = opt('n', 30);
-const PAGES = opt('pages', 10);
+const N = numberOption('n', 30);
+const PAGES = numberOption('pages', 10);
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-};
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(1) : Math.round(ms).toString());
 
 async function time(method: string, path: string, body?: unknown): Promise<{ ms: number; json: any }> {
@@ -57,8 +49,8 @@ async function measure(label: string, method: string, path: string, body?: unkno
   const extra =
     note ||
     (last?.jobs ? `${last.jobs.length} rows${last.partial ? `, partial (searched ${last.partial.scannedIds} ids)` : ''}` : last?.total !== undefined && last?.preview ? `${last.total} jobs` : '');
-  rows.push(`| ${label} | \`${method} ${path.length > 70 ? path.slice(0, 67) + '…' : path}\` | ${fmt(pct(xs, 50))} | ${fmt(pct(xs, 95))} | ${extra} |`);
-  console.error(`${label}: p50 ${fmt(pct(xs, 50))} ms, p95 ${fmt(pct(xs, 95))} ms`);
+  rows.push(`| ${label} | \`${method} ${path.length > 70 ? path.slice(0, 67) + '…' : path}\` | ${fmt(percentile(xs, 50))} | ${fmt(percentile(xs, 95))} | ${extra} |`);
+  console.error(`${label}: p50 ${fmt(percentile(xs, 50))} ms, p95 ${fmt(percentile(xs, 95))} ms`);
   return last;
 }
 
@@ -80,7 +72,7 @@ while (computeMs.length < Math.min(N, 10)) {
   }
   await new Promise((r) => setTimeout(r, 500));
 }
-rows.push(`| stats refresh (the shared computation) | — | ${fmt(pct(computeMs, 50))} | ${fmt(pct(computeMs, 95))} | ${computeMs.length} refreshes |`);
+rows.push(`| stats refresh (the shared computation) | — | ${fmt(percentile(computeMs, 50))} | ${fmt(percentile(computeMs, 95))} | ${computeMs.length} refreshes |`);
 await measure('jobs: newest page', 'GET', '/api/jobs?limit=50');
 await measure('jobs: status=failed', 'GET', '/api/jobs?status=failed&limit=50');
 await measure('jobs: status=running', 'GET', '/api/jobs?status=running&limit=50');
@@ -120,8 +112,8 @@ for (const [label, path, ready] of pages) {
     await page.waitForSelector(ready, { timeout: 30_000 });
     if (k > 0) xs.push(performance.now() - t); // the first load warms the browser cache
   }
-  pageRows.push(`| ${label} | \`${path.length > 50 ? path.slice(0, 47) + '…' : path}\` | ${fmt(pct(xs, 50))} | ${fmt(pct(xs, 95))} |`);
-  console.error(`page ${label}: p50 ${fmt(pct(xs, 50))} ms, p95 ${fmt(pct(xs, 95))} ms`);
+  pageRows.push(`| ${label} | \`${path.length > 50 ? path.slice(0, 47) + '…' : path}\` | ${fmt(percentile(xs, 50))} | ${fmt(percentile(xs, 95))} |`);
+  console.error(`page ${label}: p50 ${fmt(percentile(xs, 50))} ms, p95 ${fmt(percentile(xs, 95))} ms`);
 }
 await browser.close();
 
