@@ -23,7 +23,7 @@ const { runMigrations } = await import(pathToFileURL(path.join(root, 'lib/db/mig
 const { createPool } = await import(pathToFileURL(path.join(root, 'lib/db/client.ts')).href);
 const ops = await import(pathToFileURL(path.join(root, 'lib/queue/ops.ts')).href);
 const { RedisDoorbell, RedisReceiver } = await import(pathToFileURL(path.join(root, 'lib/queue/signal.ts')).href);
-const { Runner, CLAIM_SESSION_SETTINGS } = await import(pathToFileURL(path.join(root, 'worker/runner.ts')).href);
+const { Runner } = await import(pathToFileURL(path.join(root, 'worker/runner.ts')).href);
 const { createLogger } = await import(pathToFileURL(path.join(root, 'lib/log.ts')).href);
 
 const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
@@ -93,7 +93,6 @@ const adapter = {
     const s = ctx.state;
     s.pool = createPool(ctx.pgUrl, { name: 'worker', max: Math.min(cfg.C, 8) + 2 });
     s.heartbeatPool = createPool(ctx.pgUrl, { name: 'heartbeat', max: 2 });
-    s.claimPool = createPool(ctx.pgUrl, { name: 'claim', max: 2, settings: CLAIM_SESSION_SETTINGS });
     s.doorbell = new RedisDoorbell(redisUrl(cfg), ctx.redisPrefix, s.pool, log);
     s.receiver = new RedisReceiver(redisUrl(cfg), ctx.redisPrefix, log);
     await s.receiver.ready(5_000);
@@ -104,7 +103,6 @@ const adapter = {
     s.runner = new Runner({
       pool: s.pool,
       heartbeatPool: s.heartbeatPool,
-      claimPool: s.claimPool,
       databaseUrl: ctx.pgUrl,
       receiver: s.receiver,
       doorbell: s.doorbell,
@@ -131,7 +129,7 @@ const adapter = {
       console.error('timing', JSON.stringify(globalThis.__t));
       console.error(`[leasehold worker ${ctx.index}] CPU while draining: ${((u.user + u.system) / 1000).toFixed(0)} ms (user ${(u.user / 1000).toFixed(0)}, system ${(u.system / 1000).toFixed(0)}), claimed ${s.runner.stats.claimed}, max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
     }
-    await closeAll(() => s.runner?.stop(1_000), () => s.receiver?.close(), () => s.doorbell?.close(), () => s.pool?.end(), () => s.heartbeatPool?.end(), () => s.claimPool?.end());
+    await closeAll(() => s.runner?.stop(1_000), () => s.receiver?.close(), () => s.doorbell?.close(), () => s.pool?.end(), () => s.heartbeatPool?.end());
   },
 };
 

@@ -14,7 +14,7 @@ import { type Doorbell, PgDoorbell, RedisDoorbell, RedisReceiver } from '../lib/
 import * as ops from '../lib/queue/ops';
 import { FsResultStore, resultsDir } from '../lib/results';
 import { loadHandlers } from './handlers';
-import { CLAIM_SESSION_SETTINGS, Runner } from './runner';
+import { Runner } from './runner';
 
 const { values } = parseArgs({
   options: {
@@ -34,7 +34,6 @@ const queues = values.queues!.split(',').map((q) => q.trim()).filter(Boolean);
 const log = createLogger({ proc: process.env.LEASEHOLD_WORKER_INDEX ?? '0', pid: process.pid });
 const pool = createPool(databaseUrl, { name: 'worker', max: Math.min(concurrency, 8) + 2 });
 const heartbeatPool = createPool(databaseUrl, { name: 'heartbeat', max: 2, queryTimeoutMs: cfg.heartbeatMs });
-const claimPool = createPool(databaseUrl, { name: 'claim', max: 2, settings: CLAIM_SESSION_SETTINGS });
 const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log);
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
 if (receiver) await receiver.ready(2_000);
@@ -44,7 +43,6 @@ for (const schedule of schedules) await ops.scheduleUpsert(pool, schedule);
 const runner = new Runner({
   pool,
   heartbeatPool,
-  claimPool,
   databaseUrl,
   receiver,
   doorbell,
@@ -72,7 +70,7 @@ async function shutdown(why: string) {
   await runner.stop(cfg.shutdownGraceMs);
   receiver?.close();
   if (doorbell instanceof RedisDoorbell) await doorbell.close();
-  await Promise.allSettled([pool.end(), heartbeatPool.end(), claimPool.end()]);
+  await Promise.allSettled([pool.end(), heartbeatPool.end()]);
   log.info('worker process stopped', { ...runner.stats });
   process.exit(0);
 }

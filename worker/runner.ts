@@ -36,12 +36,10 @@ import { Batcher } from './batcher';
 import type { Handler, JobContext } from './handlers/types';
 
 export interface RunnerOptions {
-  /** Completions, failures, checkpoints and the recover sweep (and claims without a claimPool). */
+  /** Claims, completions and the recover sweep. */
   pool: pg.Pool;
   /** Heartbeats only, so a busy main pool can never delay a renewal. */
   heartbeatPool: pg.Pool;
-  /** Claims, on connections with CLAIM_SESSION_SETTINGS (see there); default: `pool`. */
-  claimPool?: pg.Pool;
 
   /** For the LISTEN connection of the Postgres-only mode. */
   databaseUrl: string;
@@ -68,24 +66,6 @@ export interface RunnerOptions {
   log: Logger;
   workerId?: string;
 }
-
-/**
- * The session settings of a worker's claim connections: a claim's COMMIT does not wait
- * for its WAL flush. That takes one disk flush off the path from enqueue to handler start,
- * and it gives up nothing the fence does not already cover: a claim lost in a PostgreSQL
- * crash leaves its job queued at its old attempt, the holder's heartbeat and completion are
- * then refused (its worker id and attempt no longer match), and a peer claims the job again
- * — the at-least-once re-run a crash while a job is held causes anyway. Should the same
- * process claim the job again, it gets the same worker id and attempt back: begin() then
- * marks the earlier entry lost, and its pending writes are dropped (one already sent is
- * that attempt's real outcome, and the new run's next heartbeat finds the job settled). A
- * completion that was acknowledged was flushed, and the WAL is flushed in order, so the
- * claim it completes is durable with it. (A queue's rate-limit tokens taken by lost claims
- * come back too: after a crash a limited queue may run a little over its rate once.)
- * Enqueues, completions and failures keep synchronous commits: those are the promises made
- * to producers and the record of side effects.
- */
-export const CLAIM_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
 
 /** How often a worker re-reads the queue controls (a pause takes effect within this). */
 export const CONTROLS_REFRESH_MS = 1_000;
@@ -262,10 +242,6 @@ export class Runner {
 
   // ---------------------------------------------------------------- fetching
 
-  private get claimPool() {
-    return this.o.claimPool ?? this.o.pool;
-  }
-
   private get prefetch() {
     return this.o.prefetch ?? 0;
   }
@@ -325,7 +301,9 @@ export class Runner {
         if (rest <= 0) {
           // the controlled queues filled the free slots
         } else if (!fast.length) {
-          if (!jobs.length) await sleep(Math.min(this.o.pollMs, untilControlledPoll));
+          // Nothing to pop from: wait for the next controlled poll — or, with every queue
+          // paused (none controlled to poll), for the controls to change.
+          if (!jobs.length) await sleep(Math.min(this.o.pollMs, controlled.length ? untilControlledPoll : CONTROLLED_POLL_MS));
         } else if (receiver && receiver.available) {
           this.leavePgMode();
           const ids = await receiver.take(fast, rest, popWait);
@@ -334,7 +312,7 @@ export class Runner {
             const allowSuspect = !this.holdsSuspect(jobs);
             if (!jobs.length) claimSentAt = performance.now();
             jobs.push(
-              ...(await ops.jobClaim(this.claimPool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect })),
+              ...(await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect })),
             );
           } else {
             if (!jobs.length) claimSentAt = performance.now();
@@ -401,7 +379,7 @@ export class Runner {
     for (const queue of queues) {
       if (out.length >= want) break;
       out.push(
-        ...(await ops.jobClaimControlled(this.claimPool, {
+        ...(await ops.jobClaimControlled(this.o.pool, {
           queue,
           limit: want - out.length,
           workerId: this.workerId,
@@ -419,7 +397,7 @@ export class Runner {
    * a crashed peer's jobs even if no sweep runs.
    */
   private async claimFromPostgres(queues: readonly string[], want: number, alreadyClaimed: readonly ClaimedJob[] = []): Promise<ClaimedJob[]> {
-    const db = this.claimPool;
+    const db = this.o.pool;
     const out: ClaimedJob[] = [];
     const start = this.queueRotation++ % queues.length;
     const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect([...alreadyClaimed, ...out]) });
@@ -634,9 +612,8 @@ export class Runner {
       this.forget(pc.e);
       return;
     }
-    // A retry is dropped once the attempt is lost — also when this process claimed the job
-    // again meanwhile (a claim lost in a database crash gives the same worker id and
-    // attempt back): the new attempt's writes are the new entry's.
+    // A retry is dropped once the attempt is lost (taken over, or claimed again here: the
+    // new attempt's writes are the new entry's).
     setTimeout(() => (pc.e.lost ? this.forget(pc.e) : this.queueCompletion({ ...pc, tries: pc.tries + 1 })), delay);
   }
 
