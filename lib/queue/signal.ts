@@ -71,6 +71,24 @@ export function watchRedis(redis: Redis, what: string, logger: Logger = rootLog)
   });
 }
 
+/** Resolves true once `redis` is connected; false after `timeoutMs` (or at its first error, with `orError`). */
+function redisReady(redis: Redis, timeoutMs: number, orError = false): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('error', onError);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const onError = () => done(false);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    redis.on('ready', onReady);
+    if (orError) redis.on('error', onError);
+  });
+}
+
 /** How long a ring waits for the doorbell's first connection to Redis before it NOTIFYs instead. */
 const FIRST_CONNECT_WAIT_MS = 1_000;
 
@@ -86,24 +104,14 @@ export class RedisDoorbell implements Doorbell {
   ) {
     this.redis = new Redis(url, fastOptions('leasehold:doorbell'));
     watchRedis(this.redis, 'producers NOTIFY through PostgreSQL until it returns', logger);
-    // Rings sent while the first connection is still being made wait for it (briefly):
-    // workers on Redis do not hear NOTIFY, so a process's first enqueues would otherwise
-    // wait for a worker's poll.
-    this.firstConnection = new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.redis.off('ready', done);
-        this.redis.off('error', done);
-        resolve();
-      };
-      const timer = setTimeout(done, FIRST_CONNECT_WAIT_MS);
-      timer.unref();
-      this.redis.once('ready', done);
-      this.redis.once('error', done);
-    });
   }
 
-  private readonly firstConnection: Promise<void>;
+  /**
+   * Rings sent while the first connection is still being made wait for it (briefly): workers
+   * on Redis do not hear NOTIFY, so a process's first enqueues would otherwise wait for a
+   * worker's poll. Made by the first ring that needs it; later rings never wait again.
+   */
+  private firstConnection: Promise<boolean> | null = null;
 
   get usingRedis() {
     return this.redis.status === 'ready';
@@ -112,7 +120,7 @@ export class RedisDoorbell implements Doorbell {
   async ring(items: readonly Ring[], opts: RingOptions = {}): Promise<void> {
     if (items.length === 0) return;
     const byQueue = groupByQueue(items);
-    if (this.redis.status !== 'ready') await this.firstConnection;
+    if (this.redis.status !== 'ready') await (this.firstConnection ??= redisReady(this.redis, FIRST_CONNECT_WAIT_MS, true));
     if (this.redis.status === 'ready') {
       try {
         if (byQueue.size === 1) {
@@ -221,26 +229,16 @@ export class RedisReceiver {
     return this.redis.status === 'ready';
   }
 
+  /** Resolves true once connected (false after `timeoutMs`): avoids a false "unreachable" at start. */
+  ready(timeoutMs: number): Promise<boolean> {
+    return redisReady(this.redis, timeoutMs);
+  }
+
   /**
    * Up to `max` job ids from the given queues. Takes what is waiting at once; if nothing
    * is, blocks up to `timeoutMs` for the next ring (0 = do not block).
    * Throws SignalUnavailable when Redis cannot be reached.
    */
-  /** Resolves true once connected (false after `timeoutMs`): avoids a false "unreachable" at start. */
-  ready(timeoutMs: number): Promise<boolean> {
-    if (this.available) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        this.redis.off("ready", onReady);
-        resolve(ok);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      this.redis.on("ready", onReady);
-    });
-  }
-
   async take(queues: readonly string[], max: number, timeoutMs: number): Promise<string[]> {
     if (!this.available) throw new SignalUnavailable('redis not ready');
     // A connection that went silent (a partition, not a reset) would hang the pop forever:
