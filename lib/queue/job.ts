@@ -46,6 +46,10 @@ export type ClaimedJob = Pick<
  * Lost leases in a row (lease_lost_streak) from which a job is a suspect: a likely poison,
  * of which a worker holds at most one at a time. One loss is what a host crash does to
  * every job in hand; a second in a row points at the job itself.
+ * The trade-off: after a first crash, a poison job and its innocent neighbours all stand at
+ * one loss and may be taken over together, so the poison can take them down a second time
+ * (then each is a suspect and runs alone). With a streak of 1 they could not, but a
+ * crashed host's jobs were then taken over one per worker (recovery past its bound).
  */
 export const SUSPECT_STREAK = 2;
 

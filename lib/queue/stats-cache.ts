@@ -15,6 +15,7 @@
  */
 import type pg from 'pg';
 import { computeConsoleStats, type ConsoleStats, readWorkerTotals, type WorkerTotals } from './console-stats';
+import { log } from '../log';
 import type { Doorbell } from './signal';
 
 export const MIN_REFRESH_MS = 2_000;
@@ -70,7 +71,8 @@ export class StatsCache {
     else {
       const next = (this.inFlight ??= this.refresh());
       if (age0 < Math.max(MAX_STALE_MS, this.refreshMs * 3)) {
-        next.catch(() => {}); // a viewer that waits for a later refresh sees its error
+        // Served stale meanwhile; the failure is logged (a viewer waiting past MAX_STALE_MS sees it).
+        next.catch((err) => log.warn('the overview stats could not be refreshed; serving the last snapshot', { err }));
         stats = this.last!.stats;
       } else stats = await next;
     }
