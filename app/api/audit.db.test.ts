@@ -186,7 +186,12 @@ describe('the entry is written before the action', () => {
       audited(db.pool, who, { action: 'test.throws', target: {} }, async () => { throw new Error('the database went away'); }, () => ({ changed: 1, skipped: 0 })),
       /went away/,
     );
-    assert.deepEqual(await stateOf('test.throws'), { state: 'failed', changed: 0, skipped: 0, details: { error: 'the database went away', countsUnknown: true } });
+    // Viewers read the log: an internal error's text stays in the server's log.
+    assert.deepEqual(await stateOf('test.throws'), { state: 'failed', changed: 0, skipped: 0, details: { error: 'internal error (logged on the server)', countsUnknown: true } });
+    await assert.rejects(
+      audited(db.pool, who, { action: 'test.unavailable', target: {} }, async () => { throw new QueueError('unavailable', 'Redis and PostgreSQL are both away'); }, () => ({ changed: 1, skipped: 0 })),
+    );
+    assert.equal((await stateOf('test.unavailable')).details.error, 'Redis and PostgreSQL are both away', "a QueueError's message is meant for operators");
   });
 
   test('an action refused before it changed anything (a 4xx from inside it) leaves no entry', async () => {
@@ -201,9 +206,17 @@ describe('the entry is written before the action', () => {
   });
 
   test('when the entry cannot be written, the action does not run', async () => {
-    const broken = { query: async () => { throw new Error('audit_log is not writable'); } };
+    // A real refusal by PostgreSQL: a connection whose transaction has already failed.
+    const client = await db.pool.connect();
     let ran = false;
-    await assert.rejects(audited(broken, who, { action: 'test.unwritable', target: {} }, async () => (ran = true), () => ({ changed: 1, skipped: 0 })), /not writable/);
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT 1/0').catch(() => {});
+      await assert.rejects(audited(client, who, { action: 'test.unwritable', target: {} }, async () => (ran = true), () => ({ changed: 1, skipped: 0 })), /transaction is aborted/);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
     assert.equal(ran, false);
   });
 

@@ -88,13 +88,7 @@ export async function audited<R>(
   run: () => Promise<R>,
   outcome: (result: R) => AuditOutcome,
 ): Promise<R> {
-  const ids = boundedIds(start.jobIds);
-  const { rows } = await db.query(
-    `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, reason, details, state)
-     VALUES ($1, $2, $3, $4, $5::bigint[], 0, 0, $6, $7, 'started') RETURNING audit_id`,
-    [who.actor, who.actorKind, start.action, JSON.stringify(start.target), ids.kept, start.reason?.trim() || null, JSON.stringify({ ...start.details, ...ids.truncated })],
-  );
-  const id = String(rows[0].audit_id);
+  const id = await insertEntry(db, { ...who, ...start, changed: 0, skipped: 0 }, 'started');
   let result: R;
   try {
     result = await run();
@@ -108,12 +102,14 @@ export async function audited<R>(
     } else {
       // What changed before the error (a bulk action commits batch by batch) is not
       // counted: the entry says so rather than claiming nothing changed.
-      const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
+      // Viewers read the log: an internal error (SQL, addresses) is logged here, not kept.
+      const error = err instanceof QueueError ? err.message.slice(0, 500) : 'internal error (logged on the server)';
+      if (!(err instanceof QueueError)) log.error('an audited operator action failed', { err, audit: id, action: start.action });
       await finish(db, id, 'failed', { changed: 0, skipped: 0, details: { error, countsUnknown: true } });
     }
     throw err;
   }
-  await finish(db, id, 'done', outcome(result));
+  await finish(db, id, 'done', () => outcome(result));
   return result;
 }
 
@@ -122,19 +118,25 @@ export async function audited<R>(
  * succeeded: the first admin's setup (a failed setup is an anonymous attempt, counted by the
  * sign-in limiter, not an operator's action). Every other action goes through `audited`.
  */
-export async function auditRecord(db: Executor, e: AuditInput): Promise<string> {
+export function auditRecord(db: Executor, e: AuditInput): Promise<string> {
+  return insertEntry(db, e, 'done');
+}
+
+async function insertEntry(db: Executor, e: AuditInput, state: 'started' | 'done'): Promise<string> {
   const ids = boundedIds(e.jobIds);
   const { rows } = await db.query(
-    `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, reason, details)
-     VALUES ($1, $2, $3, $4, $5::bigint[], $6, $7, $8, $9) RETURNING audit_id`,
-    [e.actor, e.actorKind, e.action, JSON.stringify(e.target), ids.kept, e.changed, e.skipped, e.reason?.trim() || null, JSON.stringify({ ...e.details, ...ids.truncated })],
+    `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, reason, details, state)
+     VALUES ($1, $2, $3, $4, $5::bigint[], $6, $7, $8, $9, $10) RETURNING audit_id`,
+    [e.actor, e.actorKind, e.action, JSON.stringify(e.target), ids.kept, e.changed, e.skipped, e.reason?.trim() || null, JSON.stringify({ ...e.details, ...ids.truncated }), state],
   );
   return String(rows[0].audit_id);
 }
 
-async function finish(db: Executor, id: string, state: 'done' | 'failed', o: AuditOutcome) {
-  const ids = o.jobIds ? boundedIds(o.jobIds) : null;
+/** Completes an entry; the outcome is built in here too, so no failure of either can turn an action that ran into a 500. */
+async function finish(db: Executor, id: string, state: 'done' | 'failed', outcome: AuditOutcome | (() => AuditOutcome)) {
   try {
+    const o = typeof outcome === 'function' ? outcome() : outcome;
+    const ids = o.jobIds ? boundedIds(o.jobIds) : null;
     await db.query(
       `UPDATE audit_log SET state = $2, changed = $3, skipped = $4, job_ids = coalesce($5::bigint[], job_ids),
               target = coalesce($6::jsonb, target), details = details || $7::jsonb

@@ -5,11 +5,12 @@
  */
 import { z } from 'zod';
 import { QueueError } from '../queue/errors';
+import { NAME_RE } from '../auth/store';
 import { isJobType, jobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
 import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
-import { parsePayloadFilter } from '../queue/filters';
+import { compactFilter, parsePayloadFilter } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
@@ -191,6 +192,11 @@ export const actionBody = z
   .refine((b) => [b.ids, b.filter, b.all].filter((x) => x !== undefined).length === 1, {
     message: 'give exactly one of `ids`, `filter` or `all`',
   })
+  // Refused here, before anything is written (resolveFilter checks it again for the CLI).
+  .refine((b) => !b.filter || Object.keys(compactFilter(b.filter)).some((k) => k !== 'maxId'), {
+    message: 'filter: give at least one condition (an action on every job in the table is never implied)',
+    path: ['filter'],
+  })
   .meta({ description: 'Exactly one of `ids`, `filter` or `all`.' });
 
 export const requeueBody = z
@@ -257,9 +263,12 @@ export const auditQuery = z
   })
   .strict();
 
+/** A sign-in or token name, checked here so that a bad one is refused before anything is written. */
+const accountName = safeText(1, 64).regex(NAME_RE, 'name: 1-64 letters, digits, _ . @ - (starting with a letter or digit)');
+
 export const userBody = z
   .object({
-    name: safeText(1, 64),
+    name: accountName,
     role: z.enum(['viewer', 'operator', 'admin']),
     password: safeText(10, 200),
   })
@@ -267,7 +276,7 @@ export const userBody = z
 
 export const tokenBody = z
   .object({
-    name: safeText(1, 64),
+    name: accountName,
     scope: z.enum(['enqueue', 'viewer', 'operator', 'admin']),
   })
   .strict();
