@@ -167,6 +167,14 @@ describe('actions', () => {
     assert.equal((await action(requeue.POST, failed, { resetAttempts: 'yes' } as never)).status, 400);
   });
 
+  test("an operator's action shows in the list at once, though lists are shared for a second", async () => {
+    const id = await insertJob(db.pool, { status: 'failed', queue: 'shared-list-q' });
+    const list = async () => (await (await jobs.GET(new Request('http://test/api/jobs?queue=shared-list-q'))).json()).jobs.map((j: { status: string }) => j.status);
+    assert.deepEqual(await list(), ['failed']);
+    assert.equal((await action(requeue.POST, id)).status, 200);
+    assert.deepEqual(await list(), ['queued'], 'the requeue cleared the shared answer');
+  });
+
   test('cancel a queued job: 200; a completed one: 409 "already completed"', async () => {
     const q = await insertJob(db.pool);
     assert.equal((await action(cancel.POST, q)).status, 200);

@@ -55,10 +55,11 @@ test('sign-in limiter: per account and per address, cleared by a success, forgot
 
 test('sign-in limiter: a spray of names past the key bound forgets the oldest keys, not the spraying address', () => {
   const t0 = 5_000_000;
-  signInFailed('old-account', '10.1.1.1', t0);
+  for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed('old-account', '10.1.1.1', t0);
+  assert.ok(signInBlockedFor('old-account', '10.1.1.2', t0) > 0, 'blocked before the spray');
   for (let k = 0; k < MAX_KEYS + 10; k++) signInFailed(`spray-${k}`, '10.7.7.7', t0 + 1);
   assert.ok(signInBlockedFor('anyone', '10.7.7.7', t0 + 1) > 0, 'the sprayer is still counted');
-  assert.equal(signInBlockedFor('old-account', '10.1.1.1', t0 + 1), 0, 'the least recently failed keys went first');
+  assert.equal(signInBlockedFor('old-account', '10.1.1.2', t0 + 1), 0, 'the least recently failed keys went first');
 });
 
 test('the address of an attempt: the TCP peer; X-Forwarded-For only behind a declared proxy, and then its last hop', () => {

@@ -13,12 +13,14 @@ export const READ_CACHE_MS = 1_000;
 const MAX_ENTRIES = 100;
 
 interface Entry {
-  at: number;
   ttlMs: number;
   /** When the read answered (performance.now()), so a cached answer can say how old it is. */
   answeredAt?: number;
   value: Promise<unknown>;
 }
+
+/** An answer older than its time; a read still running is never expired. */
+const expired = (e: Entry, now: number) => e.answeredAt !== undefined && now - e.answeredAt >= e.ttlMs;
 
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();
@@ -26,15 +28,16 @@ export class ReadCache {
   constructor(private readonly ttlMs = READ_CACHE_MS) {}
 
   /**
-   * The answer for `key` read at most ttlMs ago (or being read now), else `load()`'s,
-   * with its age: an answer that carries the database clock moves it on by that much.
+   * The answer for `key` that arrived at most ttlMs ago, or the read of it still running
+   * (however slow: it is joined, never started again beside it), else `load()`'s; with its
+   * age, by which an answer that carries the database clock moves it on.
    */
   async get<T>(key: string, load: () => Promise<T>, ttlMs = this.ttlMs): Promise<{ value: T; ageMs: number }> {
     const now = performance.now();
     let entry = this.entries.get(key);
-    if (!entry || now - entry.at >= ttlMs) {
+    if (!entry || expired(entry, now)) {
       this.dropExpired(now);
-      const fresh: Entry = { at: now, ttlMs, value: load() };
+      const fresh: Entry = { ttlMs, value: load() };
       fresh.value = fresh.value.then((v) => {
         fresh.answeredAt = performance.now();
         return v;
@@ -64,8 +67,7 @@ export class ReadCache {
   /** Expired entries are dropped as new ones come (oldest first), so none outlives its use. */
   private dropExpired(now: number) {
     for (const [key, e] of this.entries) {
-      if (now - e.at < e.ttlMs) continue;
-      this.entries.delete(key);
+      if (expired(e, now)) this.entries.delete(key);
     }
   }
 }
