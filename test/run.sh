@@ -15,6 +15,7 @@ export TEST_RUN_ID=${TEST_RUN_ID:-r$$$(date +%s | tail -c 5)}
 export E2E_PORT=${E2E_PORT:-$(free_port)}
 # The second console of the browser tests, with sign-in on (test/e2e/auth/).
 export E2E_AUTH_PORT=${E2E_AUTH_PORT:-$(free_port)}
+while [ "$E2E_AUTH_PORT" = "$E2E_PORT" ]; do E2E_AUTH_PORT=$(free_port); done
 finish() {
   node --import tsx test/cleanup-dbs.ts >&2 || true
   services_cleanup
