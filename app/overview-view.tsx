@@ -9,6 +9,7 @@ import { StatusCounts } from '@/components/stats/status-counts';
 import { Button } from '@/components/ui/button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobKeys, statsKeys } from '@/lib/api/keys';
+import { useLive } from '@/lib/api/live';
 import { setQueuePaused } from '@/lib/api/queues';
 import { enqueueJob, statsQuery } from '@/lib/api/stats';
 import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
@@ -18,7 +19,8 @@ import { useActionFlow } from './action-flow';
 
 export function OverviewView() {
   const interval = useRefreshInterval();
-  const stats = useQuery(statsQuery(interval));
+  const live = useLive({ stats: true }, interval);
+  const stats = useQuery(statsQuery(live ? false : interval));
   const now = useDbNow();
   const qc = useQueryClient();
   const flow = useActionFlow();

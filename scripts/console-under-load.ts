@@ -1,25 +1,28 @@
 /**
  * What watching costs: the workers drain a batch of no-op jobs on a big table (load it
- * first with scripts/load-jobs.ts) with no console open, then with ten consoles polling
+ * first with scripts/load-jobs.ts) with no console open, then with ten consoles refreshing
  * every second, then with none again. Prints the drain rate of each round, the cost of
- * the consoles in percent, and the p50/p95 of the consoles' requests while the workers
- * drain at full speed.
+ * the consoles in percent, and the p50/p95 of the consoles' requests and live events while
+ * the workers drain at full speed.
  *
  *   DATABASE_URL=... PORT=3471 LEASEHOLD_AUTH=off npm run web &
  *   DATABASE_URL=... BASE=http://127.0.0.1:3471 node --import tsx scripts/console-under-load.ts \
- *     [--jobs 60000] [--consoles 10] [--processes 2] [--concurrency 10]
+ *     [--jobs 60000] [--consoles 10] [--processes 2] [--concurrency 10] [--mode live|poll]
  *
  * On one machine the consoles' own CPU (this script plays them) and the console server's
  * are taken from the workers too: the round with consoles prints both, as a share of the
  * machine (the server's pid is found by its port on Linux), to tell them from the cost the
  * consoles' queries put on PostgreSQL.
  *
- * Each console is one browser tab polling every second (the console's fastest refresh
- * setting; the default is 2 s) what its page polls: even-numbered tabs are on the overview
- * (the shared stats), odd-numbered ones on the jobs page (the live rows of its 50 jobs, by
- * id, and the "N new" count above them; the page of the 50 newest is loaded when the tab
- * opens and again every tenth second, as someone paging or filtering would). The batch goes
- * to a queue of its own, so the million rows around it stay as they are.
+ * Each console is one browser tab refreshing every second (the console's fastest setting;
+ * the default is 2 s) what its page shows: even-numbered tabs are on the overview (the
+ * shared stats), odd-numbered ones on the jobs page (the live rows of its 50 jobs, by id,
+ * and the "N new" count above them). With --mode live (what the console does) a tab keeps
+ * one live feed (GET /api/live) open; with --mode poll it sends a request per query each
+ * second, as the console did before the feed. Every tenth second a tab loads its page
+ * again (GET /api/stats, or the 50 newest jobs), as someone moving around would, which
+ * gives the request timings. The batch goes to a queue of its own, so the million rows
+ * around it stay as they are.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,12 +32,16 @@ import { fileURLToPath } from 'node:url';
 import { createPool } from '../lib/db/client';
 import * as ops from '../lib/queue/ops';
 import { RedisDoorbell } from '../lib/queue/signal';
-import { numberOption, percentile } from './cli-args';
+import { SseReader } from '../test/sse';
+import { numberOption, option, percentile } from './cli-args';
 
 const JOBS = numberOption('jobs', 60_000);
 const CONSOLES = numberOption('consoles', 10);
 const P = numberOption('processes', 2);
 const C = numberOption('concurrency', 10);
+/** live: the pages' live feed (what the console does); poll: a request per query per second (without the feed). */
+const MODE = option('mode', 'live');
+if (MODE !== 'live' && MODE !== 'poll') throw new Error('--mode is live or poll');
 const BASE = process.env.BASE ?? 'http://127.0.0.1:3000';
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -45,6 +52,8 @@ const prefix = `lh_under_load_${process.pid}`;
 const pool = createPool(DATABASE_URL, { name: 'under-load', max: 4 });
 const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool);
 
+/** A round that takes longer than this has gone wrong (workers down): stop, clean up. */
+const DRAIN_DEADLINE_MS = 15 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Busy and total CPU ticks of the whole machine (/proc/stat), to tell how saturated a round was. */
@@ -84,44 +93,101 @@ function cpuSeconds(pid: number | null): number {
 /** Browser tabs on the overview and the jobs page, as far as the server can tell. */
 function startConsoles(n: number) {
   const timings = new Map<string, number[]>();
+  const note = (label: string, ms: number) => {
+    const list = timings.get(label) ?? [];
+    list.push(ms);
+    timings.set(label, list);
+  };
   let running = true;
   const get = async (label: string, url: string) => {
     const t = performance.now();
     const res = await fetch(BASE + url);
     const body = await res.json();
     if (!res.ok) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
-    const list = timings.get(label) ?? [];
-    list.push(performance.now() - t);
-    timings.set(label, list);
+    note(label, performance.now() - t);
     return body;
   };
-  const overview = async () => {
-    await get('GET /api/stats', '/api/stats');
+  /**
+   * The live feed as the page keeps it: one stream, reopened when what it watches changes.
+   * Notes how long the first event took, and how late each next one came (its gap past
+   * the second).
+   */
+  const feed = () => {
+    let current: { url: string; stop: AbortController; done: Promise<void> } | null = null;
+    const open = (url: string) => {
+      const stop = new AbortController();
+      const done = (async () => {
+        const t = performance.now();
+        const res = await fetch(BASE + url, { signal: stop.signal });
+        if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+        const sse = new SseReader(res.body!);
+        let last = 0;
+        for (let e = await sse.next(); e; e = await sse.next()) {
+          const now = performance.now();
+          if (!last) note('live: first event', now - t);
+          else if (now - last > 100) note('live: event lateness', now - last - 1000);
+          last = now;
+          if (e.event === 'problem') throw new Error(`${url}: ${e.data}`);
+        }
+      })().catch((err) => {
+        if (!stop.signal.aborted) throw err;
+      });
+      return { url, stop, done };
+    };
+    return {
+      watch(url: string) {
+        if (current?.url === url) return;
+        current?.stop.abort();
+        current = open(url);
+      },
+      async close() {
+        current?.stop.abort();
+        await current?.done;
+      },
+    };
+  };
+  const overview = () => {
+    let tick = 0;
+    const live = MODE === 'live' ? feed() : null;
+    return {
+      async poll() {
+        // The page's own load (every tenth second, as someone moving around would), then the feed or a poll.
+        if (!live || tick++ % 10 === 0) await get('GET /api/stats', '/api/stats');
+        live?.watch('/api/live?stats=1&every=1000');
+      },
+      close: () => live?.close(),
+    };
   };
   const jobsPage = () => {
     let ids: string[] = [];
     let anchor = '0';
     let tick = 0;
-    return async () => {
-      if (tick++ % 10 === 0) {
-        const page = await get('GET /api/jobs?limit=50', '/api/jobs?limit=50');
-        ids = (page.jobs ?? []).map((j: { id: string }) => j.id);
-        anchor = page.headId ?? anchor;
-      }
-      await Promise.all([
-        ids.length ? get('GET /api/jobs/lookup', `/api/jobs/lookup?ids=${ids.join(',')}`) : null,
-        get('GET /api/jobs/newer', `/api/jobs/newer?after=${anchor}`),
-      ]);
+    const live = MODE === 'live' ? feed() : null;
+    return {
+      async poll() {
+        if (tick++ % 10 === 0) {
+          const page = await get('GET /api/jobs?limit=50', '/api/jobs?limit=50');
+          ids = (page.jobs ?? []).map((j: { id: string }) => j.id);
+          anchor = page.headId ?? anchor;
+        }
+        if (live) return live.watch(`/api/live?${ids.length ? `ids=${ids.join(',')}&` : ''}after=${anchor}&every=1000`);
+        await Promise.all([
+          ids.length ? get('GET /api/jobs/lookup', `/api/jobs/lookup?ids=${ids.join(',')}`) : null,
+          get('GET /api/jobs/newer', `/api/jobs/newer?after=${anchor}`),
+        ]);
+      },
+      close: () => live?.close(),
     };
   };
   const one = async (k: number) => {
     await sleep((1000 * k) / n); // spread over the second, as real viewers are
-    const poll = k % 2 === 0 ? overview : jobsPage();
+    const tab = k % 2 === 0 ? overview() : jobsPage();
     while (running) {
       const started = Date.now();
-      await poll();
+      await tab.poll();
       await sleep(Math.max(0, 1000 - (Date.now() - started)));
     }
+    await tab.close();
   };
   const done = Promise.all(Array.from({ length: n }, (_, k) => one(k)));
   return {
@@ -153,6 +219,7 @@ async function drain(round: string, queue: string): Promise<number> {
   );
   try {
     for (;;) {
+      if (performance.now() - t0 > DRAIN_DEADLINE_MS) throw new Error(`${round}: the batch did not drain in ${DRAIN_DEADLINE_MS / 60_000} minutes`);
       const { rows } = await pool.query(
         `SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status IN ('queued', 'retrying', 'running')`,
         [queue],
@@ -172,28 +239,34 @@ async function drain(round: string, queue: string): Promise<number> {
   return rate;
 }
 
-const { rows } = await pool.query(`SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'jobs'`);
-console.log(`jobs table ≈ ${rows[0].n} rows; ${JOBS} no-op jobs per round; P=${P} C=${C}; ${CONSOLES} consoles polling every second`);
-const quiet1 = await drain('no console', `${prefix}_a`);
-const pid = serverPid();
-const before = { server: cpuSeconds(pid), self: process.cpuUsage(), at: performance.now() };
-const consoles = startConsoles(CONSOLES);
-const watched = await drain(`${CONSOLES} consoles`, `${prefix}_b`);
-await consoles.stop();
-const wall = (performance.now() - before.at) / 1000;
-const selfCpu = process.cpuUsage(before.self);
-const share = (cpu: number) => `${((cpu / wall / os.availableParallelism()) * 100).toFixed(1)} %`;
-console.log(
-  `  CPU while watched (share of the machine's ${os.availableParallelism()} cores): console server ${share(cpuSeconds(pid) - before.server)}, ` +
-    `the ${CONSOLES} consoles (this script) ${share((selfCpu.user + selfCpu.system) / 1e6)}`,
-);
-const quiet2 = await drain('no console again', `${prefix}_c`);
-const quiet = (quiet1 + quiet2) / 2;
-console.log(`\ncost of ${CONSOLES} consoles: ${(((quiet - watched) / quiet) * 100).toFixed(1)} % of the drain rate (${Math.round(watched)} vs ${Math.round(quiet)} jobs/s)\n`);
-console.log('| request (while draining) | n | p50 ms | p95 ms |\n| --- | ---: | ---: | ---: |');
-for (const [label, xs] of consoles.timings) console.log(`| ${label} | ${xs.length} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 95).toFixed(1)} |`);
-// The batches' jobs are removed again, so the table is what it was.
-await pool.query(`DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM jobs WHERE queue LIKE $1)`, [`${prefix}_%`]);
-await pool.query(`DELETE FROM jobs WHERE queue LIKE $1`, [`${prefix}_%`]);
-await doorbell.close();
-await pool.end();
+/** Removes the batches' jobs again, so the table is what it was — also when a round failed. */
+async function cleanUp() {
+  await pool.query(`DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM jobs WHERE queue LIKE $1)`, [`${prefix}_%`]);
+  await pool.query(`DELETE FROM jobs WHERE queue LIKE $1`, [`${prefix}_%`]);
+  await doorbell.close();
+  await pool.end();
+}
+
+try {
+  const { rows } = await pool.query(`SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'jobs'`);
+  console.log(`jobs table ≈ ${rows[0].n} rows; ${JOBS} no-op jobs per round; P=${P} C=${C}; ${CONSOLES} consoles refreshing every second (${MODE === 'live' ? 'live feed' : 'polling'})`);
+  const quiet1 = await drain('no console', `${prefix}_a`);
+  const pid = serverPid();
+  const before = { server: cpuSeconds(pid), self: process.cpuUsage(), at: performance.now() };
+  const consoles = startConsoles(CONSOLES);
+  const watched = await drain(`${CONSOLES} consoles`, `${prefix}_b`).finally(() => consoles.stop());
+  const wall = (performance.now() - before.at) / 1000;
+  const selfCpu = process.cpuUsage(before.self);
+  const share = (cpu: number) => `${((cpu / wall / os.availableParallelism()) * 100).toFixed(1)} %`;
+  console.log(
+    `  CPU while watched (share of the machine's ${os.availableParallelism()} cores): console server ${share(cpuSeconds(pid) - before.server)}, ` +
+      `the ${CONSOLES} consoles (this script) ${share((selfCpu.user + selfCpu.system) / 1e6)}`,
+  );
+  const quiet2 = await drain('no console again', `${prefix}_c`);
+  const quiet = (quiet1 + quiet2) / 2;
+  console.log(`\ncost of ${CONSOLES} consoles: ${(((quiet - watched) / quiet) * 100).toFixed(1)} % of the drain rate (${Math.round(watched)} vs ${Math.round(quiet)} jobs/s)\n`);
+  console.log('| request or event (while draining) | n | p50 ms | p95 ms |\n| --- | ---: | ---: | ---: |');
+  for (const [label, xs] of consoles.timings) console.log(`| ${label} | ${xs.length} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 95).toFixed(1)} |`);
+} finally {
+  await cleanUp();
+}

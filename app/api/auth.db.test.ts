@@ -65,6 +65,8 @@ function sampleFor(method: string, path: string): { params?: Record<string, stri
       return { query: `ids=${failed},${queued}` };
     case 'get /api/jobs/newer':
       return { query: `after=${failed}` };
+    case 'get /api/live':
+      return { query: `stats=1&ids=${failed},${queued}&after=${failed}` };
     default:
       return { params: { id: failed, action: 'requeue', name: 'auth-q' } };
   }
@@ -108,6 +110,7 @@ describe('roles, checked on the server', () => {
     for (const { method, path } of every.filter((r) => r.method === 'get' && !r.path.startsWith('/api/admin/'))) {
       const res = await send(routes, 'GET', path, { ...sampleFor(method, path), cookie: viewer });
       assert.ok([200, 404].includes(res.status), `GET ${path} → ${res.status}`);
+      await res.body?.cancel(); // the live feed's stream would run on
     }
   });
 

@@ -13,6 +13,8 @@ import { after, describe, test } from 'node:test';
 import { validate as validateOpenApi, compileErrors } from '@readme/openapi-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { SseReader } from '../../test/sse';
+import { waitFor } from '../../test/wait';
 import { findRouteFiles, loadRoutes, undocumented, unimplemented } from '../../test/api-routes';
 import { cleanup } from '../../test/cleanup';
 import { testDatabase } from '../../test/db';
@@ -73,6 +75,28 @@ interface Call {
   raw?: string;
 }
 
+/** The live feed's events carry the bodies of these routes (GET /api/live's description). */
+const EVENT_BODIES: Record<string, string> = { stats: '/api/stats', lookup: '/api/jobs/lookup', newer: '/api/jobs/newer' };
+
+/** The first events of a live feed, each checked against the schema of the route whose body it carries. */
+async function checkEvents(res: Response) {
+  const sse = new SseReader(res.body!);
+  const events: Record<string, unknown> = {};
+  try {
+    for (let e = await sse.next(); e && !(e.event in events); e = await sse.next()) {
+      const source = EVENT_BODIES[e.event];
+      assert.ok(source, `an undocumented event: ${e.event} ${e.data.slice(0, 200)}`);
+      const v = validatorAt('paths', source, 'get', 'responses', '200', 'content', 'application/json', 'schema');
+      const data = JSON.parse(e.data);
+      assert.ok(v(data), `GET /api/live event ${e.event} breaks the schema of ${source}: ${ajv.errorsText(v.errors)}`);
+      events[e.event] = data;
+    }
+  } finally {
+    await sse.cancel();
+  }
+  return events;
+}
+
 /** Calls the route handler for `method path` and checks the answer against the document. */
 async function call(method: string, path: string, c: Call = {}) {
   const m = method.toLowerCase();
@@ -96,6 +120,7 @@ async function call(method: string, path: string, c: Call = {}) {
   const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
   const content = op.responses[status]!.content ?? {};
   assert.ok(content[type], `${method} ${path} ${status}: content type ${type} is not documented (${Object.keys(content).join(', ')})`);
+  if (type === 'text/event-stream') return { status: res.status, events: await checkEvents(res) };
   const text = await res.text();
   const parsed = type === 'application/json' ? JSON.parse(text) : text;
   const v = validatorAt('paths', path, m, 'responses', status, 'content', type, 'schema');
@@ -325,6 +350,12 @@ describe('every route answers as documented', () => {
     }
 
     assert.deepEqual((await call('GET', '/api/jobs/newer', { query: `queue=oa-look&after=${x}` })).body, { count: 1, capped: false });
+    const live = await call('GET', '/api/live', { query: `stats=1&ids=${x},${y}&queue=oa-look&after=${x}&every=1000` });
+    assert.deepEqual(Object.keys(live.events!).sort(), ['lookup', 'newer', 'stats']);
+    assert.deepEqual(live.events!.newer, { count: 1, capped: false });
+    for (const query of ['', `ids=${x}&queue=oa-look`, 'stats=1&every=999', 'stats=1&cursor=1']) {
+      assert.equal((await call('GET', '/api/live', { query })).status, 400, query);
+    }
     assert.deepEqual((await call('GET', '/api/jobs/newer', { query: `status=running&worker=w-look&after=${x}` })).body, { count: 1, capped: false });
     for (const query of ['queue=oa-look', 'after=abc', `after=${x}&fingerprint=xyz`, 'after=9223372036854775808', `after=${x}&cursor=1`]) {
       assert.equal((await call('GET', '/api/jobs/newer', { query })).status, 400, query);
@@ -376,7 +407,11 @@ describe('every route answers as documented', () => {
        SELECT 'oa-bulk', 'demo.noop', 'completed', 1, now(), now() FROM generate_series(1, 50001)`,
     );
     await db.pool.query('ANALYZE jobs');
-    const stats = await call('GET', '/api/stats');
+    // The shared snapshot may predate the insert (the live feed's test read it): wait for a newer one.
+    const stats = await waitFor('a stats snapshot that counts the insert', async () => {
+      const s = await call('GET', '/api/stats');
+      return s.body.estimates.liveRows > 50_000 && s;
+    });
     assert.equal(stats.status, 200);
     assert.equal(stats.body.kinds.completed, 'estimate');
     assert.equal(stats.body.totalKind, 'estimate');

@@ -14,6 +14,7 @@ import { Button } from '@/components/ui/button';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { filterKey, hasFilters, type JobFilters } from '@/lib/api/filters';
 import { jobLookupQuery, jobNewerQuery, jobPagesQuery } from '@/lib/api/jobs';
+import { useLive } from '@/lib/api/live';
 import { jobKeys } from '@/lib/api/keys';
 import type { BulkAction, JobRow } from '@/lib/api/types';
 import { int } from '@/lib/ui/format';
@@ -57,8 +58,9 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   const base = useMemo(() => pages.data?.pages.flatMap((p) => p.jobs) ?? [], [pages.data]);
   const anchor = pages.data?.pages[0]?.headId ?? null;
   const ids = useMemo(() => base.slice(0, LOOKUP_MAX).map((j) => j.id), [base]);
-  const lookup = useQuery(jobLookupQuery(ids, interval));
-  const newer = useQuery(jobNewerQuery(filters, anchor, interval));
+  const live = useLive({ ids, newer: { filters, after: anchor } }, interval);
+  const lookup = useQuery(jobLookupQuery(ids, live ? false : interval));
+  const newer = useQuery(jobNewerQuery(filters, anchor, live ? false : interval));
 
   const rows: TableJob[] = useMemo(() => {
     if (!lookup.data) return base;

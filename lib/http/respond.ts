@@ -22,18 +22,21 @@ export function zodMessage(e: ZodError): string {
   return `${where}: ${first.message}`;
 }
 
-export function toErrorResponse(err: unknown): Response {
-  if (err instanceof QueueError) return errorResponse(err);
-  if (err instanceof ZodError) return errorResponse(new QueueError('invalid_request', zodMessage(err)));
+export const toErrorResponse = (err: unknown): Response => errorResponse(toQueueError(err));
+
+/** What a caller is told about an error: its own QueueError, a 400 naming the field, or a logged, generic one. */
+export function toQueueError(err: unknown): QueueError {
+  if (err instanceof QueueError) return err;
+  if (err instanceof ZodError) return new QueueError('invalid_request', zodMessage(err));
   const pgCode = (err as { code?: string })?.code;
   // Statement timeout / too many connections / server shutting down: the database is
   // busy or away, which is worth telling apart from a bug.
   if (pgCode === '57014' || pgCode === '53300' || pgCode === '57P01' || pgCode === 'ECONNREFUSED') {
     log.warn('database unavailable for a request', { code: pgCode });
-    return errorResponse(new QueueError('unavailable', 'the database is busy or unreachable; try again'));
+    return new QueueError('unavailable', 'the database is busy or unreachable; try again');
   }
   log.error('unexpected error in a route handler', { err, stack: (err as Error)?.stack });
-  return errorResponse(new QueueError('internal', 'internal error (logged on the server)'));
+  return new QueueError('internal', 'internal error (logged on the server)');
 }
 
 /**

@@ -83,8 +83,9 @@ export async function computeConsoleStats(
   opts: { doorbell?: Doorbell | null; leaseMs: number },
 ): Promise<ConsoleStats> {
   const t0 = performance.now();
-  const [capped, basis, extMcv, misc, waiting, controls] = await Promise.all([
-    db.query(
+  const [capped, basis, extMcv, misc, waiting, controls] = await inTurn([
+    () =>
+      db.query(
       // One literal status per branch: the planner can then use the partial index that
       // serves it (jobs_status_idx, jobs_running_idx, jobs_claim_idx) instead of scanning.
       JOB_STATUSES.map(
@@ -92,7 +93,8 @@ export async function computeConsoleStats(
       ).join('\n UNION ALL '),
       [COUNT_CAP],
     ),
-    db.query(
+    () =>
+      db.query(
       `SELECT st.n_live_tup::float8 AS live, greatest(st.last_analyze, st.last_autoanalyze) AS analyzed_at,
               (SELECT most_common_vals::text::text[] FROM pg_stats
                 WHERE schemaname = st.schemaname AND tablename = 'jobs' AND attname = 'status') AS status_vals,
@@ -105,13 +107,15 @@ export async function computeConsoleStats(
          FROM pg_stat_user_tables st
         WHERE st.relid = 'jobs'::regclass`,
     ),
-    db.query(
+    () =>
+      db.query(
       `SELECT s.most_common_vals[i][1] AS queue, s.most_common_vals[i][2] AS status, s.most_common_freqs[i] AS freq
          FROM pg_stats_ext s, generate_subscripts(s.most_common_vals, 1) AS i
         WHERE s.statistics_name = $1 AND s.tablename = 'jobs' AND s.schemaname = current_schema()`,
       [QUEUE_STATUS_STATS],
     ),
-    db.query(
+    () =>
+      db.query(
       `SELECT (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE status = 'running' AND lease_expires_at < now() LIMIT $2) t)::int AS expired,
               (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - $1::int * interval '1 ms')::int AS alive,
               (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at <= now() - $1::int * interval '1 ms'
@@ -128,7 +132,8 @@ export async function computeConsoleStats(
     ),
     // Queues with waiting jobs: a loose index scan of jobs_claim_idx (one probe per queue),
     // then per queue the due count (capped) and the oldest waiting job.
-    db.query(
+    () =>
+      db.query(
       `WITH RECURSIVE q AS (
          (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') ORDER BY queue LIMIT 1)
          UNION ALL
@@ -143,7 +148,7 @@ export async function computeConsoleStats(
          FROM q WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX}`,
       [DUE_CAP],
     ),
-    queueControls(db),
+    () => queueControls(db),
   ]);
 
   // ---- per status
@@ -299,4 +304,14 @@ export async function readWorkerTotals(db: Executor): Promise<{ totals: WorkerTo
     },
     dbNow: r.db_now,
   };
+}
+
+/**
+ * The statements one after another: the stats run on one connection, which would run them
+ * in turn anyway, and node-postgres is retiring overlapping queries on one client.
+ */
+async function inTurn<const T extends readonly (() => Promise<unknown>)[]>(steps: T): Promise<{ -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
+  const out: unknown[] = [];
+  for (const step of steps) out.push(await step());
+  return out as { -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> };
 }

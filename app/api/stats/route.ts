@@ -1,6 +1,5 @@
-import { statsSnapshotDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
-import { serverContext } from '@/lib/server/context';
+import { readStats } from '@/lib/server/console-reads';
 
 /**
  * GET /api/stats — counts per status and queue (exact, or "≈" estimates with their basis),
@@ -8,4 +7,4 @@ import { serverContext } from '@/lib/server/context';
  * Served from one per-process cache shared by every viewer (lib/queue/stats-cache.ts):
  * no COUNT(*) of the table per request.
  */
-export const GET = route('viewer', async () => json(statsSnapshotDto(await serverContext().stats.get())));
+export const GET = route('viewer', async () => json(await readStats()));

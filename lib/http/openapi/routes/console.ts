@@ -3,7 +3,7 @@
  * rows on screen, the "N new" count, the dead letter's groups and the console's settings.
  */
 import { z } from 'zod';
-import { MAX_BULK_IDS, MAX_PAGE, actionBody, actionName, lookupQuery, newerQuery } from '../../schemas';
+import { LIVE_EVERY_MIN_MS, LIVE_MAX_MS, LIVE_RETRY_MS, MAX_BULK_IDS, MAX_PAGE, actionBody, actionName, liveQuery, lookupQuery, newerQuery } from '../../schemas';
 import { BULK_CAP, PREVIEW_ITEMS, REPORT_ITEMS } from '../../../queue/bulk';
 import { bulkReportSchema, consoleInfoSchema, deadLetterSchema, jobLookupSchema, newerCountSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
@@ -49,6 +49,26 @@ export const consoleRoutes = [
     responses: {
       '200': jsonResponse('The jobs found, newest first (ids with no job are left out), as lists carry them.', jobLookupSchema),
       '400': errorResponse(`ids is missing, has a malformed id, or more than ${MAX_PAGE}; or an unknown parameter.`),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/live', {
+    operationId: 'liveFeed',
+    summary: 'The console\'s live feed: server-sent events with what a page watches, every `every` ms',
+    description:
+      'A `text/event-stream`. Each `every` ms (at least ' +
+      LIVE_EVERY_MIN_MS +
+      ') it sends, for what was asked: `stats` (the body of GET /api/stats), `lookup` (of GET /api/jobs/lookup) and `newer` (of GET /api/jobs/newer, with the filters). ' +
+      'A read that fails sends `problem` with an error body instead. After ' +
+      LIVE_MAX_MS / 1000 +
+      ' s the stream sends `bye` and ends: open a new one (it passes the sign-in check again). It starts with `retry: ' +
+      LIVE_RETRY_MS +
+      '`. A reader that falls behind misses events rather than queueing them. The reads are shared with the polling routes and among all viewers.',
+    tags: ['console'],
+    requestParams: { query: liveQuery },
+    responses: {
+      '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: z.string() } } },
+      '400': errorResponse('Nothing to watch, filters without after, a malformed id or more than ' + MAX_PAGE + ' ids, every out of range, or an unknown parameter.'),
       ...commonErrors,
     },
   }),

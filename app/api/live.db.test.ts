@@ -1,0 +1,87 @@
+/**
+ * GET /api/live against real PostgreSQL and Redis: one stream carries what a console page
+ * watches, with the polling routes' bodies, and shows a change; bad queries are a 400
+ * that opens nothing; a client that goes away closes its stream.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { cleanup } from '../../test/cleanup';
+import { testDatabase } from '../../test/db';
+import { REDIS_URL } from '../../test/env';
+import { insertJob } from '../../test/factories';
+import { uniquePrefix } from '../../test/processes';
+import { SseReader } from '../../test/sse';
+
+const db = await testDatabase();
+process.env.DATABASE_URL = db.url;
+process.env.REDIS_URL = REDIS_URL;
+process.env.LEASEHOLD_REDIS_PREFIX = uniquePrefix('live');
+
+cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
+
+const live = await import('./live/route');
+const lookup = await import('./jobs/lookup/route');
+const newer = await import('./jobs/newer/route');
+const stats = await import('./stats/route');
+const { jobCancel } = await import('@/lib/queue/ops');
+const { openLiveStreams } = await import('@/lib/server/live');
+
+const open = (query: string, signal?: AbortSignal) => live.GET(new Request(`http://test/api/live?${query}`, { signal }));
+const getJson = async (fn: (r: Request) => Promise<Response>, path: string) => (await fn(new Request(`http://test${path}`))).json();
+/** A job row without what moves with the clock. */
+const still = ({ dbNow: _d, leaseRemainingMs: _l, ...row }: Record<string, unknown>) => row;
+
+describe('GET /api/live', () => {
+  test('one stream carries the stats, the rows and the "N new" count, as the polling routes answer them, and shows a change', async () => {
+    const a = await insertJob(db.pool, { queue: 'live-q', runInMs: 3_600_000 });
+    const b = await insertJob(db.pool, { queue: 'live-q', status: 'running', workerId: 'live-w' });
+    const res = await open(`stats=1&ids=${b},${a}&after=${a}&queue=live-q&every=1000`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type')!, /^text\/event-stream/);
+    assert.match(res.headers.get('cache-control')!, /no-transform/, 'compression must not hold events back');
+    const sse = new SseReader(res.body!);
+    try {
+      const first = [await sse.next(), await sse.next(), await sse.next()];
+      assert.deepEqual(first.map((e) => e!.event), ['stats', 'lookup', 'newer']);
+      const [s, rows, count] = first.map((e) => JSON.parse(e!.data));
+      const polled = await getJson(stats.GET, '/api/stats');
+      assert.deepEqual(Object.keys(s).sort(), Object.keys(polled).sort(), 'the stats event is the body of GET /api/stats');
+      assert.ok(s.counts.queued >= 1 && s.counts.running >= 1);
+      const polledRows = await getJson(lookup.GET, `/api/jobs/lookup?ids=${b},${a}`);
+      assert.deepEqual(rows.jobs.map(still), polledRows.jobs.map(still), 'the lookup event is the body of GET /api/jobs/lookup');
+      assert.deepEqual(rows.jobs.map((j: { id: string; status: string }) => [j.id, j.status]), [[b, 'running'], [a, 'queued']]);
+      assert.deepEqual(count, await getJson(newer.GET, `/api/jobs/newer?after=${a}&queue=live-q`));
+      assert.deepEqual(count, { count: 1, capped: false });
+
+      // Changes show in the next events (the reads are shared for a second).
+      await jobCancel(db.pool, { ids: [a] });
+      await insertJob(db.pool, { queue: 'live-q' });
+      await sse.until((e) => e.event === 'lookup' && JSON.parse(e.data).jobs.find((j: { id: string }) => j.id === a)?.status === 'cancelled');
+      await sse.until((e) => e.event === 'newer' && JSON.parse(e.data).count === 2);
+    } finally {
+      await sse.cancel();
+    }
+  });
+
+  test('bad queries answer 400 with an error body, and open no stream', async () => {
+    const before = openLiveStreams();
+    for (const query of ['', 'every=1000', 'queue=live-q&stats=1', 'ids=1,x', `ids=${Array.from({ length: 201 }, (_, k) => k + 1).join(',')}`, 'stats=1&every=10', 'stats=yes', 'stats=1&drop=table', "after=1&queue=%27%3B%20DROP%20TABLE%20jobs%3B--%00"]) {
+      const res = await open(query);
+      assert.ok(res.status === 400, `?${query} → ${res.status}`);
+      const body = await res.json();
+      assert.equal(body.error.code, 'invalid_request', `?${query}`);
+      assert.equal(typeof body.error.message, 'string');
+    }
+    assert.equal(openLiveStreams(), before);
+  });
+
+  test('a client that goes away closes its stream', async () => {
+    const gone = new AbortController();
+    const res = await open('stats=1&every=1000', gone.signal);
+    const sse = new SseReader(res.body!);
+    assert.equal((await sse.next())!.event, 'stats');
+    assert.equal(openLiveStreams(), 1);
+    gone.abort();
+    assert.equal(openLiveStreams(), 0);
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * The console's live feed: one server-sent-events stream per open page, instead of one
+ * HTTP request per query per refresh. A page names what it watches (the overview's
+ * numbers, the rows it shows, its "N new" count); every `everyMs` the stream sends each
+ * as an event, read through the same shared caches as the polling routes
+ * (console-reads.ts), so ten pages watching the same thing cost one read a second plus
+ * ten small writes — no request to route, authorize and parse per page per second.
+ *
+ *  - A topic whose read fails sends a `problem` event with the error body a request would
+ *    have got; the page then falls back to polling, which shows the error where it always has.
+ *  - A reader that does not keep up (a frozen tab, a slow link) is skipped, not queued for:
+ *    the next event carries the newest state anyway.
+ *  - After `maxMs` the stream says `bye` and ends, and the page opens a new one: the new
+ *    request passes the gate again, so a session that ended or a user disabled meanwhile
+ *    stops receiving within that time.
+ */
+import { toQueueError } from '../http/respond';
+import { LIVE_RETRY_MS } from '../http/schemas';
+
+export interface LiveTopic {
+  /** The SSE event name the page listens for. */
+  event: string;
+  read: () => Promise<unknown>;
+}
+
+export interface LiveOptions {
+  everyMs: number;
+  maxMs: number;
+  /** The request's signal: the client went away. */
+  signal?: AbortSignal;
+}
+
+let open = 0;
+/** Streams open in this process (tests, and a look at what the console holds). */
+export const openLiveStreams = () => open;
+
+const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  let close = () => {};
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        open++;
+        const startedAt = performance.now();
+        close = () => {
+          if (closed) return;
+          closed = true;
+          open--;
+          clearTimeout(timer);
+          o.signal?.removeEventListener('abort', close);
+          try {
+            controller.close();
+          } catch {
+            // already closed by the consumer
+          }
+        };
+        if (o.signal?.aborted) return close();
+        o.signal?.addEventListener('abort', close);
+        let head = `retry: ${LIVE_RETRY_MS}\n\n`;
+
+        const tick = async () => {
+          if (closed) return;
+          const began = performance.now();
+          // Skip a reader that is behind: the next event carries the newest state anyway.
+          if (head || (controller.desiredSize ?? 1) > 0) {
+            const events = await Promise.all(
+              topics.map((t) =>
+                t.read().then(
+                  (data) => frame(t.event, data),
+                  (err) => frame('problem', toQueueError(err).toJSON()),
+                ),
+              ),
+            );
+            if (closed) return;
+            controller.enqueue(encoder.encode(head + events.join('')));
+            head = '';
+          }
+          if (performance.now() - startedAt >= o.maxMs) {
+            controller.enqueue(encoder.encode(frame('bye', { reason: 'reconnect' })));
+            return close();
+          }
+          timer = setTimeout(() => void tick(), Math.max(0, o.everyMs - (performance.now() - began)));
+        };
+        void tick();
+      },
+      cancel() {
+        close();
+      },
+    },
+    // One pending event at most: a reader that has not taken it is behind.
+    { highWaterMark: 1, size: () => 1 },
+  );
+}
