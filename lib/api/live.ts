@@ -23,6 +23,33 @@ export interface LiveWatch {
 /** After a broken feed, the page polls for this long before it tries the feed again. */
 export const FALLBACK_MS = 10_000;
 
+/**
+ * Streams one browser keeps open to the console at most. A browser allows six HTTP/1.1
+ * connections to a host (`next start` speaks HTTP/1.1), and a stream holds one for as
+ * long as it is open: with six console windows streaming, a click in any of them would
+ * wait for a stream to end. Hidden tabs close theirs already; past this many visible
+ * ones, a page polls instead. Counted with the Web Locks API, which a tab's closing
+ * releases; where it is missing (plain http to a host other than localhost) a page streams.
+ */
+export const STREAMS_PER_BROWSER = 3;
+
+/** One of the browser's stream slots, or null when all are taken; its release frees it. */
+async function takeSlot(): Promise<(() => void) | null> {
+  const locks = typeof navigator !== 'undefined' ? navigator.locks : undefined;
+  if (!locks) return () => {};
+  for (let k = 0; k < STREAMS_PER_BROWSER; k++) {
+    const release = await new Promise<(() => void) | null>((granted) => {
+      void locks.request(`leasehold-live-${k}`, { ifAvailable: true }, (lock) => {
+        if (!lock) return granted(null);
+        // Held until released: the callback's promise settles then.
+        return new Promise<void>((done) => granted(done));
+      });
+    });
+    if (release) return release;
+  }
+  return null;
+}
+
 export function liveUrl(w: LiveWatch, everyMs: number): string | null {
   const extra: Record<string, string | undefined> = { stats: w.stats ? '1' : undefined, ids: w.ids?.join(',') || undefined };
   if (w.newer?.after) extra.after = w.newer.after;
@@ -39,27 +66,46 @@ export function useLive(w: LiveWatch, interval: number | false): boolean {
   const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     if (!url) return;
-    const source = new EventSource(url);
+    let source: EventSource | null = null;
+    let release: (() => void) | null = null;
     let again: ReturnType<typeof setTimeout> | undefined;
-    const into = (key: readonly unknown[]) => (m: MessageEvent<string>) => {
-      qc.setQueryData(key, JSON.parse(m.data));
-      setLive(true);
-    };
-    source.addEventListener('stats', into(statsKeys.all));
-    if (w.ids?.length) source.addEventListener('lookup', into(jobKeys.lookup(w.ids)));
-    if (w.newer?.after) source.addEventListener('newer', into(jobKeys.newer(filterKey(w.newer.filters), w.newer.after)));
-    const end = (waitMs: number) => {
-      source.close();
-      setLive(false);
+    let gone = false;
+    const retryLater = (waitMs: number) => {
       clearTimeout(again);
       again = setTimeout(() => setAttempt((n) => n + 1), waitMs);
     };
-    // A planned end: the next stream passes the sign-in check again.
-    source.addEventListener('bye', () => end(0));
-    source.addEventListener('problem', () => end(FALLBACK_MS));
-    source.onerror = () => end(FALLBACK_MS);
+    const open = (at: string) => {
+      const es = new EventSource(at);
+      const into = (key: readonly unknown[]) => (m: MessageEvent<string>) => {
+        qc.setQueryData(key, JSON.parse(m.data));
+        setLive(true);
+      };
+      es.addEventListener('stats', into(statsKeys.all));
+      if (w.ids?.length) es.addEventListener('lookup', into(jobKeys.lookup(w.ids)));
+      if (w.newer?.after) es.addEventListener('newer', into(jobKeys.newer(filterKey(w.newer.filters), w.newer.after)));
+      const end = (waitMs: number) => {
+        es.close();
+        release?.();
+        release = null;
+        setLive(false);
+        retryLater(waitMs);
+      };
+      // A planned end: the next stream passes the sign-in check again.
+      es.addEventListener('bye', () => end(0));
+      es.addEventListener('problem', () => end(FALLBACK_MS));
+      es.onerror = () => end(FALLBACK_MS);
+      return es;
+    };
+    void takeSlot().then((slot) => {
+      if (gone) return slot?.();
+      if (!slot) return retryLater(FALLBACK_MS); // every slot in use: poll meanwhile
+      release = slot;
+      source = open(url);
+    });
     return () => {
-      source.close();
+      gone = true;
+      source?.close();
+      release?.();
       clearTimeout(again);
       setLive(false);
     };

@@ -14,9 +14,12 @@ function apiCalls(page: Page): string[] {
 }
 const countOf = (calls: string[], ...paths: string[]) => calls.filter((p) => paths.includes(p)).length;
 
-/** A job (on the queue the e2e workers serve) still queued when the page opens: due in 2 s, then runs for 3 s. */
+/**
+ * A job (on the queue the e2e workers serve) still queued when the page has opened, even
+ * on a busy machine: due in 15 s, then runs for 3 s.
+ */
 const laterJob = (request: import('@playwright/test').APIRequestContext) =>
-  enqueue(request, { type: 'demo.sleep', payload: { ms: 3_000 }, runAt: new Date(Date.now() + 2_000).toISOString() });
+  enqueue(request, { type: 'demo.sleep', payload: { ms: 3_000 }, runAt: new Date(Date.now() + 15_000).toISOString() });
 
 test('the jobs page and the overview follow jobs through one live feed, not a request per query per refresh', async ({ page, request }) => {
   test.setTimeout(90_000);
@@ -25,7 +28,7 @@ test('the jobs page and the overview follow jobs through one live feed, not a re
   await page.goto(`/jobs?id=${id}`);
   const row = page.getByTestId(`job-row-${id}`);
   await expect(row.getByTestId('job-status')).toHaveText('queued');
-  await expect(row.getByTestId('job-status')).toHaveText('running', { timeout: 30_000 });
+  await expect(row.getByTestId('job-status')).toHaveText('running', { timeout: 45_000 });
   await expect(row.getByTestId('job-status')).toHaveText('completed', { timeout: 30_000 });
   // The page's first load asks once for its rows and its "N new" count; after that only the
   // feed speaks (polling every 2 s would have asked at least twice each by now).
@@ -51,7 +54,29 @@ test('when the live feed is refused, the pages poll instead and still follow the
   const id = await laterJob(request);
   await page.goto(`/jobs?id=${id}`);
   const row = page.getByTestId(`job-row-${id}`);
-  await expect(row.getByTestId('job-status')).toHaveText('running', { timeout: 30_000 });
+  await expect(row.getByTestId('job-status')).toHaveText('running', { timeout: 45_000 });
   await expect(row.getByTestId('job-status')).toHaveText('completed', { timeout: 30_000 });
   expect(countOf(calls, '/api/jobs/lookup'), calls.join(' ')).toBeGreaterThanOrEqual(2);
+});
+
+test('one browser streams in at most three pages; a fourth polls, and streams once a slot frees', async ({ context }) => {
+  test.setTimeout(90_000);
+  const pages = await Promise.all([0, 1, 2, 3].map(() => context.newPage()));
+  const calls = pages.map(apiCalls);
+  for (const [k, p] of pages.entries()) {
+    await p.goto('/');
+    await expect(p.getByTestId('count-completed')).toBeVisible();
+    if (k < 3) await expect.poll(() => countOf(calls[k]!, '/api/live')).toBeGreaterThanOrEqual(1);
+  }
+  // The fourth: no stream (a browser has six connections to a host; three stay free for
+  // clicks), so it polls the stats at the refresh interval.
+  await expect.poll(() => countOf(calls[3]!, '/api/stats'), { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+  expect(countOf(calls[3]!, '/api/live')).toBe(0);
+  // A click in any of them is answered at once: connections are left for it.
+  const res = await pages[3]!.evaluate(async () => (await fetch('/api/console')).status);
+  expect(res).toBe(200);
+  // Closing a streaming page frees its slot: the fourth streams within its next try.
+  await pages[0]!.close();
+  await expect.poll(() => countOf(calls[3]!, '/api/live'), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+  for (const p of pages.slice(1)) await p.close();
 });
