@@ -113,10 +113,12 @@ function startConsoles(n: number) {
    * the second).
    */
   const feed = () => {
-    let current: { url: string; stop: AbortController; done: Promise<void> } | null = null;
+    let current: { url: string; stop: AbortController; done: Promise<void>; ended: boolean } | null = null;
+    let failure: unknown = null;
     const open = (url: string) => {
       const stop = new AbortController();
-      const done = (async () => {
+      const stream = { url, stop, done: Promise.resolve(), ended: false };
+      stream.done = (async () => {
         const t = performance.now();
         const res = await fetch(BASE + url, { signal: stop.signal });
         if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
@@ -128,21 +130,27 @@ function startConsoles(n: number) {
           else if (now - last > 100) note('live: event lateness', now - last - 1000);
           last = now;
           if (e.event === 'problem') throw new Error(`${url}: ${e.data}`);
+          if (e.event === 'bye') break;
         }
-      })().catch((err) => {
-        if (!stop.signal.aborted) throw err;
-      });
-      return { url, stop, done };
+      })()
+        .catch((err) => {
+          if (!stop.signal.aborted) failure ??= err;
+        })
+        .finally(() => (stream.ended = true));
+      return stream;
     };
     return {
+      /** Keeps a stream open on `url`: a new one when it changed, or when the last one ended (bye). */
       watch(url: string) {
-        if (current?.url === url) return;
+        if (failure) throw failure;
+        if (current?.url === url && !current.ended) return;
         current?.stop.abort();
         current = open(url);
       },
       async close() {
         current?.stop.abort();
         await current?.done;
+        if (failure) throw failure;
       },
     };
   };
@@ -190,6 +198,7 @@ function startConsoles(n: number) {
     await tab.close();
   };
   const done = Promise.all(Array.from({ length: n }, (_, k) => one(k)));
+  done.catch(() => {}); // reported by stop(), after the round, so the cleanup still runs
   return {
     timings,
     async stop() {

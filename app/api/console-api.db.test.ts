@@ -220,4 +220,13 @@ describe('reads for the console', () => {
     assert.equal(m.environment, 'test-env');
     assert.equal(typeof m.leaseMs, 'number');
   });
+
+  test("the console's pools run with JIT off (set when a connection opens, no startup option a pooler would refuse)", async () => {
+    const { serverContext } = await import('@/lib/server/context');
+    const { readPool, pool } = serverContext();
+    for (const p of [readPool, pool]) {
+      const { rows } = await p.query(`SELECT current_setting('jit') AS jit`);
+      assert.equal(rows[0].jit, 'off');
+    }
+  });
 });

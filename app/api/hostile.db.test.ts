@@ -14,6 +14,7 @@ import { REDIS_URL } from '../../test/env';
 import { insertJob } from '../../test/factories';
 import { uniquePrefix } from '../../test/processes';
 import { loadRoutes } from '../../test/api-routes';
+import { SseReader } from '../../test/sse';
 import { enc, send, stateOf, type Send } from '../../test/auth/harness';
 
 const db = await testDatabase();
@@ -192,10 +193,10 @@ add('repeated status', 'GET', '/api/jobs', { query: 'status=failed&status=queued
 add('prototype pollution query', 'GET', '/api/jobs', { query: '__proto__[admin]=1&constructor[prototype][x]=1' });
 
 async function firstEvents(res: Response): Promise<string> {
-  const reader = res.body!.getReader();
-  const { value } = await reader.read();
-  await reader.cancel();
-  return new TextDecoder().decode(value);
+  const sse = new SseReader(res.body!);
+  const first = await sse.next();
+  await sse.cancel();
+  return first ? `event: ${first.event}\ndata: ${first.data}` : '';
 }
 
 /** What a leaked database error or stack looks like (the input itself may be echoed, quoted, in a 4xx message). */

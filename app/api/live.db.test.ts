@@ -25,6 +25,7 @@ const newer = await import('./jobs/newer/route');
 const stats = await import('./stats/route');
 const { jobCancel } = await import('@/lib/queue/ops');
 const { openLiveStreams } = await import('@/lib/server/live');
+const { MAX_LIVE_STREAMS } = await import('@/lib/http/schemas');
 
 const open = (query: string, signal?: AbortSignal) => live.GET(new Request(`http://test/api/live?${query}`, { signal }));
 const getJson = async (fn: (r: Request) => Promise<Response>, path: string) => (await fn(new Request(`http://test${path}`))).json();
@@ -73,6 +74,27 @@ describe('GET /api/live', () => {
       assert.equal(typeof body.error.message, 'string');
     }
     assert.equal(openLiveStreams(), before);
+  });
+
+  test(`past ${MAX_LIVE_STREAMS} open streams a console answers 503 (the page polls), and takes new ones as streams close`, async () => {
+    const streams: SseReader[] = [];
+    try {
+      while (openLiveStreams() < MAX_LIVE_STREAMS) {
+        const res = await open('stats=1&every=60000');
+        assert.equal(res.status, 200);
+        streams.push(new SseReader(res.body!));
+      }
+      const refused = await open('stats=1&every=60000');
+      assert.equal(refused.status, 503);
+      assert.equal((await refused.json()).error.code, 'unavailable');
+      await streams.pop()!.cancel();
+      const again = await open('stats=1&every=60000');
+      assert.equal(again.status, 200);
+      streams.push(new SseReader(again.body!));
+    } finally {
+      await Promise.all(streams.map((s) => s.cancel()));
+    }
+    assert.equal(openLiveStreams(), 0);
   });
 
   test('a client that goes away closes its stream', async () => {

@@ -8,6 +8,7 @@
  */
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import { noteServerTime } from './clock';
 import { filtersToQuery, filterKey, type JobFilters } from './filters';
 import { jobKeys, statsKeys } from './keys';
 
@@ -39,11 +40,14 @@ async function takeSlot(): Promise<(() => void) | null> {
   if (!locks) return () => {};
   for (let k = 0; k < STREAMS_PER_BROWSER; k++) {
     const release = await new Promise<(() => void) | null>((granted) => {
-      void locks.request(`leasehold-live-${k}`, { ifAvailable: true }, (lock) => {
-        if (!lock) return granted(null);
-        // Held until released: the callback's promise settles then.
-        return new Promise<void>((done) => granted(done));
-      });
+      locks
+        .request(`leasehold-live-${k}`, { ifAvailable: true }, (lock) => {
+          if (!lock) return granted(null);
+          // Held until released: the callback's promise settles then.
+          return new Promise<void>((done) => granted(done));
+        })
+        // Locks refused (a sandboxed frame): stream without a slot, as where there are none.
+        .catch(() => granted(() => {}));
     });
     if (release) return release;
   }
@@ -65,8 +69,9 @@ export function useLive(w: LiveWatch, interval: number | false): boolean {
   const [live, setLive] = useState(false);
   const [attempt, setAttempt] = useState(0);
   useEffect(() => {
-    if (!url) return;
-    let source: EventSource | null = null;
+    if (!url || interval === false) return;
+    const everyMs = interval;
+    let source: { close(): void } | null = null;
     let release: (() => void) | null = null;
     let again: ReturnType<typeof setTimeout> | undefined;
     let gone = false;
@@ -76,25 +81,44 @@ export function useLive(w: LiveWatch, interval: number | false): boolean {
     };
     const open = (at: string) => {
       const es = new EventSource(at);
+      const openedAt = Date.now();
+      let timed = false;
+      let watchdog: ReturnType<typeof setTimeout> | undefined;
+      // A stream that goes quiet without an error (a laptop's sleep, a network change, a
+      // proxy that buffers) must not leave the page on old data with its polling off.
+      const quiet = () => {
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => end(0), 2 * everyMs + 5_000);
+      };
       const into = (key: readonly unknown[]) => (m: MessageEvent<string>) => {
-        qc.setQueryData(key, JSON.parse(m.data));
+        const data = JSON.parse(m.data);
+        // The first event of a stream was read after it was asked for: its database clock
+        // is a sample for the browser's clock offset, like a request's (lib/api/clock.ts).
+        if (!timed) noteServerTime((data as { dbNow?: string }).dbNow, openedAt, Date.now());
+        timed = true;
+        qc.setQueryData(key, data);
         setLive(true);
+        quiet();
       };
       es.addEventListener('stats', into(statsKeys.all));
       if (w.ids?.length) es.addEventListener('lookup', into(jobKeys.lookup(w.ids)));
       if (w.newer?.after) es.addEventListener('newer', into(jobKeys.newer(filterKey(w.newer.filters), w.newer.after)));
-      const end = (waitMs: number) => {
+      /** Closes the stream and frees its slot; then tries again after `againMs` (null: never, the page is leaving). */
+      const end = (againMs: number | null) => {
+        clearTimeout(watchdog);
         es.close();
         release?.();
         release = null;
+        if (againMs === null) return;
         setLive(false);
-        retryLater(waitMs);
+        retryLater(againMs);
       };
       // A planned end: the next stream passes the sign-in check again.
       es.addEventListener('bye', () => end(0));
       es.addEventListener('problem', () => end(FALLBACK_MS));
       es.onerror = () => end(FALLBACK_MS);
-      return es;
+      quiet();
+      return { close: () => end(null) };
     };
     void takeSlot().then((slot) => {
       if (gone) return slot?.();
@@ -109,7 +133,7 @@ export function useLive(w: LiveWatch, interval: number | false): boolean {
       clearTimeout(again);
       setLive(false);
     };
-    // `url` carries everything of `w` the effect reads.
+    // `url` carries everything of `w` and `interval` the effect reads.
   }, [url, attempt, qc]);
   return live;
 }

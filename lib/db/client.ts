@@ -17,7 +17,11 @@ export interface PoolOptions {
   /** Client-side timeout for a query, after which it rejects (heartbeats must not hang). */
   queryTimeoutMs?: number;
   applicationName?: string;
-  /** Session settings for every connection, e.g. { synchronous_commit: 'off' }. */
+  /**
+   * Session settings for every connection, e.g. { jit: 'off' }: set by a statement when the
+   * connection opens (queued ahead of its first query), not as startup options, which
+   * PgBouncer and other poolers refuse.
+   */
   settings?: Record<string, string>;
 }
 
@@ -28,17 +32,20 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
     application_name: opts.applicationName ?? `leasehold${opts.name ? ':' + opts.name : ''}`,
     statement_timeout: opts.statementTimeoutMs,
     query_timeout: opts.queryTimeoutMs,
-    options: opts.settings
-      ? Object.entries(opts.settings)
-          .map(([k, v]) => `-c ${k}=${v}`)
-          .join(' ')
-      : undefined,
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     idleTimeoutMillis: 30_000,
   });
   pool.on('error', (e) => log.warn('postgres connection error (will reconnect)', { pool: opts.name, err: e }));
-  pool.on('connect', (c) => c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e })));
+  const settings = Object.entries(opts.settings ?? {});
+  pool.on('connect', (c) => {
+    c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e }));
+    for (const [name, value] of settings) {
+      c.query('SELECT set_config($1, $2, false)', [name, value]).catch((err) =>
+        log.warn('a session setting was refused; going on without it', { pool: opts.name, setting: name, err }),
+      );
+    }
+  });
   return pool;
 }
 

@@ -175,6 +175,12 @@ export const LIVE_EVERY_MIN_MS = 1_000;
 export const LIVE_MAX_MS = 60_000;
 /** Sent first: how long the browser waits before reconnecting a stream that broke. */
 export const LIVE_RETRY_MS = 2_000;
+/**
+ * Streams one console process serves at most. Each reads through the shared caches, but
+ * streams watching different rows read separately: past this many, a page is told to
+ * poll (503), which costs the same reads but cannot hold connections open.
+ */
+export const MAX_LIVE_STREAMS = 200;
 export const liveQuery = z
   .object({
     ...filterFields,

@@ -32,6 +32,7 @@ describe('liveStream', () => {
       k++;
       if (k === 1) throw new QueueError('unavailable', 'the database is busy or unreachable; try again');
       if (k === 2) throw new Error('relation "jobs" does not exist at 10.0.0.5');
+      if (k === 3) return { n: 1n }; // an answer JSON cannot carry
       return { ok: true };
     };
     const sse = new SseReader(liveStream([{ event: 'stats', read: flaky }], { everyMs: 20, maxMs: 60_000 }));
@@ -39,6 +40,7 @@ describe('liveStream', () => {
     const internal = await sse.next();
     assert.equal(internal!.event, 'problem');
     assert.deepEqual(JSON.parse(internal!.data), { error: { code: 'internal', message: 'internal error (logged on the server)' } }, 'no internals leak');
+    assert.equal((await sse.next())!.event, 'problem', 'an answer that cannot be sent is a problem too');
     assert.deepEqual(await sse.next(), { event: 'stats', data: '{"ok":true}' });
     await sse.cancel();
   });

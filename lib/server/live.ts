@@ -15,7 +15,9 @@
  *    stops receiving within that time.
  */
 import { toQueueError } from '../http/respond';
-import { LIVE_RETRY_MS } from '../http/schemas';
+import { log } from '../log';
+import { QueueError } from '../queue/errors';
+import { LIVE_RETRY_MS, MAX_LIVE_STREAMS } from '../http/schemas';
 
 export interface LiveTopic {
   /** The SSE event name the page listens for. */
@@ -33,6 +35,13 @@ export interface LiveOptions {
 let open = 0;
 /** Streams open in this process (tests, and a look at what the console holds). */
 export const openLiveStreams = () => open;
+
+/** Throws the 503 a page gets when the process serves MAX_LIVE_STREAMS already. */
+export function assertLiveRoom() {
+  if (open >= MAX_LIVE_STREAMS) {
+    throw new QueueError('unavailable', `this console serves ${MAX_LIVE_STREAMS} live streams already; poll instead`);
+  }
+}
 
 const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
@@ -68,12 +77,13 @@ export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): Readab
           // Skip a reader that is behind: the next event carries the newest state anyway.
           if (head || (controller.desiredSize ?? 1) > 0) {
             const events = await Promise.all(
-              topics.map((t) =>
-                t.read().then(
-                  (data) => frame(t.event, data),
-                  (err) => frame('problem', toQueueError(err).toJSON()),
-                ),
-              ),
+              topics.map(async (t) => {
+                try {
+                  return frame(t.event, await t.read());
+                } catch (err) {
+                  return frame('problem', toQueueError(err).toJSON());
+                }
+              }),
             );
             if (closed) return;
             controller.enqueue(encoder.encode(head + events.join('')));
@@ -83,9 +93,16 @@ export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): Readab
             controller.enqueue(encoder.encode(frame('bye', { reason: 'reconnect' })));
             return close();
           }
-          timer = setTimeout(() => void tick(), Math.max(0, o.everyMs - (performance.now() - began)));
+          timer = setTimeout(run, Math.max(0, o.everyMs - (performance.now() - began)));
         };
-        void tick();
+        // Nothing a tick throws may leave the stream open and silent: it ends, and the page
+        // polls (what a closed stream makes it do).
+        const run = () =>
+          void tick().catch((err) => {
+            log.error('a live stream failed; it ends and its page polls', { err });
+            close();
+          });
+        run();
       },
       cancel() {
         close();

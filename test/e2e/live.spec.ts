@@ -21,29 +21,35 @@ const countOf = (calls: string[], ...paths: string[]) => calls.filter((p) => pat
 const laterJob = (request: import('@playwright/test').APIRequestContext) =>
   enqueue(request, { type: 'demo.sleep', payload: { ms: 3_000 }, runAt: new Date(Date.now() + 15_000).toISOString() });
 
+/** Resolves when the page's live feed has answered (its headers: the stream is open). */
+const feedOpened = (page: Page) => page.waitForResponse((r) => new URL(r.url()).pathname === '/api/live' && r.status() === 200);
+
 test('the jobs page and the overview follow jobs through one live feed, not a request per query per refresh', async ({ page, request }) => {
-  test.setTimeout(90_000);
+  test.setTimeout(120_000);
   const calls = apiCalls(page);
   const id = await laterJob(request);
+  const opened = feedOpened(page);
   await page.goto(`/jobs?id=${id}`);
-  const row = page.getByTestId(`job-row-${id}`);
-  await expect(row.getByTestId('job-status')).toHaveText('queued');
-  await expect(row.getByTestId('job-status')).toHaveText('running', { timeout: 45_000 });
-  await expect(row.getByTestId('job-status')).toHaveText('completed', { timeout: 30_000 });
-  // The page's first load asks once for its rows and its "N new" count; after that only the
-  // feed speaks (polling every 2 s would have asked at least twice each by now).
-  expect(countOf(calls, '/api/live')).toBeGreaterThanOrEqual(1);
+  await opened;
+  const status = page.getByTestId(`job-row-${id}`).getByTestId('job-status');
+  await expect(status).toHaveText('queued');
+  // From here only the feed speaks: polling every 2 s would ask for the rows and the
+  // "N new" count about ten times each while the job waits, runs and completes.
+  calls.length = 0;
+  await expect(status).toHaveText('running', { timeout: 45_000 });
+  await expect(status).toHaveText('completed', { timeout: 30_000 });
   expect(countOf(calls, '/api/jobs/lookup', '/api/jobs/newer'), calls.join(' ')).toBeLessThanOrEqual(3);
 
-  calls.length = 0;
+  const overviewOpened = feedOpened(page);
   await page.goto('/');
+  await overviewOpened;
+  const completed = async () => Number((await page.getByTestId('count-completed').locator('dd').innerText()).replace(/[^0-9]/g, ''));
   await expect(page.getByTestId('count-completed')).toBeVisible();
-  const done = Number((await page.getByTestId('count-completed').locator('dd').innerText()).replace(/[^0-9]/g, ''));
-  await enqueue(request, { type: 'demo.sleep', payload: { ms: 50 } });
-  await expect
-    .poll(async () => Number((await page.getByTestId('count-completed').locator('dd').innerText()).replace(/[^0-9]/g, '')), { timeout: 30_000 })
-    .toBeGreaterThan(done);
-  expect(countOf(calls, '/api/live')).toBeGreaterThanOrEqual(1);
+  const before = await completed();
+  calls.length = 0;
+  // Due in 8 s: polling would ask for the stats four times or more before the count moves.
+  await enqueue(request, { type: 'demo.sleep', payload: { ms: 50 }, runAt: new Date(Date.now() + 8_000).toISOString() });
+  await expect.poll(completed, { timeout: 45_000 }).toBeGreaterThan(before);
   expect(countOf(calls, '/api/stats'), calls.join(' ')).toBeLessThanOrEqual(2);
 });
 
@@ -73,8 +79,14 @@ test('one browser streams in at most three pages; a fourth polls, and streams on
   await expect.poll(() => countOf(calls[3]!, '/api/stats'), { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
   expect(countOf(calls[3]!, '/api/live')).toBe(0);
   // A click in any of them is answered at once: connections are left for it.
-  const res = await pages[3]!.evaluate(async () => (await fetch('/api/console')).status);
-  expect(res).toBe(200);
+  const answered = await pages[3]!.evaluate(async () => {
+    const t = performance.now();
+    const status = (await fetch('/api/console')).status;
+    return { status, ms: performance.now() - t };
+  });
+  expect(answered.status).toBe(200);
+  // Were every connection held by a stream, it would wait for one to end (up to 60 s).
+  expect(answered.ms).toBeLessThan(10_000);
   // Closing a streaming page frees its slot: the fourth streams within its next try.
   await pages[0]!.close();
   await expect.poll(() => countOf(calls[3]!, '/api/live'), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);

@@ -1,7 +1,7 @@
 import { route } from '@/lib/http/respond';
 import { LIVE_MAX_MS, liveQuery } from '@/lib/http/schemas';
 import { readLookup, readNewer, readStats } from '@/lib/server/console-reads';
-import { type LiveTopic, liveStream } from '@/lib/server/live';
+import { assertLiveRoom, type LiveTopic, liveStream } from '@/lib/server/live';
 
 /**
  * GET /api/live?stats=1&ids=…&after=…&<filters>&every=ms — the console's live feed
@@ -10,6 +10,7 @@ import { type LiveTopic, liveStream } from '@/lib/server/live';
  */
 export const GET = route('viewer', async (req: Request) => {
   const { stats, ids, after, every, ...filter } = liveQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
+  assertLiveRoom();
   const topics: LiveTopic[] = [];
   if (stats) topics.push({ event: 'stats', read: readStats });
   if (ids?.length) topics.push({ event: 'lookup', read: () => readLookup(ids) });

@@ -3,7 +3,7 @@
  * rows on screen, the "N new" count, the dead letter's groups and the console's settings.
  */
 import { z } from 'zod';
-import { LIVE_EVERY_MIN_MS, LIVE_MAX_MS, LIVE_RETRY_MS, MAX_BULK_IDS, MAX_PAGE, actionBody, actionName, liveQuery, lookupQuery, newerQuery } from '../../schemas';
+import { LIVE_EVERY_MIN_MS, LIVE_MAX_MS, LIVE_RETRY_MS, MAX_BULK_IDS, MAX_LIVE_STREAMS, MAX_PAGE, actionBody, actionName, liveQuery, lookupQuery, newerQuery } from '../../schemas';
 import { BULK_CAP, PREVIEW_ITEMS, REPORT_ITEMS } from '../../../queue/bulk';
 import { bulkReportSchema, consoleInfoSchema, deadLetterSchema, jobLookupSchema, newerCountSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
@@ -63,7 +63,10 @@ export const consoleRoutes = [
       LIVE_MAX_MS / 1000 +
       ' s the stream sends `bye` and ends: open a new one (it passes the sign-in check again). It starts with `retry: ' +
       LIVE_RETRY_MS +
-      '`. A reader that falls behind misses events rather than queueing them. The reads are shared with the polling routes and among all viewers.',
+      '`. A reader that falls behind misses events rather than queueing them. The reads are shared with the polling routes and among all viewers. ' +
+      'Past ' +
+      MAX_LIVE_STREAMS +
+      ' open streams a console process answers 503: poll the routes instead.',
     tags: ['console'],
     requestParams: { query: liveQuery },
     responses: {
