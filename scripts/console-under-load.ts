@@ -1,13 +1,15 @@
 /**
  * What watching costs: the workers drain a batch of no-op jobs on a big table (load it
  * first with scripts/load-jobs.ts) with no console open, then with ten consoles refreshing
- * every second, then with none again. Prints the drain rate of each round, the cost of
- * the consoles in percent, and the p50/p95 of the consoles' requests and live events while
+ * every second, then with none again, and so on (--pairs rounds watched, each between two
+ * unwatched, the table restored and vacuumed after each). Prints the drain rate of each
+ * round, the cost of the consoles in percent (each watched round against the mean of its
+ * neighbours; the median of those), and the p50/p95 of the consoles' requests and live events while
  * the workers drain at full speed.
  *
  *   DATABASE_URL=... PORT=3471 LEASEHOLD_AUTH=off npm run web &
  *   DATABASE_URL=... BASE=http://127.0.0.1:3471 node --import tsx scripts/console-under-load.ts \
- *     [--jobs 60000] [--consoles 10] [--processes 2] [--concurrency 10] [--mode live|poll]
+ *     [--jobs 60000] [--consoles 10] [--processes 2] [--concurrency 10] [--mode live|poll] [--pairs 3]
  *
  * On one machine the consoles' own CPU (this script plays them) and the console server's
  * are taken from the workers too: the round with consoles prints both, as a share of the
@@ -42,6 +44,8 @@ const C = numberOption('concurrency', 10);
 /** live: the pages' live feed (what the console does); poll: a request per query per second (without the feed). */
 const MODE = option('mode', 'live');
 if (MODE !== 'live' && MODE !== 'poll') throw new Error('--mode is live or poll');
+/** Rounds with consoles watching, each between two without (medians are reported). */
+const PAIRS = numberOption('pairs', 3);
 const BASE = process.env.BASE ?? 'http://127.0.0.1:3000';
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -249,39 +253,69 @@ async function drain(round: string, queue: string): Promise<number> {
 }
 
 /**
- * Removes the batches' jobs again, so the table is what it was — also when a round failed —
- * and vacuums it: the rounds leave hundreds of thousands of dead row versions, which a
- * server without autovacuum (this one's shared PostgreSQL has it off) would keep, making
- * every later run's reads slower.
+ * Removes a round's jobs and vacuums, so every round starts from the same table: without
+ * it each round leaves hundreds of thousands of dead row versions, which a server without
+ * autovacuum (this one's shared PostgreSQL has it off) keeps, and later rounds read slower.
  */
-async function cleanUp() {
-  await pool.query(`DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM jobs WHERE queue LIKE $1)`, [`${prefix}_%`]);
-  await pool.query(`DELETE FROM jobs WHERE queue LIKE $1`, [`${prefix}_%`]);
+async function removeBatches(pattern: string) {
+  await pool.query(`DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM jobs WHERE queue LIKE $1)`, [pattern]);
+  await pool.query(`DELETE FROM jobs WHERE queue LIKE $1`, [pattern]);
   await pool.query('VACUUM (ANALYZE) jobs, job_attempts');
-  await doorbell.close();
-  await pool.end();
 }
+
+const median = (xs: number[]) => percentile(xs, 50);
 
 try {
   const { rows } = await pool.query(`SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'jobs'`);
-  console.log(`jobs table ≈ ${rows[0].n} rows; ${JOBS} no-op jobs per round; P=${P} C=${C}; ${CONSOLES} consoles refreshing every second (${MODE === 'live' ? 'live feed' : 'polling'})`);
-  const quiet1 = await drain('no console', `${prefix}_a`);
+  console.log(
+    `jobs table ≈ ${rows[0].n} rows; ${JOBS} no-op jobs per round; P=${P} C=${C}; ${CONSOLES} consoles refreshing every second ` +
+      `(${MODE === 'live' ? 'live feed' : 'polling'}); ${PAIRS} rounds watched, each between two unwatched`,
+  );
+  let n = 0;
+  const round = async (label: string) => {
+    const queue = `${prefix}_${n++}`;
+    try {
+      return await drain(label, queue);
+    } finally {
+      await removeBatches(queue);
+    }
+  };
+  const quiet = [await round('no console')];
+  const watched: number[] = [];
+  const costs: number[] = [];
+  const timings = new Map<string, number[]>();
   const pid = serverPid();
-  const before = { server: cpuSeconds(pid), self: process.cpuUsage(), at: performance.now() };
-  const consoles = startConsoles(CONSOLES);
-  const watched = await drain(`${CONSOLES} consoles`, `${prefix}_b`).finally(() => consoles.stop());
-  const wall = (performance.now() - before.at) / 1000;
-  const selfCpu = process.cpuUsage(before.self);
+  let serverCpu = 0;
+  let selfCpu = 0;
+  let wall = 0;
+  for (let k = 0; k < PAIRS; k++) {
+    const before = { server: cpuSeconds(pid), self: process.cpuUsage(), at: performance.now() };
+    const consoles = startConsoles(CONSOLES);
+    watched.push(await round(`${CONSOLES} consoles`).finally(() => consoles.stop()));
+    wall += (performance.now() - before.at) / 1000;
+    serverCpu += cpuSeconds(pid) - before.server;
+    const self = process.cpuUsage(before.self);
+    selfCpu += (self.user + self.system) / 1e6;
+    for (const [label, xs] of consoles.timings) timings.set(label, [...(timings.get(label) ?? []), ...xs]);
+    quiet.push(await round('no console'));
+    // Against the mean of the unwatched rounds on either side: the machine drifts.
+    const around = (quiet[k]! + quiet[k + 1]!) / 2;
+    costs.push(((around - watched[k]!) / around) * 100);
+  }
   const share = (cpu: number) => `${((cpu / wall / os.availableParallelism()) * 100).toFixed(1)} %`;
   console.log(
-    `  CPU while watched (share of the machine's ${os.availableParallelism()} cores): console server ${share(cpuSeconds(pid) - before.server)}, ` +
-      `the ${CONSOLES} consoles (this script) ${share((selfCpu.user + selfCpu.system) / 1e6)}`,
+    `\nCPU while watched (share of the machine's ${os.availableParallelism()} cores): console server ${share(serverCpu)}, ` +
+      `the ${CONSOLES} consoles (this script) ${share(selfCpu)}`,
   );
-  const quiet2 = await drain('no console again', `${prefix}_c`);
-  const quiet = (quiet1 + quiet2) / 2;
-  console.log(`\ncost of ${CONSOLES} consoles: ${(((quiet - watched) / quiet) * 100).toFixed(1)} % of the drain rate (${Math.round(watched)} vs ${Math.round(quiet)} jobs/s)\n`);
+  console.log(
+    `cost of ${CONSOLES} consoles: median ${median(costs).toFixed(1)} % of the drain rate (rounds: ${costs.map((c) => c.toFixed(1)).join(', ')} %; ` +
+      `median ${Math.round(median(watched))} jobs/s watched vs ${Math.round(median(quiet))} unwatched)\n`,
+  );
   console.log('| request or event (while draining) | n | p50 ms | p95 ms |\n| --- | ---: | ---: | ---: |');
-  for (const [label, xs] of consoles.timings) console.log(`| ${label} | ${xs.length} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 95).toFixed(1)} |`);
+  for (const [label, xs] of timings) console.log(`| ${label} | ${xs.length} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 95).toFixed(1)} |`);
 } finally {
-  await cleanUp();
+  // Whatever a failed round left behind.
+  await removeBatches(`${prefix}_%`);
+  await doorbell.close();
+  await pool.end();
 }
