@@ -221,12 +221,16 @@ describe('reads for the console', () => {
     assert.equal(typeof m.leaseMs, 'number');
   });
 
-  test("the console's pools run with JIT off (set when a connection opens, no startup option a pooler would refuse)", async () => {
+  test("the console's pools run with JIT off and the reads with a statement timeout (set when a connection opens, no startup option a pooler would refuse)", async () => {
     const { serverContext } = await import('@/lib/server/context');
     const { readPool, pool } = serverContext();
     for (const p of [readPool, pool]) {
       const { rows } = await p.query(`SELECT current_setting('jit') AS jit`);
       assert.equal(rows[0].jit, 'off');
     }
+    // The reads' statement_timeout, set the same way.
+    const { rows } = await readPool.query(`SELECT current_setting('statement_timeout') AS t`);
+    assert.equal(rows[0].t, '5s');
+    await assert.rejects(readPool.query('SELECT pg_sleep(6)'), /statement timeout/);
   });
 });

@@ -30,14 +30,16 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
     connectionString,
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? `leasehold${opts.name ? ':' + opts.name : ''}`,
-    statement_timeout: opts.statementTimeoutMs,
     query_timeout: opts.queryTimeoutMs,
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     idleTimeoutMillis: 30_000,
   });
   pool.on('error', (e) => log.warn('postgres connection error (will reconnect)', { pool: opts.name, err: e }));
-  const settings = Object.entries(opts.settings ?? {});
+  const settings = Object.entries({
+    ...(opts.statementTimeoutMs !== undefined ? { statement_timeout: String(opts.statementTimeoutMs) } : {}),
+    ...opts.settings,
+  });
   pool.on('connect', (c) => {
     c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e }));
     for (const [name, value] of settings) {
