@@ -19,3 +19,13 @@ export function percentile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]! : NaN;
 }
+
+/** Fetches `url` and reads its JSON; `ms` runs until the body was read. Throws on a non-2xx answer. */
+export async function timedJson(url: string, init?: RequestInit): Promise<{ ms: number; json: any }> {
+  const t = performance.now();
+  const res = await fetch(url, init);
+  const json = await res.json();
+  const ms = performance.now() - t;
+  if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return { ms, json };
+}

@@ -35,7 +35,7 @@ import { createPool } from '../lib/db/client';
 import * as ops from '../lib/queue/ops';
 import { RedisDoorbell } from '../lib/queue/signal';
 import { SseReader } from '../test/sse';
-import { numberOption, option, percentile } from './cli-args';
+import { numberOption, option, percentile, timedJson } from './cli-args';
 
 const JOBS = numberOption('jobs', 60_000);
 const CONSOLES = numberOption('consoles', 10);
@@ -104,12 +104,9 @@ function startConsoles(n: number) {
   };
   let running = true;
   const get = async (label: string, url: string) => {
-    const t = performance.now();
-    const res = await fetch(BASE + url);
-    const body = await res.json();
-    if (!res.ok) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
-    note(label, performance.now() - t);
-    return body;
+    const { ms, json } = await timedJson(BASE + url);
+    note(label, ms);
+    return json;
   };
   /**
    * The live feed as the page keeps it: one stream, reopened when what it watches changes.

@@ -14,7 +14,7 @@
  */
 import os from 'node:os';
 import { chromium } from '@playwright/test';
-import { numberOption, percentile } from './cli-args';
+import { numberOption, percentile, timedJson } from './cli-args';
 
 const BASE = process.env.BASE ?? 'http://127.0.0.1:3000';
 const N = numberOption('n', 30);
@@ -22,18 +22,12 @@ const PAGES = numberOption('pages', 10);
 
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(1) : Math.round(ms).toString());
 
-async function time(method: string, path: string, body?: unknown): Promise<{ ms: number; json: any }> {
-  const t = performance.now();
-  const res = await fetch(BASE + path, {
+const time = (method: string, path: string, body?: unknown) =>
+  timedJson(BASE + path, {
     method,
     headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(process.env.TOKEN ? { authorization: `Bearer ${process.env.TOKEN}` } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  const json = await res.json();
-  const ms = performance.now() - t;
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return { ms, json };
-}
 
 const rows: string[] = [];
 async function measure(label: string, method: string, path: string, body?: unknown, note = '') {
