@@ -61,3 +61,7 @@ export const seconds = (text: string) => {
   const m = /(?:(\d+) min)?\s*(?:(\d+) s)?/.exec(text.trim());
   return Number(m?.[1] ?? 0) * 60 + Number(m?.[2] ?? 0);
 };
+
+/** A status count card's number on the overview ("≈" / "≥" / thousands separators stripped). */
+export const statusCount = async (page: Page, status: string) =>
+  Number((await page.getByTestId(`count-${status}`).locator('dd').innerText()).replace(/[^0-9]/g, ''));

@@ -1,18 +1,15 @@
 import { expect, test } from '@playwright/test';
-import { closeDb, db, enqueue, screenshot, waitForStatus } from './helpers';
+import { closeDb, db, enqueue, screenshot, statusCount, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);
 
-/** A status count card's number ("≈" / "≥" / thousands separators stripped). */
-const count = async (page: import('@playwright/test').Page, status: string) =>
-  Number((await page.getByTestId(`count-${status}`).locator('dd').innerText()).replace(/[^0-9]/g, ''));
 
 test('the overview shows live counts: an enqueued job runs and completes', async ({ page, request }) => {
   test.setTimeout(90_000);
   await page.goto('/');
   await expect(page.getByTestId('count-completed')).toBeVisible();
   await expect(page.getByTestId('workers-alive')).not.toHaveText('0');
-  const completedBefore = await count(page, 'completed');
+  const completedBefore = await statusCount(page, 'completed');
   await page.getByRole('button', { name: 'Enqueue demo job' }).click();
   await expect(page.getByRole('status')).toContainText(/Enqueued job #\d+/);
   const demo = (await page.getByRole('status').innerText()).match(/#(\d+)/)![1]!;
@@ -22,28 +19,28 @@ test('the overview shows live counts: an enqueued job runs and completes', async
   // two snapshots. This one runs for 12 s.
   const long = await enqueue(request, { type: 'demo.sleep', payload: { ms: 12_000 } });
   await waitForStatus(long, 'running');
-  await expect.poll(() => count(page, 'running'), { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+  await expect.poll(() => statusCount(page, 'running'), { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
   await waitForStatus(demo, 'completed');
   await waitForStatus(long, 'completed', 30_000);
-  await expect.poll(() => count(page, 'completed'), { timeout: 30_000 }).toBe(completedBefore + 2);
+  await expect.poll(() => statusCount(page, 'completed'), { timeout: 30_000 }).toBe(completedBefore + 2);
   await expect(page.getByTestId('count-kind-completed')).toContainText('exact');
 });
 
 test('enqueued jobs move the counts, the queue table and the throughput chart', async ({ page, request }) => {
   await page.goto('/');
-  const queuedBefore = await count(page, 'queued');
-  const completedBefore = await count(page, 'completed');
+  const queuedBefore = await statusCount(page, 'queued');
+  const completedBefore = await statusCount(page, 'completed');
   // Ten jobs that wait a minute before they are due: the queued count rises by exactly ten.
   const later = new Date(Date.now() + 60_000).toISOString();
   const waiting = await request.post('/api/jobs', { data: Array.from({ length: 10 }, () => ({ type: 'demo.noop', queue: 'e2e-later', runAt: later })) });
   expect(waiting.status()).toBe(202);
-  await expect.poll(() => count(page, 'queued')).toBe(queuedBefore + 10);
+  await expect.poll(() => statusCount(page, 'queued')).toBe(queuedBefore + 10);
   await expect(page.getByTestId('queue-e2e-later')).toBeVisible();
   // And a burst that runs now: completed rises by twenty.
   const ids = (await (await request.post('/api/jobs', { data: Array.from({ length: 20 }, (_, i) => ({ type: 'demo.sleep', payload: { ms: 50 + i } })) })).json()).jobs.map(
     (j: { id: string }) => j.id,
   );
-  await expect.poll(() => count(page, 'completed'), { timeout: 30_000 }).toBeGreaterThanOrEqual(completedBefore + 20);
+  await expect.poll(() => statusCount(page, 'completed'), { timeout: 30_000 }).toBeGreaterThanOrEqual(completedBefore + 20);
   for (const id of ids) await waitForStatus(id, 'completed');
   // The charts plot the workers' counters once two samples exist.
   await expect(page.getByRole('img', { name: 'throughput chart' })).toBeVisible({ timeout: 30_000 });
