@@ -42,11 +42,13 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
   });
   pool.on('connect', (c) => {
     c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e }));
-    for (const [name, value] of settings) {
-      c.query('SELECT set_config($1, $2, false)', [name, value]).catch((err) =>
-        log.warn('a session setting was refused; going on without it', { pool: opts.name, setting: name, err }),
-      );
-    }
+    if (!settings.length) return;
+    // One statement for all of them: the first query waits behind it, and pg is retiring
+    // queries that overlap on one client.
+    const calls = settings.map((_, k) => `set_config($${2 * k + 1}, $${2 * k + 2}, false)`).join(', ');
+    c.query(`SELECT ${calls}`, settings.flat()).catch((err) =>
+      log.warn('session settings were refused; going on without them', { pool: opts.name, settings: Object.fromEntries(settings), err }),
+    );
   });
   return pool;
 }

@@ -14,7 +14,9 @@ import { readCache } from './read-cache';
 export const readStats = async () => statsSnapshotDto(await serverContext().stats.get());
 
 export async function readLookup(ids: readonly string[]) {
-  const { value, ageMs } = await readCache.get(`lookup ${ids.join(',')}`, () => jobsByIds(serverContext().readPool, ids));
+  // The same set in any order is one read (the rows come back newest first whatever the order).
+  const key = [...new Set(ids)].sort().join(',');
+  const { value, ageMs } = await readCache.get(`lookup ${key}`, () => jobsByIds(serverContext().readPool, ids));
   // The rows carry the database clock and the leases left: moved on by the answer's age.
   return lookupDto(agedBy(value, ageMs));
 }
