@@ -136,6 +136,9 @@ describe('API (and the console, which calls it)', () => {
       await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: j }, cookie: olga, origin: 'https://evil.example' });
       await send(routes, 'GET', '/api/jobs', { cookie: vic });
       await send(routes, 'GET', '/api/audit', { cookie: vic });
+      // An admin's request for something that does not exist is refused the same way.
+      await post(adam, '/api/admin/tokens/{id}/revoke', { id: '987654321' }, {}, 404);
+      await post(adam, '/api/admin/users/{name}/disable', { name: 'nobody-here' }, {}, 404);
     });
   });
 

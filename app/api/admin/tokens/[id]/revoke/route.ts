@@ -11,10 +11,17 @@ export const POST = route('admin', async (_req: Request, ctx: { params: Promise<
   const parsed = tokenId.safeParse((await ctx.params).id);
   if (!parsed.success) throw new QueueError('not_found', 'no such token');
   const { pool } = serverContext();
-  const revoked = await audited(pool, actorOf(who), { action: 'token.revoke', target: { token: parsed.data } }, () => tokenRevoke(pool, parsed.data), (r) => ({
-    changed: r.length,
-    skipped: r.length ? 0 : 1,
-  }));
-  if (!revoked.length) throw new QueueError('not_found', `no live token ${parsed.data}`);
-  return json(tokenDto(revoked[0]!));
+  // Not found inside the action: a refused request leaves no audit entry (lib/audit/log.ts).
+  const revoked = await audited(
+    pool,
+    actorOf(who),
+    { action: 'token.revoke', target: { token: parsed.data } },
+    async () => {
+      const [token] = await tokenRevoke(pool, parsed.data);
+      if (!token) throw new QueueError('not_found', `no live token ${parsed.data}`);
+      return token;
+    },
+    () => ({ changed: 1, skipped: 0 }),
+  );
+  return json(tokenDto(revoked));
 });

@@ -12,10 +12,15 @@ export const POST = route('admin', async (_req: Request, ctx: { params: Promise<
   const name = parsed.data;
   if (who.kind === 'user' && who.name === name) throw new QueueError('state_forbids', 'an admin cannot disable themself (ask another admin, or use the CLI)');
   const { pool } = serverContext();
-  const done = await audited(pool, actorOf(who), { action: 'user.disable', target: { user: name } }, () => userDisable(pool, name), (ok) => ({
-    changed: ok ? 1 : 0,
-    skipped: ok ? 0 : 1,
-  }));
-  if (!done) throw new QueueError('not_found', `no active user ${JSON.stringify(name.slice(0, 64))}`);
+  // Not found inside the action: a refused request leaves no audit entry (lib/audit/log.ts).
+  await audited(
+    pool,
+    actorOf(who),
+    { action: 'user.disable', target: { user: name } },
+    async () => {
+      if (!(await userDisable(pool, name))) throw new QueueError('not_found', `no active user ${JSON.stringify(name.slice(0, 64))}`);
+    },
+    () => ({ changed: 1, skipped: 0 }),
+  );
   return json({ ok: true });
 });
