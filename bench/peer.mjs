@@ -30,10 +30,11 @@ const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')
 const LEASE_MS = 30_000;
 // Variants (VARIANT=...):
 //   (none)  production defaults: claim only what free slots can run (claims of <= C jobs)
-//   batch   prefetch 190: one claim statement carries up to 200 jobs, held under renewed
-//           leases until a slot frees (the analogue of graphile-worker's localQueue)
+//   batch   prefetch 490: one claim statement carries up to 500 jobs, held under renewed
+//           leases until a slot frees (the analogue of graphile-worker's localQueue.size
+//           500 in its perftest settings)
 // LEASEHOLD_PREFETCH overrides the prefetch of either.
-const VARIANTS = { '': 0, batch: 190 };
+const VARIANTS = { '': 0, batch: 490 };
 const variant = process.env.VARIANT ?? '';
 if (!(variant in VARIANTS)) throw new Error(`unknown leasehold VARIANT ${variant}`);
 const PREFETCH = Number(process.env.LEASEHOLD_PREFETCH ?? VARIANTS[variant]);
@@ -126,7 +127,6 @@ const adapter = {
     if (s.profiler) await stopProfile(s, ctx.index);
     if (s.cpuAtStart) {
       const u = process.cpuUsage(s.cpuAtStart);
-      console.error('timing', JSON.stringify(globalThis.__t));
       console.error(`[leasehold worker ${ctx.index}] CPU while draining: ${((u.user + u.system) / 1000).toFixed(0)} ms (user ${(u.user / 1000).toFixed(0)}, system ${(u.system / 1000).toFixed(0)}), claimed ${s.runner.stats.claimed}, max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
     }
     await closeAll(() => s.runner?.stop(1_000), () => s.receiver?.close(), () => s.doorbell?.close(), () => s.pool?.end(), () => s.heartbeatPool?.end());

@@ -7,7 +7,7 @@
 import type { Executor } from '../db/client';
 import { log } from '../log';
 import type { Principal } from '../auth/roles';
-import { QueueError } from '../queue/errors';
+import { knownQueueError, QueueError } from '../queue/errors';
 import type { ActionReport } from '../queue/ops';
 
 export type ActorKind = 'user' | 'token' | 'cli' | 'system' | 'anonymous';
@@ -102,9 +102,9 @@ export async function audited<R>(
     } else {
       // What changed before the error (a bulk action commits batch by batch) is not
       // counted: the entry says so rather than claiming nothing changed.
-      // Viewers read the log: an internal error (SQL, addresses) is logged here, not kept.
-      const error = err instanceof QueueError ? err.message.slice(0, 500) : 'internal error (logged on the server)';
-      if (!(err instanceof QueueError)) log.error('an audited operator action failed', { err, audit: id, action: start.action });
+      // Viewers read the log: an internal error (SQL, addresses) is not kept; the caller
+      // that reports it (the HTTP route, the CLI) logs or prints it, once.
+      const error = knownQueueError(err)?.message.slice(0, 500) ?? 'internal error (logged on the server)';
       await finish(db, id, 'failed', { changed: 0, skipped: 0, details: { error, countsUnknown: true } });
     }
     throw err;

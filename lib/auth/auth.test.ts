@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cookieValue, csrfProblem } from './gate';
 import { hashPassword, verifyPassword } from './passwords';
-import { clientAddress, MAX_KEYS, MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_HEADER, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
+import { clientAddress, MAX_KEYS, MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_HEADER, SETUP_LINK, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
 import { allows, type Principal } from './roles';
 
 test('scrypt hashes: salted, verified in constant time, wrong passwords refused', async () => {
@@ -51,6 +51,15 @@ test('sign-in limiter: per account and per address, cleared by a success, forgot
   signInSucceeded('ann');
   for (let k = 0; k < MAX_PER_ADDRESS; k++) signInFailed(`spray-${k}`, '10.9.9.9', t0);
   assert.ok(signInBlockedFor('someone-else', '10.9.9.9', t0) > 0, 'the address, for any account');
+});
+
+test('sign-in limiter: the setup link counts apart from every user name, even one spelled like it', () => {
+  const t0 = 3_000_000;
+  for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed('setup', `10.3.0.${k}`, t0);
+  assert.equal(signInBlockedFor(SETUP_LINK, '10.3.1.1', t0), 0, 'failed sign-ins as "setup" leave the setup link open');
+  for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed(SETUP_LINK, `10.3.2.${k}`, t0);
+  assert.ok(signInBlockedFor(SETUP_LINK, '10.3.1.1', t0) > 0, 'failed setups block the setup link, from any address');
+  assert.equal(signInBlockedFor('admin', '10.3.1.1', t0), 0, 'and no user');
 });
 
 test('sign-in limiter: a spray of names past the key bound forgets the oldest keys, not the spraying address', () => {

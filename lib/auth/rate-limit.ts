@@ -24,16 +24,24 @@ function recent(key: string, now: number): number[] {
   return list;
 }
 
+/**
+ * The first-admin setup link, counted as an account of its own: in a key namespace no user
+ * name reaches, so failed sign-ins under any name cannot block the setup, nor the reverse.
+ */
+export const SETUP_LINK = Symbol('setup link');
+type Account = string | typeof SETUP_LINK;
+const accountKey = (account: Account) => (account === SETUP_LINK ? 'setup' : `a:${account.toLowerCase()}`);
+
 /** Seconds until this account / address may try again, or 0. */
-export function signInBlockedFor(account: string, address: string, now = Date.now()): number {
-  const a = recent(`a:${account.toLowerCase()}`, now);
+export function signInBlockedFor(account: Account, address: string, now = Date.now()): number {
+  const a = recent(accountKey(account), now);
   const b = recent(`ip:${address}`, now);
   const until = [a.length >= MAX_PER_ACCOUNT ? a[0]! + WINDOW_MS : 0, b.length >= MAX_PER_ADDRESS ? b[0]! + WINDOW_MS : 0];
   return Math.max(0, Math.ceil((Math.max(...until) - now) / 1000));
 }
 
-export function signInFailed(account: string, address: string, now = Date.now()) {
-  for (const key of [`a:${account.toLowerCase()}`, `ip:${address}`]) {
+export function signInFailed(account: Account, address: string, now = Date.now()) {
+  for (const key of [accountKey(account), `ip:${address}`]) {
     const list = [...recent(key, now), now].slice(-Math.max(MAX_PER_ACCOUNT, MAX_PER_ADDRESS));
     failures.delete(key);
     failures.set(key, list);
@@ -41,8 +49,8 @@ export function signInFailed(account: string, address: string, now = Date.now())
   while (failures.size > MAX_KEYS) failures.delete(failures.keys().next().value!);
 }
 
-export function signInSucceeded(account: string) {
-  failures.delete(`a:${account.toLowerCase()}`);
+export function signInSucceeded(account: Account) {
+  failures.delete(accountKey(account));
 }
 
 /** Set by worker/http-guard.mjs on every request from the TCP connection itself. */

@@ -5,7 +5,7 @@
  */
 import { ZodError } from 'zod';
 import { log } from '../log';
-import { QueueError } from '../queue/errors';
+import { knownQueueError, QueueError } from '../queue/errors';
 import { authorize } from '../auth/gate';
 import type { Principal, Requirement } from '../auth/roles';
 import { readCache } from '../server/read-cache';
@@ -26,15 +26,10 @@ export const toErrorResponse = (err: unknown): Response => errorResponse(toQueue
 
 /** What a caller is told about an error: its own QueueError, a 400 naming the field, or a logged, generic one. */
 export function toQueueError(err: unknown): QueueError {
-  if (err instanceof QueueError) return err;
   if (err instanceof ZodError) return new QueueError('invalid_request', zodMessage(err));
-  const pgCode = (err as { code?: string })?.code;
-  // Statement timeout / too many connections / server shutting down: the database is
-  // busy or away, which is worth telling apart from a bug.
-  if (pgCode === '57014' || pgCode === '53300' || pgCode === '57P01' || pgCode === 'ECONNREFUSED') {
-    log.warn('database unavailable for a request', { code: pgCode });
-    return new QueueError('unavailable', 'the database is busy or unreachable; try again');
-  }
+  const known = knownQueueError(err);
+  if (known?.code === 'unavailable' && !(err instanceof QueueError)) log.warn('database unavailable for a request', { code: (err as { code?: string }).code });
+  if (known) return known;
   log.error('unexpected error in a route handler', { err, stack: (err as Error)?.stack });
   return new QueueError('internal', 'internal error (logged on the server)');
 }

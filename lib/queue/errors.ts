@@ -49,6 +49,26 @@ export class QueueError extends Error {
 export const httpStatusOf = (code: ErrorCode) => HTTP_STATUS[code];
 
 /**
+ * Codes of a database that is busy or away (statement timeout, too many connections, server
+ * shutting down, connection refused): worth telling apart from a bug.
+ */
+const UNAVAILABLE_CODES = new Set(['57014', '53300', '57P01', 'ECONNREFUSED']);
+
+/**
+ * The QueueError an error stands for: itself, or `unavailable` for a database that is busy or
+ * away; null for anything else (a bug, whose details are logged, never shown). Logs nothing:
+ * the caller that reports the error (an HTTP route, the CLI) does.
+ */
+export function knownQueueError(err: unknown): QueueError | null {
+  if (err instanceof QueueError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) {
+    return new QueueError('unavailable', 'the database is busy or unreachable; try again');
+  }
+  return null;
+}
+
+/**
  * A handler throws this to fail the job at once, without retries (bad input that no
  * retry can fix). Any other error is retried while attempts are left.
  */

@@ -72,8 +72,9 @@ export function watchRedis(redis: Redis, what: string, logger: Logger = rootLog)
 }
 
 /** Resolves true once `redis` is connected; false after `timeoutMs` (or at its first error, with `orError`). */
-function redisReady(redis: Redis, timeoutMs: number, orError = false): Promise<boolean> {
+export function redisReady(redis: Redis, timeoutMs: number, orError = false): Promise<boolean> {
   if (redis.status === 'ready') return Promise.resolve(true);
+  if (redis.status === 'end') return Promise.resolve(false); // closed: it will not connect again
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
       clearTimeout(timer);

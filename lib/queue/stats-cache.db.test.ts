@@ -65,3 +65,38 @@ test('past the refresh interval a viewer gets the last snapshot at once, and one
     cache.stop();
   }
 });
+
+test('after a quiet spell the first viewer is answered from the last snapshot at once; after a failed refresh, a viewer past the bound waits and gets the error', async () => {
+  await insertJob(db.pool, { status: 'cancelled', queue: 'sc-idle' });
+  const { pool: counting, counter } = countingPool();
+  let down = false;
+  const flaky = new Proxy(counting, {
+    get(t, prop) {
+      if (prop === 'connect' && down) return () => Promise.reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
+      return Reflect.get(t, prop, t);
+    },
+  }) as pg.Pool;
+  const cache = new StatsCache(flaky, { leaseMs: 30_000, minRefreshMs: 50, maxStaleMs: 100 });
+  try {
+    const first = await cache.get();
+    const servedAt = Date.now();
+    // Nobody looks for longer than the failing bound (maxStaleMs) and three intervals.
+    await waitFor('a quiet spell', async () => Date.now() - servedAt > Math.max(100, first.refreshMs * 3) + 50, { intervalMs: 20 });
+    const after = await cache.get();
+    assert.equal(after.computedAt.getTime(), first.computedAt.getTime(), 'the last snapshot, at once: the database never failed');
+    assert.equal(counter.computations, 2, 'and one computation behind it');
+    await waitFor('the computation behind it', async () => (await cache.get()).computedAt.getTime() > first.computedAt.getTime());
+    const fresh = await cache.get();
+    const seenAt = Date.now(); // the snapshot is at least this old from here on
+
+    down = true;
+    await waitFor('the refresh interval', async () => Date.now() - seenAt > fresh.refreshMs + 20, { intervalMs: 20 });
+    assert.equal((await cache.get()).computedAt.getTime(), fresh.computedAt.getTime(), 'the first refresh that fails is behind a stale answer');
+    await waitFor('past the failing bound', async () => Date.now() - seenAt > Math.max(100, fresh.refreshMs * 3) + 50, { intervalMs: 20 });
+    await assert.rejects(cache.get(), /connection refused/, 'then a viewer sees the error, not an ever older snapshot');
+    down = false;
+    await waitFor('the database back', async () => (await cache.get()).computedAt.getTime() > fresh.computedAt.getTime());
+  } finally {
+    cache.stop();
+  }
+});

@@ -3,11 +3,15 @@
  * querycacher). A request is answered from the last snapshot at once; when that snapshot
  * is older than the refresh interval, one computation starts in the background
  * (stale-while-revalidate), so no viewer waits for the database while workers keep it
- * busy — the overview shows each snapshot's age. Only the first request, and one whose
- * snapshot is older than MAX_STALE_MS and three intervals (the database stopped answering:
- * its error should show, not an ever older snapshot), waits for the computation. The interval is at least
- * MIN_REFRESH_MS and grows with the computation's own cost (10x), so a slow database is
- * never asked more than about a tenth of the time.
+ * busy — the overview shows each snapshot's age. Nothing is computed while nobody looks, so
+ * the first viewer after a quiet spell is answered from the snapshot the last one saw (up to
+ * MAX_IDLE_STALE_MS old, its age shown) while the fresh one is computed; the live feed
+ * brings that a second later. A viewer waits for the computation only when there is no
+ * snapshot, when the snapshot is older than MAX_IDLE_STALE_MS, or when the last refresh
+ * failed and the snapshot is older than MAX_STALE_MS and three intervals (the database
+ * stopped answering: its error should show, not an ever older snapshot). The interval is
+ * at least MIN_REFRESH_MS and grows with the computation's own cost (10x), so a slow
+ * database is never asked more than about a tenth of the time.
  *
  * Throughput and failure rates come from the workers' cumulative counters (the workers
  * table, a handful of rows), sampled every SAMPLE_MS while the console runs and kept in
@@ -19,7 +23,10 @@ import { log } from '../log';
 import type { Doorbell } from './signal';
 
 export const MIN_REFRESH_MS = 2_000;
+/** The oldest snapshot served without waiting once a refresh has failed. */
 export const MAX_STALE_MS = 10_000;
+/** The oldest snapshot served without waiting while refreshes succeed (nobody looked for a while). */
+export const MAX_IDLE_STALE_MS = 5 * 60_000;
 export const SAMPLE_MS = 5_000;
 export const BUCKET_MS = 10_000;
 export const HISTORY_MS = 60 * 60_000;
@@ -48,13 +55,15 @@ export interface StatsSnapshot extends ConsoleStats {
 export class StatsCache {
   private last: { at: number; stats: ConsoleStats } | null = null;
   private inFlight: Promise<ConsoleStats> | null = null;
+  /** The last refresh failed: the database may be away, so a stale snapshot is served briefly only. */
+  private failing = false;
   private refreshMs: number;
   private samples: Sample[] = [];
   private sampler: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly db: pg.Pool,
-    private readonly opts: { doorbell?: Doorbell | null; leaseMs: number; minRefreshMs?: number },
+    private readonly opts: { doorbell?: Doorbell | null; leaseMs: number; minRefreshMs?: number; maxStaleMs?: number },
   ) {
     this.refreshMs = this.minRefreshMs;
   }
@@ -70,8 +79,9 @@ export class StatsCache {
     if (age0 < this.refreshMs) stats = this.last!.stats;
     else {
       const next = (this.inFlight ??= this.refresh());
-      if (age0 < Math.max(MAX_STALE_MS, this.refreshMs * 3)) {
-        // Served stale meanwhile; the failure is logged (a viewer waiting past MAX_STALE_MS sees it).
+      const servable = this.failing ? Math.max(this.opts.maxStaleMs ?? MAX_STALE_MS, this.refreshMs * 3) : MAX_IDLE_STALE_MS;
+      if (age0 < servable) {
+        // Served stale meanwhile; a failure is logged (and the next viewer past MAX_STALE_MS sees it).
         next.catch((err) => log.warn('the overview stats could not be refreshed; serving the last snapshot', { err }));
         stats = this.last!.stats;
       } else stats = await next;
@@ -93,9 +103,13 @@ export class StatsCache {
         client.release();
       }
       this.last = { at: Date.now(), stats };
+      this.failing = false;
       this.refreshMs = Math.max(this.minRefreshMs, stats.computeMs * 10);
       this.addSample(stats.dbNow.getTime(), stats.workerTotals);
       return stats;
+    } catch (err) {
+      this.failing = true;
+      throw err;
     } finally {
       this.inFlight = null;
     }

@@ -1,5 +1,5 @@
 import { sessionCookie } from '@/lib/auth/cookies';
-import { clientAddress, signInBlockedFor, signInFailed } from '@/lib/auth/rate-limit';
+import { clientAddress, SETUP_LINK, signInBlockedFor, signInFailed } from '@/lib/auth/rate-limit';
 import { sessionCreate, setupFirstAdmin } from '@/lib/auth/store';
 import { actorOf, auditRecord } from '@/lib/audit/log';
 import { json, readJson, route } from '@/lib/http/respond';
@@ -14,14 +14,14 @@ import { serverContext } from '@/lib/server/context';
 export const POST = route('public', async (req: Request) => {
   const body = setupBody.parse(await readJson(req, 4096));
   const address = clientAddress(req);
-  const wait = signInBlockedFor('(setup)', address);
+  const wait = signInBlockedFor(SETUP_LINK, address);
   if (wait > 0) throw new QueueError('rate_limited', `too many failed attempts: try again in ${wait} s`);
   const { pool } = serverContext();
   let user;
   try {
     user = await setupFirstAdmin(pool, body);
   } catch (e) {
-    if (e instanceof QueueError && e.code === 'forbidden') signInFailed('(setup)', address);
+    if (e instanceof QueueError && e.code === 'forbidden') signInFailed(SETUP_LINK, address);
     throw e;
   }
   await auditRecord(pool, {
