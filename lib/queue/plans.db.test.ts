@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type pg from 'pg';
 import { testDatabase } from '../../test/db';
+import type { Executor } from '../db/client';
+import { computeConsoleStats } from './console-stats';
+import { listJobs } from './read';
 import * as sql from './statements';
 
 const db = await testDatabase();
@@ -66,6 +69,38 @@ for (const [what, st, values, index] of cases) {
     });
   }
 }
+
+/**
+ * The console's reads on the same table, with their real parameters: the overview's stats
+ * (completed rows have no index: past the cap they are estimated, never counted by a scan)
+ * and lists filtered by a status no partial index holds. scripts/explain-console.ts runs
+ * the full set on a million rows.
+ */
+test('the console: the stats and lists by completed status never scan jobs sequentially', async () => {
+  const seen: { text: string; values: unknown[] }[] = [];
+  const recorder: Executor = {
+    query: ((text: unknown, values?: unknown[]) => {
+      const q = typeof text === 'string' ? { text, values: values ?? [] } : (text as { text: string; values?: unknown[] });
+      seen.push({ text: q.text, values: q.values ?? [] });
+      return db.pool.query(q.text, q.values ?? []);
+    }) as Executor['query'],
+  };
+  const head = (await db.pool.query(`SELECT max(job_id)::text AS max FROM jobs`)).rows[0].max as string;
+  const stats = await computeConsoleStats(recorder, { leaseMs: 30_000 });
+  assert.equal(stats.kinds.completed, 'estimate', 'completed rows past the cap are estimated');
+  assert.ok(Math.abs(stats.counts.completed - 190_000) < 20_000, `about 190,000 completed (${stats.counts.completed})`);
+  assert.equal(stats.counts.failed, 5000, 'the statuses an index holds are counted');
+  await listJobs(recorder, { status: 'completed', queue: 'q1', type: 'demo.noop', limit: 50 });
+  await listJobs(recorder, { status: 'completed', cursor: String(Math.floor(Number(head) / 2)), limit: 50 });
+  await listJobs(recorder, { status: 'running', queue: 'q2', limit: 50 });
+  const jobsStatements = seen.filter((s) => /\bjobs\b/.test(s.text));
+  assert.ok(jobsStatements.length >= 5, 'statements were recorded');
+  for (const s of jobsStatements) {
+    const { rows } = await db.pool.query(`EXPLAIN (COSTS OFF) ${s.text}`, s.values);
+    const p = rows.map((r) => r['QUERY PLAN']).join('\n');
+    assert.doesNotMatch(p, /Seq Scan on jobs/, `${s.text}\n${p}`);
+  }
+});
 
 test('the plans are checked against a table where a sequential scan would be chosen if it could', async () => {
   const p = await plan({ name: 'count_all', text: `SELECT count(*) FROM jobs WHERE payload = '{}'` }, [], 'force_custom_plan');
