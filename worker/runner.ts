@@ -830,6 +830,7 @@ export class Runner {
         // If this process freezes mid-sweep, the server frees the sweep lock after this long.
         stallTimeoutMs: Math.max(1_000, this.o.recoverMs * 2),
       });
+      if (r?.analyzed) this.log.info('analyzed the jobs table: it had rows but no planner statistics yet');
       if (r) {
         this.stats.recovered += r.expired.length;
         this.stats.resignalled += r.queues.reduce((n, q) => n + q.pushed, 0);

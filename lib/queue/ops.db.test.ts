@@ -428,6 +428,20 @@ describe('suspects (likely poison jobs)', () => {
 });
 
 describe('recoverSweep', () => {
+  test('gives a jobs table with rows but no planner statistics its first ones, once', async () => {
+    // A table of its own, as a fresh installation has: rows, never analyzed nor vacuumed.
+    const fresh = await testDatabase();
+    const stats = async () => (await fresh.pool.query(`SELECT reltuples FROM pg_class WHERE oid = 'jobs'::regclass`)).rows[0].reltuples as number;
+    const empty = await ops.recoverSweep(fresh.pool, {});
+    assert.equal(empty?.analyzed, false, 'an empty table is left to autovacuum');
+    await fresh.pool.query(`INSERT INTO jobs (queue, type) SELECT 'q', 'demo.noop' FROM generate_series(1, 500)`);
+    assert.ok((await stats()) < 0, 'no statistics yet');
+    const first = await ops.recoverSweep(fresh.pool, {});
+    assert.equal(first?.analyzed, true);
+    assert.equal(await stats(), 500, 'the planner now knows the table');
+    assert.equal((await ops.recoverSweep(fresh.pool, {}))?.analyzed, false, 'then autovacuum keeps them');
+  });
+
   test('a sweeper frozen while holding the lock loses it to the idle timeout of the server', async () => {
     // A "sweeper" takes the lock the way recoverSweep does, then stops talking.
     const frozen = new pg.Client({ connectionString: db.url });

@@ -571,12 +571,14 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
  * sweeper's ability to sweep: a process that dies loses its session (and the lock) at
  * once, and one that stalls (SIGSTOP, a partition) holding it is cut off by the server's
  * idle_session_timeout, so a frozen sweeper cannot stop recovery for everyone.
+ * The sweeper also gives the jobs table its first planner statistics when it has rows and
+ * none yet (see jobsNeverAnalyzed); after that, autovacuum keeps them.
  * Returns null when another process holds the lock.
  */
 export async function recoverSweep(
   pool: pg.Pool,
   p: RecoverParams & { stallTimeoutMs?: number },
-): Promise<RecoverReport | null> {
+): Promise<(RecoverReport & { analyzed: boolean }) | null> {
   const client = await pool.connect();
   let locked = false;
   let broken: Error | undefined;
@@ -584,7 +586,10 @@ export async function recoverSweep(
     await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}`);
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
-    return await jobRecover(client, { ...p, dryRun: false });
+    // First: until the table has statistics every claim may be reading the whole backlog.
+    const analyzed = (await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never === true;
+    if (analyzed) await client.query('ANALYZE jobs');
+    return { ...(await jobRecover(client, { ...p, dryRun: false })), analyzed };
   } catch (err) {
     broken = err as Error;
     throw err;
