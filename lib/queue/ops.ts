@@ -28,9 +28,19 @@ const run = <R extends pg.QueryResultRow = any>(db: Executor, st: sql.Statement,
  */
 const intArray = (values: readonly (string | number)[]) => `{${values.join(',')}}`;
 
-/** A text[] literal that is all NULL unless a value is given (result keys: usually none). */
-const nullableTextArray = (values: readonly (string | null | undefined)[]) =>
-  `{${values.map((v) => (v === null || v === undefined ? 'NULL' : `"${v.replace(/["\\]/g, (c) => '\\' + c)}"`)).join(',')}}`;
+/**
+ * A per-job input of a fenced write, as the JSON object its statement looks each row up in
+ * by id (statements.ts `at`): {"42": value, …}. Null values are left out (a missing key
+ * reads as NULL), so the common all-null input (no result keys) is `{}`.
+ */
+function byJobId<T extends { jobId: string }>(items: readonly T[], value: (item: T) => unknown): string {
+  const o: Record<string, unknown> = {};
+  for (const i of items) {
+    const v = value(i);
+    if (v !== null && v !== undefined) o[i.jobId] = v;
+  }
+  return JSON.stringify(o);
+}
 
 // ------------------------------------------------------------------ producers
 
@@ -204,7 +214,7 @@ export async function jobHeartbeat(
   if (p.leases.length === 0) return { renewed };
   const { rows } = await run(db, sql.jobHeartbeat, [
     intArray(p.leases.map((l) => l.jobId)),
-    intArray(p.leases.map((l) => l.attempt)),
+    byJobId(p.leases, (l) => l.attempt),
     p.workerId,
     p.leaseMs,
   ]);
@@ -235,8 +245,8 @@ export async function jobComplete(
   if (p.items.length === 0) return new Set();
   const { rows } = await run(db, sql.jobComplete, [
     intArray(p.items.map((i) => i.jobId)),
-    intArray(p.items.map((i) => i.attempt)),
-    nullableTextArray(p.items.map((i) => i.resultKey)),
+    byJobId(p.items, (i) => i.attempt),
+    byJobId(p.items, (i) => i.resultKey ?? null),
     p.workerId,
   ]);
   return new Set(rows.map((r) => String(r.job_id)));
@@ -260,11 +270,11 @@ export async function jobFail(
   if (p.items.length === 0) return out;
   const { rows } = await run(db, sql.jobFail, [
     p.items.map((i) => i.jobId),
-    p.items.map((i) => i.attempt),
-    p.items.map((i) => i.error),
-    p.items.map((i) => i.stack ?? null),
-    p.items.map((i) => !!i.permanent),
-    p.items.map((i) => Math.max(0, Math.round(i.backoffMs))),
+    byJobId(p.items, (i) => i.attempt),
+    byJobId(p.items, (i) => i.error),
+    byJobId(p.items, (i) => i.stack ?? null),
+    byJobId(p.items, (i) => !!i.permanent),
+    byJobId(p.items, (i) => Math.max(0, Math.round(i.backoffMs))),
     p.workerId,
   ]);
   for (const r of rows) out.set(String(r.job_id), { status: r.status, queue: r.queue, runAt: r.run_at });
@@ -279,7 +289,7 @@ export async function jobCancelAck(
   if (p.leases.length === 0) return new Set();
   const { rows } = await run(db, sql.jobCancelAck, [
     p.leases.map((l) => l.jobId),
-    p.leases.map((l) => l.attempt),
+    byJobId(p.leases, (l) => l.attempt),
     p.workerId,
   ]);
   return new Set(rows.map((r) => String(r.job_id)));
@@ -293,7 +303,7 @@ export async function jobRelease(
   if (p.leases.length === 0) return [];
   const { rows } = await run(db, sql.jobRelease, [
     p.leases.map((l) => l.jobId),
-    p.leases.map((l) => l.attempt),
+    byJobId(p.leases, (l) => l.attempt),
     p.workerId,
     p.reason,
   ]);

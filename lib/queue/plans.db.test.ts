@@ -46,15 +46,16 @@ async function plan(st: sql.Statement, values: unknown[], mode: 'force_custom_pl
   }
 }
 
-const attempts = () => ids.map(() => 1);
+const byId = (value: unknown) => JSON.stringify(Object.fromEntries(ids.map((id) => [id, value])));
+const attempts = () => byId(1);
 const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['claim by id', sql.jobClaim, () => [ids, 'w', 30000, true], /jobs_pkey/],
   ['claim next due', sql.jobClaimNext, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
   ['take over expired leases', sql.jobClaimExpired, () => ['q1', 'w', 30000, 1, true], /jobs_running_idx/],
   ['claim under a queue limit', sql.jobClaimControlled, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
   ['heartbeat', sql.jobHeartbeat, () => [ids, attempts(), 'w1', 30000], /jobs_(pkey|running_idx)/],
-  ['complete', sql.jobComplete, () => [ids, attempts(), ids.map(() => null), 'w1'], /jobs_(pkey|running_idx)/],
-  ['fail', sql.jobFail, () => [ids, attempts(), ids.map(() => 'e'), ids.map(() => null), ids.map(() => false), ids.map(() => 0), 'w1'], /jobs_(pkey|running_idx)/],
+  ['complete', sql.jobComplete, () => [ids, attempts(), '{}', 'w1'], /jobs_(pkey|running_idx)/],
+  ['fail', sql.jobFail, () => [ids, attempts(), byId('e'), '{}', byId(false), byId(0), 'w1'], /jobs_(pkey|running_idx)/],
   ['recover expired leases', sql.jobRecoverExpired, () => [500, null], /jobs_running_idx/],
   ['due jobs waiting for a signal', sql.jobDueWaiting, () => ['q1', 1000, 1000], /jobs_claim_idx/],
   ['queues with due jobs', sql.jobDueQueues, () => [], /jobs_claim_idx/],

@@ -36,8 +36,13 @@ export interface Statement {
 
 const ms = (param: string) => `(${param}::int * interval '1 millisecond')`;
 
-/** The element of input array `param` that belongs to this row (same position as its id in $1). */
-const at = (param: string, type: string) => `(${param}::${type}[])[array_position($1::bigint[], jobs.job_id)]`;
+/**
+ * This row's value in `param`, a JSON object keyed by job id ({"42": 3, …}): a keyed
+ * lookup per row (jsonb keeps an object's keys sorted and binary-searches them). The
+ * array position it replaced was a linear search per row, so a batch of n writes cost n²/2
+ * comparisons: a fifth of the database's time while draining in batches of 500.
+ */
+const at = (param: string, type: string) => `(${param}::jsonb ->> jobs.job_id::text)::${type}`;
 
 /** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
 const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
@@ -429,21 +434,25 @@ export const scheduleList: Statement = {
 };
 
 /**
- * The fence of a batched write: this worker holds the job's current lease. Each row reads
- * its own fencing token from the input arrays at the position of its id, so the plan is
+ * The fence of a batched write: this worker holds the job's current lease. The ids are the
+ * index condition; each row reads its own fencing token by its id (see `at`), so the plan is
  * one index scan whatever plan PostgreSQL caches for the prepared statement (a join with
  * unnest() was planned, generically, as a nested loop re-running the unnest per row).
+ * "Running" is spelled `lease_expires_at IS NOT NULL` — the same thing, by the check
+ * jobs_lease_iff_running — so that jobs_running_idx (running rows by worker) cannot serve
+ * it: through that index a worker holding 500 jobs had every one of them compared with
+ * every id of the batch; the primary key finds each id directly.
  */
 const fence = (workerParam: string) => `jobs.job_id = ANY($1::bigint[])
      AND jobs.attempt_count = ${at('$2', 'int')}
      AND jobs.worker_id = ${workerParam}
-     AND jobs.status = 'running'`;
+     AND jobs.lease_expires_at IS NOT NULL`;
 
 /**
  * jobHeartbeat — renew the leases of jobs this worker still owns (all of a process's
  * jobs in one statement).
- * Params: $1 job_id[], $2 attempt[] (fencing tokens), $3 worker_id, $4 lease_ms.
- * Compare: status = 'running' AND worker_id = $3 AND attempt_count = the job's token.
+ * Params: $1 job_id[], $2 {job_id: attempt} (fencing tokens), $3 worker_id, $4 lease_ms.
+ * Compare: running (the fence) AND worker_id = $3 AND attempt_count = the job's token.
  * Returns: the renewed jobs and whether an operator asked to cancel each. A job missing
  *          from the result is no longer owned: abort its handler and never write its result.
  */
@@ -475,7 +484,7 @@ RETURNING job_id`,
 
 /**
  * jobComplete — record success for jobs this worker still owns.
- * Params: $1 job_id[], $2 attempt[], $3 result_key[] (NULL = no result), $4 worker_id.
+ * Params: $1 job_id[], $2 {job_id: attempt}, $3 {job_id: result_key} (absent = no result), $4 worker_id.
  * Compare: the fence (status = 'running', worker_id, attempt_count).
  * Swap: completed, lease released, the attempt recorded as `completed`.
  * Returns: the completed job ids. A missing id lost its lease: its result is discarded.
@@ -499,8 +508,8 @@ SELECT job_id FROM done`,
 /**
  * jobFail — record a handler error for jobs this worker still owns: retry after a backoff
  * while attempts are left, else move to `failed` (the dead letter).
- * Params: $1 job_id[], $2 attempt[], $3 error[], $4 error_stack[], $5 permanent[],
- *         $6 backoff_ms[], $7 worker_id.
+ * Params: $1 job_id[], then each keyed by job id: $2 attempt, $3 error, $4 error_stack,
+ *         $5 permanent, $6 backoff_ms; $7 worker_id.
  * Compare: the fence (status = 'running', worker_id, attempt_count).
  * Swap: retrying with run_at = now() + backoff, or failed (permanent error or no attempts
  *       left); the attempt recorded as `retried` or `failed` with its error.
@@ -532,7 +541,7 @@ SELECT job_id, status, queue, run_at FROM done`,
 /**
  * jobCancelAck — the worker observed an operator's cancel (through its heartbeat) and
  * stopped the handler: finish the job as `cancelled`.
- * Params: $1 job_id[], $2 attempt[], $3 worker_id.
+ * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id.
  * Compare: the fence, and a cancel was requested.
  * Returns: the cancelled job ids.
  */
@@ -556,7 +565,7 @@ SELECT job_id FROM done`,
 /**
  * jobRelease — hand leases back without a verdict (graceful shutdown after the grace
  * period): the job is queued again at once and the attempt it used is given back.
- * Params: $1 job_id[], $2 attempt[], $3 worker_id, $4 reason.
+ * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id, $4 reason.
  * Compare: the fence, and no cancel requested (a cancelled job is not queued again).
  * Swap: queued, run_at = now(), max_attempts + 1 (an interrupted attempt is not the
  *       job's fault); the attempt recorded as `aborted`.
