@@ -131,6 +131,35 @@ class LazyAbort {
   }
 }
 
+/**
+ * What a handler gets besides its payload. A class, so a job's context costs one small
+ * object (its getters live on the prototype), not a set of closures per job.
+ */
+class Context implements JobContext {
+  constructor(
+    private readonly runner: Runner,
+    private readonly e: Entry,
+  ) {}
+  get job() {
+    return this.e.job;
+  }
+  get attempt() {
+    return this.e.lease.attempt;
+  }
+  get signal() {
+    return this.e.ac.signal;
+  }
+  get log() {
+    return this.runner.logFor(this.e);
+  }
+  get checkpoints() {
+    return Object.fromEntries(Object.entries(this.e.job.checkpoints ?? {}).map(([k, v]) => [k, v.value]));
+  }
+  checkpoint(name: string, value: unknown): Promise<void> {
+    return this.runner.checkpointFor(this.e, name, value);
+  }
+}
+
 export class JobAborted extends Error {
   constructor(readonly reason: AbortReason) {
     super(`job aborted: ${reason}`);
@@ -497,7 +526,7 @@ export class Runner {
       let out: unknown;
       try {
         if (!handler) throw new PermanentError(`no handler registered for job type ${JSON.stringify(job.type)}`);
-        out = handler(job.payload, this.contextFor(e));
+        out = handler(job.payload, new Context(this, e));
       } catch (err) {
         return done(undefined, err ?? new Error('handler threw a falsy value'));
       }
@@ -509,27 +538,6 @@ export class Runner {
         );
       } else done(out, null);
     });
-  }
-
-  private contextFor(e: Entry): JobContext {
-    const { job } = e;
-    const log = this.log;
-    const ac = e.ac;
-    const runner = this;
-    return {
-      job,
-      attempt: e.lease.attempt,
-      get signal() {
-        return ac.signal;
-      },
-      get log() {
-        return log.child({ job: job.id, attempt: e.lease.attempt });
-      },
-      get checkpoints() {
-        return Object.fromEntries(Object.entries(job.checkpoints ?? {}).map(([k, v]) => [k, v.value]));
-      },
-      checkpoint: (name, value) => runner.checkpoint(e, name, value),
-    };
   }
 
   /** The handler returned or threw: free the slot, then record the outcome. */
@@ -617,8 +625,13 @@ export class Runner {
     setTimeout(() => (pc.e.lost ? this.forget(pc.e) : this.queueCompletion({ ...pc, tries: pc.tries + 1 })), delay);
   }
 
+  /** ctx.log: the runner's logger, naming the job and attempt. */
+  logFor(e: Entry) {
+    return this.log.child({ job: e.job.id, attempt: e.lease.attempt });
+  }
+
   /** ctx.checkpoint(): a fenced write; a refusal means the lease is lost. */
-  private async checkpoint(e: Entry, name: string, value: unknown): Promise<void> {
+  async checkpointFor(e: Entry, name: string, value: unknown): Promise<void> {
     if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
       throw new TypeError('checkpoint name must be a string of 1 to 200 characters');
     }
