@@ -261,6 +261,10 @@ export class Runner {
       concurrency: this.o.concurrency,
     });
     await this.refreshControls();
+    // Before the first claim: without statistics a claim may read the whole backlog.
+    if (await ops.ensureJobStatistics(this.o.pool).catch(() => false)) {
+      this.log.info('analyzed the jobs table: it had rows but no planner statistics yet');
+    }
     this.timers.push(setInterval(() => void this.heartbeatTick(), this.o.heartbeatMs));
     this.timers.push(setInterval(() => void this.recoverTick(), this.o.recoverMs));
     this.timers.push(setInterval(() => void this.refreshControls(), CONTROLS_REFRESH_MS));

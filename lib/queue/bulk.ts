@@ -111,10 +111,17 @@ export async function resolveFilter(db: Executor, filter: JobFilter, cap = BULK_
   return { ids, maxId: String(top) };
 }
 
-async function resolveTarget(db: Executor, target: BulkTarget): Promise<{ ids: string[]; maxId: string | null }> {
+/** A bulk target with its filter resolved to ids (or the whole sweep, for recover). */
+export type ResolvedTarget = { all: true } | { ids: string[]; maxId: string | null };
+
+/**
+ * The ids a bulk action will act on (a read: a filter over the cap is a 400 here). Callers
+ * resolve before they open the action's audit entry, so a refused filter leaves none.
+ */
+export async function resolveTarget(db: Executor, target: BulkTarget): Promise<ResolvedTarget> {
   if ('ids' in target) return { ids: [...new Set(target.ids)], maxId: null };
   if ('filter' in target) return resolveFilter(db, target.filter);
-  throw new QueueError('invalid_request', '`all` is only for recover');
+  return { all: true };
 }
 
 async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<string, ListedJob>> {
@@ -176,8 +183,9 @@ const itemOf = (job: ListedJob | Job | undefined) =>
     : {};
 
 export async function previewAction(db: Executor, action: BulkAction, target: BulkTarget, o: BulkOptions, extra: RecoverExtras): Promise<BulkReport> {
-  if ('all' in target) return recoverAll(db, true, extra);
-  const { ids, maxId } = await resolveTarget(db, target);
+  const resolved = await resolveTarget(db, target);
+  if ('all' in resolved) return recoverAll(db, true, extra);
+  const { ids, maxId } = resolved;
   const rows = await currentRows(db, ids);
   const report: BulkReport = emptyReport(action, true, ids.length, maxId);
   const reasons = new Map<string, { reason: string; count: number }>();
@@ -221,12 +229,15 @@ export async function applyAction(
   pool: pg.Pool,
   readDb: Executor,
   action: BulkAction,
-  target: BulkTarget,
+  target: ResolvedTarget,
   o: BulkOptions,
   extra: RecoverExtras,
 ): Promise<BulkReport> {
-  if ('all' in target) return recoverAll(pool, false, extra, readDb);
-  const { ids, maxId } = await resolveTarget(readDb, target);
+  if ('all' in target) {
+    if (action !== 'recover') throw new QueueError('invalid_request', '`all` is only for recover');
+    return recoverAll(pool, false, extra, readDb);
+  }
+  const { ids, maxId } = target;
   const report = emptyReport(action, false, ids.length, maxId);
   const reasons = new Map<string, { reason: string; count: number }>();
   const skippedItems: BulkItem[] = [];

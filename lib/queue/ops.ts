@@ -576,13 +576,23 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
 }
 
 /**
+ * ensureJobStatistics — ANALYZE the jobs table if it has rows but no planner statistics yet
+ * (see jobsNeverAnalyzed); after that, autovacuum keeps them. A worker runs it before its
+ * first claim, and every sweep (a table that was empty at start). Returns whether it analyzed.
+ */
+export async function ensureJobStatistics(db: Executor): Promise<boolean> {
+  const never = (await run(db, sql.jobsNeverAnalyzed, [])).rows[0]?.never === true;
+  if (never) await db.query('ANALYZE jobs');
+  return never;
+}
+
+/**
  * recoverSweep — one periodic sweep, run by at most one process at a time cluster-wide
  * (a session advisory lock on a dedicated connection). The lock must never outlive the
  * sweeper's ability to sweep: a process that dies loses its session (and the lock) at
  * once, and one that stalls (SIGSTOP, a partition) holding it is cut off by the server's
  * idle_session_timeout, so a frozen sweeper cannot stop recovery for everyone.
- * The sweeper also gives the jobs table its first planner statistics when it has rows and
- * none yet (see jobsNeverAnalyzed); after that, autovacuum keeps them.
+ * The sweeper also gives the jobs table its first planner statistics (ensureJobStatistics).
  * Returns null when another process holds the lock.
  */
 export async function recoverSweep(
@@ -597,8 +607,7 @@ export async function recoverSweep(
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
     // First: until the table has statistics every claim may be reading the whole backlog.
-    const analyzed = (await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never === true;
-    if (analyzed) await client.query('ANALYZE jobs');
+    const analyzed = await ensureJobStatistics(client);
     return { ...(await jobRecover(client, { ...p, dryRun: false })), analyzed };
   } catch (err) {
     broken = err as Error;

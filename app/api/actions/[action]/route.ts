@@ -2,7 +2,7 @@ import { actorOf, audited } from '@/lib/audit/log';
 import { roleAtLeast } from '@/lib/auth/roles';
 import { json, readJson, route } from '@/lib/http/respond';
 import { actionBody, actionName } from '@/lib/http/schemas';
-import { applyAction, type BulkTarget, previewAction } from '@/lib/queue/bulk';
+import { applyAction, type BulkTarget, previewAction, resolveTarget } from '@/lib/queue/bulk';
 import { QueueError } from '@/lib/queue/errors';
 import { serverContext } from '@/lib/server/context';
 
@@ -26,11 +26,12 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
   const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds };
   if (body.preview) return json(await previewAction(readPool, action, target, opts, extra));
+  const resolved = await resolveTarget(readPool, target); // a filter over the cap is refused here, before the audit entry
   const report = await audited(
     pool,
     actorOf(who),
     { action: `bulk.${action}`, target: body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true }, jobIds: body.ids, reason: body.reason, details: opts },
-    () => applyAction(pool, readPool, action, target, opts, extra),
+    () => applyAction(pool, readPool, action, resolved, opts, extra),
     (r) => ({
       ...(body.filter ? { target: { filter: body.filter, maxId: r.maxId } } : {}),
       ...(body.ids ? {} : { jobIds: r.items.map((i) => i.id) }),
