@@ -26,6 +26,20 @@ export interface PoolOptions {
 }
 
 export function createPool(connectionString: string, opts: PoolOptions = {}): pg.Pool {
+  const settings = Object.entries({
+    ...(opts.statementTimeoutMs !== undefined ? { statement_timeout: String(opts.statementTimeoutMs) } : {}),
+    ...opts.settings,
+  });
+  // One statement for all of them, run by the pool before it hands the new connection out
+  // (pg-pool's onConnect hook): nothing can overlap it on that connection.
+  const calls = settings.map((_, k) => `set_config($${2 * k + 1}, $${2 * k + 2}, false)`).join(', ');
+  const onConnect = async (c: pg.ClientBase) => {
+    c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e }));
+    if (!settings.length) return;
+    await c.query(`SELECT ${calls}`, settings.flat()).catch((err) =>
+      log.warn('session settings were refused; going on without them', { pool: opts.name, settings: Object.fromEntries(settings), err }),
+    );
+  };
   const pool = new pg.Pool({
     connectionString,
     max: opts.max ?? 10,
@@ -34,22 +48,9 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     idleTimeoutMillis: 30_000,
+    onConnect,
   });
   pool.on('error', (e) => log.warn('postgres connection error (will reconnect)', { pool: opts.name, err: e }));
-  const settings = Object.entries({
-    ...(opts.statementTimeoutMs !== undefined ? { statement_timeout: String(opts.statementTimeoutMs) } : {}),
-    ...opts.settings,
-  });
-  pool.on('connect', (c) => {
-    c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e }));
-    if (!settings.length) return;
-    // One statement for all of them: the first query waits behind it, and pg is retiring
-    // queries that overlap on one client.
-    const calls = settings.map((_, k) => `set_config($${2 * k + 1}, $${2 * k + 2}, false)`).join(', ');
-    c.query(`SELECT ${calls}`, settings.flat()).catch((err) =>
-      log.warn('session settings were refused; going on without them', { pool: opts.name, settings: Object.fromEntries(settings), err }),
-    );
-  });
   return pool;
 }
 
