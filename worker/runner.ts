@@ -136,27 +136,29 @@ class LazyAbort {
  * object (its getters live on the prototype), not a set of closures per job.
  */
 class Context implements JobContext {
-  constructor(
-    private readonly runner: Runner,
-    private readonly e: Entry,
-  ) {}
+  readonly #runner: Runner;
+  readonly #e: Entry;
+  /** An own property, so a handler may destructure it (`{ checkpoint }`) and call it alone. */
+  readonly checkpoint: (name: string, value: unknown) => Promise<void>;
+  constructor(runner: Runner, e: Entry) {
+    this.#runner = runner;
+    this.#e = e;
+    this.checkpoint = (name, value) => runner.checkpointFor(e, name, value);
+  }
   get job() {
-    return this.e.job;
+    return this.#e.job;
   }
   get attempt() {
-    return this.e.lease.attempt;
+    return this.#e.lease.attempt;
   }
   get signal() {
-    return this.e.ac.signal;
+    return this.#e.ac.signal;
   }
   get log() {
-    return this.runner.logFor(this.e);
+    return this.#runner.logFor(this.#e);
   }
   get checkpoints() {
-    return Object.fromEntries(Object.entries(this.e.job.checkpoints ?? {}).map(([k, v]) => [k, v.value]));
-  }
-  checkpoint(name: string, value: unknown): Promise<void> {
-    return this.runner.checkpointFor(this.e, name, value);
+    return Object.fromEntries(Object.entries(this.#e.job.checkpoints ?? {}).map(([k, v]) => [k, v.value]));
   }
 }
 
@@ -262,9 +264,7 @@ export class Runner {
     });
     await this.refreshControls();
     // Before the first claim: without statistics a claim may read the whole backlog.
-    if (await ops.ensureJobStatistics(this.o.pool).catch(() => false)) {
-      this.log.info('analyzed the jobs table: it had rows but no planner statistics yet');
-    }
+    this.noteStatistics(await ops.ensureJobStatistics(this.o.pool).catch(() => null));
     this.timers.push(setInterval(() => void this.heartbeatTick(), this.o.heartbeatMs));
     this.timers.push(setInterval(() => void this.recoverTick(), this.o.recoverMs));
     this.timers.push(setInterval(() => void this.refreshControls(), CONTROLS_REFRESH_MS));
@@ -837,6 +837,16 @@ export class Runner {
 
   // ---------------------------------------------------------------- recover
 
+  private statisticsRefused = false;
+
+  private noteStatistics(outcome: 'analyzed' | 'refused' | null) {
+    if (outcome === 'analyzed') this.log.info('analyzed the jobs table: it had rows but no planner statistics yet');
+    if (outcome === 'refused' && !this.statisticsRefused) {
+      this.statisticsRefused = true;
+      this.log.warn('the jobs table has no planner statistics and this role may not ANALYZE it: claims may read the whole backlog until autovacuum does (or its owner runs ANALYZE jobs)');
+    }
+  }
+
   private async recoverTick() {
     if (this.recoverBusy || this.stopping) return;
     this.recoverBusy = true;
@@ -847,7 +857,7 @@ export class Runner {
         // If this process freezes mid-sweep, the server frees the sweep lock after this long.
         stallTimeoutMs: Math.max(1_000, this.o.recoverMs * 2),
       });
-      if (r?.analyzed) this.log.info('analyzed the jobs table: it had rows but no planner statistics yet');
+      this.noteStatistics(r?.analyzed ?? null);
       if (r) {
         this.stats.recovered += r.expired.length;
         this.stats.resignalled += r.queues.reduce((n, q) => n + q.pushed, 0);

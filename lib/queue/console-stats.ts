@@ -102,8 +102,8 @@ export async function computeConsoleStats(
   const statusFreq = new Map<string, number>();
   (b.status_vals ?? []).forEach((v: string, k: number) => statusFreq.set(v, Number(b.status_freqs[k])));
   // No index holds completed rows (two index entries fewer per job on the hot path): they
-  // are counted only while the statistics do not already put them past the cap; then they
-  // are estimated like every large status, without reading the table.
+  // are counted only while the statistics say there are fewer than the cap, and estimated
+  // beyond (like every large status), without reading the table.
   const counted = JOB_STATUSES.filter((st) => st !== 'completed' || live === null || (statusFreq.get(st) ?? 0) * live < COUNT_CAP);
   const [capped, extMcv, misc, waiting, controls] = await inTurn([
     () =>
@@ -172,7 +172,10 @@ export async function computeConsoleStats(
     for (const s of big) {
       const f = statusFreq.get(s);
       if (live !== null && f !== undefined && freqSum > 0) {
-        counts[s] = Math.max(COUNT_CAP, Math.round(((live - exactSum) * f) / freqSum));
+        // A count that reached the cap is at least the cap; an uncounted status is only its
+        // share of the live rows (which follow a purge at once, where the fractions lag).
+        const share = Math.max(0, Math.round(((live - exactSum) * f) / freqSum));
+        counts[s] = counted.includes(s) ? Math.max(COUNT_CAP, share) : share;
         kinds[s] = 'estimate';
       } else {
         kinds[s] = 'atLeast';

@@ -230,6 +230,22 @@ describe('fenced writes (heartbeat, complete, fail)', () => {
     assert.deepEqual(att.rows[0], { outcome: 'retried', error: 'boom', error_stack: 'Error: boom\n  at x' });
   });
 
+  test('an error cut inside an emoji, or holding a NUL, is recorded (as U+FFFD) with the rest of its batch', async () => {
+    const a = await claimed();
+    const b = await claimed();
+    const cut = 'timeout \u{1F525}'.slice(0, -1); // half of the emoji: a lone surrogate
+    const r = await ops.jobFail(db.pool, {
+      workerId: W1,
+      items: [
+        { ...a.lease, error: cut, stack: 'at \u0000x', backoffMs: 60_000 },
+        { ...b.lease, error: 'plain', backoffMs: 60_000 },
+      ],
+    });
+    assert.deepEqual([r.get(a.id)?.status, r.get(b.id)?.status], ['retrying', 'retrying']);
+    const att = await db.pool.query('SELECT error, error_stack FROM job_attempts WHERE job_id = $1', [a.id]);
+    assert.deepEqual(att.rows[0], { error: 'timeout \ufffd', error_stack: 'at \ufffdx' });
+  });
+
   test('fail on the last attempt, or with a permanent error: failed (dead letter)', async () => {
     const last = await insertJob(db.pool, { maxAttempts: 1 });
     await ops.jobClaim(db.pool, { ids: [last], workerId: W1, leaseMs: LEASE });
@@ -433,13 +449,13 @@ describe('recoverSweep', () => {
     const fresh = await testDatabase();
     const stats = async () => (await fresh.pool.query(`SELECT reltuples FROM pg_class WHERE oid = 'jobs'::regclass`)).rows[0].reltuples as number;
     const empty = await ops.recoverSweep(fresh.pool, {});
-    assert.equal(empty?.analyzed, false, 'an empty table is left to autovacuum');
+    assert.equal(empty?.analyzed, null, 'an empty table is left to autovacuum');
     await fresh.pool.query(`INSERT INTO jobs (queue, type) SELECT 'q', 'demo.noop' FROM generate_series(1, 500)`);
     assert.ok((await stats()) < 0, 'no statistics yet');
     const first = await ops.recoverSweep(fresh.pool, {});
-    assert.equal(first?.analyzed, true);
+    assert.equal(first?.analyzed, 'analyzed');
     assert.equal(await stats(), 500, 'the planner now knows the table');
-    assert.equal((await ops.recoverSweep(fresh.pool, {}))?.analyzed, false, 'then autovacuum keeps them');
+    assert.equal((await ops.recoverSweep(fresh.pool, {}))?.analyzed, null, 'then autovacuum keeps them');
   });
 
   test('a sweeper frozen while holding the lock loses it to the idle timeout of the server', async () => {

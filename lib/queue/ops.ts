@@ -37,10 +37,18 @@ function byJobId<T extends { jobId: string }>(items: readonly T[], value: (item:
   const o: Record<string, unknown> = {};
   for (const i of items) {
     const v = value(i);
-    if (v !== null && v !== undefined) o[i.jobId] = v;
+    if (v !== null && v !== undefined) o[i.jobId] = typeof v === 'string' ? jsonSafe(v) : v;
   }
   return JSON.stringify(o);
 }
+
+/**
+ * Text PostgreSQL's JSON accepts: JSON.stringify writes half an emoji (a lone surrogate, as
+ * an error message cut short leaves) as "\ud83d", and NUL as "\u0000", both of which jsonb
+ * refuses — which would fail every write of the batch. Both become U+FFFD, as the text
+ * columns themselves would turn them.
+ */
+const jsonSafe = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\u0000/g, '\ufffd');
 
 // ------------------------------------------------------------------ producers
 
@@ -578,12 +586,31 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
 /**
  * ensureJobStatistics — ANALYZE the jobs table if it has rows but no planner statistics yet
  * (see jobsNeverAnalyzed); after that, autovacuum keeps them. A worker runs it before its
- * first claim, and every sweep (a table that was empty at start). Returns whether it analyzed.
+ * first claim, and every sweep (for a table that was empty at start). One process at a time
+ * (the others skip), and bounded: a lock it cannot get within a second, or an ANALYZE past a
+ * minute, gives up until the next sweep. 'refused': the role may not analyze the table (not
+ * its owner), so it has no statistics still.
  */
-export async function ensureJobStatistics(db: Executor): Promise<boolean> {
-  const never = (await run(db, sql.jobsNeverAnalyzed, [])).rows[0]?.never === true;
-  if (never) await db.query('ANALYZE jobs');
-  return never;
+export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | 'refused' | null> {
+  const client = await pool.connect();
+  try {
+    if ((await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never !== true) return null;
+    await client.query('BEGIN');
+    try {
+      const { rows } = await client.query(`SELECT pg_try_advisory_xact_lock(hashtext('leasehold.analyze')) AS mine`);
+      if (!rows[0].mine) return null; // another process is analyzing it
+      await client.query(`SET LOCAL lock_timeout = '1s'`);
+      await client.query(`SET LOCAL statement_timeout = '60s'`);
+      if ((await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never !== true) return null; // done meanwhile
+      await client.query('ANALYZE jobs');
+      // A role that does not own the table gets a warning, not an error, and no statistics.
+      return (await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never === true ? 'refused' : 'analyzed';
+    } finally {
+      await client.query('COMMIT').catch(() => {});
+    }
+  } finally {
+    client.release();
+  }
 }
 
 /**
@@ -598,7 +625,7 @@ export async function ensureJobStatistics(db: Executor): Promise<boolean> {
 export async function recoverSweep(
   pool: pg.Pool,
   p: RecoverParams & { stallTimeoutMs?: number },
-): Promise<(RecoverReport & { analyzed: boolean }) | null> {
+): Promise<(RecoverReport & { analyzed: 'analyzed' | 'refused' | null }) | null> {
   const client = await pool.connect();
   let locked = false;
   let broken: Error | undefined;
@@ -606,9 +633,10 @@ export async function recoverSweep(
     await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}`);
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
-    // First: until the table has statistics every claim may be reading the whole backlog.
-    const analyzed = await ensureJobStatistics(client);
-    return { ...(await jobRecover(client, { ...p, dryRun: false })), analyzed };
+    const report = await jobRecover(client, { ...p, dryRun: false });
+    // On a connection of its own, and never in the way of the recovery above.
+    const analyzed = await ensureJobStatistics(pool).catch(() => null);
+    return { ...report, analyzed };
   } catch (err) {
     broken = err as Error;
     throw err;

@@ -79,7 +79,7 @@ export class StatsCache {
     if (age0 < this.refreshMs) stats = this.last!.stats;
     else {
       const next = (this.inFlight ??= this.refresh());
-      const servable = this.failing ? Math.max(this.opts.maxStaleMs ?? MAX_STALE_MS, this.refreshMs * 3) : MAX_IDLE_STALE_MS;
+      const servable = Math.max(this.failing ? (this.opts.maxStaleMs ?? MAX_STALE_MS) : MAX_IDLE_STALE_MS, this.refreshMs * 3);
       if (age0 < servable) {
         // Served stale meanwhile; a failure is logged (and the next viewer past MAX_STALE_MS sees it).
         next.catch((err) => log.warn('the overview stats could not be refreshed; serving the last snapshot', { err }));
