@@ -13,7 +13,7 @@ import { NewRowsBanner, SelectionBar } from '@/components/jobs/list-banners';
 import { Button } from '@/components/ui/button';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { filterKey, hasFilters, type JobFilters } from '@/lib/api/filters';
-import { jobLookupQuery, jobNewerQuery, jobPagesQuery } from '@/lib/api/jobs';
+import { freshJobPage, jobLookupQuery, jobNewerQuery, jobPagesQuery } from '@/lib/api/jobs';
 import { useLive } from '@/lib/api/live';
 import { jobKeys } from '@/lib/api/keys';
 import type { BulkAction, JobRow } from '@/lib/api/types';
@@ -73,8 +73,12 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
     });
   }, [base, lookup.data, filters]);
 
+  // The list starts over from a first page read now: the shared one may predate the count.
   const showNew = useCallback(() => {
-    void qc.resetQueries({ queryKey: jobKeys.list(filterKey(filters)) });
+    void freshJobPage(filters).then(
+      (page) => qc.setQueryData(jobKeys.list(filterKey(filters)), { pages: [page], pageParams: [null] }),
+      () => qc.resetQueries({ queryKey: jobKeys.list(filterKey(filters)) }),
+    );
   }, [qc, filters]);
 
   const onToggle = useCallback(

@@ -20,6 +20,14 @@ export const jobPagesQuery = (filters: JobFilters) =>
     refetchOnWindowFocus: false,
   });
 
+/**
+ * The first page read now (`fresh=1`), not answered from the second every viewer of the
+ * console shares: what "Show N new" loads, since the count announcing those jobs may be
+ * newer than the shared page.
+ */
+export const freshJobPage = (filters: JobFilters) =>
+  api<JobPageDto>(`/api/jobs?${filtersToQuery(filters, { limit: String(PAGE_SIZE), fresh: '1' })}`, { clock: true });
+
 export const jobLookupQuery = (ids: readonly string[], refetchMs: number | false) =>
   queryOptions({
     queryKey: jobKeys.lookup(ids),

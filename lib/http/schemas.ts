@@ -145,6 +145,13 @@ export const listQuery = z
     ...filterFields,
     cursor: jobId.optional().meta({ description: 'The nextCursor of the previous page: jobs with a smaller id.' }),
     limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
+    fresh: z
+      .literal('1')
+      .optional()
+      .meta({
+        description:
+          'Read the page now rather than answer from the read every viewer of this console shares for a second (the console asks for it when it shows the new jobs a count announced).',
+      }),
   })
   .strict();
 

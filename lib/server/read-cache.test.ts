@@ -40,7 +40,7 @@ test('a cached answer tells its age; past its time an answer is read again', asy
   const short = new ReadCache(50);
   const again = counted('y');
   await short.get('k', again.fn);
-  await short.get('long', again.fn, 60_000); // its own time: it stays
+  await short.get('long', again.fn, { ttlMs: 60_000 }); // its own time: it stays
   const t = performance.now();
   await waitFor('the answer to expire', async () => performance.now() - t > 60, { intervalMs: 5 });
   await short.get('k', again.fn);
@@ -79,4 +79,19 @@ test('a failed read is not kept; clear() forgets everything', async () => {
   cache.clear();
   await cache.get('z', other.fn);
   assert.equal(other.calls, 2);
+});
+
+test('fresh: a read of its own, even beside a running one, whose answer then serves the others', async () => {
+  const cache = new ReadCache(60_000);
+  let n = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const slowFirst = () => (n++ === 0 ? gate.then(() => 'before') : Promise.resolve('after'));
+  const running = cache.get('k', slowFirst);
+  const fresh = await cache.get('k', slowFirst, { fresh: true });
+  assert.equal(fresh.value, 'after', 'not joined to the read that began earlier');
+  release();
+  assert.equal((await running).value, 'before');
+  assert.equal((await cache.get('k', slowFirst)).value, 'after', 'the fresh answer is the one kept');
+  assert.equal(n, 2);
 });

@@ -29,13 +29,20 @@ export class ReadCache {
 
   /**
    * The answer for `key` that arrived at most ttlMs ago, or the read of it still running
-   * (however slow: it is joined, never started again beside it), else `load()`'s; with its
-   * age, by which an answer that carries the database clock moves it on.
+   * (however slow: it is joined, never started again beside it), else `load()`'s (always,
+   * with `fresh`); with its age, by which an answer that carries the database clock moves it on.
    */
-  async get<T>(key: string, load: () => Promise<T>, ttlMs = this.ttlMs): Promise<{ value: T; ageMs: number }> {
+  async get<T>(
+    key: string,
+    load: () => Promise<T>,
+    opts: { ttlMs?: number; fresh?: boolean } = {},
+  ): Promise<{ value: T; ageMs: number }> {
+    const ttlMs = opts.ttlMs ?? this.ttlMs;
     const now = performance.now();
     let entry = this.entries.get(key);
-    if (!entry || expired(entry, now)) {
+    // fresh: a read of its own, started now (not even a running one is joined: it may have
+    // begun before what the caller knows of), which then serves the others.
+    if (!entry || expired(entry, now) || opts.fresh) {
       this.dropExpired(now);
       const fresh: Entry = { ttlMs, value: load() };
       fresh.value = fresh.value.then((v) => {

@@ -6,6 +6,6 @@ import { readCache } from '@/lib/server/read-cache';
 
 /** GET /api/dead-letter — failed jobs grouped by type and error fingerprint (shared by all viewers, read at most every 3 s). */
 export const GET = route('viewer', async () => {
-  const { value } = await readCache.get('dead-letter', () => deadLetterGroups(serverContext().readPool), 3_000);
+  const { value } = await readCache.get('dead-letter', () => deadLetterGroups(serverContext().readPool), { ttlMs: 3_000 });
   return json(deadLetterDto(value));
 });

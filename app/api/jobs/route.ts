@@ -7,14 +7,15 @@ import { serverContext } from '@/lib/server/context';
 import { readCache } from '@/lib/server/read-cache';
 
 /**
- * GET /api/jobs?status=&queue=&type=&worker=&q=&cursor=&limit= — newest first, keyset
- * pages; one read a second per distinct page, shared by every viewer (lib/server/read-cache.ts).
+ * GET /api/jobs?status=&queue=&type=&worker=&q=&cursor=&limit=&fresh= — newest first, keyset
+ * pages; one read a second per distinct page, shared by every viewer (lib/server/read-cache.ts),
+ * unless `fresh=1` asks for a read of its own.
  */
 export const GET = route('viewer', async (req: Request) => {
   const params = Object.fromEntries(new URL(req.url).searchParams);
-  const filters = listQuery.parse(params);
+  const { fresh, ...filters } = listQuery.parse(params);
   const { readPool } = serverContext();
-  const { value: page, ageMs } = await readCache.get(`jobs ${JSON.stringify(filters)}`, () => listJobs(readPool, filters));
+  const { value: page, ageMs } = await readCache.get(`jobs ${JSON.stringify(filters)}`, () => listJobs(readPool, filters), { fresh: !!fresh });
   // The page carries the database clock and the leases left: moved on by the answer's age.
   return json(pageDto(agedBy(page, ageMs)));
 });
