@@ -12,6 +12,7 @@ import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, parsePayloadFilter } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
+import { LONE_SURROGATE } from '../queue/text';
 
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
 export const MAX_PAYLOAD_DEPTH = 64;
@@ -19,8 +20,6 @@ export const MAX_BULK_ENQUEUE = 1_000;
 export const MAX_ATTEMPTS_LIMIT = 100;
 export const MAX_PAGE = 200;
 export const MAX_BULK_IDS = 1_000;
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Text PostgreSQL can store as-is: no NUL, no lone UTF-16 surrogate. */
 export const safeText = (min: number, max: number) =>

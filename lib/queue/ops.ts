@@ -17,6 +17,7 @@ import * as sql from './statements';
 import type { JobStatus } from './status';
 import { QueueError } from './errors';
 import { nextTick } from './cron';
+import { storableText } from './text';
 
 const run = <R extends pg.QueryResultRow = any>(db: Executor, st: sql.Statement, values: unknown[]) =>
   db.query<R>({ name: st.name, text: st.text, values });
@@ -31,24 +32,18 @@ const intArray = (values: readonly (string | number)[]) => `{${values.join(',')}
 /**
  * A per-job input of a fenced write, as the JSON object its statement looks each row up in
  * by id (statements.ts `at`): {"42": value, …}. Null values are left out (a missing key
- * reads as NULL), so the common all-null input (no result keys) is `{}`.
+ * reads as NULL), so the common all-null input (no result keys) is `{}`. Texts are made
+ * storable: jsonb refuses a NUL or half an emoji, which would fail every write of the batch.
  */
 function byJobId<T extends { jobId: string }>(items: readonly T[], value: (item: T) => unknown): string {
   const o: Record<string, unknown> = {};
   for (const i of items) {
     const v = value(i);
-    if (v !== null && v !== undefined) o[i.jobId] = typeof v === 'string' ? jsonSafe(v) : v;
+    if (v !== null && v !== undefined) o[i.jobId] = typeof v === 'string' ? storableText(v) : v;
   }
   return JSON.stringify(o);
 }
 
-/**
- * Text PostgreSQL's JSON accepts: JSON.stringify writes half an emoji (a lone surrogate, as
- * an error message cut short leaves) as "\ud83d", and NUL as "\u0000", both of which jsonb
- * refuses — which would fail every write of the batch. Both become U+FFFD, as the text
- * columns themselves would turn them.
- */
-const jsonSafe = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\u0000/g, '\ufffd');
 
 // ------------------------------------------------------------------ producers
 
