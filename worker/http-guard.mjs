@@ -5,11 +5,14 @@
  *    500 before proxy.ts or any route handler runs (vercel/next.js#92527, open at Next 16.4);
  *  - every request carries the TCP peer's address in PEER_HEADER, overwriting whatever the
  *    client sent under that name: route handlers see only a Request, and the sign-in limit
- *    per address must not key on a header the client chose (lib/auth/rate-limit.ts).
+ *    per address must not key on a header the client chose (lib/auth/rate-limit.ts), which
+ *    trusts the header only where this guard left its mark on globalThis.
  */
 import http from 'node:http';
 
 const PEER_HEADER = 'x-leasehold-peer'; // read by lib/auth/rate-limit.ts (PEER_HEADER there)
+// Tells lib/auth/rate-limit.ts (PEER_GUARD there) that PEER_HEADER can be trusted in this process.
+globalThis[Symbol.for('leasehold.http-guard')] = true;
 
 const BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'the path is not valid percent-encoded UTF-8' } });
 

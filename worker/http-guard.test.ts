@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
-import { PEER_HEADER } from '../lib/auth/rate-limit';
+import { clientAddress, PEER_HEADER } from '../lib/auth/rate-limit';
 import './http-guard.mjs';
 
 const server = http.createServer((req, res) => res.end(JSON.stringify({ peer: req.headers[PEER_HEADER] ?? null })));
@@ -18,6 +18,11 @@ const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 test('the peer header is set from the connection, overwriting a client-sent one', async () => {
   const res = await fetch(`${base}/api/auth/signin`, { headers: { [PEER_HEADER]: '203.0.113.99' } });
   assert.deepEqual(await res.json(), { peer: '127.0.0.1' });
+});
+
+test('the guard marks the process, so lib/auth/rate-limit.ts trusts the header it sets', () => {
+  const r = new Request('http://console.test/api/auth/signin', { headers: { [PEER_HEADER]: '192.0.2.1' } });
+  assert.equal(clientAddress(r, false), '192.0.2.1');
 });
 
 test('a path that is not valid percent-encoding gets a 400 in the API error shape', async () => {

@@ -14,9 +14,12 @@ import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
 import { insertJob, jobRow } from '../../test/factories';
 import { uniquePrefix } from '../../test/processes';
+import { waitFor } from '../../test/wait';
 import { loadRoutes } from '../../test/api-routes';
 import { send, stateOf } from '../../test/auth/harness';
 import { MAX_PER_ADDRESS, PEER_HEADER } from '../../lib/auth/rate-limit';
+// As in the console's process (worker/web.ts preloads it): the peer header set on a request is trusted.
+import '../../worker/http-guard.mjs';
 
 const db = await testDatabase();
 process.env.DATABASE_URL = db.url;
@@ -26,6 +29,8 @@ process.env.LEASEHOLD_AUTH = 'on';
 cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
 
 const { userAdd, sessionCreate, tokenCreate, tokenRevoke } = await import('@/lib/auth/store');
+const { openLiveStreams } = await import('@/lib/server/live');
+const { MAX_LIVE_STREAMS_PER_VIEWER } = await import('@/lib/http/schemas');
 const routes = await loadRoutes();
 
 /** Routes anyone may call: liveness, the API description, and signing in/out/up. */
@@ -235,6 +240,34 @@ describe('API tokens', () => {
     assert.equal(await stateOf(db.pool), before);
     const { rows } = await db.pool.query(`SELECT token_hash FROM api_tokens WHERE token_id = $1`, [info.id]);
     assert.ok(!rows[0].token_hash.includes(token.slice(3)), 'only a hash is stored');
+  });
+});
+
+describe('live streams', () => {
+  test(`one user holds at most ${MAX_LIVE_STREAMS_PER_VIEWER} live streams (then 503: the page polls); others still get theirs`, async () => {
+    const lena = await session('lena', 'viewer');
+    const olga = await session('olga', 'viewer');
+    const held: AbortController[] = [];
+    const stream = async (cookie: string) => {
+      const ac = new AbortController();
+      const res = await send(routes, 'GET', '/api/live', { cookie, query: 'stats=1&every=60000', signal: ac.signal });
+      if (res.status === 200) held.push(ac);
+      else ac.abort();
+      return res;
+    };
+    try {
+      for (let k = 0; k < MAX_LIVE_STREAMS_PER_VIEWER; k++) assert.equal((await stream(lena)).status, 200, `stream ${k + 1}`);
+      const refused = await stream(lena);
+      assert.equal(refused.status, 503);
+      assert.equal((await refused.json()).error.code, 'unavailable');
+      assert.equal((await stream(olga)).status, 200, 'another user is not held back');
+      const before = openLiveStreams();
+      held.shift()!.abort();
+      await waitFor('the aborted stream to close', () => openLiveStreams() === before - 1);
+      assert.equal((await stream(lena)).status, 200, 'a closed stream frees its place');
+    } finally {
+      for (const ac of held) ac.abort();
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cookieValue, csrfProblem } from './gate';
 import { hashPassword, verifyPassword } from './passwords';
-import { clientAddress, MAX_KEYS, MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_HEADER, SETUP_LINK, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
+import { clientAddress, MAX_KEYS, UNGUARDED_ADDRESS, MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_HEADER, SETUP_LINK, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
 import { allows, type Principal } from './roles';
 
 test('scrypt hashes: salted, verified in constant time, wrong passwords refused', async () => {
@@ -74,10 +74,18 @@ test('sign-in limiter: a spray of names past the key bound forgets the oldest ke
 test('the address of an attempt: the TCP peer; X-Forwarded-For only behind a declared proxy, and then its last hop', () => {
   const r = (headers: Record<string, string>) => new Request('http://console.test/api/auth/signin', { method: 'POST', headers });
   const spoofed = { [PEER_HEADER]: '192.0.2.10', 'x-forwarded-for': '1.2.3.4', 'x-real-ip': '5.6.7.8' };
-  assert.equal(clientAddress(r(spoofed), false), '192.0.2.10', 'client-sent forwarding headers are ignored');
-  assert.equal(clientAddress(r({ [PEER_HEADER]: '10.0.0.2', 'x-forwarded-for': '6.6.6.6, 198.51.100.4' }), true), '198.51.100.4', 'the hop the proxy appended');
-  assert.equal(clientAddress(r({ [PEER_HEADER]: '10.0.0.2' }), true), '10.0.0.2', 'no forwarded header: the peer');
-  assert.equal(clientAddress(r({}), false), 'local');
+  assert.equal(clientAddress(r(spoofed), false, true), '192.0.2.10', 'client-sent forwarding headers are ignored');
+  assert.equal(clientAddress(r({ [PEER_HEADER]: '10.0.0.2', 'x-forwarded-for': '6.6.6.6, 198.51.100.4' }), true, true), '198.51.100.4', 'the hop the proxy appended');
+  assert.equal(clientAddress(r({ [PEER_HEADER]: '10.0.0.2' }), true, true), '10.0.0.2', 'no forwarded header: the peer');
+  assert.equal(clientAddress(r({}), false, true), 'local');
+});
+
+test("without the http guard the peer header is the client's own: it is not trusted, all attempts share one address", () => {
+  const r = (headers: Record<string, string>) => new Request('http://console.test/api/auth/signin', { method: 'POST', headers });
+  assert.equal(clientAddress(r({ [PEER_HEADER]: '203.0.113.7' }), false, false), UNGUARDED_ADDRESS);
+  assert.equal(clientAddress(r({ [PEER_HEADER]: '203.0.113.8' }), false, false), UNGUARDED_ADDRESS, 'a new header each try does not escape the count');
+  assert.equal(clientAddress(r({ 'x-forwarded-for': '198.51.100.4' }), true, false), '198.51.100.4', 'a declared proxy still names the client');
+  assert.equal(clientAddress(r({}), false), UNGUARDED_ADDRESS, 'this test process has no guard preloaded');
 });
 
 test('roles: viewer < operator < admin; enqueue is its own scope', () => {

@@ -7,6 +7,8 @@
  * the cost of each attempt (one scrypt) is paid before it counts. Several console
  * replicas behind a balancer would each count alone (documented in the README).
  */
+import { log } from '../log';
+
 export const WINDOW_MS = 15 * 60 * 1000;
 export const MAX_PER_ACCOUNT = 10;
 export const MAX_PER_ADDRESS = 50;
@@ -57,12 +59,31 @@ export function signInSucceeded(account: Account) {
 export const PEER_HEADER = 'x-leasehold-peer';
 
 /**
+ * The mark worker/http-guard.mjs leaves on globalThis when it is preloaded. Without the
+ * guard (Next started by hand, not through npm start / npm run web) nothing overwrites
+ * PEER_HEADER, so a client could send a new one with each attempt and never be counted.
+ */
+export const PEER_GUARD = Symbol.for('leasehold.http-guard');
+export const UNGUARDED_ADDRESS = 'unguarded';
+const peerGuarded = () => (globalThis as Record<symbol, unknown>)[PEER_GUARD] === true;
+
+/**
  * The address a sign-in attempt came from: the TCP peer. Behind a reverse proxy the
  * operator declared (LEASEHOLD_TRUST_PROXY=1) the peer is the proxy, and the client is the
  * last X-Forwarded-For hop — the one that proxy appended; the hops before it are whatever
- * the client sent, so they are never used.
+ * the client sent, so they are never used. With no guard to set the peer, every attempt
+ * shares one address (stricter, never looser), and the console says so once.
  */
-export function clientAddress(req: Request, trustProxy = process.env.LEASEHOLD_TRUST_PROXY === '1'): string {
+export function clientAddress(req: Request, trustProxy = process.env.LEASEHOLD_TRUST_PROXY === '1', guarded = peerGuarded()): string {
   const hops = trustProxy ? (req.headers.get('x-forwarded-for') ?? '').split(',').map((h) => h.trim()).filter(Boolean) : [];
-  return (hops[hops.length - 1] || req.headers.get(PEER_HEADER) || 'local').slice(0, 64);
+  if (!hops.length && !guarded) warnUnguarded();
+  const peer = guarded ? req.headers.get(PEER_HEADER) : UNGUARDED_ADDRESS;
+  return (hops[hops.length - 1] || peer || 'local').slice(0, 64);
+}
+
+let warned = false;
+function warnUnguarded() {
+  if (warned) return;
+  warned = true;
+  log.warn('the console runs without worker/http-guard.mjs (start it with npm start or npm run web): sign-in failures are counted for all addresses together');
 }

@@ -187,6 +187,13 @@ export const LIVE_RETRY_MS = 2_000;
  * poll (503), which costs the same reads but cannot hold connections open.
  */
 export const MAX_LIVE_STREAMS = 200;
+/**
+ * Streams one signed-in user or API token holds at most on a console process (a browser
+ * opens three at most, lib/api/live.ts: this is four browsers' worth), so that one account
+ * cannot take every stream from the others. With sign-in off everyone is the same viewer,
+ * and only MAX_LIVE_STREAMS applies.
+ */
+export const MAX_LIVE_STREAMS_PER_VIEWER = 12;
 export const liveQuery = z
   .object({
     ...filterFields,

@@ -17,7 +17,8 @@
 import { toQueueError } from '../http/respond';
 import { log } from '../log';
 import { QueueError } from '../queue/errors';
-import { LIVE_RETRY_MS, MAX_LIVE_STREAMS } from '../http/schemas';
+import type { Principal } from '../auth/roles';
+import { LIVE_RETRY_MS, MAX_LIVE_STREAMS, MAX_LIVE_STREAMS_PER_VIEWER } from '../http/schemas';
 
 export interface LiveTopic {
   /** The SSE event name the page listens for. */
@@ -30,16 +31,31 @@ export interface LiveOptions {
   maxMs: number;
   /** The request's signal: the client went away. */
   signal?: AbortSignal;
+  /** Who holds the stream (liveOwner), counted against MAX_LIVE_STREAMS_PER_VIEWER; null: nobody in particular. */
+  owner?: string | null;
 }
 
 let open = 0;
+const openByOwner = new Map<string, number>();
 /** Streams open in this process (tests, and a look at what the console holds). */
 export const openLiveStreams = () => open;
 
-/** Throws the 503 a page gets when the process serves MAX_LIVE_STREAMS already. */
-export function assertLiveRoom() {
+/** The key a viewer's streams are counted under: the user or token; null with sign-in off (everyone is the same viewer). */
+export function liveOwner(who: Principal): string | null {
+  if (who.via === 'off' || who.kind === 'anonymous') return null;
+  return `${who.kind}:${who.userId ?? who.tokenId ?? who.name}`;
+}
+
+/**
+ * Throws the 503 a page gets (it polls instead) when the process serves MAX_LIVE_STREAMS
+ * already, or this viewer holds MAX_LIVE_STREAMS_PER_VIEWER of them.
+ */
+export function assertLiveRoom(owner: string | null = null) {
   if (open >= MAX_LIVE_STREAMS) {
     throw new QueueError('unavailable', `this console serves ${MAX_LIVE_STREAMS} live streams already; poll instead`);
+  }
+  if (owner !== null && (openByOwner.get(owner) ?? 0) >= MAX_LIVE_STREAMS_PER_VIEWER) {
+    throw new QueueError('unavailable', `you hold ${MAX_LIVE_STREAMS_PER_VIEWER} live streams on this console already; poll instead`);
   }
 }
 
@@ -53,12 +69,21 @@ export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): Readab
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        // Runs inside the ReadableStream constructor: nothing can open a stream between
+        // the route's assertLiveRoom and this count.
+        const owner = o.owner ?? null;
         open++;
+        if (owner !== null) openByOwner.set(owner, (openByOwner.get(owner) ?? 0) + 1);
         const startedAt = performance.now();
         close = () => {
           if (closed) return;
           closed = true;
           open--;
+          if (owner !== null) {
+            const left = (openByOwner.get(owner) ?? 1) - 1;
+            if (left > 0) openByOwner.set(owner, left);
+            else openByOwner.delete(owner);
+          }
           clearTimeout(timer);
           o.signal?.removeEventListener('abort', close);
           try {

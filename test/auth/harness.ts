@@ -28,6 +28,8 @@ export interface Send {
   raw?: string;
   query?: string;
   params?: Record<string, string>;
+  /** Aborts the request (closes a stream the handler answered with). */
+  signal?: AbortSignal;
 }
 
 /** Calls the handler for `method path` as a browser on ORIGIN would (Origin and the console's header), unless told otherwise. */
@@ -44,7 +46,7 @@ export async function send(routes: Routes, method: string, path: string, s: Send
   const body = s.raw ?? (s.body === undefined ? undefined : JSON.stringify(s.body));
   if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
   if (!('x-leasehold-request' in headers) && s.cookie) headers['x-leasehold-request'] = '1';
-  return handler(new Request(url, { method, headers, body }), { params: Promise.resolve(s.params ?? {}) });
+  return handler(new Request(url, { method, headers, body, signal: s.signal }), { params: Promise.resolve(s.params ?? {}) });
 }
 
 /** A fingerprint of every row an operator action could change (jobs, queue controls, schedules, users, sessions, tokens). */

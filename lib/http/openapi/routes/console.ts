@@ -3,7 +3,7 @@
  * rows on screen, the "N new" count, the dead letter's groups and the console's settings.
  */
 import { z } from 'zod';
-import { LIVE_EVERY_MIN_MS, LIVE_MAX_MS, LIVE_RETRY_MS, MAX_BULK_IDS, MAX_LIVE_STREAMS, MAX_PAGE, actionBody, actionName, liveQuery, lookupQuery, newerQuery } from '../../schemas';
+import { LIVE_EVERY_MIN_MS, LIVE_MAX_MS, LIVE_RETRY_MS, MAX_BULK_IDS, MAX_LIVE_STREAMS, MAX_LIVE_STREAMS_PER_VIEWER, MAX_PAGE, actionBody, actionName, liveQuery, lookupQuery, newerQuery } from '../../schemas';
 import { BULK_CAP, PREVIEW_ITEMS, REPORT_ITEMS } from '../../../queue/bulk';
 import { bulkReportSchema, consoleInfoSchema, deadLetterSchema, jobLookupSchema, newerCountSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
@@ -66,7 +66,9 @@ export const consoleRoutes = [
       '`. A reader that falls behind misses events rather than queueing them. The reads are shared with the polling routes and among all viewers. ' +
       'Past ' +
       MAX_LIVE_STREAMS +
-      ' open streams a console process answers 503: poll the routes instead.',
+      ' open streams a console process answers 503, and so it does to a user or token that holds ' +
+      MAX_LIVE_STREAMS_PER_VIEWER +
+      ' already (with sign-in on): poll the routes instead.',
     tags: ['console'],
     requestParams: { query: liveQuery },
     responses: {
