@@ -23,6 +23,10 @@ const live = await import('./live/route');
 const lookup = await import('./jobs/lookup/route');
 const newer = await import('./jobs/newer/route');
 const stats = await import('./stats/route');
+const jobDetail = await import('./jobs/[id]/route');
+const cancelRoute = await import('./jobs/[id]/cancel/route');
+const audit = await import('./audit/route');
+const workersRoute = await import('./workers/route');
 const { jobCancel } = await import('@/lib/queue/ops');
 const { openLiveStreams } = await import('@/lib/server/live');
 const { MAX_LIVE_STREAMS } = await import('@/lib/http/schemas');
@@ -64,9 +68,53 @@ describe('GET /api/live', () => {
     }
   });
 
+  test("a job page's stream carries the job with its attempts and its audit entries, the workers page's the workers, as the polling routes answer them", async () => {
+    const id = await insertJob(db.pool, { queue: 'live-job', status: 'running', workerId: 'live-w2' });
+    const params = { params: Promise.resolve({ id }) };
+    const res = await open(`job=${id}&workers=1&every=1000`);
+    assert.equal(res.status, 200);
+    const sse = new SseReader(res.body!);
+    try {
+      const first = [await sse.next(), await sse.next(), await sse.next()];
+      assert.deepEqual(first.map((e) => e!.event), ['job', 'audit', 'workers']);
+      const [detail, entries, workers] = first.map((e) => JSON.parse(e!.data));
+      const polled = await (await jobDetail.GET(new Request(`http://test/api/jobs/${id}`), params)).json();
+      const moving = (d: { job: Record<string, unknown>; dbNow?: string }) => ({ ...d, job: still(d.job), dbNow: undefined });
+      assert.deepEqual(moving(detail), moving(polled), 'the job event is the body of GET /api/jobs/:id');
+      assert.equal(detail.job.status, 'running');
+      assert.equal(detail.attempts.length, 1);
+      assert.deepEqual(entries, await getJson(audit.GET, `/api/audit?jobId=${id}`), 'the audit event is the body of GET /api/audit?jobId=');
+      assert.deepEqual(entries.entries, []);
+      const polledWorkers = await getJson(workersRoute.GET, '/api/workers');
+      assert.deepEqual({ ...workers, dbNow: undefined }, { ...polledWorkers, dbNow: undefined }, 'the workers event is the body of GET /api/workers');
+
+      // An operator's cancel shows in the next events: the request on the job, and its audit entry.
+      const cancelled = await cancelRoute.POST(new Request(`http://test/api/jobs/${id}/cancel`, { method: 'POST' }), params);
+      assert.equal(cancelled.status, 200);
+      await sse.until((e) => e.event === 'job' && JSON.parse(e.data).job.cancelRequestedAt !== null);
+      const entry = await sse.until((e) => e.event === 'audit' && JSON.parse(e.data).entries.length === 1);
+      assert.equal(JSON.parse(entry!.data).entries[0].action, 'cancel');
+    } finally {
+      await sse.cancel();
+    }
+  });
+
+  test('a job that is not there sends a problem event with the 404 body (the page polls and shows it)', async () => {
+    const res = await open('job=987654321&every=1000');
+    assert.equal(res.status, 200);
+    const sse = new SseReader(res.body!);
+    try {
+      const e = await sse.next();
+      assert.equal(e!.event, 'problem');
+      assert.equal(JSON.parse(e!.data).error.code, 'not_found');
+    } finally {
+      await sse.cancel();
+    }
+  });
+
   test('bad queries answer 400 with an error body, and open no stream', async () => {
     const before = openLiveStreams();
-    for (const query of ['', 'every=1000', 'queue=live-q&stats=1', 'ids=1,x', `ids=${Array.from({ length: 201 }, (_, k) => k + 1).join(',')}`, 'stats=1&every=10', 'stats=yes', 'stats=1&drop=table', "after=1&queue=%27%3B%20DROP%20TABLE%20jobs%3B--%00"]) {
+    for (const query of ['', 'every=1000', 'queue=live-q&stats=1', 'ids=1,x', `ids=${Array.from({ length: 201 }, (_, k) => k + 1).join(',')}`, 'stats=1&every=10', 'stats=yes', 'stats=1&drop=table', 'job=abc', 'job=0', 'workers=yes', 'job=1&queue=x', "after=1&queue=%27%3B%20DROP%20TABLE%20jobs%3B--%00"]) {
       const res = await open(query);
       assert.ok(res.status === 400, `?${query} → ${res.status}`);
       const body = await res.json();

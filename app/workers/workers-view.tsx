@@ -2,6 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { WorkerTable } from '@/components/workers/worker-table';
 import { EmptyState, ErrorState } from '@/components/ui/states';
+import { useLive } from '@/lib/api/live';
 import { workersQuery } from '@/lib/api/workers';
 import { duration } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
@@ -9,7 +10,8 @@ import { useDbNow } from '@/lib/ui/use-now';
 
 export function WorkersView() {
   const interval = useRefreshInterval();
-  const q = useQuery(workersQuery(interval));
+  const live = useLive({ workers: true }, interval);
+  const q = useQuery(workersQuery(live ? false : interval));
   const now = useDbNow();
   return (
     <div className="space-y-4">

@@ -10,7 +10,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { noteServerTime } from './clock';
 import { filtersToQuery, filterKey, type JobFilters } from './filters';
-import { jobKeys, statsKeys } from './keys';
+import { auditQuery } from './audit';
+import { jobKeys, statsKeys, workerKeys } from './keys';
 
 export interface LiveWatch {
   /** The overview's numbers (statsQuery). */
@@ -19,6 +20,10 @@ export interface LiveWatch {
   ids?: readonly string[];
   /** The "N new" count above a jobs page (jobNewerQuery). */
   newer?: { filters: JobFilters; after: string | null };
+  /** A job's page: the job with its attempts (jobDetailQuery) and its audit entries (auditQuery). */
+  job?: string;
+  /** The workers page (workersQuery). */
+  workers?: boolean;
 }
 
 /** After a broken feed, the page polls for this long before it tries the feed again. */
@@ -55,9 +60,14 @@ async function takeSlot(): Promise<(() => void) | null> {
 }
 
 export function liveUrl(w: LiveWatch, everyMs: number): string | null {
-  const extra: Record<string, string | undefined> = { stats: w.stats ? '1' : undefined, ids: w.ids?.join(',') || undefined };
+  const extra: Record<string, string | undefined> = {
+    stats: w.stats ? '1' : undefined,
+    ids: w.ids?.join(',') || undefined,
+    job: w.job || undefined,
+    workers: w.workers ? '1' : undefined,
+  };
   if (w.newer?.after) extra.after = w.newer.after;
-  if (!extra.stats && !extra.ids && !extra.after) return null;
+  if (!extra.stats && !extra.ids && !extra.after && !extra.job && !extra.workers) return null;
   const filters = extra.after ? w.newer!.filters : {};
   return `/api/live?${filtersToQuery(filters, { ...extra, every: String(everyMs) })}`;
 }
@@ -103,6 +113,11 @@ export function useLive(w: LiveWatch, interval: number | false): boolean {
       es.addEventListener('stats', into(statsKeys.all));
       if (w.ids?.length) es.addEventListener('lookup', into(jobKeys.lookup(w.ids)));
       if (w.newer?.after) es.addEventListener('newer', into(jobKeys.newer(filterKey(w.newer.filters), w.newer.after)));
+      if (w.job) {
+        es.addEventListener('job', into(jobKeys.detail(w.job)));
+        es.addEventListener('audit', into(auditQuery({ jobId: w.job }).queryKey));
+      }
+      if (w.workers) es.addEventListener('workers', into(workerKeys.all));
       /** Closes the stream and frees its slot; then tries again after `againMs` (null: never, the page is leaving). */
       const end = (againMs: number | null) => {
         clearTimeout(watchdog);

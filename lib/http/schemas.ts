@@ -173,8 +173,9 @@ export const lookupQuery = z
   .strict();
 
 /**
- * GET /api/live — what a console page watches: `stats`, the rows `ids` (as lookup), and/or
- * the count of jobs newer than `after` that match the filters (as newer).
+ * GET /api/live — what a console page watches: `stats`, the rows `ids` (as lookup), the
+ * count of jobs newer than `after` that match the filters (as newer), a `job` with its
+ * audit entries, and/or the `workers`.
  */
 export const LIVE_EVERY_MIN_MS = 1_000;
 /** A stream ends after this long and the page opens another: the gate sees every viewer again. */
@@ -200,10 +201,14 @@ export const liveQuery = z
     stats: z.enum(['1']).optional().meta({ description: 'Send the overview numbers (event `stats`, the body of GET /api/stats).' }),
     ids: lookupQuery.shape.ids.optional().meta({ description: 'Send these jobs\' rows (event `lookup`, the body of GET /api/jobs/lookup).' }),
     after: jobId.optional().meta({ description: 'Send the count of jobs matching the filters newer than this one (event `newer`, the body of GET /api/jobs/newer).' }),
+    job: jobId
+      .optional()
+      .meta({ description: 'Send this job with its attempts (event `job`, the body of GET /api/jobs/{id}) and the operator actions that touched it (event `audit`, the body of GET /api/audit?jobId=).' }),
+    workers: z.enum(['1']).optional().meta({ description: 'Send the worker processes (event `workers`, the body of GET /api/workers).' }),
     every: z.coerce.number().int().min(LIVE_EVERY_MIN_MS).max(60_000).default(2_000).meta({ description: 'Milliseconds between events.' }),
   })
   .strict()
-  .refine((q) => q.stats || q.ids?.length || q.after, { message: 'watch something: stats=1, ids or after', path: ['query'] })
+  .refine((q) => q.stats || q.ids?.length || q.after || q.job || q.workers, { message: 'watch something: stats=1, ids, after, job or workers=1', path: ['query'] })
   .refine((q) => q.after || Object.keys(q).every((k) => !(k in filterFields)), { message: 'filters go with after', path: ['query'] });
 
 export const actionName = z.enum(BULK_ACTIONS);

@@ -1,13 +1,18 @@
 /**
  * The reads the console repeats every refresh: the overview's numbers, the rows on a jobs
- * page and its "N new" count. The polling routes (/api/stats, /api/jobs/lookup,
- * /api/jobs/newer) and the live feed (/api/live) answer from these same functions, so a
- * viewer sees the same thing whichever way it asks, and every read is shared by all
- * viewers of this process (the stats cache, the read cache).
+ * page and its "N new" count, a job's page, the workers. The polling routes (/api/stats,
+ * /api/jobs/lookup, /api/jobs/newer, /api/jobs/:id, /api/audit, /api/workers) and the live
+ * feed (/api/live) answer from these same functions, so a viewer sees the same thing
+ * whichever way it asks; the lists' reads are shared by all viewers of this process (the
+ * stats cache, the read cache).
  */
-import { lookupDto, statsSnapshotDto } from '../http/dto';
+import { auditList } from '../audit/log';
+import { detailDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
+import type { auditQuery } from '../http/schemas';
+import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
-import { agedBy, countNewer, jobsByIds } from '../queue/read';
+import { agedBy, countNewer, dbNow, getJob, jobsByIds, listWorkers } from '../queue/read';
+import type { z } from 'zod';
 import { serverContext } from './context';
 import { readCache } from './read-cache';
 
@@ -24,4 +29,24 @@ export async function readLookup(ids: readonly string[]) {
 export async function readNewer(after: string, filter: JobFilter) {
   const { value } = await readCache.get(`newer ${after} ${JSON.stringify(filter)}`, () => countNewer(serverContext().readPool, filter, after));
   return value;
+}
+
+/** A job with its attempts, the running one included (GET /api/jobs/:id); not_found when there is none. */
+export async function readJob(id: string) {
+  const detail = await getJob(serverContext().readPool, id);
+  if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
+  return detailDto(detail);
+}
+
+/** Operator actions, newest first, one keyset page (GET /api/audit; a job's page asks for its own). */
+export async function readAudit(q: z.output<typeof auditQuery>) {
+  const page = await auditList(serverContext().readPool, q);
+  return { entries: page.entries.map((e) => ({ ...e, at: e.at.toISOString() })), nextCursor: page.nextCursor };
+}
+
+/** Worker process incarnations, live ones first; stale past a lease without a report (GET /api/workers). */
+export async function readWorkers() {
+  const { readPool, cfg } = serverContext();
+  const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
+  return workersDto(workers, cfg.leaseMs, now);
 }

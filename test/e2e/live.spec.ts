@@ -1,5 +1,5 @@
 import { expect, type Page, test } from '@playwright/test';
-import { closeDb, enqueue, statusCount } from './helpers';
+import { closeDb, db, enqueue, statusCount } from './helpers';
 
 test.afterAll(closeDb);
 
@@ -51,6 +51,45 @@ test('the jobs page and the overview follow jobs through one live feed, not a re
   await enqueue(request, { type: 'demo.sleep', payload: { ms: 50 }, runAt: new Date(Date.now() + 8_000).toISOString() });
   await expect.poll(completed, { timeout: 45_000 }).toBeGreaterThan(before);
   expect(countOf(calls, '/api/stats'), calls.join(' ')).toBeLessThanOrEqual(2);
+});
+
+test("a job's page and the workers page follow through the live feed too", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  const calls = apiCalls(page);
+  const id = await laterJob(request);
+  const opened = feedOpened(page);
+  await page.goto(`/jobs/${id}`);
+  await opened;
+  const status = page.getByTestId('job-status').first();
+  await expect(status).toContainText('queued');
+  // Polling every 2 s would ask for the job and its audit entries about ten times each.
+  calls.length = 0;
+  await expect(status).toContainText('running', { timeout: 45_000 });
+  await expect(page.getByTestId('lease-panel')).toBeVisible();
+  await expect(status).toContainText('completed', { timeout: 30_000 });
+  await expect(page.getByTestId('attempt-1')).toContainText('completed');
+  expect(countOf(calls, `/api/jobs/${id}`, '/api/audit'), calls.join(' ')).toBeLessThanOrEqual(3);
+
+  const workersOpened = feedOpened(page);
+  await page.goto('/workers');
+  await workersOpened;
+  await expect(page.getByRole('heading', { name: 'Workers' })).toBeVisible();
+  calls.length = 0;
+  // A worker row that comes and goes shows up and leaves pushed: polling would need a
+  // request for each.
+  const workerId = `e2e-host:${process.pid}:live-feed`;
+  const row = page.getByTestId(`worker-${workerId}`);
+  await db().query(
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at) VALUES ($1, 'e2e-host', $2, '{default}', 2, now(), now())`,
+    [workerId, process.pid],
+  );
+  try {
+    await expect(row).toBeVisible({ timeout: 30_000 });
+  } finally {
+    await db().query(`DELETE FROM workers WHERE worker_id = $1`, [workerId]);
+  }
+  await expect(row).toHaveCount(0, { timeout: 30_000 });
+  expect(countOf(calls, '/api/workers'), calls.join(' ')).toBeLessThanOrEqual(1);
 });
 
 test('when the live feed is refused, the pages poll instead and still follow the job', async ({ page, request }) => {

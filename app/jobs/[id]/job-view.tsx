@@ -11,6 +11,7 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobDetailQuery } from '@/lib/api/jobs';
 import { auditQuery } from '@/lib/api/audit';
+import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
 import { dateTime } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
@@ -19,8 +20,9 @@ import { useActionFlow } from '../../action-flow';
 
 export function JobView({ id }: { id: string }) {
   const interval = useRefreshInterval();
-  const q = useQuery(jobDetailQuery(id, interval));
-  const audit = useQuery(auditQuery({ jobId: id }, interval));
+  const live = useLive({ job: id }, interval);
+  const q = useQuery(jobDetailQuery(id, live ? false : interval));
+  const audit = useQuery(auditQuery({ jobId: id }, live ? false : interval));
   const now = useDbNow();
   const flow = useActionFlow();
   if (q.isError && !q.data) {

@@ -58,7 +58,7 @@ export const consoleRoutes = [
     description:
       'A `text/event-stream`. Each `every` ms (at least ' +
       LIVE_EVERY_MIN_MS +
-      ') it sends, for what was asked: `stats` (the body of GET /api/stats), `lookup` (of GET /api/jobs/lookup) and `newer` (of GET /api/jobs/newer, with the filters). ' +
+      ') it sends, for what was asked: `stats` (the body of GET /api/stats), `lookup` (of GET /api/jobs/lookup), `newer` (of GET /api/jobs/newer, with the filters), `job` and `audit` (of GET /api/jobs/{id} and GET /api/audit?jobId=) and `workers` (of GET /api/workers). ' +
       'A read that fails sends `problem` with an error body instead. After ' +
       LIVE_MAX_MS / 1000 +
       ' s the stream sends `bye` and ends: open a new one (it passes the sign-in check again). It starts with `retry: ' +
