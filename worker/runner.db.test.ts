@@ -3,11 +3,12 @@
  * AbortSignal, heartbeat errors vs. lost leases, cancel, graceful shutdown.
  */
 import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
 import { describe, type TestContext, test } from 'node:test';
 import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
 import * as ops from '../lib/queue/ops';
-import { RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
+import { queueKey, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
 import { jobRow } from '../test/factories';
@@ -202,5 +203,183 @@ describe('checkpoints', () => {
     const row = await jobRow(db.pool, id);
     assert.deepEqual([row.checkpoints.step.value, row.checkpoints.step.attempt], [1, 1], 'step 2 of the old attempt was refused after the takeover');
     await waitFor('the runner to drop the job', () => runner.inFlight === 0);
+  });
+});
+
+describe('claiming through faults', () => {
+  /** The runner's pool, with the next `times` runs of a named statement failing as a dropped connection would. */
+  function faultyPool(t: TestContext) {
+    const pool = createPool(db.url, { name: 'faulty', max: 5 });
+    t.after(() => pool.end());
+    const failing = new Map<string, number>();
+    const proxy = new Proxy(pool, {
+      get(target, prop) {
+        if (prop === 'query') {
+          return (q: unknown, ...rest: unknown[]) => {
+            const name = (q as { name?: string })?.name;
+            const left = name ? failing.get(name) ?? 0 : 0;
+            if (left > 0) {
+              failing.set(name!, left - 1);
+              return Promise.reject(Object.assign(new Error(`injected: ${name} lost its connection`), { code: '57P01' }));
+            }
+            return (target.query as (...a: unknown[]) => unknown)(q, ...rest);
+          };
+        }
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    return { pool: proxy, fail: (statement: string, times = 1) => failing.set(statement, times) };
+  }
+
+  test('jobs a round claimed before a later statement of it failed are run, not dropped', async (t) => {
+    const { pool, fail } = faultyPool(t);
+    const limited = uniquePrefix('limited');
+    const fast = uniquePrefix('fast');
+    await ops.queueSetControls(db.pool, { name: limited, concurrencyLimit: 10 });
+    t.after(() => ops.queueSetControls(db.pool, { name: limited, concurrencyLimit: 0 }));
+    const ids = (await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue: limited }, { type: 'test.ok', queue: limited }])).map((r) => r.id);
+    // The first round claims the limited queue's jobs, then fails on the fast queue's claim.
+    fail('leasehold_job_claim_next');
+    const ran: string[] = [];
+    const { runner } = await makeRunner(t, {
+      pool,
+      queues: [limited, fast],
+      handlers: { 'test.ok': (_p, ctx) => void ran.push(ctx.job.id) },
+      leaseMs: 120_000, // a dropped job would sit running far past the deadline below
+    });
+    for (const id of ids) {
+      await waitFor(`job ${id} to complete`, async () => (await jobRow(db.pool, id)).status === 'completed', { timeoutMs: 30_000 });
+    }
+    assert.deepEqual(ran.sort(), [...ids].sort());
+    assert.equal(runner.stats.claimed, 2);
+  });
+
+  test('Redis answering pops with an error (not a lost connection): the worker claims from PostgreSQL', async (t) => {
+    const prefix = uniquePrefix('wrongtype');
+    const queue = prefix;
+    const redis = new Redis(REDIS_URL);
+    const key = queueKey(prefix, queue);
+    t.after(async () => {
+      await redis.del(key);
+      redis.disconnect();
+    });
+    // Every pop on the queue's key fails (WRONGTYPE) while the connection stays up, as
+    // with a full disk (MISCONF) or a replica after a failover (READONLY).
+    await redis.set(key, 'not a list');
+    const ran: string[] = [];
+    const pool = createPool(db.url, { name: 'wrongtype', max: 3 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    const receiver = new RedisReceiver(REDIS_URL, prefix, quiet);
+    await receiver.ready(2_000);
+    const runner = new Runner({
+      pool,
+      heartbeatPool: pool,
+      databaseUrl: db.url,
+      receiver,
+      doorbell,
+      handlers: { 'test.ok': (_p, ctx) => void ran.push(ctx.job.id) },
+      queues: [queue],
+      concurrency: 2,
+      leaseMs: 30_000,
+      heartbeatMs: 1_000,
+      pollMs: 60_000, // no periodic claim from PostgreSQL after the first: only LISTEN can wake it in time
+      recoverMs: 60_000,
+      signalGraceMs: 1_000,
+      log: quiet,
+    });
+    await runner.start();
+    t.after(async () => {
+      await runner.stop(0);
+      receiver.close();
+      await doorbell.close();
+      await pool.end();
+    });
+    await waitFor('the runner to listen on PostgreSQL', async () =>
+      (await db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN leasehold_wakeup' AND state = 'idle'`)).rowCount,
+    { timeoutMs: 30_000 });
+    // The producer's push fails the same way, so it rings with NOTIFY.
+    const [job] = await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue }], { doorbell });
+    await waitFor('the job to complete', async () => (await jobRow(db.pool, job!.id)).status === 'completed', { timeoutMs: 30_000 });
+    assert.deepEqual(ran, [job!.id]);
+  });
+
+  test('a due job with no id in Redis is claimed within a poll interval, while the list still holds ids', async (t) => {
+    const ran: string[] = [];
+    const { runner, doorbell } = await makeRunner(t, {
+      handlers: { 'test.ok': (_p, ctx) => void ran.push(ctx.job.id) },
+      pollMs: 300,
+    });
+    const queue = runner['o'].queues[0]!;
+    const key = queueKey(runner['o'].receiver!['prefix'], queue);
+    const redis = new Redis(REDIS_URL);
+    t.after(async () => {
+      await redis.del(key);
+      redis.disconnect();
+    });
+    // Steady traffic's signal: ids of jobs that are not (there) to be claimed, never running out
+    // before the deadline. A pop always returns some; the runner never sees an empty list.
+    const bogus = Array.from({ length: 200_000 }, (_, k) => String(9_000_000_000 + k));
+    for (let k = 0; k < bogus.length; k += 10_000) await redis.rpush(key, ...bogus.slice(k, k + 10_000));
+    void doorbell;
+    const [job] = await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue }]); // its ring was lost
+    await waitFor('the job to complete', async () => (await jobRow(db.pool, job!.id)).status === 'completed', { timeoutMs: 30_000 });
+    const left = await redis.llen(key);
+    assert.ok(left > 0, 'claimed while the list still held ids (not once it drained)');
+    console.log(`# claimed with ${left} ids still in the list`);
+  });
+});
+
+describe('lease watchdog', () => {
+  test('without renewals, a handler is aborted within a second of its lease, not at the next heartbeat tick', async (t) => {
+    const { seen, enqueue, runner } = await makeRunner(t, {
+      leaseMs: 1_500,
+      heartbeatMs: 60_000, // no renewal (and no heartbeat tick) before the lease ends
+    });
+    const id = await enqueue();
+    const rec = await waitFor('the handler to abort', () => seen.get(id)?.abortedAt && seen.get(id), { timeoutMs: 30_000 });
+    assert.equal(rec.abortReason, 'lease_expired_locally');
+    assert.equal(rec.abortTick, 0, 'aborted before any heartbeat tick');
+    assert.ok(rec.abortedAt! - rec.started >= 1_400, `aborted ${rec.abortedAt! - rec.started} ms after start, before the lease ended`);
+    await waitFor('the runner to drop the job', () => runner.inFlight === 0);
+  });
+});
+
+describe('an operator cancel the worker has not heard of yet', () => {
+  test('a handler error after it ends the job cancelled, not retrying', async (t) => {
+    let fail!: () => void;
+    const failing = new Promise<void>((r) => (fail = r));
+    const { enqueue, runner } = await makeRunner(t, {
+      heartbeatMs: 60_000, // the cancel request is not seen by a heartbeat before the handler fails
+      handlers: {
+        'test.block': async () => {
+          await failing;
+          throw new Error('the handler failed');
+        },
+      },
+    });
+    const id = await enqueue();
+    await waitFor('the job to run', async () => (await jobRow(db.pool, id)).status === 'running');
+    assert.equal((await ops.jobCancel(db.pool, { ids: [id] })).items[0]!.outcome, 'cancel_requested');
+    fail();
+    await waitFor('the job to end', async () => (await jobRow(db.pool, id)).status !== 'running');
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.status, 'cancelled');
+    assert.equal(row.error, 'the handler failed');
+    const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1', [id]);
+    assert.deepEqual(rows, [{ outcome: 'cancelled', error: 'the handler failed' }]);
+    assert.equal(runner.stats.cancelled, 1);
+  });
+
+  test('a shutdown ends it cancelled (the release refuses it), not running until its lease expires', async (t) => {
+    const { runner, seen, enqueue } = await makeRunner(t, { heartbeatMs: 60_000 });
+    const id = await enqueue();
+    await waitFor('the job to start', () => seen.get(id));
+    assert.equal((await ops.jobCancel(db.pool, { ids: [id] })).items[0]!.outcome, 'cancel_requested');
+    await runner.stop(0);
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.status, 'cancelled');
+    const { rows } = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1', [id]);
+    assert.deepEqual(rows, [{ outcome: 'cancelled' }]);
   });
 });

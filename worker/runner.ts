@@ -77,6 +77,8 @@ export const CONTROLS_REFRESH_MS = 1_000;
  */
 export const CONTROLLED_POLL_MS = 250;
 const controlledPollDelay = () => CONTROLLED_POLL_MS * (0.5 + Math.random());
+/** The local lease watchdog's period at most (see Runner.watchdog). */
+export const WATCHDOG_MS = 1_000;
 /** How often a worker looks for due schedule ticks. */
 export const SCHEDULE_TICK_MS = 250;
 
@@ -211,6 +213,7 @@ export class Runner {
   private timers: NodeJS.Timeout[] = [];
   private heartbeatBusy = false;
   private heartbeatFailing = false;
+  private reportFailing = false;
   private recoverBusy = false;
   private pgReceiver: PgReceiver | null = null;
   private pgMode = false;
@@ -218,6 +221,9 @@ export class Runner {
   /** Queue controls (pause, limits) of this process's queues; absent = none. */
   private controls = new Map<string, ops.QueueControl>();
   private nextControlledPoll = 0; // performance.now() of the next claim from controlled queues
+  private nextBackstopPoll = 0; // performance.now() of the next claim from PostgreSQL whatever Redis holds
+  private popRetryAt = 0; // after Redis answered a pop with an error: PostgreSQL serves until then
+  private popFailing = false;
   private readonly failer: Batcher<ops.FailItem, JobStatus | null>;
 
   constructor(opts: RunnerOptions) {
@@ -266,6 +272,7 @@ export class Runner {
     // Before the first claim: without statistics a claim may read the whole backlog.
     this.noteStatistics(await ops.ensureJobStatistics(this.o.pool).catch(() => null));
     this.timers.push(setInterval(() => void this.heartbeatTick(), this.o.heartbeatMs));
+    this.timers.push(setInterval(() => this.watchdog(), Math.min(this.o.heartbeatMs, WATCHDOG_MS)));
     this.timers.push(setInterval(() => void this.recoverTick(), this.o.recoverMs));
     this.timers.push(setInterval(() => void this.refreshControls(), CONTROLS_REFRESH_MS));
     this.timers.push(setInterval(() => void this.scheduleTick(), SCHEDULE_TICK_MS));
@@ -314,14 +321,20 @@ export class Runner {
       // pop that waited (or hung while Redis died) would start the jobs half-expired locally.
       let claimSentAt = performance.now();
       const { fast, controlled } = this.queueSets();
-      let jobs: ClaimedJob[] = [];
+      // Every statement below adds what it claimed here at once: if a later one fails, the
+      // jobs already claimed are still run (dropped, they would stay running under this
+      // worker's id, unrenewed, until their leases expired and recover counted a lost lease).
+      const jobs: ClaimedJob[] = [];
+      const firstClaim = () => {
+        if (!jobs.length) claimSentAt = performance.now();
+      };
       try {
         // Paused and limited queues: claimed under their lock, by polling (every
         // CONTROLLED_POLL_MS on average), never from the doorbell.
         if (controlled.length && performance.now() >= this.nextControlledPoll) {
           claimSentAt = performance.now();
           this.nextControlledPoll = claimSentAt + controlledPollDelay();
-          jobs = await this.claimControlled(controlled, want);
+          await this.claimControlled(controlled, want, jobs);
         }
         const rest = want - jobs.length;
         const receiver = this.o.receiver;
@@ -337,42 +350,66 @@ export class Runner {
           // Nothing to pop from: wait for the next controlled poll — or, with every queue
           // paused (none controlled to poll), for the controls to change.
           if (!jobs.length) await sleep(Math.min(this.o.pollMs, controlled.length ? untilControlledPoll : CONTROLLED_POLL_MS));
-        } else if (receiver && receiver.available) {
+        } else if (performance.now() >= this.nextBackstopPoll) {
+          // Every pollMs the oldest due jobs come straight from PostgreSQL, whatever Redis
+          // holds. A retry or a delayed job that comes due has no id in the list until a
+          // sweep rings it, and the sweep rings only when the list holds fewer ids than jobs
+          // wait: under steady traffic it would wait behind every newer job.
+          this.nextBackstopPoll = performance.now() + this.o.pollMs;
+          firstClaim();
+          backlog = (await this.claimFromPostgres(fast, rest, jobs)) >= rest;
+        } else if (receiver && receiver.available && performance.now() >= this.popRetryAt) {
           this.leavePgMode();
-          const ids = await receiver.take(fast, rest, popWait);
-          if (ids.length) {
+          const ids = await this.pop(receiver, fast, rest, popWait);
+          if (ids?.length) {
             if (failpointsEnabled) await failpoint('after_pop', ids);
-            const allowSuspect = !this.holdsSuspect(jobs);
-            if (!jobs.length) claimSentAt = performance.now();
-            jobs.push(
-              ...(await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect })),
-            );
+            firstClaim();
+            await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(jobs) }, jobs);
           } else {
-            if (!jobs.length) claimSentAt = performance.now();
-            const more = await this.claimFromPostgres(fast, rest, jobs);
-            backlog = more.length >= rest;
-            jobs.push(...more);
+            // Nothing rung (or Redis answered with an error): PostgreSQL may still hold due jobs.
+            firstClaim();
+            backlog = (await this.claimFromPostgres(fast, rest, jobs)) >= rest;
           }
         } else {
           await this.enterPgMode();
-          if (!jobs.length) claimSentAt = performance.now();
-          const more = await this.claimFromPostgres(fast, rest, jobs);
-          backlog = more.length >= rest;
-          jobs.push(...more);
+          firstClaim();
+          backlog = (await this.claimFromPostgres(fast, rest, jobs)) >= rest;
           if (!backlog && !jobs.length && !this.stopping) await this.pgReceiver!.wait(popWait);
         }
       } catch (err) {
-        if (!(err instanceof SignalUnavailable)) {
-          this.log.warn('claiming failed; retrying', { err });
-          await sleep(Math.min(this.o.pollMs, 1_000));
+        const signalLost = err instanceof SignalUnavailable;
+        if (!signalLost) this.log.warn('claiming failed; retrying', { err, claimedBeforeIt: jobs.length });
+        if (!jobs.length) {
+          if (!signalLost) await sleep(Math.min(this.o.pollMs, 1_000));
+          continue;
         }
-        continue;
       }
       if (jobs.length === 0) continue;
       this.stats.claimed += jobs.length;
       for (const j of jobs) this.queueWait.observe(j.waitedMs);
       if (failpointsEnabled) await failpoint('after_claim', jobs.map((j) => j.id));
       for (const job of jobs) this.begin(job, claimSentAt);
+    }
+  }
+
+  /**
+   * Job ids rung in Redis, or null when Redis answered the pop with an error (a refused
+   * write on a full disk, a read-only replica after a failover, a missing permission):
+   * the connection is up, so it is not SignalUnavailable, but the signal is unusable.
+   * PostgreSQL then serves this round and the rounds of the next pollMs.
+   */
+  private async pop(receiver: RedisReceiver, queues: readonly string[], max: number, waitMs: number): Promise<string[] | null> {
+    try {
+      const ids = await receiver.take(queues, max, waitMs);
+      if (this.popFailing) this.log.info('Redis answers pops again: claiming on its signal');
+      this.popFailing = false;
+      return ids;
+    } catch (err) {
+      if (err instanceof SignalUnavailable) throw err;
+      if (!this.popFailing) this.log.warn('Redis refused a pop; claiming from PostgreSQL (poll + LISTEN) until it answers', { err });
+      this.popFailing = true;
+      this.popRetryAt = performance.now() + this.o.pollMs;
+      return null;
     }
   }
 
@@ -407,42 +444,45 @@ export class Runner {
     }
   }
 
-  private async claimControlled(queues: readonly string[], want: number): Promise<ClaimedJob[]> {
-    const out: ClaimedJob[] = [];
+  /** Claims from paused-or-limited queues into `into` (each statement's jobs at once); returns how many. */
+  private async claimControlled(queues: readonly string[], want: number, into: ClaimedJob[]): Promise<number> {
+    const before = into.length;
     for (const queue of queues) {
-      if (out.length >= want) break;
-      out.push(
+      const left = want - (into.length - before);
+      if (left <= 0) break;
+      into.push(
         ...(await ops.jobClaimControlled(this.o.pool, {
           queue,
-          limit: want - out.length,
+          limit: left,
           workerId: this.workerId,
           leaseMs: this.o.leaseMs,
-          allowSuspect: !this.holdsSuspect(out),
+          allowSuspect: !this.holdsSuspect(into),
         })),
       );
     }
-    return out;
+    return into.length - before;
   }
 
   /**
-   * Claims due jobs straight from PostgreSQL, queue by queue (rotating the first one), and
-   * — when that leaves slots free — jobs whose lease expired, so an idle worker recovers
-   * a crashed peer's jobs even if no sweep runs.
+   * Claims due jobs straight from PostgreSQL into `into`, queue by queue (rotating the
+   * first one), and — when that leaves slots free — jobs whose lease expired, so an idle
+   * worker recovers a crashed peer's jobs even if no sweep runs. Returns how many.
    */
-  private async claimFromPostgres(queues: readonly string[], want: number, alreadyClaimed: readonly ClaimedJob[] = []): Promise<ClaimedJob[]> {
+  private async claimFromPostgres(queues: readonly string[], want: number, into: ClaimedJob[]): Promise<number> {
     const db = this.o.pool;
-    const out: ClaimedJob[] = [];
+    const before = into.length;
+    const left = () => want - (into.length - before);
     const start = this.queueRotation++ % queues.length;
-    const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect([...alreadyClaimed, ...out]) });
-    for (let k = 0; k < queues.length && out.length < want; k++) {
+    const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(into) });
+    for (let k = 0; k < queues.length && left() > 0; k++) {
       const queue = queues[(start + k) % queues.length]!;
-      out.push(...(await ops.jobClaimNext(db, { ...p(), queue, limit: want - out.length })));
+      into.push(...(await ops.jobClaimNext(db, { ...p(), queue, limit: left() })));
     }
-    for (let k = 0; k < queues.length && out.length < want; k++) {
+    for (let k = 0; k < queues.length && left() > 0; k++) {
       const queue = queues[(start + k) % queues.length]!;
-      out.push(...(await ops.jobClaimExpired(db, { ...p(), queue, limit: want - out.length })));
+      into.push(...(await ops.jobClaimExpired(db, { ...p(), queue, limit: left() })));
     }
-    return out;
+    return into.length - before;
   }
 
   /**
@@ -458,7 +498,8 @@ export class Runner {
   private async enterPgMode() {
     if (this.pgMode) return;
     this.pgMode = true;
-    if (this.o.receiver) this.log.warn('claiming from PostgreSQL (poll + LISTEN) while Redis is unreachable');
+    // (A pop Redis refused has said so already: see pop.)
+    if (this.o.receiver && !this.popFailing) this.log.warn('claiming from PostgreSQL (poll + LISTEN) while Redis is unreachable');
     if (!this.pgReceiver) {
       this.pgReceiver = new PgReceiver(this.o.databaseUrl, this.log);
       await this.pgReceiver.start();
@@ -468,7 +509,7 @@ export class Runner {
   private leavePgMode() {
     if (!this.pgMode) return;
     this.pgMode = false;
-    this.log.info('Redis reachable again: claiming on its signal');
+    if (!this.popFailing) this.log.info('Redis reachable again: claiming on its signal');
   }
 
   // ---------------------------------------------------------------- running
@@ -713,6 +754,7 @@ export class Runner {
         });
         if (status === 'failed') this.stats.failed++;
         if (status === 'retrying') this.stats.retried++;
+        if (status === 'cancelled') this.stats.cancelled++; // an operator's cancel this process had not heard of yet
         return status !== null;
       };
     }
@@ -757,19 +799,32 @@ export class Runner {
 
   // ---------------------------------------------------------------- heartbeat
 
-  private async heartbeatTick() {
-    this.heartbeatTicks++;
-    // Local watchdog first: it must fire even while the renewal itself hangs or fails.
+  /**
+   * The local lease watchdog: a job whose renewals have not succeeded for a whole lease is
+   * aborted, since the database may already let another worker take it. On its own timer
+   * (at most WATCHDOG_MS apart), not only on heartbeat ticks: those come a heartbeat
+   * interval apart, and one falling just short of the lease's end would leave the handler
+   * running that much longer next to a new owner.
+   */
+  private watchdog() {
     const now = performance.now();
     for (const e of this.active.values()) {
       if (now - e.renewedAt > this.o.leaseMs) this.lose(e, 'lease_expired_locally');
     }
+  }
+
+  private async heartbeatTick() {
+    this.heartbeatTicks++;
+    // The watchdog first: it must fire even while the renewal itself hangs or fails.
+    this.watchdog();
     if (this.heartbeatBusy || isSkipped('heartbeat')) return;
     this.heartbeatBusy = true;
     const entries = [...this.active.values()].filter((e) => !e.lost && !e.released);
     const sentAt = performance.now();
     try {
-      const [{ renewed }] = await Promise.all([
+      // The worker row's report apart from the renewals: its failure must not throw away
+      // renewals that committed (and the lost leases and cancel requests they tell of).
+      const [leases, report] = await Promise.allSettled([
         ops.jobHeartbeat(this.o.heartbeatPool, {
           workerId: this.workerId,
           leaseMs: this.o.leaseMs,
@@ -777,6 +832,10 @@ export class Runner {
         }),
         ops.workerHeartbeat(this.o.heartbeatPool, this.workerId, this.metrics()),
       ]);
+      if (report.status === 'rejected' && !this.reportFailing) this.log.warn('could not update this worker\'s row (the workers page shows it late)', { err: report.reason });
+      this.reportFailing = report.status === 'rejected';
+      if (leases.status === 'rejected') throw leases.reason;
+      const { renewed } = leases.value;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
       this.heartbeatFailing = false;
       for (const e of entries) {
@@ -820,6 +879,8 @@ export class Runner {
   // ---------------------------------------------------------------- schedules
 
   private scheduleBusy = false;
+  private scheduleError = '';
+  private scheduleErrorAt = 0;
 
   /** Enqueues due schedule ticks; every process tries, exactly one wins each tick. */
   private async scheduleTick() {
@@ -829,7 +890,13 @@ export class Runner {
       const made = await ops.scheduleTick(this.o.pool, { doorbell: this.o.doorbell });
       for (const m of made) this.log.debug('schedule tick enqueued', { job: m.id, queue: m.queue });
     } catch (err) {
-      this.log.warn('schedule tick failed; next tick retries', { err });
+      // Ticks come four times a second: a schedule that keeps failing is told once a minute.
+      const said = String((err as Error)?.message ?? err);
+      if (said !== this.scheduleError || performance.now() - this.scheduleErrorAt > 60_000) {
+        this.scheduleError = said;
+        this.scheduleErrorAt = performance.now();
+        this.log.warn('schedule tick failed; next tick retries', { err });
+      }
     } finally {
       this.scheduleBusy = false;
     }
@@ -928,6 +995,16 @@ export class Runner {
         doorbell: this.o.doorbell,
       });
       this.log.info('handed leases back on shutdown', { jobs: released.length });
+      // The release refuses a job an operator asked to cancel (it must not run again),
+      // whether or not this process had heard of the request: end those as cancelled now,
+      // rather than leave them running until their leases expire.
+      const back = new Set(released.map((r) => r.jobId));
+      const rest = entries.filter((e) => !back.has(e.lease.jobId));
+      if (rest.length) {
+        const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: rest.map((e) => e.lease) });
+        this.stats.cancelled += cancelled.size;
+        if (cancelled.size) this.log.info('ended cancelled jobs on shutdown', { jobs: cancelled.size });
+      }
     } catch (err) {
       this.log.warn('could not hand leases back; they will be recovered when they expire', { err });
     }

@@ -521,4 +521,30 @@ describe('schedules', () => {
     assert.equal(s!.lastJobId, made[0]!.id);
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'bad', cron: 'every now and then', type: 'demo.noop' }), /cron/);
   });
+
+  test('a schedule whose job the database refuses does not hold up the schedules due after it', async () => {
+    await ops.scheduleUpsert(db.pool, { name: 'good-after-bad', cron: '* * * * * *', type: 'demo.noop', queue: 'sched-iso' });
+    // Defined before names were checked: its tick's idempotency key is over 255 characters.
+    const long = 'n'.repeat(240);
+    await db.pool.query(
+      `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
+       VALUES ($1, '* * * * * *', 'UTC', 'sched-iso', 'demo.noop', '{}', 3, date_trunc('second', now()) - interval '10 seconds', true)`,
+      [long],
+    );
+    try {
+      await db.pool.query(`UPDATE schedules SET next_run_at = date_trunc('second', now()) - interval '5 seconds' WHERE name = 'good-after-bad'`);
+      await assert.rejects(ops.scheduleTick(db.pool), (err: Error) => err instanceof AggregateError && err.message.includes(long.slice(0, 20)));
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'sched-iso'`);
+      assert.equal(rows[0].n, 1, 'the good schedule ticked');
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = ANY($1)`, [[long, 'good-after-bad']]);
+    }
+  });
+
+  test('a schedule that could never tick is refused when it is defined', async () => {
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'n'.repeat(201), cron: '* * * * *', type: 'demo.noop' }), /name must have 1 to 200/);
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'zero', cron: '* * * * *', type: 'demo.noop', maxAttempts: 0 }), /maxAttempts/);
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'noqueue', cron: '* * * * *', type: 'demo.noop', queue: '' }), /queue/);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM schedules WHERE name IN ('zero', 'noqueue')`)).rows[0].n, 0);
+  });
 });

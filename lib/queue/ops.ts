@@ -162,12 +162,18 @@ export interface ClaimParams {
  * expired lease to take over, a suspect, an id someone else claimed — is re-checked by the
  * full claim statement (at most one suspect), only when there is something left.
  */
-export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly string[] }): Promise<ClaimedJob[]> {
+export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly string[] }, into?: ClaimedJob[]): Promise<ClaimedJob[]> {
   if (p.ids.length === 0) return [];
-  let claimed: ClaimedJob[] = [];
+  // Each statement's jobs go into `into` as it returns: if the second one fails, the caller
+  // still holds (and runs) what the first one claimed.
+  const claimed: ClaimedJob[] = [];
+  const take = (rows: pg.QueryResultRow[]) => {
+    const jobs = rows.map(toClaimedJob);
+    claimed.push(...jobs);
+    into?.push(...jobs);
+  };
   try {
-    const { rows } = await run(db, sql.jobClaimFresh, [intArray(p.ids), p.workerId, p.leaseMs]);
-    claimed = rows.map(toClaimedJob);
+    take((await run(db, sql.jobClaimFresh, [intArray(p.ids), p.workerId, p.leaseMs])).rows);
   } catch (err) {
     // Claimers racing over the same ids can deadlock on the plain UPDATE (it locks rows in
     // heap order); PostgreSQL then aborts one of them, which claimed nothing. The full claim
@@ -177,8 +183,8 @@ export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly st
   if (claimed.length === p.ids.length) return claimed;
   const got = new Set(claimed.map((j) => j.id));
   const rest = p.ids.filter((id) => !got.has(id));
-  const more = await run(db, sql.jobClaim, [intArray(rest), p.workerId, p.leaseMs, p.allowSuspect ?? true]);
-  return [...claimed, ...more.rows.map(toClaimedJob)];
+  take((await run(db, sql.jobClaim, [intArray(rest), p.workerId, p.leaseMs, p.allowSuspect ?? true])).rows);
+  return claimed;
 }
 
 /** jobClaimNext — claim up to `limit` of the oldest due jobs of a queue. */
@@ -754,6 +760,11 @@ const toSchedule = (r: any): Schedule => ({
 
 /** scheduleUpsert — define or redefine a recurring job (its first tick follows the database clock). */
 export async function scheduleUpsert(db: Executor, s: ScheduleInput): Promise<Schedule> {
+  // Refused here, where it is defined, rather than by the jobs table at every tick: the
+  // tick's job would break a constraint (its idempotency key is `schedule:<name>:<tick>`,
+  // at most 255 characters), and the schedule would never run.
+  const problem = scheduleProblem(s);
+  if (problem) throw new QueueError('invalid_request', `schedule ${JSON.stringify(s.name.slice(0, 80))}: ${problem}`);
   const { rows: [{ now }] } = await run(db, sql.dbClock, []);
   const tz = s.timezone ?? 'UTC';
   const first = nextTick(s.cron, tz, now);
@@ -761,6 +772,16 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput): Promise<Sc
     s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, first, s.enabled ?? true,
   ]);
   return toSchedule(rows[0]);
+}
+
+/** Schedule names are at most this long (the tick's idempotency key must fit in 255). */
+export const SCHEDULE_NAME_MAX = 200;
+
+function scheduleProblem(s: ScheduleInput): string | null {
+  const text = (v: string | undefined, what: string) => (v !== undefined && (v.length < 1 || v.length > 200) ? `${what} must have 1 to 200 characters` : null);
+  if (s.name.length < 1 || s.name.length > SCHEDULE_NAME_MAX) return `the name must have 1 to ${SCHEDULE_NAME_MAX} characters`;
+  if (s.maxAttempts !== undefined && !(Number.isInteger(s.maxAttempts) && s.maxAttempts >= 1)) return 'maxAttempts must be a whole number of at least 1';
+  return text(s.queue, 'the queue') ?? text(s.type, 'the type');
 }
 
 export async function scheduleDelete(db: Executor, name: string): Promise<boolean> {
@@ -781,6 +802,9 @@ export async function scheduleList(db: Executor): Promise<Schedule[]> {
 export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | null } = {}): Promise<EnqueueResult[]> {
   const { rows: due } = await run(pool, sql.scheduleDue, []);
   const out: EnqueueResult[] = [];
+  // One schedule that cannot tick (its job refused by the database) must not hold up the
+  // ones due after it: each goes on its own, and the failures are reported together.
+  const failed: { schedule: string; err: unknown }[] = [];
   for (const d of due) {
     const client = await pool.connect();
     try {
@@ -810,12 +834,18 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
       out.push(job!);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
-      throw err;
+      failed.push({ schedule: d.name, err });
     } finally {
       client.release();
     }
   }
   if (p.doorbell && out.length) await p.doorbell.ring(out.filter((r) => r.created).map((r) => ({ jobId: r.id, queue: r.queue })));
+  if (failed.length) {
+    throw new AggregateError(
+      failed.map((f) => f.err),
+      `${failed.length} schedule(s) could not tick: ${failed.map((f) => `${f.schedule} (${(f.err as Error)?.message ?? f.err})`).join('; ')}`,
+    );
+  }
   return out;
 }
 
