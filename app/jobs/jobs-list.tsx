@@ -55,7 +55,8 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
     setAllMatching(false);
   }, [fkey]);
 
-  const base = useMemo(() => pages.data?.pages.flatMap((p) => p.jobs) ?? [], [pages.data]);
+  // Each row carries when it was read, so a lease that ends after it shows as not seen (lease.tsx).
+  const base: TableJob[] = useMemo(() => pages.data?.pages.flatMap((p) => p.jobs.map((j) => ({ ...j, readAt: p.dbNow }))) ?? [], [pages.data]);
   const anchor = pages.data?.pages[0]?.headId ?? null;
   const ids = useMemo(() => base.slice(0, LOOKUP_MAX).map((j) => j.id), [base]);
   const live = useLive({ ids, newer: { filters, after: anchor } }, interval);
@@ -65,11 +66,12 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   const rows: TableJob[] = useMemo(() => {
     if (!lookup.data) return base;
     const fresh = new Map(lookup.data.jobs.map((j) => [j.id, j]));
+    const readAt = lookup.data.dbNow;
     return base.map((j, k) => {
       if (k >= LOOKUP_MAX) return j;
       const f = fresh.get(j.id);
       if (!f) return { ...j, gone: true };
-      return { ...f, gone: !matches(filters, f) };
+      return { ...f, readAt, gone: !matches(filters, f) };
     });
   }, [base, lookup.data, filters]);
 

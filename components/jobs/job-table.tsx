@@ -10,6 +10,8 @@ import { StatusBadge } from './status-badge';
 export type TableJob = JobRow & {
   /** The job no longer matches the view's filter (it changed since the page was loaded). */
   gone?: boolean;
+  /** When the row was read (database clock): see LeaseFields.readAt. */
+  readAt?: string | null;
 };
 
 const col = createColumnHelper<TableJob>();

@@ -8,16 +8,40 @@ export interface LeaseFields {
   heartbeatAt: string | null;
   attemptCount: number;
   maxAttempts: number;
+  /**
+   * When this row was read (the database clock of its read). A lease end that falls after
+   * it was not seen: the row has not been read again since (refresh paused, or a row too
+   * far down the list to be followed), and the worker may well have renewed the lease.
+   */
+  readAt?: string | null;
 }
 
 /** Remaining lease on the database clock; negative once expired. */
 export const leaseRemaining = (j: LeaseFields, nowMs: number) => (j.leaseExpiresAt ? ms(j.leaseExpiresAt)! - nowMs : null);
 
+/**
+ * What a running job's lease looks like at nowMs: time left, expired (the row read after the
+ * lease's end still showed it), or unseen (its end passed since the row was last read).
+ */
+export function leaseState(j: LeaseFields, nowMs: number): 'left' | 'expired' | 'unseen' | null {
+  const left = leaseRemaining(j, nowMs);
+  if (j.status !== 'running' || left === null) return null;
+  if (left > 0) return 'left';
+  return j.readAt && ms(j.readAt)! < ms(j.leaseExpiresAt!)! ? 'unseen' : 'expired';
+}
+
 /** A running job's lease: countdown (ticks with nowMs), heartbeat age, and the expired badge. */
 export function LeaseCountdown({ job, nowMs }: { job: LeaseFields; nowMs: number }) {
-  const left = leaseRemaining(job, nowMs);
-  if (job.status !== 'running' || left === null) return null;
-  if (left <= 0)
+  const state = leaseState(job, nowMs);
+  const left = leaseRemaining(job, nowMs)!;
+  if (state === null) return null;
+  if (state === 'unseen')
+    return (
+      <Badge title="the lease would have ended after this row was read, and the row has not been read again (refresh is paused, or the row is far down the list): its worker may have renewed it. Refresh to see.">
+        <span data-testid="lease-unseen">lease end passed — row not refreshed</span>
+      </Badge>
+    );
+  if (state === 'expired')
     return (
       <Badge tone="red" title={`the lease ran out ${duration(-left)} ago; the recover sweep (or a Recover) moves the job on`}>
         <span data-testid="lease-expired">expired — will be recovered</span>

@@ -1,0 +1,36 @@
+/** The lease badge's state: a lease end the console did not see is not reported as expired. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { leaseState } from './lease';
+
+const job = (over: Record<string, unknown> = {}) => ({
+  status: 'running',
+  workerId: 'w',
+  leaseExpiresAt: '2026-12-01T10:00:30.000Z',
+  heartbeatAt: '2026-12-01T10:00:00.000Z',
+  attemptCount: 1,
+  maxAttempts: 3,
+  ...over,
+});
+const at = (iso: string) => Date.parse(iso);
+
+test('time left before the lease end', () => {
+  assert.equal(leaseState(job({ readAt: '2026-12-01T10:00:01.000Z' }), at('2026-12-01T10:00:10.000Z')), 'left');
+});
+
+test('past the end, read after it: expired', () => {
+  assert.equal(leaseState(job({ readAt: '2026-12-01T10:00:31.000Z' }), at('2026-12-01T10:00:32.000Z')), 'expired');
+});
+
+test('past the end, but last read before it (refresh paused, or a row too far down to follow): unseen, not expired', () => {
+  assert.equal(leaseState(job({ readAt: '2026-12-01T10:00:01.000Z' }), at('2026-12-01T10:00:40.000Z')), 'unseen');
+});
+
+test('no read time known: past the end is expired, as before', () => {
+  assert.equal(leaseState(job(), at('2026-12-01T10:00:40.000Z')), 'expired');
+});
+
+test('not running, or no lease: nothing', () => {
+  assert.equal(leaseState(job({ status: 'queued' }), at('2026-12-01T10:00:40.000Z')), null);
+  assert.equal(leaseState(job({ leaseExpiresAt: null }), at('2026-12-01T10:00:40.000Z')), null);
+});
