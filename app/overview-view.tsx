@@ -27,6 +27,8 @@ export function OverviewView() {
   const [last, setLast] = useState<string | null>(null);
   const enqueue = useMutation({
     mutationFn: () => enqueueJob({ type: 'demo.sleep', payload: { ms: 3000 } }),
+    // The last success must not stand beside a new attempt's error.
+    onMutate: () => setLast(null),
     onSuccess: (r) => {
       setLast(`Enqueued job #${r.id}`);
       void qc.invalidateQueries({ queryKey: statsKeys.all });
@@ -60,6 +62,11 @@ export function OverviewView() {
           {last && (
             <span className="text-sm text-zinc-500" role="status">
               {last}
+            </span>
+          )}
+          {enqueue.isError && (
+            <span className="max-w-md break-words text-sm text-red-700 dark:text-red-300" role="alert" data-testid="enqueue-error">
+              Could not enqueue: {enqueue.error.message}
             </span>
           )}
           <Button onClick={recover}>Recover…</Button>
@@ -161,6 +168,15 @@ export function OverviewView() {
             </Card>
           </div>
           <Card title="Queues">
+            {setPaused.isError && setPaused.variables && (
+              <div className="mb-3" data-testid="queue-control-error">
+                <ErrorState
+                  title={`Could not ${setPaused.variables.paused ? 'pause' : 'resume'} queue ${setPaused.variables.queue}`}
+                  message={setPaused.error.message}
+                  onRetry={() => setPaused.mutate(setPaused.variables!)}
+                />
+              </div>
+            )}
             {s.queues.length ? (
               <QueueTable
                 queues={s.queues}

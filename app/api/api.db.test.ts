@@ -91,6 +91,8 @@ describe('POST /api/jobs', () => {
     ['a NUL in the queue name', { type: 'demo.noop', queue: 'a\u0000b' }, 400, 'invalid_request'],
     ['a NUL in the payload', { type: 'demo.noop', payload: { s: 'a\u0000b' } }, 400, 'invalid_request'],
     ['a lone surrogate in the payload', { type: 'demo.noop', payload: { s: '\ud800' } }, 400, 'invalid_request'],
+    ['an integer beyond ±2^53 in the payload', '{"type":"demo.noop","payload":{"id":12345678901234567890}}', 400, 'invalid_request'],
+    ['a number beyond a double in the payload', '{"type":"demo.noop","payload":{"x":[1e400]}}', 400, 'invalid_request'],
     ['a payload nested 100 deep', { type: 'demo.noop', payload: JSON.parse('['.repeat(100) + ']'.repeat(100)) }, 400, 'invalid_request'],
     ['a payload that breaks the type schema', { type: 'demo.sleep', payload: { ms: -1 } }, 400, 'invalid_request'],
     ['a queue name of 201 characters', { type: 'demo.noop', queue: 'q'.repeat(201) }, 400, 'invalid_request'],
@@ -111,6 +113,21 @@ describe('POST /api/jobs', () => {
       assert.equal(await count(), before);
     });
   }
+
+  test('numbers JSON cannot carry exactly are refused with what to send instead, never stored altered', async () => {
+    const before = await count();
+    const res = await post('{"type":"demo.noop","payload":{"id":12345678901234567890,"x":1e400}}');
+    assert.equal(res.status, 400);
+    const { error } = await res.json();
+    assert.equal(error.code, 'invalid_request');
+    assert.match(error.message, /^payload: /);
+    assert.match(error.message, /send (integers beyond ±2\^53|it) as (strings|a string)/);
+    assert.equal(await count(), before);
+    // The same numbers as strings, and the largest exact integer, go through untouched.
+    const ok = await post('{"type":"demo.noop","payload":{"id":"12345678901234567890","n":9007199254740991,"f":-1.5e-300}}');
+    assert.equal(ok.status, 202);
+    assert.deepEqual((await jobRow(db.pool, (await ok.json()).id)).payload, { id: '12345678901234567890', n: 9007199254740991, f: -1.5e-300 });
+  });
 
   test('a declared Content-Length over the limit is refused before reading', async () => {
     const res = await post('{}', { 'content-length': String(50 * 1024 * 1024) });

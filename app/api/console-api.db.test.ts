@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { getRouteMatcher } from 'next/dist/shared/lib/router/utils/route-matcher.js';
+import { getRouteRegex } from 'next/dist/shared/lib/router/utils/route-regex.js';
 import { cleanup } from '../../test/cleanup';
 import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
@@ -28,6 +30,7 @@ const newer = await import('./jobs/newer/route');
 const deadLetter = await import('./dead-letter/route');
 const stats = await import('./stats/route');
 const consoleMeta = await import('./console/route');
+const queueRoute = await import('./queues/[name]/route');
 const { resolveFilter } = await import('@/lib/queue/bulk');
 
 const act = async (action: string, body: unknown) => {
@@ -42,6 +45,33 @@ const get = async (fn: (r: Request) => Promise<Response>, path: string) => {
   return { status: res.status, body: await res.json() };
 };
 const jobCount = async () => (await db.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n as number;
+
+/** Next's own matcher makes the params from the path (it decodes each segment once); the handler is called with them as Next calls it. */
+const queueParams = getRouteMatcher(getRouteRegex('/api/queues/[name]'));
+const setQueue = async (name: string, body: object) => {
+  const path = `/api/queues/${encodeURIComponent(name)}`;
+  const params = queueParams(path);
+  assert.ok(params, path);
+  const res = await queueRoute.POST(new Request(`http://test${path}`, { method: 'POST', body: JSON.stringify(body) }), {
+    params: Promise.resolve(params as { name: string }),
+  });
+  return { status: res.status, body: await res.json() };
+};
+
+describe('POST /api/queues/:name', () => {
+  test('a queue is addressed by its exact name, whatever percent signs or slashes it holds', async () => {
+    for (const name of ['50%off', 'a%41', '%E2%82%AC', 'a/b', 'mail queue', 'café']) {
+      const r = await setQueue(name, { paused: true });
+      assert.equal(r.status, 200, `${name}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.queue, name);
+      assert.equal(r.body.controls.paused, true);
+      const { rows } = await db.pool.query(`SELECT paused_at IS NOT NULL AS paused FROM queues WHERE name = $1`, [name]);
+      assert.deepEqual(rows, [{ paused: true }], name);
+    }
+    const { rows } = await db.pool.query(`SELECT name FROM queues WHERE name IN ('50', 'aA', '€', '50%o')`);
+    assert.deepEqual(rows, [], 'no other queue was paused in its place');
+  });
+});
 
 describe('POST /api/actions/:action', () => {
   test('a preview changes nothing and says per job what would happen; the action then does it', async () => {
@@ -117,6 +147,30 @@ describe('POST /api/actions/:action', () => {
     assert.ok(applied.body.items.some((i: { id: string; outcome: string }) => i.id === live && i.outcome === 'skipped'));
   });
 
+  test('recover over everything: due jobs missing their wake-up signal are listed to re-ring, with their total', async () => {
+    const waiting = await insertJob(db.pool, { queue: 'ring-q', type: 'demo.noop', runInMs: -60_000 });
+    const pre = await act('recover', { all: true, preview: true });
+    assert.ok(pre.body.resignal.some((x: { id: string }) => x.id === waiting), 'inserted behind the doorbell: no id in Redis');
+    assert.equal(pre.body.resignalTotal, pre.body.resignal.length);
+    assert.equal(pre.body.moreMayChange, false);
+    assert.equal(pre.body.recoverLimit, 10_000);
+  });
+
+  test('recover over everything: a preview at its listing limit is a lower bound, and the run moves more than it listed', async () => {
+    await db.pool.query(
+      `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, worker_id, heartbeat_at, lease_expires_at, run_at, started_at)
+       SELECT 'lim-q', 'demo.noop', 'running', '{}'::jsonb, 1, 3, 3, 'gone-lim', now(), now() - interval '5 s', now(), now() FROM generate_series(1, 1001)`,
+    );
+    const pre = await act('recover', { all: true, preview: true });
+    assert.equal(pre.body.changed, 1_000, 'the preview lists 1,000 expired leases of the 1,001');
+    assert.equal(pre.body.moreMayChange, true, 'so it says the count is "at least"');
+    const done = await act('recover', { all: true, expectIds: pre.body.items.map((i: { id: string }) => i.id) });
+    assert.ok(done.body.changed >= 1_001, `the run moved every one (${done.body.changed}), more than the preview counted`);
+    assert.equal(done.body.moreMayChange, false, 'below its own limit of 10,000: nothing left');
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'lim-q' AND status = 'running'`);
+    assert.equal(rows[0].n, 0);
+  });
+
   test('more jobs than the cap: a clear 400 naming the limit', async () => {
     for (let i = 0; i < 3; i++) await insertJob(db.pool, { status: 'failed', queue: 'cap-q' });
     await assert.rejects(resolveFilter(db.pool, { queue: 'cap-q' }, 2), (e: Error & { code?: string }) => e.code === 'invalid_request' && /more than 2 jobs/.test(e.message));
@@ -180,6 +234,13 @@ describe('reads for the console', () => {
     assert.equal((await get(newer.GET, '/api/jobs/newer?queue=look-q')).status, 400, 'after is required');
   });
 
+  test('newer above the largest id answers 0 (the scan window stops at the top of bigint, no overflow)', async () => {
+    await insertJob(db.pool, { queue: 'top-q' });
+    for (const after of ['9223372036854775807', '9223372036854775806', '9223372036854700000']) {
+      assert.deepEqual(await get(newer.GET, `/api/jobs/newer?after=${after}&queue=top-q`), { status: 200, body: { count: 0, capped: false } }, after);
+    }
+  });
+
   test('the dead letter groups failed jobs by type and error shape, and the group filters the list', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -213,6 +274,19 @@ describe('reads for the console', () => {
     // The old shape still holds (the CLI and scripts read it).
     assert.equal(typeof s.counts.completed, 'number');
     assert.equal(typeof s.oldestQueuedAgeMs, 'number');
+  });
+
+  test("an operator's action shows on the next stats read, though the snapshot is shared for its interval", async () => {
+    await insertJob(db.pool, { queue: 'pause-stats-q' });
+    const paused = async () => {
+      const s = (await get(stats.GET, '/api/stats')).body;
+      return s.queues.find((x: { queue: string }) => x.queue === 'pause-stats-q')?.controls?.paused ?? false;
+    };
+    assert.equal(await paused(), false); // the snapshot now held, for at least MIN_REFRESH_MS
+    assert.equal((await setQueue('pause-stats-q', { paused: true })).status, 200);
+    assert.equal(await paused(), true, 'the pause shows at once, not after the refresh interval');
+    assert.equal((await setQueue('pause-stats-q', { paused: false })).status, 200);
+    assert.equal(await paused(), false);
   });
 
   test('console meta: the environment badge and lease settings', async () => {

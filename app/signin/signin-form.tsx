@@ -4,9 +4,7 @@ import { useSearchParams } from 'next/navigation';
 import { useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { signIn } from '@/lib/api/auth';
-
-/** Only a local path ("/jobs?x"), never "//evil" or "https://…": no open redirect. */
-export const safeNext = (n: string | null) => (n && /^\/(?![/\\])/.test(n) ? n : '/');
+import { safeNext } from '@/lib/ui/safe-next';
 
 export function SignInForm() {
   const params = useSearchParams();
@@ -22,7 +20,7 @@ export function SignInForm() {
         setError(null);
         try {
           await signIn(String(fd.get('name') ?? ''), String(fd.get('password') ?? ''));
-          window.location.assign(safeNext(params.get('next')));
+          window.location.assign(safeNext(params.get('next'), window.location.origin));
         } catch (err) {
           setError((err as Error).message);
           setBusy(false);

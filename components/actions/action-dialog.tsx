@@ -56,8 +56,15 @@ export function ActionDialog(p: ActionDialogProps) {
   const verb = ACTION_VERB[p.action];
   const [typed, setTyped] = useState('');
   const willChange = p.preview?.changed ?? 0;
-  const needsTyping = willChange > TYPED_CONFIRM_OVER;
-  const canConfirm = !p.forbidden && !!p.preview && !p.previewLoading && !p.applying && willChange > 0 && (!needsTyping || typed.trim() === String(willChange));
+  // Recover over everything also re-rings due jobs whose wake-up signal is missing: that
+  // alone is work worth confirming, though no lease changes.
+  const willResignal = p.preview?.resignalTotal ?? p.preview?.resignal?.length ?? 0;
+  // A recover preview that reached its listing limit counts only the first expired leases:
+  // the run may move more (up to recoverLimit), so the count is "at least" and is typed.
+  const atLeast = !!p.preview?.moreMayChange;
+  const needsTyping = willChange > TYPED_CONFIRM_OVER || atLeast;
+  const canConfirm =
+    !p.forbidden && !!p.preview && !p.previewLoading && !p.applying && (willChange > 0 || willResignal > 0) && (!needsTyping || typed.trim() === String(willChange));
   return (
     <Dialog title={p.report ? `${verb}: done` : `${verb}: what it will touch`} onClose={p.onClose} wide>
       <div className="space-y-4 text-sm" data-testid="action-dialog">
@@ -124,7 +131,7 @@ export function ActionDialog(p: ActionDialogProps) {
           </Button>
           {!p.report && (
             <Button variant={p.action === 'delete' ? 'danger' : 'primary'} disabled={!canConfirm} onClick={p.onConfirm} data-testid="confirm-action">
-              {p.applying ? `${verb}…` : `${verb} ${int(willChange)} ${willChange === 1 ? 'job' : 'jobs'}`}
+              {p.applying ? `${verb}…` : confirmLabel(verb, willChange, willResignal, atLeast)}
             </Button>
           )}
         </div>
@@ -133,8 +140,18 @@ export function ActionDialog(p: ActionDialogProps) {
   );
 }
 
+/** The confirm button's words: what the action will do, the "at least" included. */
+export function confirmLabel(verb: string, willChange: number, willResignal: number, atLeast: boolean): string {
+  const jobs = (n: number) => `${int(n)} ${n === 1 && !atLeast ? 'job' : 'jobs'}`;
+  const change = `${verb} ${atLeast ? 'at least ' : ''}${jobs(willChange)}`;
+  if (willChange === 0 && willResignal > 0) return `${verb}: re-ring ${int(willResignal)} wake-up ${willResignal === 1 ? 'signal' : 'signals'}`;
+  if (willResignal > 0) return `${change}, re-ring ${int(willResignal)}`;
+  return change;
+}
+
 function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
   const done = !r.preview;
+  const resignalled = r.resignalTotal ?? r.resignal?.length ?? 0;
   return (
     <div className="space-y-3" data-testid={done ? 'action-report' : 'action-preview'}>
       <p className="text-base" data-testid={done ? 'report-summary' : 'preview-summary'}>
@@ -144,12 +161,20 @@ function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
           </>
         ) : (
           <>
-            {int(r.total)} {r.total === 1 ? 'job' : 'jobs'}: <strong>{int(r.changed)}</strong> will change, <strong>{int(r.skipped)}</strong>{' '}
-            will be skipped
+            {r.moreMayChange && 'at least '}
+            {int(r.total)} {r.total === 1 && !r.moreMayChange ? 'job' : 'jobs'}: <strong>{r.moreMayChange ? `at least ${int(r.changed)}` : int(r.changed)}</strong>{' '}
+            will change, <strong>{int(r.skipped)}</strong> will be skipped
           </>
         )}
         {r.maxId && <span className="ml-2 text-xs text-zinc-500">(jobs created after #{r.maxId} are not included)</span>}
       </p>
+      {r.moreMayChange && (
+        <p role="note" className="text-xs text-amber-800 dark:text-amber-300" data-testid="more-may-change">
+          {done
+            ? `Stopped at ${int(r.recoverLimit ?? r.changed)} expired leases, the most one run moves: more may remain. The recover sweep moves them, or run Recover again.`
+            : `The preview lists the first ${int(r.changed)} expired leases; there may be more. One run recovers up to ${int(r.recoverLimit ?? r.changed)}; any beyond that wait for the next sweep.`}
+        </p>
+      )}
       {Object.keys(r.byStatus).length > 0 && (
         <p className="flex flex-wrap items-center gap-2 text-xs text-zinc-500">
           {done ? 'now' : 'currently'}:
@@ -175,13 +200,19 @@ function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
       {r.items.length > 0 ? (
         <ItemTable items={r.items} />
       ) : (
-        r.total === 0 && <p className="text-zinc-500">Nothing to {verb.toLowerCase()}: no job matches.</p>
+        r.total === 0 &&
+        (resignalled > 0 ? (
+          <p className="text-zinc-500">No expired leases.</p>
+        ) : (
+          <p className="text-zinc-500">Nothing to {verb.toLowerCase()}: no job matches.</p>
+        ))
       )}
       {r.itemsTruncated && <p className="text-xs text-zinc-500">Listing the first {int(r.items.length)}; the counts above cover every job.</p>}
       {r.resignal && r.resignal.length > 0 && (
         <div>
           <p className="text-xs font-medium uppercase tracking-wide text-zinc-500">
-            Due jobs with no wake-up signal in Redis ({done ? 're-rung' : 'would be re-rung'})
+            {int(resignalled)} due {resignalled === 1 ? 'job' : 'jobs'} with no wake-up signal in Redis ({done ? 're-rung' : 'would be re-rung'}
+            {resignalled > r.resignal.length ? `; the first ${int(r.resignal.length)} listed` : ''})
           </p>
           <ul className="mt-1 max-h-40 overflow-y-auto font-mono text-xs" data-testid="resignal-list">
             {r.resignal.map((x) => (

@@ -8,6 +8,7 @@ import { log } from '../log';
 import { knownQueueError, QueueError } from '../queue/errors';
 import { authorize } from '../auth/gate';
 import type { Principal, Requirement } from '../auth/roles';
+import { invalidateStats } from '../server/context';
 import { readCache } from '../server/read-cache';
 
 export const json = (data: unknown, status = 200, headers?: HeadersInit) =>
@@ -51,11 +52,15 @@ export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C,
     } catch (err) {
       return toErrorResponse(err);
     } finally {
-      // What an operator's action through this console changed shows in its lists at once,
-      // not after their shared second (lib/server/read-cache.ts) — even if it failed
-      // halfway. Not for enqueues, sign-ins or refused requests: those would keep the
-      // cache empty under load, when it is needed most.
-      if (acted) readCache.clear();
+      // What an operator's action through this console changed shows in its lists and on
+      // the overview at once, not after their shared second (lib/server/read-cache.ts) or
+      // the stats' refresh interval (lib/queue/stats-cache.ts) — even if it failed halfway.
+      // Not for enqueues, sign-ins or refused requests: those would keep the caches empty
+      // under load, when they are needed most.
+      if (acted) {
+        readCache.clear();
+        invalidateStats();
+      }
     }
   };
 }

@@ -261,8 +261,17 @@ export const bulkReportSchema = z
     maxId: id.nullable().meta({
       description: 'With a filter: the newest job id it was resolved against. Give it back as filter.maxId to act on the set the preview saw.',
     }),
-    resignal: z.array(resignalledSchema).optional().meta({ description: 'recover with `all`: due jobs whose wake-up signal was missing (re-rung).' }),
+    resignal: z
+      .array(resignalledSchema)
+      .optional()
+      .meta({ description: `recover with \`all\`: due jobs whose wake-up signal was missing (re-rung); the first ${PREVIEW_ITEMS}.` }),
+    resignalTotal: count.optional().meta({ description: 'recover with `all`: how many due jobs were (or would be) re-rung.' }),
     resignalQueues: z.array(signalQueueSchema).optional().meta({ description: 'recover with `all`: the signal per queue.' }),
+    recoverLimit: count.optional().meta({ description: 'recover with `all`: the most expired leases one run moves (the rest wait for the next sweep).' }),
+    moreMayChange: z.boolean().optional().meta({
+      description:
+        'recover with `all`: `changed` may not be all. A preview lists a limited number of expired leases, so at least `changed` will change (up to `recoverLimit`); after a run, it stopped at `recoverLimit` and more may remain.',
+    }),
   })
   .meta({ id: 'BulkReport' });
 

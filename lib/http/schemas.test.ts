@@ -14,6 +14,18 @@ test('jsonProblem finds what jsonb cannot store, anywhere in the value', () => {
   assert.match(jsonProblem(deep)!, /nested/);
 });
 
+test('jsonProblem refuses numbers JSON.parse could not keep exactly', () => {
+  // What the parser made of {"id":12345678901234567890,"x":1e400}: a rounded id and Infinity.
+  assert.match(jsonProblem(JSON.parse('{"id":12345678901234567890}'))!, /send integers beyond ±2\^53 as strings/);
+  assert.match(jsonProblem(JSON.parse('{"a":[{"x":1e400}]}'))!, /beyond the range of a double/);
+  assert.match(jsonProblem(JSON.parse('-1e400'))!, /beyond the range of a double/);
+  assert.match(jsonProblem([-9007199254740992])!, /±2\^53/);
+  assert.match(jsonProblem(NaN)!, /double/);
+  for (const ok of [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0, -0, 1.5, 0.1, 5e-324, 123456.789, { n: '12345678901234567890' }]) {
+    assert.equal(jsonProblem(ok), null, String(ok));
+  }
+});
+
 test('toEnqueueInput checks the type and its payload schema', () => {
   const ok = toEnqueueInput(enqueueBody.parse({ type: 'demo.sleep', payload: { ms: 5 }, runAt: '2030-01-01T00:00:00+02:00' }));
   assert.equal(ok.runAt!.toISOString(), '2029-12-31T22:00:00.000Z');

@@ -42,6 +42,13 @@ export function jsonProblem(value: unknown): string | null {
     if (typeof v === 'string') {
       if (v.includes('\u0000')) return 'contains a NUL character (\\u0000), which PostgreSQL cannot store';
       if (LONE_SURROGATE.test(v)) return 'contains invalid Unicode (a lone surrogate)';
+    } else if (typeof v === 'number') {
+      // JSON.parse has already rounded such a number (or made it Infinity, which jsonb would
+      // store as null): storing it would keep a value the sender never sent, so refuse it.
+      if (!Number.isFinite(v)) return 'contains a number beyond the range of a double (send it as a string)';
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
+        return `contains an integer beyond ±2^53 (±${Number.MAX_SAFE_INTEGER}), which cannot be kept exactly: send integers beyond ±2^53 as strings`;
+      }
     } else if (Array.isArray(v)) {
       for (const x of v) stack.push([x, depth + 1]);
     } else if (v && typeof v === 'object') {

@@ -32,6 +32,14 @@ export const OP_BATCH = 1_000;
 export const PREVIEW_ITEMS = 200;
 export const REPORT_ITEMS = 1_000;
 const RESOLVE_BATCH = 5_000;
+/**
+ * Recover over everything: a preview lists at most this many expired leases (jobRecover's
+ * dry run lists no more than 1,000 whatever it is asked), and a run moves at most
+ * RECOVER_RUN_ROWS (the rest wait for the next sweep). The two differ, so a preview that
+ * reaches its limit is a lower bound (moreMayChange), and the console says so.
+ */
+export const RECOVER_PREVIEW_ROWS = 1_000;
+export const RECOVER_RUN_ROWS = 10_000;
 
 export type BulkTarget = { ids: readonly string[] } | { filter: JobFilter } | { all: true };
 
@@ -70,9 +78,19 @@ export interface BulkReport {
   itemsTruncated: boolean;
   /** The newest job id the filter was resolved against: give it back to act on the same set. */
   maxId: string | null;
-  /** recover over everything: due jobs whose wake-up signal is missing (re-rung by the sweep). */
+  /** recover over everything: due jobs whose wake-up signal is missing (re-rung by the sweep); the first PREVIEW_ITEMS. */
   resignal?: { id: string; queue: string; type: string; status: JobStatus; waitedMs: number }[];
+  /** recover over everything: how many due jobs are (or would be) re-rung, all of them. */
+  resignalTotal?: number;
   resignalQueues?: { queue: string; signalBacklog: number | null; pushed: number }[];
+  /** recover over everything: the most expired leases one run moves. */
+  recoverLimit?: number;
+  /**
+   * recover over everything: `changed` may not be all. In a preview, the listing reached
+   * RECOVER_PREVIEW_ROWS, so at least that many will change (up to recoverLimit); after a
+   * run, it reached recoverLimit, so expired leases may remain for the next sweep.
+   */
+  moreMayChange?: boolean;
 }
 
 // ------------------------------------------------------------------ resolving a target
@@ -317,8 +335,11 @@ async function recoverItems(
 
 /** The whole recover sweep (expired leases and missing wake-up signals), previewed or applied. */
 async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, readDb: Executor = db): Promise<BulkReport> {
-  const r = await jobRecover(db, { dryRun: preview, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
+  const limit = preview ? RECOVER_PREVIEW_ROWS : RECOVER_RUN_ROWS;
+  const r = await jobRecover(db, { dryRun: preview, maxRows: limit, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
   const report = emptyReport('recover', preview, r.expired.length, null);
+  report.recoverLimit = RECOVER_RUN_ROWS;
+  report.moreMayChange = r.expired.length >= limit;
   const reasons = new Map<string, { reason: string; count: number }>();
   for (const e of r.expired) {
     report.changed++;
@@ -356,6 +377,7 @@ async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, 
   report.items = report.items.slice(0, REPORT_ITEMS);
   report.itemsTruncated = report.changed + report.skipped > report.items.length;
   report.resignal = r.resignalled.slice(0, PREVIEW_ITEMS);
+  report.resignalTotal = r.resignalled.length;
   report.resignalQueues = r.queues;
   tally(report, reasons);
   return report;

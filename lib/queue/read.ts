@@ -37,6 +37,8 @@ export interface JobPage {
   partial: { scannedDownTo: string; scannedIds: number } | null;
 }
 
+/** The largest job id (job_id is a PostgreSQL bigint). */
+const MAX_BIGINT = 9_223_372_036_854_775_807n;
 /** Ids one windowed query covers, and how long one list request may keep scanning. */
 export const SCAN_WINDOW = 100_000n;
 export const SCAN_BUDGET_MS = 1_500;
@@ -201,7 +203,9 @@ export async function countNewer(db: Executor, f: JobFilter, afterId: string): P
   const after = p.add(afterId);
   const where = [...conds, `job_id > ${after}::bigint`];
   // A filter no index serves looks at the SCAN_WINDOW ids above the anchor, no further.
-  if (scans) where.push(`job_id <= ${after}::bigint + ${SCAN_WINDOW}`);
+  // The anchor is any bigint a caller sends: near the top of the range, anchor + window
+  // would overflow (a 500), so the bound stops at the largest bigint.
+  if (scans) where.push(`job_id <= LEAST(${after}::bigint, ${MAX_BIGINT - SCAN_WINDOW}) + ${SCAN_WINDOW}`);
   const { rows } = await db.query(
     `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${where.join(' AND ')} LIMIT ${NEWER_CAP + 1}) t`,
     p.values,

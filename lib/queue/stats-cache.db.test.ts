@@ -100,3 +100,62 @@ test('after a quiet spell the first viewer is answered from the last snapshot at
     cache.stop();
   }
 });
+
+test('after invalidate() the next viewer waits for numbers computed after it, even within the refresh interval', async () => {
+  await insertJob(db.pool, { status: 'failed', queue: 'sc-inv' });
+  const { pool: counting, counter } = countingPool();
+  // A long interval: without invalidate() the snapshot would be served for a minute.
+  const cache = new StatsCache(counting, { leaseMs: 30_000, minRefreshMs: 60_000 });
+  try {
+    const first = await cache.get();
+    const before = first.counts.failed;
+    await insertJob(db.pool, { status: 'failed', queue: 'sc-inv' });
+    assert.equal((await cache.get()).counts.failed, before, 'within the interval: the snapshot');
+    cache.invalidate();
+    const viewers = await Promise.all(Array.from({ length: 5 }, () => cache.get()));
+    assert.ok(
+      viewers.every((v) => v.counts.failed === before + 1),
+      'every viewer after the invalidation sees the change',
+    );
+    assert.equal(counter.computations, 2, 'the viewers after it share one computation');
+    assert.equal((await cache.get()).counts.failed, before + 1);
+    assert.equal(counter.computations, 2, 'and then the new snapshot is served for its interval');
+  } finally {
+    cache.stop();
+  }
+});
+
+test('a computation that began before invalidate() is not joined, and does not replace the one begun after it', async () => {
+  await insertJob(db.pool, { status: 'cancelled', queue: 'sc-inv-race' });
+  // The first computation is held at its connection until released.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let calls = 0;
+  const slow = new Proxy(db.pool, {
+    get(t, prop) {
+      if (prop === 'connect') return async () => (++calls === 1 && (await held), t.connect());
+      const v = Reflect.get(t, prop, t);
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  }) as pg.Pool;
+  const cache = new StatsCache(slow, { leaseMs: 30_000, minRefreshMs: 60_000 });
+  try {
+    const early = cache.get(); // computation 1, held before it reads anything
+    await waitFor('the first computation to ask for its connection', async () => calls === 1, { intervalMs: 5 });
+    cache.invalidate();
+    const late = await cache.get();
+    assert.equal(calls, 2, 'the computation begun before the invalidation was not joined');
+    release();
+    const first = await early;
+    assert.ok(first.computedAt.getTime() >= late.computedAt.getTime(), 'computation 1 finished last');
+    assert.equal(
+      (await cache.get()).computedAt.getTime(),
+      late.computedAt.getTime(),
+      'the snapshot stays the one begun after the invalidation (one begun before it may predate the change)',
+    );
+    assert.equal(calls, 2);
+  } finally {
+    release();
+    cache.stop();
+  }
+});

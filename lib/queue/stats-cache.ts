@@ -53,8 +53,10 @@ export interface StatsSnapshot extends ConsoleStats {
 }
 
 export class StatsCache {
-  private last: { at: number; stats: ConsoleStats } | null = null;
-  private inFlight: Promise<ConsoleStats> | null = null;
+  private last: { at: number; stats: ConsoleStats; generation: number } | null = null;
+  private inFlight: { promise: Promise<ConsoleStats>; generation: number } | null = null;
+  /** Bumped by invalidate(): a snapshot (or a computation) of an older generation may predate a change. */
+  private generation = 0;
   /** The last refresh failed: the database may be away, so a stale snapshot is served briefly only. */
   private failing = false;
   private refreshMs: number;
@@ -72,15 +74,26 @@ export class StatsCache {
     return this.opts.minRefreshMs ?? MIN_REFRESH_MS;
   }
 
+  /**
+   * The snapshot may predate a change this process just made (an operator paused a queue,
+   * requeued jobs): the next get() waits for a computation started after this call, so
+   * the page that made the change sees it, not the old numbers until the interval passes.
+   */
+  invalidate() {
+    this.generation++;
+  }
+
   async get(): Promise<StatsSnapshot> {
     this.startSampler();
     const age0 = this.last ? Date.now() - this.last.at : Infinity;
+    const invalidated = !!this.last && this.last.generation < this.generation;
     let stats: ConsoleStats;
-    if (age0 < this.refreshMs) stats = this.last!.stats;
+    if (age0 < this.refreshMs && !invalidated) stats = this.last!.stats;
     else {
-      const next = (this.inFlight ??= this.refresh());
+      // A computation already running is joined only if it began after the last invalidate().
+      const next = this.inFlight?.generation === this.generation ? this.inFlight.promise : this.refresh();
       const servable = Math.max(this.failing ? (this.opts.maxStaleMs ?? MAX_STALE_MS) : MAX_IDLE_STALE_MS, this.refreshMs * 3);
-      if (age0 < servable) {
+      if (age0 < servable && !invalidated) {
         // Served stale meanwhile; a failure is logged (and the next viewer past MAX_STALE_MS sees it).
         next.catch((err) => log.warn('the overview stats could not be refreshed; serving the last snapshot', { err }));
         stats = this.last!.stats;
@@ -91,7 +104,19 @@ export class StatsCache {
     return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), refreshMs: this.refreshMs };
   }
 
-  private async refresh(): Promise<ConsoleStats> {
+  private refresh(): Promise<ConsoleStats> {
+    const generation = this.generation;
+    const flight = { generation, promise: this.compute(generation) };
+    this.inFlight = flight;
+    // Only this computation's own slot is cleared: a newer one may have replaced it.
+    const done = () => {
+      if (this.inFlight === flight) this.inFlight = null;
+    };
+    flight.promise.then(done, done);
+    return flight.promise;
+  }
+
+  private async compute(generation: number): Promise<ConsoleStats> {
     try {
       // On one connection, its statements one after another: the computation never takes
       // more than one of the read pool's connections from the pages viewers are loading.
@@ -102,7 +127,8 @@ export class StatsCache {
       } finally {
         client.release();
       }
-      this.last = { at: Date.now(), stats };
+      // An older computation finishing after a newer one must not put its numbers back.
+      if (!this.last || this.last.generation <= generation) this.last = { at: Date.now(), stats, generation };
       this.failing = false;
       this.refreshMs = Math.max(this.minRefreshMs, stats.computeMs * 10);
       this.addSample(stats.dbNow.getTime(), stats.workerTotals);
@@ -110,8 +136,6 @@ export class StatsCache {
     } catch (err) {
       this.failing = true;
       throw err;
-    } finally {
-      this.inFlight = null;
     }
   }
 

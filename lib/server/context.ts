@@ -41,6 +41,15 @@ export function serverContext(): ServerContext {
   return g.__leaseholdServer;
 }
 
+/**
+ * Marks the overview's snapshot stale after an operator's action, so the next read of the
+ * stats computes them again. A process that never built its context has no snapshot to
+ * mark, and is not made to open pools for it.
+ */
+export function invalidateStats() {
+  g.__leaseholdServer?.stats.invalidate();
+}
+
 /** Closes the pools and the doorbell (tests; a server simply exits). */
 export async function closeServerContext() {
   const ctx = g.__leaseholdServer;

@@ -25,15 +25,25 @@ export function JobView({ id }: { id: string }) {
   const audit = useQuery(auditQuery({ jobId: id }, live ? false : interval));
   const now = useDbNow();
   const flow = useActionFlow();
-  if (q.isError && !q.data) {
-    const notFound = (q.error as { status?: number }).status === 404;
-    return notFound ? (
-      <EmptyState title={`No job #${id}`}>
-        It may have been deleted, or the id is mistyped. <Link href="/jobs" className="underline">Search the jobs</Link>.
-      </EmptyState>
-    ) : (
-      <ErrorState title={`Cannot load job #${id}`} message={q.error.message} onRetry={() => void q.refetch()} />
+  // A 404 wins over the data held from before: the job is gone (deleted here or
+  // elsewhere), and showing its last state with Delete still enabled would be a lie. The
+  // dialog stays, so an operator who just deleted it still reads the report.
+  if (q.isError && (q.error as { status?: number }).status === 404) {
+    return (
+      <>
+        <EmptyState title={`No job #${id}`}>
+          {q.data ? 'It has been deleted.' : 'It may have been deleted, or the id is mistyped.'}{' '}
+          <Link href="/jobs" className="underline">
+            Search the jobs
+          </Link>
+          .
+        </EmptyState>
+        {flow.element}
+      </>
     );
+  }
+  if (q.isError && !q.data) {
+    return <ErrorState title={`Cannot load job #${id}`} message={q.error.message} onRetry={() => void q.refetch()} />;
   }
   if (!q.data) return <p className="text-zinc-500">Loading…</p>;
   const d: JobDetailDto = q.data;

@@ -12,13 +12,9 @@ import { serverContext } from '@/lib/server/context';
  * claim time. Answers the queue's controls (`null`: none left, the fast path). Operator or admin; audited.
  */
 export const POST = route('operator', async (req: Request, ctx: { params: Promise<{ name: string }> }, who) => {
-  let raw: string;
-  try {
-    raw = decodeURIComponent((await ctx.params).name);
-  } catch {
-    throw new QueueError('invalid_request', 'queue name: not valid percent-encoding');
-  }
-  const name = queueName.safeParse(raw);
+  // Next has already decoded the segment once (its route matcher; a malformed escape never
+  // reaches here): decoding again would turn "50%off" into an error and "a%41" into "aA".
+  const name = queueName.safeParse((await ctx.params).name);
   if (!name.success) throw new QueueError('invalid_request', `queue name: ${name.error.issues[0]!.message}`);
   const { reason, ...body } = queueControlsBody.parse(await readJsonOptional(req));
   const { pool } = serverContext();
