@@ -10,6 +10,7 @@ import { Button } from '@/components/ui/button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobKeys, statsKeys } from '@/lib/api/keys';
 import { useLive } from '@/lib/api/live';
+import { consoleMetaQuery } from '@/lib/api/console';
 import { setQueuePaused } from '@/lib/api/queues';
 import { enqueueJob, statsQuery } from '@/lib/api/stats';
 import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
@@ -21,6 +22,8 @@ export function OverviewView() {
   const interval = useRefreshInterval();
   const live = useLive({ stats: true }, interval);
   const stats = useQuery(statsQuery(live ? false : interval));
+  const meta = useQuery(consoleMetaQuery());
+  const production = /prod/i.test(meta.data?.environment ?? '');
   const now = useDbNow();
   const qc = useQueryClient();
   const flow = useActionFlow();
@@ -70,9 +73,12 @@ export function OverviewView() {
             </span>
           )}
           <Button onClick={recover}>Recover…</Button>
-          <Button variant="primary" onClick={() => enqueue.mutate()} disabled={enqueue.isPending}>
-            Enqueue demo job
-          </Button>
+          {/* A demo button has no place where the jobs are real. */}
+          {!production && (
+            <Button variant="primary" onClick={() => enqueue.mutate()} disabled={enqueue.isPending}>
+              Enqueue demo job
+            </Button>
+          )}
         </div>
       </div>
       {stats.isError && <ErrorState title="Showing the last numbers: refreshing failed" message={stats.error.message} />}

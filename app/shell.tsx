@@ -41,6 +41,7 @@ export function Shell({ children }: { children: ReactNode }) {
     'g r': () => router.push('/jobs?status=running'),
     'g d': () => router.push('/dead-letter'),
     'g w': () => router.push('/workers'),
+    'g s': () => router.push('/schedules'),
     r: refreshNow,
     p: () => refresh.setPaused(!refresh.paused),
     t: toggleTheme,

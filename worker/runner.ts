@@ -277,6 +277,9 @@ export class Runner {
     this.timers.push(setInterval(() => void this.refreshControls(), CONTROLS_REFRESH_MS));
     this.timers.push(setInterval(() => void this.scheduleTick(), SCHEDULE_TICK_MS));
     void this.recoverTick(); // at start, not only periodically
+    // The first claims come from the signal (the sweep just started re-rings lost ones); the
+    // periodic claim from PostgreSQL begins a poll interval in.
+    this.nextBackstopPoll = performance.now() + this.o.pollMs;
     this.fetchDone = this.fetchLoop();
   }
 

@@ -8,6 +8,7 @@ const links = [
   { href: '/jobs', label: 'Jobs' },
   { href: '/dead-letter', label: 'Dead letter' },
   { href: '/workers', label: 'Workers' },
+  { href: '/schedules', label: 'Schedules' },
   { href: '/audit', label: 'Audit' },
 ];
 

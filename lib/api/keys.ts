@@ -14,6 +14,7 @@ export const jobKeys = {
 };
 export const statsKeys = { all: ['stats'] as const };
 export const workerKeys = { all: ['workers'] as const };
+export const scheduleKeys = { all: ['schedules'] as const };
 export const deadLetterKeys = { all: ['dead-letter'] as const };
 export const consoleKeys = { meta: ['console', 'meta'] as const };
 export const actionKeys = { all: ['actions'] as const };

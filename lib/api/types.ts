@@ -2,7 +2,7 @@
  * The JSON shapes the console reads, derived from the server's DTO functions (type-only
  * imports: nothing of the server is bundled into the browser).
  */
-import type { detailDto, listedJobDto, pageDto, statsSnapshotDto, workerDto } from '../http/dto';
+import type { detailDto, listedJobDto, pageDto, scheduleDto, statsSnapshotDto, workerDto } from '../http/dto';
 import type { BulkAction, BulkItem, BulkReport } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { DeadLetterGroup } from '../queue/dead-letter';
@@ -21,6 +21,8 @@ export type QueueStatsDto = StatsDto['queues'][number];
 export type RatePointDto = StatsDto['throughput']['points'][number];
 export type WorkerDto = ReturnType<typeof workerDto>;
 export type WorkersDto = { workers: WorkerDto[]; staleAfterMs: number; dbNow: string };
+export type ScheduleDto = Jsonify<ReturnType<typeof scheduleDto>>;
+export type SchedulesDto = { schedules: ScheduleDto[] };
 export type BulkReportDto = Jsonify<BulkReport>;
 export type DeadLetterGroupDto = Jsonify<DeadLetterGroup>;
 export type DeadLetterDto = { groups: DeadLetterGroupDto[]; examined: number; complete: boolean; dbNow: string };

@@ -15,6 +15,7 @@ export const SHORTCUTS_HELP: [string, string][] = [
   ['g r', 'running jobs'],
   ['g d', 'dead letter'],
   ['g w', 'workers'],
+  ['g s', 'schedules'],
   ['r', 'refresh now'],
   ['p', 'pause / resume live refresh'],
   ['t', 'light / dark theme'],

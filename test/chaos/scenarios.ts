@@ -88,9 +88,10 @@ function killAt(point: string, label: string, jobMs = 200): ChaosScenario {
         s.startHost({ processes: 3, concurrency: 5, failpoints: `${point}=kill` });
         const fired = await waitFor(`${point} to fire`, () => firedFailpoint(s.onceDir, point), { timeoutMs: 60_000 });
         await s.waitForAll('completed', jobs);
-        // Jobs the killed process held (claimed) — or, after a pop, the ids it had popped.
-        const held = point === 'after_pop' ? [] : await s.heldBy(fired.pid);
-        const affected = point === 'after_pop' ? (fired.detail as string[]) : held;
+        // Jobs the killed process held (claimed before it died: each may run twice); after a
+        // pop, also the ids it had popped (they must cost no run at all).
+        const held = await s.heldBy(fired.pid);
+        const affected = point === 'after_pop' ? [...(fired.detail as string[]), ...held] : held;
         const recoveryS = await s.recoverySeconds(affected, fired.at);
         const l = await s.ledger();
         return judge(s, {

@@ -1,0 +1,5 @@
+import { SchedulesView } from './schedules-view';
+
+export default function SchedulesPage() {
+  return <SchedulesView />;
+}

@@ -1,0 +1,93 @@
+'use client';
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { Badge } from '@/components/ui/badge';
+import { EmptyState, ErrorState } from '@/components/ui/states';
+import { schedulesQuery } from '@/lib/api/schedules';
+import type { ScheduleDto } from '@/lib/api/types';
+import { ago, dateTime, duration, ms } from '@/lib/ui/format';
+import { useRefreshInterval } from '@/lib/ui/refresh';
+import { useDbNow } from '@/lib/ui/use-now';
+
+/** The recurring jobs: when each ticks next, when it last did, and the job that tick made. */
+export function SchedulesView() {
+  const interval = useRefreshInterval();
+  const q = useQuery(schedulesQuery(interval));
+  const now = useDbNow();
+  return (
+    <div className="space-y-4">
+      <h1 className="text-xl font-semibold">Schedules</h1>
+      <p className="text-sm text-zinc-600 dark:text-zinc-300">
+        Recurring jobs. Every worker process looks for due ticks; exactly one enqueues each tick. Ticks missed while no worker ran
+        collapse into one run.
+      </p>
+      {q.isError && !q.data ? (
+        <ErrorState title="Cannot load the schedules" message={q.error.message} onRetry={() => void q.refetch()} />
+      ) : !q.data ? (
+        <p className="text-zinc-500">Loading…</p>
+      ) : q.data.schedules.length === 0 ? (
+        <EmptyState title="No schedules">
+          Add one with <code>npx leasehold schedule add nightly-report --cron &apos;0 3 * * *&apos; --type demo.noop</code>, or define
+          them in code for <code>npm run worker</code>.
+        </EmptyState>
+      ) : (
+        <ScheduleTable schedules={q.data.schedules} nowMs={now} />
+      )}
+    </div>
+  );
+}
+
+function ScheduleTable({ schedules, nowMs }: { schedules: ScheduleDto[]; nowMs: number }) {
+  return (
+    <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
+      <table className="w-full text-sm" data-testid="schedule-table">
+        <thead className="border-b border-zinc-200 text-left text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
+          <tr>
+            <th className="px-3 py-2">Name</th>
+            <th className="px-3 py-2">Cron</th>
+            <th className="px-3 py-2">Job</th>
+            <th className="px-3 py-2">Next tick</th>
+            <th className="px-3 py-2">Last tick</th>
+          </tr>
+        </thead>
+        <tbody>
+          {schedules.map((s) => {
+            const next = ms(s.nextRunAt)! - nowMs;
+            return (
+              <tr key={s.name} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`schedule-${s.name}`}>
+                <td className="break-all px-3 py-2 font-medium">
+                  {s.name} {!s.enabled && <Badge>disabled</Badge>}
+                </td>
+                <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">
+                  {s.cron}
+                  {s.timezone !== 'UTC' && <span className="text-zinc-500"> ({s.timezone})</span>}
+                </td>
+                <td className="break-all px-3 py-2 text-xs">
+                  <span className="font-mono">{s.type}</span> on{' '}
+                  <Link href={`/jobs?queue=${encodeURIComponent(s.queue)}&type=${encodeURIComponent(s.type)}`} className="hover:underline">
+                    {s.queue}
+                  </Link>
+                  <span className="text-zinc-500"> · {s.maxAttempts} attempts</span>
+                </td>
+                <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.nextRunAt)} data-testid="next-tick">
+                  {!s.enabled ? '—' : next >= 1_000 ? `in ${duration(next)}` : next > 0 ? 'in under a second' : 'due now'}
+                </td>
+                <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.lastRunAt)}>
+                  {s.lastRunAt ? ago(nowMs - ms(s.lastRunAt)!) : 'never'}
+                  {s.lastJobId && (
+                    <>
+                      {' · '}
+                      <Link href={`/jobs/${s.lastJobId}`} className="hover:underline" data-testid="last-job">
+                        job #{s.lastJobId}
+                      </Link>
+                    </>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,31 @@
+import { expect, test } from '@playwright/test';
+import { closeDb, db, screenshot } from './helpers';
+
+test.afterAll(closeDb);
+
+test('the schedules page shows each recurring job: its cron, the next tick, and the job its last tick made', async ({ page }) => {
+  test.setTimeout(90_000);
+  const name = `e2e-every-second-${process.pid}`;
+  await db().query(
+    `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
+     VALUES ($1, '* * * * * *', 'UTC', 'default', 'demo.noop', '{}', 3, date_trunc('second', now()) + interval '1 second', true)`,
+    [name],
+  );
+  try {
+    await page.goto('/schedules');
+    const row = page.getByTestId(`schedule-${name}`);
+    await expect(row).toContainText('* * * * * *');
+    await expect(row).toContainText('demo.noop');
+    // The e2e workers tick it every second: the link to the job of the last tick appears.
+    const last = row.getByTestId('last-job');
+    await expect(last).toBeVisible({ timeout: 30_000 });
+    await screenshot(page, 'schedules');
+    const id = (await last.textContent())!.replace(/\D/g, '');
+    const { rows } = await db().query(`SELECT idempotency_key FROM jobs WHERE job_id = $1`, [id]);
+    expect(rows[0].idempotency_key).toMatch(new RegExp(`^schedule:${name}:`));
+    await last.click();
+    await expect(page).toHaveURL(new RegExp(`/jobs/${id}$`));
+  } finally {
+    await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
+  }
+});
