@@ -26,6 +26,8 @@ const requeue = await import('./jobs/[id]/requeue/route');
 const cancel = await import('./jobs/[id]/cancel/route');
 const recover = await import('./recover/route');
 const stats = await import('./stats/route');
+const actions = await import('./actions/[action]/route');
+const { readCache } = await import('@/lib/server/read-cache');
 
 const post = (body: string | object, headers: Record<string, string> = {}) =>
   jobs.POST(
@@ -203,6 +205,21 @@ describe('actions', () => {
     assert.deepEqual(await list(), ['failed']);
     assert.equal((await action(requeue.POST, id)).status, 200);
     assert.deepEqual(await list(), ['queued'], 'the requeue cleared the shared answer');
+  });
+
+  test('a preview changes nothing, so it leaves the shared reads cached', async () => {
+    await insertJob(db.pool, { status: 'failed', queue: 'preview-cache-q' });
+    await jobs.GET(new Request('http://test/api/jobs?queue=preview-cache-q'));
+    assert.ok(readCache.size > 0);
+    const res = await recover.POST(new Request('http://test', { method: 'POST', body: JSON.stringify({ dryRun: true }) }));
+    assert.equal(res.status, 200);
+    assert.ok(readCache.size > 0, 'a dry run kept the cache');
+    const pre = await actions.POST(new Request('http://test/api/actions/requeue', { method: 'POST', body: JSON.stringify({ filter: { queue: 'preview-cache-q' }, preview: true }) }), { params: Promise.resolve({ action: 'requeue' }) });
+    assert.equal(pre.status, 200);
+    assert.ok(readCache.size > 0, 'a preview kept the cache');
+    const applied = await actions.POST(new Request('http://test/api/actions/requeue', { method: 'POST', body: JSON.stringify({ filter: { queue: 'preview-cache-q' } }) }), { params: Promise.resolve({ action: 'requeue' }) });
+    assert.equal(applied.status, 200);
+    assert.equal(readCache.size, 0, 'the action itself cleared it');
   });
 
   test('cancel a queued job: 200; a completed one: 409 "already completed"', async () => {

@@ -40,6 +40,14 @@ export function toQueueError(err: unknown): QueueError {
  * 'public', 'enqueue', 'viewer', 'operator' or 'admin'); the gate answers 401/403 before the
  * handler runs, and the handler gets who is asking (for the audit log).
  */
+/** Requests a handler marked as having changed nothing (a preview): they leave the caches alone. */
+const changedNothing = new WeakSet<Request>();
+
+/** Tells route() that this operator request changed nothing (a preview), so the shared reads stay cached. */
+export function markChangedNothing(req: Request) {
+  changedNothing.add(req);
+}
+
 export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C, who: Principal) => Promise<Response>) {
   // Both parameters optional so that tests may call a handler as `GET()`; Next always passes them.
   return async (req?: Request, ctx?: C): Promise<Response> => {
@@ -55,9 +63,9 @@ export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C,
       // What an operator's action through this console changed shows in its lists and on
       // the overview at once, not after their shared second (lib/server/read-cache.ts) or
       // the stats' refresh interval (lib/queue/stats-cache.ts) — even if it failed halfway.
-      // Not for enqueues, sign-ins or refused requests: those would keep the caches empty
-      // under load, when they are needed most.
-      if (acted) {
+      // Not for enqueues, sign-ins, previews or refused requests: those would keep the
+      // caches empty under load, when they are needed most.
+      if (acted && !changedNothing.has(request)) {
         readCache.clear();
         invalidateStats();
       }

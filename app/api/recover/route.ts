@@ -1,5 +1,5 @@
 import { actorOf, audited } from '@/lib/audit/log';
-import { json, readJsonOptional, route } from '@/lib/http/respond';
+import { json, markChangedNothing, readJsonOptional, route } from '@/lib/http/respond';
 import { recoverBody } from '@/lib/http/schemas';
 import { jobRecover } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
@@ -12,7 +12,10 @@ export const POST = route('operator', async (req: Request, _ctx: unknown, who) =
   const body = recoverBody.parse(await readJsonOptional(req));
   const { pool, doorbell, cfg } = serverContext();
   const run = () => jobRecover(pool, { dryRun: body.dryRun, ids: body.ids, doorbell, signalGraceMs: cfg.signalGraceMs });
-  if (body.dryRun) return json(await run());
+  if (body.dryRun) {
+    markChangedNothing(req);
+    return json(await run());
+  }
   const report = await audited(
     pool,
     actorOf(who),

@@ -1,6 +1,6 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { roleAtLeast } from '@/lib/auth/roles';
-import { json, readJson, route } from '@/lib/http/respond';
+import { json, markChangedNothing, readJson, route } from '@/lib/http/respond';
 import { actionBody, actionName } from '@/lib/http/schemas';
 import { applyAction, type BulkTarget, previewAction, resolveTarget } from '@/lib/queue/bulk';
 import { QueueError } from '@/lib/queue/errors';
@@ -25,7 +25,10 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const { pool, readPool, doorbell, cfg } = serverContext();
   const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
   const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds };
-  if (body.preview) return json(await previewAction(readPool, action, target, opts, extra));
+  if (body.preview) {
+    markChangedNothing(req);
+    return json(await previewAction(readPool, action, target, opts, extra));
+  }
   const resolved = await resolveTarget(readPool, target); // a filter over the cap is refused here, before the audit entry
   const report = await audited(
     pool,
