@@ -19,7 +19,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // npm run bench points BENCH_HARNESS at a copy inside this project.
 const harnessFile = process.env.BENCH_HARNESS ?? path.join(process.cwd(), 'lib/harness.mjs');
 const { runPeer, closeAll } = await import(pathToFileURL(harnessFile).href);
-const { runMigrations } = await import(pathToFileURL(path.join(root, 'lib/db/migrate.ts')).href);
 const { createPool } = await import(pathToFileURL(path.join(root, 'lib/db/client.ts')).href);
 const ops = await import(pathToFileURL(path.join(root, 'lib/queue/ops.ts')).href);
 const { RedisDoorbell, RedisReceiver } = await import(pathToFileURL(path.join(root, 'lib/queue/signal.ts')).href);
@@ -59,6 +58,9 @@ const adapter = {
   }),
 
   async setup(ctx) {
+    // Imported here, in the orchestrator only: the worker processes never migrate, and the
+    // migrator (drizzle's) would add to their memory.
+    const { runMigrations } = await import(pathToFileURL(path.join(root, 'lib/db/migrate.ts')).href);
     await runMigrations(ctx.pgUrl);
     ctx.state.pool = createPool(ctx.pgUrl, { name: 'bench', max: 4 });
     ctx.state.doorbell = new RedisDoorbell(redisUrl(ctx.cfg), ctx.redisPrefix, ctx.state.pool, log);

@@ -22,7 +22,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
-import { jsonProblem } from '../lib/http/schemas';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
 import { backoffMs } from '../lib/queue/backoff';
@@ -32,6 +31,7 @@ import type { JobStatus } from '../lib/queue/status';
 import * as ops from '../lib/queue/ops';
 import { type Doorbell, PgReceiver, RedisReceiver, SignalUnavailable } from '../lib/queue/signal';
 import { Histogram } from '../lib/queue/histogram';
+import { jsonProblem } from '../lib/queue/text';
 import { Batcher } from './batcher';
 import type { Handler, JobContext } from './handlers/types';
 

@@ -12,10 +12,12 @@ import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, parsePayloadFilter } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { LONE_SURROGATE } from '../queue/text';
+import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
+
+// Also the HTTP API's check on payloads and checkpoints (the worker imports it from text.ts, without zod).
+export { jsonProblem, MAX_PAYLOAD_DEPTH };
 
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
-export const MAX_PAYLOAD_DEPTH = 64;
 export const MAX_BULK_ENQUEUE = 1_000;
 export const MAX_ATTEMPTS_LIMIT = 100;
 export const MAX_PAGE = 200;
@@ -32,33 +34,6 @@ export const safeText = (min: number, max: number) =>
 
 export const queueName = safeText(1, 200);
 export const typeName = safeText(1, 200);
-
-/** Why this JSON value cannot go into a jsonb column, or null when it can. */
-export function jsonProblem(value: unknown): string | null {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (depth > MAX_PAYLOAD_DEPTH) return `nested deeper than ${MAX_PAYLOAD_DEPTH} levels`;
-    if (typeof v === 'string') {
-      if (v.includes('\u0000')) return 'contains a NUL character (\\u0000), which PostgreSQL cannot store';
-      if (LONE_SURROGATE.test(v)) return 'contains invalid Unicode (a lone surrogate)';
-    } else if (typeof v === 'number') {
-      // JSON.parse has already rounded such a number (or made it Infinity, which jsonb would
-      // store as null): storing it would keep a value the sender never sent, so refuse it.
-      if (!Number.isFinite(v)) return 'contains a number beyond the range of a double (send it as a string)';
-      if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
-        return `contains an integer beyond ±2^53 (±${Number.MAX_SAFE_INTEGER}), which cannot be kept exactly: send integers beyond ±2^53 as strings`;
-      }
-    } else if (Array.isArray(v)) {
-      for (const x of v) stack.push([x, depth + 1]);
-    } else if (v && typeof v === 'object') {
-      for (const [k, x] of Object.entries(v)) {
-        stack.push([k, depth + 1], [x, depth + 1]);
-      }
-    }
-  }
-  return null;
-}
 
 const isoDate = z
   .string()

@@ -1,8 +1,9 @@
 /**
  * What PostgreSQL cannot store in text or jsonb: NUL, and half of a UTF-16 surrogate pair
  * (a lone surrogate, as a string cut inside an emoji leaves). The HTTP API refuses both in
- * what a caller sends (lib/http/schemas.ts); what the worker writes on its own — a handler's
- * error message, its stack — is repaired instead (storableText).
+ * what a caller sends (lib/http/schemas.ts), and jsonProblem in a JSON value; what the worker
+ * writes on its own — a handler's error message, its stack — is repaired instead
+ * (storableText). No dependencies: the worker loads this without the HTTP schemas.
  */
 export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -10,3 +11,33 @@ const UNSTORABLE = new RegExp(`${LONE_SURROGATE.source}|\\u0000`, 'g');
 
 /** `s` with every NUL and lone surrogate replaced by U+FFFD, as PostgreSQL's text input would turn a broken character. */
 export const storableText = (s: string) => s.replace(UNSTORABLE, '\ufffd');
+
+/** How deep a payload (or checkpoint) may nest. */
+export const MAX_PAYLOAD_DEPTH = 64;
+
+/** Why this JSON value cannot go into a jsonb column, or null when it can. */
+export function jsonProblem(value: unknown): string | null {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (depth > MAX_PAYLOAD_DEPTH) return `nested deeper than ${MAX_PAYLOAD_DEPTH} levels`;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return 'contains a NUL character (\\u0000), which PostgreSQL cannot store';
+      if (LONE_SURROGATE.test(v)) return 'contains invalid Unicode (a lone surrogate)';
+    } else if (typeof v === 'number') {
+      // JSON.parse has already rounded such a number (or made it Infinity, which jsonb would
+      // store as null): storing it would keep a value the sender never sent, so refuse it.
+      if (!Number.isFinite(v)) return 'contains a number beyond the range of a double (send it as a string)';
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
+        return `contains an integer beyond ±2^53 (±${Number.MAX_SAFE_INTEGER}), which cannot be kept exactly: send integers beyond ±2^53 as strings`;
+      }
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push([x, depth + 1]);
+    } else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        stack.push([k, depth + 1], [x, depth + 1]);
+      }
+    }
+  }
+  return null;
+}
