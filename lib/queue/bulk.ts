@@ -162,6 +162,9 @@ export function predict(action: BulkAction, job: ListedJob, o: BulkOptions): { c
     case 'requeue':
       if (['failed', 'cancelled', 'completed', 'retrying'].includes(job.status))
         return { change: true, outcome: 'requeued', reason: `${job.status} → queued${o.resetAttempts ? ' with a fresh attempt budget' : ''}` };
+      // (A prediction on this server's clock; the statement decides on the database's.)
+      if (job.status === 'queued' && job.runAt.getTime() > Date.now())
+        return { change: true, outcome: 'requeued', reason: `scheduled for ${job.runAt.toISOString()} → due now` };
       if (job.status === 'running' && o.revokeLease)
         return {
           change: true,

@@ -323,13 +323,25 @@ describe('operator actions', () => {
     assert.deepEqual(att.rows, [{ outcome: 'aborted' }]);
   });
 
-  test('requeue does not touch queued jobs; delete only removes finished jobs', async () => {
+  test('requeue does not touch queued jobs already due; delete only removes finished jobs', async () => {
     const queued = await insertJob(db.pool);
     const done = await insertJob(db.pool, { status: 'completed' });
-    assert.equal((await ops.jobRequeue(db.pool, { ids: [queued] })).items[0]!.reason, 'already queued');
+    assert.equal((await ops.jobRequeue(db.pool, { ids: [queued] })).items[0]!.reason, 'already queued and due');
     const d = await ops.jobDelete(db.pool, { ids: [queued, done] });
     assert.deepEqual(d.items.map((i) => i.outcome), ['skipped', 'deleted']);
     assert.equal(await jobRow(db.pool, done), undefined);
+  });
+
+  test('requeue runs a job scheduled for later now ("run now"), and a retry waiting out its backoff', async () => {
+    const later = await insertJob(db.pool, { runInMs: 3_600_000 });
+    const backoff = await insertJob(db.pool, { status: 'retrying', attemptCount: 1, runInMs: 600_000 });
+    const r = await ops.jobRequeue(db.pool, { ids: [later, backoff] });
+    assert.deepEqual(r.items.map((i) => i.outcome), ['requeued', 'requeued']);
+    for (const id of [later, backoff]) {
+      const { rows } = await db.pool.query(`SELECT status, run_at <= now() AS due FROM jobs WHERE job_id = $1`, [id]);
+      assert.deepEqual(rows[0], { status: 'queued', due: true });
+    }
+    assert.equal((await jobRow(db.pool, later)).attempt_count, 0, 'no attempt spent');
   });
 
   test('release hands a lease back without spending the attempt', async () => {

@@ -386,7 +386,7 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
     case 'retrying':
       if (action === 'delete') return `still ${job.status}: cancel it first`;
       if (action === 'recover') return `not running: ${job.status}, waiting to be claimed`;
-      return `already ${job.status}`;
+      return job.status === 'queued' && action === 'requeue' ? 'already queued and due' : `already ${job.status}`;
   }
 }
 

@@ -617,9 +617,11 @@ RETURNING ${JOB_COLUMNS}`,
 };
 
 /**
- * jobRequeue — an operator puts finished or waiting jobs back in the queue, due now.
+ * jobRequeue — an operator puts finished or waiting jobs back in the queue, due now ("run
+ * now", for a retry waiting out its backoff or a job scheduled for later).
  * Params: $1 job_id[], $2 reset_attempts (boolean).
- * Compare: failed, cancelled, completed or retrying (a running job is refused: use jobRevoke).
+ * Compare: failed, cancelled, completed or retrying, or queued but not due yet (a running
+ *          job is refused: use jobRevoke; a queued job already due is left as it is).
  * Swap: queued, run_at = now(). attempt_count never goes down (it is the fencing token);
  *       instead max_attempts is raised so the job has at least one attempt left, or a
  *       whole fresh budget (attempt_budget) with $2.
@@ -633,7 +635,7 @@ UPDATE jobs
        result_key = NULL,
        max_attempts = GREATEST(max_attempts, attempt_count + CASE WHEN $2::boolean THEN attempt_budget ELSE 1 END)
  WHERE job_id = ANY($1::bigint[])
-   AND status IN ('failed', 'cancelled', 'completed', 'retrying')
+   AND (status IN ('failed', 'cancelled', 'completed', 'retrying') OR (status = 'queued' AND run_at > now()))
 RETURNING ${JOB_COLUMNS}`,
 };
 

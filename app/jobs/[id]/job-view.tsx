@@ -13,7 +13,7 @@ import { jobDetailQuery } from '@/lib/api/jobs';
 import { auditQuery } from '@/lib/api/audit';
 import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
-import { dateTime } from '@/lib/ui/format';
+import { dateTime, ms } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../../action-flow';
@@ -49,6 +49,7 @@ export function JobView({ id }: { id: string }) {
   const d: JobDetailDto = q.data;
   const j = d.job;
   const left = leaseRemaining(j, now);
+  const scheduled = j.status === 'queued' && ms(j.runAt)! > now;
   const act = (action: BulkAction) => flow.start({ action, target: { ids: [j.id] }, label: `job #${j.id} (${j.type}, ${j.status})` });
   return (
     <div className="space-y-4">
@@ -69,8 +70,9 @@ export function JobView({ id }: { id: string }) {
           </p>
         </div>
         <div className="flex flex-wrap gap-2" aria-label="Actions">
-          <Button onClick={() => act('requeue')} disabled={j.status === 'queued'}>
-            Requeue
+          {/* A job scheduled for later (or waiting out a retry's backoff) is requeued due now: "run now". */}
+          <Button onClick={() => act('requeue')} disabled={j.status === 'queued' && !scheduled} data-testid="requeue-button">
+            {scheduled || j.status === 'retrying' ? 'Run now' : 'Requeue'}
           </Button>
           <Button onClick={() => act('cancel')} disabled={!['queued', 'retrying', 'running'].includes(j.status) || !!j.cancelRequestedAt}>
             Cancel

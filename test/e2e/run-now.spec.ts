@@ -1,0 +1,18 @@
+import { expect, test } from '@playwright/test';
+import { closeDb, enqueue, waitForStatus } from './helpers';
+
+test.afterAll(closeDb);
+
+test('a job scheduled for later is run now from its page', async ({ page, request }) => {
+  const id = await enqueue(request, { type: 'demo.sleep', payload: { ms: 50 }, runAt: new Date(Date.now() + 3_600_000).toISOString() });
+  await page.goto(`/jobs/${id}`);
+  await expect(page.getByTestId('job-status').first()).toContainText('queued');
+  await page.getByTestId('requeue-button').click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId(`action-item-${id}`)).toContainText('→ due now');
+  await dialog.getByRole('button', { name: 'Requeue 1 job' }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText('1 changed');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await waitForStatus(id, 'completed', 30_000);
+  await expect(page.getByTestId('job-status').first()).toContainText('completed');
+});
