@@ -31,8 +31,7 @@ interface Blocked {
  * A runner on a queue of its own whose `test.block` handler waits until aborted,
  * recording when and why. Stopped when the test ends.
  */
-async function makeRunner(t: TestContext, over: Partial<RunnerOptions> & { heartbeatUrl?: string } = {}) {
-  const prefix = uniquePrefix('runner');
+async function makeRunner(t: TestContext, { prefix = uniquePrefix('runner'), ...over }: Partial<RunnerOptions> & { heartbeatUrl?: string; prefix?: string } = {}) {
   const queue = prefix;
   const pool = createPool(db.url, { name: 'runner', max: 5 });
   const heartbeatPool = createPool(over.heartbeatUrl ?? db.url, { name: 'hb', max: 2, queryTimeoutMs: 1_000 });
@@ -268,32 +267,10 @@ describe('claiming through faults', () => {
     // with a full disk (MISCONF) or a replica after a failover (READONLY).
     await redis.set(key, 'not a list');
     const ran: string[] = [];
-    const pool = createPool(db.url, { name: 'wrongtype', max: 3 });
-    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
-    const receiver = new RedisReceiver(REDIS_URL, prefix, quiet);
-    await receiver.ready(2_000);
-    const runner = new Runner({
-      pool,
-      heartbeatPool: pool,
-      databaseUrl: db.url,
-      receiver,
-      doorbell,
+    const { doorbell } = await makeRunner(t, {
+      prefix,
       handlers: { 'test.ok': (_p, ctx) => void ran.push(ctx.job.id) },
-      queues: [queue],
-      concurrency: 2,
-      leaseMs: 30_000,
-      heartbeatMs: 1_000,
-      pollMs: 60_000, // no periodic claim from PostgreSQL after the first: only LISTEN can wake it in time
-      recoverMs: 60_000,
-      signalGraceMs: 1_000,
-      log: quiet,
-    });
-    await runner.start();
-    t.after(async () => {
-      await runner.stop(0);
-      receiver.close();
-      await doorbell.close();
-      await pool.end();
+      pollMs: 60_000, // no periodic claim from PostgreSQL: only LISTEN can wake it in time
     });
     await waitFor('the runner to listen on PostgreSQL', async () =>
       (await db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN leasehold_wakeup' AND state = 'idle'`)).rowCount,
