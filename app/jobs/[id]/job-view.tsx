@@ -72,7 +72,7 @@ export function JobView({ id }: { id: string }) {
         <div className="flex flex-wrap gap-2" aria-label="Actions">
           {/* A job scheduled for later (or waiting out a retry's backoff) is requeued due now: "run now". */}
           <Button onClick={() => act('requeue')} disabled={j.status === 'queued' && !scheduled} data-testid="requeue-button">
-            {scheduled || j.status === 'retrying' ? 'Run now' : 'Requeue'}
+            {scheduled ? 'Run now' : 'Requeue'}
           </Button>
           <Button onClick={() => act('cancel')} disabled={!['queued', 'retrying', 'running'].includes(j.status) || !!j.cancelRequestedAt}>
             Cancel
