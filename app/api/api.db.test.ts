@@ -11,6 +11,7 @@ import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
 import { insertJob, jobRow } from '../../test/factories';
 import { uniquePrefix } from '../../test/processes';
+import { waitFor } from '../../test/wait';
 
 const db = await testDatabase();
 const prefix = uniquePrefix('api');
@@ -26,6 +27,7 @@ const requeue = await import('./jobs/[id]/requeue/route');
 const cancel = await import('./jobs/[id]/cancel/route');
 const recover = await import('./recover/route');
 const stats = await import('./stats/route');
+const newer = await import('./jobs/newer/route');
 const actions = await import('./actions/[action]/route');
 const { readCache } = await import('@/lib/server/read-cache');
 
@@ -152,6 +154,36 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     for (const qs of ['status=bogus', 'limit=0', 'limit=100000', 'cursor=abc', 'nope=1', 'fresh=0']) {
       const res = await jobs.GET(new Request(`http://test/api/jobs?${qs}`));
       assert.equal(res.status, 400, qs);
+    }
+  });
+
+  test('the failed list is in the order jobs failed, newest first; "N new" counts a job that fails later whatever its id', async () => {
+    const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
+    const newerCount = async (qs: string) => (await (await newer.GET(new Request(`http://test/api/jobs/newer?${qs}`))).json()).count;
+    const old = await insertJob(db.pool, { queue: 'failed-order-q' }); // enqueued first: the smallest id
+    const ids: string[] = [];
+    for (let k = 0; k < 3; k++) ids.push(await insertJob(db.pool, { queue: 'failed-order-q', status: 'failed', attemptCount: 3, maxAttempts: 3 }));
+    const first = await get('queue=failed-order-q&status=failed&limit=2');
+    assert.deepEqual(first.jobs.map((j: { id: string }) => j.id), [ids[2], ids[1]]);
+    assert.match(first.nextCursor, /^\d+\.\d+$/);
+    assert.match(first.newerAfter, /^\d+\.0$/);
+    const second = await get(`queue=failed-order-q&status=failed&limit=2&cursor=${first.nextCursor}`);
+    assert.deepEqual(second.jobs.map((j: { id: string }) => j.id), [ids[0]]);
+    assert.equal(second.nextCursor, null);
+    assert.equal(await newerCount(`queue=failed-order-q&status=failed&after=${first.newerAfter}`), 0);
+    // The oldest job fails now: it heads the list, and is counted as new.
+    await db.pool.query(`UPDATE jobs SET status = 'failed', finished_at = now(), attempt_count = max_attempts WHERE job_id = $1`, [old]);
+    // (The count is shared by viewers for a second: the one above may still be served.)
+    await waitFor('the new failure to be counted', async () => (await newerCount(`queue=failed-order-q&status=failed&after=${first.newerAfter}`)) === 1);
+    assert.equal((await get('queue=failed-order-q&status=failed&limit=2&fresh=1')).jobs[0].id, old);
+    // Other lists stay in id order, with the newest id as their anchor.
+    const all = await get('queue=failed-order-q&fresh=1');
+    assert.deepEqual(all.jobs.map((j: { id: string }) => j.id), [...ids].reverse().concat(old));
+    assert.equal(all.newerAfter, all.headId);
+    // A place in the failed list goes with status=failed only; a malformed one is a 400.
+    assert.equal((await newer.GET(new Request(`http://test/api/jobs/newer?queue=failed-order-q&after=${first.newerAfter}`))).status, 400);
+    for (const bad of ['1.2.3', '.5', '12345678901234567890.1', '1.0x']) {
+      assert.equal((await jobs.GET(new Request(`http://test/api/jobs?status=failed&cursor=${bad}`))).status, 400, bad);
     }
   });
 

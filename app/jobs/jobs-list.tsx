@@ -57,7 +57,8 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
 
   // Each row carries when it was read, so a lease that ends after it shows as not seen (lease.tsx).
   const base: TableJob[] = useMemo(() => pages.data?.pages.flatMap((p) => p.jobs.map((j) => ({ ...j, readAt: p.dbNow }))) ?? [], [pages.data]);
-  const anchor = pages.data?.pages[0]?.headId ?? null;
+  // What "N new" counts above: the newest id, or for the failed list the moment it was read.
+  const anchor = pages.data?.pages[0]?.newerAfter ?? pages.data?.pages[0]?.headId ?? null;
   const ids = useMemo(() => base.slice(0, LOOKUP_MAX).map((j) => j.id), [base]);
   const live = useLive({ ids, newer: { filters, after: anchor } }, interval);
   const lookup = useQuery(jobLookupQuery(ids, live ? false : interval));

@@ -21,6 +21,7 @@ export const pageDto = (p: JobPage) => ({
   nextCursor: p.nextCursor,
   dbNow: p.dbNow.toISOString(),
   headId: p.headId,
+  newerAfter: p.newerAfter,
   partial: p.partial,
 });
 

@@ -105,9 +105,19 @@ export const listedJobSchema = jobWithLeaseSchema
 export const jobPageSchema = z
   .object({
     jobs: z.array(listedJobSchema),
-    nextCursor: id.nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page.' }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page. A job id, or with status=failed "<microseconds>.<job id>".' }),
     dbNow: dateTime,
-    headId: id.nullable().meta({ description: 'The newest job id when the page was read (null with no jobs): the console counts "N new" above it.' }),
+    headId: id.nullable().meta({ description: 'The newest job id when the page was read (null with no jobs).' }),
+    newerAfter: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'Pass as `after` to GET /api/jobs/newer for the "N new" count above this page: the newest job id, or with status=failed the moment the page was read ("<microseconds>.0": the failed list is in the order jobs failed, newest first).',
+      }),
     partial: z
       .object({
         scannedDownTo: id.meta({ description: 'Ids from this one up (to the cursor) were searched.' }),

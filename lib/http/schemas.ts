@@ -10,7 +10,7 @@ import { isJobType, jobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
 import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
-import { compactFilter, parsePayloadFilter } from '../queue/filters';
+import { compactFilter, FAILED_POSITION, parsePayloadFilter } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 
@@ -96,6 +96,14 @@ export const jobId = z
   .regex(/^[1-9][0-9]{0,18}$/, 'must be a job id (a positive integer)')
   .refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) <= MAX_JOB_ID, `must be a job id (at most ${MAX_JOB_ID})`);
 
+/** A place in the failed list (FAILED_POSITION): its cursors and "N new" anchor. */
+const failedPosition = z
+  .string()
+  .regex(FAILED_POSITION, 'must be a job id, or a place in the failed list (<microseconds>.<job id>)')
+  .refine((s) => !FAILED_POSITION.test(s) || BigInt(s.split('.')[1]!) <= MAX_JOB_ID, 'the job id in it is too large');
+/** A job id, or (status=failed) a place in the failed list. */
+const listPosition = z.union([jobId, failedPosition]);
+
 /** The job filters (lib/queue/filters.ts), as query parameters or inside an action's body. */
 export const filterFields = {
   status: z.enum(jobStatus.enumValues).optional(),
@@ -124,7 +132,9 @@ export const filterFields = {
 export const listQuery = z
   .object({
     ...filterFields,
-    cursor: jobId.optional().meta({ description: 'The nextCursor of the previous page: jobs with a smaller id.' }),
+    cursor: listPosition
+      .optional()
+      .meta({ description: 'The nextCursor of the previous page: jobs with a smaller id (with status=failed: jobs that failed earlier, "<microseconds>.<job id>").' }),
     limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
     fresh: z
       .literal('1')
@@ -139,7 +149,12 @@ export const listQuery = z
 export const jobFilter = z.object(filterFields).strict();
 
 export const newerQuery = z
-  .object({ ...filterFields, after: jobId.meta({ description: 'Count the jobs with a larger id than this one.' }) })
+  .object({
+    ...filterFields,
+    after: listPosition.meta({
+      description: "The page's newerAfter: count the jobs with a larger id than this one (with status=failed: the jobs that failed after this place, \"<microseconds>.<job id>\").",
+    }),
+  })
   .strict();
 
 /** ?ids=1,2,3 — at most MAX_PAGE ids. */
@@ -182,7 +197,9 @@ export const liveQuery = z
     ...filterFields,
     stats: z.enum(['1']).optional().meta({ description: 'Send the overview numbers (event `stats`, the body of GET /api/stats).' }),
     ids: lookupQuery.shape.ids.optional().meta({ description: 'Send these jobs\' rows (event `lookup`, the body of GET /api/jobs/lookup).' }),
-    after: jobId.optional().meta({ description: 'Send the count of jobs matching the filters newer than this one (event `newer`, the body of GET /api/jobs/newer).' }),
+    after: listPosition
+      .optional()
+      .meta({ description: 'Send the count of jobs matching the filters newer than this (a page\'s newerAfter; event `newer`, the body of GET /api/jobs/newer).' }),
     job: jobId
       .optional()
       .meta({ description: 'Send this job with its attempts (event `job`, the body of GET /api/jobs/{id}) and the operator actions that touched it (event `audit`, the body of GET /api/audit?jobId=).' }),

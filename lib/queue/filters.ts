@@ -30,6 +30,13 @@ export interface JobFilter {
   maxId?: string;
 }
 
+/**
+ * A place in the failed list, which is ordered by when jobs failed (finished_at, then
+ * job_id, newest first): "<finished_at in microseconds since 1970>.<job_id>". The list's
+ * cursors and its "N new" anchor take this form; everything else is ordered by id.
+ */
+export const FAILED_POSITION = /^(\d{1,17})\.(\d{1,19})$/;
+
 export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'q', 'maxId'] as const;
 
 const ID_RE = /^[1-9][0-9]{0,18}$/;

@@ -94,6 +94,11 @@ test('the console: the stats and lists by completed status never scan jobs seque
   await listJobs(recorder, { status: 'completed', queue: 'q1', type: 'demo.noop', limit: 50 });
   await listJobs(recorder, { status: 'completed', cursor: String(Math.floor(Number(head) / 2)), limit: 50 });
   await listJobs(recorder, { status: 'running', queue: 'q2', limit: 50 });
+  // The failed list, in the order jobs failed (jobs_failed_idx): a first page and a later one.
+  const failed = await listJobs(recorder, { status: 'failed', queue: 'q3', limit: 50 });
+  await listJobs(recorder, { status: 'failed', cursor: failed.nextCursor!, limit: 50 });
+  const failedPlan = (await db.pool.query(`EXPLAIN (COSTS OFF) ${seen[seen.length - 2]!.text}`, seen[seen.length - 2]!.values)).rows.map((r) => r['QUERY PLAN']).join('\n');
+  assert.match(failedPlan, /jobs_failed_idx/, failedPlan);
   const jobsStatements = seen.filter((s) => /\bjobs\b/.test(s.text));
   assert.ok(jobsStatements.length >= 5, 'statements were recorded');
   for (const s of jobsStatements) {

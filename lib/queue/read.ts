@@ -4,7 +4,8 @@
  * Reads are keyset-paginated (never OFFSET) and served by the indexes in schema.ts.
  */
 import type { Executor } from '../db/client';
-import { filterSql, type JobFilter, SqlParams } from './filters';
+import { FAILED_POSITION, filterSql, type JobFilter, SqlParams } from './filters';
+import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
 import { type Job, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
@@ -28,8 +29,14 @@ export interface JobPage {
   nextCursor: string | null;
   /** The database clock when the page was read (the console corrects countdowns with it). */
   dbNow: Date;
-  /** The newest job id when the page was read: the console counts "N new" above it. */
+  /** The newest job id when the page was read. */
   headId: string | null;
+  /**
+   * What the console counts "N new" above (GET /api/jobs/newer?after=): the newest id for
+   * lists in id order; for the failed list, the moment of the read (a FAILED_POSITION), so a
+   * job enqueued long ago that fails now is counted.
+   */
+  newerAfter: string | null;
   /**
    * Set when a filter that no index serves stopped at its scan budget before the page
    * was full: ids from `scannedDownTo` up were searched; `nextCursor` continues below.
@@ -79,9 +86,11 @@ export async function idRange(db: Executor): Promise<{ min: bigint | null; max: 
  * budget is spent (then the page says how far it searched and the cursor continues there).
  */
 export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
+  if (f.status === 'failed') return listFailed(db, f);
+  if (f.cursor && FAILED_POSITION.test(f.cursor)) throw new QueueError('invalid_request', 'cursor: a place in the failed list goes with status=failed');
   const range = await idRange(db);
   const headId = range.max === null ? null : String(range.max);
-  const empty = (): JobPage => ({ jobs: [], nextCursor: null, dbNow: range.now, headId, partial: null });
+  const empty = (): JobPage => ({ jobs: [], nextCursor: null, dbNow: range.now, headId, newerAfter: headId, partial: null });
   if (range.max === null || range.min === null) return empty();
   let upper = f.cursor ? BigInt(f.cursor) - 1n : range.max;
   if (f.maxId && BigInt(f.maxId) < upper) upper = BigInt(f.maxId);
@@ -122,6 +131,49 @@ export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
     }
   }
   return { ...empty(), jobs: found.map(toListed) };
+}
+
+/** `(finished_at, job_id)` of a FAILED_POSITION, for a row comparison on jobs_failed_idx. */
+function failedPositionSql(p: SqlParams, position: string): string {
+  const m = FAILED_POSITION.exec(position);
+  if (!m) throw new QueueError('invalid_request', 'not a place in the failed list (<microseconds>.<job id>)');
+  return `('epoch'::timestamptz + ${p.add(m[1])}::bigint * interval '1 microsecond', ${p.add(m[2])}::bigint)`;
+}
+
+const MICROS = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::bigint`;
+
+/**
+ * The failed list (the dead letter) in the order jobs failed, newest first, keyset-paginated
+ * on jobs_failed_idx: a job enqueued long ago that fails now is at the top, where operators
+ * look, not at its old id's place. The other filters are conditions on those rows.
+ */
+async function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
+  const p = new SqlParams();
+  const { conds } = filterSql(f, p, fingerprintSql());
+  // A plain job id (a cursor from a list in id order) is taken as "smaller ids than it".
+  if (f.cursor) conds.push(FAILED_POSITION.test(f.cursor) ? `(finished_at, job_id) < ${failedPositionSql(p, f.cursor)}` : `job_id < ${p.add(f.cursor)}::bigint`);
+  const { rows } = await db.query(
+    `SELECT ${LIST_COLUMNS}, ${MICROS('finished_at')} AS finished_us, now() AS db_now, ${MICROS('now()')} AS now_us
+       FROM jobs WHERE ${conds.join(' AND ')}
+      ORDER BY finished_at DESC, job_id DESC LIMIT ${p.add(f.limit + 1)}`,
+    p.values,
+  );
+  // After the page: the newest id, and the clock when no row carried it.
+  const { rows: [meta] } = await db.query(
+    `SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now, ${MICROS('now()')} AS now_us`,
+  );
+  const page = rows.slice(0, f.limit);
+  const last = page[page.length - 1];
+  // "New" is what failed after the page was read: its own statement's clock.
+  const read = rows[0] ?? meta;
+  return {
+    jobs: page.map(toListed),
+    nextCursor: rows.length > f.limit ? `${last.finished_us}.${last.job_id}` : null,
+    dbNow: read.db_now,
+    headId: meta.head_id === null ? null : String(meta.head_id),
+    newerAfter: `${read.now_us}.0`,
+    partial: null,
+  };
 }
 
 /** Status rows in an id window below which the status index drives a windowed query (see windowQuery). */
@@ -200,6 +252,16 @@ export const NEWER_CAP = 1_000;
 export async function countNewer(db: Executor, f: JobFilter, afterId: string): Promise<{ count: number; capped: boolean }> {
   const p = new SqlParams();
   const { conds, scans } = filterSql(f, p, fingerprintSql());
+  if (FAILED_POSITION.test(afterId)) {
+    // The failed list's anchor: jobs that failed after it (jobs_failed_idx), whatever their ids.
+    if (f.status !== 'failed') throw new QueueError('invalid_request', 'after: a place in the failed list goes with status=failed');
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > ${failedPositionSql(p, afterId)}`].join(' AND ')} LIMIT ${NEWER_CAP + 1}) t`,
+      p.values,
+    );
+    const n = rows[0].n as number;
+    return { count: Math.min(n, NEWER_CAP), capped: n > NEWER_CAP };
+  }
   const after = p.add(afterId);
   const where = [...conds, `job_id > ${after}::bigint`];
   // A filter no index serves looks at the SCAN_WINDOW ids above the anchor, no further.

@@ -55,3 +55,22 @@ test('a whole error group is requeued: the preview counts exactly the jobs it wi
   for (const id of ids) await waitForStatus(id, 'completed');
   await expect(page.getByTestId('dead-letter-groups').locator('tr', { hasText: 'failing attempt # of the first # on purpose' })).toHaveCount(0);
 });
+
+test('a job enqueued long ago that fails now is announced and heads the dead letter', async ({ page, request }) => {
+  // Waiting on a queue no e2e worker serves: the oldest id of this test.
+  const old = await enqueue(request, { type: 'demo.noop', queue: 'e2e-dead-late' });
+  const newer = await enqueue(request, failing(1));
+  await waitForStatus(newer, 'failed');
+  await page.goto('/jobs?status=failed');
+  await expect(page.getByTestId(`job-row-${newer}`)).toBeVisible();
+  // It fails now (as a last attempt would): an old id, a new failure.
+  await db().query(
+    `UPDATE jobs SET status = 'failed', finished_at = now(), attempt_count = 1, max_attempts = 1, error = 'failed late (e2e)' WHERE job_id = $1`,
+    [old],
+  );
+  await expect(page.getByTestId('new-rows')).toContainText('1 new job matches this view', { timeout: 30_000 });
+  await page.getByTestId('new-rows').getByRole('button', { name: 'Show 1' }).click();
+  const rows = page.locator('[data-testid^="job-row-"]');
+  await expect(rows.first()).toHaveAttribute('data-testid', `job-row-${old}`);
+  await db().query(`DELETE FROM jobs WHERE job_id = ANY($1::bigint[])`, [[old, newer]]);
+});
