@@ -187,6 +187,25 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     }
   });
 
+  test('a filtered failed list reads the failed rows window by window, in the order of failure, across pages', async () => {
+    const { listJobs } = await import('@/lib/queue/read');
+    // 3,000 failed rows of which 6 of a rare type, spread over three windows of the index.
+    const { rows } = await db.pool.query(
+      `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, finished_at, error)
+       SELECT 'window-q', CASE WHEN i % 500 = 0 THEN 'rare.type' ELSE 'common.type' END, 'failed', '{}', 1, 1, 1,
+              now() - make_interval(secs => i), 'boom'
+         FROM generate_series(1, 3000) i
+       RETURNING job_id::text AS id, type`,
+    );
+    const rare = rows.filter((r) => r.type === 'rare.type').map((r) => r.id as string); // latest failure first
+    const first = await listJobs(db.pool, { status: 'failed', type: 'rare.type', limit: 4 });
+    assert.deepEqual(first.jobs.map((j) => j.id), rare.slice(0, 4));
+    assert.ok(first.nextCursor);
+    const second = await listJobs(db.pool, { status: 'failed', type: 'rare.type', limit: 4, cursor: first.nextCursor! });
+    assert.deepEqual(second.jobs.map((j) => j.id), rare.slice(4));
+    assert.equal(second.nextCursor, null);
+  });
+
   test('a page is shared for a second; fresh=1 reads it now (what "Show N new" asks for)', async () => {
     const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
     const first = await insertJob(db.pool, { queue: 'fresh-q' });

@@ -143,35 +143,76 @@ function failedPositionSql(p: SqlParams, position: string): string {
 const MICROS = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::bigint`;
 
 /**
+ * Failed rows a filtered failed list takes from jobs_failed_idx at a time (in the order of
+ * failure) before testing the filter on them, and how many such windows one page may look at.
+ */
+const FAILED_WINDOW = 1_000;
+const FAILED_WINDOWS_PER_PAGE = 50;
+
+/**
  * The failed list (the dead letter) in the order jobs failed, newest first, keyset-paginated
  * on jobs_failed_idx: a job enqueued long ago that fails now is at the top, where operators
- * look, not at its old id's place. The other filters are conditions on those rows.
+ * look, not at its old id's place. With more filters than the status (a dead-letter group,
+ * a type, an error text), the planner cannot tell how rare the matches are, and would read
+ * and sort every failed row of the type: instead the failed rows come in windows, in order,
+ * and the filter is tested on each window, until the page is full (or FAILED_WINDOWS_PER_PAGE
+ * windows were read: the cursor then continues where they ended).
  */
 async function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   const p = new SqlParams();
   const { conds } = filterSql(f, p, fingerprintSql());
-  // A plain job id (a cursor from a list in id order) is taken as "smaller ids than it".
-  if (f.cursor) conds.push(FAILED_POSITION.test(f.cursor) ? `(finished_at, job_id) < ${failedPositionSql(p, f.cursor)}` : `job_id < ${p.add(f.cursor)}::bigint`);
-  const { rows } = await db.query(
-    `SELECT ${LIST_COLUMNS}, ${MICROS('finished_at')} AS finished_us, now() AS db_now, ${MICROS('now()')} AS now_us
-       FROM jobs WHERE ${conds.join(' AND ')}
-      ORDER BY finished_at DESC, job_id DESC LIMIT ${p.add(f.limit + 1)}`,
-    p.values,
-  );
+  const filtered = conds.length > 1; // more than the status
+  const found: Record<string, unknown>[] = [];
+  let position = f.cursor ?? null;
+  let read: { db_now: Date; now_us: string } | null = null;
+  let more = true; // failed rows remain past `position`
+  for (let w = 0; w < (filtered ? FAILED_WINDOWS_PER_PAGE : 1) && more && found.length <= f.limit; w++) {
+    const q = new SqlParams();
+    q.values.push(...p.values);
+    // A plain job id (a cursor from a list in id order) is taken as "smaller ids than it".
+    const afterIn = (ps: SqlParams) =>
+      position === null ? [] : [FAILED_POSITION.test(position) ? `(finished_at, job_id) < ${failedPositionSql(ps, position)}` : `job_id < ${ps.add(position)}::bigint`];
+    const order = `ORDER BY finished_at DESC NULLS LAST, job_id DESC NULLS LAST`;
+    const columns = `${LIST_COLUMNS}, ${MICROS('finished_at')} AS finished_us, now() AS db_now, ${MICROS('now()')} AS now_us`;
+    if (!filtered) {
+      const { rows } = await db.query(`SELECT ${columns} FROM jobs WHERE ${[...conds, ...afterIn(q)].join(' AND ')} ${order} LIMIT ${q.add(f.limit + 1)}`, q.values);
+      found.push(...rows);
+      read ??= rows[0] ?? null;
+      break;
+    }
+    const wq = new SqlParams();
+    const { rows: window } = await db.query(
+      `SELECT job_id, ${MICROS('finished_at')} AS finished_us, now() AS db_now, ${MICROS('now()')} AS now_us
+         FROM jobs WHERE ${["status = 'failed'", ...afterIn(wq)].join(' AND ')} ${order} LIMIT ${FAILED_WINDOW}`,
+      wq.values,
+    );
+    read ??= window[0] ?? null; // the first read's clock: what fails after it is "new"
+    more = window.length === FAILED_WINDOW;
+    if (!window.length) break;
+    const { rows } = await db.query(
+      `SELECT ${columns} FROM jobs WHERE job_id = ANY(${q.add(window.map((r) => r.job_id))}::bigint[]) AND ${conds.join(' AND ')} ${order} LIMIT ${q.add(f.limit + 1 - found.length)}`,
+      q.values,
+    );
+    found.push(...rows);
+    const edge = window[window.length - 1]!;
+    position = `${edge.finished_us}.${edge.job_id}`;
+  }
   // After the page: the newest id, and the clock when no row carried it.
   const { rows: [meta] } = await db.query(
     `SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now, ${MICROS('now()')} AS now_us`,
   );
-  const page = rows.slice(0, f.limit);
+  const page = found.slice(0, f.limit) as { finished_us: string; job_id: string }[];
   const last = page[page.length - 1];
-  // "New" is what failed after the page was read: its own statement's clock.
-  const read = rows[0] ?? meta;
+  // Rows past this page: a full page and more found, or windows left unread.
+  const nextCursor = found.length > f.limit && last ? `${last.finished_us}.${last.job_id}` : filtered && more && position ? position : null;
+  // "New" is what failed after the page was read: the clock of the statement that read it.
+  const at = read ?? meta;
   return {
     jobs: page.map(toListed),
-    nextCursor: rows.length > f.limit ? `${last.finished_us}.${last.job_id}` : null,
-    dbNow: read.db_now,
+    nextCursor,
+    dbNow: at.db_now,
     headId: meta.head_id === null ? null : String(meta.head_id),
-    newerAfter: `${read.now_us}.0`,
+    newerAfter: `${at.now_us}.0`,
     partial: null,
   };
 }
