@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { Badge } from '@/components/ui/badge';
 import { EmptyState, ErrorState } from '@/components/ui/states';
+import { PageTable } from '@/components/ui/table';
 import { schedulesQuery } from '@/lib/api/schedules';
 import type { ScheduleDto } from '@/lib/api/types';
 import { ago, dateTime, duration, ms } from '@/lib/ui/format';
@@ -39,55 +40,42 @@ export function SchedulesView() {
 
 function ScheduleTable({ schedules, nowMs }: { schedules: ScheduleDto[]; nowMs: number }) {
   return (
-    <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
-      <table className="w-full text-sm" data-testid="schedule-table">
-        <thead className="border-b border-zinc-200 text-left text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
-          <tr>
-            <th className="px-3 py-2">Name</th>
-            <th className="px-3 py-2">Cron</th>
-            <th className="px-3 py-2">Job</th>
-            <th className="px-3 py-2">Next tick</th>
-            <th className="px-3 py-2">Last tick</th>
-          </tr>
-        </thead>
-        <tbody>
-          {schedules.map((s) => {
-            const next = ms(s.nextRunAt)! - nowMs;
-            return (
-              <tr key={s.name} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`schedule-${s.name}`}>
-                <td className="break-all px-3 py-2 font-medium">
-                  {s.name} {!s.enabled && <Badge>disabled</Badge>}
-                </td>
-                <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">
-                  {s.cron}
-                  {s.timezone !== 'UTC' && <span className="text-zinc-500"> ({s.timezone})</span>}
-                </td>
-                <td className="break-all px-3 py-2 text-xs">
-                  <span className="font-mono">{s.type}</span> on{' '}
-                  <Link href={`/jobs?queue=${encodeURIComponent(s.queue)}&type=${encodeURIComponent(s.type)}`} className="hover:underline">
-                    {s.queue}
+    <PageTable testid="schedule-table" headings={['Name', 'Cron', 'Job', 'Next tick', 'Last tick']}>
+      {schedules.map((s) => {
+        const next = ms(s.nextRunAt)! - nowMs;
+        return (
+          <tr key={s.name} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`schedule-${s.name}`}>
+            <td className="break-all px-3 py-2 font-medium">
+              {s.name} {!s.enabled && <Badge>disabled</Badge>}
+            </td>
+            <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">
+              {s.cron}
+              {s.timezone !== 'UTC' && <span className="text-zinc-500"> ({s.timezone})</span>}
+            </td>
+            <td className="break-all px-3 py-2 text-xs">
+              <span className="font-mono">{s.type}</span> on{' '}
+              <Link href={`/jobs?queue=${encodeURIComponent(s.queue)}&type=${encodeURIComponent(s.type)}`} className="hover:underline">
+                {s.queue}
+              </Link>
+              <span className="text-zinc-500"> · {s.maxAttempts} attempts</span>
+            </td>
+            <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.nextRunAt)} data-testid="next-tick">
+              {!s.enabled ? '—' : next >= 1_000 ? `in ${duration(next)}` : next > 0 ? 'in under a second' : 'due now'}
+            </td>
+            <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.lastRunAt)}>
+              {s.lastRunAt ? ago(nowMs - ms(s.lastRunAt)!) : 'never'}
+              {s.lastJobId && (
+                <>
+                  {' · '}
+                  <Link href={`/jobs/${s.lastJobId}`} className="hover:underline" data-testid="last-job">
+                    job #{s.lastJobId}
                   </Link>
-                  <span className="text-zinc-500"> · {s.maxAttempts} attempts</span>
-                </td>
-                <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.nextRunAt)} data-testid="next-tick">
-                  {!s.enabled ? '—' : next >= 1_000 ? `in ${duration(next)}` : next > 0 ? 'in under a second' : 'due now'}
-                </td>
-                <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.lastRunAt)}>
-                  {s.lastRunAt ? ago(nowMs - ms(s.lastRunAt)!) : 'never'}
-                  {s.lastJobId && (
-                    <>
-                      {' · '}
-                      <Link href={`/jobs/${s.lastJobId}`} className="hover:underline" data-testid="last-job">
-                        job #{s.lastJobId}
-                      </Link>
-                    </>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+                </>
+              )}
+            </td>
+          </tr>
+        );
+      })}
+    </PageTable>
   );
 }

@@ -2,6 +2,7 @@ import Link from 'next/link';
 import type { WorkerDto } from '@/lib/api/types';
 import { ago, dateTime, int, ms } from '@/lib/ui/format';
 import { Badge } from '../ui/badge';
+import { PageTable } from '../ui/table';
 
 const metric = (w: WorkerDto, k: string) => {
   const v = (w.metrics as Record<string, unknown>)[k];
@@ -11,60 +12,56 @@ const metric = (w: WorkerDto, k: string) => {
 /** Worker processes: where they run, since when, their last heartbeat, the jobs they hold. */
 export function WorkerTable({ workers, nowMs, staleAfterMs }: { workers: WorkerDto[]; nowMs: number; staleAfterMs: number }) {
   return (
-    <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
-      <table className="w-full text-sm" data-testid="worker-table">
-        <thead className="border-b border-zinc-200 text-left text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
-          <tr>
-            <th className="px-3 py-2">Worker</th>
-            <th className="px-3 py-2">State</th>
-            <th className="px-3 py-2">Host · pid</th>
-            <th className="px-3 py-2">Queues</th>
-            <th className="px-3 py-2">Started</th>
-            <th className="px-3 py-2">Last heartbeat</th>
-            <th className="px-3 py-2" title="running jobs whose lease names this worker / slots">Jobs in hand</th>
-            <th className="px-3 py-2" title="since the process started">Completed · failed · lease lost</th>
+    <PageTable
+      testid="worker-table"
+      headings={[
+        'Worker',
+        'State',
+        'Host · pid',
+        'Queues',
+        'Started',
+        'Last heartbeat',
+        { label: 'Jobs in hand', title: 'running jobs whose lease names this worker / slots' },
+        { label: 'Completed · failed · lease lost', title: 'since the process started' },
+      ]}
+    >
+      {workers.map((w) => {
+        const age = nowMs - ms(w.heartbeatAt)!;
+        const stale = !w.stoppedAt && age > staleAfterMs;
+        return (
+          <tr key={w.workerId} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`worker-${w.workerId}`}>
+            <td className="break-all px-3 py-2 font-mono text-xs">{w.workerId}</td>
+            <td className="px-3 py-2">
+              {w.stoppedAt ? (
+                <Badge>stopped</Badge>
+              ) : stale ? (
+                <Badge tone="red" title="no heartbeat for longer than a lease: its jobs' leases have run out and recover takes them">
+                  stale
+                </Badge>
+              ) : (
+                <Badge tone="emerald">live</Badge>
+              )}
+            </td>
+            <td className="break-all px-3 py-2 text-xs">
+              {w.host} · {w.pid}
+            </td>
+            <td className="break-all px-3 py-2 text-xs">{w.queues.join(', ')}</td>
+            <td className="whitespace-nowrap px-3 py-2 text-xs">{dateTime(w.startedAt)}</td>
+            <td className={`tabular whitespace-nowrap px-3 py-2 text-xs ${stale ? 'text-red-700 dark:text-red-300' : ''}`}>
+              {w.stoppedAt ? `stopped ${ago(nowMs - ms(w.stoppedAt)!)}` : ago(age)}
+            </td>
+            <td className="tabular px-3 py-2">
+              <Link href={`/jobs?status=running&worker=${encodeURIComponent(w.workerId)}`} className="hover:underline">
+                {w.jobsInHand}
+              </Link>
+              <span className="text-xs text-zinc-500"> / {w.concurrency}</span>
+            </td>
+            <td className="tabular px-3 py-2 text-xs">
+              {metric(w, 'completed')} · {metric(w, 'failed')} · {metric(w, 'leaseLost')}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {workers.map((w) => {
-            const age = nowMs - ms(w.heartbeatAt)!;
-            const stale = !w.stoppedAt && age > staleAfterMs;
-            return (
-              <tr key={w.workerId} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`worker-${w.workerId}`}>
-                <td className="break-all px-3 py-2 font-mono text-xs">{w.workerId}</td>
-                <td className="px-3 py-2">
-                  {w.stoppedAt ? (
-                    <Badge>stopped</Badge>
-                  ) : stale ? (
-                    <Badge tone="red" title="no heartbeat for longer than a lease: its jobs' leases have run out and recover takes them">
-                      stale
-                    </Badge>
-                  ) : (
-                    <Badge tone="emerald">live</Badge>
-                  )}
-                </td>
-                <td className="break-all px-3 py-2 text-xs">
-                  {w.host} · {w.pid}
-                </td>
-                <td className="break-all px-3 py-2 text-xs">{w.queues.join(', ')}</td>
-                <td className="whitespace-nowrap px-3 py-2 text-xs">{dateTime(w.startedAt)}</td>
-                <td className={`tabular whitespace-nowrap px-3 py-2 text-xs ${stale ? 'text-red-700 dark:text-red-300' : ''}`}>
-                  {w.stoppedAt ? `stopped ${ago(nowMs - ms(w.stoppedAt)!)}` : ago(age)}
-                </td>
-                <td className="tabular px-3 py-2">
-                  <Link href={`/jobs?status=running&worker=${encodeURIComponent(w.workerId)}`} className="hover:underline">
-                    {w.jobsInHand}
-                  </Link>
-                  <span className="text-xs text-zinc-500"> / {w.concurrency}</span>
-                </td>
-                <td className="tabular px-3 py-2 text-xs">
-                  {metric(w, 'completed')} · {metric(w, 'failed')} · {metric(w, 'leaseLost')}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      })}
+    </PageTable>
   );
 }
