@@ -159,3 +159,34 @@ test('a computation that began before invalidate() is not joined, and does not r
     cache.stop();
   }
 });
+
+test('operator actions in quick succession: at most two computations run at once, and the viewers after them share a third', async () => {
+  await insertJob(db.pool, { status: 'cancelled', queue: 'sc-inv-burst' });
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let calls = 0;
+  const slow = new Proxy(db.pool, {
+    get(t, prop) {
+      if (prop === 'connect') return async () => (++calls, await held, t.connect());
+      const v = Reflect.get(t, prop, t);
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  }) as pg.Pool;
+  const cache = new StatsCache(slow, { leaseMs: 30_000, minRefreshMs: 60_000 });
+  try {
+    const viewers = [cache.get()];
+    for (let k = 0; k < 5; k++) {
+      cache.invalidate(); // an action
+      viewers.push(cache.get()); // and the page that made it
+    }
+    await waitFor('two computations to ask for a connection', async () => calls === 2, { intervalMs: 5 });
+    release();
+    const seen = await Promise.all(viewers);
+    assert.equal(calls, 3, 'the last four viewers shared one computation, begun after the first two ended');
+    const last = seen[seen.length - 1]!;
+    assert.ok(seen.slice(2).every((v) => v.computedAt.getTime() === last.computedAt.getTime()));
+  } finally {
+    release();
+    cache.stop();
+  }
+});

@@ -52,9 +52,18 @@ export interface StatsSnapshot extends ConsoleStats {
   refreshMs: number;
 }
 
+/** A stats computation, for the snapshot generation it began in (see invalidate). */
+interface Flight {
+  generation: number;
+  promise: Promise<ConsoleStats>;
+}
+
 export class StatsCache {
   private last: { at: number; stats: ConsoleStats; generation: number } | null = null;
-  private inFlight: { promise: Promise<ConsoleStats>; generation: number } | null = null;
+  private inFlight: Flight | null = null;
+  /** A computation waiting for a running one to end (see refresh). */
+  private pending: Flight | null = null;
+  private running = 0;
   /** Bumped by invalidate(): a snapshot (or a computation) of an older generation may predate a change. */
   private generation = 0;
   /** The last refresh failed: the database may be away, so a stale snapshot is served briefly only. */
@@ -104,9 +113,29 @@ export class StatsCache {
     return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), refreshMs: this.refreshMs };
   }
 
+  /**
+   * Starts a computation for the current generation — at most two run at once (one may have
+   * begun before an invalidate() and be superseded). Past that, one more waits for the
+   * newest to end, and every viewer meanwhile joins it: operator actions in quick succession
+   * cannot pile computations up on the read pool.
+   */
   private refresh(): Promise<ConsoleStats> {
-    const generation = this.generation;
-    const flight = { generation, promise: this.compute(generation) };
+    if (this.pending) {
+      // Not begun yet: it begins after every invalidate() so far.
+      this.pending.generation = this.generation;
+      return this.pending.promise;
+    }
+    const flight: Flight = { generation: this.generation, promise: null! };
+    const begin = () => {
+      if (this.pending === flight) this.pending = null;
+      this.running++;
+      return this.compute(flight.generation).finally(() => this.running--);
+    };
+    if (this.running < 2) flight.promise = begin();
+    else {
+      this.pending = flight;
+      flight.promise = this.inFlight!.promise.then(begin, begin);
+    }
     this.inFlight = flight;
     // Only this computation's own slot is cleared: a newer one may have replaced it.
     const done = () => {
