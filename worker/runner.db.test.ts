@@ -283,12 +283,14 @@ describe('claiming through faults', () => {
 
   test('a due job with no id in Redis is claimed within a poll interval, while the list still holds ids', async (t) => {
     const ran: string[] = [];
-    const { runner, doorbell } = await makeRunner(t, {
+    const prefix = uniquePrefix('backstop');
+    const queue = prefix;
+    await makeRunner(t, {
+      prefix,
       handlers: { 'test.ok': (_p, ctx) => void ran.push(ctx.job.id) },
       pollMs: 300,
     });
-    const queue = runner['o'].queues[0]!;
-    const key = queueKey(runner['o'].receiver!['prefix'], queue);
+    const key = queueKey(prefix, queue);
     const redis = new Redis(REDIS_URL);
     t.after(async () => {
       await redis.del(key);
@@ -298,7 +300,6 @@ describe('claiming through faults', () => {
     // before the deadline. A pop always returns some; the runner never sees an empty list.
     const bogus = Array.from({ length: 200_000 }, (_, k) => String(9_000_000_000 + k));
     for (let k = 0; k < bogus.length; k += 10_000) await redis.rpush(key, ...bogus.slice(k, k + 10_000));
-    void doorbell;
     const [job] = await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue }]); // its ring was lost
     await waitFor('the job to complete', async () => (await jobRow(db.pool, job!.id)).status === 'completed', { timeoutMs: 30_000 });
     const left = await redis.llen(key);

@@ -204,6 +204,10 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     const second = await listJobs(db.pool, { status: 'failed', type: 'rare.type', limit: 4, cursor: first.nextCursor! });
     assert.deepEqual(second.jobs.map((j) => j.id), rare.slice(4));
     assert.equal(second.nextCursor, null);
+    // One job by its id, however long ago it failed: one query, not a walk through the windows.
+    const oldest = rows[rows.length - 1]!.id as string;
+    assert.deepEqual((await listJobs(db.pool, { status: 'failed', q: oldest, limit: 50 })).jobs.map((j) => j.id), [oldest]);
+    assert.deepEqual((await listJobs(db.pool, { status: 'failed', id: oldest, limit: 50 })).jobs.map((j) => j.id), [oldest]);
   });
 
   test('a page is shared for a second; fresh=1 reads it now (what "Show N new" asks for)', async () => {

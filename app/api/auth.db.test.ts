@@ -17,9 +17,10 @@ import { uniquePrefix } from '../../test/processes';
 import { waitFor } from '../../test/wait';
 import { loadRoutes } from '../../test/api-routes';
 import { send, stateOf } from '../../test/auth/harness';
-import { MAX_PER_ADDRESS, PEER_HEADER } from '../../lib/auth/rate-limit';
-// As in the console's process (worker/web.ts preloads it): the peer header set on a request is trusted.
-import '../../worker/http-guard.mjs';
+import { MAX_PER_ADDRESS, PEER_GUARD, PEER_HEADER } from '../../lib/auth/rate-limit';
+
+// As in the console's process, where worker/http-guard.mjs marks it: the peer header set on a request is trusted.
+(globalThis as Record<symbol, unknown>)[PEER_GUARD] = true;
 
 const db = await testDatabase();
 process.env.DATABASE_URL = db.url;

@@ -6,6 +6,6 @@ import type { SchedulesDto } from './types';
 export const schedulesQuery = (refetchMs: number | false) =>
   queryOptions({
     queryKey: scheduleKeys.all,
-    queryFn: ({ signal }) => api<SchedulesDto>('/api/schedules', { signal }),
+    queryFn: ({ signal }) => api<SchedulesDto>('/api/schedules', { signal, clock: true }),
     refetchInterval: refetchMs,
   });

@@ -337,7 +337,7 @@ export const scheduleSchema = z
     lastJobId: id.nullable(),
   })
   .meta({ id: 'Schedule' });
-export const schedulesSchema = z.object({ schedules: z.array(scheduleSchema) }).meta({ id: 'Schedules' });
+export const schedulesSchema = z.object({ schedules: z.array(scheduleSchema), dbNow: dateTime }).meta({ id: 'Schedules' });
 
 export const statsSchema = z
   .object({

@@ -70,7 +70,7 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): 
   if (size > MAX_PAYLOAD_BYTES) {
     throw new QueueError('payload_too_large', `${at('payload')}: ${size} bytes, over the limit of ${MAX_PAYLOAD_BYTES} (1 MiB)`);
   }
-  const problem = jsonProblem(payload);
+  const problem = jsonProblem(payload, { parsed: true });
   if (problem) throw new QueueError('invalid_request', `${at('payload')}: ${problem}`);
   const parsed = jobTypes[body.type].payload.safeParse(payload);
   if (!parsed.success) {
@@ -103,6 +103,8 @@ const failedPosition = z
   .refine((s) => !FAILED_POSITION.test(s) || BigInt(s.split('.')[1]!) <= MAX_JOB_ID, 'the job id in it is too large');
 /** A job id, or (status=failed) a place in the failed list. */
 const listPosition = z.union([jobId, failedPosition]);
+/** A place in the failed list is refused (400) with any other list. */
+const failedOnly = (field: string) => ({ message: `${field}: a place in the failed list (<microseconds>.<job id>) goes with status=failed`, path: [field] });
 
 /** The job filters (lib/queue/filters.ts), as query parameters or inside an action's body. */
 export const filterFields = {
@@ -144,7 +146,8 @@ export const listQuery = z
           'Read the page now rather than answer from the read every viewer of this console shares for a second (the console asks for it when it shows the new jobs a count announced).',
       }),
   })
-  .strict();
+  .strict()
+  .refine((q) => !q.cursor || !FAILED_POSITION.test(q.cursor) || q.status === 'failed', failedOnly('cursor'));
 
 export const jobFilter = z.object(filterFields).strict();
 
@@ -155,7 +158,8 @@ export const newerQuery = z
       description: "The page's newerAfter: count the jobs with a larger id than this one (with status=failed: the jobs that failed after this place, \"<microseconds>.<job id>\").",
     }),
   })
-  .strict();
+  .strict()
+  .refine((q) => !FAILED_POSITION.test(q.after) || q.status === 'failed', failedOnly('after'));
 
 /** ?ids=1,2,3 — at most MAX_PAGE ids. */
 export const lookupQuery = z
@@ -208,7 +212,8 @@ export const liveQuery = z
   })
   .strict()
   .refine((q) => q.stats || q.ids?.length || q.after || q.job || q.workers, { message: 'watch something: stats=1, ids, after, job or workers=1', path: ['query'] })
-  .refine((q) => q.after || Object.keys(q).every((k) => !(k in filterFields)), { message: 'filters go with after', path: ['query'] });
+  .refine((q) => q.after || Object.keys(q).every((k) => !(k in filterFields)), { message: 'filters go with after', path: ['query'] })
+  .refine((q) => !q.after || !FAILED_POSITION.test(q.after) || q.status === 'failed', failedOnly('after'));
 
 export const actionName = z.enum(BULK_ACTIONS);
 

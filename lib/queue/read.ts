@@ -160,8 +160,10 @@ const FAILED_WINDOWS_PER_PAGE = 50;
  */
 async function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   const p = new SqlParams();
-  const { conds } = filterSql(f, p, fingerprintSql());
-  const filtered = conds.length > 1; // more than the status
+  const { conds, scans } = filterSql(f, p, fingerprintSql());
+  // A filter no index serves (type, error text, a group…) goes window by window; the status
+  // alone, or a job id, is one query.
+  const filtered = scans;
   const found: Record<string, unknown>[] = [];
   let position = f.cursor ?? null;
   let read: { db_now: Date; now_us: string } | null = null;

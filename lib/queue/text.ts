@@ -15,8 +15,13 @@ export const storableText = (s: string) => s.replace(UNSTORABLE, '\ufffd');
 /** How deep a payload (or checkpoint) may nest. */
 export const MAX_PAYLOAD_DEPTH = 64;
 
-/** Why this JSON value cannot go into a jsonb column, or null when it can. */
-export function jsonProblem(value: unknown): string | null {
+/**
+ * Why this JSON value cannot go into a jsonb column, or null when it can. With `parsed`
+ * (the value is what JSON.parse made of a request), an integer beyond ±2^53 is refused too:
+ * the parser has already rounded it, so the sender's digits are lost. A value a handler
+ * built (a checkpoint) holds exactly the number it holds, and jsonb keeps it.
+ */
+export function jsonProblem(value: unknown, { parsed = false }: { parsed?: boolean } = {}): string | null {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length) {
     const [v, depth] = stack.pop()!;
@@ -25,10 +30,10 @@ export function jsonProblem(value: unknown): string | null {
       if (v.includes('\u0000')) return 'contains a NUL character (\\u0000), which PostgreSQL cannot store';
       if (LONE_SURROGATE.test(v)) return 'contains invalid Unicode (a lone surrogate)';
     } else if (typeof v === 'number') {
-      // JSON.parse has already rounded such a number (or made it Infinity, which jsonb would
-      // store as null): storing it would keep a value the sender never sent, so refuse it.
+      // Infinity or NaN would be stored as null; a parsed integer this large was rounded:
+      // either way a value the sender never sent, so it is refused.
       if (!Number.isFinite(v)) return 'contains a number beyond the range of a double (send it as a string)';
-      if (Number.isInteger(v) && !Number.isSafeInteger(v)) {
+      if (parsed && Number.isInteger(v) && !Number.isSafeInteger(v)) {
         return `contains an integer beyond ±2^53 (±${Number.MAX_SAFE_INTEGER}), which cannot be kept exactly: send integers beyond ±2^53 as strings`;
       }
     } else if (Array.isArray(v)) {

@@ -6,13 +6,11 @@
  * whichever way it asks; the lists' reads are shared by all viewers of this process (the
  * stats cache, the read cache).
  */
-import { auditList } from '../audit/log';
+import { type AuditQuery, auditList } from '../audit/log';
 import { detailDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
-import type { auditQuery } from '../http/schemas';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
 import { agedBy, countNewer, dbNow, getJob, jobsByIds, listWorkers } from '../queue/read';
-import type { z } from 'zod';
 import { serverContext } from './context';
 import { readCache } from './read-cache';
 
@@ -39,7 +37,7 @@ export async function readJob(id: string) {
 }
 
 /** Operator actions, newest first, one keyset page (GET /api/audit; a job's page asks for its own). */
-export async function readAudit(q: z.output<typeof auditQuery>) {
+export async function readAudit(q: AuditQuery) {
   const page = await auditList(serverContext().readPool, q);
   return { entries: page.entries.map((e) => ({ ...e, at: e.at.toISOString() })), nextCursor: page.nextCursor };
 }

@@ -7,6 +7,7 @@ test('a job scheduled for later is run now from its page', async ({ page, reques
   const id = await enqueue(request, { type: 'demo.sleep', payload: { ms: 50 }, runAt: new Date(Date.now() + 3_600_000).toISOString() });
   await page.goto(`/jobs/${id}`);
   await expect(page.getByTestId('job-status').first()).toContainText('queued');
+  await expect(page.getByTestId('requeue-button')).toHaveText('Run now');
   await page.getByTestId('requeue-button').click();
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId(`action-item-${id}`)).toContainText('→ due now');

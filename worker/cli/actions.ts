@@ -6,7 +6,7 @@
  */
 import { type Command, Option } from 'commander';
 import { jobActionEntry } from '../../lib/audit/log';
-import { listQuery, MAX_BULK_IDS } from '../../lib/http/schemas';
+import { jobFilter, MAX_BULK_IDS } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
 import { listJobIds } from '../../lib/queue/read';
@@ -74,7 +74,7 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
     printReport(r, !!o.json);
     return;
   }
-  const parsed = listQuery.omit({ limit: true, cursor: true }).safeParse({ status: o.status, queue: o.queue, type: o.type, worker: o.worker, q: o.q });
+  const parsed = jobFilter.safeParse({ status: o.status, queue: o.queue, type: o.type, worker: o.worker, q: o.q });
   if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
   const filters = parsed.data;
   const limit = o.limit ?? Number.POSITIVE_INFINITY;

@@ -1,7 +1,15 @@
 import { json, route } from '@/lib/http/respond';
 import { scheduleDto } from '@/lib/http/dto';
 import { scheduleList } from '@/lib/queue/ops';
+import { dbNow } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
 
-/** GET /api/schedules — the recurring jobs (define them with `npx leasehold schedule add` or in code). */
-export const GET = route('viewer', async () => json({ schedules: (await scheduleList(serverContext().readPool)).map(scheduleDto) }));
+/**
+ * GET /api/schedules — the recurring jobs (define them with `npx leasehold schedule add` or
+ * in code), and the database clock (the console counts down to each next tick on it).
+ */
+export const GET = route('viewer', async () => {
+  const { readPool } = serverContext();
+  const [schedules, now] = await Promise.all([scheduleList(readPool), dbNow(readPool)]);
+  return json({ schedules: schedules.map(scheduleDto), dbNow: now.toISOString() });
+});
