@@ -77,10 +77,16 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   }, [base, lookup.data, filters]);
 
   // The list starts over from a first page read now: the shared one may predate the count.
+  // A "Load older" still in flight is cancelled first: finishing later, it would put the old
+  // page chain back over the fresh page.
   const showNew = useCallback(() => {
+    const queryKey = jobKeys.list(filterKey(filters));
     void freshJobPage(filters).then(
-      (page) => qc.setQueryData(jobKeys.list(filterKey(filters)), { pages: [page], pageParams: [null] }),
-      () => qc.resetQueries({ queryKey: jobKeys.list(filterKey(filters)) }),
+      async (page) => {
+        await qc.cancelQueries({ queryKey });
+        qc.setQueryData(queryKey, { pages: [page], pageParams: [null] });
+      },
+      () => qc.resetQueries({ queryKey }),
     );
   }, [qc, filters]);
 
