@@ -41,6 +41,9 @@ const ms = (param: string) => `(${param}::int * interval '1 millisecond')`;
  * lookup per row (jsonb keeps an object's keys sorted and binary-searches them). The
  * array position it replaced was a linear search per row, so a batch of n writes cost n²/2
  * comparisons: a fifth of the database's time while draining in batches of 500.
+ * The parameter's type is taken from the cast (jsonb), so it is parsed once, when bound;
+ * cast from an explicit text it would be parsed again for every row in a generic plan
+ * (plans.db.test.ts checks the real generic plans).
  */
 const at = (param: string, type: string) => `(${param}::jsonb ->> jobs.job_id::text)::${type}`;
 
