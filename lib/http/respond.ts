@@ -6,6 +6,7 @@
 import { ZodError } from 'zod';
 import { log } from '../log';
 import { knownQueueError, QueueError } from '../queue/errors';
+import { isJobIdText } from '../queue/job';
 import { authorize } from '../auth/gate';
 import type { Principal, Requirement } from '../auth/roles';
 import { invalidateStats } from '../server/context';
@@ -113,7 +114,7 @@ export async function readJson(req: Request, limit = MAX_BODY_BYTES, optional = 
 
 /** A job id from a path: a positive 64-bit integer, or a 404. */
 export function parseJobId(raw: string): string {
-  if (!/^[1-9][0-9]{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
+  if (!isJobIdText(raw)) {
     throw new QueueError('not_found', `no job with id ${JSON.stringify(raw.slice(0, 40))}`);
   }
   return raw;

@@ -12,6 +12,7 @@ import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_POSITION, parsePayloadFilter } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
+import { MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 
 // Also the HTTP API's check on payloads and checkpoints (the worker imports it from text.ts, without zod).
@@ -86,9 +87,6 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): 
     idempotencyKey: body.idempotencyKey ?? null,
   };
 }
-
-/** The largest job id (job_id is a PostgreSQL bigint). */
-export const MAX_JOB_ID = 9223372036854775807n;
 
 /** A job id: a positive integer no larger than a bigint (a larger one would reach SQL and fail there, as a 500). */
 export const jobId = z

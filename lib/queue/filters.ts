@@ -9,6 +9,7 @@
  * payload, fingerprint) is a filter on rows read in job_id order, so those queries scan a
  * bounded window of ids at a time instead of the whole table.
  */
+import { isJobIdText } from './job';
 import type { JobStatus } from './status';
 
 export interface JobFilter {
@@ -39,9 +40,6 @@ export const FAILED_POSITION = /^(\d{1,17})\.(\d{1,19})$/;
 
 export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'q', 'maxId'] as const;
 
-const ID_RE = /^[1-9][0-9]{0,18}$/;
-/** Text that is a job id (a positive bigint): `q` searches by id only then, since a larger number cannot be cast to bigint. */
-const isJobIdText = (s: string) => ID_RE.test(s) && BigInt(s) <= 9223372036854775807n;
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
 export class SqlParams {

@@ -7,7 +7,7 @@ import type { Executor } from '../db/client';
 import { FAILED_POSITION, filterSql, type JobFilter, SqlParams } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
-import { type Job, toJob } from './job';
+import { type Job, MAX_JOB_ID, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
 
@@ -44,8 +44,6 @@ export interface JobPage {
   partial: { scannedDownTo: string; scannedIds: number } | null;
 }
 
-/** The largest job id (job_id is a PostgreSQL bigint). */
-const MAX_BIGINT = 9_223_372_036_854_775_807n;
 /** Ids one windowed query covers, and how long one list request may keep scanning. */
 export const SCAN_WINDOW = 100_000n;
 export const SCAN_BUDGET_MS = 1_500;
@@ -310,7 +308,7 @@ export async function countNewer(db: Executor, f: JobFilter, afterId: string): P
   // A filter no index serves looks at the SCAN_WINDOW ids above the anchor, no further.
   // The anchor is any bigint a caller sends: near the top of the range, anchor + window
   // would overflow (a 500), so the bound stops at the largest bigint.
-  if (scans) where.push(`job_id <= LEAST(${after}::bigint, ${MAX_BIGINT - SCAN_WINDOW}) + ${SCAN_WINDOW}`);
+  if (scans) where.push(`job_id <= LEAST(${after}::bigint, ${MAX_JOB_ID - SCAN_WINDOW}) + ${SCAN_WINDOW}`);
   const { rows } = await db.query(
     `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${where.join(' AND ')} LIMIT ${NEWER_CAP + 1}) t`,
     p.values,

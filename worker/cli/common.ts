@@ -12,6 +12,7 @@ import { loadConfig } from '../../lib/config';
 import { createPool } from '../../lib/db/client';
 import { createLogger } from '../../lib/log';
 import { QueueError } from '../../lib/queue/errors';
+import { isJobIdText } from '../../lib/queue/job';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import { redisSettled } from '../../lib/redis-settled';
 import { resolveServices } from '../bootstrap';
@@ -119,7 +120,7 @@ export function exitAtLeast(code: number) {
 // ---------------------------------------------------------------- argument parsers
 
 export const jobIdArg = (v: string) => {
-  if (!/^[1-9][0-9]{0,18}$/.test(v) || BigInt(v) > 9223372036854775807n) throw new InvalidArgumentError('a job id is a positive integer');
+  if (!isJobIdText(v)) throw new InvalidArgumentError('a job id is a positive integer');
   return v;
 };
 
