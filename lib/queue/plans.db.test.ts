@@ -53,7 +53,9 @@ async function plan(st: sql.Statement, values: unknown[], mode: 'force_custom_pl
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   } finally {
     await client.query('ROLLBACK');
-    await client.query('DEALLOCATE plan_check');
+    // (PREPARE is not undone by the rollback; if it failed, there is nothing to drop and
+    // the error worth seeing is the one already thrown.)
+    await client.query('DEALLOCATE plan_check').catch(() => {});
   }
 }
 
