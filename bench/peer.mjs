@@ -52,7 +52,7 @@ const adapter = {
     leaseMs: LEASE_MS,
     heartbeatMs: LEASE_MS / 3,
     prefetch: PREFETCH,
-    wakeup: 'Redis BLPOP (LPOP count when ids are waiting)',
+    wakeup: 'Redis BLMPOP (a count when ids are waiting; while the list is long, 4 x C ids beyond the free slots held up to 100 ms)',
     fencedLease: true,
     attemptRows: true,
   }),

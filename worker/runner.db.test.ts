@@ -308,6 +308,41 @@ describe('claiming through faults', () => {
   });
 });
 
+describe('signals held in hand', () => {
+  test('ids popped beyond the free slots go back to the front of the list, in order, when the slots stay busy', async (t) => {
+    const prefix = uniquePrefix('held');
+    const queue = prefix;
+    const block: Handler = (_p, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    const { runner, doorbell } = await makeRunner(t, {
+      prefix,
+      concurrency: 2,
+      handlers: { 'test.ok': () => {}, 'test.block': block },
+      heldSignalsMs: 3_000, // long enough to see them held
+    });
+    const key = queueKey(prefix, queue);
+    const redis = new Redis(REDIS_URL);
+    t.after(async () => {
+      await redis.del(key);
+      redis.disconnect();
+    });
+    // Two quick jobs fill the first pop (2 free slots: the list is long), so the next pop
+    // takes 2 + HELD_SIGNALS_PER_SLOT × 2 ids: two jobs that then hold both slots, and 8 held.
+    const types = ['test.ok', 'test.ok', ...Array.from({ length: 12 }, () => 'test.block')];
+    const ids = (await ops.jobEnqueue(db.pool, types.map((type) => ({ type, queue })), { doorbell })).map((r) => r.id);
+    await waitFor('both slots to be busy with blocking jobs', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status = 'running'`, [queue])).rows[0].n === 2);
+    const waiting = (await db.pool.query(`SELECT job_id::text AS id FROM jobs WHERE queue = $1 AND status = 'queued' ORDER BY job_id`, [queue])).rows.map((r) => r.id);
+    assert.equal(waiting.length, 10);
+    assert.equal(runner.heldSignals, 8, 'the second pop took 2 + 4 × 2 ids and claimed 2');
+    assert.equal(await redis.llen(key), 2);
+    // Held for heldSignalsMs at most: then the list holds every waiting job's id, oldest first.
+    await waitFor('the held ids to be given back', async () => (await redis.llen(key)) === waiting.length, { timeoutMs: 10_000 });
+    assert.deepEqual(await redis.lrange(key, 0, -1), waiting);
+    assert.deepEqual(waiting, ids.slice(4));
+    assert.equal(runner.heldSignals, 0);
+  });
+});
+
 describe('lease watchdog', () => {
   test('without renewals, a handler is aborted within a second of its lease, not at the next heartbeat tick', async (t) => {
     const { seen, enqueue, runner } = await makeRunner(t, {

@@ -29,7 +29,7 @@ import { PermanentError } from '../lib/queue/errors';
 import { type ClaimedJob, isSuspect, type Lease } from '../lib/queue/job';
 import type { JobStatus } from '../lib/queue/status';
 import * as ops from '../lib/queue/ops';
-import { type Doorbell, PgReceiver, RedisReceiver, SignalUnavailable } from '../lib/queue/signal';
+import { type Doorbell, PgReceiver, RedisReceiver, type Ring, SignalUnavailable } from '../lib/queue/signal';
 import { Histogram } from '../lib/queue/histogram';
 import { jsonProblem } from '../lib/queue/text';
 import { Batcher } from './batcher';
@@ -63,6 +63,8 @@ export interface RunnerOptions {
    * leases expire.
    */
   prefetch?: number;
+  /** How long ids popped beyond the free slots may wait in the process (see Runner.held). */
+  heldSignalsMs?: number;
   log: Logger;
   workerId?: string;
 }
@@ -81,6 +83,10 @@ const controlledPollDelay = () => CONTROLLED_POLL_MS * (0.5 + Math.random());
 export const WATCHDOG_MS = 1_000;
 /** How often a worker looks for due schedule ticks. */
 export const SCHEDULE_TICK_MS = 250;
+/** While a queue's list is long, ids a pop takes beyond the free slots, per slot (see Runner.held). */
+export const HELD_SIGNALS_PER_SLOT = 4;
+/** How long ids popped beyond the free slots may wait in the process before they go back. */
+export const HELD_SIGNALS_MS = 100;
 
 /** host:pid:random — unique per host, process and start, on any number of hosts. */
 export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -260,6 +266,11 @@ export class Runner {
     return this.active.size;
   }
 
+  /** Ids popped beyond the free slots and held, unclaimed, for the next rounds. */
+  get heldSignals() {
+    return this.held.length;
+  }
+
   async start() {
     await ops.workerRegister(this.o.pool, {
       workerId: this.workerId,
@@ -363,7 +374,7 @@ export class Runner {
           backlog = (await this.claimFromPostgres(fast, rest, jobs)) >= rest;
         } else if (receiver && receiver.available && performance.now() >= this.popRetryAt) {
           this.leavePgMode();
-          const ids = await this.pop(receiver, fast, rest, popWait);
+          const ids = await this.signalled(receiver, fast, rest, popWait);
           if (ids?.length) {
             if (failpointsEnabled) await failpoint('after_pop', ids);
             firstClaim();
@@ -395,13 +406,71 @@ export class Runner {
     }
   }
 
+  // ------------------------------------------------------- signals held in hand
+
+  /**
+   * Ids popped beyond the free slots, not claimed: their jobs are still queued in PostgreSQL,
+   * claimable by any worker. While the list is long (the last pop filled every slot), a pop
+   * takes HELD_SIGNALS_PER_SLOT × C more ids than the free slots, and the next rounds claim
+   * from these instead of popping: a round is then one claim instead of a pop and a claim,
+   * and each of those is a wake-up of the process, its most expensive part with short jobs.
+   * Not held for long: what is left after HELD_SIGNALS_MS (slots busy with longer jobs, or
+   * the queue paused meanwhile) or at shutdown goes back to the front of its list. A crash
+   * loses nothing: the recover sweep rings due jobs that have no id in their list.
+   */
+  private held: Ring[] = [];
+  private heldTimer: NodeJS.Timeout | null = null;
+  private lastPopFull = false;
+
+  /** Ids to claim this round: held ones first, else a pop (null: Redis refused the pop). */
+  private async signalled(receiver: RedisReceiver, queues: readonly string[], rest: number, waitMs: number): Promise<string[] | null> {
+    const allowed = new Set(queues);
+    const mine = this.held.filter((r) => allowed.has(r.queue));
+    if (mine.length) {
+      const take = new Set(mine.slice(0, rest));
+      this.held = this.held.filter((r) => !take.has(r));
+      if (!this.held.length) this.clearHeldTimer();
+      return [...take].map((r) => r.jobId);
+    }
+    const extra = this.lastPopFull && !failpointsEnabled ? HELD_SIGNALS_PER_SLOT * this.o.concurrency : 0;
+    const popped = await this.pop(receiver, queues, rest + extra, waitMs);
+    this.lastPopFull = !!popped && popped.length >= rest + extra;
+    if (!popped) return null;
+    if (popped.length > rest) {
+      this.held.push(...popped.splice(rest));
+      this.heldTimer ??= setTimeout(() => {
+        this.heldTimer = null;
+        void this.giveBackHeld();
+      }, this.o.heldSignalsMs ?? HELD_SIGNALS_MS);
+    }
+    return popped.map((r) => r.jobId);
+  }
+
+  private clearHeldTimer() {
+    if (this.heldTimer) clearTimeout(this.heldTimer);
+    this.heldTimer = null;
+  }
+
+  /** Puts held ids back at the front of their lists, for any worker to take. */
+  private async giveBackHeld() {
+    this.clearHeldTimer();
+    const back = this.held.splice(0);
+    if (!back.length || !this.o.doorbell) return;
+    try {
+      await this.o.doorbell.ring(back, { front: true });
+    } catch (err) {
+      // The jobs are queued in PostgreSQL: the recover sweep rings them again.
+      this.log.warn('could not give held signals back to Redis; the recover sweep will ring them', { jobs: back.length, err });
+    }
+  }
+
   /**
    * Job ids rung in Redis, or null when Redis answered the pop with an error (a refused
    * write on a full disk, a read-only replica after a failover, a missing permission):
    * the connection is up, so it is not SignalUnavailable, but the signal is unusable.
    * PostgreSQL then serves this round and the rounds of the next pollMs.
    */
-  private async pop(receiver: RedisReceiver, queues: readonly string[], max: number, waitMs: number): Promise<string[] | null> {
+  private async pop(receiver: RedisReceiver, queues: readonly string[], max: number, waitMs: number): Promise<Ring[] | null> {
     try {
       const ids = await receiver.take(queues, max, waitMs);
       if (this.popFailing) this.log.info('Redis answers pops again: claiming on its signal');
@@ -961,6 +1030,7 @@ export class Runner {
     this.o.receiver?.close(); // ends a pending blocking pop
     this.pgReceiver?.wake();
     await this.fetchDone;
+    await this.giveBackHeld();
     // Buffered jobs never started: hand them back at once, other workers can run them now.
     const buffered = this.buffer.splice(0);
     for (const e of buffered) {

@@ -236,11 +236,11 @@ export class RedisReceiver {
   }
 
   /**
-   * Up to `max` job ids from the given queues. Takes what is waiting at once; if nothing
-   * is, blocks up to `timeoutMs` for the next ring (0 = do not block).
+   * Up to `max` job ids from the given queues, each with its queue. Takes what is waiting at
+   * once; if nothing is, blocks up to `timeoutMs` for the next ring (0 = do not block).
    * Throws SignalUnavailable when Redis cannot be reached.
    */
-  async take(queues: readonly string[], max: number, timeoutMs: number): Promise<string[]> {
+  async take(queues: readonly string[], max: number, timeoutMs: number): Promise<Ring[]> {
     if (!this.available) throw new SignalUnavailable('redis not ready');
     // A connection that went silent (a partition, not a reset) would hang the pop forever:
     // past its deadline, drop the connection, let ioredis reconnect, and poll PostgreSQL.
@@ -261,10 +261,15 @@ export class RedisReceiver {
   /** Redis 7's LMPOP/BLMPOP: one round trip for a blocking pop of up to `max` ids. */
   private multiPop = true;
 
-  private async pop(queues: readonly string[], max: number, timeoutMs: number): Promise<string[]> {
+  private async pop(queues: readonly string[], max: number, timeoutMs: number): Promise<Ring[]> {
     // Rotate the order so one busy queue cannot starve the others (LMPOP takes from the first non-empty list).
     const start = this.rotation++ % queues.length;
-    const keys = queues.map((_, k) => queueKey(this.prefix, queues[(start + k) % queues.length]!));
+    const order = queues.map((_, k) => queues[(start + k) % queues.length]!);
+    const keys = order.map((q) => queueKey(this.prefix, q));
+    const rings = (key: string, ids: readonly string[]) => {
+      const queue = order[keys.indexOf(key)]!;
+      return ids.map((jobId) => ({ jobId, queue }));
+    };
     try {
       if (this.multiPop) {
         try {
@@ -272,23 +277,23 @@ export class RedisReceiver {
             timeoutMs > 0
               ? await this.redis.blmpop(timeoutMs / 1000, keys.length, ...keys, 'LEFT', 'COUNT', max)
               : await this.redis.lmpop(keys.length, ...keys, 'LEFT', 'COUNT', max);
-          return got ? got[1] : [];
+          return got ? rings(got[0], got[1]) : [];
         } catch (err) {
           if (!/unknown command/i.test(String(err))) throw err;
           this.multiPop = false; // Redis < 7: LPOP with a count, then BLPOP
         }
       }
-      const ids: string[] = [];
-      for (let k = 0; k < keys.length && ids.length < max; k++) {
-        const got = await this.redis.lpop(keys[k]!, max - ids.length);
-        if (got) ids.push(...got);
+      const out: Ring[] = [];
+      for (let k = 0; k < keys.length && out.length < max; k++) {
+        const got = await this.redis.lpop(keys[k]!, max - out.length);
+        if (got) out.push(...rings(keys[k]!, got));
       }
-      if (ids.length || timeoutMs <= 0) return ids;
+      if (out.length || timeoutMs <= 0) return out;
       const popped = await this.redis.blpop(...keys, timeoutMs / 1000);
       if (!popped) return [];
-      ids.push(popped[1]);
-      if (max > 1) ids.push(...((await this.redis.lpop(popped[0], max - 1)) ?? []));
-      return ids;
+      out.push(...rings(popped[0], [popped[1]]));
+      if (max > 1) out.push(...rings(popped[0], (await this.redis.lpop(popped[0], max - 1)) ?? []));
+      return out;
     } catch (err) {
       if (!this.available) throw new SignalUnavailable(String(err));
       throw err;
