@@ -10,6 +10,14 @@ import { assertLiveRoom, liveOwner, type LiveTopic, liveStream } from '@/lib/ser
  * /api/jobs/newer, /api/jobs/:id, /api/audit?jobId= and /api/workers (lib/server/live.ts).
  * 503 (the page polls) past the process's streams or the viewer's (lib/http/schemas.ts).
  */
+/**
+ * Each open stream's Request, held as long as the stream: the Request's signal follows the
+ * client's disconnect only while the Request object lives (undici links the two weakly), so
+ * a Request left to the garbage collector would leave its stream open until its reader
+ * cancels it or LIVE_MAX_MS ends it — counted against the viewer's streams meanwhile.
+ */
+const requestOf = new WeakMap<ReadableStream, Request>();
+
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
   const owner = liveOwner(who);
@@ -23,7 +31,9 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
     topics.push({ event: 'job', read: () => readJob(job) }, { event: 'audit', read: () => readAudit(jobAudit) });
   }
   if (workers) topics.push({ event: 'workers', read: readWorkers });
-  return new Response(liveStream(topics, { everyMs: every, maxMs: LIVE_MAX_MS, signal: req.signal, owner }), {
+  const stream = liveStream(topics, { everyMs: every, maxMs: LIVE_MAX_MS, signal: req.signal, owner });
+  requestOf.set(stream, req);
+  return new Response(stream, {
     headers: {
       'content-type': 'text/event-stream; charset=utf-8',
       // no-transform: the server's compression leaves the stream alone (it would buffer it).
