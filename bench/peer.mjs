@@ -22,7 +22,7 @@ const { runPeer, closeAll } = await import(pathToFileURL(harnessFile).href);
 const { createPool } = await import(pathToFileURL(path.join(root, 'lib/db/client.ts')).href);
 const ops = await import(pathToFileURL(path.join(root, 'lib/queue/ops.ts')).href);
 const { RedisDoorbell, RedisReceiver } = await import(pathToFileURL(path.join(root, 'lib/queue/signal.ts')).href);
-const { Runner } = await import(pathToFileURL(path.join(root, 'worker/runner.ts')).href);
+const { Runner, HELD_SIGNALS_PER_SLOT, HELD_SIGNALS_MS } = await import(pathToFileURL(path.join(root, 'worker/runner.ts')).href);
 const { createLogger } = await import(pathToFileURL(path.join(root, 'lib/log.ts')).href);
 
 const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
@@ -52,7 +52,7 @@ const adapter = {
     leaseMs: LEASE_MS,
     heartbeatMs: LEASE_MS / 3,
     prefetch: PREFETCH,
-    wakeup: 'Redis BLMPOP (a count when ids are waiting; while the list is long, 4 x C ids beyond the free slots held up to 100 ms)',
+    wakeup: `Redis BLMPOP (a count when ids are waiting; while the list is long, ${HELD_SIGNALS_PER_SLOT} x C ids beyond the free slots held up to ${HELD_SIGNALS_MS} ms)`,
     fencedLease: true,
     attemptRows: true,
   }),

@@ -25,7 +25,7 @@ async function measure(what: string, once: () => Promise<unknown>) {
   const wallUs = ((performance.now() - t0) * 1000) / N;
   const cpu = process.cpuUsage(cpu0);
   console.log(
-    `${what.padEnd(26)} wall ${wallUs.toFixed(1).padStart(7)} µs   client CPU ${((cpu.user + cpu.system) / N).toFixed(1).padStart(7)} µs ` +
+    `${what.padEnd(28)} wall ${wallUs.toFixed(1).padStart(7)} µs   client CPU ${((cpu.user + cpu.system) / N).toFixed(1).padStart(7)} µs ` +
       `(user ${(cpu.user / N).toFixed(1)}, system ${(cpu.system / N).toFixed(1)}) per round trip`,
   );
 }

@@ -424,13 +424,20 @@ export class Runner {
 
   /** Ids to claim this round: held ones first, else a pop (null: Redis refused the pop). */
   private async signalled(receiver: RedisReceiver, queues: readonly string[], rest: number, waitMs: number): Promise<string[] | null> {
-    const allowed = new Set(queues);
-    const mine = this.held.filter((r) => allowed.has(r.queue));
-    if (mine.length) {
-      const take = new Set(mine.slice(0, rest));
-      this.held = this.held.filter((r) => !take.has(r));
-      if (!this.held.length) this.clearHeldTimer();
-      return [...take].map((r) => r.jobId);
+    if (this.held.length) {
+      // One pass: the first `rest` held ids of queues still popped from; the others stay
+      // (a queue paused meanwhile: its ids go back with the rest when the timer ends).
+      const take: string[] = [];
+      const keep: Ring[] = [];
+      for (const r of this.held) {
+        if (take.length < rest && queues.includes(r.queue)) take.push(r.jobId);
+        else keep.push(r);
+      }
+      if (take.length) {
+        this.held = keep;
+        if (!keep.length) this.clearHeldTimer();
+        return take;
+      }
     }
     const extra = this.lastPopFull && !failpointsEnabled ? HELD_SIGNALS_PER_SLOT * this.o.concurrency : 0;
     const popped = await this.pop(receiver, queues, rest + extra, waitMs);
@@ -472,10 +479,10 @@ export class Runner {
    */
   private async pop(receiver: RedisReceiver, queues: readonly string[], max: number, waitMs: number): Promise<Ring[] | null> {
     try {
-      const ids = await receiver.take(queues, max, waitMs);
+      const rings = await receiver.take(queues, max, waitMs);
       if (this.popFailing) this.log.info('Redis answers pops again: claiming on its signal');
       this.popFailing = false;
-      return ids;
+      return rings;
     } catch (err) {
       if (err instanceof SignalUnavailable) throw err;
       if (!this.popFailing) this.log.warn('Redis refused a pop; claiming from PostgreSQL (poll + LISTEN) until it answers', { err });

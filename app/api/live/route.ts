@@ -4,13 +4,6 @@ import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers } fro
 import { assertLiveRoom, liveOwner, type LiveTopic, liveStream } from '@/lib/server/live';
 
 /**
- * GET /api/live?stats=1&ids=…&after=…&<filters>&job=…&workers=1&every=ms — the console's
- * live feed (text/event-stream): the events `stats`, `lookup`, `newer`, `job`, `audit` and
- * `workers` every `every` ms, with the bodies of GET /api/stats, /api/jobs/lookup,
- * /api/jobs/newer, /api/jobs/:id, /api/audit?jobId= and /api/workers (lib/server/live.ts).
- * 503 (the page polls) past the process's streams or the viewer's (lib/http/schemas.ts).
- */
-/**
  * Each open stream's Request, held as long as the stream: the Request's signal follows the
  * client's disconnect only while the Request object lives (undici links the two weakly), so
  * a Request left to the garbage collector would leave its stream open until its reader
@@ -18,6 +11,13 @@ import { assertLiveRoom, liveOwner, type LiveTopic, liveStream } from '@/lib/ser
  */
 const requestOf = new WeakMap<ReadableStream, Request>();
 
+/**
+ * GET /api/live?stats=1&ids=…&after=…&<filters>&job=…&workers=1&every=ms — the console's
+ * live feed (text/event-stream): the events `stats`, `lookup`, `newer`, `job`, `audit` and
+ * `workers` every `every` ms, with the bodies of GET /api/stats, /api/jobs/lookup,
+ * /api/jobs/newer, /api/jobs/:id, /api/audit?jobId= and /api/workers (lib/server/live.ts).
+ * 503 (the page polls) past the process's streams or the viewer's (lib/http/schemas.ts).
+ */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
   const owner = liveOwner(who);
