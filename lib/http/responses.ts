@@ -9,6 +9,7 @@ import 'zod-openapi'; // the `.meta({ id })` typings
 import { BULK_ACTIONS, type BulkReport, PREVIEW_ITEMS, REPORT_ITEMS } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { ErrorCode } from '../queue/errors';
+import { JOB_ID_PATTERN } from '../queue/job';
 import type { ActionOutcome } from '../queue/ops';
 import { type countNewer, LIST_ERROR_MAX_CHARS, LIST_PAYLOAD_MAX_BYTES, NEWER_CAP } from '../queue/read';
 import { ATTEMPT_OUTCOMES, JOB_STATUSES } from '../queue/status';
@@ -30,7 +31,7 @@ import type {
 } from './dto';
 
 const dateTime = z.iso.datetime({ offset: true });
-const id = z.string().regex(/^[1-9][0-9]{0,18}$/).meta({ id: 'JobId', description: 'A job id: a positive 64-bit integer, as a string.' });
+const id = z.string().regex(JOB_ID_PATTERN).meta({ id: 'JobId', description: 'A job id: a positive 64-bit integer, as a string.' });
 const count = z.int().min(0);
 
 /** One value per job status (every status present). */

@@ -12,7 +12,7 @@ import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_POSITION, parsePayloadFilter } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { MAX_JOB_ID } from '../queue/job';
+import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 
 // Also the HTTP API's check on payloads and checkpoints (the worker imports it from text.ts, without zod).
@@ -91,7 +91,7 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): 
 /** A job id: a positive integer no larger than a bigint (a larger one would reach SQL and fail there, as a 500). */
 export const jobId = z
   .string()
-  .regex(/^[1-9][0-9]{0,18}$/, 'must be a job id (a positive integer)')
+  .regex(JOB_ID_PATTERN, 'must be a job id (a positive integer)')
   .refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) <= MAX_JOB_ID, `must be a job id (at most ${MAX_JOB_ID})`);
 
 /** A place in the failed list (FAILED_POSITION): its cursors and "N new" anchor. */

@@ -53,13 +53,15 @@ export type ClaimedJob = Pick<
  */
 export const SUSPECT_STREAK = 2;
 
+/** A job id's spelling: a positive integer of at most 19 digits (isJobIdText also bounds it). */
+export const JOB_ID_PATTERN = /^[1-9][0-9]{0,18}$/;
 /** The largest job id: job_id is a PostgreSQL bigint. */
 export const MAX_JOB_ID = 9_223_372_036_854_775_807n;
 /**
  * Text that is a job id: a positive integer no larger than a bigint. Anything else never
  * reaches SQL as an id (cast to bigint there, a larger number fails the statement: a 500).
  */
-export const isJobIdText = (s: string) => /^[1-9][0-9]{0,18}$/.test(s) && BigInt(s) <= MAX_JOB_ID;
+export const isJobIdText = (s: string) => JOB_ID_PATTERN.test(s) && BigInt(s) <= MAX_JOB_ID;
 
 /** A claimed job is a suspect when it has now lost SUSPECT_STREAK leases in a row. */
 export const isSuspect = (j: Pick<ClaimedJob, 'leaseLostStreak'>) => j.leaseLostStreak >= SUSPECT_STREAK;
