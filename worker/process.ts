@@ -32,7 +32,19 @@ const concurrency = Number(values.concurrency);
 const queues = values.queues!.split(',').map((q) => q.trim()).filter(Boolean);
 
 const log = createLogger({ proc: process.env.LEASEHOLD_WORKER_INDEX ?? '0', pid: process.pid });
-const pool = createPool(databaseUrl, { name: 'worker', max: Math.min(concurrency, 8) + 2 });
+// No statement of the worker waits longer than a lease, and no transaction of it sits idle
+// longer on the server. A connection can go quiet for good (a NAT forgetting the flow: no
+// FIN, no RST, so TCP never gives up). Client side, a finished job's completion would wait
+// on it for ever while the heartbeats, on their own pool, keep renewing the lease: it times
+// out instead, the connection is discarded and the completion retried on a new one. Server
+// side, a transaction left open on it would hold its locks for ever (a controlled queue's
+// lock stops that queue's claims on every host): the server ends the session instead.
+const pool = createPool(databaseUrl, {
+  name: 'worker',
+  max: Math.min(concurrency, 8) + 2,
+  queryTimeoutMs: cfg.leaseMs,
+  settings: { idle_in_transaction_session_timeout: String(cfg.leaseMs) },
+});
 const heartbeatPool = createPool(databaseUrl, { name: 'heartbeat', max: 2, queryTimeoutMs: cfg.heartbeatMs });
 const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log);
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;

@@ -3,10 +3,15 @@
  * AbortSignal, heartbeat errors vs. lost leases, cancel, graceful shutdown.
  */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, type TestContext, test } from 'node:test';
 import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
+import { PermanentError } from '../lib/queue/errors';
+import { FsResultStore } from '../lib/results';
 import * as ops from '../lib/queue/ops';
 import { queueKey, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
@@ -206,29 +211,65 @@ describe('checkpoints', () => {
 });
 
 describe('claiming through faults', () => {
-  /** The runner's pool, with the next `times` runs of a named statement failing as a dropped connection would. */
+  /**
+   * The runner's pool, with the next `times` runs of a named statement failing as a dropped
+   * connection would: before the statement reaches the server (fail), or after it committed
+   * (loseAnswer: a timeout, or a connection lost between COMMIT and its answer).
+   */
   function faultyPool(t: TestContext) {
     const pool = createPool(db.url, { name: 'faulty', max: 5 });
     t.after(() => pool.end());
-    const failing = new Map<string, number>();
+    const failing = new Map<string, { left: number; committed: boolean }>();
     const proxy = new Proxy(pool, {
       get(target, prop) {
         if (prop === 'query') {
           return (q: unknown, ...rest: unknown[]) => {
             const name = (q as { name?: string })?.name;
-            const left = name ? failing.get(name) ?? 0 : 0;
-            if (left > 0) {
-              failing.set(name!, left - 1);
-              return Promise.reject(Object.assign(new Error(`injected: ${name} lost its connection`), { code: '57P01' }));
-            }
-            return (target.query as (...a: unknown[]) => unknown)(q, ...rest);
+            const fault = name ? failing.get(name) : undefined;
+            const query = () => (target.query as (...a: unknown[]) => Promise<unknown>)(q, ...rest);
+            if (!fault || fault.left === 0) return query();
+            fault.left--;
+            const lost = Object.assign(new Error(`injected: ${name} lost its connection`), { code: '57P01' });
+            return fault.committed ? query().then(() => Promise.reject(lost)) : Promise.reject(lost);
           };
         }
         const v = Reflect.get(target, prop, target);
         return typeof v === 'function' ? v.bind(target) : v;
       },
     });
-    return { pool: proxy, fail: (statement: string, times = 1) => failing.set(statement, times) };
+    return {
+      pool: proxy,
+      fail: (statement: string, times = 1) => failing.set(statement, { left: times, committed: false }),
+      loseAnswer: (statement: string, times = 1) => failing.set(statement, { left: times, committed: true }),
+    };
+  }
+
+  // Each kind of outcome, on each of its paths: a result to keep (the general path), nothing
+  // to keep (the hot path's batch), a handler error (the failure batch).
+  const outcomes = [
+    { kind: 'a completion with a result', statement: 'leasehold_job_complete', handler: async () => ({ answer: 42 }), status: 'completed' },
+    { kind: 'a completion without one', statement: 'leasehold_job_complete', handler: () => undefined, status: 'completed' },
+    { kind: 'a failure', statement: 'leasehold_job_fail', handler: () => { throw new PermanentError('no'); }, status: 'failed' },
+  ];
+  for (const o of outcomes) {
+    test(`${o.kind} whose answer was lost after COMMIT: the retry's refusal is recognised as our own earlier write`, async (t) => {
+      const { pool, loseAnswer } = faultyPool(t);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-results-'));
+      t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const results = new FsResultStore(dir);
+      loseAnswer(o.statement);
+      const { runner, enqueue } = await makeRunner(t, { pool, results, handlers: { 'test.block': o.handler } });
+      const id = await enqueue();
+      await waitFor('the job to end its attempt', async () => (await jobRow(db.pool, id)).status === o.status);
+      await waitFor('the runner to drop the job', () => runner.inFlight === 0);
+      assert.equal(runner.stats.refusedWrites, 0, 'our own committed write was taken for a lost lease');
+      const row = await jobRow(db.pool, id);
+      if (o.status === 'completed') assert.equal(runner.stats.completed, 1);
+      if (o.kind === 'a completion with a result') {
+        assert.ok(row.result_key, 'the job points to its result');
+        assert.deepEqual(JSON.parse((await results.get(row.result_key))!.body.toString()), { answer: 42 }, 'the result it points to was deleted');
+      }
+    });
   }
 
   test('jobs a round claimed before a later statement of it failed are run, not dropped', async (t) => {

@@ -27,7 +27,7 @@ import type { Logger } from '../lib/log';
 import { backoffMs } from '../lib/queue/backoff';
 import { PermanentError } from '../lib/queue/errors';
 import { type ClaimedJob, isSuspect, type Lease } from '../lib/queue/job';
-import type { JobStatus } from '../lib/queue/status';
+import type { AttemptOutcome, JobStatus } from '../lib/queue/status';
 import * as ops from '../lib/queue/ops';
 import { type Doorbell, PgReceiver, RedisReceiver, type Ring, SignalUnavailable } from '../lib/queue/signal';
 import { Histogram } from '../lib/queue/histogram';
@@ -248,6 +248,7 @@ export class Runner {
   /** The completion inside an explicit transaction, so a fault can strike before COMMIT (tests only). */
   private async completeInTransaction(items: (Lease & { resultKey: string | null })[]) {
     const client = await this.o.pool.connect();
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const ok = await ops.jobComplete(client, { workerId: this.workerId, items });
@@ -255,10 +256,10 @@ export class Runner {
       await client.query('COMMIT');
       return ok;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      broken = err as Error; // discarded, not reused (see ops.jobClaimControlled)
       throw err;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
@@ -707,13 +708,27 @@ export class Runner {
       ? this.completeInTransaction(items)
       : ops.jobComplete(this.o.pool, { workerId: this.workerId, items });
     write.then(
-      (accepted) => {
+      async (accepted) => {
+        const unsure = batch.filter((pc) => pc.tries > 0 && !accepted.has(pc.e.lease.jobId));
+        for (const id of await this.recordedEarlier(unsure.map((pc) => pc.e.lease), ['completed'])) accepted.add(id);
         for (const pc of batch) this.completionSettled(pc, accepted.has(pc.e.lease.jobId));
       },
       (err) => {
         for (const pc of batch) this.completionFailed(pc, err);
       },
     );
+  }
+
+  /**
+   * Of these refused retries, the ones an earlier try had recorded after all, as one of
+   * `outcomes`: a try that timed out, or lost its connection after COMMIT, may have
+   * committed. Without asking, the fence's refusal of the retry would be taken for a lost
+   * lease, and a completion's result deleted while the job points to it.
+   */
+  private async recordedEarlier(leases: Lease[], outcomes: readonly AttemptOutcome[]): Promise<Set<string>> {
+    if (leases.length === 0) return new Set();
+    const ended = await ops.attemptOutcomes(this.o.pool, { workerId: this.workerId, leases }).catch(() => new Map());
+    return new Set([...ended].filter(([, outcome]) => outcomes.includes(outcome)).map(([id]) => id));
   }
 
   private completionSettled(pc: PendingCompletion, accepted: boolean) {
@@ -797,7 +812,10 @@ export class Runner {
       });
       return;
     }
-    let write: () => Promise<boolean>;
+    /** Writes the outcome; `tries` counts the earlier tries that errored. */
+    let write: (tries: number) => Promise<boolean>;
+    /** What the attempt history says when this outcome was recorded. */
+    let recordedAs: AttemptOutcome[];
     let resultKey: string | null = null;
     if (error === null) {
       if (failpointsEnabled) await failpoint('after_handler', [job.id]);
@@ -810,11 +828,13 @@ export class Runner {
     if (error === null) {
       if (failpointsEnabled) await failpoint('before_complete', [job.id]);
       // The completion queue counts it and logs a refusal; here only the answer matters.
-      write = () =>
+      write = (tries) =>
         new Promise<boolean>((resolve, reject) =>
-          this.queueCompletion({ e, resultKey, tries: 0, done: (r) => (r instanceof Error ? reject(r) : resolve(true)) }),
+          this.queueCompletion({ e, resultKey, tries, done: (r) => (r instanceof Error ? reject(r) : resolve(true)) }),
         );
+      recordedAs = ['completed'];
     } else if (e.cancelRequested) {
+      recordedAs = ['cancelled'];
       write = async () => {
         const ok = (await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [lease] })).has(lease.jobId);
         if (ok) this.stats.cancelled++;
@@ -823,6 +843,7 @@ export class Runner {
     } else {
       const err = error instanceof Error ? error : new Error(String(error));
       const permanent = err instanceof PermanentError;
+      recordedAs = ['failed', 'retried', 'cancelled'];
       write = async () => {
         const status = await this.failer.submit({
           ...lease,
@@ -837,9 +858,13 @@ export class Runner {
         return status !== null;
       };
     }
-    for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
+    for (let delay = 100, tries = 0; ; delay = Math.min(delay * 2, 2_000), tries++) {
       try {
-        if (!(await write())) {
+        if (!(await write(tries))) {
+          if (tries > 0 && (await this.recordedEarlier([lease], recordedAs)).size > 0) {
+            this.log.info('an earlier try of this outcome had been recorded after all', { job: job.id, attempt: lease.attempt });
+            return;
+          }
           this.stats.refusedWrites++;
           this.log.warn('outcome refused by the fence: the lease was taken over; nothing written', {
             job: job.id,

@@ -14,7 +14,7 @@ import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
 import { type ClaimedJob, type Job, type Lease, toClaimedJob, toJob } from './job';
 import type { Doorbell, Ring } from './signal';
 import * as sql from './statements';
-import type { JobStatus } from './status';
+import type { AttemptOutcome, JobStatus } from './status';
 import { QueueError } from './errors';
 import { nextTick } from './cron';
 import { storableText } from './text';
@@ -259,6 +259,23 @@ export async function jobComplete(
     p.workerId,
   ]);
   return new Set(rows.map((r) => String(r.job_id)));
+}
+
+/**
+ * attemptOutcomes — how these attempts of this worker ended (the attempt history), for a
+ * refused retry: an earlier try whose answer was lost may have been recorded.
+ */
+export async function attemptOutcomes(
+  db: Executor,
+  p: { workerId: string; leases: readonly Lease[] },
+): Promise<Map<string, AttemptOutcome>> {
+  if (p.leases.length === 0) return new Map();
+  const { rows } = await run(db, sql.attemptOutcomes, [
+    intArray(p.leases.map((l) => l.jobId)),
+    intArray(p.leases.map((l) => l.attempt)),
+    p.workerId,
+  ]);
+  return new Map(rows.map((r) => [String(r.job_id), r.outcome as AttemptOutcome]));
 }
 
 export interface FailItem extends Lease {
@@ -594,6 +611,7 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
  */
 export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | 'refused' | null> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     if ((await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never !== true) return null;
     await client.query('BEGIN');
@@ -603,14 +621,18 @@ export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | '
       await client.query(`SET LOCAL lock_timeout = '1s'`);
       await client.query(`SET LOCAL statement_timeout = '60s'`);
       if ((await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never !== true) return null; // done meanwhile
-      await client.query('ANALYZE jobs');
+      // Its own client-side timeout, past the server's: the pool's (a worker's lease) may be shorter.
+      await client.query({ text: 'ANALYZE jobs', query_timeout: 70_000 } as pg.QueryConfig);
       // A role that does not own the table gets a warning, not an error, and no statistics.
       return (await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never === true ? 'refused' : 'analyzed';
     } finally {
       await client.query('COMMIT').catch(() => {});
     }
+  } catch (err) {
+    broken = err as Error;
+    throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 
@@ -709,6 +731,7 @@ export async function jobClaimControlled(
   p: ClaimParams & { queue: string; limit: number },
 ): Promise<ClaimedJob[]> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     await run(client, sql.queueLock, [p.queue]);
@@ -716,10 +739,12 @@ export async function jobClaimControlled(
     await client.query('COMMIT');
     return rows.map(toClaimedJob);
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    // Discarded, not rolled back and reused: closing it ends the transaction, and one whose
+    // statement timed out may still owe that statement's answer (later queries would wait).
+    broken = err as Error;
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 
@@ -807,6 +832,7 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
   const failed: { schedule: string; err: unknown }[] = [];
   for (const d of due) {
     const client = await pool.connect();
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const locked = await run(client, sql.scheduleLock, [d.name, d.next_run_at]);
@@ -833,10 +859,10 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
       await client.query('COMMIT');
       out.push(job!);
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      broken = err as Error; // discarded: see jobClaimControlled
       failed.push({ schedule: d.name, err });
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
   if (p.doorbell && out.length) await p.doorbell.ring(out.filter((r) => r.created).map((r) => ({ jobId: r.id, queue: r.queue })));

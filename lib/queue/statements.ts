@@ -807,6 +807,22 @@ SELECT ${JOB_COLUMNS}, extract(epoch FROM lease_expires_at - now()) * 1000 AS le
 };
 
 /**
+ * attemptOutcomes — how these attempts of this worker ended, from the attempt history
+ * (read-only). A worker asks after a write it retried was refused: the try that errored
+ * (a timeout, a connection lost after COMMIT) may have been recorded after all.
+ * Params: $1 job_id[], $2 attempt[] (pairwise), $3 worker_id.
+ * Returns: job_id, outcome of each attempt that has ended.
+ */
+export const attemptOutcomes: Statement = {
+  name: 'leasehold_attempt_outcomes',
+  text: `
+SELECT a.job_id, a.outcome
+  FROM unnest($1::bigint[], $2::int[]) AS t(job_id, attempt)
+  JOIN job_attempts a ON a.job_id = t.job_id AND a.attempt = t.attempt
+ WHERE a.worker_id = $3`,
+};
+
+/**
  * jobsNeverAnalyzed — the jobs table holds rows but has no planner statistics yet
  * (reltuples < 0: never analyzed nor vacuumed), as when a fresh table fills faster than
  * autovacuum's first visit, or autovacuum is off. The planner then guesses, and a claim of

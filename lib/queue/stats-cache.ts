@@ -151,10 +151,14 @@ export class StatsCache {
       // more than one of the read pool's connections from the pages viewers are loading.
       const client = await this.db.connect();
       let stats: ConsoleStats;
+      let broken: Error | undefined;
       try {
         stats = await computeConsoleStats(client, this.opts);
+      } catch (err) {
+        broken = err as Error; // discarded: a timed-out statement may still owe its answer
+        throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
       // An older computation finishing after a newer one must not put its numbers back.
       if (!this.last || this.last.generation <= generation) this.last = { at: Date.now(), stats, generation };

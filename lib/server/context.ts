@@ -22,6 +22,7 @@ export interface ServerContext {
 const g = globalThis as unknown as { __leaseholdServer?: ServerContext };
 
 export const READ_STATEMENT_TIMEOUT_MS = 5_000;
+const WRITE_QUERY_TIMEOUT_MS = 30_000;
 
 export function serverContext(): ServerContext {
   if (g.__leaseholdServer) return g.__leaseholdServer;
@@ -32,8 +33,20 @@ export function serverContext(): ServerContext {
   // JIT off: the console's statements are short, but over a big table their estimated cost
   // passes jit_above_cost, and compiling them took 300 ms of a 360 ms stats refresh at 1M rows.
   const settings = { jit: 'off' };
-  const pool = sharedPool('web', cfg.databaseUrl, { max: 10, settings });
-  const readPool = sharedPool('web-read', cfg.databaseUrl, { max: 5, statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS, settings });
+  // Client-side timeouts too: a connection gone quiet (a NAT forgetting the flow) would hang
+  // a request for ever and keep its connection from the pool; the server's statement_timeout
+  // cannot see it. Writes are batches of at most OP_BATCH ids; none takes seconds.
+  const pool = sharedPool('web', cfg.databaseUrl, {
+    max: 10,
+    queryTimeoutMs: WRITE_QUERY_TIMEOUT_MS,
+    settings: { ...settings, idle_in_transaction_session_timeout: String(WRITE_QUERY_TIMEOUT_MS) },
+  });
+  const readPool = sharedPool('web-read', cfg.databaseUrl, {
+    max: 5,
+    statementTimeoutMs: READ_STATEMENT_TIMEOUT_MS,
+    queryTimeoutMs: READ_STATEMENT_TIMEOUT_MS + 5_000,
+    settings,
+  });
   const redisUrl = redisDisabled(cfg.redisUrl) ? null : (cfg.redisUrl ?? DEFAULT_REDIS_URL);
   const doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool) : new PgDoorbell(pool);
   const stats = new StatsCache(readPool, { doorbell, leaseMs: cfg.leaseMs });

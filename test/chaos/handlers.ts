@@ -7,7 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Handler } from '../../worker/handlers/types';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4, application_name: 'chaos-ledger' });
+// The ledger is the test's instrument, not the system under test: a scenario that breaks the
+// worker's own connections (silence) keeps the ledger on a direct one.
+const pool = new pg.Pool({
+  connectionString: process.env.CHAOS_LEDGER_URL ?? process.env.DATABASE_URL,
+  max: 4,
+  application_name: 'chaos-ledger',
+});
 pool.on('error', () => {});
 
 async function ledger(jobId: string, attempt: number, event: 'start' | 'effect' | 'abort') {

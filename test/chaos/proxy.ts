@@ -4,6 +4,11 @@
  * a partition looks to TCP — no FIN, no RST, writes just stop arriving. When healed,
  * whatever was sent meanwhile is delivered late (as a real network would retransmit it).
  * Modelled on pg-boss's halfOpenProxy.
+ *
+ * silenceOn() is the other failure a long-lived connection meets: a NAT or firewall that
+ * forgets an established flow. The connection whose client next sends the given bytes
+ * (a prepared statement's name, say) goes quiet for good from that message on: nothing
+ * more is delivered either way, nothing is closed. Other and new connections pass.
  */
 import net from 'node:net';
 
@@ -11,6 +16,8 @@ export interface Proxy {
   port: number;
   cut(): void;
   heal(): void;
+  /** Resolves once a connection has been silenced (its client sent `bytes`). */
+  silenceOn(bytes: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -19,6 +26,9 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
   const sockets = new Set<net.Socket>();
   /** Chunks read just as the cut began: delivered on heal. */
   let held: [net.Socket, Buffer][] = [];
+  /** Connections gone quiet for good: what they send is dropped. */
+  const silenced = new WeakSet<net.Socket>();
+  let trigger: { bytes: Buffer; fired: () => void } | null = null;
 
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -27,8 +37,18 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
     if (cutOff) s.pause();
   };
   // No .pipe(): its drain handling would resume a socket the cut paused.
-  const forward = (src: net.Socket, dst: net.Socket) => {
+  const forward = (src: net.Socket, dst: net.Socket, fromClient: boolean) => {
     src.on('data', (chunk: Buffer) => {
+      if (fromClient && trigger && chunk.includes(trigger.bytes)) {
+        silenced.add(src).add(dst);
+        trigger.fired();
+        trigger = null;
+      }
+      if (silenced.has(src)) {
+        src.pause();
+        dst.pause();
+        return;
+      }
       if (cutOff) {
         held.push([dst, chunk]);
         src.pause();
@@ -37,7 +57,7 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
       if (!dst.write(chunk)) {
         src.pause();
         dst.once('drain', () => {
-          if (!cutOff) src.resume();
+          if (!cutOff && !silenced.has(src)) src.resume();
         });
       }
     });
@@ -46,10 +66,11 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
     const upstream = net.connect(targetPort, targetHost);
     track(client);
     track(upstream);
-    forward(client, upstream);
-    forward(upstream, client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    forward(client, upstream, true);
+    forward(upstream, client, false);
+    // A silenced flow is forgotten: one side closing it is never heard of on the other.
+    client.on('close', () => silenced.has(client) || upstream.destroy());
+    upstream.on('close', () => silenced.has(upstream) || client.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -63,8 +84,9 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
       const late = held;
       held = [];
       for (const [dst, chunk] of late) if (!dst.destroyed) dst.write(chunk);
-      for (const s of sockets) s.resume();
+      for (const s of sockets) if (!silenced.has(s)) s.resume();
     },
+    silenceOn: (bytes) => new Promise<void>((fired) => (trigger = { bytes: Buffer.from(bytes), fired })),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

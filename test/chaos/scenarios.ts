@@ -401,6 +401,79 @@ const partition: ChaosScenario = {
   },
 };
 
+/**
+ * A NAT that forgets one of the host's PostgreSQL connections: from the moment the host
+ * sends `statement` on it, the connection is quiet for good (no FIN, no RST, so TCP never
+ * gives up on it); other and new connections work. Ten 0.5 s jobs, then twenty more that
+ * the host must take without a restart.
+ */
+function silentConnection(o: { name: string; db: string; statement: string; controlled?: boolean; allowed: number; what: string }): ChaosScenario {
+  return {
+    name: o.name,
+    async run(env) {
+      const s = await env.scenario(o.db);
+      const pgProxy = await startProxy(env.pg.port);
+      try {
+        if (o.controlled) await ops.queueSetControls(s.pool, { name: s.queue, concurrencyLimit: 5 });
+        const silenced = pgProxy.silenceOn(o.statement);
+        const a = s.startHost({
+          processes: 1,
+          concurrency: 10,
+          databaseUrl: s.url.replace(`:${env.pg.port}/`, `:${pgProxy.port}/`),
+          env: { CHAOS_LEDGER_URL: s.url }, // the test's ledger stays off the faulty network
+        });
+        const jobs = 10;
+        await s.enqueue(jobs, () => ({ ms: 500 }));
+        await silenced;
+        const silencedAt = Date.now();
+        await s.waitForAll('completed', jobs, 60_000);
+        const afterS = (Date.now() - silencedAt) / 1000;
+        const more = await s.enqueue(20, () => ({ ms: 50 }));
+        await s.waitForAll('completed', jobs + more.length, 60_000);
+        const restarted = /worker process died/.test(a.output());
+        return judge(s, {
+          jobs: jobs + more.length,
+          allowed: o.allowed,
+          extraPass: !restarted,
+          notes: `${o.what} ${afterS.toFixed(1)} s after the silence (lease ${LEASE_MS / 1000} s); then ${more.length} new jobs, no restart`,
+        });
+      } finally {
+        await s.close();
+        await pgProxy.close();
+      }
+    },
+  };
+}
+
+/**
+ * Quiet under a completion. The heartbeats, on their own pool, keep renewing the lease, so
+ * unless the worker's statements time out too, the finished jobs stay `running` for ever
+ * under leases that never lapse.
+ */
+const silentUnderCompletion = silentConnection({
+  name: 'a connection goes silent under a completion (new ones work)',
+  db: 'silent',
+  statement: 'leasehold_job_complete',
+  // A completion still unanswered when the lease would end is given up and the job runs again.
+  allowed: 10,
+  what: 'the jobs whose completion was silenced completed',
+});
+
+/**
+ * Quiet inside a transaction, after a controlled queue's lock was taken and before the claim
+ * that follows it. The server keeps the session, idle in its transaction, and the queue's
+ * lock with it: unless the server ends such sessions, every claim of that queue, on every
+ * host, waits on it for ever (and so does an operator's pause or limit change).
+ */
+const silentHoldingQueueLock = silentConnection({
+  name: "a connection goes silent holding a controlled queue's lock",
+  db: 'silent_tx',
+  statement: 'leasehold_job_claim_controlled',
+  controlled: true,
+  allowed: 0,
+  what: "the queue's lock came free and its jobs completed",
+});
+
 const idempotency: ChaosScenario = {
   name: '50 concurrent enqueues with one idempotency key',
   async run(env) {
@@ -557,6 +630,8 @@ export const scenarios: ChaosScenario[] = [
   redisDown(10_000),
   postgresCrash,
   partition,
+  silentUnderCompletion,
+  silentHoldingQueueLock,
   idempotency,
   cancelRunning,
   checkpoints,
