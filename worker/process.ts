@@ -33,12 +33,13 @@ const queues = values.queues!.split(',').map((q) => q.trim()).filter(Boolean);
 
 const log = createLogger({ proc: process.env.LEASEHOLD_WORKER_INDEX ?? '0', pid: process.pid });
 // No statement of the worker waits longer than a lease, and no transaction of it sits idle
-// longer on the server. A connection can go quiet for good (a NAT forgetting the flow: no
-// FIN, no RST, so TCP never gives up). Client side, a finished job's completion would wait
-// on it for ever while the heartbeats, on their own pool, keep renewing the lease: it times
-// out instead, the connection is discarded and the completion retried on a new one. Server
-// side, a transaction left open on it would hold its locks for ever (a controlled queue's
-// lock stops that queue's claims on every host): the server ends the session instead.
+// longer on the server. A connection can go quiet (a NAT forgetting the flow: no FIN, no
+// RST; TCP notices after ~15 min of retransmissions, an idle one after ~2 h of keepalive).
+// Client side, a finished job's completion would wait on it that long while the heartbeats,
+// on their own pool, keep renewing the lease: it times out instead, the connection is
+// discarded and the completion retried on a new one. Server side, a transaction left open on
+// it would hold its locks as long (a controlled queue's lock stops that queue's claims on
+// every host): the server ends the session instead.
 const pool = createPool(databaseUrl, {
   name: 'worker',
   max: Math.min(concurrency, 8) + 2,

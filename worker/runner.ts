@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { releaseAfter } from '../lib/db/client';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
@@ -248,7 +249,7 @@ export class Runner {
   /** The completion inside an explicit transaction, so a fault can strike before COMMIT (tests only). */
   private async completeInTransaction(items: (Lease & { resultKey: string | null })[]) {
     const client = await this.o.pool.connect();
-    let broken: Error | undefined;
+    let broken: unknown;
     try {
       await client.query('BEGIN');
       const ok = await ops.jobComplete(client, { workerId: this.workerId, items });
@@ -256,10 +257,10 @@ export class Runner {
       await client.query('COMMIT');
       return ok;
     } catch (err) {
-      broken = err as Error; // discarded, not reused (see ops.jobClaimControlled)
+      broken = err;
       throw err;
     } finally {
-      client.release(broken);
+      await releaseAfter(client, broken);
     }
   }
 
@@ -708,10 +709,22 @@ export class Runner {
       ? this.completeInTransaction(items)
       : ops.jobComplete(this.o.pool, { workerId: this.workerId, items });
     write.then(
-      async (accepted) => {
-        const unsure = batch.filter((pc) => pc.tries > 0 && !accepted.has(pc.e.lease.jobId));
-        for (const id of await this.recordedEarlier(unsure.map((pc) => pc.e.lease), ['completed'])) accepted.add(id);
-        for (const pc of batch) this.completionSettled(pc, accepted.has(pc.e.lease.jobId));
+      (accepted) => {
+        // A refused retry may meet our own earlier try, recorded after all: those are asked
+        // about apart, so the rest of the batch settles now.
+        const unsure: PendingCompletion[] = [];
+        for (const pc of batch) {
+          if (accepted.has(pc.e.lease.jobId)) this.completionSettled(pc, 'accepted');
+          else if (pc.tries > 0) unsure.push(pc);
+          else this.completionSettled(pc, 'refused');
+        }
+        if (!unsure.length) return;
+        void this.recordedEarlier(unsure.map((pc) => pc.e.lease)).then((ended) => {
+          for (const pc of unsure) {
+            const outcome = ended?.get(pc.e.lease.jobId);
+            this.completionSettled(pc, ended === null ? 'unknown' : outcome === 'completed' ? 'accepted' : 'refused');
+          }
+        });
       },
       (err) => {
         for (const pc of batch) this.completionFailed(pc, err);
@@ -720,30 +733,31 @@ export class Runner {
   }
 
   /**
-   * Of these refused retries, the ones an earlier try had recorded after all, as one of
-   * `outcomes`: a try that timed out, or lost its connection after COMMIT, may have
-   * committed. Without asking, the fence's refusal of the retry would be taken for a lost
-   * lease, and a completion's result deleted while the job points to it.
+   * How these attempts of ours ended, by the attempt history (null: it could not be read).
+   * Asked when the fence refuses a retry: the try that errored (a timeout, a connection lost
+   * after COMMIT) may have committed. Taken for a lost lease, our own completion would have
+   * its result deleted while the job points to it.
    */
-  private async recordedEarlier(leases: Lease[], outcomes: readonly AttemptOutcome[]): Promise<Set<string>> {
-    if (leases.length === 0) return new Set();
-    const ended = await ops.attemptOutcomes(this.o.pool, { workerId: this.workerId, leases }).catch(() => new Map());
-    return new Set([...ended].filter(([, outcome]) => outcomes.includes(outcome)).map(([id]) => id));
+  private recordedEarlier(leases: Lease[]): Promise<Map<string, AttemptOutcome> | null> {
+    return ops.attemptOutcomes(this.o.pool, { workerId: this.workerId, leases }).catch(() => null);
   }
 
-  private completionSettled(pc: PendingCompletion, accepted: boolean) {
-    if (accepted) this.stats.completed++;
-    else {
+  private completionSettled(pc: PendingCompletion, verdict: 'accepted' | 'refused' | 'unknown') {
+    const { e } = pc;
+    if (verdict === 'accepted') this.stats.completed++;
+    else if (verdict === 'refused') {
       this.stats.refusedWrites++;
-      this.log.warn('outcome refused by the fence: the lease was taken over; nothing written', {
-        job: pc.e.job.id,
-        attempt: pc.e.lease.attempt,
-      });
+      this.log.warn('outcome refused by the fence: the lease was taken over; nothing written', { job: e.job.id, attempt: e.lease.attempt });
       // The job does not point to this attempt's result: drop the orphan blob.
       if (pc.resultKey) void this.o.results?.delete(pc.resultKey).catch(() => {});
+    } else {
+      this.log.warn('a retried completion was refused and the attempt history could not be read: an earlier try may have recorded it; its result is kept', {
+        job: e.job.id,
+        attempt: e.lease.attempt,
+      });
     }
-    if (pc.done) pc.done(accepted);
-    else this.forget(pc.e);
+    if (pc.done) pc.done(verdict === 'accepted');
+    else this.forget(e);
   }
 
   /** A completion that errored (the database is away) is retried while our lease is still ours. */
@@ -861,9 +875,23 @@ export class Runner {
     for (let delay = 100, tries = 0; ; delay = Math.min(delay * 2, 2_000), tries++) {
       try {
         if (!(await write(tries))) {
-          if (tries > 0 && (await this.recordedEarlier([lease], recordedAs)).size > 0) {
-            this.log.info('an earlier try of this outcome had been recorded after all', { job: job.id, attempt: lease.attempt });
-            return;
+          if (tries > 0) {
+            // Our own earlier try, recorded after all? (see recordedEarlier)
+            const ended = await this.recordedEarlier([lease]);
+            const outcome = ended?.get(lease.jobId);
+            if (outcome && recordedAs.includes(outcome)) {
+              if (outcome === 'failed') this.stats.failed++;
+              if (outcome === 'retried') this.stats.retried++;
+              if (outcome === 'cancelled') this.stats.cancelled++;
+              return;
+            }
+            if (ended === null) {
+              this.log.warn('a retried outcome was refused and the attempt history could not be read: an earlier try may have recorded it', {
+                job: job.id,
+                attempt: lease.attempt,
+              });
+              return;
+            }
           }
           this.stats.refusedWrites++;
           this.log.warn('outcome refused by the fence: the lease was taken over; nothing written', {

@@ -4,7 +4,8 @@
  * stored only as their sha256, so a database dump holds nothing that signs anyone in.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Executor } from '../db/client';
+import type pg from 'pg';
+import { type Executor, releaseAfter } from '../db/client';
 import { QueueError } from '../queue/errors';
 import { decoyHash, hashPassword, MAX_PASSWORD, MIN_PASSWORD, verifyPassword } from './passwords';
 import { ROLES, TOKEN_SCOPES, type Principal, type Role, type TokenScope } from './roles';
@@ -204,13 +205,14 @@ export async function setupTokenCreate(db: Executor): Promise<string> {
  * `leasehold user add`, changes nothing).
  */
 export async function setupFirstAdmin(
-  pool: { connect(): Promise<{ query: Executor['query']; release(): void }> },
+  pool: pg.Pool,
   p: { token: string; name: string; password: string },
 ): Promise<User> {
   checkName(p.name);
   checkPassword(p.password);
   const hash = await hashPassword(p.password);
   const c = await pool.connect();
+  let broken: unknown;
   try {
     await c.query('BEGIN');
     await c.query('LOCK TABLE users IN EXCLUSIVE MODE');
@@ -224,9 +226,9 @@ export async function setupFirstAdmin(
     await c.query('COMMIT');
     return toUser(rows[0]);
   } catch (e) {
-    await c.query('ROLLBACK').catch(() => {});
+    broken = e;
     throw e;
   } finally {
-    c.release();
+    await releaseAfter(c, broken);
   }
 }

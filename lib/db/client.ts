@@ -36,9 +36,11 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
   const onConnect = async (c: pg.ClientBase) => {
     c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e }));
     if (!settings.length) return;
-    await c.query(`SELECT ${calls}`, settings.flat()).catch((err) =>
-      log.warn('session settings were refused; going on without them', { pool: opts.name, settings: Object.fromEntries(settings), err }),
-    );
+    await c.query(`SELECT ${calls}`, settings.flat()).catch((err) => {
+      // Refused by the server: go on without them. Timed out or lost: the pool drops the connection.
+      if (!(err instanceof pg.DatabaseError)) throw err;
+      log.warn('session settings were refused; going on without them', { pool: opts.name, settings: Object.fromEntries(settings), err });
+    });
   };
   const pool = new pg.Pool({
     connectionString,
@@ -52,6 +54,25 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
   });
   pool.on('error', (e) => log.warn('postgres connection error (will reconnect)', { pool: opts.name, err: e }));
   return pool;
+}
+
+/**
+ * Gives a pool's client back after a unit of work that ended with `err` (undefined: none).
+ * An error the server answered leaves a working connection: it is rolled back and reused.
+ * Any other (a timeout, a lost connection) discards it: node-postgres leaves a timed-out
+ * query active, so every later query on the connection would wait behind it, and closing
+ * the connection ends its transaction on the server.
+ */
+export async function releaseAfter(client: pg.PoolClient, err: unknown): Promise<void> {
+  if (err === undefined) return client.release();
+  if (err instanceof pg.DatabaseError) {
+    const failed = await client.query('ROLLBACK').then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    return client.release(failed);
+  }
+  client.release(err instanceof Error ? err : new Error(String(err)));
 }
 
 const globalPools = globalThis as unknown as { __leaseholdPools?: Map<string, pg.Pool> };

@@ -9,7 +9,7 @@
  * (from the job's current row, read after the refusal).
  */
 import type pg from 'pg';
-import type { Executor } from '../db/client';
+import { type Executor, releaseAfter } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
 import { type ClaimedJob, type Job, type Lease, toClaimedJob, toJob } from './job';
 import type { Doorbell, Ring } from './signal';
@@ -611,7 +611,7 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
  */
 export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | 'refused' | null> {
   const client = await pool.connect();
-  let broken: Error | undefined;
+  let broken: unknown;
   try {
     if ((await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never !== true) return null;
     await client.query('BEGIN');
@@ -626,13 +626,13 @@ export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | '
       // A role that does not own the table gets a warning, not an error, and no statistics.
       return (await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never === true ? 'refused' : 'analyzed';
     } finally {
-      await client.query('COMMIT').catch(() => {});
+      await client.query('COMMIT').catch((err) => (broken ??= err));
     }
   } catch (err) {
-    broken = err as Error;
+    broken ??= err;
     throw err;
   } finally {
-    client.release(broken);
+    await releaseAfter(client, broken);
   }
 }
 
@@ -651,7 +651,7 @@ export async function recoverSweep(
 ): Promise<(RecoverReport & { analyzed: 'analyzed' | 'refused' | null }) | null> {
   const client = await pool.connect();
   let locked = false;
-  let broken: Error | undefined;
+  let broken: unknown;
   try {
     await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}`);
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
@@ -661,15 +661,13 @@ export async function recoverSweep(
     const analyzed = await ensureJobStatistics(pool).catch(() => null);
     return { ...report, analyzed };
   } catch (err) {
-    broken = err as Error;
+    broken = err;
     throw err;
   } finally {
-    if (!broken) {
-      if (locked) await run(client, sql.recoverUnlock, []).catch(() => {});
-      await client.query('RESET idle_session_timeout').catch(() => {});
-    }
-    // A connection that failed mid-sweep is discarded rather than reused.
-    client.release(broken);
+    if (!broken && locked) await run(client, sql.recoverUnlock, []).catch((err) => (broken = err));
+    if (!broken) await client.query('RESET idle_session_timeout').catch((err) => (broken = err));
+    // A connection that failed mid-sweep (or may still hold the lock) is discarded, not reused.
+    client.release(broken ? new Error('recover sweep connection discarded', { cause: broken }) : undefined);
   }
 }
 
@@ -731,7 +729,7 @@ export async function jobClaimControlled(
   p: ClaimParams & { queue: string; limit: number },
 ): Promise<ClaimedJob[]> {
   const client = await pool.connect();
-  let broken: Error | undefined;
+  let broken: unknown;
   try {
     await client.query('BEGIN');
     await run(client, sql.queueLock, [p.queue]);
@@ -739,12 +737,10 @@ export async function jobClaimControlled(
     await client.query('COMMIT');
     return rows.map(toClaimedJob);
   } catch (err) {
-    // Discarded, not rolled back and reused: closing it ends the transaction, and one whose
-    // statement timed out may still owe that statement's answer (later queries would wait).
-    broken = err as Error;
+    broken = err;
     throw err;
   } finally {
-    client.release(broken);
+    await releaseAfter(client, broken);
   }
 }
 
@@ -832,7 +828,7 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
   const failed: { schedule: string; err: unknown }[] = [];
   for (const d of due) {
     const client = await pool.connect();
-    let broken: Error | undefined;
+    let broken: unknown;
     try {
       await client.query('BEGIN');
       const locked = await run(client, sql.scheduleLock, [d.name, d.next_run_at]);
@@ -859,10 +855,10 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
       await client.query('COMMIT');
       out.push(job!);
     } catch (err) {
-      broken = err as Error; // discarded: see jobClaimControlled
+      broken = err;
       failed.push({ schedule: d.name, err });
     } finally {
-      client.release(broken);
+      await releaseAfter(client, broken);
     }
   }
   if (p.doorbell && out.length) await p.doorbell.ring(out.filter((r) => r.created).map((r) => ({ jobId: r.id, queue: r.queue })));

@@ -218,10 +218,11 @@ export class RedisReceiver {
   ) {
     this.redis = new Redis(url, {
       ...fastOptions('leasehold:receiver'),
-      commandTimeout: undefined, // blocking pops wait longer than any command timeout
-      // A pop that never returns (a half-open connection) is cut off by the client.
-      blockingTimeout: 1_000,
-      blockingTimeoutGrace: 1_000,
+      // Blocking pops wait longer than any command timeout; take() gives each a deadline
+      // instead, past which it drops the connection. (Not ioredis's blockingTimeout: it ends a
+      // pop that never returns as an empty one and keeps the connection, so a connection gone
+      // quiet went on answering every pop with nothing, and jobs waited for the poll.)
+      commandTimeout: undefined,
     });
     watchRedis(this.redis, 'workers claim from PostgreSQL (poll + LISTEN) until it returns', logger);
   }

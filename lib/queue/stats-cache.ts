@@ -19,6 +19,7 @@
  */
 import type pg from 'pg';
 import { computeConsoleStats, type ConsoleStats, readWorkerTotals, type WorkerTotals } from './console-stats';
+import { releaseAfter } from '../db/client';
 import { log } from '../log';
 import type { Doorbell } from './signal';
 
@@ -151,14 +152,14 @@ export class StatsCache {
       // more than one of the read pool's connections from the pages viewers are loading.
       const client = await this.db.connect();
       let stats: ConsoleStats;
-      let broken: Error | undefined;
+      let broken: unknown;
       try {
         stats = await computeConsoleStats(client, this.opts);
       } catch (err) {
-        broken = err as Error; // discarded: a timed-out statement may still owe its answer
+        broken = err;
         throw err;
       } finally {
-        client.release(broken);
+        await releaseAfter(client, broken);
       }
       // An older computation finishing after a newer one must not put its numbers back.
       if (!this.last || this.last.generation <= generation) this.last = { at: Date.now(), stats, generation };

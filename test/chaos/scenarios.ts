@@ -14,7 +14,7 @@ import { RedisDoorbell } from '../../lib/queue/signal';
 import { firedFailpoint } from '../failpoint-marker';
 import { startNode } from '../processes';
 import { waitFor } from '../wait';
-import { ChaosEnv, FAKETIME_LIB, HEARTBEAT_MS, LEASE_MS, RECOVERY_BOUND_S, type Row, Scenario } from './env';
+import { ChaosEnv, FAKETIME_LIB, HEARTBEAT_MS, LEASE_MS, POLL_MS, RECOVERY_BOUND_S, type Row, Scenario } from './env';
 import { startProxy } from './proxy';
 import { fencingProperty } from './fencing-property';
 
@@ -401,11 +401,24 @@ const partition: ChaosScenario = {
   },
 };
 
+/** Resolves when the proxy has silenced a connection; fails after 30 s (the statement never came). */
+async function silencedWithin(silenced: Promise<void>, statement: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no connection sent ${statement} within 30 s`)), 30_000);
+  });
+  try {
+    await Promise.race([silenced, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * A NAT that forgets one of the host's PostgreSQL connections: from the moment the host
- * sends `statement` on it, the connection is quiet for good (no FIN, no RST, so TCP never
- * gives up on it); other and new connections work. Ten 0.5 s jobs, then twenty more that
- * the host must take without a restart.
+ * sends `statement` on it, the connection is quiet (no FIN, no RST; the proxy acknowledges
+ * what it receives, so TCP never gives up on it); other and new connections work. Ten 0.5 s
+ * jobs, then twenty more that the host must take without a restart.
  */
 function silentConnection(o: { name: string; db: string; statement: string; controlled?: boolean; allowed: number; what: string }): ChaosScenario {
   return {
@@ -424,7 +437,7 @@ function silentConnection(o: { name: string; db: string; statement: string; cont
         });
         const jobs = 10;
         await s.enqueue(jobs, () => ({ ms: 500 }));
-        await silenced;
+        await silencedWithin(silenced, o.statement);
         const silencedAt = Date.now();
         await s.waitForAll('completed', jobs, 60_000);
         const afterS = (Date.now() - silencedAt) / 1000;
@@ -473,6 +486,49 @@ const silentHoldingQueueLock = silentConnection({
   allowed: 0,
   what: "the queue's lock came free and its jobs completed",
 });
+
+/**
+ * The same NAT on a worker's Redis connection, under a blocking pop, while the queue is
+ * idle. Unless the worker drops the connection, every later pop on it ends empty at its
+ * timeout, and jobs are picked up only by the PostgreSQL poll behind each empty pop (a
+ * pollMs late), with nothing in the logs.
+ */
+const silentRedisPop: ChaosScenario = {
+  name: 'a Redis connection goes silent under a blocking pop',
+  async run(env) {
+    const s = await env.scenario('silent_redis');
+    const redisProxy = await startProxy(env.redis.port);
+    const redis = env.redis.client();
+    /** The server's ids of the workers' receiving connections. */
+    const receivers = async () =>
+      ((await redis.client('LIST')) as string)
+        .split('\n')
+        .filter((l) => l.includes(' name=leasehold:receiver '))
+        .map((l) => /\bid=(\d+)/.exec(l)![1]!);
+    try {
+      const silenced = redisProxy.silenceOn('blmpop');
+      const a = s.startHost({ processes: 1, concurrency: 10, redisUrl: `redis://127.0.0.1:${redisProxy.port}` });
+      await silencedWithin(silenced, 'blmpop');
+      const silencedAt = Date.now();
+      const before = new Set(await receivers()); // the silenced one stays open at the server: forgotten, not closed
+      await waitFor('the worker to pop on a new connection', async () => (await receivers()).some((id) => !before.has(id)), { timeoutMs: 30_000 });
+      const reconnectS = (Date.now() - silencedAt) / 1000;
+      const jobs = 20;
+      await s.enqueue(jobs, () => ({ ms: 50 }));
+      await s.waitForAll('completed', jobs, 60_000);
+      const restarted = /worker process died/.test(a.output());
+      return judge(s, {
+        jobs,
+        allowed: 0,
+        extraPass: !restarted,
+        notes: `the worker popped on a new connection ${reconnectS.toFixed(1)} s after the silence (poll ${POLL_MS / 1000} s); then ${jobs} jobs, no restart`,
+      });
+    } finally {
+      await s.close();
+      await redisProxy.close();
+    }
+  },
+};
 
 const idempotency: ChaosScenario = {
   name: '50 concurrent enqueues with one idempotency key',
@@ -632,6 +688,7 @@ export const scenarios: ChaosScenario[] = [
   partition,
   silentUnderCompletion,
   silentHoldingQueueLock,
+  silentRedisPop,
   idempotency,
   cancelRunning,
   checkpoints,
