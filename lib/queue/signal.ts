@@ -47,6 +47,10 @@ function fastOptions(name: string): RedisOptions {
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
     commandTimeout: 2_000,
+    // A command timeout alone keeps the connection: one gone quiet (a NAT forgetting the
+    // flow) made every later push wait out its 2 s and fall back to NOTIFY, for good. No
+    // answer for as long drops the connection instead, and ioredis reconnects.
+    socketTimeout: 2_000,
     autoResendUnfulfilledCommands: false,
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2_000),
     lazyConnect: false,
@@ -223,6 +227,7 @@ export class RedisReceiver {
       // pop that never returns as an empty one and keeps the connection, so a connection gone
       // quiet went on answering every pop with nothing, and jobs waited for the poll.)
       commandTimeout: undefined,
+      socketTimeout: undefined, // a blocking pop is silent until its timeout
     });
     watchRedis(this.redis, 'workers claim from PostgreSQL (poll + LISTEN) until it returns', logger);
   }

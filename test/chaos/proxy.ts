@@ -14,6 +14,8 @@ import net from 'node:net';
 
 export interface Proxy {
   port: number;
+  /** Connections accepted so far. */
+  readonly accepted: number;
   cut(): void;
   heal(): void;
   /** Resolves once a connection has been silenced (its client sent `bytes`). */
@@ -62,7 +64,9 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
       }
     });
   };
+  let accepted = 0;
   const server = net.createServer((client) => {
+    accepted++;
     const upstream = net.connect(targetPort, targetHost);
     track(client);
     track(upstream);
@@ -75,6 +79,9 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
+    get accepted() {
+      return accepted;
+    },
     cut() {
       cutOff = true;
       for (const s of sockets) s.pause();

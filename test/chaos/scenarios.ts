@@ -530,6 +530,38 @@ const silentRedisPop: ChaosScenario = {
   },
 };
 
+/**
+ * The same NAT on a producer's Redis connection, under a push. The push times out and the
+ * job is rung by NOTIFY instead; unless the producer drops the connection, every later
+ * enqueue waits out the same timeout, for good.
+ */
+const silentRedisPush: ChaosScenario = {
+  name: "a producer's Redis connection goes silent under a push",
+  async run(env) {
+    const s = await env.scenario('silent_push');
+    const redisProxy = await startProxy(env.redis.port);
+    // Only the producer goes through the proxy: a second connection there is its reconnection.
+    const producer = new RedisDoorbell(`redis://127.0.0.1:${redisProxy.port}`, s.prefix, s.pool, log);
+    try {
+      s.startHost({ processes: 1, concurrency: 10 });
+      await waitFor('the producer to reach Redis', () => producer.usingRedis, { timeoutMs: 10_000 });
+      const silenced = redisProxy.silenceOn('rpush');
+      const enqueue = () => ops.jobEnqueue(s.pool, [{ type: 'chaos.work', queue: s.queue, payload: { ms: 50 } }], { doorbell: producer });
+      await enqueue();
+      await silencedWithin(silenced, 'rpush');
+      await waitFor('the producer to connect again', () => redisProxy.accepted === 2 && producer.usingRedis, { timeoutMs: 30_000 });
+      const jobs = 20;
+      for (let k = 1; k < jobs; k++) await enqueue();
+      await s.waitForAll('completed', jobs, 60_000);
+      return judge(s, { jobs, allowed: 0, notes: `the producer pushed on a new connection; ${jobs} jobs` });
+    } finally {
+      await producer.close();
+      await s.close();
+      await redisProxy.close();
+    }
+  },
+};
+
 const idempotency: ChaosScenario = {
   name: '50 concurrent enqueues with one idempotency key',
   async run(env) {
@@ -689,6 +721,7 @@ export const scenarios: ChaosScenario[] = [
   silentUnderCompletion,
   silentHoldingQueueLock,
   silentRedisPop,
+  silentRedisPush,
   idempotency,
   cancelRunning,
   checkpoints,
