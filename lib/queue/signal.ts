@@ -311,6 +311,8 @@ export class RedisReceiver {
   }
 }
 
+const LISTEN_SETUP_TIMEOUT_MS = 5_000;
+
 /**
  * Worker side of the Postgres-only doorbell: a dedicated LISTEN connection that wakes the
  * worker's poll early. Reconnects by itself after errors.
@@ -332,7 +334,15 @@ export class PgReceiver {
 
   private async connect() {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.connectionString, application_name: 'leasehold:listen' });
+    // Bounded, so a connection that goes quiet while it is made (or while LISTEN is sent)
+    // cannot hold up the fetch loop that started it: it fails, and is made again.
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      application_name: 'leasehold:listen',
+      connectionTimeoutMillis: LISTEN_SETUP_TIMEOUT_MS,
+      query_timeout: LISTEN_SETUP_TIMEOUT_MS,
+      keepAlive: true,
+    });
     client.on('error', () => this.scheduleReconnect());
     client.on('end', () => this.scheduleReconnect());
     client.on('notification', () => this.wakeAll());

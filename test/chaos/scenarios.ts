@@ -562,6 +562,38 @@ const silentRedisPush: ChaosScenario = {
   },
 };
 
+/**
+ * Without Redis, a worker listens on PostgreSQL: the same NAT on that connection as LISTEN
+ * is sent. Unless setting it up is bounded, the fetch loop that started it waits on the
+ * answer, and the host claims nothing.
+ */
+const silentListen: ChaosScenario = {
+  name: 'without Redis, the LISTEN connection goes silent as it is set up',
+  async run(env) {
+    const s = await env.scenario('silent_listen');
+    const pgProxy = await startProxy(env.pg.port);
+    try {
+      const silenced = pgProxy.silenceOn('LISTEN leasehold_wakeup');
+      const a = s.startHost({
+        processes: 1,
+        concurrency: 10,
+        databaseUrl: s.url.replace(`:${env.pg.port}/`, `:${pgProxy.port}/`),
+        redisUrl: 'off',
+        env: { CHAOS_LEDGER_URL: s.url },
+      });
+      await silencedWithin(silenced, 'LISTEN');
+      const jobs = 20;
+      await s.enqueue(jobs, () => ({ ms: 50 }));
+      await s.waitForAll('completed', jobs, 60_000);
+      const restarted = /worker process died/.test(a.output());
+      return judge(s, { jobs, allowed: 0, extraPass: !restarted, notes: `${jobs} jobs claimed by polling while LISTEN was made again` });
+    } finally {
+      await s.close();
+      await pgProxy.close();
+    }
+  },
+};
+
 const idempotency: ChaosScenario = {
   name: '50 concurrent enqueues with one idempotency key',
   async run(env) {
@@ -722,6 +754,7 @@ export const scenarios: ChaosScenario[] = [
   silentHoldingQueueLock,
   silentRedisPop,
   silentRedisPush,
+  silentListen,
   idempotency,
   cancelRunning,
   checkpoints,
