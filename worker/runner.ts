@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { releaseAfter } from '../lib/db/client';
+import { useTransaction } from '../lib/db/client';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
@@ -248,20 +248,11 @@ export class Runner {
 
   /** The completion inside an explicit transaction, so a fault can strike before COMMIT (tests only). */
   private async completeInTransaction(items: (Lease & { resultKey: string | null })[]) {
-    const client = await this.o.pool.connect();
-    let broken: unknown;
-    try {
-      await client.query('BEGIN');
+    return useTransaction(this.o.pool, async (client) => {
       const ok = await ops.jobComplete(client, { workerId: this.workerId, items });
       await failpoint('before_complete_commit', items.map((i) => i.jobId));
-      await client.query('COMMIT');
       return ok;
-    } catch (err) {
-      broken = err;
-      throw err;
-    } finally {
-      await releaseAfter(client, broken);
-    }
+    });
   }
 
   get inFlight() {
@@ -828,8 +819,8 @@ export class Runner {
     }
     /** Writes the outcome; `tries` counts the earlier tries that errored. */
     let write: (tries: number) => Promise<boolean>;
-    /** What the attempt history says when this outcome was recorded. */
-    let recordedAs: AttemptOutcome[];
+    /** What the attempt history says when a failure or cancel was recorded (a completion's refusal is the completion queue's). */
+    let recordedAs: AttemptOutcome[] = [];
     let resultKey: string | null = null;
     if (error === null) {
       if (failpointsEnabled) await failpoint('after_handler', [job.id]);
@@ -846,7 +837,6 @@ export class Runner {
         new Promise<boolean>((resolve, reject) =>
           this.queueCompletion({ e, resultKey, tries, done: (r) => (r instanceof Error ? reject(r) : resolve(true)) }),
         );
-      recordedAs = ['completed'];
     } else if (e.cancelRequested) {
       recordedAs = ['cancelled'];
       write = async () => {
@@ -898,8 +888,6 @@ export class Runner {
             job: job.id,
             attempt: lease.attempt,
           });
-          // The job does not point to this attempt's result: drop the orphan blob.
-          if (resultKey) await this.o.results?.delete(resultKey).catch(() => {});
         }
         return;
       } catch (err) {

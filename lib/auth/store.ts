@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { type Executor, releaseAfter } from '../db/client';
+import { type Executor, useTransaction } from '../db/client';
 import { QueueError } from '../queue/errors';
 import { decoyHash, hashPassword, MAX_PASSWORD, MIN_PASSWORD, verifyPassword } from './passwords';
 import { ROLES, TOKEN_SCOPES, type Principal, type Role, type TokenScope } from './roles';
@@ -211,10 +211,7 @@ export async function setupFirstAdmin(
   checkName(p.name);
   checkPassword(p.password);
   const hash = await hashPassword(p.password);
-  const c = await pool.connect();
-  let broken: unknown;
-  try {
-    await c.query('BEGIN');
+  return useTransaction(pool, async (c) => {
     await c.query('LOCK TABLE users IN EXCLUSIVE MODE');
     const used = await c.query(`UPDATE setup_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING 1`, [
       sha256(p.token),
@@ -223,12 +220,6 @@ export async function setupFirstAdmin(
     const n = await c.query('SELECT count(*)::int AS n FROM users');
     if (n.rows[0].n > 0) throw new QueueError('forbidden', 'an operator exists already: sign in, or ask an admin');
     const { rows } = await c.query(`INSERT INTO users (name, role, password_hash) VALUES ($1, 'admin', $2) RETURNING *`, [p.name, hash]);
-    await c.query('COMMIT');
     return toUser(rows[0]);
-  } catch (e) {
-    broken = e;
-    throw e;
-  } finally {
-    await releaseAfter(c, broken);
-  }
+  });
 }

@@ -1,5 +1,5 @@
 /**
- * Giving a client back after an error (releaseAfter), against the real PostgreSQL: a
+ * Giving a connection back after an error (useConnection), against the real PostgreSQL: a
  * connection the server answered is rolled back and kept; one whose query timed out is
  * discarded, since node-postgres leaves the timed-out query active on it.
  */
@@ -7,19 +7,20 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { testDatabase } from '../../test/db';
-import { createPool, releaseAfter } from './client';
+import { createPool, useConnection } from './client';
 
 const db = await testDatabase();
 
 test('an error the server answered: the transaction is rolled back and the connection kept', async (t) => {
   const pool = createPool(db.url, { name: 'release-test', max: 1 });
   t.after(() => pool.end());
-  const client = await pool.connect();
-  const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-  await client.query('BEGIN');
-  const err = await client.query('SELECT 1 / 0').catch((e: unknown) => e);
+  let pid = 0;
+  const err = await useConnection(pool, async (client) => {
+    pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    await client.query('BEGIN');
+    await client.query('SELECT 1 / 0');
+  }).catch((e: unknown) => e);
   assert.ok(err instanceof pg.DatabaseError);
-  await releaseAfter(client, err);
   assert.equal(pool.totalCount, 1);
   const again = await pool.connect();
   try {
@@ -34,12 +35,13 @@ test('an error the server answered: the transaction is rolled back and the conne
 test('a query that timed out: the connection is discarded, not handed out again', async (t) => {
   const pool = createPool(db.url, { name: 'release-test', max: 1, queryTimeoutMs: 200 });
   t.after(() => pool.end());
-  const client = await pool.connect();
-  const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-  await client.query('BEGIN');
-  const err = await client.query('SELECT pg_sleep(5)').catch((e: unknown) => e);
+  let pid = 0;
+  const err = await useConnection(pool, async (client) => {
+    pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    await client.query('BEGIN');
+    await client.query('SELECT pg_sleep(5)');
+  }).catch((e: unknown) => e);
   assert.match(String(err), /timeout/i);
-  await releaseAfter(client, err);
   assert.equal(pool.totalCount, 0, 'the timed-out connection was given back to the pool');
   const { rows } = await pool.query('SELECT pg_backend_pid() AS pid');
   assert.notEqual(rows[0].pid, pid);

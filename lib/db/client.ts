@@ -57,22 +57,33 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
 }
 
 /**
- * Gives a pool's client back after a unit of work that ended with `err` (undefined: none).
- * An error the server answered leaves a working connection: it is rolled back and reused.
- * Any other (a timeout, a lost connection) discards it: node-postgres leaves a timed-out
- * query active, so every later query on the connection would wait behind it, and closing
- * the connection ends its transaction on the server.
+ * Runs `fn` on one connection of the pool, then gives the connection back. After an error
+ * the server answered, the connection works: it is rolled back and reused. After any other
+ * (a timeout, a lost connection, or an error of `fn`'s own) it is discarded: node-postgres
+ * leaves a timed-out query active, so every later query on the connection would wait behind
+ * it, and closing the connection ends its transaction on the server.
  */
-export async function releaseAfter(client: pg.PoolClient, err: unknown): Promise<void> {
-  if (err === undefined) return client.release();
-  if (err instanceof pg.DatabaseError) {
-    const failed = await client.query('ROLLBACK').then(
-      () => undefined,
-      (e: Error) => e,
-    );
-    return client.release(failed);
+export async function useConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    const out = await fn(client);
+    client.release();
+    return out;
+  } catch (err) {
+    if (!(err instanceof pg.DatabaseError)) client.release(err instanceof Error ? err : new Error(String(err)));
+    else client.release(await client.query('ROLLBACK').then(() => undefined, (e: Error) => e));
+    throw err;
   }
-  client.release(err instanceof Error ? err : new Error(String(err)));
+}
+
+/** useConnection inside BEGIN … COMMIT: an error rolls the transaction back (or drops the connection). */
+export function useTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return useConnection(pool, async (client) => {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  });
 }
 
 const globalPools = globalThis as unknown as { __leaseholdPools?: Map<string, pg.Pool> };

@@ -9,7 +9,7 @@
  * (from the job's current row, read after the refusal).
  */
 import type pg from 'pg';
-import { type Executor, releaseAfter } from '../db/client';
+import { type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
 import { type ClaimedJob, type Job, type Lease, toClaimedJob, toJob } from './job';
 import type { Doorbell, Ring } from './signal';
@@ -610,9 +610,7 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
  * its owner), so it has no statistics still.
  */
 export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | 'refused' | null> {
-  const client = await pool.connect();
-  let broken: unknown;
-  try {
+  return useConnection(pool, async (client) => {
     if ((await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never !== true) return null;
     await client.query('BEGIN');
     try {
@@ -626,14 +624,9 @@ export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | '
       // A role that does not own the table gets a warning, not an error, and no statistics.
       return (await run(client, sql.jobsNeverAnalyzed, [])).rows[0]?.never === true ? 'refused' : 'analyzed';
     } finally {
-      await client.query('COMMIT').catch((err) => (broken ??= err));
+      await client.query('COMMIT');
     }
-  } catch (err) {
-    broken ??= err;
-    throw err;
-  } finally {
-    await releaseAfter(client, broken);
-  }
+  });
 }
 
 /**
@@ -728,20 +721,11 @@ export async function jobClaimControlled(
   pool: pg.Pool,
   p: ClaimParams & { queue: string; limit: number },
 ): Promise<ClaimedJob[]> {
-  const client = await pool.connect();
-  let broken: unknown;
-  try {
-    await client.query('BEGIN');
+  return useTransaction(pool, async (client) => {
     await run(client, sql.queueLock, [p.queue]);
     const { rows } = await run(client, sql.jobClaimControlled, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true]);
-    await client.query('COMMIT');
     return rows.map(toClaimedJob);
-  } catch (err) {
-    broken = err;
-    throw err;
-  } finally {
-    await releaseAfter(client, broken);
-  }
+  });
 }
 
 // ------------------------------------------------------------------ schedules
@@ -827,38 +811,36 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
   // ones due after it: each goes on its own, and the failures are reported together.
   const failed: { schedule: string; err: unknown }[] = [];
   for (const d of due) {
-    const client = await pool.connect();
-    let broken: unknown;
     try {
-      await client.query('BEGIN');
-      const locked = await run(client, sql.scheduleLock, [d.name, d.next_run_at]);
-      if (locked.rowCount === 0) {
-        await client.query('ROLLBACK');
-        continue;
-      }
-      const tick: Date = d.next_run_at;
-      const next = nextTick(d.cron, d.timezone, d.db_now > tick ? d.db_now : tick);
-      const [job] = await jobEnqueue(client, [
-        {
-          type: d.type,
-          queue: d.queue,
-          payload: d.payload,
-          maxAttempts: d.max_attempts,
-          idempotencyKey: `schedule:${d.name}:${tick.toISOString()}`,
-        },
-      ]);
-      const advanced = await run(client, sql.scheduleAdvance, [d.name, tick, next, job!.id]);
-      if (advanced.rowCount !== 1) {
-        await client.query('ROLLBACK');
-        continue;
-      }
-      await client.query('COMMIT');
-      out.push(job!);
+      const job = await useConnection(pool, async (client) => {
+        await client.query('BEGIN');
+        const locked = await run(client, sql.scheduleLock, [d.name, d.next_run_at]);
+        if (locked.rowCount === 0) {
+          await client.query('ROLLBACK');
+          return null;
+        }
+        const tick: Date = d.next_run_at;
+        const next = nextTick(d.cron, d.timezone, d.db_now > tick ? d.db_now : tick);
+        const [enqueued] = await jobEnqueue(client, [
+          {
+            type: d.type,
+            queue: d.queue,
+            payload: d.payload,
+            maxAttempts: d.max_attempts,
+            idempotencyKey: `schedule:${d.name}:${tick.toISOString()}`,
+          },
+        ]);
+        const advanced = await run(client, sql.scheduleAdvance, [d.name, tick, next, enqueued!.id]);
+        if (advanced.rowCount !== 1) {
+          await client.query('ROLLBACK');
+          return null;
+        }
+        await client.query('COMMIT');
+        return enqueued!;
+      });
+      if (job) out.push(job);
     } catch (err) {
-      broken = err;
       failed.push({ schedule: d.name, err });
-    } finally {
-      await releaseAfter(client, broken);
     }
   }
   if (p.doorbell && out.length) await p.doorbell.ring(out.filter((r) => r.created).map((r) => ({ jobId: r.id, queue: r.queue })));

@@ -19,7 +19,7 @@
  */
 import type pg from 'pg';
 import { computeConsoleStats, type ConsoleStats, readWorkerTotals, type WorkerTotals } from './console-stats';
-import { releaseAfter } from '../db/client';
+import { useConnection } from '../db/client';
 import { log } from '../log';
 import type { Doorbell } from './signal';
 
@@ -150,17 +150,7 @@ export class StatsCache {
     try {
       // On one connection, its statements one after another: the computation never takes
       // more than one of the read pool's connections from the pages viewers are loading.
-      const client = await this.db.connect();
-      let stats: ConsoleStats;
-      let broken: unknown;
-      try {
-        stats = await computeConsoleStats(client, this.opts);
-      } catch (err) {
-        broken = err;
-        throw err;
-      } finally {
-        await releaseAfter(client, broken);
-      }
+      const stats = await useConnection(this.db, (client) => computeConsoleStats(client, this.opts));
       // An older computation finishing after a newer one must not put its numbers back.
       if (!this.last || this.last.generation <= generation) this.last = { at: Date.now(), stats, generation };
       this.failing = false;

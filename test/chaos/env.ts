@@ -107,6 +107,11 @@ export class Scenario {
     this.queue = 'chaos';
   }
 
+  /** This scenario's database through a proxy of the scenario's PostgreSQL (startProxy(env.pg.port)). */
+  urlThrough(proxy: { port: number }): string {
+    return this.url.replace(`:${this.env.pg.port}/`, `:${proxy.port}/`);
+  }
+
   /** A worker "host": a supervisor with its processes, started with node directly. */
   startHost(o: HostOptions = {}): Proc {
     const env: Record<string, string> = {

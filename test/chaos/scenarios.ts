@@ -12,7 +12,7 @@ import { createLogger } from '../../lib/log';
 import * as ops from '../../lib/queue/ops';
 import { RedisDoorbell } from '../../lib/queue/signal';
 import { firedFailpoint } from '../failpoint-marker';
-import { startNode } from '../processes';
+import { type Proc, startNode } from '../processes';
 import { waitFor } from '../wait';
 import { ChaosEnv, FAKETIME_LIB, HEARTBEAT_MS, LEASE_MS, POLL_MS, RECOVERY_BOUND_S, type Row, Scenario } from './env';
 import { startProxy } from './proxy';
@@ -36,6 +36,9 @@ async function duplicatedJobs(s: Scenario): Promise<string> {
   );
   return rows.map((r) => `job ${r.job_id}: ${r.starts} / ${r.attempts}`).join(' | ');
 }
+
+/** Whether the host's supervisor had to replace a worker process. */
+const restarted = (host: Proc) => /worker process died/.test(host.output());
 
 /** Judges a finished run: all jobs accounted for, duplicates within what the faults allow. */
 async function judge(
@@ -306,7 +309,6 @@ const postgresCrash: ChaosScenario = {
       await s.waitForAll('completed', total, 120_000);
       const running = (await s.counts()).running;
       const pidsAfter = (await s.pool.query(`SELECT DISTINCT pid FROM workers`)).rows.map((r) => r.pid).sort();
-      const restarted = /worker process died/.test(host.output());
       const samePids = pidsAfter.join() === pidsBefore.join();
       // The jobs the crash hit: those with an attempt under way in the crash window (from
       // just before the immediate stop until the server answered again: running, or writing
@@ -330,9 +332,9 @@ const postgresCrash: ChaosScenario = {
       const row = await judge(s, {
         jobs: total,
         allowed: inFlight,
-        extraPass: rows[0].n === acked.length && running === 0 && !restarted && samePids,
+        extraPass: rows[0].n === acked.length && running === 0 && !restarted(host) && samePids,
         notes: `${acked.length} acknowledged enqueues, ${rows[0].n} present after the crash; ${inFlight} in flight at the crash; ${
-          restarted || !samePids ? `a worker process was replaced (${pidsBefore} → ${pidsAfter})` : 'workers reconnected without a restart'
+          restarted(host) || !samePids ? `a worker process was replaced (${pidsBefore} → ${pidsAfter})` : 'workers reconnected without a restart'
         }`,
       });
       return { ...row, lost: row.lost + (acked.length - rows[0].n) };
@@ -357,7 +359,7 @@ const partition: ChaosScenario = {
       const a = s.startHost({
         processes: 1,
         concurrency: 10,
-        databaseUrl: s.url.replace(`:${env.pg.port}/`, `:${pgProxy.port}/`),
+        databaseUrl: s.urlThrough(pgProxy),
         redisUrl: `redis://127.0.0.1:${redisProxy.port}`,
       });
       const pidA = await waitFor('host A to register', async () => (await s.pool.query(`SELECT pid FROM workers LIMIT 1`)).rows[0]?.pid);
@@ -383,12 +385,11 @@ const partition: ChaosScenario = {
            FROM job_attempts WHERE worker_id LIKE $1 AND outcome = 'completed'`,
         [`%:${pidA}:%`, Number(more[0]) - 1],
       );
-      const restarted = /worker process died/.test(a.output());
       return judge(s, {
         jobs: jobs + more.length,
         allowed: jobs,
         recoveryS: await s.recoverySeconds(await s.heldBy(pidA), cutAt),
-        extraPass: rows[0].old_by_a === 0 && rows[0].new_by_a > 0 && !restarted,
+        extraPass: rows[0].old_by_a === 0 && rows[0].new_by_a > 0 && !restarted(a),
         notes: `A's late writes refused (0 old jobs completed by A); A then completed ${rows[0].new_by_a} new jobs without a restart`,
       });
     } finally {
@@ -420,7 +421,16 @@ async function silencedWithin(silenced: Promise<void>, statement: string): Promi
  * what it receives, so TCP never gives up on it); other and new connections work. Ten 0.5 s
  * jobs, then twenty more that the host must take without a restart.
  */
-function silentConnection(o: { name: string; db: string; statement: string; controlled?: boolean; allowed: number; what: string }): ChaosScenario {
+function silentConnection(o: {
+  name: string;
+  db: string;
+  statement: string;
+  controlled?: boolean;
+  /** The host without Redis (it listens on PostgreSQL instead). */
+  redisOff?: boolean;
+  allowed: number;
+  what: string;
+}): ChaosScenario {
   return {
     name: o.name,
     async run(env) {
@@ -432,7 +442,8 @@ function silentConnection(o: { name: string; db: string; statement: string; cont
         const a = s.startHost({
           processes: 1,
           concurrency: 10,
-          databaseUrl: s.url.replace(`:${env.pg.port}/`, `:${pgProxy.port}/`),
+          databaseUrl: s.urlThrough(pgProxy),
+          ...(o.redisOff ? { redisUrl: 'off' } : {}),
           env: { CHAOS_LEDGER_URL: s.url }, // the test's ledger stays off the faulty network
         });
         const jobs = 10;
@@ -443,11 +454,10 @@ function silentConnection(o: { name: string; db: string; statement: string; cont
         const afterS = (Date.now() - silencedAt) / 1000;
         const more = await s.enqueue(20, () => ({ ms: 50 }));
         await s.waitForAll('completed', jobs + more.length, 60_000);
-        const restarted = /worker process died/.test(a.output());
         return judge(s, {
           jobs: jobs + more.length,
           allowed: o.allowed,
-          extraPass: !restarted,
+          extraPass: !restarted(a),
           notes: `${o.what} ${afterS.toFixed(1)} s after the silence (lease ${LEASE_MS / 1000} s); then ${more.length} new jobs, no restart`,
         });
       } finally {
@@ -516,11 +526,10 @@ const silentRedisPop: ChaosScenario = {
       const jobs = 20;
       await s.enqueue(jobs, () => ({ ms: 50 }));
       await s.waitForAll('completed', jobs, 60_000);
-      const restarted = /worker process died/.test(a.output());
       return judge(s, {
         jobs,
         allowed: 0,
-        extraPass: !restarted,
+        extraPass: !restarted(a),
         notes: `the worker popped on a new connection ${reconnectS.toFixed(1)} s after the silence (poll ${POLL_MS / 1000} s); then ${jobs} jobs, no restart`,
       });
     } finally {
@@ -567,32 +576,14 @@ const silentRedisPush: ChaosScenario = {
  * is sent. Unless setting it up is bounded, the fetch loop that started it waits on the
  * answer, and the host claims nothing.
  */
-const silentListen: ChaosScenario = {
+const silentListen = silentConnection({
   name: 'without Redis, the LISTEN connection goes silent as it is set up',
-  async run(env) {
-    const s = await env.scenario('silent_listen');
-    const pgProxy = await startProxy(env.pg.port);
-    try {
-      const silenced = pgProxy.silenceOn('LISTEN leasehold_wakeup');
-      const a = s.startHost({
-        processes: 1,
-        concurrency: 10,
-        databaseUrl: s.url.replace(`:${env.pg.port}/`, `:${pgProxy.port}/`),
-        redisUrl: 'off',
-        env: { CHAOS_LEDGER_URL: s.url },
-      });
-      await silencedWithin(silenced, 'LISTEN');
-      const jobs = 20;
-      await s.enqueue(jobs, () => ({ ms: 50 }));
-      await s.waitForAll('completed', jobs, 60_000);
-      const restarted = /worker process died/.test(a.output());
-      return judge(s, { jobs, allowed: 0, extraPass: !restarted, notes: `${jobs} jobs claimed by polling while LISTEN was made again` });
-    } finally {
-      await s.close();
-      await pgProxy.close();
-    }
-  },
-};
+  db: 'silent_listen',
+  statement: 'LISTEN leasehold_wakeup',
+  redisOff: true,
+  allowed: 0,
+  what: 'the jobs were claimed by polling and completed',
+});
 
 const idempotency: ChaosScenario = {
   name: '50 concurrent enqueues with one idempotency key',
