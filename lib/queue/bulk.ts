@@ -170,8 +170,8 @@ export function predict(action: BulkAction, job: ListedJob, o: BulkOptions): { c
           change: true,
           outcome: 'revoked',
           reason: live
-            ? `lease held by ${owner} (${left} s left) is revoked; ${owner} can no longer write for it`
-            : `expired lease of ${owner} is revoked`,
+            ? `lease held by ${owner} (${left} s left) is revoked; ${owner} can no longer write for it${o.resetAttempts ? '; a fresh attempt budget' : ''}`
+            : `expired lease of ${owner} is revoked${o.resetAttempts ? '; a fresh attempt budget' : ''}`,
         };
       break;
     case 'cancel':

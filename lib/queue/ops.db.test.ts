@@ -323,6 +323,19 @@ describe('operator actions', () => {
     assert.deepEqual(att.rows, [{ outcome: 'aborted' }]);
   });
 
+  test('requeue with revokeLease and resetAttempts gives the revoked job a fresh budget, not one attempt', async () => {
+    // The last attempt of two is running: "reset" must leave a whole budget after it.
+    const last = await insertJob(db.pool, { attemptCount: 1, maxAttempts: 2 });
+    const plain = await insertJob(db.pool, { attemptCount: 1, maxAttempts: 2 });
+    for (const id of [last, plain]) await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
+    await ops.jobRequeue(db.pool, { ids: [last], revokeLease: true, resetAttempts: true });
+    await ops.jobRequeue(db.pool, { ids: [plain], revokeLease: true });
+    const rl = await jobRow(db.pool, last);
+    const rp = await jobRow(db.pool, plain);
+    assert.deepEqual([rl.status, rl.attempt_count, rl.max_attempts], ['queued', 2, 2 + rl.attempt_budget]);
+    assert.deepEqual([rp.status, rp.attempt_count, rp.max_attempts], ['queued', 2, 3], 'without reset: the revoked attempt given back');
+  });
+
   test('requeue does not touch queued jobs already due; delete only removes finished jobs', async () => {
     const queued = await insertJob(db.pool);
     const done = await insertJob(db.pool, { status: 'completed' });

@@ -458,7 +458,7 @@ export async function jobRequeue(
   if (p.revokeLease) {
     const rest = ids.filter((id) => !changed.has(id));
     if (rest.length) {
-      const revoked = await run(db, sql.jobRevoke, [rest, 'lease revoked by an operator (requeue)']);
+      const revoked = await run(db, sql.jobRevoke, [rest, 'lease revoked by an operator (requeue)', !!p.resetAttempts]);
       for (const r of revoked.rows) changed.set(String(r.job_id), { outcome: 'revoked', job: toJob(r) });
     }
   }

@@ -646,10 +646,10 @@ RETURNING ${JOB_COLUMNS}`,
  * jobRevoke — an operator takes running jobs away from their owners (explicitly chosen):
  * the job is queued again, and because status leaves 'running' the old owner's fence no
  * longer matches: its heartbeat, completion and failure all change nothing.
- * Params: $1 job_id[], $2 reason.
+ * Params: $1 job_id[], $2 reason, $3 reset the attempt budget (boolean).
  * Compare: status = 'running'.
- * Swap: queued, due now, lease cleared, the revoked attempt given back (max_attempts + 1)
- *       and recorded as `aborted`.
+ * Swap: queued, due now, lease cleared, the revoked attempt given back (max_attempts + 1;
+ *       with $3, at least a whole budget after it, as jobRequeue gives) and recorded as `aborted`.
  * Returns: the requeued rows.
  */
 export const jobRevoke: Statement = {
@@ -658,7 +658,7 @@ export const jobRevoke: Statement = {
 WITH done AS (
   UPDATE jobs
      SET status = 'queued', run_at = now(), lease_expires_at = NULL, cancel_requested_at = NULL,
-         max_attempts = max_attempts + 1
+         max_attempts = GREATEST(max_attempts + 1, attempt_count + CASE WHEN $3::boolean THEN attempt_budget ELSE 0 END)
    WHERE job_id = ANY($1::bigint[])
      AND status = 'running'
   RETURNING ${JOB_COLUMNS}
