@@ -145,6 +145,10 @@ describe('POST /api/actions/:action', () => {
     const applied = await act('recover', { all: true, expectIds: [gone, live] });
     assert.ok(applied.body.items.some((i: { id: string; outcome: string }) => i.id === gone && i.outcome === 'recovered'));
     assert.ok(applied.body.items.some((i: { id: string; outcome: string }) => i.id === live && i.outcome === 'skipped'));
+    // Counted by status as they stood in the preview, and as they are after the run (the dialog's "now:").
+    assert.ok(all.body.byStatus.running >= 1);
+    assert.equal(applied.body.byStatus.running, undefined, JSON.stringify(applied.body.byStatus));
+    assert.ok(applied.body.byStatus.retrying >= 1, JSON.stringify(applied.body.byStatus));
   });
 
   test('recover over everything: due jobs missing their wake-up signal are listed to re-ring, with their total', async () => {

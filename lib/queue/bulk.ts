@@ -347,7 +347,8 @@ async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, 
   for (const e of r.expired) {
     report.changed++;
     bump(report.byOutcome, 'recovered');
-    bump(report.byStatus, 'running');
+    // As they stood (a preview: running, lease expired) or after the action, as elsewhere.
+    bump(report.byStatus, preview ? 'running' : e.status);
     if (report.items.length < REPORT_ITEMS)
       report.items.push({
         id: e.id,
