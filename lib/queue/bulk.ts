@@ -18,6 +18,7 @@ import { fingerprintSql } from './fingerprint';
 import type { Job } from './job';
 import { type ActionOutcome, type ActionReport, describeRefusal, jobCancel, jobDelete, jobRecover, jobRequeue } from './ops';
 import { idRange, jobsByIds, type ListedJob, SCAN_WINDOW, windowQuery } from './read';
+import type { ResultStore } from '../results';
 import type { Doorbell } from './signal';
 import type { JobStatus } from './status';
 
@@ -180,7 +181,7 @@ export function predict(action: BulkAction, job: ListedJob, o: BulkOptions): { c
         return { change: true, outcome: 'cancel_requested', reason: `${owner} is asked to stop at its next heartbeat` };
       break;
     case 'delete':
-      if (['completed', 'failed', 'cancelled'].includes(job.status)) return { change: true, outcome: 'deleted', reason: `${job.status}: deleted with its attempts` };
+      if (['completed', 'failed', 'cancelled'].includes(job.status)) return { change: true, outcome: 'deleted', reason: `${job.status}: deleted with its attempts${job.status === 'completed' ? ' and its result' : ''}` };
       break;
     case 'recover':
       if (job.status === 'running' && !live) {
@@ -242,6 +243,8 @@ export async function previewAction(db: Executor, action: BulkAction, target: Bu
 export interface RecoverExtras {
   doorbell?: Doorbell | null;
   signalGraceMs?: number;
+  /** Where results are kept: a deleted job's result, and a requeued one's last, are deleted there. */
+  results?: ResultStore | null;
   /** The ids a recover preview listed: each one absent from the sweep's result is reported as skipped. */
   expectIds?: readonly string[];
 }
@@ -293,11 +296,11 @@ export async function applyAction(
 async function runOp(pool: pg.Pool, readDb: Executor, action: BulkAction, ids: string[], o: BulkOptions, extra: RecoverExtras): Promise<ActionReport> {
   switch (action) {
     case 'requeue':
-      return jobRequeue(pool, { ids, resetAttempts: o.resetAttempts, revokeLease: o.revokeLease, doorbell: extra.doorbell });
+      return jobRequeue(pool, { ids, resetAttempts: o.resetAttempts, revokeLease: o.revokeLease, doorbell: extra.doorbell, results: extra.results });
     case 'cancel':
       return jobCancel(pool, { ids });
     case 'delete':
-      return jobDelete(pool, { ids });
+      return jobDelete(pool, { ids, results: extra.results });
     case 'recover': {
       const r = await jobRecover(pool, { ids, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
       return recoverItems(readDb, ids, r.expired);

@@ -9,6 +9,10 @@ import pg from 'pg';
 import { insertJob, jobRow } from '../../test/factories';
 import { testDatabase, type TestDb } from '../../test/db';
 import { waitFor } from '../../test/wait';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FsResultStore } from '../results';
 import * as ops from './ops';
 
 const db: TestDb = await testDatabase();
@@ -343,6 +347,28 @@ describe('operator actions', () => {
     const d = await ops.jobDelete(db.pool, { ids: [queued, done] });
     assert.deepEqual(d.items.map((i) => i.outcome), ['skipped', 'deleted']);
     assert.equal(await jobRow(db.pool, done), undefined);
+  });
+
+  test('delete and requeue let go of a completed job\'s result: its blob is deleted too', async () => {
+    const results = new FsResultStore(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-results-')));
+    const withResult = async () => {
+      const id = await insertJob(db.pool, { status: 'completed' });
+      const key = await results.put(id, 1, Buffer.from('{"ok":true}'));
+      await db.pool.query('UPDATE jobs SET result_key = $2 WHERE job_id = $1', [id, key]);
+      return { id, key };
+    };
+    const deleted = await withResult();
+    const requeued = await withResult();
+    const kept = await withResult(); // requeued without the store: the blob is left as before
+    const failed = await insertJob(db.pool, { status: 'failed' }); // no result at all
+    assert.equal((await ops.jobDelete(db.pool, { ids: [deleted.id], results })).changed, 1);
+    assert.equal((await ops.jobRequeue(db.pool, { ids: [requeued.id, failed], results })).changed, 2);
+    await ops.jobRequeue(db.pool, { ids: [kept.id] });
+    assert.equal(await results.get(deleted.key), null, 'the deleted job\'s result is gone');
+    assert.equal(await results.get(requeued.key), null, 'the requeued job\'s last result is gone');
+    assert.notEqual(await results.get(kept.key), null);
+    assert.equal((await jobRow(db.pool, requeued.id)).result_key, null);
+    fs.rmSync(results.dir, { recursive: true, force: true });
   });
 
   test('requeue runs a job scheduled for later now ("run now"), and a retry waiting out its backoff', async () => {

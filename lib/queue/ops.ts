@@ -12,6 +12,8 @@ import type pg from 'pg';
 import { type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
 import { type ClaimedJob, type Job, type Lease, toClaimedJob, toJob } from './job';
+import { log } from '../log';
+import type { ResultStore } from '../results';
 import type { Doorbell, Ring } from './signal';
 import * as sql from './statements';
 import type { AttemptOutcome, JobStatus } from './status';
@@ -449,12 +451,13 @@ export async function jobCancel(db: Executor, p: { ids: readonly string[] }): Pr
  */
 export async function jobRequeue(
   db: Executor,
-  p: { ids: readonly string[]; resetAttempts?: boolean; revokeLease?: boolean; doorbell?: Doorbell | null },
+  p: { ids: readonly string[]; resetAttempts?: boolean; revokeLease?: boolean; doorbell?: Doorbell | null; results?: ResultStore | null },
 ): Promise<ActionReport> {
   const ids = uniq(p.ids);
   const changed = new Map<string, { outcome: ActionOutcome; job?: Job }>();
   const { rows } = await run(db, sql.jobRequeue, [ids, !!p.resetAttempts]);
   for (const r of rows) changed.set(String(r.job_id), { outcome: 'requeued', job: toJob(r) });
+  await dropResults(p.results, rows.map((r) => r.dropped_result_key));
   if (p.revokeLease) {
     const rest = ids.filter((id) => !changed.has(id));
     if (rest.length) {
@@ -466,12 +469,27 @@ export async function jobRequeue(
   return report(db, ids, changed, p.revokeLease ? 'revoke' : 'requeue');
 }
 
-/** jobDelete — delete finished jobs and their attempts. */
-export async function jobDelete(db: Executor, p: { ids: readonly string[] }): Promise<ActionReport> {
+/** jobDelete — delete finished jobs and their attempts (and their results, given the store). */
+export async function jobDelete(db: Executor, p: { ids: readonly string[]; results?: ResultStore | null }): Promise<ActionReport> {
   const ids = uniq(p.ids);
   const { rows } = await run(db, sql.jobDelete, [ids]);
+  await dropResults(p.results, rows.map((r) => r.result_key));
   const changed = new Map(rows.map((r) => [String(r.job_id), { outcome: 'deleted' as ActionOutcome }]));
   return report(db, ids, changed, 'delete');
+}
+
+/**
+ * Deletes the result blobs no job points to any more (a deleted job's, a requeued job's
+ * last result): nothing else would, and an administrator deleting jobs expects their
+ * results gone too. After the statement that let them go has committed — callers pass a
+ * pool, not a transaction — so a rollback can never leave a job pointing to a deleted blob.
+ * A blob that cannot be deleted is logged and left (the action itself has happened).
+ */
+async function dropResults(results: ResultStore | null | undefined, keys: (string | null)[]) {
+  if (!results) return;
+  for (const key of keys) {
+    if (key) await results.delete(key).catch((err) => log.warn('could not delete a result no job points to any more', { key, err }));
+  }
 }
 
 // ------------------------------------------------------------------ recover

@@ -627,8 +627,9 @@ RETURNING ${JOB_COLUMNS}`,
  *          job is refused: use jobRevoke; a queued job already due is left as it is).
  * Swap: queued, run_at = now(). attempt_count never goes down (it is the fencing token);
  *       instead max_attempts is raised so the job has at least one attempt left, or a
- *       whole fresh budget (attempt_budget) with $2.
- * Returns: the requeued rows.
+ *       whole fresh budget (attempt_budget) with $2. A completed job's result is let go.
+ * Returns: the requeued rows, each with the result key it let go (dropped_result_key), read
+ *          from the row locked here: the caller deletes that blob, or nothing would.
  */
 export const jobRequeue: Statement = {
   name: 'leasehold_job_requeue',
@@ -637,9 +638,10 @@ UPDATE jobs
    SET status = 'queued', run_at = now(), finished_at = NULL, cancel_requested_at = NULL,
        result_key = NULL,
        max_attempts = GREATEST(max_attempts, attempt_count + CASE WHEN $2::boolean THEN attempt_budget ELSE 1 END)
- WHERE job_id = ANY($1::bigint[])
+  FROM (SELECT job_id AS before_id, result_key AS dropped_result_key FROM jobs WHERE job_id = ANY($1::bigint[]) FOR UPDATE) before
+ WHERE job_id = before.before_id
    AND (status IN ('failed', 'cancelled', 'completed', 'retrying') OR (status = 'queued' AND run_at > now()))
-RETURNING ${JOB_COLUMNS}`,
+RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
 };
 
 /**
@@ -673,7 +675,7 @@ SELECT * FROM done`,
  * jobDelete — an administrator deletes finished jobs, and their attempts with them.
  * Params: $1 job_id[].
  * Compare: completed, failed or cancelled (never a job that may still run).
- * Returns: the deleted job ids.
+ * Returns: the deleted job ids, and their result keys (the caller deletes those blobs).
  */
 export const jobDelete: Statement = {
   name: 'leasehold_job_delete',
@@ -682,11 +684,11 @@ WITH gone AS (
   DELETE FROM jobs
    WHERE job_id = ANY($1::bigint[])
      AND status IN ('completed', 'failed', 'cancelled')
-  RETURNING job_id
+  RETURNING job_id, result_key
 ), attempts AS (
   DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM gone)
 )
-SELECT job_id FROM gone`,
+SELECT job_id, result_key FROM gone`,
 };
 
 /**

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { loadConfig, type Config, redisDisabled, DEFAULT_REDIS_URL } from '../config';
 import { sharedPool } from '../db/client';
+import { FsResultStore, type ResultStore, resultsDir } from '../results';
 import { QueueError } from '../queue/errors';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../queue/signal';
 import { StatsCache } from '../queue/stats-cache';
@@ -17,6 +18,8 @@ export interface ServerContext {
   doorbell: Doorbell;
   /** The overview's numbers, computed once for all viewers (lib/queue/stats-cache.ts). */
   stats: StatsCache;
+  /** Job results (read by GET /api/jobs/:id/result; deleted with their jobs). */
+  results: ResultStore;
 }
 
 const g = globalThis as unknown as { __leaseholdServer?: ServerContext };
@@ -50,7 +53,7 @@ export function serverContext(): ServerContext {
   const redisUrl = redisDisabled(cfg.redisUrl) ? null : (cfg.redisUrl ?? DEFAULT_REDIS_URL);
   const doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool) : new PgDoorbell(pool);
   const stats = new StatsCache(readPool, { doorbell, leaseMs: cfg.leaseMs });
-  g.__leaseholdServer = { cfg, pool, readPool, doorbell, stats };
+  g.__leaseholdServer = { cfg, pool, readPool, doorbell, stats, results: new FsResultStore(resultsDir(cfg)) };
   return g.__leaseholdServer;
 }
 

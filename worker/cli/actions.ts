@@ -12,6 +12,7 @@ import * as ops from '../../lib/queue/ops';
 import { listJobIds } from '../../lib/queue/read';
 import { JOB_STATUSES } from '../../lib/queue/status';
 import { loadConfig } from '../../lib/config';
+import { FsResultStore, resultsDir } from '../../lib/results';
 import {
   EXIT,
   EXIT_CODES_HELP,
@@ -152,8 +153,10 @@ export function addActionCommands(program: Command) {
   )
     .addHelpText('after', `\nExamples:\n  leasehold requeue 42 43\n  leasehold requeue --status failed --queue mail --type email.send --limit 500\n${EXIT_CODES_HELP}`)
     .action(async (ids: string[], o: FilterOptions & { resetAttempts?: boolean; revokeLease?: boolean }) => {
+      // A completed job's last result is let go: deleted here, as the console does.
+      const results = new FsResultStore(resultsDir(loadConfig()));
       await resolveAndAct('requeue', ids, o, ({ pool, doorbell }, batch) =>
-        ops.jobRequeue(pool, { ids: batch, resetAttempts: !!o.resetAttempts, revokeLease: !!o.revokeLease, doorbell }),
+        ops.jobRequeue(pool, { ids: batch, resetAttempts: !!o.resetAttempts, revokeLease: !!o.revokeLease, doorbell, results }),
       );
     });
 

@@ -22,9 +22,9 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const body = actionBody.parse(await readJson(req, 256 * 1024));
   if (body.all && action !== 'recover') throw new QueueError('invalid_request', 'all: only recover acts on everything (its sweep); give ids or a filter');
   const target: BulkTarget = body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true };
-  const { pool, readPool, doorbell, cfg } = serverContext();
+  const { pool, readPool, doorbell, cfg, results } = serverContext();
   const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
-  const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds };
+  const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds, results };
   if (body.preview) {
     markChangedNothing(req);
     return json(await previewAction(readPool, action, target, opts, extra));

@@ -13,13 +13,13 @@ import { serverContext } from '@/lib/server/context';
 export const POST = route('operator', async (req: Request, ctx: { params: Promise<{ id: string }> }, who) => {
   const id = parseJobId((await ctx.params).id);
   const body = requeueBody.parse(await readJsonOptional(req));
-  const { pool, doorbell } = serverContext();
+  const { pool, doorbell, results } = serverContext();
   const { entry, outcome } = jobActionEntry('requeue', [id], body.reason, { resetAttempts: !!body.resetAttempts, revokeLease: !!body.revokeLease });
   const report = await audited(
     pool,
     actorOf(who),
     entry,
-    () => jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell }),
+    () => jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell, results }),
     outcome,
   );
   return singleActionResponse(report);

@@ -1,18 +1,17 @@
 import { parseJobId, route } from '@/lib/http/respond';
 import { QueueError } from '@/lib/queue/errors';
 import { getJob } from '@/lib/queue/read';
-import { FsResultStore, resultsDir } from '@/lib/results';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/jobs/:id/result — the completed job's result, as the handler returned it (JSON). */
 export const GET = route('viewer', async (_req: Request, ctx: { params: Promise<{ id: string }> }) => {
   const id = parseJobId((await ctx.params).id);
-  const { readPool, cfg } = serverContext();
+  const { readPool, results } = serverContext();
   const detail = await getJob(readPool, id);
   if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
   const key = detail.job.resultKey;
   if (!key) throw new QueueError('not_found', `job ${id} has no result (status ${detail.job.status})`);
-  const stored = await new FsResultStore(resultsDir(cfg)).get(key);
+  const stored = await results.get(key);
   if (!stored) throw new QueueError('not_found', `the result of job ${id} is missing from the result store`);
   return new Response(new Uint8Array(stored.body), {
     headers: {
