@@ -38,6 +38,18 @@ describe('jobEnqueue', () => {
     assert.equal(a.status, 'queued');
   });
 
+  test('a runAt in the past is due now: its wait counts from the enqueue, not from that date', async () => {
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const [one] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', queue: 'past-q', runAt: hourAgo }]); // the single-row INSERT
+    const many = await ops.jobEnqueue(db.pool, [1, 2].map(() => ({ type: 'demo.noop', queue: 'past-q', runAt: hourAgo }))); // the batch
+    const ids = [one!.id, ...many.map((r) => r.id)];
+    const { rows } = await db.pool.query(`SELECT run_at >= created_at AS from_enqueue FROM jobs WHERE job_id = ANY($1::bigint[])`, [ids]);
+    assert.deepEqual(rows.map((r) => r.from_enqueue), [true, true, true]);
+    const claimed = await ops.jobClaim(db.pool, { ids, workerId: W1, leaseMs: LEASE });
+    assert.equal(claimed.length, 3, 'due at once');
+    for (const j of claimed) assert.ok(j.waitedMs < 600_000, `waited ${j.waitedMs} ms, not the hour before its runAt`);
+  });
+
   test('returns the existing id for a repeated idempotency key and inserts nothing', async () => {
     const [first] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', idempotencyKey: 'k-repeat' }]);
     const again = await ops.jobEnqueue(db.pool, [

@@ -60,6 +60,9 @@ const jobColumns = (alias: string) =>
  * jobEnqueue — insert new jobs (one or many) as `queued`.
  * Params: $1 queue[], $2 type[], $3 payload (JSON text)[], $4 max_attempts[],
  *         $5 run_at[] (NULL = now()), $6 idempotency_key[] (NULL = none).
+ * A run_at in the past is stored as now(): such a job is due at once, and its wait (the
+ * queue-wait metric, the overview's oldest due job) and its place in line count from its
+ * enqueue, not from a date the producer chose.
  * Ids are drawn from the sequence before the insert so each input row learns its id.
  * Compare: a row whose idempotency key already exists is not inserted (ON CONFLICT).
  * Returns: one row per input, in input order: ord, job_id (NULL when the key existed),
@@ -74,7 +77,7 @@ WITH input AS MATERIALIZED (
          WITH ORDINALITY AS t(queue, type, payload, max_attempts, run_at, idempotency_key, ord)
 ), ins AS (
   INSERT INTO jobs (job_id, queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
-  SELECT job_id, queue, type, payload::jsonb, max_attempts, max_attempts, coalesce(run_at, now()), idempotency_key
+  SELECT job_id, queue, type, payload::jsonb, max_attempts, max_attempts, GREATEST(run_at, now()), idempotency_key
     FROM input ORDER BY ord
   ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING job_id, run_at <= now() AS due
@@ -87,15 +90,15 @@ SELECT input.ord, ins.job_id, input.queue, coalesce(ins.due, false) AS due
 /**
  * jobEnqueueOne — jobEnqueue for a single job: a plain INSERT, the cheapest statement for
  * the commonest call (a producer enqueuing one job and waiting for its 202).
- * Params: $1 queue, $2 type, $3 payload (JSON text), $4 max_attempts, $5 run_at (NULL =
- *         now()), $6 idempotency_key (NULL = none).
+ * Params: $1 queue, $2 type, $3 payload (JSON text), $4 max_attempts, $5 run_at (NULL or
+ *         past = now(), as in jobEnqueue), $6 idempotency_key (NULL = none).
  * Returns: job_id, queue, due — or no row when the idempotency key existed.
  */
 export const jobEnqueueOne: Statement = {
   name: 'leasehold_job_enqueue_one',
   text: `
 INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
-VALUES ($1, $2, $3::jsonb, $4, $4, coalesce($5::timestamptz, now()), $6)
+VALUES ($1, $2, $3::jsonb, $4, $4, GREATEST($5::timestamptz, now()), $6)
 ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING job_id, queue, run_at <= now() AS due`,
 };
