@@ -273,6 +273,27 @@ describe('claiming through faults', () => {
     });
   }
 
+  test('a claim whose answer was lost after COMMIT: its job is handed back and runs, without spending an attempt', async (t) => {
+    const { pool, loseAnswer } = faultyPool(t);
+    // Whichever claim takes the job first (from the pop, or the poll) commits and loses its answer.
+    for (const st of ['leasehold_job_claim_fresh', 'leasehold_job_claim', 'leasehold_job_claim_next']) loseAnswer(st);
+    const ran: string[] = [];
+    const { enqueue } = await makeRunner(t, {
+      pool,
+      handlers: { 'test.block': (_p, ctx) => void ran.push(ctx.job.id) },
+      leaseMs: 120_000, // left to expire, the job would sit running far past the deadline below
+    });
+    const id = await enqueue();
+    await waitFor('the job to complete', async () => (await jobRow(db.pool, id)).status === 'completed', { timeoutMs: 30_000 });
+    assert.deepEqual(ran, [id], 'it ran once');
+    const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [id]);
+    assert.ok(rows.length >= 2, 'at least one claim was lost');
+    assert.equal(rows.at(-1).outcome, 'completed');
+    for (const r of rows.slice(0, -1)) assert.deepEqual([r.outcome, r.error], ['aborted', 'claimed by a statement whose answer was lost; handed back without running']);
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.max_attempts - row.attempt_count, row.attempt_budget - 1, 'only the attempt that ran was spent');
+  });
+
   test('jobs a round claimed before a later statement of it failed are run, not dropped', async (t) => {
     const { pool, fail } = faultyPool(t);
     const limited = uniquePrefix('limited');

@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { useTransaction } from '../lib/db/client';
+import { answeredByServer, useTransaction } from '../lib/db/client';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
@@ -319,6 +319,7 @@ export class Runner {
   private async fetchLoop() {
     let backlog = false; // PostgreSQL returned a full batch last time: more is due
     while (!this.stopping) {
+      if (this.claimInDoubt) await this.releaseUnrun();
       await this.waitForSlot();
       if (this.stopping) break;
       const want = this.want;
@@ -386,6 +387,8 @@ export class Runner {
       } catch (err) {
         const signalLost = err instanceof SignalUnavailable;
         if (!signalLost) this.log.warn('claiming failed; retrying', { err, claimedBeforeIt: jobs.length });
+        // Without the server's answer, the claim may have committed: see releaseUnrun.
+        if (!signalLost && !answeredByServer(err)) this.claimInDoubt = true;
         if (!jobs.length) {
           if (!signalLost) await sleep(Math.min(this.o.pollMs, 1_000));
           continue;
@@ -396,6 +399,40 @@ export class Runner {
       for (const j of jobs) this.queueWait.observe(j.waitedMs);
       if (failpointsEnabled) await failpoint('after_claim', jobs.map((j) => j.id));
       for (const job of jobs) this.begin(job, claimSentAt);
+    }
+  }
+
+  /** A claim errored without the server's answer: jobs it took may be leased to us and run nowhere. */
+  private claimInDoubt = false;
+  private releaseFailing = false;
+
+  /**
+   * After a claim that errored without the server's answer (a timeout, a connection lost
+   * after COMMIT): the jobs it took, if it committed, are leased to this worker but run
+   * nowhere. They are handed back now — queued again, the attempt given back — instead of
+   * waiting out a lease for the recover sweep, which would spend an attempt (a job with one
+   * attempt would fail without ever starting) and count a lost lease against it. Called by
+   * the fetch loop between rounds: every job a claim returned here has begun, so a running
+   * job of ours that is not in `active` under the same attempt came from the lost answer.
+   * A claim still executing on the server when this looks is left to the sweep, as before.
+   */
+  private async releaseUnrun() {
+    try {
+      const held = await ops.leasesHeldBy(this.o.pool, { workerId: this.workerId });
+      const unrun = held.filter((l) => this.active.get(l.jobId)?.lease.attempt !== l.attempt);
+      const released = await ops.jobRelease(this.o.pool, {
+        workerId: this.workerId,
+        leases: unrun,
+        reason: 'claimed by a statement whose answer was lost; handed back without running',
+        doorbell: this.o.doorbell,
+      });
+      this.claimInDoubt = false;
+      this.releaseFailing = false;
+      if (released.length) this.log.warn("a claim's answer was lost: the jobs it took are handed back", { jobs: released.map((r) => r.jobId) });
+    } catch (err) {
+      // Tried again before the next round; the database is likely away, which the claims report.
+      if (!this.releaseFailing) this.log.warn('could not look for jobs a lost claim took; trying again', { err });
+      this.releaseFailing = true;
     }
   }
 

@@ -63,6 +63,9 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
  * leaves a timed-out query active, so every later query on the connection would wait behind
  * it, and closing the connection ends its transaction on the server.
  */
+/** The server answered this error: the statement ended there (rolled back), nothing is left in doubt. */
+export const answeredByServer = (err: unknown): boolean => err instanceof pg.DatabaseError;
+
 export async function useConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
@@ -70,7 +73,7 @@ export async function useConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     client.release();
     return out;
   } catch (err) {
-    if (!(err instanceof pg.DatabaseError)) client.release(err instanceof Error ? err : new Error(String(err)));
+    if (!answeredByServer(err)) client.release(err instanceof Error ? err : new Error(String(err)));
     else client.release(await client.query('ROLLBACK').then(() => undefined, (e: Error) => e));
     throw err;
   }

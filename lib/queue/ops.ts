@@ -280,6 +280,12 @@ export async function attemptOutcomes(
   return new Map(rows.map((r) => [String(r.job_id), r.outcome as AttemptOutcome]));
 }
 
+/** The leases a worker holds by the database (its running jobs): see jobsHeldBy. */
+export async function leasesHeldBy(db: Executor, p: { workerId: string }): Promise<Lease[]> {
+  const { rows } = await run(db, sql.jobsHeldBy, [p.workerId]);
+  return rows.map((r) => ({ jobId: String(r.job_id), attempt: Number(r.attempt_count) }));
+}
+
 export interface FailItem extends Lease {
   error: string;
   stack?: string | null;

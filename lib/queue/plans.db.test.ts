@@ -64,6 +64,7 @@ const attempts = () => byId(1);
 const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['claim by id', sql.jobClaim, () => [ids, 'w', 30000, true], /jobs_pkey/],
   ['claim next due', sql.jobClaimNext, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['a worker\'s own running jobs', sql.jobsHeldBy, () => ['w1'], /jobs_running_idx/],
   ['take over expired leases', sql.jobClaimExpired, () => ['q1', 'w', 30000, 1, true], /jobs_running_idx/],
   ['claim under a queue limit', sql.jobClaimControlled, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
   ['heartbeat', sql.jobHeartbeat, () => [ids, attempts(), 'w1', 30000], /jobs_(pkey|running_idx)/],

@@ -828,6 +828,19 @@ SELECT a.job_id, a.outcome
 };
 
 /**
+ * jobsHeldBy — the running jobs leased to one worker (read-only). A worker asks after a
+ * claim that errored without the server's answer (a timeout, a connection lost after
+ * COMMIT): what that claim took is leased to it but runs nowhere, and is given back
+ * (jobRelease) rather than left to expire and spend an attempt.
+ * Params: $1 worker_id.
+ * Returns: job_id, attempt_count of each.
+ */
+export const jobsHeldBy: Statement = {
+  name: 'leasehold_jobs_held_by',
+  text: `SELECT job_id, attempt_count FROM jobs WHERE worker_id = $1 AND status = 'running'`,
+};
+
+/**
  * jobsNeverAnalyzed — the jobs table holds rows but has no planner statistics yet
  * (reltuples < 0: never analyzed nor vacuumed), as when a fresh table fills faster than
  * autovacuum's first visit, or autovacuum is off. The planner then guesses, and a claim of
