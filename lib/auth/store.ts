@@ -135,10 +135,16 @@ const toToken = (r: any): ApiToken => ({
 });
 
 export const TOKEN_PREFIX = 'lh_';
+/** How a token id is told from a token name. */
+const ALL_DIGITS = /^[0-9]+$/;
 
 /** A new token: its secret is returned once (`lh_…`) and stored only as a hash. */
 export async function tokenCreate(db: Executor, p: { name: string; scope: string; createdBy: string }): Promise<{ token: string; info: ApiToken }> {
   checkName(p.name);
+  // `token revoke 3` means the token with id 3: a token named 3 could only be revoked by
+  // its id, and revoking "it" by name would revoke another token. (Users keep such names:
+  // nothing looks a user up by id.)
+  if (ALL_DIGITS.test(p.name)) throw new QueueError('invalid_request', `name: ${p.name} is all digits and would read as a token id; add a letter`);
   if (!(TOKEN_SCOPES as readonly string[]).includes(p.scope)) throw new QueueError('invalid_request', `scope: one of ${TOKEN_SCOPES.join(', ')}`);
   const token = TOKEN_PREFIX + secret();
   const { rows } = await db.query(`INSERT INTO api_tokens (name, token_hash, scope, created_by) VALUES ($1, $2, $3, $4) RETURNING *`, [
@@ -155,12 +161,31 @@ export async function tokenList(db: Executor): Promise<ApiToken[]> {
   return rows.map(toToken);
 }
 
-/** Revokes by id or name (every live token of that name); the next request with it gets a 401. */
-export async function tokenRevoke(db: Executor, idOrName: string): Promise<ApiToken[]> {
-  const byId = /^[1-9][0-9]{0,17}$/.test(idOrName);
+/**
+ * Revokes by id (an argument of all digits) or by name; the next request with it gets a 401.
+ * A name held by more than one live token (a rotation: the new token made, the old one not yet
+ * revoked) is refused, naming their ids, unless `all` says every one of them goes.
+ */
+export async function tokenRevoke(db: Executor, idOrName: string, o: { all?: boolean } = {}): Promise<ApiToken[]> {
+  if (ALL_DIGITS.test(idOrName)) {
+    if (o.all) throw new QueueError('invalid_request', `${idOrName} is a token id: --all applies to a name`);
+    if (!/^[1-9][0-9]{0,17}$/.test(idOrName)) return []; // no token has this id
+    const { rows } = await db.query('UPDATE api_tokens SET revoked_at = now() WHERE token_id = $1::bigint AND revoked_at IS NULL RETURNING *', [idOrName]);
+    return rows.map(toToken);
+  }
+  const live = await db.query('SELECT token_id FROM api_tokens WHERE name = $1 AND revoked_at IS NULL ORDER BY token_id', [idOrName]);
+  const ids = live.rows.map((r) => String(r.token_id));
+  if (ids.length > 1 && !o.all) {
+    throw new QueueError(
+      'invalid_request',
+      `${ids.length} live tokens are named ${idOrName} (ids ${ids.join(', ')}): revoke one by id, or all of them with --all`,
+    );
+  }
+  // The tokens counted above, and no other: one made meanwhile under this name stays live.
   const { rows } = await db.query(
-    `UPDATE api_tokens SET revoked_at = now() WHERE ${byId ? 'token_id = $1::bigint' : 'name = $1'} AND revoked_at IS NULL RETURNING *`,
-    [idOrName],
+    `WITH r AS (UPDATE api_tokens SET revoked_at = now() WHERE token_id = ANY($1::bigint[]) AND revoked_at IS NULL RETURNING *)
+     SELECT * FROM r ORDER BY token_id`,
+    [ids],
   );
   return rows.map(toToken);
 }

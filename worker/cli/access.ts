@@ -79,7 +79,7 @@ export function addAccessCommands(program: Command) {
   token
     .command('create')
     .description('create a token; it is printed once and stored only as a hash')
-    .requiredOption('--name <name>', 'what it is for, e.g. billing-producer')
+    .requiredOption('--name <name>', 'what it is for, e.g. billing-producer (not all digits: that would read as an id)')
     .option('--scope <scope>', `${TOKEN_SCOPES.join(' | ')} (enqueue: POST /api/jobs only)`, 'enqueue')
     .option('--json', 'print JSON')
     .addHelpText('after', `\nExample:\n  npx leasehold token create --name billing --scope enqueue\n${EXIT_CODES_HELP}`)
@@ -110,11 +110,16 @@ export function addAccessCommands(program: Command) {
     });
   token
     .command('revoke')
-    .description('revoke a token (by id, or every live token with this name); it stops working on the next request')
-    .argument('<id-or-name>')
-    .action(async (idOrName: string) => {
+    .description('revoke a token by id, or by name when one live token has it; it stops working on the next request')
+    .argument('<id-or-name>', 'a token id (all digits), or a token name')
+    .option('--all', 'revoke every live token with this name (without it, a name two live tokens share is refused)')
+    .addHelpText(
+      'after',
+      `\nExamples:\n  npx leasehold token revoke 4\n  npx leasehold token revoke billing\n  npx leasehold token revoke billing --all\n${EXIT_CODES_HELP}`,
+    )
+    .action(async (idOrName: string, o: { all?: boolean }) => {
       const revoked = await withQueue(async (q) => {
-        return auditCli(q.pool, { action: 'token.revoke', target: { token: idOrName } }, () => tokenRevoke(q.pool, idOrName), (r) => ({
+        return auditCli(q.pool, { action: 'token.revoke', target: { token: idOrName } }, () => tokenRevoke(q.pool, idOrName, { all: o.all }), (r) => ({
           changed: r.length,
           skipped: r.length ? 0 : 1,
         }));

@@ -259,3 +259,42 @@ describe('actions', () => {
     assert.equal((await jobRow(db.pool, id)).status, 'retrying');
   });
 });
+
+describe('tokens', () => {
+  const live = async (name: string) =>
+    (await db.pool.query(`SELECT token_id::text AS id FROM api_tokens WHERE name = $1 AND revoked_at IS NULL ORDER BY token_id`, [name])).rows.map((r) => r.id as string);
+
+  test('a new token named all digits is refused (it would read as an id); nothing written', async () => {
+    const r = await cli(['token', 'create', '--name', '3', '--scope', 'viewer']);
+    ok(r, 2);
+    assert.match(r.stderr, /name: 3 is all digits and would read as a token id/);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM api_tokens WHERE name = '3'`)).rows[0].n, 0);
+  });
+
+  test('rotating a name: revoke by name is refused while two live tokens share it; by id revokes that one; --all revokes every one', async () => {
+    const made = async (name: string) => {
+      const r = await cli(['token', 'create', '--name', name, '--scope', 'enqueue', '--json']);
+      ok(r);
+      return JSON.parse(r.stdout).id as string;
+    };
+    const old = await made('cli-billing');
+    const fresh = await made('cli-billing');
+    const both = await cli(['token', 'revoke', 'cli-billing']);
+    ok(both, 2);
+    assert.match(both.stderr, new RegExp(`2 live tokens are named cli-billing \\(ids ${old}, ${fresh}\\): revoke one by id, or all of them with --all`));
+    assert.deepEqual(await live('cli-billing'), [old, fresh], 'nothing revoked');
+    const byId = await cli(['token', 'revoke', old]);
+    ok(byId);
+    assert.equal(byId.stdout, `token ${old} (cli-billing): revoked\n`);
+    assert.deepEqual(await live('cli-billing'), [fresh]);
+    ok(await cli(['token', 'revoke', 'cli-billing'])); // one live token has the name now
+    assert.deepEqual(await live('cli-billing'), []);
+
+    const a = await made('cli-rotate');
+    const b = await made('cli-rotate');
+    const all = await cli(['token', 'revoke', 'cli-rotate', '--all']);
+    ok(all);
+    assert.equal(all.stdout, `token ${a} (cli-rotate): revoked\ntoken ${b} (cli-rotate): revoked\n`);
+    assert.deepEqual(await live('cli-rotate'), []);
+  });
+});
