@@ -28,6 +28,7 @@ import {
   withQueue,
   auditCli,
   type Queue,
+  visible,
 } from './common';
 
 interface FilterOptions {
@@ -126,14 +127,14 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
     const outcomes = Object.entries(total.outcomes).map(([k, n]) => `${n} ${k}`).join(', ');
     console.log(`${total.matched} job(s) matched${outcomes ? `: ${outcomes}` : ''}`);
     // A job that changed between the lookup and the statement is skipped with its reason.
-    for (const [reason, n] of Object.entries(total.skippedReasons)) console.log(`  skipped ${n}: ${reason}`);
+    for (const [reason, n] of Object.entries(total.skippedReasons)) console.log(`  skipped ${n}: ${visible(reason)}`);
   });
 }
 
 function printReport(report: ops.ActionReport, json: boolean) {
   if (report.skipped > 0) exitAtLeast(EXIT.refused);
   if (json) return printJson({ changed: report.changed, skipped: report.skipped, items: report.items.map(({ job: _job, ...i }) => i) });
-  for (const i of report.items) console.log(`${i.id}\t${i.outcome}${i.reason ? `\t${i.reason}` : ''}`);
+  for (const i of report.items) console.log(`${i.id}\t${i.outcome}${i.reason ? `\t${visible(i.reason)}` : ''}`);
 }
 
 export function addActionCommands(program: Command) {

@@ -195,6 +195,26 @@ describe('reading', () => {
     ok(missing, 1);
     assert.match(missing.stderr, /no job with id 987654321/);
   });
+
+  test('control characters in job data are printed escaped, never raw (a queue name or an error cannot drive the terminal)', async () => {
+    const queue = 'evil\u001b]0;pwned\u0007\u001b[2J'; // sets the title, clears the screen
+    const error = 'boom\u009b2J\r\u001b[1A\u001b[2Kforged line\u007f';
+    const id = await insertJob(db.pool, { queue, type: 'demo.\u001b[31mred', status: 'failed', workerId: 'w-\u0007bell' });
+    await db.pool.query(`UPDATE jobs SET error = $2 WHERE job_id = $1`, [id, error]);
+    await db.pool.query(`INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, outcome, error) VALUES ($1, 1, 'w-\u0007bell', now(), 'failed', $2)`, [id, error]);
+    const runs = { jobs: await cli(['jobs', '--queue', queue]), show: await cli(['show', id]), status: await cli(['status']) };
+    for (const [verb, r] of Object.entries(runs)) {
+      ok(r);
+      assert.doesNotMatch(r.stdout + r.stderr, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/, `${verb} prints no control character but newlines`);
+    }
+    assert.ok(runs.jobs.stdout.includes('evil\\x1b]0;pwned\\x07\\x1b[2J'), runs.jobs.stdout);
+    assert.ok(runs.jobs.stdout.includes('boom\\u009b2J \\x1b[1A\\x1b[2Kforged'), 'whitespace folded, the rest escaped');
+    assert.ok(runs.show.stdout.includes('demo.\\x1b[31mred'), runs.show.stdout);
+    assert.ok(runs.show.stdout.includes('w-\\x07bell'), runs.show.stdout);
+    assert.ok(runs.status.stdout.includes('evil\\x1b]0;pwned'), runs.status.stdout);
+    // --json was already safe: JSON escapes them, and a script gets the text exactly
+    assert.equal(JSON.parse((await cli(['show', id, '--json'])).stdout).job.queue, queue);
+  });
 });
 
 describe('actions', () => {

@@ -92,12 +92,13 @@ export function isUnreachable(err: unknown): boolean {
 
 /** The exit code for an error thrown by a verb, after printing it. */
 export function reportError(err: unknown): number {
+  // Messages can quote what was asked for or found (a name, a worker id): visible().
   if (err instanceof QueueError) {
-    console.error(`leasehold: ${err.message}`);
+    console.error(`leasehold: ${visible(err.message)}`);
     return err.code === 'not_found' || err.code === 'state_forbids' ? EXIT.refused : err.code === 'unavailable' ? EXIT.unreachable : EXIT.usage;
   }
   if (err instanceof InvalidArgumentError) {
-    console.error(`leasehold: ${err.message}`);
+    console.error(`leasehold: ${visible(err.message)}`);
     return EXIT.usage;
   }
   if (isUnreachable(err)) {
@@ -105,10 +106,10 @@ export function reportError(err: unknown): number {
     return EXIT.unreachable;
   }
   if ((err as Error)?.message?.startsWith('invalid configuration')) {
-    console.error(`leasehold: ${(err as Error).message}`);
+    console.error(`leasehold: ${visible((err as Error).message)}`);
     return EXIT.usage;
   }
-  console.error(`leasehold: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
+  console.error(`leasehold: unexpected error: ${((err as Error)?.stack ?? String(err)).split('\n').map(visible).join('\n')}`);
   return EXIT.internal;
 }
 
@@ -156,10 +157,23 @@ export function printJson(v: unknown) {
   process.stdout.write(JSON.stringify(v) + '\n');
 }
 
+/**
+ * Text from the queue (queue and type names, error messages, worker ids) as it may reach a
+ * terminal: C0 and C1 control characters and DEL escaped (`\x1b`, `\u009b`). Anyone who can
+ * enqueue or fail a job writes such text, and raw it could retitle or clear the operator's
+ * terminal, or forge the lines around it. Every human-readable print of it goes through
+ * here; --json needs nothing (JSON.stringify escapes them).
+ */
+export const visible = (s: string) =>
+  s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+    const n = c.charCodeAt(0);
+    return n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+  });
+
 /** A plain table on stdout (no colours: it is read by people and pasted into tickets). */
 export function printTable(head: string[], rows: (string | number | null | undefined)[][]) {
   const t = new Table({ head, style: { head: [], border: [], compact: true } });
-  for (const r of rows) t.push(r.map((c) => (c === null || c === undefined ? '—' : String(c))));
+  for (const r of rows) t.push(r.map((c) => (c === null || c === undefined ? '—' : visible(String(c)))));
   process.stdout.write(t.toString() + '\n');
 }
 

@@ -6,7 +6,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { enqueueBody, queueName, toEnqueueInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
-import { auditCli, EXIT_CODES_HELP, intArg, jsonArg, printJson, printTable as table, withQueue } from './common';
+import { auditCli, EXIT_CODES_HELP, intArg, jsonArg, printJson, printTable as table, visible, withQueue } from './common';
 
 const nameArg = (v: string) => {
   const r = queueName.safeParse(v);
@@ -68,7 +68,7 @@ export function addControlCommands(program: Command) {
           })),
         );
         if (o.json) return printJson(c);
-        console.log(`${name}: ${paused ? 'paused' : 'resumed'}`);
+        console.log(`${visible(name)}: ${paused ? 'paused' : 'resumed'}`);
       });
   }
   queue
@@ -117,7 +117,7 @@ export function addControlCommands(program: Command) {
         );
       });
       if (o.json) return printJson(s);
-      console.log(`${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}; next run ${s.nextRunAt.toISOString()}`);
+      console.log(visible(`${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}; next run ${s.nextRunAt.toISOString()}`));
     });
   schedule
     .command('list')
@@ -146,6 +146,6 @@ export function addControlCommands(program: Command) {
         }));
       });
       if (!removed) throw new QueueError('not_found', `no schedule ${JSON.stringify(name)}`);
-      console.log(`${name}: removed`);
+      console.log(`${visible(name)}: removed`);
     });
 }

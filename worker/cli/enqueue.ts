@@ -11,7 +11,7 @@ import { validateJob } from '../../lib/client';
 import { QueueError } from '../../lib/queue/errors';
 import { type EnqueueInput, type EnqueueResult, jobEnqueue } from '../../lib/queue/ops';
 import type { Doorbell, Ring } from '../../lib/queue/signal';
-import { EXIT, EXIT_CODES_HELP, exitAtLeast, intArg, jsonArg, printJson, progressBar, progressEnabled, withQueue } from './common';
+import { EXIT, EXIT_CODES_HELP, exitAtLeast, intArg, jsonArg, printJson, progressBar, progressEnabled, visible, withQueue } from './common';
 
 /** At most this many refused lines are printed one by one; the summary counts them all. */
 const MAX_PRINTED_ERRORS = 100;
@@ -156,7 +156,7 @@ async function enqueueFile(o: EnqueueOptions) {
   const refuse = (r: Refusal) => {
     s.refused++;
     if (s.refusedLines.length < 10_000) s.refusedLines.push(r);
-    if (!o.json && s.refused <= MAX_PRINTED_ERRORS) console.error(`line ${r.line}: ${r.error}`);
+    if (!o.json && s.refused <= MAX_PRINTED_ERRORS) console.error(`line ${r.line}: ${visible(r.error)}`);
   };
   const tally = (rs: EnqueueResult[]) => {
     for (const r of rs) r.created ? s.enqueued++ : s.existing++;

@@ -5,9 +5,14 @@ import { listQuery } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import { getJob, getStats, listJobs, listWorkers } from '../../lib/queue/read';
 import { JOB_STATUSES } from '../../lib/queue/status';
-import { EXIT_CODES_HELP, ago, issueText, jobIdArg, printJson, printTable, time, withQueue } from './common';
+import { EXIT_CODES_HELP, ago, issueText, jobIdArg, printJson, printTable, time, visible, withQueue } from './common';
 
-const oneLine = (s: string | null, max = 60) => (s === null ? null : s.replace(/\s+/g, ' ').slice(0, max) + (s.length > max ? '…' : ''));
+/** Whitespace folded to one space, then what is left of control characters made visible, cut at `max`. */
+const oneLine = (s: string | null, max = 60) => {
+  if (s === null) return null;
+  const t = visible(s.replace(/\s+/g, ' '));
+  return t.length > max ? t.slice(0, max) + '…' : t;
+};
 
 export function addReadCommands(program: Command) {
   program
