@@ -90,6 +90,21 @@ describe('usage', () => {
     assert.equal(await count(), 0);
   });
 
+  test('ordinary bad input is exit 2 with what was wrong, never an "unexpected error"', async () => {
+    const cases: [string[], RegExp][] = [
+      [['schedule', 'add', 'cli-s1', '--cron', '* * * * *', '--type', 'demo.noop', '-q', ''], /^leasehold: queue: .*>=1 characters\n$/],
+      [['enqueue', '--file', tmp], /^leasehold: cannot read .*: not a file \(a directory\); give a JSON-lines file, or - for stdin\n$/],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => cli(args)));
+    runs.forEach((r, k) => {
+      const [args, said] = cases[k]!;
+      assert.equal(r.code, 2, `${args.join(' ')} → ${r.code}\n${r.stderr}`);
+      assert.match(r.stderr, said, args.join(' '));
+    });
+    assert.equal(await count(), 0);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM schedules WHERE name = 'cli-s1'`)).rows[0].n, 0);
+  });
+
   test('an unreachable database exits 3', async () => {
     const r = await cli(['status'], { env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' } });
     ok(r, 3);
@@ -142,6 +157,15 @@ describe('enqueue', () => {
     assert.equal(await count('queue = $1', ['cli-stdin']), 30, '--queue applies to lines that name none');
     const again = JSON.parse((await cli(['enqueue', '--file', '-', '--queue', 'cli-stdin', '--json'], { input })).stdout);
     assert.deepEqual([again.enqueued, again.existing], [0, 30]);
+  });
+
+  test('a file that starts with a UTF-8 byte-order mark (saved by a Windows tool): its first line is a job', async () => {
+    const file = path.join(tmp, 'bom.jsonl');
+    fs.writeFileSync(file, '\ufeff' + [1, 2].map((n) => JSON.stringify({ type: 'demo.noop', payload: { n }, queue: 'cli-bom' })).join('\r\n') + '\r\n');
+    const r = await cli(['enqueue', '--file', file]);
+    ok(r);
+    assert.match(r.stdout, /enqueued 2 job\(s\) from 2 line\(s\)$/m);
+    assert.equal(await count(`queue = 'cli-bom'`), 2);
   });
 
   test('--all-or-nothing and --dry-run write nothing when a line is refused (exit 2)', async () => {

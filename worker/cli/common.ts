@@ -8,6 +8,7 @@ import { audited, type AuditOutcome, type AuditStart } from '../../lib/audit/log
 import { SingleBar } from 'cli-progress';
 import Table from 'cli-table3';
 import type pg from 'pg';
+import { ZodError } from 'zod';
 import { loadConfig } from '../../lib/config';
 import { createPool } from '../../lib/db/client';
 import { createLogger } from '../../lib/log';
@@ -99,6 +100,11 @@ export function reportError(err: unknown): number {
   }
   if (err instanceof InvalidArgumentError) {
     console.error(`leasehold: ${visible(err.message)}`);
+    return EXIT.usage;
+  }
+  // Input a verb validated with parse() rather than safeParse(): bad input, not a bug.
+  if (err instanceof ZodError) {
+    console.error(`leasehold: ${visible(issueText(err.issues))}`);
     return EXIT.usage;
   }
   if (isUnreachable(err)) {

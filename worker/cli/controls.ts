@@ -6,7 +6,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { enqueueBody, queueName, toEnqueueInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
-import { auditCli, EXIT_CODES_HELP, intArg, jsonArg, printJson, printTable as table, visible, withQueue } from './common';
+import { auditCli, EXIT_CODES_HELP, intArg, issueText, jsonArg, printJson, printTable as table, visible, withQueue } from './common';
 
 const nameArg = (v: string) => {
   const r = queueName.safeParse(v);
@@ -106,8 +106,9 @@ export function addControlCommands(program: Command) {
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (name: string, o) => {
-      const body = enqueueBody.parse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts });
-      const input = toEnqueueInput(body);
+      const parsed = enqueueBody.safeParse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts });
+      if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
+      const input = toEnqueueInput(parsed.data);
       const s = await withQueue(async (q) => {
         return auditCli(
           q.pool,

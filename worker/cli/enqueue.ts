@@ -133,11 +133,17 @@ async function enqueueFile(o: EnqueueOptions) {
   if (fromStdin) {
     input = process.stdin;
   } else {
+    let st: fs.Stats;
     try {
-      total = fs.statSync(o.file!).size;
+      st = fs.statSync(o.file!);
     } catch (e) {
       throw new QueueError('invalid_request', `cannot read ${o.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
+    // Checked before anything is read or written: a directory would fail at the first read,
+    // after the database was opened. A pipe (--file <(generate-jobs)) is read like stdin.
+    if (st.isFIFO()) total = null;
+    else if (st.isFile()) total = st.size;
+    else throw new QueueError('invalid_request', `cannot read ${o.file}: not a file${st.isDirectory() ? ' (a directory)' : ''}; give a JSON-lines file, or - for stdin`);
     input = fs.createReadStream(o.file!);
   }
   const progress = progressBar(progressEnabled(o.progress), {
@@ -166,8 +172,10 @@ async function enqueueFile(o: EnqueueOptions) {
     let batch: EnqueueInput[] = [];
     const rl = readline.createInterface({ input, crlfDelay: Infinity });
     try {
-      for await (const text of rl) {
+      for await (let text of rl) {
         s.lines++;
+        // Files saved by Windows tools start with a byte-order mark: not part of the first job.
+        if (s.lines === 1 && text.startsWith('\ufeff')) text = text.slice(1);
         if (!text.trim()) continue;
         const r = parseLine(text, s.lines, o);
         if ('error' in r) refuse(r);
