@@ -400,15 +400,21 @@ export interface Stats {
 
 const zeroCounts = () => Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
 
-export async function getStats(db: Executor): Promise<Stats> {
+/**
+ * `aliveWithinMs`: a worker counts as alive when it heartbeated this recently (the console and
+ * the CLI pass the lease, as listWorkers' staleAfterMs; the default keeps the metric's minute).
+ */
+export async function getStats(db: Executor, opts: { aliveWithinMs?: number } = {}): Promise<Stats> {
+  const aliveWithinMs = opts.aliveWithinMs ?? 60_000;
   const [byQueue, extra] = await Promise.all([
     db.query(`SELECT queue, status, count(*)::bigint AS n FROM jobs GROUP BY queue, status`),
     db.query(
       `SELECT (SELECT extract(epoch FROM now() - min(run_at)) * 1000 FROM jobs
                 WHERE status IN ('queued', 'retrying') AND run_at <= now()) AS oldest_ms,
               (SELECT count(*) FROM jobs WHERE status = 'running' AND lease_expires_at < now()) AS expired,
-              (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 minute') AS alive,
+              (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - $1::int * interval '1 ms') AS alive,
               now() AS db_now`,
+      [aliveWithinMs],
     ),
   ]);
   const counts = zeroCounts();

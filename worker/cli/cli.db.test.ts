@@ -220,6 +220,29 @@ describe('reading', () => {
     assert.match(missing.stderr, /no job with id 987654321/);
   });
 
+  test('status counts a worker alive while it heartbeated within one lease (LEASEHOLD_LEASE_MS), as the console does', async () => {
+    await db.pool.query(
+      `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at)
+       VALUES ('w-cli-quiet', 'cli-host', 4242, '{default}', 2, now() - interval '1 hour', now() - interval '30 seconds')`,
+    );
+    const status = async (leaseMs: number) => {
+      const env = { LEASEHOLD_LEASE_MS: String(leaseMs) };
+      const [json, text] = await Promise.all([cli(['status', '--json'], { env }), cli(['status'], { env })]);
+      ok(json);
+      ok(text);
+      const s = JSON.parse(json.stdout);
+      return { alive: s.stats.workersAlive as number, stale: s.workers.find((w: { workerId: string }) => w.workerId === 'w-cli-quiet').stale, text: text.stdout };
+    };
+    const longer = await status(120_000);
+    const shorter = await status(20_000); // 30 s silent: past this lease, its jobs are being recovered
+    assert.equal(longer.stale, false);
+    assert.equal(shorter.stale, true);
+    assert.equal(shorter.alive, longer.alive - 1);
+    assert.match(longer.text, /│ w-cli-quiet /);
+    assert.doesNotMatch(shorter.text, /w-cli-quiet/);
+    assert.match(shorter.text, new RegExp(`workers alive: ${shorter.alive}$`, 'm'));
+  });
+
   test('control characters in job data are printed escaped, never raw (a queue name or an error cannot drive the terminal)', async () => {
     const queue = 'evil\u001b]0;pwned\u0007\u001b[2J'; // sets the title, clears the screen
     const error = 'boom\u009b2J\r\u001b[1A\u001b[2Kforged line\u007f';

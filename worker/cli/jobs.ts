@@ -1,5 +1,6 @@
 /** `leasehold status`, `leasehold jobs`, `leasehold show ID`: reading the queue. */
 import type { Command } from 'commander';
+import { loadConfig } from '../../lib/config';
 import { detailDto, pageDto, statsDto, workerDto } from '../../lib/http/dto';
 import { listQuery } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
@@ -22,8 +23,10 @@ export function addReadCommands(program: Command) {
     .option('--json', 'print JSON: {stats, workers} as GET /api/stats and GET /api/workers answer')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (o: { json?: boolean }) => {
+      // Alive means a heartbeat within one lease, as the console counts (lib/server/console-reads.ts).
+      const { leaseMs } = loadConfig();
       await withQueue(async ({ pool }) => {
-        const [stats, workers] = await Promise.all([getStats(pool), listWorkers(pool)]);
+        const [stats, workers] = await Promise.all([getStats(pool, { aliveWithinMs: leaseMs }), listWorkers(pool, { staleAfterMs: leaseMs })]);
         if (o.json) return printJson({ stats: statsDto(stats), workers: workers.map(workerDto) });
         printTable(
           ['queue', ...JOB_STATUSES],
@@ -35,7 +38,7 @@ export function addReadCommands(program: Command) {
         console.log(
           `oldest due job waiting: ${ago(stats.oldestQueuedAgeMs)} · running with an expired lease: ${stats.runningExpired} · workers alive: ${stats.workersAlive}`,
         );
-        const alive = workers.filter((w) => !w.stoppedAt && w.heartbeatAgeMs < 60_000);
+        const alive = workers.filter((w) => !w.stoppedAt && !w.stale);
         if (alive.length) {
           printTable(
             ['worker', 'queues', 'jobs in hand', 'concurrency', 'heartbeat', 'started'],
