@@ -38,6 +38,34 @@ test('toEnqueueInput checks the type and its payload schema', () => {
   );
 });
 
+test('runAt: a date-time that does not exist is refused, never rolled over into another day', () => {
+  const runAt = (s: string) => enqueueBody.safeParse({ type: 'demo.noop', runAt: s });
+  for (const bad of [
+    '2026-02-30T00:00:00Z',
+    '2026-04-31T12:00:00+02:00',
+    '2025-02-29T00:00:00Z', // 2025 is not a leap year
+    '1900-02-29T00:00:00-0500', // nor is 1900
+    '2026-01-01T24:00:00Z',
+    '2026-01-01T24:00+01:00',
+    '2026-01-01T25:00:00Z',
+    '2026-06-31T10:00:00.123-07:00',
+  ]) {
+    const r = runAt(bad);
+    assert.equal(r.success, false, bad);
+    assert.match(r.error!.issues[0]!.message, /ISO 8601/, bad);
+  }
+  for (const [ok, utc] of [
+    ['2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000Z'],
+    ['2000-02-29T23:59:59.5-05:00', '2000-03-01T04:59:59.500Z'],
+    ['2026-04-30T00:30+0100', '2026-04-29T23:30:00.000Z'],
+    ['2026-12-31T23:59:59-12:00', '2027-01-01T11:59:59.000Z'],
+  ]) {
+    const r = runAt(ok!);
+    assert.equal(r.success, true, ok);
+    assert.equal(r.data!.runAt!.toISOString(), utc);
+  }
+});
+
 test('jobId: a positive integer that fits a bigint (a larger one is a 400 here, not a 500 from SQL)', () => {
   for (const ok of ['1', '42', '9223372036854775807']) assert.equal(jobId.safeParse(ok).success, true, ok);
   for (const bad of ['0', '-1', '01', 'abc', '1.5', '9223372036854775808', '9999999999999999999', '12345678901234567890']) {

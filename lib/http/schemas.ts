@@ -36,10 +36,33 @@ export const safeText = (min: number, max: number) =>
 export const queueName = safeText(1, 200);
 export const typeName = safeText(1, 200);
 
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/;
+
+/**
+ * An ISO 8601 date-time with a zone that names a real moment. Date.parse alone is not
+ * enough: it rolls an impossible day or hour over (2026-02-30 becomes March 2, 24:00 the
+ * next day), so the wall-clock fields, at the offset written, must come back as written.
+ */
+function isIsoDateTime(s: string): boolean {
+  const m = ISO_DATE_TIME.exec(s);
+  const t = m ? Date.parse(s) : NaN;
+  if (!m || Number.isNaN(t)) return false;
+  const offsetMinutes = m[7] ? (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9])) : 0;
+  const wall = new Date(t + offsetMinutes * 60_000);
+  return (
+    wall.getUTCFullYear() === Number(m[1]) &&
+    wall.getUTCMonth() + 1 === Number(m[2]) &&
+    wall.getUTCDate() === Number(m[3]) &&
+    wall.getUTCHours() === Number(m[4]) &&
+    wall.getUTCMinutes() === Number(m[5]) &&
+    wall.getUTCSeconds() === Number(m[6] ?? 0)
+  );
+}
+
 const isoDate = z
   .string()
   .max(64)
-  .refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)), {
+  .refine(isIsoDateTime, {
     message: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T12:00:00Z',
   })
   .transform((s) => new Date(s))
