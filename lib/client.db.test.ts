@@ -56,6 +56,27 @@ describe('enqueue, enqueueMany, get', () => {
     assert.equal(await jobCount('c-bad'), 0);
   });
 
+  test('an invalid Date or a payload JSON cannot carry: a LeaseholdError naming the field, not a bare RangeError/TypeError', async () => {
+    const refused = (field: RegExp) => (e: Error) => e instanceof LeaseholdError && e.code === 'invalid_request' && field.test(e.message);
+    await assert.rejects(leasehold.enqueue({ type: 'demo.noop', queue: 'c-bad-js', runAt: new Date('x') }), refused(/^runAt: /));
+    await assert.rejects(leasehold.enqueue({ type: 'demo.noop', queue: 'c-bad-js', payload: { n: 1n } }), refused(/^payload: .*BigInt/));
+    await assert.rejects(leasehold.enqueue({ type: 'demo.noop', queue: 'c-bad-js', payload: 1n }), refused(/^payload: /));
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    await assert.rejects(leasehold.enqueue({ type: 'demo.noop', queue: 'c-bad-js', payload: cycle }), refused(/^payload: .*JSON/));
+    await assert.rejects(
+      leasehold.enqueueMany([{ type: 'demo.noop', queue: 'c-bad-js' }, { type: 'demo.noop', queue: 'c-bad-js', runAt: new Date(NaN) }]),
+      refused(/^\[1\]\.runAt: /),
+    );
+    assert.equal(await jobCount('c-bad-js'), 0);
+  });
+
+  test('get(id) is null for an id beyond a bigint, as for any id with no job', async () => {
+    assert.equal(await leasehold.get('9223372036854775807'), null);
+    assert.equal(await leasehold.get('9223372036854775808'), null);
+    assert.equal(await leasehold.get('9999999999999999999'), null);
+  });
+
   test('runAt as a Date; a job due later is not rung; an idempotency key returns the first job', async () => {
     const later = await leasehold.enqueue({ type: 'demo.noop', queue: 'c-later', runAt: new Date(Date.now() + 3_600_000) });
     assert.deepEqual(await rung('c-later'), []);

@@ -29,6 +29,7 @@ import { enqueueBody, MAX_BULK_ENQUEUE, toEnqueueInput } from './http/schemas';
 import { createLogger, type Logger } from './log';
 import { QueueError } from './queue/errors';
 import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
+import { isJobIdText } from './queue/job';
 import { getJob } from './queue/read';
 import { type Doorbell, PgDoorbell, RedisDoorbell, type Ring } from './queue/signal';
 import { resolveRedisUrl } from './redis-url';
@@ -91,6 +92,22 @@ export interface LeaseholdClient {
 
 /** Validates one job exactly as POST /api/jobs does; throws LeaseholdError naming the field. */
 export function validateJob(job: JobInput, where = ''): EnqueueInput {
+  const at = (f: string) => (where ? `${where}.${f}` : f);
+  // What POST /api/jobs would receive: a Date as its ISO text, a payload as JSON. Both are
+  // checked here, because toISOString and JSON.stringify would otherwise throw a bare
+  // RangeError or TypeError (an invalid Date, a BigInt, a cycle) instead of naming the field.
+  if (job.runAt instanceof Date && Number.isNaN(job.runAt.getTime())) {
+    throw new QueueError('invalid_request', `${at('runAt')}: an invalid Date (its time is NaN)`);
+  }
+  if (job.payload !== undefined) {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(job.payload);
+    } catch (e) {
+      throw new QueueError('invalid_request', `${at('payload')}: cannot be sent as JSON (${(e as Error).message.split('\n')[0]})`);
+    }
+    if (text === undefined) throw new QueueError('invalid_request', `${at('payload')}: a ${typeof job.payload} is not a JSON value`);
+  }
   const body = { ...job, runAt: job.runAt instanceof Date ? job.runAt.toISOString() : job.runAt };
   for (const k of Object.keys(body) as (keyof typeof body)[]) if (body[k] === undefined) delete body[k];
   const parsed = enqueueBody.safeParse(body);
@@ -200,7 +217,8 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       return inTransaction(pool, (t) => t.insert(inputs));
     },
     async get(id) {
-      if (!/^[1-9][0-9]{0,18}$/.test(id)) return null;
+      // The API's check: a number too large for a bigint is no job (not an error from SQL).
+      if (!isJobIdText(id)) return null;
       const d = await getJob(pool, id);
       return d ? detailDto(d) : null;
     },
