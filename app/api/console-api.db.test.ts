@@ -195,6 +195,17 @@ describe('POST /api/actions/:action', () => {
     ['a non-boolean option', 'requeue', { ids: ['1'], resetAttempts: 'yes' }, 400],
     ['malformed JSON', 'requeue', '{"ids": [', 400],
   ];
+  test('the message names the field once: an empty filter, a failed-list place with another list', async () => {
+    const empty = await act('delete', { filter: { maxId: '5' } });
+    assert.equal(empty.status, 400);
+    assert.equal(empty.body.error.message, 'filter: give at least one condition (an action on every job in the table is never implied)');
+    const cursor = await get(jobs.GET, '/api/jobs?status=queued&cursor=1700000000000000.5');
+    assert.equal(cursor.status, 400);
+    assert.equal(cursor.body.error.message, 'cursor: a place in the failed list (<microseconds>.<job id>) goes with status=failed');
+    const after = await get(newer.GET, '/api/jobs/newer?queue=q&after=1700000000000000.5');
+    assert.equal(after.body.error.message, 'after: a place in the failed list (<microseconds>.<job id>) goes with status=failed');
+  });
+
   for (const [what, action, body, status] of bad) {
     test(`${what}: ${status} with an error body, nothing written`, async () => {
       const before = await jobCount();

@@ -124,8 +124,8 @@ const failedPosition = z
   .refine((s) => !FAILED_POSITION.test(s) || BigInt(s.split('.')[1]!) <= MAX_JOB_ID, 'the job id in it is too large');
 /** A job id, or (status=failed) a place in the failed list. */
 const listPosition = z.union([jobId, failedPosition]);
-/** A place in the failed list is refused (400) with any other list. */
-const failedOnly = (field: string) => ({ message: `${field}: a place in the failed list (<microseconds>.<job id>) goes with status=failed`, path: [field] });
+/** A place in the failed list is refused (400) with any other list. (The path names the field: zodMessage puts it in front.) */
+const failedOnly = (field: string) => ({ message: 'a place in the failed list (<microseconds>.<job id>) goes with status=failed', path: [field] });
 
 /** The job filters (lib/queue/filters.ts), as query parameters or inside an action's body. */
 export const filterFields = {
@@ -263,8 +263,9 @@ export const actionBody = z
     message: 'give exactly one of `ids`, `filter` or `all`',
   })
   // Refused here, before anything is written (resolveFilter checks it again for the CLI).
+  // No "filter: " in the message: the path puts it there (zodMessage, the CLI's issueText).
   .refine((b) => !b.filter || Object.keys(compactFilter(b.filter)).some((k) => k !== 'maxId'), {
-    message: 'filter: give at least one condition (an action on every job in the table is never implied)',
+    message: 'give at least one condition (an action on every job in the table is never implied)',
     path: ['filter'],
   })
   .meta({ description: 'Exactly one of `ids`, `filter` or `all`.' });
