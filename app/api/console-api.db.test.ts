@@ -219,6 +219,23 @@ describe('POST /api/actions/:action', () => {
 });
 
 describe('reads for the console', () => {
+  test('a query parameter given twice is a 400 naming it, not the last value taken silently', async () => {
+    await insertJob(db.pool, { status: 'queued', queue: 'twice-q' });
+    for (const [fn, path, name] of [
+      [jobs.GET, '/api/jobs?queue=twice-q&status=queued&status=failed', 'status'],
+      [jobs.GET, '/api/jobs?queue=twice-q&queue=other-q', 'queue'],
+      [newer.GET, '/api/jobs/newer?after=1&after=2', 'after'],
+      [lookup.GET, '/api/jobs/lookup?ids=1&ids=2', 'ids'],
+    ] as const) {
+      const r = await get(fn, path);
+      assert.equal(r.status, 400, path);
+      assert.equal(r.body.error.code, 'invalid_request');
+      assert.match(r.body.error.message, new RegExp(`^${name}: given more than once`), path);
+    }
+    // Given once, each still works.
+    assert.equal((await get(jobs.GET, '/api/jobs?queue=twice-q&status=queued')).body.jobs.length, 1);
+  });
+
   test('list filters: payload key and value, error text, type; ids far apart are found across scan windows', async () => {
     const a = await insertJob(db.pool, { status: 'completed', queue: 'win-q', payload: { account: 42, order: { id: 'o-1' } } });
     // Leave a gap of more than two scan windows in the ids.

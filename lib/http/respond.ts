@@ -112,6 +112,19 @@ export async function readJson(req: Request, limit = MAX_BODY_BYTES, optional = 
   }
 }
 
+/**
+ * The query string, one value per name. A name given twice is a 400 naming it: no query
+ * parameter of this API is a list (ids are comma-separated), and taking the last value
+ * silently (what Object.fromEntries does) would answer a question nobody asked.
+ */
+export function readQuery(req: Request): Record<string, string> {
+  const params = new URL(req.url).searchParams;
+  for (const k of new Set(params.keys())) {
+    if (params.getAll(k).length > 1) throw new QueueError('invalid_request', `${k.slice(0, 64)}: given more than once (each query parameter takes one value)`);
+  }
+  return Object.fromEntries(params);
+}
+
 /** A job id from a path: a positive 64-bit integer, or a 404. */
 export function parseJobId(raw: string): string {
   if (!isJobIdText(raw)) {

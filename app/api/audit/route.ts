@@ -1,8 +1,8 @@
-import { json, route } from '@/lib/http/respond';
+import { json, readQuery, route } from '@/lib/http/respond';
 import { auditQuery } from '@/lib/http/schemas';
 import { readAudit } from '@/lib/server/console-reads';
 
 /** GET /api/audit?actor=&action=&jobId=&cursor=&limit= — operator actions, newest first, keyset pages. */
 export const GET = route('viewer', async (req: Request) => {
-  return json(await readAudit(auditQuery.parse(Object.fromEntries(new URL(req.url).searchParams))));
+  return json(await readAudit(auditQuery.parse(readQuery(req))));
 });

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/http/respond';
+import { json, readJson, readQuery, route } from '@/lib/http/respond';
 import { pageDto } from '@/lib/http/dto';
 import { enqueueRequest, listQuery, toEnqueueInput } from '@/lib/http/schemas';
 import { jobEnqueue } from '@/lib/queue/ops';
@@ -12,7 +12,7 @@ import { readCache } from '@/lib/server/read-cache';
  * unless `fresh=1` asks for a read of its own.
  */
 export const GET = route('viewer', async (req: Request) => {
-  const params = Object.fromEntries(new URL(req.url).searchParams);
+  const params = readQuery(req);
   const { fresh, ...filters } = listQuery.parse(params);
   const { readPool } = serverContext();
   const { value: page, ageMs } = await readCache.get(`jobs ${JSON.stringify(filters)}`, () => listJobs(readPool, filters), { fresh: !!fresh });

@@ -1,4 +1,4 @@
-import { route } from '@/lib/http/respond';
+import { readQuery, route } from '@/lib/http/respond';
 import { auditQuery, LIVE_MAX_MS, liveQuery } from '@/lib/http/schemas';
 import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers } from '@/lib/server/console-reads';
 import { assertLiveRoom, liveOwner, type LiveTopic, liveStream } from '@/lib/server/live';
@@ -19,7 +19,7 @@ const requestOf = new WeakMap<ReadableStream, Request>();
  * 503 (the page polls) past the process's streams or the viewer's (lib/http/schemas.ts).
  */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
-  const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
+  const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(readQuery(req));
   const owner = liveOwner(who);
   assertLiveRoom(owner);
   const topics: LiveTopic[] = [];

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/http/respond';
+import { json, readQuery, route } from '@/lib/http/respond';
 import { lookupQuery } from '@/lib/http/schemas';
 import { readLookup } from '@/lib/server/console-reads';
 
@@ -7,6 +7,6 @@ import { readLookup } from '@/lib/server/console-reads';
  * (the console's live refresh; viewers of the same page share one read a second).
  */
 export const GET = route('viewer', async (req: Request) => {
-  const { ids } = lookupQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
+  const { ids } = lookupQuery.parse(readQuery(req));
   return json(await readLookup(ids));
 });

@@ -1,9 +1,9 @@
-import { json, route } from '@/lib/http/respond';
+import { json, readQuery, route } from '@/lib/http/respond';
 import { newerQuery } from '@/lib/http/schemas';
 import { readNewer } from '@/lib/server/console-reads';
 
 /** GET /api/jobs/newer?after=ID&<filters> — how many jobs matching the filters are newer than ID (capped; shared by viewers for a second). */
 export const GET = route('viewer', async (req: Request) => {
-  const { after, ...filter } = newerQuery.parse(Object.fromEntries(new URL(req.url).searchParams));
+  const { after, ...filter } = newerQuery.parse(readQuery(req));
   return json(await readNewer(after, filter));
 });
