@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { isUnroutedHandler } from '../lib/http/unrouted';
 import { root } from './processes';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -42,13 +43,17 @@ export function findRouteFiles(dir = path.join(root, 'app/api')): RouteFile[] {
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 
-/** Each route file's exported HTTP method handlers. */
+/**
+ * Each route file's exported HTTP method handlers: the API's operations. The 404 and 405
+ * answers a route file exports for the paths and methods it does not serve
+ * (lib/http/unrouted.ts) are none: the catch-all's route is listed with no methods.
+ */
 export async function loadRoutes(files = findRouteFiles()) {
   const routes: { path: string; file: string; methods: Map<string, Handler> }[] = [];
   for (const f of files) {
     const mod = (await import(path.join(root, f.file))) as Record<string, unknown>;
     const methods = new Map<string, Handler>();
-    for (const m of HTTP_METHODS) if (typeof mod[m] === 'function') methods.set(m.toLowerCase(), mod[m] as Handler);
+    for (const m of HTTP_METHODS) if (typeof mod[m] === 'function' && !isUnroutedHandler(mod[m])) methods.set(m.toLowerCase(), mod[m] as Handler);
     routes.push({ ...f, methods });
   }
   return routes;

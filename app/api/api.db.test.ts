@@ -307,3 +307,54 @@ describe('actions', () => {
     assert.ok(s.queues.some((q: { queue: string }) => q.queue === 'page-q'));
   });
 });
+
+describe('what no route serves', () => {
+  const errorOf = async (res: Response, status: number, code: string) => {
+    assert.equal(res.status, status);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    const body = await res.json();
+    assert.equal(body.error.code, code);
+    assert.ok(body.error.message.length > 0);
+    return body.error.message as string;
+  };
+
+  test('an unknown /api path: 404 in the error shape, whatever the method', async () => {
+    const unknown = await import('./[[...path]]/route');
+    for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
+      const message = await errorOf(await unknown[m](new Request('http://test/api/nonexistent', { method: m })), 404, 'not_found');
+      assert.match(message, /\/api\/nonexistent/);
+    }
+  });
+
+  test('a method a route does not serve: 405 method_not_allowed in the error shape, with Allow', async () => {
+    const queue = await import('./queues/[name]/route');
+    const del = await one.DELETE(new Request('http://test/api/jobs/1', { method: 'DELETE' }));
+    assert.equal(del.headers.get('allow'), 'GET, HEAD, OPTIONS');
+    assert.match(await errorOf(del, 405, 'method_not_allowed'), /^DELETE .*GET, HEAD, OPTIONS/);
+    const get = await queue.GET(new Request('http://test/api/queues/x'));
+    assert.equal(get.headers.get('allow'), 'OPTIONS, POST');
+    await errorOf(get, 405, 'method_not_allowed');
+    // OPTIONS lists what the route serves (Next's own would list the 405 handlers too).
+    const options = await jobs.OPTIONS(new Request('http://test/api/jobs', { method: 'OPTIONS' }));
+    assert.equal(options.status, 204);
+    assert.equal(options.headers.get('allow'), 'GET, HEAD, OPTIONS, POST');
+  });
+
+  test('every route file answers every method it does not serve with the JSON 405', async () => {
+    const { findRouteFiles, HTTP_METHODS, loadRoutes } = await import('../../test/api-routes');
+    const { root } = await import('../../test/processes');
+    const path = await import('node:path');
+    const served = new Map((await loadRoutes()).map((r) => [r.file, r.methods]));
+    const missing: string[] = [];
+    for (const f of findRouteFiles().filter((f) => served.get(f.file)!.size > 0)) {
+      const mod = (await import(path.join(root, f.file))) as Record<string, (req: Request) => Promise<Response>>;
+      for (const m of [...HTTP_METHODS, 'OPTIONS']) {
+        if (served.get(f.file)!.has(m.toLowerCase())) continue;
+        const res = typeof mod[m] === 'function' ? await mod[m](new Request(`http://test${f.path}`, { method: m })) : null;
+        const ok = m === 'OPTIONS' ? res?.status === 204 && !!res.headers.get('allow') : res?.status === 405 && (await res.json()).error?.code === 'method_not_allowed';
+        if (!ok) missing.push(`${m} ${f.path}`);
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
+});

@@ -192,6 +192,7 @@ const ERROR_CODES = [
   'payload_too_large',
   'unknown_type',
   'not_found',
+  'method_not_allowed',
   'state_forbids',
   'unauthorized',
   'forbidden',

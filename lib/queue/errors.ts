@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unknown_type'
   | 'not_found'
+  | 'method_not_allowed'
   | 'state_forbids'
   | 'unauthorized'
   | 'forbidden'
@@ -20,6 +21,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unknown_type: 422,
   not_found: 404,
+  method_not_allowed: 405,
   state_forbids: 409,
   unauthorized: 401,
   forbidden: 403,

@@ -1,4 +1,5 @@
 import { json, readQuery, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { auditQuery } from '@/lib/http/schemas';
 import { readAudit } from '@/lib/server/console-reads';
 
@@ -6,3 +7,5 @@ import { readAudit } from '@/lib/server/console-reads';
 export const GET = route('viewer', async (req: Request) => {
   return json(await readAudit(auditQuery.parse(readQuery(req))));
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

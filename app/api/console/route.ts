@@ -1,5 +1,6 @@
 import { consoleInfoDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { serverContext } from '@/lib/server/context';
 import pkg from '@/package.json';
 
@@ -8,3 +9,5 @@ export const GET = route('viewer', async () => {
   const { cfg, doorbell } = serverContext();
   return json(consoleInfoDto(cfg, { environment: process.env.LEASEHOLD_ENV?.trim() || null, redis: doorbell.usingRedis, version: pkg.version }));
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

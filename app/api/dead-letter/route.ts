@@ -1,5 +1,6 @@
 import { deadLetterDto } from '@/lib/http/dto';
 import { json, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { deadLetterGroups } from '@/lib/queue/dead-letter';
 import { serverContext } from '@/lib/server/context';
 import { readCache } from '@/lib/server/read-cache';
@@ -9,3 +10,5 @@ export const GET = route('viewer', async () => {
   const { value } = await readCache.get('dead-letter', () => deadLetterGroups(serverContext().readPool), { ttlMs: 3_000 });
   return json(deadLetterDto(value));
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,4 +1,5 @@
 import { json, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { log } from '@/lib/log';
 import { QueueError } from '@/lib/queue/errors';
 import { RedisDoorbell } from '@/lib/queue/signal';
@@ -26,3 +27,5 @@ export const GET = route('public', async (req: Request) => {
   const redis = doorbell.usingRedis ? 'in use' : doorbell instanceof RedisDoorbell ? 'unreachable' : 'not configured';
   return json({ ok: true, postgres: 'ok', redis, signal: doorbell.usingRedis ? 'redis' : 'postgres-notify' });
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,4 +1,5 @@
 import { json, readJson, readQuery, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { pageDto } from '@/lib/http/dto';
 import { enqueueRequest, listQuery, toEnqueueInput } from '@/lib/http/schemas';
 import { jobEnqueue } from '@/lib/queue/ops';
@@ -33,3 +34,5 @@ export const POST = route('enqueue', async (req: Request) => {
   if (many) return json({ jobs: results.map((r) => ({ id: r.id, created: r.created })) }, 202);
   return json({ id: results[0]!.id, created: results[0]!.created }, 202);
 });
+
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');

@@ -1,4 +1,5 @@
 import { readQuery, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { auditQuery, LIVE_MAX_MS, liveQuery } from '@/lib/http/schemas';
 import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers } from '@/lib/server/console-reads';
 import { assertLiveRoom, liveOwner, type LiveTopic, liveStream } from '@/lib/server/live';
@@ -42,3 +43,5 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
     },
   });
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

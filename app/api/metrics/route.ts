@@ -1,4 +1,5 @@
 import { route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { metricsRegistry } from '@/lib/server/metrics';
 
 /**
@@ -13,3 +14,5 @@ export const GET = route('viewer', async () => {
     headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' },
   });
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,5 +1,6 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { json, markChangedNothing, readJsonOptional, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { recoverBody } from '@/lib/http/schemas';
 import { jobRecover } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
@@ -30,3 +31,5 @@ export const POST = route('operator', async (req: Request, _ctx: unknown, who) =
   );
   return json(report);
 });
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -1,4 +1,5 @@
 import { json, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { scheduleDto } from '@/lib/http/dto';
 import { scheduleList } from '@/lib/queue/ops';
 import { dbNow } from '@/lib/queue/read';
@@ -13,3 +14,5 @@ export const GET = route('viewer', async () => {
   const [schedules, now] = await Promise.all([scheduleList(readPool), dbNow(readPool)]);
   return json({ schedules: schedules.map(scheduleDto), dbNow: now.toISOString() });
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,4 +1,5 @@
 import { json, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { readStats } from '@/lib/server/console-reads';
 
 /**
@@ -8,3 +9,5 @@ import { readStats } from '@/lib/server/console-reads';
  * no COUNT(*) of the table per request.
  */
 export const GET = route('viewer', async () => json(await readStats()));
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,4 +1,5 @@
 import { json, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { readWorkers } from '@/lib/server/console-reads';
 
 /**
@@ -6,3 +7,5 @@ import { readWorkers } from '@/lib/server/console-reads';
  * it has not reported for longer than a lease: its jobs' leases have run out by then.
  */
 export const GET = route('viewer', async () => json(await readWorkers()));
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,6 +1,7 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { roleAtLeast } from '@/lib/auth/roles';
 import { json, markChangedNothing, readJson, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { actionBody, actionName } from '@/lib/http/schemas';
 import { applyAction, type BulkTarget, previewAction, resolveTarget } from '@/lib/queue/bulk';
 import { QueueError } from '@/lib/queue/errors';
@@ -45,3 +46,5 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   );
   return json(report);
 });
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

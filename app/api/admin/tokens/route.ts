@@ -2,6 +2,7 @@ import { actorOf, audited } from '@/lib/audit/log';
 import { tokenCreate, tokenList } from '@/lib/auth/store';
 import { tokenDto } from '@/lib/http/admin-dto';
 import { json, readJson, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { tokenBody } from '@/lib/http/schemas';
 import { serverContext } from '@/lib/server/context';
 
@@ -21,3 +22,5 @@ export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {
   );
   return json({ ...tokenDto(info), token }, 201);
 });
+
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');

@@ -2,6 +2,7 @@ import { actorOf, audited } from '@/lib/audit/log';
 import { userAdd, userList } from '@/lib/auth/store';
 import { userDto } from '@/lib/http/admin-dto';
 import { json, readJson, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { userBody } from '@/lib/http/schemas';
 import { serverContext } from '@/lib/server/context';
 
@@ -19,3 +20,5 @@ export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {
   }));
   return json(userDto(user), 201);
 });
+
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');

@@ -3,6 +3,7 @@ import { clientAddress, SETUP_LINK, signInBlockedFor, signInFailed } from '@/lib
 import { sessionCreate, setupFirstAdmin } from '@/lib/auth/store';
 import { actorOf, auditRecord } from '@/lib/audit/log';
 import { json, readJson, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { setupBody } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
 import { serverContext } from '@/lib/server/context';
@@ -35,3 +36,5 @@ export const POST = route('public', async (req: Request) => {
   const session = await sessionCreate(pool, user.id);
   return json({ user: { name: user.name, role: user.role } }, 201, { 'set-cookie': sessionCookie(req, session.id, session.expiresAt) });
 });
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -2,6 +2,7 @@ import { sessionCookie } from '@/lib/auth/cookies';
 import { clientAddress, signInBlockedFor, signInFailed, signInSucceeded } from '@/lib/auth/rate-limit';
 import { sessionCreate, userVerify } from '@/lib/auth/store';
 import { json, readJson, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { signInBody } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
 import { serverContext } from '@/lib/server/context';
@@ -28,3 +29,5 @@ export const POST = route('public', async (req: Request) => {
   const session = await sessionCreate(pool, user.id);
   return json({ user: { name: user.name, role: user.role } }, 200, { 'set-cookie': sessionCookie(req, session.id, session.expiresAt) });
 });
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -1,4 +1,5 @@
 import { json, readQuery, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { lookupQuery } from '@/lib/http/schemas';
 import { readLookup } from '@/lib/server/console-reads';
 
@@ -10,3 +11,5 @@ export const GET = route('viewer', async (req: Request) => {
   const { ids } = lookupQuery.parse(readQuery(req));
   return json(await readLookup(ids));
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,4 +1,5 @@
 import { json, readQuery, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { newerQuery } from '@/lib/http/schemas';
 import { readNewer } from '@/lib/server/console-reads';
 
@@ -7,3 +8,5 @@ export const GET = route('viewer', async (req: Request) => {
   const { after, ...filter } = newerQuery.parse(readQuery(req));
   return json(await readNewer(after, filter));
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

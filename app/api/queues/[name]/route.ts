@@ -1,6 +1,7 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { queueControlDto } from '@/lib/http/dto';
 import { json, readJsonOptional, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { queueControlsBody, queueName } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
 import { queueControls, queueSetControls, type QueueControl } from '@/lib/queue/ops';
@@ -38,3 +39,5 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
 /** What an operator sets on a queue (not its running count or rate tokens): to tell a change from a no-op. */
 const controlsKey = (c: QueueControl | null | undefined) =>
   c ? JSON.stringify([c.paused, c.concurrencyLimit, c.rateLimit, c.ratePeriodMs]) : 'none';
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -1,5 +1,6 @@
 import { actorOf, audited, jobActionEntry } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { cancelBody } from '@/lib/http/schemas';
 import { singleActionResponse } from '@/lib/http/single-action';
 import { jobCancel } from '@/lib/queue/ops';
@@ -14,3 +15,5 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const report = await audited(pool, actorOf(who), entry, () => jobCancel(pool, { ids: [id] }), outcome);
   return singleActionResponse(report);
 });
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -1,5 +1,6 @@
 import { actorOf, audited, jobActionEntry } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { requeueBody } from '@/lib/http/schemas';
 import { singleActionResponse } from '@/lib/http/single-action';
 import { jobRequeue } from '@/lib/queue/ops';
@@ -24,3 +25,5 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   );
   return singleActionResponse(report);
 });
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -1,4 +1,5 @@
 import { parseJobId, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { QueueError } from '@/lib/queue/errors';
 import { getJob } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
@@ -22,3 +23,5 @@ export const GET = route('viewer', async (_req: Request, ctx: { params: Promise<
     },
   });
 });
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

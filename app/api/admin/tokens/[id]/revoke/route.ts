@@ -2,6 +2,7 @@ import { actorOf, audited } from '@/lib/audit/log';
 import { tokenRevoke } from '@/lib/auth/store';
 import { tokenDto } from '@/lib/http/admin-dto';
 import { json, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { tokenId } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
 import { serverContext } from '@/lib/server/context';
@@ -25,3 +26,5 @@ export const POST = route('admin', async (_req: Request, ctx: { params: Promise<
   );
   return json(tokenDto(revoked));
 });
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -1,6 +1,7 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { userDisable } from '@/lib/auth/store';
 import { json, route } from '@/lib/http/respond';
+import { otherMethods } from '@/lib/http/unrouted';
 import { userName } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
 import { serverContext } from '@/lib/server/context';
@@ -24,3 +25,5 @@ export const POST = route('admin', async (_req: Request, ctx: { params: Promise<
   );
   return json({ ok: true });
 });
+
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
