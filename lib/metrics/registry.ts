@@ -116,7 +116,7 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
   });
   new Gauge({
     name: 'leasehold_workers_alive',
-    help: 'Worker processes with a heartbeat in the last minute.',
+    help: 'Worker processes with a heartbeat within the last lease (as the console counts them).',
     registers: [registry],
     async collect() {
       this.set((await source.stats()).workersAlive);

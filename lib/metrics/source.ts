@@ -126,10 +126,12 @@ export interface MetricsSource {
 export function createMetricsSource(o: {
   db: Executor;
   doorbell: Doorbell;
+  /** A worker with no heartbeat for this long is not counted alive (the lease, as the console). */
+  leaseMs: number;
   statsTtlMs?: number;
   totalsTtlMs?: number;
 }): MetricsSource {
-  const stats = cached(() => getStats(o.db), o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);
+  const stats = cached(() => getStats(o.db, { aliveWithinMs: o.leaseMs }), o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);
   const totalsTtl = o.totalsTtlMs ?? TOTALS_TTL_MS_DEFAULT;
   const workerTotals = cached(() => readWorkerTotals(o.db), totalsTtl);
   // One collector asks for it per scrape: LLEN per known queue, not cached.

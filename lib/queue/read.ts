@@ -401,11 +401,11 @@ export interface Stats {
 const zeroCounts = () => Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
 
 /**
- * `aliveWithinMs`: a worker counts as alive when it heartbeated this recently (the console and
- * the CLI pass the lease, as listWorkers' staleAfterMs; the default keeps the metric's minute).
+ * `aliveWithinMs`: a worker counts as alive when it heartbeated this recently — the lease,
+ * as listWorkers' staleAfterMs, so the CLI, the metrics and the console agree.
  */
-export async function getStats(db: Executor, opts: { aliveWithinMs?: number } = {}): Promise<Stats> {
-  const aliveWithinMs = opts.aliveWithinMs ?? 60_000;
+export async function getStats(db: Executor, opts: { aliveWithinMs: number }): Promise<Stats> {
+  const { aliveWithinMs } = opts;
   const [byQueue, extra] = await Promise.all([
     db.query(`SELECT queue, status, count(*)::bigint AS n FROM jobs GROUP BY queue, status`),
     db.query(

@@ -10,7 +10,7 @@ export function metricsRegistry(): Registry {
   const ctx = serverContext();
   let registry = registries.get(ctx);
   if (!registry) {
-    registry = createMetricsRegistry(createMetricsSource({ db: ctx.readPool, doorbell: ctx.doorbell }));
+    registry = createMetricsRegistry(createMetricsSource({ db: ctx.readPool, doorbell: ctx.doorbell, leaseMs: ctx.cfg.leaseMs }));
     registries.set(ctx, registry);
   }
   return registry;

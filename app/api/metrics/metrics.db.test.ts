@@ -131,3 +131,16 @@ test('GET /api/health answers without the database; ?ready checks PostgreSQL and
   assert.equal(ready.status, 200);
   assert.deepEqual(await ready.json(), { ok: true, postgres: 'ok', redis: 'in use', signal: 'redis' });
 });
+
+test('leasehold_workers_alive counts a worker alive within one lease, as the console and the CLI do', async () => {
+  // The console's lease is the default 30 s: a worker quiet for 45 s is stale there.
+  await db.pool.query(
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at)
+     VALUES ('w-metrics-quiet', 'm-host', 4243, '{default}', 2, now() - interval '1 hour', now() - interval '45 seconds'),
+            ('w-metrics-live', 'm-host', 4244, '{default}', 2, now() - interval '1 hour', now() - interval '1 second')`,
+  );
+  cleanup(() => db.pool.query(`DELETE FROM workers WHERE worker_id IN ('w-metrics-quiet', 'w-metrics-live')`));
+  // The first count that sees the two rows (none alive before them: the run above stopped its workers).
+  const alive = await waitFor('a count with the new rows', async () => (await scrape()).value('leasehold_workers_alive') || null, { timeoutMs: 20_000, intervalMs: 250 });
+  assert.equal(alive, 1, 'the quiet worker is not counted');
+});
