@@ -23,7 +23,8 @@
  * one live feed (GET /api/live) open; with --mode poll it sends a request per query each
  * second, as the console did before the feed. Every tenth second a tab loads its page
  * again (GET /api/stats, or the 50 newest jobs), as someone moving around would, which
- * gives the request timings. The batch goes to a queue of its own, so the million rows
+ * gives the request timings; the overview tabs then also ask a do-nothing Node server (the
+ * yardstick row: what answering takes on this machine under the same load). The batch goes to a queue of its own, so the million rows
  * around it stay as they are.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -94,8 +95,24 @@ function cpuSeconds(pid: number | null): number {
   }
 }
 
+/**
+ * A yardstick: a Node HTTP server that answers `{}` and does nothing else, in a process of
+ * its own as the console is. What it takes to answer under the same load is what any server
+ * on this machine takes (waiting for a core to wake up on, and this script's own wake-ups);
+ * the console's figures beyond it are its own cost.
+ */
+async function startYardstick(): Promise<{ url: string; stop: () => void }> {
+  const code = `require('node:http').createServer((q, s) => s.end('{}')).listen(0, '127.0.0.1', function () { console.log(this.address().port); })`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.once('exit', (c) => reject(new Error(`the yardstick server exited (${c})`)));
+  });
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
+}
+
 /** Browser tabs on the overview and the jobs page, as far as the server can tell. */
-function startConsoles(n: number) {
+function startConsoles(n: number, yardstick: string) {
   const timings = new Map<string, number[]>();
   const note = (label: string, ms: number) => {
     const list = timings.get(label) ?? [];
@@ -104,7 +121,7 @@ function startConsoles(n: number) {
   };
   let running = true;
   const get = async (label: string, url: string) => {
-    const { ms, json } = await timedJson(BASE + url);
+    const { ms, json } = await timedJson(url.startsWith('http') ? url : BASE + url);
     note(label, ms);
     return json;
   };
@@ -161,7 +178,10 @@ function startConsoles(n: number) {
     return {
       async poll() {
         // The page's own load (every tenth second, as someone moving around would), then the feed or a poll.
-        if (!live || tick++ % 10 === 0) await get('GET /api/stats', '/api/stats');
+        if (!live || tick++ % 10 === 0) {
+          await get('GET /api/stats', '/api/stats');
+          await get('(yardstick: a do-nothing Node server)', yardstick);
+        }
         live?.watch('/api/live?stats=1&every=1000');
       },
       close: () => live?.close(),
@@ -262,6 +282,7 @@ async function removeBatches(pattern: string) {
 
 const median = (xs: number[]) => percentile(xs, 50);
 
+const yardstick = await startYardstick();
 try {
   const { rows } = await pool.query(`SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'jobs'`);
   console.log(
@@ -287,7 +308,7 @@ try {
   let wall = 0;
   for (let k = 0; k < PAIRS; k++) {
     const before = { server: cpuSeconds(pid), self: process.cpuUsage(), at: performance.now() };
-    const consoles = startConsoles(CONSOLES);
+    const consoles = startConsoles(CONSOLES, yardstick.url);
     watched.push(await round(`${CONSOLES} consoles`).finally(() => consoles.stop()));
     wall += (performance.now() - before.at) / 1000;
     serverCpu += cpuSeconds(pid) - before.server;
@@ -313,6 +334,7 @@ try {
 } finally {
   // Whatever a failed round left behind.
   await removeBatches(`${prefix}_%`);
+  yardstick.stop();
   await doorbell.close();
   await pool.end();
 }
