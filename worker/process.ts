@@ -71,6 +71,13 @@ const runner = new Runner({
   prefetch: Number(values.prefetch),
   log,
 });
+// A rejection nobody handles comes from handler code (a ctx.checkpoint not awaited, a promise
+// left behind). Node's default would end this process and every job it runs, each then
+// waiting out its lease and spending an attempt; the rejection is logged instead (whatever
+// that promise tried to write was fenced).
+process.on('unhandledRejection', (reason) =>
+  log.error("a promise rejection nobody handled (a handler's promise not awaited?); the worker keeps running", { err: reason }),
+);
 await runner.start();
 log.info('worker process started', { worker: runner.workerId, concurrency, queues: queues.join(','), redis: !!redisUrl });
 process.send?.({ type: 'ready', workerId: runner.workerId });

@@ -156,6 +156,70 @@ describe('cancel', () => {
     await ops.jobRecover(db.pool, {});
     assert.equal((await jobRow(db.pool, id)).status, 'cancelled');
   });
+
+  test('a handler that ignores its signal is given up on: the cancelled job ends cancelled and its slot runs the next job', async (t) => {
+    const ran: string[] = [];
+    const { enqueue } = await makeRunner(t, {
+      concurrency: 1,
+      abandonAfterMs: 300,
+      // The first call never settles and never looks at its signal; the next return at once.
+      handlers: { 'test.block': (_p, ctx) => (ran.push(ctx.job.id) === 1 ? new Promise(() => {}) : undefined) },
+    });
+    const stuck = await enqueue();
+    await waitFor('the first job to start', () => ran.includes(stuck));
+    const next = await enqueue();
+    await ops.jobCancel(db.pool, { ids: [stuck] });
+    await waitFor('the ignored cancel to end the job', async () => (await jobRow(db.pool, stuck)).status === 'cancelled', { timeoutMs: 30_000 });
+    await waitFor('the freed slot to run the next job', async () => (await jobRow(db.pool, next)).status === 'completed', { timeoutMs: 30_000 });
+  });
+
+  test('a handler that returns after its cancel fired: the job ends cancelled, and what it returned is not kept', async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-results-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const started = new Set<string>();
+    const { enqueue } = await makeRunner(t, {
+      results: new FsResultStore(dir),
+      handlers: {
+        'test.block': (_p, ctx) =>
+          new Promise((resolve) => {
+            started.add(ctx.job.id);
+            ctx.signal.addEventListener('abort', () => resolve({ partial: true }));
+          }),
+      },
+    });
+    const id = await enqueue();
+    await waitFor('the job to start', () => started.has(id));
+    await ops.jobCancel(db.pool, { ids: [id] });
+    await waitFor('the job to end', async () => (await jobRow(db.pool, id)).status !== 'running');
+    const row = await jobRow(db.pool, id);
+    assert.deepEqual([row.status, row.result_key], ['cancelled', null]);
+    assert.deepEqual(fs.readdirSync(dir), [], 'no result written');
+  });
+});
+
+describe('handler outcomes', () => {
+  test('a thenable that calls back twice finishes its job once and frees one slot', async (t) => {
+    const { runner, enqueue } = await makeRunner(t, {
+      concurrency: 1,
+      handlers: { 'test.block': () => ({ then: (ok: (v: null) => void) => (ok(null), ok(null)) }) as unknown as Promise<null> },
+    });
+    const id = await enqueue();
+    await waitFor('the job to complete', async () => (await jobRow(db.pool, id)).status === 'completed');
+    await waitFor('the completion to settle', () => runner.inFlight === 0);
+    assert.equal(runner.metrics().running, 0, 'one slot freed, not two');
+    assert.equal(runner.stats.completed, 1);
+  });
+
+  test('a result JSON has no text for (a function) fails the job for good, not retried', async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-results-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const { enqueue } = await makeRunner(t, { results: new FsResultStore(dir), handlers: { 'test.block': () => () => 1 } });
+    const id = await enqueue();
+    await waitFor('the job to end its attempt', async () => (await jobRow(db.pool, id)).status !== 'running' && (await jobRow(db.pool, id)).status !== 'queued');
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.status, 'failed');
+    assert.match(row.error, /not JSON-serializable/);
+  });
 });
 
 describe('graceful shutdown', () => {

@@ -66,6 +66,8 @@ export interface RunnerOptions {
   prefetch?: number;
   /** How long ids popped beyond the free slots may wait in the process (see Runner.held). */
   heldSignalsMs?: number;
+  /** How long an aborted handler that ignores its signal keeps its slot (default: the lease). */
+  abandonAfterMs?: number;
   log: Logger;
   workerId?: string;
 }
@@ -110,6 +112,8 @@ interface Entry {
   renewedAt: number;
   /** 'buffered' is claimed but waits for a slot; 'running' holds a slot; 'finishing' is writing its outcome. */
   state: 'buffered' | 'running' | 'finishing';
+  /** performance.now() when the handler was called. */
+  startedAt: number;
   lost?: AbortReason;
   cancelRequested?: boolean;
   /** Shutdown handed this lease back: the handler's outcome must not be written. */
@@ -634,6 +638,7 @@ export class Runner {
       ac: new LazyAbort(),
       renewedAt: claimSentAt,
       state: 'buffered',
+      startedAt: 0,
     };
     this.active.set(job.id, entry);
     this.buffer.push(entry);
@@ -674,8 +679,8 @@ export class Runner {
   private execute(e: Entry) {
     const { job } = e;
     const handler = this.o.handlers[job.type];
-    const startedAt = performance.now();
-    const done = (result: unknown, error: unknown) => this.finished(e, startedAt, result, error);
+    e.startedAt = performance.now();
+    const done = (result: unknown, error: unknown) => this.finished(e, result, error);
     queueMicrotask(() => {
       let out: unknown;
       try {
@@ -694,10 +699,18 @@ export class Runner {
     });
   }
 
-  /** The handler returned or threw: free the slot, then record the outcome. */
-  private finished(e: Entry, startedAt: number, result: unknown, error: unknown) {
-    this.runTime.observe(performance.now() - startedAt);
+  /**
+   * The handler returned or threw (or was given up on: see abortHandler): free the slot, then
+   * record the outcome. Once per attempt: a thenable that calls back twice, or a handler
+   * settling after it was given up on, changes nothing.
+   */
+  private finished(e: Entry, result: unknown, error: unknown) {
+    if (e.state !== 'running') return;
+    this.runTime.observe(performance.now() - e.startedAt);
     e.state = 'finishing';
+    // Cancelled while it ran: what it returns after its signal fired is not recorded
+    // (handlers/types.ts); the cancel is acknowledged instead.
+    if (error === null && e.cancelRequested) error = new JobAborted('cancelled');
     this.running--;
     this.pump();
     this.wakeFetcher();
@@ -830,12 +843,15 @@ export class Runner {
   /** Stores a handler's result (if any) in the result store; returns its key. */
   private async storeResult(e: Entry, result: unknown): Promise<string | null> {
     if (result === undefined || result === null || !this.o.results) return null;
-    let body: string;
+    let body: string | undefined;
     try {
       body = JSON.stringify(result);
     } catch (err) {
       throw new PermanentError(`the handler's result is not JSON-serializable: ${(err as Error).message}`);
     }
+    // A function or a symbol (or a toJSON answering undefined) has no JSON at all: as
+    // permanent as a cycle — every retry would return the same.
+    if (body === undefined) throw new PermanentError(`the handler's result is not JSON-serializable: JSON has no ${typeof result === 'object' ? 'value for it' : typeof result}`);
     const key = await this.o.results.put(e.job.id, e.lease.attempt, Buffer.from(body));
     if (failpointsEnabled) await failpoint('after_result_write', [e.job.id]);
     return key;
@@ -945,13 +961,36 @@ export class Runner {
   private lose(e: Entry, reason: AbortReason) {
     if (e.lost || e.released) return;
     e.lost = reason;
-    if (e.state === 'running') e.ac.abort(new JobAborted(reason));
+    if (e.state === 'running') this.abortHandler(e, reason);
     if (e.state === 'buffered') {
       // Never started: nothing to abort. The lease is not ours any more (or may not be):
       // whoever holds the job now, or the recover sweep, takes it from here.
       this.stats.leaseLost++;
       this.unbuffer(e);
     }
+  }
+
+  /**
+   * Aborts a running handler: its lease is lost, or an operator cancelled it. Node cannot
+   * stop a handler that ignores its signal, so after abandonAfterMs (a lease) its attempt
+   * ends as if it had thrown the abort: the slot is freed, a cancel acknowledged (the job
+   * ends `cancelled`), a lost lease left to whoever holds the job now. Otherwise such a
+   * handler would hold its slot for good, and a cancelled job would stay `running`, its
+   * lease renewed, for ever. What it does afterwards is not recorded (the fence refuses it).
+   */
+  private abortHandler(e: Entry, reason: AbortReason) {
+    e.ac.abort(new JobAborted(reason));
+    const waitMs = this.o.abandonAfterMs ?? this.o.leaseMs;
+    setTimeout(() => {
+      if (e.state !== 'running' || e.released) return;
+      this.log.warn('the handler ignored its abort signal: its slot is freed, and what it does from now on is not recorded', {
+        job: e.job.id,
+        attempt: e.lease.attempt,
+        reason,
+        waitedMs: waitMs,
+      });
+      this.finished(e, undefined, new JobAborted(reason));
+    }, waitMs).unref();
   }
 
   // ---------------------------------------------------------------- heartbeat
@@ -1005,7 +1044,7 @@ export class Runner {
         e.renewedAt = sentAt;
         if (r.cancelRequested && !e.cancelRequested) {
           e.cancelRequested = true;
-          if (e.state === 'running') e.ac.abort(new JobAborted('cancelled'));
+          if (e.state === 'running') this.abortHandler(e, 'cancelled');
           if (e.state === 'buffered') {
             this.unbuffer(e);
             void ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [e.lease] }).catch(() => {});
@@ -1111,6 +1150,9 @@ export class Runner {
   async stop(graceMs: number) {
     if (this.stopping) return;
     this.stopping = true;
+    // From now, not from after the claim in flight: the supervisor's own deadline runs from
+    // its SIGTERM, and a claim on a slow database can take a while to answer.
+    const deadline = performance.now() + graceMs;
     this.wakeFetcher();
     this.o.receiver?.close(); // ends a pending blocking pop
     this.pgReceiver?.wake();
@@ -1123,7 +1165,6 @@ export class Runner {
       this.forget(e);
     }
     await this.release(buffered, 'worker shut down before starting the job; lease handed back');
-    const deadline = performance.now() + graceMs;
     while (this.running > 0 && performance.now() < deadline) await sleep(20);
     const leftover = [...this.active.values()].filter((e) => e.state === 'running' && !e.lost);
     if (leftover.length) {

@@ -9,7 +9,9 @@ export interface JobContext {
   /**
    * Aborted when the job must stop: its lease was lost (another worker may own it now),
    * an operator cancelled it, or the worker is shutting down. Pass it to anything that
-   * takes a signal; whatever the handler returns after it fires is not recorded.
+   * takes a signal; whatever the handler returns after it fires is not recorded. A handler
+   * still running a lease after its signal fired is given up on: its slot is freed and the
+   * attempt ends (a cancelled job `cancelled`), though Node cannot stop its code.
    */
   signal: AbortSignal;
   log: Logger;
@@ -21,7 +23,8 @@ export interface JobContext {
   /**
    * Saves progress under `name` (JSON, up to 1 MiB), fenced like every write to a running
    * job: if this attempt lost its lease the checkpoint is not saved and the call rejects
-   * (the handler should stop; its signal is aborted too).
+   * (the handler should stop; its signal is aborted too). Await it: a rejection nobody
+   * handles is logged by the worker process, not thrown.
    */
   checkpoint(name: string, value: unknown): Promise<void>;
 }
