@@ -162,6 +162,20 @@ describe('transactional enqueue', () => {
     assert.deepEqual(await rung('c-wt-rb'), []);
   });
 
+  test('withTransaction(fn) whose statement failed but fn went on: the COMMIT rolled back, so it rejects, and nothing is rung', async () => {
+    let id = '';
+    await assert.rejects(
+      leasehold.withTransaction(async (tx) => {
+        id = (await tx.enqueue({ type: 'demo.noop', queue: 'c-wt-caught' })).id;
+        await tx.client.query('SELECT 1/0').catch(() => {}); // caught: the transaction is aborted all the same
+      }),
+      (err: Error & { code?: string }) => err.code === 'state_forbids' && /rolled back, not committed/.test(err.message),
+    );
+    assert.equal(await leasehold.get(id), null);
+    assert.equal(await jobCount('c-wt-caught'), 0);
+    assert.deepEqual(await rung('c-wt-caught'), []);
+  });
+
   test('without Redis the ring is a PostgreSQL NOTIFY, sent after the commit', async () => {
     const noRedis = createClient({ databaseUrl: db.url, redisUrl: null });
     cleanup(() => noRedis.close());

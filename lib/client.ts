@@ -189,7 +189,14 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       await client.query('BEGIN');
       t = openTransaction(client);
       result = await fn(t);
-      await client.query('COMMIT');
+      // PostgreSQL answers the COMMIT of a transaction an error aborted (one `fn` caught and
+      // went on from) with ROLLBACK, not with an error: nothing was kept, no job enqueued.
+      if ((await client.query('COMMIT')).command === 'ROLLBACK') {
+        throw new QueueError(
+          'state_forbids',
+          'the transaction was rolled back, not committed: a statement in it failed (its error was caught inside the callback); nothing it wrote was kept and no job was enqueued',
+        );
+      }
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
       throw err;

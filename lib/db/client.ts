@@ -84,7 +84,8 @@ export function useTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => 
   return useConnection(pool, async (client) => {
     await client.query('BEGIN');
     const out = await fn(client);
-    await client.query('COMMIT');
+    // An error `fn` caught aborted the transaction: PostgreSQL then answers COMMIT with ROLLBACK.
+    if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new Error('the transaction was rolled back, not committed: a statement in it failed');
     return out;
   });
 }
