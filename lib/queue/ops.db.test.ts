@@ -585,6 +585,19 @@ describe('schedules', () => {
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'bad', cron: 'every now and then', type: 'demo.noop' }), /cron/);
   });
 
+  test('a tick set by hand to a time with microseconds (SET next_run_at = now()) still ticks, once', async () => {
+    await ops.scheduleUpsert(db.pool, { name: 'by-hand', cron: '0 0 1 1 *', type: 'demo.noop', queue: 'sched-hand' });
+    await db.pool.query(`UPDATE schedules SET next_run_at = now() - interval '2.000123 seconds' WHERE name = 'by-hand'`);
+    const made = (await Promise.all(Array.from({ length: 3 }, () => ops.scheduleTick(db.pool)))).flat();
+    try {
+      assert.equal(made.filter((m) => m.queue === 'sched-hand').length, 1);
+      const { rows } = await db.pool.query(`SELECT next_run_at > now() AS moved_on FROM schedules WHERE name = 'by-hand'`);
+      assert.equal(rows[0].moved_on, true);
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = 'by-hand'`);
+    }
+  });
+
   test('a schedule whose job the database refuses does not hold up the schedules due after it', async () => {
     await ops.scheduleUpsert(db.pool, { name: 'good-after-bad', cron: '* * * * * *', type: 'demo.noop', queue: 'sched-iso' });
     // Defined before names were checked: its tick's idempotency key is over 255 characters.

@@ -390,6 +390,14 @@ export const scheduleDue: Statement = {
 };
 
 /**
+ * A schedule still at the tick a process read, compared to the millisecond: the tick comes
+ * back as a JavaScript Date, so a next_run_at with microseconds (an operator's
+ * `UPDATE schedules SET next_run_at = now()`) would never match, and the schedule would
+ * never tick again.
+ */
+const tickIs = (param: string) => `date_trunc('milliseconds', next_run_at) = ${param}`;
+
+/**
  * scheduleAdvance — move a schedule to its next tick, if it is still at the tick this
  * process saw (a compare-and-swap: of several processes, exactly one wins each tick).
  * Params: $1 name, $2 the tick seen (next_run_at), $3 the next tick, $4 the job enqueued.
@@ -399,7 +407,7 @@ export const scheduleAdvance: Statement = {
   text: `
 UPDATE schedules
    SET next_run_at = $3, last_run_at = $2, last_job_id = $4, updated_at = now()
- WHERE name = $1 AND next_run_at = $2 AND enabled
+ WHERE name = $1 AND ${tickIs('$2')} AND enabled
 RETURNING name`,
 };
 
@@ -423,7 +431,7 @@ RETURNING *`,
 /** scheduleLock — lock a schedule's due tick for this transaction (SKIP LOCKED: another process has it). Params: $1 name, $2 tick. */
 export const scheduleLock: Statement = {
   name: 'leasehold_schedule_lock',
-  text: `SELECT name FROM schedules WHERE name = $1 AND next_run_at = $2 AND enabled FOR UPDATE SKIP LOCKED`,
+  text: `SELECT name FROM schedules WHERE name = $1 AND ${tickIs('$2')} AND enabled FOR UPDATE SKIP LOCKED`,
 };
 
 /** The database clock. */
