@@ -16,7 +16,7 @@ import * as ops from '../lib/queue/ops';
 import { queueKey, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
-import { jobRow } from '../test/factories';
+import { insertJob, jobRow } from '../test/factories';
 import { uniquePrefix } from '../test/processes';
 import { waitFor } from '../test/wait';
 import type { Handler } from './handlers/types';
@@ -208,6 +208,17 @@ describe('handler outcomes', () => {
     await waitFor('the completion to settle', () => runner.inFlight === 0);
     assert.equal(runner.metrics().running, 0, 'one slot freed, not two');
     assert.equal(runner.stats.completed, 1);
+  });
+
+  test('a failure backs off by the tries of the current budget, not by the lifetime attempt number', async (t) => {
+    const prefix = uniquePrefix('backoff');
+    await makeRunner(t, { prefix, handlers: { 'test.block': () => { throw new Error('boom'); } } });
+    // Ten attempts before, all handed back (shutdowns): the next is the first try of its budget of 3.
+    const id = await insertJob(db.pool, { queue: prefix, type: 'test.block', attemptCount: 10, maxAttempts: 13 });
+    await db.pool.query('UPDATE jobs SET attempt_budget = 3 WHERE job_id = $1', [id]);
+    await waitFor('the job to fail its attempt', async () => (await jobRow(db.pool, id)).status === 'retrying');
+    const { rows } = await db.pool.query(`SELECT extract(epoch FROM run_at - now()) AS wait_s FROM jobs WHERE job_id = $1`, [id]);
+    assert.ok(rows[0].wait_s < 5, `backs off ${rows[0].wait_s} s (a first failure: at most 1 s), not 2^10 s`);
   });
 
   test('a result JSON has no text for (a function) fails the job for good, not retried', async (t) => {

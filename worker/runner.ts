@@ -25,7 +25,7 @@ import { answeredByServer, useTransaction } from '../lib/db/client';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
-import { backoffMs } from '../lib/queue/backoff';
+import { attemptInBudget, backoffMs } from '../lib/queue/backoff';
 import { PermanentError } from '../lib/queue/errors';
 import { type ClaimedJob, isSuspect, type Lease } from '../lib/queue/job';
 import type { AttemptOutcome, JobStatus } from '../lib/queue/status';
@@ -907,7 +907,7 @@ export class Runner {
           error: truncate(err.message || err.name, 2_000),
           stack: err.stack ? truncate(err.stack, 8_000) : null,
           permanent,
-          backoffMs: backoffMs(lease.attempt),
+          backoffMs: backoffMs(attemptInBudget(job)),
         });
         if (status === 'failed') this.stats.failed++;
         if (status === 'retrying') this.stats.retried++;

@@ -19,3 +19,14 @@ export function backoffMs(attempt: number, opts: BackoffOptions = {}): number {
   const exp = Math.min(max, base * 2 ** Math.max(0, Math.min(attempt - 1, 30)));
   return Math.round(exp / 2 + random() * (exp / 2));
 }
+
+/**
+ * Which try of its current budget an attempt is (1 = the first since the job was enqueued
+ * or given a fresh budget): the backoff grows with the failures of this budget, not with
+ * attempt_count, the lifetime fencing token, which attempts given back (a shutdown, a
+ * revoke) and earlier budgets also raise. A job requeued with a fresh budget after twelve
+ * attempts backs off one second on its next failure, not an hour.
+ */
+export function attemptInBudget(j: { attemptCount: number; maxAttempts: number; attemptBudget: number }): number {
+  return Math.max(1, j.attemptCount - (j.maxAttempts - j.attemptBudget));
+}

@@ -36,7 +36,7 @@ export type Checkpoints = Record<string, { value: unknown; attempt: number; at: 
 /** What a claim returns: what the worker and its handler need, nothing to parse in vain. */
 export type ClaimedJob = Pick<
   Job,
-  'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'workerId' | 'checkpoints' | 'leaseLostStreak'
+  'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'attemptBudget' | 'workerId' | 'checkpoints' | 'leaseLostStreak'
 > & {
   /** How long the job was due before this claim (database clock). */
   waitedMs: number;
@@ -76,6 +76,7 @@ export function toClaimedJob(r: any): ClaimedJob {
     payload: r.payload,
     attemptCount: r.attempt_count,
     maxAttempts: r.max_attempts,
+    attemptBudget: r.attempt_budget,
     workerId: r.worker_id,
     checkpoints: r.checkpoints,
     leaseLostStreak: r.lease_lost_streak,

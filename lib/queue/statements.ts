@@ -128,7 +128,7 @@ const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '') => `
    WHERE j.job_id = target.job_id
      -- At most one suspect per claim: a worker never holds two jobs that may crash it.
      AND (NOT target.suspect OR target.job_id = (SELECT min(t2.job_id) FROM target t2 WHERE t2.suspect))
-  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.worker_id, j.checkpoints, j.lease_lost_streak,
+  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.attempt_budget, j.worker_id, j.checkpoints, j.lease_lost_streak,
             extract(epoch FROM now() - j.run_at) * 1000 AS waited_ms, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
 ), lost AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
@@ -136,7 +136,7 @@ const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '') => `
          'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )${extraCtes}
-SELECT job_id, queue, type, payload, attempt_count, max_attempts, worker_id, checkpoints, lease_lost_streak, waited_ms
+SELECT job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak, waited_ms
   FROM claimed ORDER BY job_id`;
 
 /**
@@ -214,7 +214,7 @@ UPDATE jobs
    AND cancel_requested_at IS NULL
    AND lease_lost_streak < ${SUSPECT_STREAK}
    AND ${uncontrolled}
-RETURNING job_id, queue, type, payload, attempt_count, max_attempts, worker_id, checkpoints, lease_lost_streak,
+RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak,
           extract(epoch FROM now() - run_at) * 1000 AS waited_ms`,
 };
 
