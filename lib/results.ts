@@ -21,6 +21,12 @@ export interface ResultStore {
   put(jobId: string, attempt: number, body: Buffer, contentType?: string): Promise<string>;
   get(key: string): Promise<StoredResult | null>;
   delete(key: string): Promise<void>;
+  /**
+   * Deletes every result stored for a job, pointed to or not (an attempt that crashed after
+   * writing its result leaves one nothing points to). Optional: a store that cannot list by
+   * job deletes only the key the job pointed to.
+   */
+  deleteAll?(jobId: string): Promise<void>;
 }
 
 /** The results directory: LEASEHOLD_RESULTS_DIR, or <data dir>/results, from the working directory. */
@@ -69,5 +75,10 @@ export class FsResultStore implements ResultStore {
 
   async delete(key: string): Promise<void> {
     await fs.rm(this.file(key), { force: true });
+  }
+
+  async deleteAll(jobId: string): Promise<void> {
+    if (!/^\d{1,19}$/.test(jobId)) throw new Error(`not a job id: ${JSON.stringify(jobId)}`);
+    await fs.rm(path.join(this.dir, jobId), { recursive: true, force: true });
   }
 }

@@ -370,6 +370,7 @@ describe('operator actions', () => {
       return { id, key };
     };
     const deleted = await withResult();
+    const crashed = await results.put(deleted.id, 2, Buffer.from('{"ok":"never pointed to"}')); // an attempt that crashed after its write
     const requeued = await withResult();
     const kept = await withResult(); // requeued without the store: the blob is left as before
     const failed = await insertJob(db.pool, { status: 'failed' }); // no result at all
@@ -377,6 +378,7 @@ describe('operator actions', () => {
     assert.equal((await ops.jobRequeue(db.pool, { ids: [requeued.id, failed], results })).changed, 2);
     await ops.jobRequeue(db.pool, { ids: [kept.id] });
     assert.equal(await results.get(deleted.key), null, 'the deleted job\'s result is gone');
+    assert.equal(await results.get(crashed), null, 'and so is the one a crashed attempt of it left');
     assert.equal(await results.get(requeued.key), null, 'the requeued job\'s last result is gone');
     assert.notEqual(await results.get(kept.key), null);
     assert.equal((await jobRow(db.pool, requeued.id)).result_key, null);

@@ -479,7 +479,10 @@ export async function jobRequeue(
 export async function jobDelete(db: Executor, p: { ids: readonly string[]; results?: ResultStore | null }): Promise<ActionReport> {
   const ids = uniq(p.ids);
   const { rows } = await run(db, sql.jobDelete, [ids]);
-  await dropResults(p.results, rows.map((r) => r.result_key));
+  // Every result of a deleted job, a crashed attempt's too, where the store can find them.
+  if (p.results?.deleteAll) {
+    for (const r of rows) await p.results.deleteAll(String(r.job_id)).catch((err) => log.warn('could not delete the results of a deleted job', { job: String(r.job_id), err }));
+  } else await dropResults(p.results, rows.map((r) => r.result_key));
   const changed = new Map(rows.map((r) => [String(r.job_id), { outcome: 'deleted' as ActionOutcome }]));
   return report(db, ids, changed, 'delete');
 }
