@@ -468,6 +468,7 @@ describe('access control and the audit log', () => {
     assert.equal(created.status, 201);
     assert.match(created.body.token, /^lh_/);
     assert.equal((await call('POST', '/api/admin/tokens', { body: { name: 'oa-producer', scope: 'root' } })).status, 400);
+    assert.equal((await call('POST', '/api/admin/tokens', { body: { name: '3', scope: 'viewer' } })).status, 400, 'a name that reads as a token id');
     assert.ok((await call('GET', '/api/admin/tokens')).body.tokens.every((t: Record<string, unknown>) => !('token' in t)));
     assert.equal((await call('POST', '/api/admin/tokens/{id}/revoke', { params: { id: created.body.id } })).status, 200);
     assert.equal((await call('POST', '/api/admin/tokens/{id}/revoke', { params: { id: created.body.id } })).status, 404);
