@@ -48,7 +48,9 @@ export function useActionFlow(): { start(r: ActionRequest): void; element: React
   const apply = useMutation({
     mutationFn: () => {
       const p = preview.data!;
-      const target: ActionTarget = 'filter' in req!.target && p.maxId ? { filter: { ...req!.target.filter, maxId: p.maxId } } : req!.target;
+      // The set the preview saw: no job newer than it, none that finished after it.
+      const target: ActionTarget =
+        'filter' in req!.target && p.maxId ? { filter: { ...req!.target.filter, maxId: p.maxId, ...(p.finishedBy ? { finishedBy: p.finishedBy } : {}) } } : req!.target;
       const expectIds = 'all' in req!.target ? p.items.map((i) => i.id) : undefined;
       return runAction(req!.action, target, { ...options, preview: false, expectIds, ...(reason.trim() ? { reason: reason.trim().slice(0, 500) } : {}) });
     },

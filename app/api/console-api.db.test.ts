@@ -118,6 +118,20 @@ describe('POST /api/actions/:action', () => {
     assert.equal((await jobRow(db.pool, late)).status, 'failed', 'a job created after the preview is not touched');
   });
 
+  test('"all matching a filter": a job older than the preview\'s maxId that fails after it is not touched either', async () => {
+    const older = await insertJob(db.pool, { status: 'running', queue: 'pin-q', type: 'demo.noop' });
+    const seen = await insertJob(db.pool, { status: 'failed', queue: 'pin-q', type: 'demo.noop' });
+    const pre = await act('requeue', { filter: { status: 'failed', queue: 'pin-q' }, preview: true });
+    assert.equal(pre.body.total, 1);
+    assert.match(pre.body.finishedBy, /^\d+$/);
+    // The older job fails now, into the filter, below maxId: the operator never saw it.
+    await db.pool.query(`UPDATE jobs SET status = 'failed', lease_expires_at = NULL, finished_at = now() WHERE job_id = $1`, [older]);
+    const done = await act('requeue', { filter: { status: 'failed', queue: 'pin-q', maxId: pre.body.maxId, finishedBy: pre.body.finishedBy } });
+    assert.deepEqual(done.body.items.map((i: { id: string }) => i.id), [seen]);
+    assert.equal((await jobRow(db.pool, older)).status, 'failed');
+    assert.equal((await jobRow(db.pool, seen)).status, 'queued');
+  });
+
   test('cancel and recover report per item; recover previews an expired lease and moves it', async () => {
     const queued = await insertJob(db.pool, { queue: 'act-c' });
     const done = await insertJob(db.pool, { status: 'completed', queue: 'act-c' });

@@ -21,6 +21,7 @@ const report = (r: Partial<BulkReportDto>): BulkReportDto => ({
   items: [],
   itemsTruncated: false,
   maxId: null,
+  finishedBy: null,
   ...r,
 });
 

@@ -166,7 +166,7 @@ function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
             will change, <strong>{int(r.skipped)}</strong> will be skipped
           </>
         )}
-        {r.maxId && <span className="ml-2 text-xs text-zinc-500">(jobs created after #{r.maxId} are not included)</span>}
+        {r.maxId && <span className="ml-2 text-xs text-zinc-500">(jobs created after #{r.maxId}, or finished after this preview, are not included)</span>}
       </p>
       {r.moreMayChange && (
         <p role="note" className="text-xs text-amber-800 dark:text-amber-300" data-testid="more-may-change">

@@ -3,7 +3,7 @@ import { api } from './client';
 import type { JobFilters } from './filters';
 import type { BulkAction, BulkReportDto } from './types';
 
-export type ActionTarget = { ids: string[] } | { filter: JobFilters & { maxId?: string } } | { all: true };
+export type ActionTarget = { ids: string[] } | { filter: JobFilters & { maxId?: string; finishedBy?: string } } | { all: true };
 
 export interface ActionOptions {
   resetAttempts?: boolean;

@@ -273,6 +273,10 @@ export const bulkReportSchema = z
     maxId: id.nullable().meta({
       description: 'With a filter: the newest job id it was resolved against. Give it back as filter.maxId to act on the set the preview saw.',
     }),
+    finishedBy: z.string().nullable().meta({
+      description:
+        'With a filter: when it was resolved (microseconds since 1970, database clock). Give it back as filter.finishedBy with maxId: a job that finished after the preview (an older job failing into a dead-letter group) is then left out.',
+    }),
     resignal: z
       .array(resignalledSchema)
       .optional()

@@ -10,7 +10,7 @@ import { isJobType, jobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
 import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
-import { compactFilter, FAILED_POSITION, parsePayloadFilter } from '../queue/filters';
+import { compactFilter, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
@@ -150,6 +150,11 @@ export const filterFields = {
     .meta({ description: "An error fingerprint (the dead letter's groups): failed jobs whose last error has this shape." }),
   q: safeText(1, 200).optional().meta({ description: 'Free search: a job id, or text in the last error.' }),
   maxId: jobId.optional().meta({ description: 'Only jobs with an id at most this.' }),
+  finishedBy: z
+    .string()
+    .regex(/^\d{1,17}$/, 'must be microseconds since 1970 (a preview\'s finishedBy)')
+    .optional()
+    .meta({ description: 'Only jobs not finished after this moment (microseconds since 1970, the database clock): give back a preview\'s finishedBy with its maxId.' }),
 };
 
 export const listQuery = z
@@ -264,7 +269,7 @@ export const actionBody = z
   })
   // Refused here, before anything is written (resolveFilter checks it again for the CLI).
   // No "filter: " in the message: the path puts it there (zodMessage, the CLI's issueText).
-  .refine((b) => !b.filter || Object.keys(compactFilter(b.filter)).some((k) => k !== 'maxId'), {
+  .refine((b) => !b.filter || Object.keys(compactFilter(b.filter)).some((k) => !PIN_KEYS.includes(k)), {
     message: 'give at least one condition (an action on every job in the table is never implied)',
     path: ['filter'],
   })

@@ -13,7 +13,7 @@
 import type pg from 'pg';
 import type { Executor } from '../db/client';
 import { QueueError } from './errors';
-import { compactFilter, filterSql, type JobFilter, SqlParams } from './filters';
+import { compactFilter, filterSql, type JobFilter, PIN_KEYS, SqlParams } from './filters';
 import { fingerprintSql } from './fingerprint';
 import type { Job } from './job';
 import { type ActionOutcome, type ActionReport, describeRefusal, jobCancel, jobDelete, jobRecover, jobRequeue } from './ops';
@@ -79,6 +79,8 @@ export interface BulkReport {
   itemsTruncated: boolean;
   /** The newest job id the filter was resolved against: give it back to act on the same set. */
   maxId: string | null;
+  /** When the filter was resolved (microseconds since 1970, database clock): give it back with maxId. */
+  finishedBy: string | null;
   /** recover over everything: due jobs whose wake-up signal is missing (re-rung by the sweep); the first PREVIEW_ITEMS. */
   resignal?: { id: string; queue: string; type: string; status: JobStatus; waitedMs: number }[];
   /** recover over everything: how many due jobs are (or would be) re-rung, all of them. */
@@ -96,14 +98,24 @@ export interface BulkReport {
 
 // ------------------------------------------------------------------ resolving a target
 
-/** Every id matching a filter, newest first, at most `cap` (a 400 above it). */
-export async function resolveFilter(db: Executor, filter: JobFilter, cap = BULK_CAP): Promise<{ ids: string[]; maxId: string | null }> {
+/**
+ * Every id matching a filter, newest first, at most `cap` (a 400 above it), with the pins
+ * that make the same filter, given back, match no job the resolution could not see: the
+ * newest id (maxId) and the moment it began (finishedBy, read first, so a job finishing
+ * while it runs is left out rather than let in unseen).
+ */
+export async function resolveFilter(
+  db: Executor,
+  filter: JobFilter,
+  cap = BULK_CAP,
+): Promise<{ ids: string[]; maxId: string | null; finishedBy: string | null }> {
   const f = compactFilter(filter);
-  if (Object.keys(f).filter((k) => k !== 'maxId').length === 0) {
+  if (Object.keys(f).filter((k) => !PIN_KEYS.includes(k)).length === 0) {
     throw new QueueError('invalid_request', 'filter: give at least one condition (an action on every job in the table is never implied)');
   }
+  f.finishedBy ??= (await db.query(`SELECT (extract(epoch FROM now()) * 1000000)::bigint::text AS us`)).rows[0].us as string;
   const range = await idRange(db);
-  if (range.max === null || range.min === null) return { ids: [], maxId: null };
+  if (range.max === null || range.min === null) return { ids: [], maxId: null, finishedBy: f.finishedBy };
   const top = f.maxId && BigInt(f.maxId) < range.max ? BigInt(f.maxId) : range.max;
   const p = new SqlParams();
   const { conds, scans } = filterSql({ ...f, maxId: undefined }, p, fingerprintSql());
@@ -127,18 +139,18 @@ export async function resolveFilter(db: Executor, filter: JobFilter, cap = BULK_
     }
     hi = lo - 1n;
   }
-  return { ids, maxId: String(top) };
+  return { ids, maxId: String(top), finishedBy: f.finishedBy };
 }
 
 /** A bulk target with its filter resolved to ids (or the whole sweep, for recover). */
-export type ResolvedTarget = { all: true } | { ids: string[]; maxId: string | null };
+export type ResolvedTarget = { all: true } | { ids: string[]; maxId: string | null; finishedBy: string | null };
 
 /**
  * The ids a bulk action will act on (a read: a filter over the cap is a 400 here). Callers
  * resolve before they open the action's audit entry, so a refused filter leaves none.
  */
 export async function resolveTarget(db: Executor, target: BulkTarget): Promise<ResolvedTarget> {
-  if ('ids' in target) return { ids: [...new Set(target.ids)], maxId: null };
+  if ('ids' in target) return { ids: [...new Set(target.ids)], maxId: null, finishedBy: null };
   if ('filter' in target) return resolveFilter(db, target.filter);
   return { all: true };
 }
@@ -207,9 +219,9 @@ const itemOf = (job: ListedJob | Job | undefined) =>
 export async function previewAction(db: Executor, action: BulkAction, target: BulkTarget, o: BulkOptions, extra: RecoverExtras): Promise<BulkReport> {
   const resolved = await resolveTarget(db, target);
   if ('all' in resolved) return recoverAll(db, true, extra);
-  const { ids, maxId } = resolved;
+  const { ids, maxId, finishedBy } = resolved;
   const rows = await currentRows(db, ids);
-  const report: BulkReport = emptyReport(action, true, ids.length, maxId);
+  const report: BulkReport = emptyReport(action, true, ids.length, maxId, finishedBy);
   const reasons = new Map<string, { reason: string; count: number }>();
   for (const id of ids) {
     const job = rows.get(id);
@@ -261,8 +273,8 @@ export async function applyAction(
     if (action !== 'recover') throw new QueueError('invalid_request', '`all` is only for recover');
     return recoverAll(pool, false, extra, readDb);
   }
-  const { ids, maxId } = target;
-  const report = emptyReport(action, false, ids.length, maxId);
+  const { ids, maxId, finishedBy } = target;
+  const report = emptyReport(action, false, ids.length, maxId, finishedBy);
   const reasons = new Map<string, { reason: string; count: number }>();
   const skippedItems: BulkItem[] = [];
   const changedItems: BulkItem[] = [];
@@ -343,7 +355,7 @@ async function recoverItems(
 async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, readDb: Executor = db): Promise<BulkReport> {
   const limit = preview ? RECOVER_PREVIEW_ROWS : RECOVER_RUN_ROWS;
   const r = await jobRecover(db, { dryRun: preview, maxRows: limit, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
-  const report = emptyReport('recover', preview, r.expired.length, null);
+  const report = emptyReport('recover', preview, r.expired.length, null, null);
   report.recoverLimit = RECOVER_RUN_ROWS;
   report.moreMayChange = r.expired.length >= limit;
   const reasons = new Map<string, { reason: string; count: number }>();
@@ -390,8 +402,8 @@ async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, 
   return report;
 }
 
-function emptyReport(action: BulkAction, preview: boolean, total: number, maxId: string | null): BulkReport {
-  return { action, preview, total, changed: 0, skipped: 0, byStatus: {}, byOutcome: {}, reasons: [], items: [], itemsTruncated: false, maxId };
+function emptyReport(action: BulkAction, preview: boolean, total: number, maxId: string | null, finishedBy: string | null): BulkReport {
+  return { action, preview, total, changed: 0, skipped: 0, byStatus: {}, byOutcome: {}, reasons: [], items: [], itemsTruncated: false, maxId, finishedBy };
 }
 
 function bump<K extends string>(m: Partial<Record<K, number>>, k: K) {

@@ -29,7 +29,17 @@ export interface JobFilter {
   q?: string;
   /** Only jobs with an id at most this (pins "all matching" to what a preview saw). */
   maxId?: string;
+  /**
+   * Only jobs not finished after this moment (microseconds since 1970, the database clock):
+   * with maxId, pins "all matching" to what a preview saw — a job older than maxId that
+   * fails after the preview would otherwise join a "requeue (or delete) this group" that
+   * never showed it.
+   */
+  finishedBy?: string;
 }
+
+/** The filter keys that only pin a set a preview saw: not conditions of their own. */
+export const PIN_KEYS: readonly string[] = ['maxId', 'finishedBy'];
 
 /**
  * A place in the failed list, which is ordered by when jobs failed (finished_at, then
@@ -38,7 +48,7 @@ export interface JobFilter {
  */
 export const FAILED_POSITION = /^(\d{1,17})\.(\d{1,19})$/;
 
-export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'q', 'maxId'] as const;
+export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'q', 'maxId', 'finishedBy'] as const;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
@@ -90,6 +100,7 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
   if (f.status) conds.push(`status = ${p.add(f.status)}::job_status`);
   if (f.id) conds.push(`job_id = ${p.add(f.id)}::bigint`);
   if (f.maxId) conds.push(`job_id <= ${p.add(f.maxId)}::bigint`);
+  if (f.finishedBy) conds.push(`(finished_at IS NULL OR finished_at <= 'epoch'::timestamptz + ${p.add(f.finishedBy)}::bigint * interval '1 microsecond')`);
   if (f.queue) {
     conds.push(`queue = ${p.add(f.queue)}`);
     scans = true;
