@@ -124,8 +124,12 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   };
 
   const last = pages.data?.pages[pages.data.pages.length - 1];
+  // The rows and the "N new" count refresh apart from the pages: when that fails (the
+  // database is away), the rows on screen are the last ones read, and the page says so.
+  const refreshError = !pages.isError && pages.data ? (lookup.error ?? newer.error) : null;
   return (
     <div className="space-y-3">
+      {refreshError && <ErrorState title="Refreshing failed: the rows are as last read" message={refreshError.message} />}
       {newer.data && <NewRowsBanner count={newer.data.count} capped={newer.data.capped} onShow={showNew} />}
       <SelectionBar
         selectedCount={selected.size}

@@ -1,0 +1,63 @@
+/**
+ * The jobs list, rendered to markup (no browser) from the query cache as a failed refresh
+ * leaves it: the rows stay, and the page says they are as last read (it used to go on
+ * showing them as live, with no word of the error).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { ApiError } from '@/lib/api/client';
+import { jobLookupQuery, jobPagesQuery } from '@/lib/api/jobs';
+import type { JobPageDto } from '@/lib/api/types';
+import { RefreshProvider } from '@/lib/ui/refresh';
+import { JobsList } from './jobs-list';
+
+const at = '2026-01-31T12:00:00.000Z';
+const row = (id: string) => ({
+  id,
+  queue: 'mail',
+  type: 'demo.noop',
+  status: 'queued' as const,
+  attemptCount: 0,
+  maxAttempts: 3,
+  workerId: null,
+  leaseExpiresAt: null,
+  leaseRemainingMs: null,
+  runAt: at,
+  cancelRequestedAt: null,
+  error: null,
+  createdAt: at,
+  startedAt: null,
+  finishedAt: null,
+});
+
+function render(lookupError: Error | null) {
+  const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  const filters = { status: 'queued' as const };
+  const page = { jobs: [row('7')], nextCursor: null, dbNow: at, headId: '7', newerAfter: null, partial: null } as unknown as JobPageDto;
+  qc.setQueryData([...jobPagesQuery(filters).queryKey], { pages: [page], pageParams: [null] });
+  const lookup = qc.getQueryCache().build(qc, { queryKey: [...jobLookupQuery(['7'], false).queryKey] });
+  // The refresh had worked (its last answer is held), then failed, or not.
+  lookup.setState({
+    data: { jobs: [row('7')], dbNow: at },
+    dataUpdatedAt: Date.now() - 5_000,
+    error: lookupError,
+    errorUpdatedAt: lookupError ? Date.now() : 0,
+    status: lookupError ? 'error' : 'success',
+    fetchStatus: 'idle',
+  });
+  return renderToStaticMarkup(createElement(QueryClientProvider, { client: qc }, createElement(RefreshProvider, null, createElement(JobsList, { filters }))));
+}
+
+test('rows whose refresh fails stay on screen, under a line saying so', () => {
+  const html = render(new ApiError(503, 'unavailable', 'the database is not answering'));
+  assert.match(html, /Refreshing failed: the rows are as last read/);
+  assert.match(html, /the database is not answering/);
+  assert.match(html, />#?7</, 'the last rows read are still shown');
+});
+
+test('no such line while the refresh works', () => {
+  assert.doesNotMatch(render(null), /Refreshing failed/);
+});
