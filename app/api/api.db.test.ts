@@ -91,6 +91,7 @@ describe('POST /api/jobs', () => {
     ['an unparsable runAt', { type: 'demo.noop', runAt: 'tomorrow at noon' }, 400, 'invalid_request'],
     ['a runAt without a time zone', { type: 'demo.noop', runAt: '2026-12-01T10:00:00' }, 400, 'invalid_request'],
     ['an impossible runAt', { type: 'demo.noop', runAt: '2026-13-45T99:00:00Z' }, 400, 'invalid_request'],
+    ['a queue name with spaces around it', { type: 'demo.noop', queue: ' mail ' }, 400, 'invalid_request'],
     ['a runAt on February 30', { type: 'demo.noop', runAt: '2026-02-30T00:00:00Z' }, 400, 'invalid_request'],
     ['a runAt on April 31', { type: 'demo.noop', runAt: '2026-04-31T08:00:00+02:00' }, 400, 'invalid_request'],
     ['a runAt on February 29 of a common year', { type: 'demo.noop', runAt: '2025-02-29T00:00:00Z' }, 400, 'invalid_request'],

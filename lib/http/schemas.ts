@@ -35,6 +35,11 @@ export const safeText = (min: number, max: number) =>
 
 export const queueName = safeText(1, 200);
 export const typeName = safeText(1, 200);
+/**
+ * The queue a new job (or a schedule's jobs) goes to: no space around it, where it would
+ * hide (" mail " lists as "mail", and a filter typed as "mail" never finds it).
+ */
+const newQueueName = queueName.refine((s) => s.trim() === s, 'must not start or end with whitespace');
 
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/;
 
@@ -70,7 +75,7 @@ const isoDate = z
 
 export const enqueueBody = z
   .object({
-    queue: queueName.optional(),
+    queue: newQueueName.optional(),
     type: typeName,
     payload: z.unknown().optional(),
     maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
