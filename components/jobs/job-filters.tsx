@@ -16,26 +16,41 @@ export interface JobFiltersProps {
   fixedStatus?: JobStatus;
 }
 
+const JOB_ID = /^#?[1-9][0-9]{0,18}$/;
+
+/**
+ * The search box: a job id (`4211`, `#4211`), or text in the last error (`timeout`); text
+ * in double quotes is always error text, so a number can be searched for too (`"503"`).
+ */
+export function parseSearch(text: string): { id?: string; error?: string } {
+  const s = text.trim();
+  const quoted = /^"(.+)"$/.exec(s);
+  if (quoted) return { error: quoted[1] };
+  if (JOB_ID.test(s)) return { id: s.replace('#', '') };
+  return s ? { error: s } : {};
+}
+
+/** What the search box shows for these filters (parseSearch's inverse). */
+export const searchText = (f: Pick<JobFilters, 'id' | 'error'>) => f.id ?? (f.error && JOB_ID.test(f.error.trim()) ? `"${f.error}"` : f.error) ?? '';
+
 /** The filter bar; applies on Enter or on "Apply", and a status change at once. */
 export function JobFilterBar({ filters, onChange, queues = [], types = [], fixedStatus }: JobFiltersProps) {
   const [draft, setDraft] = useState(filters);
-  const [search, setSearch] = useState(filters.id ?? filters.error ?? '');
+  const [search, setSearch] = useState(searchText(filters));
   useEffect(() => {
     setDraft(filters);
-    setSearch(filters.id ?? filters.error ?? '');
+    setSearch(searchText(filters));
   }, [filters]);
   const submit = (e?: FormEvent, patch: Partial<JobFilters> = {}) => {
     e?.preventDefault();
-    const s = search.trim();
-    const isId = /^#?[1-9][0-9]{0,18}$/.test(s);
-    onChange(clean({ ...draft, ...patch, id: isId ? s.replace('#', '') : undefined, error: !isId && s ? s : undefined }));
+    onChange(clean({ ...draft, ...patch, id: undefined, error: undefined, ...parseSearch(search) }));
   };
   const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
   return (
     <form onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-7 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
       <label className="col-span-2 flex flex-col gap-1 text-xs text-zinc-500">
-        Search (job id or error text)
-        <input id="job-search" className={input} value={search} onChange={(e) => setSearch(e.target.value)} placeholder="e.g. 4211 or timeout" maxLength={200} />
+        Search (job id or error text; a number in quotes is error text)
+        <input id="job-search" className={input} value={search} onChange={(e) => setSearch(e.target.value)} placeholder='e.g. 4211, timeout or "503"' maxLength={200} />
       </label>
       {!fixedStatus && (
         <label className="flex flex-col gap-1 text-xs text-zinc-500">

@@ -1,7 +1,12 @@
 'use client';
 import { type ReactNode, useEffect, useId, useRef } from 'react';
 
-/** A modal dialog: Escape or the backdrop closes it; focus moves into it and back. */
+const FOCUSABLE = 'button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), a[href], [tabindex]:not([tabindex="-1"])';
+
+/**
+ * A modal dialog: Escape or the backdrop closes it; focus moves into it, stays in it (Tab
+ * and Shift+Tab wrap around, as aria-modal promises), and goes back where it was.
+ */
 export function Dialog({ title, onClose, children, wide }: { title: ReactNode; onClose(): void; children: ReactNode; wide?: boolean }) {
   const id = useId();
   const ref = useRef<HTMLDivElement>(null);
@@ -15,6 +20,14 @@ export function Dialog({ title, onClose, children, wide }: { title: ReactNode; o
       if (e.key === 'Escape') {
         e.stopPropagation();
         closeRef.current();
+      }
+      if (e.key === 'Tab' && ref.current) {
+        const all = [...ref.current.querySelectorAll<HTMLElement>(FOCUSABLE)];
+        if (!all.length) return;
+        const at = all.indexOf(document.activeElement as HTMLElement);
+        const next = e.shiftKey ? (at <= 0 ? all.length - 1 : at - 1) : at === -1 || at === all.length - 1 ? 0 : at + 1;
+        e.preventDefault();
+        all[next]!.focus();
       }
     };
     window.addEventListener('keydown', onKey, true);

@@ -36,10 +36,11 @@ export function compact(n: number): string {
   return `${(n / 1_000_000).toFixed(n < 10_000_000 ? 2 : 1)}M`;
 }
 
+/** A moment in the browser's time zone, named (`31 Dec 2029, 16:00:00 PST`): operators compare them with logs in UTC and crons in their own zones. */
 export function dateTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
-  return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
 }
 
 export const ms = (iso: string | null | undefined) => (iso ? Date.parse(iso) : null);

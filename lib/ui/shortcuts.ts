@@ -1,7 +1,8 @@
 'use client';
 /**
  * Keyboard shortcuts: single keys (`/`, `?`, `r`, `p`, `t`) and two-key sequences
- * (`g j`). Ignored while typing in a field, except Escape.
+ * (`g j`). Ignored while typing in a field, and while a modal dialog is open (`g w` would
+ * leave the page and drop a half-typed reason or count), except Escape.
  */
 import { useEffect, useRef } from 'react';
 
@@ -28,6 +29,13 @@ const typing = (t: EventTarget | null) => {
   return el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName);
 };
 
+/** Whether a key press may act as a shortcut. */
+export function shortcutAllowed(key: string, target: EventTarget | null, modalOpen: boolean): boolean {
+  return key === 'Escape' || (!modalOpen && !typing(target));
+}
+
+const modalOpen = () => typeof document !== 'undefined' && document.querySelector('[role="dialog"][aria-modal="true"]') !== null;
+
 export function useShortcuts(map: ShortcutMap) {
   const ref = useRef(map);
   ref.current = map;
@@ -36,7 +44,7 @@ export function useShortcuts(map: ShortcutMap) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const onKey = (e: KeyboardEvent) => {
       if (e.metaKey || e.ctrlKey || e.altKey) return;
-      if (e.key !== 'Escape' && typing(e.target)) return;
+      if (!shortcutAllowed(e.key, e.target, modalOpen())) return;
       const key = prefix ? `${prefix} ${e.key}` : e.key;
       if (prefix) {
         prefix = null;

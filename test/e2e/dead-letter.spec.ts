@@ -22,6 +22,17 @@ test('a failed job in the dead letter is requeued from the page and completes', 
   await page.getByTestId('selection-bar').getByRole('button', { name: 'Requeue' }).click();
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId('preview-summary')).toContainText('1 will change');
+  // The open dialog keeps the keyboard: Tab wraps inside it, and shortcuts wait (g w would
+  // leave the page).
+  for (let k = 0; k < 12; k++) {
+    await page.keyboard.press(k % 4 === 3 ? 'Shift+Tab' : 'Tab');
+    expect(await dialog.evaluate((d) => d.contains(document.activeElement)), `focus left the dialog after ${k + 1} presses`).toBe(true);
+  }
+  await dialog.getByRole('button', { name: 'Dismiss' }).focus();
+  await page.keyboard.press('g');
+  await page.keyboard.press('w');
+  await expect(dialog.getByTestId('preview-summary')).toBeVisible();
+  expect(new URL(page.url()).pathname).toBe('/dead-letter');
   await dialog.getByLabel('Reset attempts (a fresh attempt budget)').check();
   await expect(dialog.getByTestId(`action-item-${id}`)).toContainText('failed → queued with a fresh attempt budget');
   await screenshot(page, 'dead-letter-requeue-preview');

@@ -1,0 +1,17 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { shortcutAllowed } from './shortcuts';
+
+const el = (tagName: string) => ({ tagName, isContentEditable: false }) as unknown as EventTarget;
+
+test('a shortcut acts on the page, not while typing in a field', () => {
+  assert.equal(shortcutAllowed('t', el('BODY'), false), true);
+  assert.equal(shortcutAllowed('t', el('INPUT'), false), false);
+  assert.equal(shortcutAllowed('Escape', el('INPUT'), false), true);
+});
+
+test('while a modal dialog is open only Escape acts (g w would leave the page and drop what was typed)', () => {
+  assert.equal(shortcutAllowed('t', el('BUTTON'), true), false);
+  assert.equal(shortcutAllowed('g', el('BUTTON'), true), false);
+  assert.equal(shortcutAllowed('Escape', el('BUTTON'), true), true);
+});
