@@ -135,6 +135,11 @@ export function OverviewView() {
                     <span className="text-emerald-700 dark:text-emerald-300">Every due job has a wake-up waiting.</span>
                   )}
                 </>
+              ) : s.signal.redisConfigured ? (
+                <span className="text-red-700 dark:text-red-300" data-testid="redis-unreachable">
+                  Redis is unreachable: producers ring through PostgreSQL (NOTIFY) and workers claim straight from it (poll + LISTEN) until it
+                  answers again. Nothing is lost; wake-ups are slower.
+                </span>
               ) : (
                 <span className="text-amber-700 dark:text-amber-300">
                   Redis is not in use: workers claim straight from PostgreSQL (poll + LISTEN/NOTIFY). Nothing is lost; wake-ups are slower.

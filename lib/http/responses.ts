@@ -378,6 +378,7 @@ export const statsSchema = z
     workersStale: count.meta({ description: 'Workers not stopped but silent for longer than a lease (within the last day).' }),
     signal: z.object({
       usingRedis: z.boolean(),
+      redisConfigured: z.boolean().meta({ description: 'Redis is configured; with usingRedis false, it does not answer now.' }),
       due: count,
       backlog: count.nullable().meta({ description: 'Ids in Redis over all queues; null without Redis.' }),
     }),

@@ -70,7 +70,7 @@ export interface ConsoleStats {
   runningExpired: number;
   workersAlive: number;
   workersStale: number;
-  signal: { usingRedis: boolean; due: number; backlog: number | null };
+  signal: { usingRedis: boolean; redisConfigured: boolean; due: number; backlog: number | null };
   workerTotals: WorkerTotals;
   dbNow: Date;
 }
@@ -275,6 +275,7 @@ export async function computeConsoleStats(
     workersStale: m.stale,
     signal: {
       usingRedis,
+      redisConfigured: !!opts.doorbell?.redisConfigured,
       due: list.reduce((n, q) => n + q.due, 0),
       backlog: usingRedis ? list.reduce((n, q) => n + (q.signalBacklog ?? 0), 0) : null,
     },

@@ -33,6 +33,8 @@ export interface Doorbell {
   backlog(queue: string): Promise<number | null>;
   /** True while the Redis signal is in use. */
   readonly usingRedis: boolean;
+  /** True when Redis is configured (whether or not it answers now). */
+  readonly redisConfigured?: boolean;
   /** Empties these queues' signals (paused or limited queues are polled, their rings unread). */
   discard?(queues: readonly string[]): Promise<void>;
 }
@@ -122,6 +124,8 @@ export class RedisDoorbell implements Doorbell {
     return this.redis.status === 'ready';
   }
 
+  readonly redisConfigured = true;
+
   async ring(items: readonly Ring[], opts: RingOptions = {}): Promise<void> {
     if (items.length === 0) return;
     const byQueue = groupByQueue(items);
@@ -172,6 +176,7 @@ export class RedisDoorbell implements Doorbell {
 /** The doorbell when no Redis is configured: PostgreSQL NOTIFY only. */
 export class PgDoorbell implements Doorbell {
   readonly usingRedis = false;
+  readonly redisConfigured = false;
   constructor(
     private readonly db: Executor,
     private readonly logger: Logger = rootLog,

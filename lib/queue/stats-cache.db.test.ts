@@ -190,3 +190,19 @@ test('operator actions in quick succession: at most two computations run at once
     cache.stop();
   }
 });
+
+test('the overview tells Redis configured but not answering from Redis not configured', async () => {
+  const { computeConsoleStats } = await import('./console-stats');
+  const { PgDoorbell, RedisDoorbell } = await import('./signal');
+  const { createLogger } = await import('../log');
+  // A port nothing listens on: configured, never ready.
+  const away = new RedisDoorbell('redis://127.0.0.1:1', 'lh_stats_away', db.pool, createLogger({ test: 'stats' }));
+  try {
+    const down = await computeConsoleStats(db.pool, { leaseMs: 30_000, doorbell: away });
+    assert.deepEqual([down.signal.usingRedis, down.signal.redisConfigured], [false, true]);
+    const none = await computeConsoleStats(db.pool, { leaseMs: 30_000, doorbell: new PgDoorbell(db.pool) });
+    assert.deepEqual([none.signal.usingRedis, none.signal.redisConfigured], [false, false]);
+  } finally {
+    await away.close();
+  }
+});
