@@ -157,6 +157,11 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
       ) : (
         <>
           {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} />}
+          {rows.length > LOOKUP_MAX && (
+            <p className="text-sm text-zinc-500" data-testid="not-live-rows">
+              The first {LOOKUP_MAX} rows refresh live; the {int(rows.length - LOOKUP_MAX)} below them are as they were loaded.
+            </p>
+          )}
           {last?.partial && (
             <p className="text-sm text-zinc-500" data-testid="partial-scan">
               Searched {int(last.partial.scannedIds)} job ids down to #{last.partial.scannedDownTo} so far (a filter no index serves is searched in
