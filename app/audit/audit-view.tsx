@@ -16,7 +16,12 @@ export function AuditView() {
   const router = useRouter();
   const path = usePathname();
   const filters: AuditFilters = Object.fromEntries(FIELDS.map((f) => [f, params.get(f) ?? undefined]).filter(([, v]) => v));
-  const [cursors, setCursors] = useState<string[]>([]);
+  // The pages walked through belong to the filters they were read under: back or forward
+  // to other filters starts again at the newest entries.
+  const filterKey = params.toString();
+  const [walked, setWalked] = useState<{ key: string; cursors: string[] }>({ key: filterKey, cursors: [] });
+  const cursors = walked.key === filterKey ? walked.cursors : [];
+  const setCursors = (next: string[]) => setWalked({ key: filterKey, cursors: next });
   const cursor = cursors[cursors.length - 1];
   const interval = useRefreshInterval();
   const q = useQuery(auditQuery({ ...filters, cursor }, cursor ? false : interval));
