@@ -58,6 +58,7 @@ export function DeadLetterView() {
             groups={groups.data.groups}
             nowMs={now}
             activeFingerprint={filters.fingerprint}
+            activeType={filters.type}
             onShow={(g) => setFilters(groupFilter(g))}
             onRequeue={(g) => flow.start({ action: 'requeue', target: { filter: groupFilter(g) }, label: groupLabel(g) })}
             onDelete={(g) => flow.start({ action: 'delete', target: { filter: groupFilter(g) }, label: groupLabel(g) })}

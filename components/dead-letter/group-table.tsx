@@ -6,13 +6,15 @@ export interface GroupTableProps {
   groups: DeadLetterGroupDto[];
   nowMs: number;
   activeFingerprint?: string;
+  /** The type shown with it: a group is a type and a fingerprint (the same error shape may fail several types). */
+  activeType?: string;
   onShow(g: DeadLetterGroupDto): void;
   onRequeue(g: DeadLetterGroupDto): void;
   onDelete(g: DeadLetterGroupDto): void;
 }
 
 /** Failed jobs grouped by type and error fingerprint, largest group first. */
-export function GroupTable({ groups, nowMs, activeFingerprint, onShow, onRequeue, onDelete }: GroupTableProps) {
+export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onShow, onRequeue, onDelete }: GroupTableProps) {
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-sm" data-testid="dead-letter-groups">
@@ -30,7 +32,7 @@ export function GroupTable({ groups, nowMs, activeFingerprint, onShow, onRequeue
           {groups.map((g) => (
             <tr
               key={`${g.type}|${g.fingerprint}`}
-              className={`border-t border-zinc-100 align-top dark:border-zinc-800 ${activeFingerprint === g.fingerprint ? 'bg-sky-50 dark:bg-sky-950/40' : ''}`}
+              className={`border-t border-zinc-100 align-top dark:border-zinc-800 ${activeFingerprint === g.fingerprint && (!activeType || activeType === g.type) ? 'bg-sky-50 dark:bg-sky-950/40' : ''}`}
               data-testid={`group-${g.fingerprint}`}
             >
               <td className="tabular py-2 pr-3 font-semibold">{int(g.count)}</td>

@@ -25,7 +25,8 @@ export interface StatusCountsProps {
 /** Counts per status, each labelled exact (with its age) or ≈ (with the age of the statistics behind it). */
 export function StatusCounts({ counts, kinds, ageMs, estimateAgeMs, countCap }: StatusCountsProps) {
   return (
-    <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
+    // Cards that are links: plain blocks, since a <dl> may hold only <dt>/<dd> (or <div>s of them).
+    <div className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
       {JOB_STATUSES.map((s) => {
         const kind = kinds?.[s] ?? 'exact';
         return (
@@ -35,8 +36,8 @@ export function StatusCounts({ counts, kinds, ageMs, estimateAgeMs, countCap }: 
             className="rounded-lg border border-zinc-200 bg-white p-4 hover:border-zinc-400 dark:border-zinc-800 dark:bg-zinc-900 dark:hover:border-zinc-600"
             data-testid={`count-${s}`}
           >
-            <dt className="text-xs uppercase tracking-wide text-zinc-500">{s}</dt>
-            <dd className={`tabular mt-1 text-2xl font-semibold ${TONE[s]}`}>
+            <span className="block text-xs uppercase tracking-wide text-zinc-500">{s}</span>
+            <span className={`tabular mt-1 block text-2xl font-semibold ${TONE[s]}`} data-testid={`count-value-${s}`}>
               {kind === 'estimate' && (
                 <span title="estimate" aria-label="approximately">
                   ≈
@@ -44,7 +45,7 @@ export function StatusCounts({ counts, kinds, ageMs, estimateAgeMs, countCap }: 
               )}
               {kind === 'atLeast' && <span aria-label="at least">≥</span>}
               {int(counts[s])}
-            </dd>
+            </span>
             <p className="mt-1 text-[11px] text-zinc-500" data-testid={`count-kind-${s}`}>
               {kind === 'exact'
                 ? `exact${ageMs !== null && ageMs !== undefined ? ` · ${duration(Math.max(0, ageMs))} old` : ''}`
@@ -55,6 +56,6 @@ export function StatusCounts({ counts, kinds, ageMs, estimateAgeMs, countCap }: 
           </Link>
         );
       })}
-    </dl>
+    </div>
   );
 }

@@ -64,4 +64,4 @@ export const seconds = (text: string) => {
 
 /** A status count card's number on the overview ("≈" / "≥" / thousands separators stripped). */
 export const statusCount = async (page: Page, status: string) =>
-  Number((await page.getByTestId(`count-${status}`).locator('dd').innerText()).replace(/[^0-9]/g, ''));
+  Number((await page.getByTestId(`count-value-${status}`).innerText()).replace(/[^0-9]/g, ''));
