@@ -642,16 +642,20 @@ RETURNING ${JOB_COLUMNS}`,
  * Returns: the requeued rows, each with the result key it let go (dropped_result_key), read
  *          from the row locked here: the caller deletes that blob, or nothing would.
  */
+const requeueable = `(status IN ('failed', 'cancelled', 'completed', 'retrying') OR (status = 'queued' AND run_at > now()))`;
 export const jobRequeue: Statement = {
   name: 'leasehold_job_requeue',
+  // The compare in the locking read as well: running jobs in the selection are never
+  // locked, so their heartbeats and completions never wait on (or deadlock with) a requeue.
   text: `
 UPDATE jobs
    SET status = 'queued', run_at = now(), finished_at = NULL, cancel_requested_at = NULL,
        result_key = NULL,
        max_attempts = GREATEST(max_attempts, attempt_count + CASE WHEN $2::boolean THEN attempt_budget ELSE 1 END)
-  FROM (SELECT job_id AS before_id, result_key AS dropped_result_key FROM jobs WHERE job_id = ANY($1::bigint[]) FOR UPDATE) before
+  FROM (SELECT job_id AS before_id, result_key AS dropped_result_key FROM jobs
+         WHERE job_id = ANY($1::bigint[]) AND ${requeueable} FOR UPDATE) before
  WHERE job_id = before.before_id
-   AND (status IN ('failed', 'cancelled', 'completed', 'retrying') OR (status = 'queued' AND run_at > now()))
+   AND ${requeueable}
 RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
 };
 
