@@ -369,6 +369,27 @@ describe('claiming through faults', () => {
     assert.equal(row.max_attempts - row.attempt_count, row.attempt_budget - 1, 'only the attempt that ran was spent');
   });
 
+  test('a job that ran but whose outcome could not be recorded is left to the sweep, not handed back as unrun', async (t) => {
+    const { pool, fail, loseAnswer } = faultyPool(t);
+    const handedBack = 'claimed by a statement whose answer was lost; handed back without running';
+    const { runner, enqueue } = await makeRunner(t, {
+      pool,
+      heartbeatUrl: 'postgres://127.0.0.1:1/nowhere', // no renewal succeeds: the lease runs out locally
+      leaseMs: 1_500,
+      handlers: { 'test.block': () => undefined },
+    });
+    fail('leasehold_job_complete', 1_000); // its outcome never reaches the database
+    const ran = await enqueue();
+    await waitFor('the runner to let the first job go', async () => runner.inFlight === 0 && (await jobRow(db.pool, ran)).status === 'running');
+    // Then a claim's answer is lost: the runner looks for jobs leased to it that it does not run.
+    for (const st of ['leasehold_job_claim_fresh', 'leasehold_job_claim', 'leasehold_job_claim_next']) loseAnswer(st);
+    const unrun = await enqueue();
+    const reasons = async (id: string) => (await db.pool.query('SELECT error FROM job_attempts WHERE job_id = $1', [id])).rows.map((r) => r.error);
+    await waitFor('the second job to be handed back', async () => (await reasons(unrun)).includes(handedBack));
+    assert.deepEqual(await reasons(ran), [], 'the job that ran is not handed back (its attempt is not given back)');
+    assert.equal((await jobRow(db.pool, ran)).status, 'running', 'left for the recover sweep');
+  });
+
   test('jobs a round claimed before a later statement of it failed are run, not dropped', async (t) => {
     const { pool, fail } = faultyPool(t);
     const limited = uniquePrefix('limited');

@@ -408,6 +408,20 @@ export class Runner {
 
   /** A claim errored without the server's answer: jobs it took may be leased to us and run nowhere. */
   private claimInDoubt = false;
+  /**
+   * Attempts this process let go of while the database may still show them running here
+   * (an outcome it could not record, a lease it gave up): they ran, so they are left to the
+   * recover sweep, never handed back as unrun (which would give their attempt back).
+   * "jobId:attempt" → when; kept two leases, after which the sweep has taken them.
+   */
+  private readonly lettingGo = new Map<string, number>();
+  private letGo(l: Lease) {
+    this.lettingGo.set(`${l.jobId}:${l.attempt}`, performance.now());
+    if (this.lettingGo.size > 1_000) this.forgetLetGo();
+  }
+  private forgetLetGo() {
+    for (const [key, at] of this.lettingGo) if (performance.now() - at > 2 * this.o.leaseMs) this.lettingGo.delete(key);
+  }
   private releaseFailing = false;
 
   /**
@@ -423,7 +437,8 @@ export class Runner {
   private async releaseUnrun() {
     try {
       const held = await ops.leasesHeldBy(this.o.pool, { workerId: this.workerId });
-      const unrun = held.filter((l) => this.active.get(l.jobId)?.lease.attempt !== l.attempt);
+      this.forgetLetGo();
+      const unrun = held.filter((l) => this.active.get(l.jobId)?.lease.attempt !== l.attempt && !this.lettingGo.has(`${l.jobId}:${l.attempt}`));
       const released = await ops.jobRelease(this.o.pool, {
         workerId: this.workerId,
         leases: unrun,
@@ -811,6 +826,7 @@ export class Runner {
         attempt: pc.e.lease.attempt,
         err,
       });
+      this.letGo(pc.e.lease);
       this.forget(pc.e);
       return;
     }
@@ -950,6 +966,7 @@ export class Runner {
             attempt: lease.attempt,
             err,
           });
+          this.letGo(lease);
           return;
         }
         await sleep(delay);
@@ -961,6 +978,7 @@ export class Runner {
   private lose(e: Entry, reason: AbortReason) {
     if (e.lost || e.released) return;
     e.lost = reason;
+    this.letGo(e.lease);
     if (e.state === 'running') this.abortHandler(e, reason);
     if (e.state === 'buffered') {
       // Never started: nothing to abort. The lease is not ours any more (or may not be):

@@ -358,7 +358,7 @@ export const userBody = z
 export const tokenBody = z
   .object({
     // All digits would read as a token id (`token revoke 3`): tokenCreate refuses it too.
-    name: accountName.regex(/\D/, 'name: not all digits (it would read as a token id)'),
+    name: accountName.regex(/\D/, 'not all digits (it would read as a token id)'),
     scope: z.enum(['enqueue', 'viewer', 'operator', 'admin']),
   })
   .strict();
