@@ -23,7 +23,7 @@
  *   await tx.afterCommit();                       // rings; skip it after a ROLLBACK
  */
 import pg from 'pg';
-import { createPool, type Executor } from './db/client';
+import { commit, createPool, type Executor } from './db/client';
 import { detailDto } from './http/dto';
 import { enqueueBody, MAX_BULK_ENQUEUE, toEnqueueInput } from './http/schemas';
 import { createLogger, type Logger } from './log';
@@ -189,9 +189,8 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       await client.query('BEGIN');
       t = openTransaction(client);
       result = await fn(t);
-      // PostgreSQL answers the COMMIT of a transaction an error aborted (one `fn` caught and
-      // went on from) with ROLLBACK, not with an error: nothing was kept, no job enqueued.
-      if ((await client.query('COMMIT')).command === 'ROLLBACK') {
+      // A statement `fn` caught and went on from aborted the transaction: nothing was kept.
+      if (!(await commit(client))) {
         throw new QueueError(
           'state_forbids',
           'the transaction was rolled back, not committed: a statement in it failed (its error was caught inside the callback); nothing it wrote was kept and no job was enqueued',

@@ -196,6 +196,8 @@ export interface RunnerStats {
   resignalled: number;
 }
 
+const leaseKey = (l: Lease) => `${l.jobId}:${l.attempt}`;
+
 export class Runner {
   readonly workerId: string;
   readonly stats: RunnerStats = {
@@ -416,7 +418,7 @@ export class Runner {
    */
   private readonly lettingGo = new Map<string, number>();
   private letGo(l: Lease) {
-    this.lettingGo.set(`${l.jobId}:${l.attempt}`, performance.now());
+    this.lettingGo.set(leaseKey(l), performance.now());
     if (this.lettingGo.size > 1_000) this.forgetLetGo();
   }
   private forgetLetGo() {
@@ -438,7 +440,7 @@ export class Runner {
     try {
       const held = await ops.leasesHeldBy(this.o.pool, { workerId: this.workerId });
       this.forgetLetGo();
-      const unrun = held.filter((l) => this.active.get(l.jobId)?.lease.attempt !== l.attempt && !this.lettingGo.has(`${l.jobId}:${l.attempt}`));
+      const unrun = held.filter((l) => this.active.get(l.jobId)?.lease.attempt !== l.attempt && !this.lettingGo.has(leaseKey(l)));
       const released = await ops.jobRelease(this.o.pool, {
         workerId: this.workerId,
         leases: unrun,

@@ -11,15 +11,21 @@ import { createPool, useConnection } from './client';
 
 const db = await testDatabase();
 
-test('an error the server answered: the transaction is rolled back and the connection kept', async (t) => {
-  const pool = createPool(db.url, { name: 'release-test', max: 1 });
-  t.after(() => pool.end());
+/** Runs `failing` inside a transaction through useConnection; the connection's pid and the error. */
+async function failInTransaction(pool: pg.Pool, failing: string) {
   let pid = 0;
   const err = await useConnection(pool, async (client) => {
     pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
     await client.query('BEGIN');
-    await client.query('SELECT 1 / 0');
+    await client.query(failing);
   }).catch((e: unknown) => e);
+  return { pid, err };
+}
+
+test('an error the server answered: the transaction is rolled back and the connection kept', async (t) => {
+  const pool = createPool(db.url, { name: 'release-test', max: 1 });
+  t.after(() => pool.end());
+  const { pid, err } = await failInTransaction(pool, 'SELECT 1 / 0');
   assert.ok(err instanceof pg.DatabaseError);
   assert.equal(pool.totalCount, 1);
   const again = await pool.connect();
@@ -35,12 +41,7 @@ test('an error the server answered: the transaction is rolled back and the conne
 test('a query that timed out: the connection is discarded, not handed out again', async (t) => {
   const pool = createPool(db.url, { name: 'release-test', max: 1, queryTimeoutMs: 200 });
   t.after(() => pool.end());
-  let pid = 0;
-  const err = await useConnection(pool, async (client) => {
-    pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-    await client.query('BEGIN');
-    await client.query('SELECT pg_sleep(5)');
-  }).catch((e: unknown) => e);
+  const { pid, err } = await failInTransaction(pool, 'SELECT pg_sleep(5)');
   assert.match(String(err), /timeout/i);
   assert.equal(pool.totalCount, 0, 'the timed-out connection was given back to the pool');
   const { rows } = await pool.query('SELECT pg_backend_pid() AS pid');

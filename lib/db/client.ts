@@ -56,6 +56,17 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
   return pool;
 }
 
+/** The server answered this error: the statement ended there (rolled back), nothing is left in doubt. */
+export const answeredByServer = (err: unknown): boolean => err instanceof pg.DatabaseError;
+
+/**
+ * COMMIT, and whether it committed: PostgreSQL answers the COMMIT of a transaction an error
+ * aborted (one the caller caught and went on from) with ROLLBACK, not with an error.
+ */
+export async function commit(client: pg.ClientBase): Promise<boolean> {
+  return (await client.query('COMMIT')).command !== 'ROLLBACK';
+}
+
 /**
  * Runs `fn` on one connection of the pool, then gives the connection back. After an error
  * the server answered, the connection works: it is rolled back and reused. After any other
@@ -63,9 +74,6 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
  * leaves a timed-out query active, so every later query on the connection would wait behind
  * it, and closing the connection ends its transaction on the server.
  */
-/** The server answered this error: the statement ended there (rolled back), nothing is left in doubt. */
-export const answeredByServer = (err: unknown): boolean => err instanceof pg.DatabaseError;
-
 export async function useConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
@@ -84,8 +92,7 @@ export function useTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => 
   return useConnection(pool, async (client) => {
     await client.query('BEGIN');
     const out = await fn(client);
-    // An error `fn` caught aborted the transaction: PostgreSQL then answers COMMIT with ROLLBACK.
-    if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new Error('the transaction was rolled back, not committed: a statement in it failed');
+    if (!(await commit(client))) throw new Error('the transaction was rolled back, not committed: a statement in it failed');
     return out;
   });
 }

@@ -13,7 +13,7 @@
 import type pg from 'pg';
 import type { Executor } from '../db/client';
 import { QueueError } from './errors';
-import { compactFilter, filterSql, type JobFilter, PIN_KEYS, SqlParams } from './filters';
+import { compactFilter, filterSql, type JobFilter, MICROS, PIN_KEYS, SqlParams } from './filters';
 import { fingerprintSql } from './fingerprint';
 import type { Job } from './job';
 import { type ActionOutcome, type ActionReport, describeRefusal, jobCancel, jobDelete, jobRecover, jobRequeue } from './ops';
@@ -113,7 +113,7 @@ export async function resolveFilter(
   if (Object.keys(f).filter((k) => !PIN_KEYS.includes(k)).length === 0) {
     throw new QueueError('invalid_request', 'filter: give at least one condition (an action on every job in the table is never implied)');
   }
-  f.finishedBy ??= (await db.query(`SELECT (extract(epoch FROM now()) * 1000000)::bigint::text AS us`)).rows[0].us as string;
+  f.finishedBy ??= (await db.query(`SELECT ${MICROS('now()')}::text AS us`)).rows[0].us as string;
   const range = await idRange(db);
   if (range.max === null || range.min === null) return { ids: [], maxId: null, finishedBy: f.finishedBy };
   const top = f.maxId && BigInt(f.maxId) < range.max ? BigInt(f.maxId) : range.max;

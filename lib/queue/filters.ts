@@ -38,6 +38,11 @@ export interface JobFilter {
   finishedBy?: string;
 }
 
+/** A timestamp as microseconds since 1970 (bigint): how moments travel in cursors and pins. */
+export const MICROS = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::bigint`;
+/** Microseconds since 1970 (a bound parameter) back as a timestamptz. */
+export const fromMicros = (param: string) => `('epoch'::timestamptz + ${param}::bigint * interval '1 microsecond')`;
+
 /** The filter keys that only pin a set a preview saw: not conditions of their own. */
 export const PIN_KEYS: readonly string[] = ['maxId', 'finishedBy'];
 
@@ -100,7 +105,7 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
   if (f.status) conds.push(`status = ${p.add(f.status)}::job_status`);
   if (f.id) conds.push(`job_id = ${p.add(f.id)}::bigint`);
   if (f.maxId) conds.push(`job_id <= ${p.add(f.maxId)}::bigint`);
-  if (f.finishedBy) conds.push(`(finished_at IS NULL OR finished_at <= 'epoch'::timestamptz + ${p.add(f.finishedBy)}::bigint * interval '1 microsecond')`);
+  if (f.finishedBy) conds.push(`(finished_at IS NULL OR finished_at <= ${fromMicros(p.add(f.finishedBy))})`);
   if (f.queue) {
     conds.push(`queue = ${p.add(f.queue)}`);
     scans = true;

@@ -4,7 +4,7 @@
  * Reads are keyset-paginated (never OFFSET) and served by the indexes in schema.ts.
  */
 import type { Executor } from '../db/client';
-import { FAILED_POSITION, filterSql, type JobFilter, SqlParams } from './filters';
+import { FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, toJob } from './job';
@@ -135,10 +135,8 @@ export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
 function failedPositionSql(p: SqlParams, position: string): string {
   const m = FAILED_POSITION.exec(position);
   if (!m) throw new QueueError('invalid_request', 'not a place in the failed list (<microseconds>.<job id>)');
-  return `('epoch'::timestamptz + ${p.add(m[1])}::bigint * interval '1 microsecond', ${p.add(m[2])}::bigint)`;
+  return `(${fromMicros(p.add(m[1]))}, ${p.add(m[2])}::bigint)`;
 }
-
-const MICROS = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::bigint`;
 
 /**
  * Failed rows a filtered failed list takes from jobs_failed_idx at a time (in the order of
