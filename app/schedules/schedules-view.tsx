@@ -72,6 +72,11 @@ function ScheduleTable({ schedules, nowMs }: { schedules: ScheduleDto[]; nowMs: 
                   </Link>
                 </>
               )}
+              {s.lastError && (
+                <p className="mt-1 whitespace-normal break-words text-red-700 dark:text-red-400" data-testid="tick-error" title={dateTime(s.lastErrorAt)}>
+                  The due tick cannot be enqueued (tried {ago(nowMs - ms(s.lastErrorAt)!)}; every worker retries it): {s.lastError}
+                </p>
+              )}
             </td>
           </tr>
         );

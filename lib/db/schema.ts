@@ -233,6 +233,13 @@ export const schedules = pgTable('schedules', {
   lastRunAt: timestamp('last_run_at', tz),
   /** The job the last tick enqueued. */
   lastJobId: bigint('last_job_id', { mode: 'bigint' }),
+  /**
+   * Why the due tick could not be enqueued, and when it last failed (0011): each worker
+   * retries it every SCHEDULE_TICK_MS, and the console shows it. Cleared by the tick that
+   * goes through.
+   */
+  lastError: text('last_error'),
+  lastErrorAt: timestamp('last_error_at', tz),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
 });

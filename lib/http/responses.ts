@@ -341,6 +341,11 @@ export const scheduleSchema = z
     nextRunAt: dateTime,
     lastRunAt: dateTime.nullable(),
     lastJobId: id.nullable(),
+    lastError: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why the due tick could not be enqueued (every worker retries it); null once a tick goes through, or after the schedule is redefined.' }),
+    lastErrorAt: dateTime.nullable().meta({ description: 'When the due tick last failed.' }),
   })
   .meta({ id: 'Schedule' });
 export const schedulesSchema = z.object({ schedules: z.array(scheduleSchema), dbNow: dateTime }).meta({ id: 'Schedules' });

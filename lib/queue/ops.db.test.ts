@@ -619,6 +619,40 @@ describe('schedules', () => {
     }
   });
 
+  test('a tick that cannot be enqueued is recorded on its schedule, and cleared by the tick that goes through', async () => {
+    const name = 'padded-queue';
+    await ops.scheduleUpsert(db.pool, { name, cron: '* * * * * *', type: 'demo.noop', queue: 'sched-err' });
+    // Edited by hand to what a definition refuses: no job may have 0 attempts.
+    await db.pool.query(`UPDATE schedules SET max_attempts = 0, next_run_at = date_trunc('second', now()) - interval '3 seconds' WHERE name = $1`, [name]);
+    const stored = async () => (await ops.scheduleList(db.pool)).find((s) => s.name === name)!;
+    try {
+      await assert.rejects(ops.scheduleTick(db.pool), AggregateError);
+      let s = await stored();
+      assert.match(s.lastError ?? '', /attempt/, 'the reason is on the schedule');
+      assert.ok(s.lastErrorAt instanceof Date);
+      assert.equal(s.lastJobId, null);
+      const tick = s.nextRunAt.getTime();
+
+      // Put right by hand (not redefined): the next try goes through and clears it.
+      await db.pool.query(`UPDATE schedules SET max_attempts = 3 WHERE name = $1`, [name]);
+      const made = await ops.scheduleTick(db.pool);
+      assert.equal(made.filter((m) => m.queue === 'sched-err').length, 1);
+      s = await stored();
+      assert.equal(s.lastError, null);
+      assert.equal(s.lastErrorAt, null);
+      assert.ok(s.nextRunAt.getTime() > tick, 'and the schedule moved on');
+
+      // A failure then a redefinition: the error belonged to the definition replaced.
+      await db.pool.query(`UPDATE schedules SET max_attempts = 0, next_run_at = date_trunc('second', now()) - interval '1 second' WHERE name = $1`, [name]);
+      await assert.rejects(ops.scheduleTick(db.pool), AggregateError);
+      assert.notEqual((await stored()).lastError, null);
+      await ops.scheduleUpsert(db.pool, { name, cron: '0 0 1 1 *', type: 'demo.noop', queue: 'sched-err' });
+      assert.equal((await stored()).lastError, null);
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+
   test('a schedule that could never tick is refused when it is defined', async () => {
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'n'.repeat(201), cron: '* * * * *', type: 'demo.noop' }), /name must have 1 to 200/);
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'zero', cron: '* * * * *', type: 'demo.noop', maxAttempts: 0 }), /maxAttempts/);

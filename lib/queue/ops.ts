@@ -774,6 +774,9 @@ export interface Schedule extends Required<Omit<ScheduleInput, 'payload'>> {
   nextRunAt: Date;
   lastRunAt: Date | null;
   lastJobId: string | null;
+  /** Why the due tick could not be enqueued (it is retried); null once a tick goes through. */
+  lastError: string | null;
+  lastErrorAt: Date | null;
 }
 
 const toSchedule = (r: any): Schedule => ({
@@ -788,6 +791,8 @@ const toSchedule = (r: any): Schedule => ({
   nextRunAt: r.next_run_at,
   lastRunAt: r.last_run_at,
   lastJobId: r.last_job_id === null ? null : String(r.last_job_id),
+  lastError: r.last_error,
+  lastErrorAt: r.last_error_at,
 });
 
 /** scheduleUpsert — define or redefine a recurring job (its first tick follows the database clock). */
@@ -868,6 +873,10 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
       if (job) out.push(job);
     } catch (err) {
       failed.push({ schedule: d.name, err });
+      // Said where operators look, not only in the workers' log. Best effort: when the
+      // database itself is what failed, this fails too, and the log still has it.
+      const said = storableText(((err as Error)?.message || String(err)).slice(0, 2_000));
+      await run(pool, sql.scheduleTickFailed, [d.name, d.next_run_at, said]).catch(() => {});
     }
   }
   if (p.doorbell && out.length) await p.doorbell.ring(out.filter((r) => r.created).map((r) => ({ jobId: r.id, queue: r.queue })));

@@ -406,8 +406,22 @@ export const scheduleAdvance: Statement = {
   name: 'leasehold_schedule_advance',
   text: `
 UPDATE schedules
-   SET next_run_at = $3, last_run_at = $2, last_job_id = $4, updated_at = now()
+   SET next_run_at = $3, last_run_at = $2, last_job_id = $4, last_error = NULL, last_error_at = NULL, updated_at = now()
  WHERE name = $1 AND ${tickIs('$2')} AND enabled
+RETURNING name`,
+};
+
+/**
+ * scheduleTickFailed — record why a schedule's due tick could not be enqueued, if it is
+ * still at that tick (a schedule redefined or advanced meanwhile keeps its own state).
+ * Params: $1 name, $2 the tick tried (next_run_at), $3 the error text.
+ */
+export const scheduleTickFailed: Statement = {
+  name: 'leasehold_schedule_tick_failed',
+  text: `
+UPDATE schedules
+   SET last_error = $3, last_error_at = now()
+ WHERE name = $1 AND ${tickIs('$2')}
 RETURNING name`,
 };
 
@@ -424,7 +438,9 @@ VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)
 ON CONFLICT (name) DO UPDATE SET
   next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
   cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, queue = EXCLUDED.queue, type = EXCLUDED.type,
-  payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = EXCLUDED.enabled, updated_at = now()
+  payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = EXCLUDED.enabled,
+  -- a redefinition starts over: the error belonged to the definition it replaces
+  last_error = NULL, last_error_at = NULL, updated_at = now()
 RETURNING *`,
 };
 

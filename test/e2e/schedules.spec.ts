@@ -29,3 +29,25 @@ test('the schedules page shows each recurring job: its cron, the next tick, and 
     await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
   }
 });
+
+test('a schedule whose due tick cannot be enqueued says why on its row, until a tick goes through', async ({ page }) => {
+  test.setTimeout(90_000);
+  const name = `e2e-cannot-tick-${process.pid}`;
+  // Edited by hand to what a definition refuses (no job may have 0 attempts): every tick fails.
+  await db().query(
+    `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
+     VALUES ($1, '* * * * * *', 'UTC', 'default', 'demo.noop', '{}', 0, date_trunc('second', now()), true)`,
+    [name],
+  );
+  try {
+    await page.goto('/schedules');
+    const row = page.getByTestId(`schedule-${name}`);
+    await expect(row.getByTestId('tick-error')).toContainText(/cannot be enqueued.*attempt/, { timeout: 30_000 });
+    await screenshot(page, 'schedule-tick-error');
+    await db().query(`UPDATE schedules SET max_attempts = 3 WHERE name = $1`, [name]);
+    await expect(row.getByTestId('last-job')).toBeVisible({ timeout: 30_000 });
+    await expect(row.getByTestId('tick-error')).toHaveCount(0);
+  } finally {
+    await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
+  }
+});

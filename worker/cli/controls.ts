@@ -133,6 +133,9 @@ export function addControlCommands(program: Command) {
         ['name', 'cron', 'zone', 'type', 'queue', 'enabled', 'next run', 'last job'],
         list.map((s) => [s.name, s.cron, s.timezone, s.type, s.queue, s.enabled ? 'yes' : 'no', s.nextRunAt.toISOString(), s.lastJobId ?? '']),
       );
+      for (const s of list) {
+        if (s.lastError) console.log(visible(`${s.name}: its due tick cannot be enqueued (last tried ${s.lastErrorAt?.toISOString()}): ${s.lastError}`));
+      }
     });
   schedule
     .command('remove')
