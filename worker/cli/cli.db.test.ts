@@ -365,3 +365,25 @@ describe('tokens', () => {
     assert.deepEqual(await live('cli-rotate'), []);
   });
 });
+
+describe('schedules', () => {
+  test('schedule list says why a schedule cannot tick, escaped', async () => {
+    const name = 'cli-cannot-tick';
+    await db.pool.query(
+      `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, last_error, last_error_at)
+       VALUES ($1, '* * * * *', 'UTC', 'default', 'demo.noop', '{}', 3, now(), true, $2, now())`,
+      [name, 'refused\u001b[2J by the database'],
+    );
+    try {
+      const r = await cli(['schedule', 'list']);
+      ok(r);
+      assert.match(r.stdout, /^cli-cannot-tick: its due tick cannot be enqueued \(last tried \d{4}-[^)]+\): refused\\x1b\[2J by the database$/m);
+      const json = await cli(['schedule', 'list', '--json']);
+      ok(json);
+      const listed = (JSON.parse(json.stdout) as { name: string; lastError: string | null }[]).find((s) => s.name === name);
+      assert.equal(listed?.lastError, 'refused\u001b[2J by the database');
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+});
