@@ -93,6 +93,15 @@ export function OverviewView() {
             estimateAgeMs={s.estimates.analyzedAt ? now - ms(s.estimates.analyzedAt)! : null}
             countCap={s.estimates.countCap}
           />
+          {s.schedulesFailing > 0 && (
+            <p className="text-sm text-red-700 dark:text-red-300" role="alert" data-testid="schedules-failing">
+              {s.schedulesFailing === 1 ? '1 schedule cannot enqueue its due tick' : `${int(s.schedulesFailing)} schedules cannot enqueue their due ticks`}:{' '}
+              <Link href="/schedules" className="underline">
+                see why on the Schedules page
+              </Link>
+              .
+            </p>
+          )}
           <dl className="grid grid-cols-2 gap-3 text-sm md:grid-cols-5">
             <Kpi label="Jobs in the table" testid="total">
               {s.totalKind === 'exact' ? int(s.total) : `≈${compact(s.total)}`}

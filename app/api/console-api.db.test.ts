@@ -305,7 +305,16 @@ describe('reads for the console', () => {
 
   test('stats: exact counts per status and queue, labelled, with the Redis backlog per queue', async () => {
     await insertJob(db.pool, { queue: 'stats-q' });
+    // Schedules whose due tick cannot be enqueued are counted (enabled ones only).
+    await db.pool.query(
+      `INSERT INTO schedules (name, cron, type, next_run_at, enabled, last_error, last_error_at)
+       VALUES ('stats-failing', '* * * * *', 'demo.noop', now(), true, 'refused', now()),
+              ('stats-failing-off', '* * * * *', 'demo.noop', now(), false, 'refused', now()),
+              ('stats-fine', '* * * * *', 'demo.noop', now(), true, NULL, NULL)`,
+    );
     const s = (await get(stats.GET, '/api/stats')).body;
+    await db.pool.query(`DELETE FROM schedules WHERE name LIKE 'stats-%'`);
+    assert.equal(s.schedulesFailing, 1);
     assert.equal(s.kinds.queued, 'exact');
     assert.equal(s.totalKind, 'exact');
     const total = (await db.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n;

@@ -381,6 +381,7 @@ export const statsSchema = z
     runningExpired: count.meta({ description: 'Running jobs whose lease has expired (recover moves them on).' }),
     workersAlive: count,
     workersStale: count.meta({ description: 'Workers not stopped but silent for longer than a lease (within the last day).' }),
+    schedulesFailing: count.meta({ description: 'Enabled schedules whose due tick cannot be enqueued (GET /api/schedules says why).' }),
     signal: z.object({
       usingRedis: z.boolean(),
       redisConfigured: z.boolean().meta({ description: 'Redis is configured; with usingRedis false, it does not answer now.' }),

@@ -70,6 +70,8 @@ export interface ConsoleStats {
   runningExpired: number;
   workersAlive: number;
   workersStale: number;
+  /** Enabled schedules whose due tick cannot be enqueued (their lastError is set). */
+  schedulesFailing: number;
   signal: { usingRedis: boolean; redisConfigured: boolean; due: number; backlog: number | null };
   workerTotals: WorkerTotals;
   dbNow: Date;
@@ -135,6 +137,7 @@ export async function computeConsoleStats(
                  'recovered', sum((metrics->>'recovered')::float8)) FROM workers) AS totals,
               (SELECT array_agg(DISTINCT q) FROM workers, unnest(queues) AS q
                 WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour') AS worker_queues,
+              (SELECT count(*) FROM schedules WHERE enabled AND last_error IS NOT NULL)::int AS schedules_failing,
               now() AS db_now`,
       [opts.leaseMs, COUNT_CAP],
     ),
@@ -273,6 +276,7 @@ export async function computeConsoleStats(
     runningExpired: m.expired,
     workersAlive: m.alive,
     workersStale: m.stale,
+    schedulesFailing: m.schedules_failing,
     signal: {
       usingRedis,
       redisConfigured: !!opts.doorbell?.redisConfigured,

@@ -44,6 +44,12 @@ test('a schedule whose due tick cannot be enqueued says why on its row, until a 
     const row = page.getByTestId(`schedule-${name}`);
     await expect(row.getByTestId('tick-error')).toContainText(/cannot be enqueued.*attempt/, { timeout: 30_000 });
     await screenshot(page, 'schedule-tick-error');
+    // The overview says so too, and leads to the page that says why.
+    await page.goto('/');
+    const notice = page.getByTestId('schedules-failing');
+    await expect(notice).toContainText('cannot enqueue', { timeout: 30_000 });
+    await notice.getByRole('link').click();
+    await expect(page).toHaveURL(/\/schedules$/);
     await db().query(`UPDATE schedules SET max_attempts = 3 WHERE name = $1`, [name]);
     await expect(row.getByTestId('last-job')).toBeVisible({ timeout: 30_000 });
     await expect(row.getByTestId('tick-error')).toHaveCount(0);
