@@ -12,6 +12,7 @@ function fakeSource(h: SummedHistogram): MetricsSource {
     oldestQueuedAgeMs: 1500,
     runningExpired: 0,
     workersAlive: 3,
+    schedulesFailing: 2,
     dbNow: new Date(),
   });
   return {
@@ -51,6 +52,7 @@ test('per-bucket counts in ms become cumulative `le` buckets in seconds, +Inf = 
   assert.equal(claimed.metrics[0]!.value, '1');
   assert.equal(families.find((f) => f.name === 'leasehold_signal_backlog')!.metrics[0]!.labels!.queue, 'mail');
   assert.equal(families.find((f) => f.name === 'leasehold_oldest_due_job_age_seconds')!.metrics[0]!.value, '1.5');
+  assert.equal(families.find((f) => f.name === 'leasehold_schedules_failing')!.metrics[0]!.value, '2');
 });
 
 test('cached() shares one in-flight call, reuses the value for its TTL, and does not cache errors', async () => {

@@ -123,6 +123,14 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
     },
   });
   new Gauge({
+    name: 'leasehold_schedules_failing',
+    help: 'Enabled schedules whose due tick cannot be enqueued (every worker retries it; the console and `schedule list` say why).',
+    registers: [registry],
+    async collect() {
+      this.set((await source.stats()).schedulesFailing);
+    },
+  });
+  new Gauge({
     name: 'leasehold_worker_jobs_in_flight',
     help: 'Jobs held by live worker processes (running or prefetched under a lease), as of their last heartbeat.',
     registers: [registry],

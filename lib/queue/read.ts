@@ -393,6 +393,8 @@ export interface Stats {
   oldestQueuedAgeMs: number | null;
   runningExpired: number;
   workersAlive: number;
+  /** Enabled schedules whose due tick cannot be enqueued (their last_error is set). */
+  schedulesFailing: number;
   dbNow: Date;
 }
 
@@ -411,6 +413,7 @@ export async function getStats(db: Executor, opts: { aliveWithinMs: number }): P
                 WHERE status IN ('queued', 'retrying') AND run_at <= now()) AS oldest_ms,
               (SELECT count(*) FROM jobs WHERE status = 'running' AND lease_expires_at < now()) AS expired,
               (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - $1::int * interval '1 ms') AS alive,
+              (SELECT count(*) FROM schedules WHERE enabled AND last_error IS NOT NULL) AS schedules_failing,
               now() AS db_now`,
       [aliveWithinMs],
     ),
@@ -430,6 +433,7 @@ export async function getStats(db: Executor, opts: { aliveWithinMs: number }): P
     oldestQueuedAgeMs: e.oldest_ms === null ? null : Math.round(Number(e.oldest_ms)),
     runningExpired: Number(e.expired),
     workersAlive: Number(e.alive),
+    schedulesFailing: Number(e.schedules_failing),
     dbNow: e.db_now,
   };
 }

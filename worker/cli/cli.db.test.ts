@@ -367,7 +367,7 @@ describe('tokens', () => {
 });
 
 describe('schedules', () => {
-  test('schedule list says why a schedule cannot tick, escaped', async () => {
+  test('schedule list says why a schedule cannot tick, escaped; status counts such schedules', async () => {
     const name = 'cli-cannot-tick';
     await db.pool.query(
       `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, last_error, last_error_at)
@@ -382,6 +382,9 @@ describe('schedules', () => {
       ok(json);
       const listed = (JSON.parse(json.stdout) as { name: string; lastError: string | null }[]).find((s) => s.name === name);
       assert.equal(listed?.lastError, 'refused\u001b[2J by the database');
+      const status = await cli(['status']);
+      ok(status);
+      assert.match(status.stdout, /schedules that cannot tick: 1 \(schedule list says why\)/);
     } finally {
       await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
     }

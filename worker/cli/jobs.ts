@@ -36,7 +36,8 @@ export function addReadCommands(program: Command) {
           ],
         );
         console.log(
-          `oldest due job waiting: ${ago(stats.oldestQueuedAgeMs)} · running with an expired lease: ${stats.runningExpired} · workers alive: ${stats.workersAlive}`,
+          `oldest due job waiting: ${ago(stats.oldestQueuedAgeMs)} · running with an expired lease: ${stats.runningExpired} · workers alive: ${stats.workersAlive}` +
+            (stats.schedulesFailing ? ` · schedules that cannot tick: ${stats.schedulesFailing} (schedule list says why)` : ''),
         );
         const alive = workers.filter((w) => !w.stoppedAt && !w.stale);
         if (alive.length) {
