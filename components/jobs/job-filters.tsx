@@ -1,6 +1,6 @@
 'use client';
 import { type FormEvent, useEffect, useState } from 'react';
-import type { JobFilters } from '@/lib/api/filters';
+import { JOB_ID_TEXT, type JobFilters } from '@/lib/api/filters';
 import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
 import { Button } from '../ui/button';
 
@@ -16,7 +16,8 @@ export interface JobFiltersProps {
   fixedStatus?: JobStatus;
 }
 
-const JOB_ID = /^#?[1-9][0-9]{0,18}$/;
+/** A job id in the search box, `#` allowed in front (as ids are shown). */
+const asJobId = (s: string) => (JOB_ID_TEXT.test(s.replace(/^#/, '')) ? s.replace(/^#/, '') : null);
 
 /**
  * The search box: a job id (`4211`, `#4211`), or text in the last error (`timeout`); text
@@ -26,12 +27,13 @@ export function parseSearch(text: string): { id?: string; error?: string } {
   const s = text.trim();
   const quoted = /^"(.+)"$/.exec(s);
   if (quoted) return { error: quoted[1] };
-  if (JOB_ID.test(s)) return { id: s.replace('#', '') };
+  const id = asJobId(s);
+  if (id) return { id };
   return s ? { error: s } : {};
 }
 
 /** What the search box shows for these filters (parseSearch's inverse). */
-export const searchText = (f: Pick<JobFilters, 'id' | 'error'>) => f.id ?? (f.error && JOB_ID.test(f.error.trim()) ? `"${f.error}"` : f.error) ?? '';
+export const searchText = (f: Pick<JobFilters, 'id' | 'error'>) => f.id ?? (f.error && asJobId(f.error.trim()) ? `"${f.error}"` : f.error) ?? '';
 
 /** The filter bar; applies on Enter or on "Apply", and a status change at once. */
 export function JobFilterBar({ filters, onChange, queues = [], types = [], fixedStatus }: JobFiltersProps) {

@@ -5,6 +5,9 @@
  */
 import { isJobStatus, type JobStatus } from './statuses';
 
+/** A job id as typed or linked: a positive integer of at most 19 digits (the API bounds it by a bigint). */
+export const JOB_ID_TEXT = /^[1-9][0-9]{0,18}$/;
+
 export interface JobFilters {
   status?: JobStatus;
   queue?: string;
@@ -27,7 +30,7 @@ export function filtersFromParams(params: URLSearchParams | { get(name: string):
     if (k === 'status') {
       if (isJobStatus(v)) f.status = v;
     } else if (k === 'id') {
-      if (/^[1-9][0-9]{0,18}$/.test(v)) f.id = v;
+      if (JOB_ID_TEXT.test(v)) f.id = v;
     } else if (k === 'fingerprint') {
       if (/^[0-9a-f]{12}$/.test(v)) f.fingerprint = v;
     } else f[k] = v.slice(0, 200);
