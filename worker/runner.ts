@@ -418,11 +418,19 @@ export class Runner {
    */
   private readonly lettingGo = new Map<string, number>();
   private letGo(l: Lease) {
-    this.lettingGo.set(leaseKey(l), performance.now());
-    if (this.lettingGo.size > 1_000) this.forgetLetGo();
+    // Deleted first so the map stays in the order of letting go: forgetLetGo stops at the
+    // first entry still young, and a storm of lost leases costs each call no full scan.
+    const key = leaseKey(l);
+    this.lettingGo.delete(key);
+    this.lettingGo.set(key, performance.now());
+    this.forgetLetGo();
   }
   private forgetLetGo() {
-    for (const [key, at] of this.lettingGo) if (performance.now() - at > 2 * this.o.leaseMs) this.lettingGo.delete(key);
+    const before = performance.now() - 2 * this.o.leaseMs;
+    for (const [key, at] of this.lettingGo) {
+      if (at > before) break;
+      this.lettingGo.delete(key);
+    }
   }
   private releaseFailing = false;
 
