@@ -1,6 +1,6 @@
 /**
- * Runs in front of every request (Next 16's proxy, formerly middleware):
- *  - security headers on every answer: a Content-Security-Policy with a fresh nonce per
+ * Runs in front of every page request (Next 16's proxy, formerly middleware):
+ *  - security headers on every page: a Content-Security-Policy with a fresh nonce per
  *    page (no 'unsafe-inline' scripts; Next puts the nonce on its own scripts), nosniff,
  *    frame-ancestors 'none' and X-Frame-Options DENY, a strict Referrer-Policy;
  *  - pages without a session cookie are sent to /signin (unless LEASEHOLD_AUTH=off).
@@ -9,6 +9,7 @@
  * API route checks the session (or token) and the role on the server (lib/auth/gate.ts).
  */
 import { type NextRequest, NextResponse } from 'next/server';
+import { DATA_CSP, SECURITY_HEADERS } from './lib/http/security-headers';
 
 const SESSION_COOKIE = 'leasehold_session';
 const OPEN_PAGES = new Set(['/signin', '/setup']);
@@ -31,25 +32,18 @@ function csp(nonce: string, dev: boolean): string {
 
 function secure(res: NextResponse, policy: string) {
   res.headers.set('content-security-policy', policy);
-  res.headers.set('x-content-type-options', 'nosniff');
-  res.headers.set('x-frame-options', 'DENY');
-  res.headers.set('referrer-policy', 'same-origin');
-  res.headers.set('cross-origin-opener-policy', 'same-origin');
-  res.headers.set('permissions-policy', 'camera=(), microphone=(), geolocation=()');
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.headers.set(name, value);
   return res;
 }
 
 export function proxy(req: NextRequest) {
   const { pathname, search } = req.nextUrl;
-  if (pathname.startsWith('/api/')) {
-    return secure(NextResponse.next(), `default-src 'none'; frame-ancestors 'none'`);
-  }
   const authOff = (process.env.LEASEHOLD_AUTH ?? '').trim().toLowerCase() === 'off';
   const isPage = !pathname.startsWith('/_next/') && !/\.[a-z0-9]+$/i.test(pathname);
   if (isPage && !authOff && !OPEN_PAGES.has(pathname) && !req.cookies.get(SESSION_COOKIE)?.value) {
     const to = new URL('/signin', req.url);
     if (pathname !== '/') to.searchParams.set('next', (pathname + search).slice(0, 500));
-    return secure(NextResponse.redirect(to, 307), `default-src 'none'; frame-ancestors 'none'`);
+    return secure(NextResponse.redirect(to, 307), DATA_CSP);
   }
   const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64');
   const policy = csp(nonce, process.env.NODE_ENV === 'development');
@@ -60,5 +54,6 @@ export function proxy(req: NextRequest) {
 }
 
 export const config = {
-  matcher: [{ source: '/((?!_next/static|_next/image|favicon.ico).*)' }],
+  // Not /api/: those answers get the same headers from next.config.ts, without a proxy run.
+  matcher: [{ source: '/((?!api/|_next/static|_next/image|favicon.ico).*)' }],
 };

@@ -85,6 +85,13 @@ test('hostile job text is listed, opened and requeued as text; no script runs', 
   expect(headers['content-security-policy']).not.toMatch(/script-src[^;]*'unsafe-inline'/);
   expect(headers['x-content-type-options']).toBe('nosniff');
   expect(headers['referrer-policy']).toBe('same-origin');
+  // The API's answers are data, never a document (static headers from next.config.ts).
+  for (const path of ['/api/auth/me', '/api/health', '/api/no-such-route']) {
+    const api = (await page.request.get(path)).headers();
+    expect(api['content-security-policy'], path).toBe(`default-src 'none'; frame-ancestors 'none'`);
+    expect(api['x-content-type-options'], path).toBe('nosniff');
+    expect(api['x-frame-options'], path).toBe('DENY');
+  }
 
   // Listed: the queue and type appear as text.
   const row = page.getByTestId(`job-row-${ids[0]}`);
