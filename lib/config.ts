@@ -17,6 +17,13 @@ export const SIGNAL_REPAIR_CAP_DEFAULT = 1_000;
 /** How long a stopping worker lets running jobs finish before it hands their leases back. */
 export const SHUTDOWN_GRACE_MS_DEFAULT = 10_000;
 export const PORT_DEFAULT = 3000;
+/**
+ * The CPU priority (nice value) worker processes lower themselves to. A drain that keeps
+ * every core busy is when an operator opens the console; below the console, the workers
+ * lose nothing they could have used while it idles, and its requests go first when it is
+ * asked (README, "Watching while the workers drain").
+ */
+export const WORKER_NICE_DEFAULT = 10;
 
 const intMs = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -31,6 +38,7 @@ const schema = z
     LEASEHOLD_POLL_MS: intMs(50, 600_000).default(POLL_INTERVAL_MS_DEFAULT),
     LEASEHOLD_SIGNAL_GRACE_MS: intMs(0, 600_000).default(SIGNAL_GRACE_MS_DEFAULT),
     LEASEHOLD_SHUTDOWN_GRACE_MS: intMs(0, 3_600_000).default(SHUTDOWN_GRACE_MS_DEFAULT),
+    LEASEHOLD_WORKER_NICE: z.coerce.number().int().min(0).max(19).default(WORKER_NICE_DEFAULT),
     LEASEHOLD_REDIS_PREFIX: z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
@@ -54,6 +62,7 @@ const schema = z
       pollMs: e.LEASEHOLD_POLL_MS,
       signalGraceMs: e.LEASEHOLD_SIGNAL_GRACE_MS,
       shutdownGraceMs: e.LEASEHOLD_SHUTDOWN_GRACE_MS,
+      workerNice: e.LEASEHOLD_WORKER_NICE,
       redisPrefix: e.LEASEHOLD_REDIS_PREFIX,
       dataDir: e.LEASEHOLD_DATA_DIR,
       resultsDir: e.LEASEHOLD_RESULTS_DIR,

@@ -32,6 +32,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../lib/config';
 import { createPool } from '../lib/db/client';
 import * as ops from '../lib/queue/ops';
 import { RedisDoorbell } from '../lib/queue/signal';
@@ -286,7 +287,7 @@ const yardstick = await startYardstick();
 try {
   const { rows } = await pool.query(`SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'jobs'`);
   console.log(
-    `jobs table ≈ ${rows[0].n} rows; ${JOBS} no-op jobs per round; P=${P} C=${C}; ${CONSOLES} consoles refreshing every second ` +
+    `jobs table ≈ ${rows[0].n} rows; ${JOBS} no-op jobs per round; P=${P} C=${C} at nice ${loadConfig().workerNice} (LEASEHOLD_WORKER_NICE); ${CONSOLES} consoles refreshing every second ` +
       `(${MODE === 'live' ? 'live feed' : 'polling'}); ${PAIRS} rounds watched, each between two unwatched`,
   );
   let n = 0;

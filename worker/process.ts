@@ -6,6 +6,7 @@
  * Arguments come from the supervisor: --concurrency C --queues a,b. DATABASE_URL and
  * REDIS_URL (or REDIS_URL=off) are always set by the supervisor.
  */
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, redisDisabled } from '../lib/config';
 import { createPool } from '../lib/db/client';
@@ -32,6 +33,7 @@ const concurrency = Number(values.concurrency);
 const queues = values.queues!.split(',').map((q) => q.trim()).filter(Boolean);
 
 const log = createLogger({ proc: process.env.LEASEHOLD_WORKER_INDEX ?? '0', pid: process.pid });
+lowerPriority(cfg.workerNice);
 // No statement of the worker waits longer than a lease, and no transaction of it sits idle
 // longer on the server. A connection can go quiet (a NAT forgetting the flow: no FIN, no
 // RST; TCP notices after ~15 min of retransmissions, an idle one after ~2 h of keepalive).
@@ -97,3 +99,16 @@ async function shutdown(why: string) {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('disconnect', () => void shutdown('supervisor went away'));
+
+/**
+ * Below the console (LEASEHOLD_WORKER_NICE, lib/config.ts): while nothing else wants the
+ * CPU the drain runs as fast, and when the console answers an operator it goes first.
+ * Only ever lowered: a process started lower (`nice -n 15 npm run worker`) stays there.
+ */
+function lowerPriority(nice: number) {
+  try {
+    if (os.getPriority() < nice) os.setPriority(nice);
+  } catch (err) {
+    log.warn('could not lower the worker process priority', { nice, err });
+  }
+}

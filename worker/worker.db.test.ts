@@ -3,6 +3,7 @@
  * real PostgreSQL and Redis: recover, poison jobs, the supervisor, and Redis going away.
  */
 import assert from 'node:assert/strict';
+import os from 'node:os';
 import { describe, test } from 'node:test';
 import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
@@ -93,6 +94,49 @@ describe('supervisor', () => {
     } finally {
       const exit = await w.stop();
       assert.equal(exit.code, 0, 'the supervisor stops cleanly on SIGTERM');
+    }
+  });
+});
+
+describe('worker priority', () => {
+  const registered = (prefix: string, n: number) =>
+    waitFor(`${n} worker processes to register`, async () => {
+      const { rows } = await db.pool.query(`SELECT pid FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL`, [prefix]);
+      return rows.length === n && rows.map((r) => r.pid as number);
+    });
+
+  test('worker processes lower themselves to nice 10 by default, below the console', async () => {
+    const prefix = uniquePrefix('nice');
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 1, queues: prefix, extra: { LEASEHOLD_WORKER_NICE: undefined } });
+    try {
+      const pids = await registered(prefix, 2);
+      // Never above the priority this test runs at (a suite started under nice stays there).
+      const expected = Math.max(10, os.getPriority());
+      assert.deepEqual(pids.map((pid) => os.getPriority(pid)), [expected, expected]);
+      assert.equal(os.getPriority(w.pid), os.getPriority(), 'the supervisor itself is left alone');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  test('LEASEHOLD_WORKER_NICE sets it, and a process started lower is never raised', async () => {
+    const prefix = uniquePrefix('nice');
+    const lowered = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 1, queues: prefix, extra: { LEASEHOLD_WORKER_NICE: '15' } });
+    try {
+      const [pid] = await registered(prefix, 1);
+      assert.equal(os.getPriority(pid!), Math.max(15, os.getPriority()));
+    } finally {
+      await lowered.stop();
+    }
+    const prefix2 = uniquePrefix('nice');
+    const started = Math.max(12, os.getPriority());
+    const kept = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix: prefix2, processes: 1, concurrency: 1, queues: prefix2, nice: Math.max(0, 12 - os.getPriority()), extra: { LEASEHOLD_WORKER_NICE: '7' } });
+    try {
+      const [pid] = await registered(prefix2, 1);
+      assert.equal(os.getPriority(kept.pid), started, 'the supervisor was started at nice 12');
+      assert.equal(os.getPriority(pid!), started, 'not raised to 7');
+    } finally {
+      await kept.stop();
     }
   });
 });

@@ -70,6 +70,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     processes: opts.processes,
     concurrency: opts.concurrency,
     queues: opts.queues,
+    nice: cfg.workerNice,
     postgres: redact(services.databaseUrl),
     redis: services.redisUrl ?? 'none (PostgreSQL-only claiming)',
   });
