@@ -54,6 +54,6 @@ export function proxy(req: NextRequest) {
 }
 
 export const config = {
-  // Not /api/: those answers get the same headers from next.config.ts, without a proxy run.
-  matcher: [{ source: '/((?!api/|_next/static|_next/image|favicon.ico).*)' }],
+  // Not /api or /api/…: those answers get their headers from next.config.ts, without a proxy run.
+  matcher: [{ source: '/((?!api(?:/|$)|_next/static|_next/image|favicon.ico).*)' }],
 };

@@ -33,6 +33,7 @@ http.Server.prototype.emit = function (event, req, res, ...rest) {
       'content-type': 'application/json',
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',
+      // DATA_CSP of lib/http/security-headers.ts (this file is loaded before TypeScript is).
       'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
     });
     res.end(BODY);

@@ -12,5 +12,9 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'permissions-policy': 'camera=(), microphone=(), geolocation=()',
 };
 
-/** For answers that are data, never a document: nothing loads from them, nothing frames them. */
+/**
+ * For answers that are data, never a document: nothing loads from them, nothing frames them.
+ * (worker/http-guard.mjs, preloaded into `next start` without TypeScript, writes it out
+ * for the 400 it answers before Next runs.)
+ */
 export const DATA_CSP = `default-src 'none'; frame-ancestors 'none'`;

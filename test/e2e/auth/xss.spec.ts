@@ -7,7 +7,7 @@
  *  - the requeue shows on the audit page and the job's timeline with its reason;
  *  - a viewer sees the action refused before the server refuses it; sign-out ends the session.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, request, test, type Page } from '@playwright/test';
 import { hashPassword } from '../../../lib/auth/passwords';
 import { closeDb, db } from '../helpers';
 
@@ -85,12 +85,25 @@ test('hostile job text is listed, opened and requeued as text; no script runs', 
   expect(headers['content-security-policy']).not.toMatch(/script-src[^;]*'unsafe-inline'/);
   expect(headers['x-content-type-options']).toBe('nosniff');
   expect(headers['referrer-policy']).toBe('same-origin');
-  // The API's answers are data, never a document (static headers from next.config.ts).
-  for (const path of ['/api/auth/me', '/api/health', '/api/no-such-route']) {
-    const api = (await page.request.get(path)).headers();
-    expect(api['content-security-policy'], path).toBe(`default-src 'none'; frame-ancestors 'none'`);
-    expect(api['x-content-type-options'], path).toBe('nosniff');
-    expect(api['x-frame-options'], path).toBe('DENY');
+  // The API's answers are data, never a document (static headers from next.config.ts):
+  // signed in or not, found or not, /api itself included.
+  const signedOut = await request.newContext({ baseURL: new URL(page.url()).origin });
+  const apiAnswers = await Promise.all([
+    ...['/api/auth/me', '/api/health', '/api/no-such-route', '/api'].map((path) => page.request.get(path)),
+    page.request.head('/api/health'),
+    signedOut.get('/api/jobs'),
+  ]);
+  expect(apiAnswers.at(-1)!.status(), 'signed out').toBe(401);
+  await signedOut.dispose();
+  for (const res of apiAnswers) {
+    const api = res.headers();
+    const what = `${res.url()} (${res.status()})`;
+    expect(api['content-security-policy'], what).toBe(`default-src 'none'; frame-ancestors 'none'`);
+    expect(api['x-content-type-options'], what).toBe('nosniff');
+    expect(api['x-frame-options'], what).toBe('DENY');
+    expect(api['referrer-policy'], what).toBe('same-origin');
+    expect(api['cross-origin-opener-policy'], what).toBe('same-origin');
+    expect(api['permissions-policy'], what).toBe('camera=(), microphone=(), geolocation=()');
   }
 
   // Listed: the queue and type appear as text.
