@@ -6,6 +6,7 @@
  * Arguments come from the supervisor: --concurrency C --queues a,b. DATABASE_URL and
  * REDIS_URL (or REDIS_URL=off) are always set by the supervisor.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, redisDisabled } from '../lib/config';
@@ -104,11 +105,23 @@ process.on('disconnect', () => void shutdown('supervisor went away'));
  * Below the console (LEASEHOLD_WORKER_NICE, lib/config.ts): while nothing else wants the
  * CPU the drain runs as fast, and when the console answers an operator it goes first.
  * Only ever lowered: a process started lower (`nice -n 15 npm run worker`) stays there.
+ * On Linux a nice value belongs to a thread, and the threads V8 started before this line
+ * (garbage collection, compilation) would keep theirs: each is lowered too. Threads
+ * started later inherit it.
  */
 function lowerPriority(nice: number) {
+  let threads: number[] = [0];
   try {
-    if (os.getPriority() < nice) os.setPriority(nice);
-  } catch (err) {
-    log.warn('could not lower the worker process priority', { nice, err });
+    threads = fs.readdirSync('/proc/self/task').map(Number);
+  } catch {
+    // Not Linux: the process has one priority.
+  }
+  for (const tid of threads) {
+    try {
+      if (os.getPriority(tid) < nice) os.setPriority(tid, nice);
+    } catch (err) {
+      // A thread that has just exited is gone from the list; anything else is worth a word.
+      if ((err as { info?: { code?: string } }).info?.code !== 'ESRCH') log.warn('could not lower the worker process priority', { nice, tid, err });
+    }
   }
 }
