@@ -18,12 +18,14 @@ export const SIGNAL_REPAIR_CAP_DEFAULT = 1_000;
 export const SHUTDOWN_GRACE_MS_DEFAULT = 10_000;
 export const PORT_DEFAULT = 3000;
 /**
- * The CPU priority (nice value) worker processes lower themselves to. A drain that keeps
- * every core busy is when an operator opens the console; below the console, the workers
- * lose nothing they could have used while it idles, and its requests go first when it is
- * asked (README, "Watching while the workers drain").
+ * The CPU priority (nice value) worker processes lower themselves to; 0 leaves it alone.
+ * Above 0 the console answers first while a drain keeps every core busy (its median a
+ * quarter to a third lower at 10), but each time it does it stalls the workers, and
+ * PostgreSQL's work behind them: ten consoles cost the drain about 10 points more
+ * (README, "Watching while the workers drain"). Off by default; an operator who wants
+ * the console first sets it.
  */
-export const WORKER_NICE_DEFAULT = 10;
+export const WORKER_NICE_DEFAULT = 0;
 
 const intMs = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

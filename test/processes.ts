@@ -89,10 +89,6 @@ export function workerEnv(w: WorkerEnv): Record<string, string | undefined> {
     LEASEHOLD_RECOVER_MS: String(w.recoverMs ?? 1_000),
     LEASEHOLD_POLL_MS: String(w.pollMs ?? 1_000),
     LEASEHOLD_SHUTDOWN_GRACE_MS: '2000',
-    // At the test runner's priority: these leases are 2 s, not 30, and a busy machine
-    // running the suite should not be what makes one lapse. The default (nice 10) has
-    // its own test in worker/worker.db.test.ts.
-    LEASEHOLD_WORKER_NICE: '0',
     ...w.extra,
   };
 }

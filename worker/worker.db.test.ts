@@ -108,9 +108,20 @@ describe('worker priority', () => {
       return rows.length === n && rows.map((r) => r.pid as number);
     });
 
-  test('worker processes lower themselves to nice 10 by default, below the console', async () => {
+  test('by default worker processes keep their priority', async () => {
     const prefix = uniquePrefix('nice');
-    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 1, queues: prefix, extra: { LEASEHOLD_WORKER_NICE: undefined } });
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 1, queues: prefix, extra: { LEASEHOLD_WORKER_NICE: undefined } });
+    try {
+      const [pid] = await registered(prefix, 1);
+      assert.deepEqual(new Set(threadNices(pid!)), new Set([os.getPriority()]));
+    } finally {
+      await w.stop();
+    }
+  });
+
+  test('with LEASEHOLD_WORKER_NICE=10 every thread of each worker process is lowered, below the console', async () => {
+    const prefix = uniquePrefix('nice');
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 1, queues: prefix, extra: { LEASEHOLD_WORKER_NICE: '10' } });
     try {
       const pids = await registered(prefix, 2);
       // Never above the priority this test runs at (a suite started under nice stays there).

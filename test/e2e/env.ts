@@ -14,8 +14,6 @@ export function e2eEnv(): Record<string, string> {
     LEASEHOLD_POLL_MS: '1000',
     LEASEHOLD_SHUTDOWN_GRACE_MS: '1000',
     LEASEHOLD_LOG: 'warn',
-    // LEASEHOLD_WORKER_NICE is left at its default (10) on purpose: the browser specs run
-    // the console and workers as `npm start` does, and 10 s leases have room for it.
     LEASEHOLD_ENV: 'e2e',
     // The browser specs written before sign-in existed; test/e2e/auth.spec.ts signs in through a second console.
     LEASEHOLD_AUTH: 'off',
