@@ -13,7 +13,7 @@ import { RedisDoorbell } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
 import { insertJob, jobRow } from '../test/factories';
-import { startWorkers, uniquePrefix } from '../test/processes';
+import { type Proc, startWorkers, uniquePrefix } from '../test/processes';
 import { ownRedis } from '../test/redis-server';
 import { waitFor } from '../test/wait';
 
@@ -102,28 +102,41 @@ describe('supervisor', () => {
 describe('worker priority', () => {
   /** The nice value of each of a process's threads (Linux: a nice value is per thread). */
   const threadNices = (pid: number) => fs.readdirSync(`/proc/${pid}/task`).map((tid) => os.getPriority(Number(tid)));
-  const registered = (prefix: string, n: number) =>
-    waitFor(`${n} worker processes to register`, async () => {
-      const { rows } = await db.pool.query(`SELECT pid FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL`, [prefix]);
-      return rows.length === n && rows.map((r) => r.pid as number);
-    });
 
-  test('by default worker processes keep their priority', async () => {
+  /**
+   * A supervisor with `processes` workers under LEASEHOLD_WORKER_NICE=`setting` (undefined:
+   * unset), itself started `startNice` above this test's nice value; `check` gets the
+   * supervisor and its workers' pids once they have registered, and everything is stopped.
+   */
+  async function withWorkers(
+    o: { setting: string | undefined; processes?: number; startNice?: number },
+    check: (w: Proc, pids: number[]) => void,
+  ) {
     const prefix = uniquePrefix('nice');
-    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 1, queues: prefix, extra: { LEASEHOLD_WORKER_NICE: undefined } });
+    const processes = o.processes ?? 1;
+    const w = startWorkers({
+      databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes, concurrency: 1, queues: prefix,
+      nice: o.startNice, extra: { LEASEHOLD_WORKER_NICE: o.setting },
+    });
     try {
-      const [pid] = await registered(prefix, 1);
-      assert.deepEqual(new Set(threadNices(pid!)), new Set([os.getPriority()]));
+      const pids = await waitFor(`${processes} worker processes to register`, async () => {
+        const { rows } = await db.pool.query(`SELECT pid FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL`, [prefix]);
+        return rows.length === processes && rows.map((r) => r.pid as number);
+      });
+      check(w, pids);
     } finally {
       await w.stop();
     }
+  }
+
+  test('by default worker processes keep their priority', async () => {
+    await withWorkers({ setting: undefined }, (_w, [pid]) => {
+      assert.deepEqual(new Set(threadNices(pid!)), new Set([os.getPriority()]));
+    });
   });
 
   test('with LEASEHOLD_WORKER_NICE=10 every thread of each worker process is lowered, below the console', async () => {
-    const prefix = uniquePrefix('nice');
-    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 1, queues: prefix, extra: { LEASEHOLD_WORKER_NICE: '10' } });
-    try {
-      const pids = await registered(prefix, 2);
+    await withWorkers({ setting: '10', processes: 2 }, (w, pids) => {
       // Never above the priority this test runs at (a suite started under nice stays there).
       const expected = Math.max(10, os.getPriority());
       for (const pid of pids) {
@@ -132,32 +145,20 @@ describe('worker priority', () => {
         assert.deepEqual(new Set(nices), new Set([expected]), `every thread of worker ${pid}, V8's helpers included`);
       }
       assert.equal(os.getPriority(w.pid), os.getPriority(), 'the supervisor itself is left alone');
-    } finally {
-      await w.stop();
-    }
+    });
   });
 
   test('LEASEHOLD_WORKER_NICE sets it, and a process started lower is never raised', async () => {
-    const prefix = uniquePrefix('nice');
-    const lowered = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 1, queues: prefix, extra: { LEASEHOLD_WORKER_NICE: '15' } });
-    try {
-      const [pid] = await registered(prefix, 1);
+    await withWorkers({ setting: '15' }, (_w, [pid]) => {
       assert.deepEqual(new Set(threadNices(pid!)), new Set([Math.max(15, os.getPriority())]));
-    } finally {
-      await lowered.stop();
-    }
-    const prefix2 = uniquePrefix('nice');
+    });
     const started = Math.max(12, os.getPriority());
-    const kept = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix: prefix2, processes: 1, concurrency: 1, queues: prefix2, nice: Math.max(0, 12 - os.getPriority()), extra: { LEASEHOLD_WORKER_NICE: '7' } });
-    try {
-      const [pid] = await registered(prefix2, 1);
+    await withWorkers({ setting: '7', startNice: Math.max(0, 12 - os.getPriority()) }, (kept, [pid]) => {
       assert.equal(os.getPriority(kept.pid), started, 'the supervisor was started at nice 12');
       assert.deepEqual(new Set(threadNices(pid!)), new Set([started]), 'not raised to 7');
       // Without the right to raise it, a try would fail and be logged: not even tried.
       assert.doesNotMatch(kept.output(), /could not lower/);
-    } finally {
-      await kept.stop();
-    }
+    });
   });
 });
 

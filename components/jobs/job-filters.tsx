@@ -17,7 +17,10 @@ export interface JobFiltersProps {
 }
 
 /** A job id in the search box, `#` allowed in front (as ids are shown). */
-const asJobId = (s: string) => (JOB_ID_TEXT.test(s.replace(/^#/, '')) ? s.replace(/^#/, '') : null);
+function asJobId(s: string): string | null {
+  const bare = s.replace(/^#/, '');
+  return JOB_ID_TEXT.test(bare) ? bare : null;
+}
 
 /**
  * The search box: a job id (`4211`, `#4211`), or text in the last error (`timeout`); text
