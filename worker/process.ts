@@ -110,6 +110,7 @@ process.on('disconnect', () => void shutdown('supervisor went away'));
  * started later inherit it.
  */
 function lowerPriority(nice: number) {
+  if (nice === 0) return; // off: not even a process started above the default is touched
   let threads: number[] = [0];
   try {
     threads = fs.readdirSync('/proc/self/task').map(Number);

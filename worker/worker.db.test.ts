@@ -133,6 +133,11 @@ describe('worker priority', () => {
     await withWorkers({ setting: undefined }, (_w, [pid]) => {
       assert.deepEqual(new Set(threadNices(pid!)), new Set([os.getPriority()]));
     });
+    // Off means off: a supervisor started above the default priority (nice -5, where this
+    // test may raise one) keeps its workers there too, not at 0.
+    await withWorkers({ setting: '0', startNice: -5 }, (w, [pid]) => {
+      assert.deepEqual(new Set(threadNices(pid!)), new Set([os.getPriority(w.pid)]));
+    });
   });
 
   test('with LEASEHOLD_WORKER_NICE=10 every thread of each worker process is lowered, below the console', async () => {
