@@ -16,6 +16,7 @@ import { enqueueJob, statsQuery } from '@/lib/api/stats';
 import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useRefreshInterval } from '@/lib/ui/refresh';
+import { UserText } from '@/components/ui/user-text';
 import { useActionFlow } from './action-flow';
 
 export function OverviewView() {
@@ -69,7 +70,7 @@ export function OverviewView() {
           )}
           {enqueue.isError && (
             <span className="max-w-md break-words text-sm text-red-700 dark:text-red-300" role="alert" data-testid="enqueue-error">
-              Could not enqueue: {enqueue.error.message}
+              Could not enqueue: <UserText text={enqueue.error.message} />
             </span>
           )}
           <Button onClick={recover}>Recover…</Button>

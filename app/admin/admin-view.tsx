@@ -7,6 +7,7 @@ import { Button } from '@/components/ui/button';
 import { Card, ErrorState } from '@/components/ui/states';
 import { addUser, createToken, disableUser, revokeToken, tokensQuery, usersQuery, type TokenDto } from '@/lib/api/admin';
 import { meQuery, type Role } from '@/lib/api/auth';
+import { UserText } from '@/components/ui/user-text';
 
 const input = 'rounded border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-950';
 
@@ -28,7 +29,7 @@ export function AdminView() {
       <h1 className="text-xl font-semibold">Users and tokens</h1>
       {mutate.error && (
         <p role="alert" className="text-sm text-red-700 dark:text-red-300">
-          {mutate.error.message}
+          <UserText text={mutate.error.message} />
         </p>
       )}
       <Card title="Operators">

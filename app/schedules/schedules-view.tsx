@@ -4,6 +4,7 @@ import Link from 'next/link';
 import { Badge } from '@/components/ui/badge';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { PageTable } from '@/components/ui/table';
+import { UserText } from '@/components/ui/user-text';
 import { schedulesQuery } from '@/lib/api/schedules';
 import type { ScheduleDto } from '@/lib/api/types';
 import { ago, dateTime, duration, ms } from '@/lib/ui/format';
@@ -46,16 +47,24 @@ function ScheduleTable({ schedules, nowMs }: { schedules: ScheduleDto[]; nowMs: 
         return (
           <tr key={s.name} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`schedule-${s.name}`}>
             <td className="break-all px-3 py-2 font-medium">
-              {s.name} {!s.enabled && <Badge>disabled</Badge>}
+              <UserText text={s.name} /> {!s.enabled && <Badge>disabled</Badge>}
             </td>
             <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">
-              {s.cron}
-              {s.timezone !== 'UTC' && <span className="text-zinc-500"> ({s.timezone})</span>}
+              <UserText text={s.cron} />
+              {s.timezone !== 'UTC' && (
+                <span className="text-zinc-500">
+                  {' ('}
+                  <UserText text={s.timezone} />)
+                </span>
+              )}
             </td>
             <td className="break-all px-3 py-2 text-xs">
-              <span className="font-mono">{s.type}</span> on{' '}
+              <span className="font-mono">
+                <UserText text={s.type} />
+              </span>{' '}
+              on{' '}
               <Link href={`/jobs?queue=${encodeURIComponent(s.queue)}&type=${encodeURIComponent(s.type)}`} className="hover:underline">
-                {s.queue}
+                <UserText text={s.queue} />
               </Link>
               <span className="text-zinc-500"> · {s.maxAttempts} attempts</span>
             </td>
@@ -74,7 +83,7 @@ function ScheduleTable({ schedules, nowMs }: { schedules: ScheduleDto[]; nowMs: 
               )}
               {s.lastError && (
                 <p className="mt-1 whitespace-normal break-words text-red-700 dark:text-red-400" data-testid="tick-error" title={dateTime(s.lastErrorAt)}>
-                  The due tick cannot be enqueued (tried {ago(nowMs - ms(s.lastErrorAt)!)}; every worker retries it): {s.lastError}
+                  The due tick cannot be enqueued (tried {ago(nowMs - ms(s.lastErrorAt)!)}; every worker retries it): <UserText text={s.lastError} multiline />
                 </p>
               )}
             </td>

@@ -7,6 +7,7 @@ import { StatusBadge } from '../jobs/status-badge';
 import { Badge } from '../ui/badge';
 import { Button } from '../ui/button';
 import { Dialog } from '../ui/dialog';
+import { UserText } from '../ui/user-text';
 
 export const ACTION_VERB: Record<BulkAction, string> = { requeue: 'Requeue', cancel: 'Cancel', delete: 'Delete', recover: 'Recover' };
 const PAST: Record<string, string> = {
@@ -69,7 +70,9 @@ export function ActionDialog(p: ActionDialogProps) {
     <Dialog title={p.report ? `${verb}: done` : `${verb}: what it will touch`} onClose={p.onClose} wide>
       <div className="space-y-4 text-sm" data-testid="action-dialog">
         <p className="text-zinc-600 dark:text-zinc-300">
-          {verb} <strong className="break-words">{p.target}</strong>
+          {verb} <strong className="break-words">
+            <UserText text={p.target} />
+          </strong>
         </p>
         {!p.report && (p.offers.resetAttempts || p.offers.revokeLease) && (
           <fieldset className="flex flex-wrap gap-4 rounded border border-zinc-200 p-2 dark:border-zinc-800">
@@ -108,7 +111,7 @@ export function ActionDialog(p: ActionDialogProps) {
         )}
         {p.error && (
           <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
-            {p.error}
+            <UserText text={p.error} />
           </p>
         )}
         {!p.report && p.previewLoading && <p className="text-zinc-500">Looking at what this would touch…</p>}
@@ -191,7 +194,7 @@ function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
           <ul className="mt-1 list-disc pl-5">
             {r.reasons.map((x) => (
               <li key={x.reason} className="break-words">
-                {x.reason} {x.count > 1 && <span className="text-zinc-500">(×{int(x.count)})</span>}
+                <UserText text={x.reason} /> {x.count > 1 && <span className="text-zinc-500">(×{int(x.count)})</span>}
               </li>
             ))}
           </ul>
@@ -217,7 +220,7 @@ function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
           <ul className="mt-1 max-h-40 overflow-y-auto font-mono text-xs" data-testid="resignal-list">
             {r.resignal.map((x) => (
               <li key={x.id}>
-                #{x.id} {x.queue} {x.type} — waiting {duration(x.waitedMs)}
+                #{x.id} <UserText text={x.queue} /> <UserText text={x.type} /> — waiting {duration(x.waitedMs)}
               </li>
             ))}
           </ul>
@@ -250,12 +253,21 @@ function ItemTable({ items }: { items: BulkItem[] }) {
               </td>
               <td className="px-2 py-1">{i.status && <StatusBadge status={i.status} />}</td>
               <td className="break-all px-2 py-1">
-                {i.queue} · <span className="font-mono">{i.type}</span>
+                <UserText text={i.queue} /> ·{' '}
+                <span className="font-mono">
+                  <UserText text={i.type} />
+                </span>
               </td>
-              <td className="break-all px-2 py-1 font-mono">{i.workerId ?? ''}</td>
+              <td className="break-all px-2 py-1 font-mono">
+                <UserText text={i.workerId} />
+              </td>
               <td className="px-2 py-1">
                 <Badge tone={i.ok ? 'emerald' : 'zinc'}>{PAST[i.outcome] ?? i.outcome}</Badge>{' '}
-                {i.reason && <span className="break-words" data-testid="item-reason">{i.reason}</span>}
+                {i.reason && (
+                  <span className="break-words" data-testid="item-reason">
+                    <UserText text={i.reason} />
+                  </span>
+                )}
               </td>
             </tr>
           ))}

@@ -1,6 +1,7 @@
 import Link from 'next/link';
 import type { AuditEntryDto } from '@/lib/api/audit';
 import { dateTime } from '@/lib/ui/format';
+import { UserText } from '../ui/user-text';
 
 /** What an entry applied to, in words (ids, a filter, a queue…). Text only: never HTML. */
 export function auditTarget(e: AuditEntryDto): string {
@@ -36,7 +37,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
               <td className="tabular whitespace-nowrap px-2 py-1 text-xs text-zinc-500">{dateTime(e.at)}</td>
               <td className="break-all px-2 py-1">
                 <button type="button" className="hover:underline" onClick={() => onActor?.(e.actor)}>
-                  {e.actor}
+                  <UserText text={e.actor} />
                 </button>{' '}
                 <span className="text-xs text-zinc-500">({e.actorKind})</span>
               </td>
@@ -46,7 +47,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                 </button>
               </td>
               <td className="break-all px-2 py-1 text-xs">
-                {auditTarget(e)}
+                <UserText text={auditTarget(e)} />
                 {e.jobIds.length > 0 && (
                   <span className="block text-zinc-500">
                     {e.jobIds.slice(0, 10).map((id) => (
@@ -66,7 +67,9 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
               ) : (
                 <td colSpan={2} className="px-2 py-1 text-right text-xs" data-testid="audit-state">
                   {e.state === 'failed' ? (
-                    <span className="text-red-700 dark:text-red-400">failed: {String(e.details.error ?? 'error')}</span>
+                    <span className="text-red-700 dark:text-red-400">
+                      failed: <UserText text={String(e.details.error ?? 'error')} />
+                    </span>
                   ) : (
                     <span className="text-amber-700 dark:text-amber-400" title="The entry was written before the action; its outcome never was (the process died or the database went away).">
                       outcome unknown
@@ -74,7 +77,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                   )}
                 </td>
               )}
-              <td className="break-words px-2 py-1 text-xs">{e.reason ?? <span className="text-zinc-400">—</span>}</td>
+              <td className="break-words px-2 py-1 text-xs">{e.reason ? <UserText text={e.reason} multiline /> : <span className="text-zinc-400">—</span>}</td>
             </tr>
           ))}
         </tbody>

@@ -1,6 +1,8 @@
 import type { DeadLetterGroupDto } from '@/lib/api/types';
 import { ago, int, ms } from '@/lib/ui/format';
+import { visible } from '@/lib/ui/visible';
 import { Button } from '../ui/button';
+import { UserText } from '../ui/user-text';
 
 export interface GroupTableProps {
   groups: DeadLetterGroupDto[];
@@ -36,22 +38,35 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
               data-testid={`group-${g.fingerprint}`}
             >
               <td className="tabular py-2 pr-3 font-semibold">{int(g.count)}</td>
-              <td className="break-all py-2 pr-3 font-mono text-xs">{g.type}</td>
-              <td className="py-2 pr-3">
-                <p className="break-words font-mono text-xs">{g.pattern || '(no error text)'}</p>
-                {g.sampleError && <p className="mt-0.5 break-words text-xs text-zinc-500" title="the newest job's error">e.g. {g.sampleError}</p>}
+              <td className="break-all py-2 pr-3 font-mono text-xs">
+                <UserText text={g.type} />
               </td>
-              <td className="break-all py-2 pr-3 text-xs">{g.queues.join(', ')}</td>
+              <td className="py-2 pr-3">
+                <p className="break-words font-mono text-xs">{g.pattern ? <UserText text={g.pattern} multiline /> : '(no error text)'}</p>
+                {g.sampleError && (
+                  <p className="mt-0.5 break-words text-xs text-zinc-500" title="the newest job's error">
+                    e.g. <UserText text={g.sampleError} multiline />
+                  </p>
+                )}
+              </td>
+              <td className="break-all py-2 pr-3 text-xs">
+                {g.queues.map((q, k) => (
+                  <span key={q}>
+                    {k > 0 && ', '}
+                    <UserText text={q} />
+                  </span>
+                ))}
+              </td>
               <td className="whitespace-nowrap py-2 pr-3 text-xs text-zinc-500">{g.newestFailedAt ? ago(nowMs - ms(g.newestFailedAt)!) : '—'}</td>
               <td className="py-2">
                 <div className="flex flex-wrap justify-end gap-1">
                   <Button size="sm" variant="ghost" onClick={() => onShow(g)}>
                     Show jobs
                   </Button>
-                  <Button size="sm" onClick={() => onRequeue(g)} aria-label={`Requeue group ${g.type} ${g.fingerprint}`}>
+                  <Button size="sm" onClick={() => onRequeue(g)} aria-label={`Requeue group ${visible(g.type)} ${g.fingerprint}`}>
                     Requeue group
                   </Button>
-                  <Button size="sm" variant="danger" onClick={() => onDelete(g)} aria-label={`Delete group ${g.type} ${g.fingerprint}`}>
+                  <Button size="sm" variant="danger" onClick={() => onDelete(g)} aria-label={`Delete group ${visible(g.type)} ${g.fingerprint}`}>
                     Delete group
                   </Button>
                 </div>

@@ -1,6 +1,7 @@
 import type { AttemptDto } from '@/lib/api/types';
 import { dateTime, ms, shortDuration } from '@/lib/ui/format';
 import { Badge, type Tone } from '../ui/badge';
+import { UserText } from '../ui/user-text';
 
 const OUTCOME: Record<string, [Tone, string]> = {
   completed: ['emerald', 'completed'],
@@ -23,17 +24,25 @@ export function AttemptList({ attempts, nowMs }: { attempts: AttemptDto[]; nowMs
             <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-sm">
               <span className="font-medium">Attempt {a.attempt}</span>
               <Badge tone={tone as Tone}>{label}</Badge>
-              <span className="break-all font-mono text-xs">{a.workerId}</span>
+              <span className="break-all font-mono text-xs">
+                <UserText text={a.workerId} />
+              </span>
               <span className="text-xs text-zinc-500">
                 started {dateTime(a.startedAt)} · {a.finishedAt ? `took ${shortDuration(end - ms(a.startedAt)!)}` : `running for ${shortDuration(end - ms(a.startedAt)!)}`}
                 {a.heartbeatAt && ` · last heartbeat ${dateTime(a.heartbeatAt)}`}
               </span>
             </div>
-            {a.error && <p className="mt-2 whitespace-pre-wrap break-words text-sm text-red-700 dark:text-red-300">{a.error}</p>}
+            {a.error && (
+              <p className="mt-2 whitespace-pre-wrap break-words text-sm text-red-700 dark:text-red-300">
+                <UserText text={a.error} multiline />
+              </p>
+            )}
             {a.errorStack && (
               <details className="mt-1">
                 <summary className="cursor-pointer text-xs text-zinc-500">stack trace</summary>
-                <pre className="mt-1 overflow-x-auto whitespace-pre-wrap break-all rounded bg-zinc-50 p-2 text-xs dark:bg-zinc-950">{a.errorStack}</pre>
+                <pre className="mt-1 overflow-x-auto whitespace-pre-wrap break-all rounded bg-zinc-50 p-2 text-xs dark:bg-zinc-950">
+                  <UserText text={a.errorStack} multiline />
+                </pre>
               </details>
             )}
           </li>

@@ -4,6 +4,8 @@ import Link from 'next/link';
 import { useMemo } from 'react';
 import type { JobRow } from '@/lib/api/types';
 import { ago, ms } from '@/lib/ui/format';
+import { visible } from '@/lib/ui/visible';
+import { UserText } from '../ui/user-text';
 import { Attempts, HeartbeatAge, LeaseCountdown } from './lease';
 import { StatusBadge } from './status-badge';
 
@@ -68,12 +70,19 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTa
           </span>
         ),
       }),
-      col.accessor('queue', { header: 'Queue', cell: (c) => <span className="block max-w-[12rem] truncate whitespace-nowrap" title={c.getValue()}>{c.getValue()}</span> }),
+      col.accessor('queue', {
+        header: 'Queue',
+        cell: (c) => (
+          <span className="block max-w-[12rem] truncate whitespace-nowrap" title={visible(c.getValue())}>
+            <UserText text={c.getValue()} />
+          </span>
+        ),
+      }),
       col.accessor('type', {
         header: 'Type',
         cell: (c) => (
-          <span className="block max-w-[14rem] truncate whitespace-nowrap font-mono text-xs" title={c.getValue()}>
-            {c.getValue()}
+          <span className="block max-w-[14rem] truncate whitespace-nowrap font-mono text-xs" title={visible(c.getValue())}>
+            <UserText text={c.getValue()} />
           </span>
         ),
       }),
@@ -85,7 +94,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTa
           j.status === 'running' ? (
             <span className="flex flex-col gap-0.5 text-xs">
               <span className="break-all font-mono" data-testid="owner">
-                {j.workerId}
+                <UserText text={j.workerId} />
               </span>
               <span className="flex flex-wrap gap-2">
                 <LeaseCountdown job={j} nowMs={nowMs} />
@@ -93,7 +102,9 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTa
               </span>
             </span>
           ) : j.workerId ? (
-            <span className="break-all font-mono text-xs text-zinc-400">{j.workerId}</span>
+            <span className="break-all font-mono text-xs text-zinc-400">
+              <UserText text={j.workerId} />
+            </span>
           ) : null,
       }),
       col.display({
@@ -112,7 +123,11 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTa
       }),
       col.accessor('error', {
         header: 'Last error',
-        cell: (c) => <span className="line-clamp-2 max-w-md break-words text-xs text-red-700 dark:text-red-300">{c.getValue()}</span>,
+        cell: (c) => (
+          <span className="line-clamp-2 max-w-md break-words text-xs text-red-700 dark:text-red-300">
+            <UserText text={c.getValue()} multiline />
+          </span>
+        ),
       }),
     ],
     [rows, nowMs, selected, onToggle, onToggleAll],

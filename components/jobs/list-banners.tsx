@@ -1,5 +1,6 @@
 import { int } from '@/lib/ui/format';
 import { Button } from '../ui/button';
+import { UserText } from '../ui/user-text';
 
 /** "N new jobs": new rows are announced, never pushed in under the cursor. */
 export function NewRowsBanner({ count, capped, onShow }: { count: number; capped: boolean; onShow(): void }) {
@@ -37,7 +38,9 @@ export function SelectionBar(p: SelectionBarProps) {
       <span className="mr-2 text-zinc-600 dark:text-zinc-300" data-testid="selection-text">
         {p.allMatching ? (
           <>
-            Every job matching <strong className="break-all">{p.filterText}</strong>
+            Every job matching <strong className="break-all">
+              <UserText text={p.filterText} />
+            </strong>
           </>
         ) : p.selectedCount ? (
           `${int(p.selectedCount)} selected`

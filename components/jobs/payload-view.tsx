@@ -2,6 +2,7 @@
 import { useMemo, useState } from 'react';
 import { type JsonNode, parseJson, printJson } from '@/lib/ui/json';
 import { CopyButton } from '../ui/copy-button';
+import { UserText } from '../ui/user-text';
 
 /** A JSON value as a collapsible tree (text only: every value is rendered escaped). */
 export function PayloadView({ text, testid = 'payload' }: { text: string; testid?: string }) {
@@ -27,14 +28,18 @@ export function PayloadView({ text, testid = 'payload' }: { text: string; testid
         <span className="text-xs text-zinc-500">{text.length.toLocaleString('en')} characters</span>
       </div>
       <div className="overflow-x-auto rounded bg-zinc-50 p-3 font-mono text-xs leading-5 dark:bg-zinc-950">
-        {parsed ? <Node key={open} node={parsed} depth={0} mode={open} /> : <pre className="whitespace-pre-wrap break-all">{text}</pre>}
+        {parsed ? <Node key={open} node={parsed} depth={0} mode={open} /> : <pre className="whitespace-pre-wrap break-all">
+            <UserText text={text} multiline />
+          </pre>}
       </div>
     </div>
   );
 }
 
 function Node({ node, depth, mode, name }: { node: JsonNode; depth: number; mode: 'default' | 'all' | 'none'; name?: string }) {
-  const label = name !== undefined ? <span className="text-violet-700 dark:text-violet-300">{JSON.stringify(name)}: </span> : null;
+  const label = name !== undefined ? <span className="text-violet-700 dark:text-violet-300">
+        <UserText text={JSON.stringify(name)} />:{' '}
+      </span> : null;
   if (node.kind === 'object' || node.kind === 'array') {
     const children = node.kind === 'object' ? node.entries : node.items.map((v, k) => [String(k), v] as [string, JsonNode]);
     const [o, c] = node.kind === 'object' ? ['{', '}'] : ['[', ']'];
@@ -69,7 +74,9 @@ function Node({ node, depth, mode, name }: { node: JsonNode; depth: number; mode
   }
   const value =
     node.kind === 'string' ? (
-      <span className="break-all text-emerald-700 dark:text-emerald-300">{JSON.stringify(node.value)}</span>
+      <span className="break-all text-emerald-700 dark:text-emerald-300">
+        <UserText text={JSON.stringify(node.value)} />
+      </span>
     ) : node.kind === 'number' ? (
       <span className="text-sky-700 dark:text-sky-300">{node.raw}</span>
     ) : (

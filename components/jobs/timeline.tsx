@@ -1,6 +1,7 @@
 import type { AuditEntryDto } from '@/lib/api/audit';
 import type { AttemptDto, JobDetailDto } from '@/lib/api/types';
 import { dateTime, ms } from '@/lib/ui/format';
+import { UserText } from '../ui/user-text';
 
 interface Event {
   at: string;
@@ -44,8 +45,15 @@ export function Timeline({ detail, audit }: { detail: JobDetailDto; audit?: Audi
       {timelineEvents(detail, audit).map((e, k) => (
         <li key={k}>
           <span className="absolute -left-1 mt-1.5 h-2 w-2 rounded-full bg-zinc-400" aria-hidden="true" />
-          <span className="tabular text-xs text-zinc-500">{dateTime(e.at)}</span> <span>{e.what}</span>
-          {e.detail && <span className="break-all text-xs text-zinc-500"> · {e.detail}</span>}
+          <span className="tabular text-xs text-zinc-500">{dateTime(e.at)}</span> <span>
+            <UserText text={e.what} />
+          </span>
+          {e.detail && (
+            <span className="break-all text-xs text-zinc-500">
+              {' · '}
+              <UserText text={e.detail} />
+            </span>
+          )}
         </li>
       ))}
     </ol>

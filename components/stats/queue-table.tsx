@@ -1,6 +1,8 @@
 import Link from 'next/link';
 import type { QueueStatsDto } from '@/lib/api/types';
 import { duration, int } from '@/lib/ui/format';
+import { visible } from '@/lib/ui/visible';
+import { UserText } from '../ui/user-text';
 
 const n = (q: QueueStatsDto, s: keyof QueueStatsDto['counts']) => (
   <span className="tabular" title={q.kinds[s] === 'exact' ? 'exact' : 'estimate from table statistics'}>
@@ -57,7 +59,7 @@ export function QueueTable({
               <tr key={q.queue} className="border-t border-zinc-100 dark:border-zinc-800" data-testid={`queue-${q.queue}`}>
                 <td className="break-all py-1.5 pr-3">
                   <Link href={`/jobs?queue=${encodeURIComponent(q.queue)}`} className="hover:underline">
-                    {q.queue}
+                    <UserText text={q.queue} />
                   </Link>
                 </td>
                 <td className="tabular py-1.5 pr-3" data-testid="due">
@@ -98,7 +100,7 @@ export function QueueTable({
                         className="rounded border border-zinc-300 px-1.5 py-0.5 hover:bg-zinc-100 disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800"
                         onClick={() => onSetPaused(q.queue, !q.controls?.paused)}
                         disabled={busyQueue === q.queue}
-                        aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${q.queue}`}
+                        aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${visible(q.queue)}`}
                       >
                         {q.controls?.paused ? 'Resume' : 'Pause'}
                       </button>

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { UserText } from './user-text';
 
 /** Nothing to show, and what to do about it. */
 export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
@@ -14,8 +15,12 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
 export function ErrorState({ title, message, hint, onRetry }: { title: string; message: string; hint?: ReactNode; onRetry?(): void }) {
   return (
     <div role="alert" className="rounded-lg border border-red-300 bg-red-50 p-4 text-sm text-red-900 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
-      <p className="font-medium">{title}</p>
-      <p className="mt-1 break-words">{message}</p>
+      <p className="font-medium">
+        <UserText text={title} />
+      </p>
+      <p className="mt-1 break-words">
+        <UserText text={message} />
+      </p>
       {hint && <p className="mt-1 text-red-800/80 dark:text-red-300/80">{hint}</p>}
       {onRetry && (
         <button type="button" onClick={onRetry} className="mt-2 rounded border border-red-400 px-2 py-0.5 text-xs hover:bg-red-100 dark:hover:bg-red-900">

@@ -3,6 +3,7 @@ import type { WorkerDto } from '@/lib/api/types';
 import { ago, dateTime, int, ms } from '@/lib/ui/format';
 import { Badge } from '../ui/badge';
 import { PageTable } from '../ui/table';
+import { UserText } from '../ui/user-text';
 
 const metric = (w: WorkerDto, k: string) => {
   const v = (w.metrics as Record<string, unknown>)[k];
@@ -30,7 +31,9 @@ export function WorkerTable({ workers, nowMs, staleAfterMs }: { workers: WorkerD
         const stale = !w.stoppedAt && age > staleAfterMs;
         return (
           <tr key={w.workerId} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`worker-${w.workerId}`}>
-            <td className="break-all px-3 py-2 font-mono text-xs">{w.workerId}</td>
+            <td className="break-all px-3 py-2 font-mono text-xs">
+              <UserText text={w.workerId} />
+            </td>
             <td className="px-3 py-2">
               {w.stoppedAt ? (
                 <Badge>stopped</Badge>
@@ -43,9 +46,11 @@ export function WorkerTable({ workers, nowMs, staleAfterMs }: { workers: WorkerD
               )}
             </td>
             <td className="break-all px-3 py-2 text-xs">
-              {w.host} · {w.pid}
+              <UserText text={w.host} /> · {w.pid}
             </td>
-            <td className="break-all px-3 py-2 text-xs">{w.queues.join(', ')}</td>
+            <td className="break-all px-3 py-2 text-xs">
+              <UserText text={w.queues.join(', ')} />
+            </td>
             <td className="whitespace-nowrap px-3 py-2 text-xs">{dateTime(w.startedAt)}</td>
             <td className={`tabular whitespace-nowrap px-3 py-2 text-xs ${stale ? 'text-red-700 dark:text-red-300' : ''}`}>
               {w.stoppedAt ? `stopped ${ago(nowMs - ms(w.stoppedAt)!)}` : ago(age)}

@@ -16,6 +16,7 @@ import { QueueError } from '../../lib/queue/errors';
 import { isJobIdText } from '../../lib/queue/job';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import { redisSettled } from '../../lib/redis-settled';
+import { visible } from '../../lib/ui/visible';
 import { resolveServices } from '../bootstrap';
 
 /** Exit codes scripts can rely on (also in `--help` and the README). */
@@ -115,7 +116,7 @@ export function reportError(err: unknown): number {
     console.error(`leasehold: ${visible((err as Error).message)}`);
     return EXIT.usage;
   }
-  console.error(`leasehold: unexpected error: ${((err as Error)?.stack ?? String(err)).split('\n').map(visible).join('\n')}`);
+  console.error(`leasehold: unexpected error: ${((err as Error)?.stack ?? String(err)).split('\n').map((line) => visible(line)).join('\n')}`);
   return EXIT.internal;
 }
 
@@ -164,20 +165,12 @@ export function printJson(v: unknown) {
 }
 
 /**
- * Text from the queue (queue and type names, error messages, worker ids) as it may reach a
- * terminal: C0 and C1 control characters and DEL escaped (`\x1b`, `\u009b`), and so are the
- * bidirectional controls (U+202E and kin) and the line and paragraph separators. Anyone who
- * can enqueue or fail a job writes such text, and raw it could retitle or clear the
- * operator's terminal, forge the lines around it, or show a name reordered (a queue
- * `x\u202Eliam` reads as `xmail`). Every human-readable print of it goes through here;
- * --json needs nothing (JSON.stringify escapes the controls, and the bidirectional ones
- * are plain characters to a JSON reader).
+ * Text from the queue as it may reach a terminal goes through `visible` (lib/ui/visible.ts):
+ * control characters, the bidirectional controls and the line separators shown as escapes.
+ * --json needs nothing (JSON.stringify escapes the controls, and the bidirectional ones are
+ * plain characters to a JSON reader).
  */
-export const visible = (s: string) =>
-  s.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const n = c.charCodeAt(0);
-    return n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
-  });
+export { visible };
 
 /** A plain table on stdout (no colours: it is read by people and pasted into tickets). */
 export function printTable(head: string[], rows: (string | number | null | undefined)[][]) {

@@ -9,6 +9,7 @@ import { Timeline } from '@/components/jobs/timeline';
 import { Button } from '@/components/ui/button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
+import { UserText } from '@/components/ui/user-text';
 import { jobDetailQuery } from '@/lib/api/jobs';
 import { auditQuery } from '@/lib/api/audit';
 import { useLive } from '@/lib/api/live';
@@ -66,7 +67,13 @@ export function JobView({ id }: { id: string }) {
             <StatusBadge status={j.status} cancelRequested={!!j.cancelRequestedAt} />
           </h1>
           <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-300">
-            <span className="font-mono">{j.type}</span> on queue <span className="break-all">{j.queue}</span>
+            <span className="font-mono">
+              <UserText text={j.type} />
+            </span>{' '}
+            on queue{' '}
+            <span className="break-all">
+              <UserText text={j.queue} />
+            </span>
           </p>
         </div>
         <div className="flex flex-wrap gap-2" aria-label="Actions">
@@ -93,7 +100,7 @@ export function JobView({ id }: { id: string }) {
             <div>
               <dt className="text-xs text-zinc-500">Owner</dt>
               <dd className="break-all font-mono" data-testid="owner">
-                {j.workerId}
+                <UserText text={j.workerId} />
               </dd>
             </div>
             <div>
@@ -117,7 +124,7 @@ export function JobView({ id }: { id: string }) {
           </dl>
           {left !== null && left <= 0 && (
             <p className="mt-3 text-sm text-red-700 dark:text-red-300">
-              {j.workerId} stopped renewing this lease. The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;
+              <UserText text={j.workerId} /> stopped renewing this lease. The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;
               Recover does it now.
             </p>
           )}
@@ -142,7 +149,9 @@ export function JobView({ id }: { id: string }) {
             {j.idempotencyKey && (
               <>
                 <dt className="text-zinc-500">Idempotency key</dt>
-                <dd className="break-all font-mono text-xs">{j.idempotencyKey}</dd>
+                <dd className="break-all font-mono text-xs">
+                  <UserText text={j.idempotencyKey} />
+                </dd>
               </>
             )}
             {j.resultKey && (
@@ -160,7 +169,7 @@ export function JobView({ id }: { id: string }) {
             <div className="mt-3">
               <p className="text-xs text-zinc-500">Last error</p>
               <p className="whitespace-pre-wrap break-words text-sm text-red-700 dark:text-red-300" data-testid="last-error">
-                {j.error}
+                <UserText text={j.error} multiline />
               </p>
             </div>
           )}
@@ -176,7 +185,9 @@ export function JobView({ id }: { id: string }) {
           <ol className="space-y-2 text-sm" data-testid="checkpoints">
             {Object.entries(j.checkpoints).map(([name, c]) => (
               <li key={name} className="rounded border border-zinc-200 p-2 dark:border-zinc-800">
-                <span className="font-medium">{name}</span>
+                <span className="font-medium">
+                  <UserText text={name} />
+                </span>
                 <span className="ml-2 text-xs text-zinc-500">
                   attempt {c.attempt} · {dateTime(String(c.at))}
                 </span>
