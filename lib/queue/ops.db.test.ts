@@ -382,6 +382,12 @@ describe('operator actions', () => {
     assert.equal(await results.get(requeued.key), null, 'the requeued job\'s last result is gone');
     assert.notEqual(await results.get(kept.key), null);
     assert.equal((await jobRow(db.pool, requeued.id)).result_key, null);
+    // In bulk (more jobs than deletes run at once), every blob goes, whichever way the store is asked.
+    const many = await Promise.all(Array.from({ length: 40 }, withResult));
+    assert.equal((await ops.jobDelete(db.pool, { ids: many.slice(0, 20).map((j) => j.id), results })).changed, 20);
+    const keyOnly = { put: results.put.bind(results), get: results.get.bind(results), delete: results.delete.bind(results) }; // no deleteAll
+    assert.equal((await ops.jobDelete(db.pool, { ids: many.slice(20).map((j) => j.id), results: keyOnly })).changed, 20);
+    for (const j of many) assert.equal(await results.get(j.key), null, `job ${j.id}'s result is gone`);
     fs.rmSync(results.dir, { recursive: true, force: true });
   });
 
