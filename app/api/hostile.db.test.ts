@@ -93,6 +93,7 @@ add('300 KiB action body', 'POST', '/api/actions/{action}', { params: { action: 
 add('5000 ids', 'POST', '/api/actions/{action}', { params: { action: 'requeue' }, body: { ids: Array.from({ length: 5000 }, (_, k) => String(k + 1)) } });
 add('64 KiB sign-in', 'POST', '/api/auth/signin', { body: { name: 'root', password: 'x'.repeat(64 * 1024) } });
 add('100 KiB requeue body', 'POST', '/api/jobs/{id}/requeue', { params: { id: '1' }, raw: JSON.stringify({ reason: 'x'.repeat(100 * 1024) }) });
+add('payload nested 10000 deep', 'POST', '/api/jobs', { raw: `{"type":"demo.noop","payload":{"a":${'['.repeat(10_000)}${']'.repeat(10_000)}}}` });
 add('payload nested 1000 deep', 'POST', '/api/jobs', { raw: `{"type":"demo.noop","payload":${'['.repeat(1000)}${']'.repeat(1000)}}` });
 add('a 20 KB query string', 'GET', '/api/jobs', { query: `q=${'x'.repeat(20_000)}` });
 
@@ -172,6 +173,14 @@ for (const x of UNICODE) {
   add('unicode payload key/values', 'POST', '/api/jobs', { raw: `{"type":"demo.sleep","payload":{"ms":"${x.length > 100 ? 'x' : JSON.stringify(x).slice(1, -1)}"}}` });
   add('unicode reason', 'POST', '/api/jobs/{id}/requeue', { params: { id: '1' }, body: { reason: x, resetAttempts: 'no' } });
   add('unicode sign-in', 'POST', '/api/auth/signin', { body: { name: x, password: x } });
+}
+// A payload filter's value is JSON-decoded: escapes of what PostgreSQL cannot store in jsonb.
+for (const v of ['"\\u0000"', '"a\\ud800"', '"\\udc00"']) {
+  add(`payload filter a=${v}`, 'GET', '/api/jobs', { query: `payload=${enc(`a=${v}`)}` });
+  add(`payload filter a=${v} (newer)`, 'GET', '/api/jobs/newer', { query: `after=1&payload=${enc(`a=${v}`)}` });
+  add(`payload filter a=${v} (live)`, 'GET', '/api/live', { query: `after=1&every=1000&payload=${enc(`a=${v}`)}` });
+  add(`payload filter a=${v} (preview)`, 'POST', '/api/actions/{action}', { params: { action: 'cancel' }, body: { filter: { payload: `a=${v}` }, preview: true } });
+  add(`payload filter a=${v} (applied)`, 'POST', '/api/actions/{action}', { params: { action: 'cancel' }, body: { filter: { payload: `a=${v}` } } });
 }
 
 // 7. Numbers out of range.

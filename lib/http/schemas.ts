@@ -95,12 +95,13 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): 
     throw new QueueError('unknown_type', `${at('type')}: unknown job type ${JSON.stringify(body.type)}; known: ${Object.keys(jobTypes).join(', ')}`);
   }
   const payload = body.payload ?? {};
+  // The depth first: JSON.stringify of a value nested thousands deep overflows the stack.
+  const problem = jsonProblem(payload, { parsed: true });
+  if (problem) throw new QueueError('invalid_request', `${at('payload')}: ${problem}`);
   const size = Buffer.byteLength(JSON.stringify(payload) ?? '');
   if (size > MAX_PAYLOAD_BYTES) {
     throw new QueueError('payload_too_large', `${at('payload')}: ${size} bytes, over the limit of ${MAX_PAYLOAD_BYTES} (1 MiB)`);
   }
-  const problem = jsonProblem(payload, { parsed: true });
-  if (problem) throw new QueueError('invalid_request', `${at('payload')}: ${problem}`);
   const parsed = jobTypes[body.type].payload.safeParse(payload);
   if (!parsed.success) {
     const i = parsed.error.issues[0]!;
@@ -142,6 +143,11 @@ export const filterFields = {
   error: safeText(1, 200).optional().meta({ description: 'Text in the last error (case-insensitive substring).' }),
   payload: safeText(1, 200)
     .refine((s) => parsePayloadFilter(s) !== null, 'must be `key`, `key=value` or `a.b.c=value` (letters, digits, _ - $; up to 8 levels)')
+    // The value is JSON-decoded (`a="\u0000"`): what it decodes to must be storable in jsonb too.
+    .refine((s) => {
+      const pf = parsePayloadFilter(s);
+      return !pf || !('value' in pf) || jsonProblem(pf.value) === null;
+    }, 'the value must not contain a NUL character or a lone surrogate (as \\u escapes either)')
     .optional()
     .meta({
       description:
