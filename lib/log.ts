@@ -2,6 +2,8 @@
  * A small structured logger: one line per event on stderr, `key=value` pairs after the
  * message. LEASEHOLD_LOG=debug|info|warn|error (default info).
  */
+import { inspect } from 'node:util';
+
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -10,7 +12,13 @@ const threshold = (): number => ORDER[(process.env.LEASEHOLD_LOG as Level) ?? 'i
 function fmt(v: unknown): string {
   if (v instanceof Error) return JSON.stringify(v.message);
   if (typeof v === 'string') return /[\s"=]/.test(v) ? JSON.stringify(v) : v;
-  return JSON.stringify(v);
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    // A circular object or a BigInt (a rejection's reason can be anything): a log line must
+    // never throw, least of all from the handler that keeps a worker alive after a rejection.
+    return JSON.stringify(inspect(v, { depth: 2, breakLength: Infinity }));
+  }
 }
 
 export interface Logger {
