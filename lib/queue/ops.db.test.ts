@@ -236,6 +236,24 @@ describe('fenced writes (heartbeat, complete, fail)', () => {
     assert.equal((await ops.jobComplete(db.pool, { workerId: W2, items: [{ jobId: id, attempt: 1 }] })).size, 0);
   });
 
+  test('a requeued completed job runs from the start; a requeued failed one resumes from its checkpoints', async () => {
+    const checkpointed = async (end: 'complete' | 'fail') => {
+      const { id, lease } = await claimed();
+      assert.equal(await ops.jobCheckpoint(db.pool, { workerId: W1, lease, name: 'step', value: 3 }), true);
+      if (end === 'complete') assert.ok((await ops.jobComplete(db.pool, { workerId: W1, items: [lease] })).has(id));
+      else await ops.jobFail(db.pool, { workerId: W1, items: [{ ...lease, error: 'boom', backoffMs: 0, permanent: true }] });
+      return id;
+    };
+    const done = await checkpointed('complete');
+    const failed = await checkpointed('fail');
+    assert.equal((await jobRow(db.pool, failed)).status, 'failed');
+    assert.equal((await ops.jobRequeue(db.pool, { ids: [done, failed] })).changed, 2);
+    const again = await ops.jobClaim(db.pool, { ids: [done, failed], workerId: W2, leaseMs: LEASE });
+    const checkpoints = Object.fromEntries(again.map((j) => [j.id, j.checkpoints]));
+    assert.equal(checkpoints[done], null, 'the completed run is over: its next run starts from the first step');
+    assert.equal(checkpoints[failed]?.step?.value, 3, 'the failed run resumes where it stopped');
+  });
+
   test('fail with attempts left: retrying with run_at = now() + backoff (database clock)', async () => {
     const { id, lease } = await claimed();
     const r = await ops.jobFail(db.pool, { workerId: W1, items: [{ ...lease, error: 'boom', stack: 'Error: boom\n  at x', backoffMs: 60_000 }] });

@@ -660,7 +660,8 @@ RETURNING ${JOB_COLUMNS}`,
  *          job is refused: use jobRevoke; a queued job already due is left as it is).
  * Swap: queued, run_at = now(). attempt_count never goes down (it is the fencing token);
  *       instead max_attempts is raised so the job has at least one attempt left, or a
- *       whole fresh budget (attempt_budget) with $2. A completed job's result is let go.
+ *       whole fresh budget (attempt_budget) with $2. A completed job's result and
+ *       checkpoints are let go.
  * Returns: the requeued rows, each with the result key it let go (dropped_result_key), read
  *          from the row locked here: the caller deletes that blob, or nothing would.
  */
@@ -673,6 +674,9 @@ export const jobRequeue: Statement = {
 UPDATE jobs
    SET status = 'queued', run_at = now(), finished_at = NULL, cancel_requested_at = NULL,
        result_key = NULL,
+       -- a completed run is over: the next one starts from the first step (a failed or
+       -- cancelled one resumes from its checkpoints)
+       checkpoints = CASE WHEN status = 'completed' THEN NULL ELSE checkpoints END,
        max_attempts = GREATEST(max_attempts, attempt_count + CASE WHEN $2::boolean THEN attempt_budget ELSE 1 END)
   FROM (SELECT job_id AS before_id, result_key AS dropped_result_key FROM jobs
          WHERE job_id = ANY($1::bigint[]) AND ${requeueable} FOR UPDATE) before
