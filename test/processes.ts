@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { cleanup } from './cleanup';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const tsx = import.meta.resolve('tsx');
+export const tsx = import.meta.resolve('tsx');
 const started = new Set<ChildProcess>();
 let watching = false;
 

@@ -6,9 +6,14 @@
  *  - every request carries the TCP peer's address in PEER_HEADER, overwriting whatever the
  *    client sent under that name: route handlers see only a Request, and the sign-in limit
  *    per address must not key on a header the client chose (lib/auth/rate-limit.ts), which
- *    trusts the header only where this guard left its mark on globalThis.
+ *    trusts the header only where this guard left its mark on globalThis;
+ *  - when the process that started the console goes away, the console stops (SIGTERM to
+ *    itself, so Next closes as it would on a signal) instead of serving on as an orphan.
  */
 import http from 'node:http';
+import { watchParent } from './parent-watch.mjs';
+
+watchParent(() => process.kill(process.pid, 'SIGTERM'));
 
 const PEER_HEADER = 'x-leasehold-peer'; // read by lib/auth/rate-limit.ts (PEER_HEADER there)
 // Tells lib/auth/rate-limit.ts (PEER_GUARD there) that PEER_HEADER can be trusted in this process.

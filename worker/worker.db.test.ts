@@ -3,8 +3,10 @@
  * real PostgreSQL and Redis: recover, poison jobs, the supervisor, and Redis going away.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
@@ -13,7 +15,7 @@ import { RedisDoorbell } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
 import { insertJob, jobRow } from '../test/factories';
-import { type Proc, startWorkers, uniquePrefix } from '../test/processes';
+import { type Proc, root, startWorkers, tsx, uniquePrefix, workerEnv } from '../test/processes';
 import { ownRedis } from '../test/redis-server';
 import { waitFor } from '../test/wait';
 
@@ -215,6 +217,61 @@ describe('Redis going away', () => {
       await w.stop();
       await doorbell.close();
       await pool.end();
+    }
+  });
+});
+
+describe('when whoever started them goes away', () => {
+  /** Alive, and not a zombie waiting for whoever adopted it to reap it. */
+  const alive = (pid: number) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
+    } catch {
+      return false;
+    }
+  };
+  // A parent like `npm start`: it forks the supervisor (with an IPC channel, as start.ts
+  // does) and starts a process with the console's preload, then is killed with SIGKILL.
+  const PARENT = `
+    const { fork, spawn } = require('node:child_process');
+    const supervisor = fork(process.env.T_SUPERVISOR, ['--processes', '2', '--concurrency', '1', '--queues', process.env.T_QUEUE],
+      { execArgv: ['--import', process.env.T_TSX], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+    const web = spawn(process.execPath, ['--import', process.env.T_GUARD, '-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    console.log(JSON.stringify({ supervisor: supervisor.pid, web: web.pid }));
+    setInterval(() => {}, 1000);`;
+
+  test('a parent killed with SIGKILL: the supervisor drains its workers and exits, and the console stops', async () => {
+    const prefix = uniquePrefix('orphan');
+    const parent = spawn(process.execPath, ['-e', PARENT], {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...workerEnv({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix }),
+        LEASEHOLD_LOG: 'warn',
+        T_SUPERVISOR: path.join(root, 'worker/bin/worker.ts'),
+        T_GUARD: path.join(root, 'worker/http-guard.mjs'),
+        T_TSX: tsx,
+        T_QUEUE: prefix,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const children: number[] = [];
+    try {
+      const first = await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString())));
+      const { supervisor, web } = JSON.parse(first) as { supervisor: number; web: number };
+      children.push(supervisor, web);
+      const workers = await waitFor('2 worker processes to register', async () => {
+        const { rows } = await db.pool.query(`SELECT pid FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL`, [prefix]);
+        return rows.length === 2 && rows.map((r) => r.pid as number);
+      });
+      children.push(...workers);
+      parent.kill('SIGKILL');
+      await waitFor('the supervisor, its workers and the console to exit', () => children.every((pid) => !alive(pid)), { timeoutMs: 60_000 });
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NOT NULL`, [prefix]);
+      assert.equal(rows[0].n, 2, 'each worker stopped cleanly (its row says so), not killed');
+    } finally {
+      parent.kill('SIGKILL');
+      for (const pid of children) if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 });

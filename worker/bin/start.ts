@@ -17,6 +17,7 @@ import { createLogger } from '../../lib/log';
 import { createPool } from '../../lib/db/client';
 import { setupTokenCreate, userCount } from '../../lib/auth/store';
 import { projectRoot, redact, resolveServices, tsxImport } from '../bootstrap';
+import { watchParent } from '../parent-watch.mjs';
 import { ensureBuild, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions } from './worker';
 
@@ -73,6 +74,23 @@ const workers = opts.worker
     )
   : null;
 
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info('stopping Leasehold', { signal });
+  await Promise.all([web.stop(), workers?.stop()]);
+  await services.embedded?.stop();
+  log.info('stopped');
+  process.exit(0);
+}
+// Before anything is awaited: a signal while the console is still coming up stops the
+// children too (without these handlers it ended this process alone and orphaned them).
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+// `npm start` does not pass SIGTERM on: npm exits and leaves us running. When our parent
+// goes away like that, stop as if we had been sent the signal ourselves.
+watchParent(() => void shutdown('parent process exited'));
+
 const consoleUrl = `http://${host === '0.0.0.0' ? 'localhost' : host}:${cfg.port}`;
 await waitForHttp(`${consoleUrl}/api/health`, 60_000).catch((e) => log.error('the console did not come up', { err: e }));
 const lines = [
@@ -112,21 +130,3 @@ if (authOff) {
   }
 }
 process.stdout.write(lines.join('\n') + '\n');
-
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info('stopping Leasehold', { signal });
-  await Promise.all([web.stop(), workers?.stop()]);
-  await services.embedded?.stop();
-  log.info('stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
-// `npm start` does not pass SIGTERM on: npm exits and leaves us running. When our parent
-// goes away like that, stop as if we had been sent the signal ourselves.
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) void shutdown('parent process exited');
-}, 500).unref();

@@ -11,6 +11,7 @@ import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import path from 'node:path';
 import { projectRoot, redact, resolveServices } from '../bootstrap';
+import { watchParent } from '../parent-watch.mjs';
 import { Supervisor } from '../supervisor';
 
 export const positiveInt = (max: number) => (v: string) => {
@@ -85,6 +86,8 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // Started by `npm start` (or any parent) that then died: drain rather than run on as an orphan.
+  watchParent(() => void stop('parent process exited'));
   return supervisor;
 }
 
