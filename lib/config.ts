@@ -41,6 +41,7 @@ const schema = z
     LEASEHOLD_SIGNAL_GRACE_MS: intMs(0, 600_000).default(SIGNAL_GRACE_MS_DEFAULT),
     LEASEHOLD_SHUTDOWN_GRACE_MS: intMs(0, 3_600_000).default(SHUTDOWN_GRACE_MS_DEFAULT),
     LEASEHOLD_WORKER_NICE: z.coerce.number().int().min(0).max(19).default(WORKER_NICE_DEFAULT),
+    LEASEHOLD_JOB_TIMEOUT_MS: intMs(0, 30 * 86_400_000).default(0),
     LEASEHOLD_REDIS_PREFIX: z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
@@ -65,6 +66,8 @@ const schema = z
       signalGraceMs: e.LEASEHOLD_SIGNAL_GRACE_MS,
       shutdownGraceMs: e.LEASEHOLD_SHUTDOWN_GRACE_MS,
       workerNice: e.LEASEHOLD_WORKER_NICE,
+      /** How long a handler may run, for types without their own timeoutMs (0: no limit). */
+      jobTimeoutMs: e.LEASEHOLD_JOB_TIMEOUT_MS,
       redisPrefix: e.LEASEHOLD_REDIS_PREFIX,
       dataDir: e.LEASEHOLD_DATA_DIR,
       resultsDir: e.LEASEHOLD_RESULTS_DIR,

@@ -8,6 +8,11 @@ import { z } from 'zod';
 export interface JobTypeSpec {
   description: string;
   payload: z.ZodType;
+  /**
+   * How long one attempt's handler may run (ms) before its signal is aborted and the attempt
+   * fails as timed out (retried, or the dead letter). Default: LEASEHOLD_JOB_TIMEOUT_MS.
+   */
+  timeoutMs?: number;
 }
 
 export const jobTypes = {

@@ -11,6 +11,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, redisDisabled } from '../lib/config';
 import { createPool } from '../lib/db/client';
+import { isJobType, type JobTypeSpec, jobTypes } from '../lib/job-types';
 import { createLogger } from '../lib/log';
 import { type Doorbell, PgDoorbell, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import * as ops from '../lib/queue/ops';
@@ -63,6 +64,7 @@ const runner = new Runner({
   receiver,
   doorbell,
   handlers,
+  timeoutFor: (type) => (isJobType(type) ? (jobTypes[type] as JobTypeSpec).timeoutMs : undefined) ?? cfg.jobTimeoutMs,
   results: new FsResultStore(resultsDir(cfg)),
   queues,
   concurrency,

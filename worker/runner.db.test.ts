@@ -81,7 +81,7 @@ async function makeRunner(t: TestContext, { prefix = uniquePrefix('runner'), ...
     await pool.end();
     await heartbeatPool.end();
   });
-  const enqueue = async () => (await ops.jobEnqueue(db.pool, [{ type: 'test.block', queue }], { doorbell }))[0]!.id;
+  const enqueue = async (o: { maxAttempts?: number; payload?: unknown } = {}) => (await ops.jobEnqueue(db.pool, [{ type: 'test.block', queue, ...o }], { doorbell }))[0]!.id;
   return { runner, seen, enqueue, doorbell };
 }
 
@@ -171,6 +171,35 @@ describe('cancel', () => {
     await ops.jobCancel(db.pool, { ids: [stuck] });
     await waitFor('the ignored cancel to end the job', async () => (await jobRow(db.pool, stuck)).status === 'cancelled', { timeoutMs: 30_000 });
     await waitFor('the freed slot to run the next job', async () => (await jobRow(db.pool, next)).status === 'completed', { timeoutMs: 30_000 });
+  });
+
+  test('a handler past its time limit fails as timed out, whether it stops at its signal or ignores it; its slot runs the next job', async (t) => {
+    const { enqueue } = await makeRunner(t, {
+      concurrency: 1,
+      abandonAfterMs: 300,
+      timeoutFor: (type) => (type === 'test.block' ? 300 : null),
+      handlers: {
+        'test.block': (p: { honour?: boolean }, ctx) => {
+          if (ctx.attempt > 1) return undefined; // the retry is quick
+          // The first attempt hangs: it never settles (ignoring its signal), or it stops when told, with an error of its own.
+          return new Promise((_, reject) => {
+            if (p.honour) ctx.signal.addEventListener('abort', () => reject(new Error('stopped because the signal fired')));
+          });
+        },
+      },
+    });
+    const ignores = await enqueue({ maxAttempts: 2 });
+    await waitFor('the hung job to time out, be retried and complete', async () => (await jobRow(db.pool, ignores)).status === 'completed');
+    const stops = await enqueue({ payload: { honour: true }, maxAttempts: 1 });
+    await waitFor('the job that stopped at its signal to reach the dead letter', async () => (await jobRow(db.pool, stops)).status === 'failed');
+    const { rows } = await db.pool.query(`SELECT job_id::text AS id, attempt, outcome, error FROM job_attempts WHERE job_id = ANY($1) ORDER BY job_id, attempt`, [[ignores, stops]]);
+    const timedOut = 'timed out: the handler ran longer than 300 ms';
+    assert.deepEqual(rows, [
+      { id: ignores, attempt: 1, outcome: 'retried', error: timedOut },
+      { id: ignores, attempt: 2, outcome: 'completed', error: null },
+      { id: stops, attempt: 1, outcome: 'failed', error: timedOut },
+    ]);
+    assert.equal((await jobRow(db.pool, stops)).error, timedOut);
   });
 
   test('a handler that returns after its cancel fired: the job ends cancelled, and what it returned is not kept', async (t) => {

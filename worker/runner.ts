@@ -68,6 +68,12 @@ export interface RunnerOptions {
   heldSignalsMs?: number;
   /** How long an aborted handler that ignores its signal keeps its slot (default: the lease). */
   abandonAfterMs?: number;
+  /**
+   * How long a handler of this type may run (ms; 0 or null: no limit). Past it, checked by
+   * the watchdog (within WATCHDOG_MS), its signal is aborted with a JobTimedOut and the
+   * attempt fails with that error: retried with backoff, or the dead letter.
+   */
+  timeoutFor?: (type: string) => number | null | undefined;
   log: Logger;
   workerId?: string;
 }
@@ -114,6 +120,10 @@ interface Entry {
   state: 'buffered' | 'running' | 'finishing';
   /** performance.now() when the handler was called. */
   startedAt: number;
+  /** performance.now() past which the handler has run too long (Infinity: no limit). */
+  deadline: number;
+  /** The handler ran past its deadline: whatever it does now, the attempt fails with this. */
+  timedOut?: JobTimedOut;
   lost?: AbortReason;
   cancelRequested?: boolean;
   /** Shutdown handed this lease back: the handler's outcome must not be written. */
@@ -179,6 +189,14 @@ export class JobAborted extends Error {
   constructor(readonly reason: AbortReason) {
     super(`job aborted: ${reason}`);
     this.name = 'JobAborted';
+  }
+}
+
+/** A handler ran longer than its type allows (RunnerOptions.timeoutFor): an ordinary, retried failure. */
+export class JobTimedOut extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`timed out: the handler ran longer than ${timeoutMs} ms`);
+    this.name = 'JobTimedOut';
   }
 }
 
@@ -664,6 +682,7 @@ export class Runner {
       renewedAt: claimSentAt,
       state: 'buffered',
       startedAt: 0,
+      deadline: Infinity,
     };
     this.active.set(job.id, entry);
     this.buffer.push(entry);
@@ -705,6 +724,8 @@ export class Runner {
     const { job } = e;
     const handler = this.o.handlers[job.type];
     e.startedAt = performance.now();
+    const timeoutMs = this.o.timeoutFor?.(job.type);
+    if (timeoutMs) e.deadline = e.startedAt + timeoutMs;
     const done = (result: unknown, error: unknown) => this.finished(e, result, error);
     queueMicrotask(() => {
       let out: unknown;
@@ -736,6 +757,9 @@ export class Runner {
     // Cancelled while it ran: what it returns after its signal fired is not recorded
     // (handlers/types.ts); the cancel is acknowledged instead.
     if (error === null && e.cancelRequested) error = new JobAborted('cancelled');
+    // Timed out: whatever it ended with after its signal fired (an AbortError, even a
+    // result), the attempt failed for running too long.
+    if (e.timedOut) error = e.timedOut;
     this.running--;
     this.pump();
     this.wakeFetcher();
@@ -1006,19 +1030,33 @@ export class Runner {
    * handler would hold its slot for good, and a cancelled job would stay `running`, its
    * lease renewed, for ever. What it does afterwards is not recorded (the fence refuses it).
    */
-  private abortHandler(e: Entry, reason: AbortReason) {
-    e.ac.abort(new JobAborted(reason));
+  private abortHandler(e: Entry, reason: AbortReason | JobTimedOut) {
+    const error = reason instanceof JobTimedOut ? reason : new JobAborted(reason);
+    e.ac.abort(error);
     const waitMs = this.o.abandonAfterMs ?? this.o.leaseMs;
     setTimeout(() => {
       if (e.state !== 'running' || e.released) return;
       this.log.warn('the handler ignored its abort signal: its slot is freed, and what it does from now on is not recorded', {
         job: e.job.id,
         attempt: e.lease.attempt,
-        reason,
+        reason: reason instanceof JobTimedOut ? 'timed_out' : reason,
         waitedMs: waitMs,
       });
-      this.finished(e, undefined, new JobAborted(reason));
+      this.finished(e, undefined, error);
     }, waitMs).unref();
+  }
+
+  /**
+   * A handler past its type's time limit: its signal is aborted and its attempt fails (the
+   * lease is still ours: the failure is written under it), now if it stops, or after
+   * abandonAfterMs if it ignores the signal. Without a limit a handler that never settles
+   * would hold its job, its lease renewed, until an operator cancelled it.
+   */
+  private timeOut(e: Entry) {
+    const timeoutMs = Math.round(e.deadline - e.startedAt);
+    e.timedOut = new JobTimedOut(timeoutMs);
+    this.log.warn('the handler ran past its time limit: its signal is aborted and the attempt fails', { job: e.job.id, attempt: e.lease.attempt, timeoutMs });
+    this.abortHandler(e, e.timedOut);
   }
 
   // ---------------------------------------------------------------- heartbeat
@@ -1034,6 +1072,7 @@ export class Runner {
     const now = performance.now();
     for (const e of this.active.values()) {
       if (now - e.renewedAt > this.o.leaseMs) this.lose(e, 'lease_expired_locally');
+      else if (now > e.deadline && e.state === 'running' && !e.timedOut && !e.lost && !e.released) this.timeOut(e);
     }
   }
 

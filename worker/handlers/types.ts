@@ -8,7 +8,8 @@ export interface JobContext {
   attempt: number;
   /**
    * Aborted when the job must stop: its lease was lost (another worker may own it now),
-   * an operator cancelled it, or the worker is shutting down. Pass it to anything that
+   * an operator cancelled it, it ran past its time limit (LEASEHOLD_JOB_TIMEOUT_MS, or its
+   * type's timeoutMs: the attempt then fails as timed out), or the worker is shutting down. Pass it to anything that
    * takes a signal; whatever the handler returns after it fires is not recorded. A handler
    * still running a lease after its signal fired is given up on: its slot is freed and the
    * attempt ends (a cancelled job `cancelled`), though Node cannot stop its code.
