@@ -6,6 +6,7 @@
  * Names: leasehold_* for the queue, the prom-client defaults unprefixed as usual.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { COUNT_CAP } from '../queue/console-stats';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { JOB_STATUSES } from '../queue/status';
 import { type MetricsSource, type SummedHistogram, type WorkerCounter, type WorkerHistogram } from './source';
@@ -79,7 +80,7 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
 
   new Gauge({
     name: 'leasehold_jobs',
-    help: `Jobs per queue and status (counted at most every few seconds; see leasehold_jobs_counted_age_seconds).`,
+    help: `Jobs per queue and status, read at most every few seconds (see leasehold_jobs_counted_age_seconds), as the console reads them: exact where an index holds the status, and beyond ${COUNT_CAP} completed jobs an estimate from the table's statistics.`,
     labelNames: ['queue', 'status'] as const,
     registers: [registry],
     async collect() {

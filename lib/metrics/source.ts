@@ -1,7 +1,9 @@
 /**
  * What /api/metrics reports, read from PostgreSQL (and Redis) at most once per scrape:
- *  - job counts per queue and status (getStats: a count over the whole table, so it is
- *    cached per process for `statsTtlMs`, however often Prometheus scrapes);
+ *  - job counts per queue and status, read as the console reads them (computeConsoleStats:
+ *    exact where an index holds the status, completed rows estimated from the table's
+ *    statistics past COUNT_CAP, never a scan of the table), cached per process for
+ *    `statsTtlMs` however often Prometheus scrapes;
  *  - the counters and histograms every worker process writes into its `workers.metrics`
  *    row with each heartbeat, summed in SQL over all incarnations (so they survive
  *    restarts; a SIGKILLed process's last few seconds since its last heartbeat are lost);
@@ -11,7 +13,8 @@
  */
 import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
-import { getStats, type Stats } from '../queue/read';
+import { computeConsoleStats } from '../queue/console-stats';
+import type { Stats } from '../queue/read';
 import type { Doorbell } from '../queue/signal';
 import { redisSettled } from '../redis-settled';
 
@@ -131,7 +134,20 @@ export function createMetricsSource(o: {
   statsTtlMs?: number;
   totalsTtlMs?: number;
 }): MetricsSource {
-  const stats = cached(() => getStats(o.db, { aliveWithinMs: o.leaseMs }), o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);
+  // Not getStats (the CLI's exact count): grouping a million rows by queue and status took
+  // 0.9 s, and the oldest due job's age 0.4 s more, on every refresh of every web process.
+  const stats = cached(async (): Promise<Stats> => {
+    const s = await computeConsoleStats(o.db, { leaseMs: o.leaseMs });
+    return {
+      counts: s.counts,
+      queues: s.queues.map((q) => ({ queue: q.queue, counts: q.counts })),
+      oldestQueuedAgeMs: s.oldestQueuedAgeMs,
+      runningExpired: s.runningExpired,
+      workersAlive: s.workersAlive,
+      schedulesFailing: s.schedulesFailing,
+      dbNow: s.dbNow,
+    };
+  }, o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);
   const totalsTtl = o.totalsTtlMs ?? TOTALS_TTL_MS_DEFAULT;
   const workerTotals = cached(() => readWorkerTotals(o.db), totalsTtl);
   // One collector asks for it per scrape: LLEN per known queue, not cached.
