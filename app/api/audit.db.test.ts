@@ -139,6 +139,9 @@ describe('API (and the console, which calls it)', () => {
       // An admin's request for something that does not exist is refused the same way.
       await post(adam, '/api/admin/tokens/{id}/revoke', { id: '987654321' }, {}, 404);
       await post(adam, '/api/admin/users/{name}/disable', { name: 'nobody-here' }, {}, 404);
+      // And so is an operator's for a job that does not exist.
+      await post(olga, '/api/jobs/{id}/requeue', { id: '987654321' }, {}, 404);
+      await post(olga, '/api/jobs/{id}/cancel', { id: '987654321' }, {}, 404);
     });
   });
 
@@ -271,6 +274,10 @@ describe('the command line', () => {
     await entriesOf(0, async () => {
       for (const args of [['recover', '--dry-run'], ['requeue', '--status', 'failed', '--dry-run'], ['user', 'list'], ['token', 'list'], ['status']]) {
         assert.equal((await cli(args)).code, 0, args.join(' '));
+      }
+      // and neither does an action refused because what it names does not exist
+      for (const args of [['schedule', 'remove', 'no-such-schedule'], ['user', 'disable', 'nobody-here'], ['token', 'revoke', 'no-such-token']]) {
+        assert.equal((await cli(args)).code, 1, args.join(' '));
       }
     });
   });

@@ -65,13 +65,17 @@ export function addAccessCommands(program: Command) {
     .description('stop a user signing in; their sessions end at once')
     .argument('<name>', 'sign-in name')
     .action(async (name: string) => {
-      const ok = await withQueue(async (q) => {
-        return auditCli(q.pool, { action: 'user.disable', target: { user: name } }, () => userDisable(q.pool, name), (done) => ({
-          changed: done ? 1 : 0,
-          skipped: done ? 0 : 1,
-        }));
-      });
-      if (!ok) throw new QueueError('not_found', `no active user ${JSON.stringify(name)}`);
+      // Refused from inside the audited action: a user who is not there leaves no entry.
+      await withQueue((q) =>
+        auditCli(
+          q.pool,
+          { action: 'user.disable', target: { user: name } },
+          async () => {
+            if (!(await userDisable(q.pool, name))) throw new QueueError('not_found', `no active user ${JSON.stringify(name)}`);
+          },
+          () => ({ changed: 1, skipped: 0 }),
+        ),
+      );
       console.log(`${name}: disabled`);
     });
 
@@ -118,13 +122,18 @@ export function addAccessCommands(program: Command) {
       `\nExamples:\n  npx leasehold token revoke 4\n  npx leasehold token revoke billing\n  npx leasehold token revoke billing --all\n${EXIT_CODES_HELP}`,
     )
     .action(async (idOrName: string, o: { all?: boolean }) => {
-      const revoked = await withQueue(async (q) => {
-        return auditCli(q.pool, { action: 'token.revoke', target: { token: idOrName } }, () => tokenRevoke(q.pool, idOrName, { all: o.all }), (r) => ({
-          changed: r.length,
-          skipped: r.length ? 0 : 1,
-        }));
-      });
-      if (!revoked.length) throw new QueueError('not_found', `no live token ${JSON.stringify(idOrName)}`);
+      const revoked = await withQueue((q) =>
+        auditCli(
+          q.pool,
+          { action: 'token.revoke', target: { token: idOrName } },
+          async () => {
+            const r = await tokenRevoke(q.pool, idOrName, { all: o.all });
+            if (!r.length) throw new QueueError('not_found', `no live token ${JSON.stringify(idOrName)}`);
+            return r;
+          },
+          (r) => ({ changed: r.length, skipped: 0 }),
+        ),
+      );
       for (const t of revoked) console.log(`token ${t.id} (${t.name}): revoked`);
     });
 }

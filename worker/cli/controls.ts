@@ -143,13 +143,17 @@ export function addControlCommands(program: Command) {
     .argument('<name>', 'schedule name')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (name: string) => {
-      const removed = await withQueue(async (q) => {
-        return auditCli(q.pool, { action: 'schedule.remove', target: { schedule: name } }, () => ops.scheduleDelete(q.pool, name), (ok) => ({
-          changed: ok ? 1 : 0,
-          skipped: ok ? 0 : 1,
-        }));
-      });
-      if (!removed) throw new QueueError('not_found', `no schedule ${JSON.stringify(name)}`);
+      // Refused from inside the audited action: a schedule that does not exist leaves no entry.
+      await withQueue((q) =>
+        auditCli(
+          q.pool,
+          { action: 'schedule.remove', target: { schedule: name } },
+          async () => {
+            if (!(await ops.scheduleDelete(q.pool, name))) throw new QueueError('not_found', `no schedule ${JSON.stringify(name)}`);
+          },
+          () => ({ changed: 1, skipped: 0 }),
+        ),
+      );
       console.log(`${visible(name)}: removed`);
     });
 }

@@ -2,7 +2,7 @@ import { actorOf, audited, jobActionEntry } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { cancelBody } from '@/lib/http/schemas';
-import { singleActionResponse } from '@/lib/http/single-action';
+import { existingJob, singleActionResponse } from '@/lib/http/single-action';
 import { jobCancel } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
@@ -12,7 +12,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const body = cancelBody.parse(await readJsonOptional(req));
   const { pool } = serverContext();
   const { entry, outcome } = jobActionEntry('cancel', [id], body.reason);
-  const report = await audited(pool, actorOf(who), entry, () => jobCancel(pool, { ids: [id] }), outcome);
+  const report = await audited(pool, actorOf(who), entry, () => existingJob(jobCancel(pool, { ids: [id] })), outcome);
   return singleActionResponse(report);
 });
 

@@ -2,7 +2,7 @@ import { actorOf, audited, jobActionEntry } from '@/lib/audit/log';
 import { parseJobId, readJsonOptional, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { requeueBody } from '@/lib/http/schemas';
-import { singleActionResponse } from '@/lib/http/single-action';
+import { existingJob, singleActionResponse } from '@/lib/http/single-action';
 import { jobRequeue } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
@@ -20,7 +20,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     pool,
     actorOf(who),
     entry,
-    () => jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell, results }),
+    () => existingJob(jobRequeue(pool, { ids: [id], resetAttempts: body.resetAttempts, revokeLease: body.revokeLease, doorbell, results })),
     outcome,
   );
   return singleActionResponse(report);
