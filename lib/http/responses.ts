@@ -237,6 +237,10 @@ export const recoverReportSchema = z
     ),
     resignalled: z.array(resignalledSchema),
     queues: z.array(signalQueueSchema),
+    moreMayChange: z.boolean().meta({
+      description:
+        '`expired` reached its limit, so more expired leases may be there: a preview lists at most 1,000 (a run moves up to 10,000), and a run leaves the rest to the next sweep.',
+    }),
   })
   .meta({ id: 'RecoverReport' });
 

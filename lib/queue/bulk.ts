@@ -16,7 +16,7 @@ import { QueueError } from './errors';
 import { compactFilter, filterSql, type JobFilter, MICROS, PIN_KEYS, SqlParams } from './filters';
 import { fingerprintSql } from './fingerprint';
 import type { Job } from './job';
-import { type ActionOutcome, type ActionReport, describeRefusal, jobCancel, jobDelete, jobRecover, jobRequeue } from './ops';
+import { type ActionOutcome, type ActionReport, describeRefusal, jobCancel, jobDelete, jobRecover, jobRequeue, RECOVER_PREVIEW_LIMIT } from './ops';
 import { idRange, jobsByIds, type ListedJob, SCAN_WINDOW, windowQuery } from './read';
 import type { ResultStore } from '../results';
 import type { Doorbell } from './signal';
@@ -39,7 +39,7 @@ const RESOLVE_BATCH = 5_000;
  * RECOVER_RUN_ROWS (the rest wait for the next sweep). The two differ, so a preview that
  * reaches its limit is a lower bound (moreMayChange), and the console says so.
  */
-export const RECOVER_PREVIEW_ROWS = 1_000;
+export const RECOVER_PREVIEW_ROWS = RECOVER_PREVIEW_LIMIT;
 export const RECOVER_RUN_ROWS = 10_000;
 
 export type BulkTarget = { ids: readonly string[] } | { filter: JobFilter } | { all: true };
@@ -357,7 +357,7 @@ async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, 
   const r = await jobRecover(db, { dryRun: preview, maxRows: limit, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
   const report = emptyReport('recover', preview, r.expired.length, null, null);
   report.recoverLimit = RECOVER_RUN_ROWS;
-  report.moreMayChange = r.expired.length >= limit;
+  report.moreMayChange = r.moreMayChange;
   const reasons = new Map<string, { reason: string; count: number }>();
   for (const e of r.expired) {
     report.changed++;

@@ -458,6 +458,18 @@ describe('jobRecover', () => {
     assert.equal(again.expired.length, 0);
   });
 
+  test('a preview or a run that reaches its limit says more may be left (moreMayChange)', async () => {
+    const ids = await Promise.all(Array.from({ length: 5 }, () => insertJob(db.pool, { queue: 'recover-more', status: 'running', leaseInMs: -2_000 })));
+    const within = await ops.jobRecover(db.pool, { dryRun: true, ids, maxRows: 10 });
+    assert.deepEqual([within.expired.length, within.moreMayChange], [5, false]);
+    const preview = await ops.jobRecover(db.pool, { dryRun: true, ids, maxRows: 3 });
+    assert.deepEqual([preview.expired.length, preview.moreMayChange], [3, true], 'the preview stopped at its limit');
+    const first = await ops.jobRecover(db.pool, { ids, maxRows: 3, batchSize: 2 });
+    assert.deepEqual([first.expired.length, first.moreMayChange], [3, true], 'the run stopped at its limit');
+    const rest = await ops.jobRecover(db.pool, { ids, maxRows: 3 });
+    assert.deepEqual([rest.expired.length, rest.moreMayChange], [2, false], 'the next one takes the rest');
+  });
+
   test('lists due jobs that waited past the grace for re-signalling, bounded by the cap', async () => {
     for (let k = 0; k < 30; k++) await insertJob(db.pool, { queue: 'orphans', runInMs: -10_000 });
     await insertJob(db.pool, { queue: 'orphans', runInMs: 60_000 });

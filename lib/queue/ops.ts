@@ -566,7 +566,16 @@ export interface RecoverReport {
   resignalled: RecoverSignalItem[];
   /** Per queue: ids waiting in Redis (null without Redis) and how many were pushed. */
   queues: { queue: string; signalBacklog: number | null; pushed: number }[];
+  /**
+   * `expired` reached its limit, so more expired leases may be there: a preview lists at
+   * most RECOVER_PREVIEW_LIMIT (a run would move them all, up to its maxRows); a run moves
+   * at most maxRows (the next sweep takes the rest).
+   */
+  moreMayChange: boolean;
 }
+
+/** The most expired leases a dry run lists (a run moves up to its maxRows, 10,000 by default). */
+export const RECOVER_PREVIEW_LIMIT = 1_000;
 
 /**
  * jobRecover — the recover sweep (periodic in every worker, and an operator action):
@@ -581,10 +590,12 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
   const batch = p.batchSize ?? 500;
   const maxRows = p.maxRows ?? 10_000;
   const ids = p.ids ? uniq(p.ids) : null;
-  const out: RecoverReport = { dryRun: !!p.dryRun, expired: [], resignalled: [], queues: [] };
+  const out: RecoverReport = { dryRun: !!p.dryRun, expired: [], resignalled: [], queues: [], moreMayChange: false };
 
   if (p.dryRun) {
-    const { rows } = await run(db, sql.jobRecoverPreview, [Math.min(maxRows, 1000), ids]);
+    const limit = Math.min(maxRows, RECOVER_PREVIEW_LIMIT);
+    const { rows } = await run(db, sql.jobRecoverPreview, [limit, ids]);
+    out.moreMayChange = rows.length >= limit;
     out.expired = rows.map((r) => ({
       id: String(r.job_id),
       queue: r.queue,
@@ -614,6 +625,7 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
       }
       if (rows.length < batch) break;
     }
+    out.moreMayChange = out.expired.length >= maxRows;
     // Recovered jobs are the oldest waiting: they go to the front of the line.
     if (p.doorbell) await p.doorbell.ring(rings, { front: true });
   }

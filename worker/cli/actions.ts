@@ -204,7 +204,10 @@ export function addActionCommands(program: Command) {
       });
       if (o.json) return printJson(r);
       const would = o.dryRun ? 'would move' : 'moved';
-      console.log(`${would} ${r.expired.length} job(s) with an expired lease`);
+      console.log(`${would} ${r.moreMayChange ? 'at least ' : ''}${r.expired.length} job(s) with an expired lease`);
+      if (r.moreMayChange) {
+        console.log(o.dryRun ? '(the preview lists no more; a run moves up to 10,000 per sweep)' : '(more may be left: the next sweep, or another recover, moves them)');
+      }
       if (r.expired.length) {
         printTable(
           ['id', 'type', 'queue', 'worker', 'attempts', 'expired', o.dryRun ? 'would become' : 'now'],
