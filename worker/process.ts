@@ -50,7 +50,14 @@ const pool = createPool(databaseUrl, {
   queryTimeoutMs: cfg.leaseMs,
   settings: { idle_in_transaction_session_timeout: String(cfg.leaseMs) },
 });
-const heartbeatPool = createPool(databaseUrl, { name: 'heartbeat', max: 2, queryTimeoutMs: cfg.heartbeatMs });
+// The server gives up when the client does: a renewal the runner stopped waiting for must
+// not commit later, extending the lease of a job it may already have let go.
+const heartbeatPool = createPool(databaseUrl, {
+  name: 'heartbeat',
+  max: 2,
+  queryTimeoutMs: cfg.heartbeatMs,
+  settings: { statement_timeout: String(cfg.heartbeatMs) },
+});
 const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log);
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
 if (receiver) await receiver.ready(2_000);

@@ -1098,12 +1098,15 @@ export class Runner {
       if (report.status === 'rejected' && !this.reportFailing) this.log.warn('could not update this worker\'s row (the workers page shows it late)', { err: report.reason });
       this.reportFailing = report.status === 'rejected';
       if (leases.status === 'rejected') throw leases.reason;
-      const { renewed } = leases.value;
+      const { renewed, busy } = leases.value;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
       this.heartbeatFailing = false;
       for (const e of entries) {
         if (this.active.get(e.job.id) !== e) continue; // finished meanwhile
         const r = renewed.get(e.job.id);
+        // Its row was locked by another transaction: tried again next tick; the watchdog
+        // aborts the handler if that lasts a whole lease.
+        if (busy.has(e.job.id)) continue;
         if (!r) {
           if (e.state !== 'finishing') this.lose(e, 'lease_lost');
           continue;

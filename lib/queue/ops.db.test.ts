@@ -12,6 +12,7 @@ import { waitFor } from '../../test/wait';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createPool } from '../db/client';
 import { FsResultStore } from '../results';
 import * as ops from './ops';
 
@@ -203,7 +204,33 @@ describe('fenced writes (heartbeat, complete, fail)', () => {
     const other = await ops.jobHeartbeat(db.pool, { workerId: W2, leaseMs: LEASE, leases: [lease] });
     assert.equal(stale.renewed.size, 0);
     assert.equal(other.renewed.size, 0);
+    assert.deepEqual([stale.busy.size, other.busy.size], [0, 0], 'not owned is not busy');
     assert.equal((await jobRow(db.pool, id)).status, 'running');
+  });
+
+  test('heartbeat does not wait for a row another transaction holds: that job is busy, the others are renewed', async () => {
+    const a = await claimed();
+    const b = await claimed();
+    const holder = await db.pool.connect();
+    // A client-side limit far below the holder's hold (it never lets go before the heartbeat returns).
+    const hb = createPool(db.url, { name: 'hb-test', max: 1, queryTimeoutMs: 5_000 });
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM jobs WHERE job_id = $1 FOR UPDATE', [a.id]);
+      const r = await ops.jobHeartbeat(hb, {
+        workerId: W1,
+        leaseMs: LEASE,
+        leases: [a.lease, b.lease],
+      });
+      assert.deepEqual([...r.busy], [a.id]);
+      assert.deepEqual([...r.renewed.keys()], [b.id]);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+      await hb.end();
+    }
+    const after = await ops.jobHeartbeat(db.pool, { workerId: W1, leaseMs: LEASE, leases: [a.lease] });
+    assert.deepEqual([after.busy.size, after.renewed.has(a.id)], [0, true], 'renewed once the row is free');
   });
 
   test('complete by the owner: completed, lease cleared, attempt recorded', async () => {

@@ -211,6 +211,8 @@ export async function jobClaimExpired(db: Executor, p: ClaimParams & { queue: st
 export interface HeartbeatResult {
   /** Leases renewed, with whether an operator asked to cancel the job. */
   renewed: Map<string, { cancelRequested: boolean }>;
+  /** Jobs whose row another transaction held locked: not renewed this time, not lost either. */
+  busy: Set<string>;
 }
 
 /**
@@ -222,15 +224,19 @@ export async function jobHeartbeat(
   p: { workerId: string; leaseMs: number; leases: readonly Lease[] },
 ): Promise<HeartbeatResult> {
   const renewed = new Map<string, { cancelRequested: boolean }>();
-  if (p.leases.length === 0) return { renewed };
+  const busy = new Set<string>();
+  if (p.leases.length === 0) return { renewed, busy };
   const { rows } = await run(db, sql.jobHeartbeat, [
     intArray(p.leases.map((l) => l.jobId)),
     byJobId(p.leases, (l) => l.attempt),
     p.workerId,
     p.leaseMs,
   ]);
-  for (const r of rows) renewed.set(String(r.job_id), { cancelRequested: r.cancel_requested });
-  return { renewed };
+  for (const r of rows) {
+    if (r.busy) busy.add(String(r.job_id));
+    else renewed.set(String(r.job_id), { cancelRequested: r.cancel_requested });
+  }
+  return { renewed, busy };
 }
 
 /** jobCheckpoint — fenced save of a running job's progress; false = the lease is lost. */

@@ -489,16 +489,28 @@ const fence = (workerParam: string) => `jobs.job_id = ANY($1::bigint[])
  * jobs in one statement).
  * Params: $1 job_id[], $2 {job_id: attempt} (fencing tokens), $3 worker_id, $4 lease_ms.
  * Compare: running (the fence) AND worker_id = $3 AND attempt_count = the job's token.
- * Returns: the renewed jobs and whether an operator asked to cancel each. A job missing
- *          from the result is no longer owned: abort its handler and never write its result.
+ * Rows another transaction holds locked are skipped, not waited for: one row held by a
+ * long transaction would otherwise stall the renewal of every lease of the process until
+ * all of them ran out. A skipped row is reported `busy`: not renewed this time, not lost.
+ * Returns: the renewed jobs and whether an operator asked to cancel each, and the busy
+ *          ones. A job missing from both is no longer owned: abort its handler and never
+ *          write its result.
  */
 export const jobHeartbeat: Statement = {
   name: 'leasehold_job_heartbeat',
   text: `
-UPDATE jobs
-   SET heartbeat_at = now(), lease_expires_at = now() + ${ms('$4')}
- WHERE ${fence('$3')}
-RETURNING jobs.job_id, jobs.cancel_requested_at IS NOT NULL AS cancel_requested`,
+WITH held AS (
+  SELECT job_id FROM jobs WHERE job_id = ANY($1::bigint[]) FOR NO KEY UPDATE SKIP LOCKED
+), renewed AS (
+  UPDATE jobs
+     SET heartbeat_at = now(), lease_expires_at = now() + ${ms('$4')}
+    FROM held
+   WHERE held.job_id = jobs.job_id AND ${fence('$3')}
+  RETURNING jobs.job_id, jobs.cancel_requested_at IS NOT NULL AS cancel_requested
+)
+SELECT job_id, cancel_requested, false AS busy FROM renewed
+UNION ALL
+SELECT id, false, true FROM unnest($1::bigint[]) AS id WHERE id NOT IN (SELECT job_id FROM held)`,
 };
 
 /**
