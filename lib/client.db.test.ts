@@ -18,6 +18,8 @@ import { REDIS_URL } from '../test/env';
 import { root, uniquePrefix } from '../test/processes';
 import { waitFor } from '../test/wait';
 import { createClient, LeaseholdError } from './client';
+import { createLogger } from './log';
+import { RedisDoorbell } from './queue/signal';
 
 const db = await testDatabase();
 const prefix = uniquePrefix('client');
@@ -97,6 +99,28 @@ describe('enqueue, enqueueMany, get', () => {
     assert.equal(await jobCount('c-many'), 2500);
     assert.equal((await rung('c-many')).length, 2500, 'every due job rung after the commit');
   });
+
+  test('enqueueMany calls sharing idempotency keys in opposite orders never deadlock: one job per key', async () => {
+    for (let round = 0; round < 8; round++) {
+      const jobs = Array.from({ length: 200 }, (_, k) => ({ type: 'demo.noop', queue: 'c-keys', idempotencyKey: `r${round}-k${k}` }));
+      const [a, b] = await Promise.all([leasehold.enqueueMany(jobs), leasehold.enqueueMany([...jobs].reverse())]);
+      assert.deepEqual(a.map((r) => r.id), [...b].reverse().map((r) => r.id), 'both calls name the same job for each key');
+    }
+    assert.equal(await jobCount('c-keys'), 8 * 200);
+  });
+
+  test('a ring of 150,000 ids reaches Redis whole and in order, at the back and at the front', async () => {
+    const bell = new RedisDoorbell(REDIS_URL, prefix, db.pool, createLogger());
+    try {
+      const ids = Array.from({ length: 150_000 }, (_, k) => String(k + 1));
+      await bell.ring(ids.map((jobId) => ({ jobId, queue: 'c-big' })));
+      const front = Array.from({ length: 25_000 }, (_, k) => String(200_001 + k));
+      await bell.ring(front.map((jobId) => ({ jobId, queue: 'c-big' })), { front: true });
+      assert.deepEqual(await rung('c-big'), [...front, ...ids]);
+    } finally {
+      await bell.close();
+    }
+  });
 });
 
 describe('transactional enqueue', () => {
@@ -174,6 +198,21 @@ describe('transactional enqueue', () => {
     assert.equal(await leasehold.get(id), null);
     assert.equal(await jobCount('c-wt-caught'), 0);
     assert.deepEqual(await rung('c-wt-caught'), []);
+  });
+
+  test('a Redis URL that cannot be used fails a transaction before it writes anything, and close() still ends the pool', async () => {
+    const bad = createClient({ databaseUrl: db.url, redisUrl: 'redis://127.0.0.1:notaport', redisPrefix: prefix });
+    const orders = async () => (await db.pool.query('SELECT count(*)::int AS n FROM orders')).rows[0].n as number;
+    const before = await orders();
+    await assert.rejects(
+      bad.withTransaction(async (tx) => {
+        await tx.client.query('INSERT INTO orders (total) VALUES (1)');
+        return tx.enqueue({ type: 'demo.noop', queue: 'c-badredis' });
+      }),
+    );
+    await assert.rejects(bad.enqueueMany(Array.from({ length: 1001 }, () => ({ type: 'demo.noop', queue: 'c-badredis' }))));
+    assert.deepEqual([await orders(), await jobCount('c-badredis')], [before, 0], 'nothing committed');
+    await bad.close();
   });
 
   test('without Redis the ring is a PostgreSQL NOTIFY, sent after the commit', async () => {

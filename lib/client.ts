@@ -182,6 +182,10 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
   const transaction = (client: pg.PoolClient | pg.Client) => openTransaction(client).tx;
 
   async function inTransaction<T>(txPool: pg.Pool, fn: (t: ReturnType<typeof openTransaction>) => Promise<T>): Promise<T> {
+    // The doorbell before anything is written: a Redis URL that cannot be used fails the call
+    // here, with nothing committed, rather than after COMMIT (a caller retrying would then
+    // enqueue every job twice).
+    await getDoorbell();
     const client = await txPool.connect();
     let result: T;
     let t: ReturnType<typeof openTransaction>;
@@ -231,7 +235,8 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     transaction,
     withTransaction: withTransaction as LeaseholdClient['withTransaction'],
     async close() {
-      const bell = doorbell ? await doorbell : null;
+      // A doorbell that could not be made (a bad Redis URL, already reported) must not keep the pool open.
+      const bell = doorbell ? await doorbell.catch(() => null) : null;
       if (bell instanceof RedisDoorbell) await bell.close();
       await ownPool?.end();
     },

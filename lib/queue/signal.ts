@@ -98,6 +98,8 @@ export function redisReady(redis: Redis, timeoutMs: number, orError = false): Pr
 
 /** How long a ring waits for the doorbell's first connection to Redis before it NOTIFYs instead. */
 const FIRST_CONNECT_WAIT_MS = 1_000;
+/** Most ids pushed by one RPUSH or LPUSH (a ring of more goes in several, pipelined). */
+export const RING_CHUNK = 10_000;
 
 /** Pushes to Redis lists; falls back to PostgreSQL NOTIFY while Redis is unreachable. */
 export class RedisDoorbell implements Doorbell {
@@ -132,23 +134,30 @@ export class RedisDoorbell implements Doorbell {
     if (this.redis.status !== 'ready') await (this.firstConnection ??= redisReady(this.redis, FIRST_CONNECT_WAIT_MS, true));
     if (this.redis.status === 'ready') {
       try {
-        if (byQueue.size === 1) {
-          // One queue (the common case): one command, no pipeline to build.
-          const [queue, ids] = byQueue.entries().next().value!;
-          const key = queueKey(this.prefix, queue);
-          if (opts.front) await this.redis.lpush(key, ...ids.reverse());
+        // LPUSH puts each id in front of the last, so ids for the front go in reversed; and
+        // in commands of at most RING_CHUNK ids (a spread of 130,000 arguments overflows the stack).
+        const pushes: [key: string, ids: string[]][] = [];
+        for (const [queue, ids] of byQueue) {
+          const ordered = opts.front ? ids.reverse() : ids;
+          for (let k = 0; k < ordered.length; k += RING_CHUNK) pushes.push([queueKey(this.prefix, queue), ordered.slice(k, k + RING_CHUNK)]);
+        }
+        if (pushes.length === 1) {
+          // One command (the common case): no pipeline to build.
+          const [key, ids] = pushes[0]!;
+          if (opts.front) await this.redis.lpush(key, ...ids);
           else await this.redis.rpush(key, ...ids);
           return;
         }
         const pipe = this.redis.pipeline();
-        for (const [queue, ids] of byQueue) {
-          if (opts.front) pipe.lpush(queueKey(this.prefix, queue), ...ids.reverse());
-          else pipe.rpush(queueKey(this.prefix, queue), ...ids);
+        for (const [key, ids] of pushes) {
+          if (opts.front) pipe.lpush(key, ...ids);
+          else pipe.rpush(key, ...ids);
         }
         const results = await pipe.exec();
         if (results && results.every(([err]) => !err)) return;
-      } catch {
+      } catch (err) {
         // fall through to NOTIFY
+        this.logger.debug('ringing through Redis failed; notifying PostgreSQL instead', { err });
       }
     }
     await notify(this.fallback, [...byQueue.keys()], this.logger);
