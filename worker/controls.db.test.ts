@@ -88,6 +88,26 @@ describe('a global concurrency limit', () => {
       await w.stop();
     }
   });
+
+  test('two limited queues share a worker: the second does not wait for the first to drain', async () => {
+    const prefix = uniquePrefix('share');
+    const [a, c] = [`${prefix}_a`, `${prefix}_c`];
+    for (const name of [a, c]) await ops.queueSetControls(db.pool, { name, concurrencyLimit: 50 });
+    for (const queue of [a, c]) await ops.jobEnqueue(pool, Array.from({ length: 20 }, () => ({ type: 'demo.sleep', queue, payload: { ms: 100 } })));
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 2, queues: `${a},${c}` });
+    try {
+      await waitFor('every job to complete', async () => (await count(a, 'completed')) + (await count(c, 'completed')) === 40, { timeoutMs: 90_000 });
+    } finally {
+      await w.stop();
+    }
+    // Each claim starts from the next queue: c's first job starts long before a's last ones.
+    const { rows } = await db.pool.query(
+      `SELECT queue, rank() OVER (ORDER BY started_at, job_id)::int AS nth FROM jobs WHERE queue = ANY($1) ORDER BY started_at, job_id`,
+      [[a, c]],
+    );
+    const firstOfC = rows.find((r) => r.queue === c)!.nth;
+    assert.ok(firstOfC <= 10, `the first job of the second queue started ${firstOfC}th of 40`);
+  });
 });
 
 describe('recurring jobs', () => {

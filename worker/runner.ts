@@ -249,6 +249,7 @@ export class Runner {
   private pgReceiver: PgReceiver | null = null;
   private pgMode = false;
   private queueRotation = 0;
+  private controlledRotation = 0;
   /** Queue controls (pause, limits) of this process's queues; absent = none. */
   private controls = new Map<string, ops.QueueControl>();
   private nextControlledPoll = 0; // performance.now() of the next claim from controlled queues
@@ -603,7 +604,11 @@ export class Runner {
   /** Claims from paused-or-limited queues into `into` (each statement's jobs at once); returns how many. */
   private async claimControlled(queues: readonly string[], want: number, into: ClaimedJob[]): Promise<number> {
     const before = into.length;
-    for (const queue of queues) {
+    // Starting from the next queue each time: always from the first, a queue whose allowance
+    // covers the free slots would leave the ones after it nothing until it drained.
+    const start = this.controlledRotation++ % Math.max(1, queues.length);
+    for (let k = 0; k < queues.length; k++) {
+      const queue = queues[(start + k) % queues.length]!;
       const left = want - (into.length - before);
       if (left <= 0) break;
       into.push(

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { createPool } from '../db/client';
 import { FsResultStore } from '../results';
 import * as ops from './ops';
+import { nextTick } from './cron';
 
 const db: TestDb = await testDatabase();
 
@@ -721,5 +722,76 @@ describe('schedules', () => {
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'zero', cron: '* * * * *', type: 'demo.noop', maxAttempts: 0 }), /maxAttempts/);
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'noqueue', cron: '* * * * *', type: 'demo.noop', queue: '' }), /queue/);
     assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM schedules WHERE name IN ('zero', 'noqueue')`)).rows[0].n, 0);
+    // Accepted by the cron parser, never what was meant: an empty expression (every minute),
+    // a zone that is each worker host's own.
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'empty', cron: '  ', type: 'demo.noop' }), /empty expression/);
+    for (const timezone of ['local', 'system', 'Mars/Olympus']) {
+      await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'tz', cron: '0 3 * * *', timezone, type: 'demo.noop' }), /not a time zone name/, timezone);
+    }
+  });
+
+  test('an H in the cron stands for the same minute every time for one schedule', () => {
+    const t0 = new Date('2030-01-01T00:00:00Z');
+    let at = t0;
+    const ticks: number[] = [];
+    for (let k = 0; k < 5; k++) ticks.push((at = nextTick('H * * * *', 'UTC', at, 'hourly-report')).getTime());
+    assert.deepEqual(ticks.slice(1).map((t, k) => t - ticks[k]!), [3_600_000, 3_600_000, 3_600_000, 3_600_000], 'hourly, no more often');
+    assert.equal(nextTick('H * * * *', 'UTC', t0, 'hourly-report').getTime(), ticks[0], 'the same minute from one computation to the next');
+  });
+
+  test('switched back on, a schedule starts from its next tick: those while it was off are not owed', async () => {
+    const name = 'back-on';
+    try {
+      await ops.scheduleUpsert(db.pool, { name, cron: '0 3 * * *', type: 'demo.noop', queue: 'sched-back', enabled: false });
+      // Three days off: its stored tick is long past.
+      await db.pool.query(`UPDATE schedules SET next_run_at = next_run_at - interval '3 days' WHERE name = $1`, [name]);
+      const s = await ops.scheduleUpsert(db.pool, { name, cron: '0 3 * * *', type: 'demo.noop', queue: 'sched-back', enabled: true });
+      assert.ok(s.nextRunAt.getTime() > Date.now(), `next tick ${s.nextRunAt.toISOString()} is ahead`);
+      assert.equal((await ops.scheduleTick(db.pool)).filter((j) => j.queue === 'sched-back').length, 0);
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+
+  test('a schedule redefined while a tick waits for it: the job is built from the definition the tick locked', async () => {
+    const names = ['redef-a', 'redef-b'];
+    const blocker = await db.pool.connect();
+    try {
+      for (const [k, name] of names.entries()) {
+        await ops.scheduleUpsert(db.pool, { name, cron: '* * * * *', type: 'demo.noop', queue: 'sched-old', payload: { v: 'old' } });
+        await db.pool.query(`UPDATE schedules SET next_run_at = date_trunc('minute', now()) - $2::int * interval '1 minute' WHERE name = $1`, [name, 2 - k]);
+      }
+      // a's tick waits on an uncommitted job with its idempotency key; b is read (due) meanwhile.
+      const { rows } = await db.pool.query(`SELECT next_run_at FROM schedules WHERE name = 'redef-a'`);
+      await blocker.query('BEGIN');
+      await blocker.query(`INSERT INTO jobs (queue, type, idempotency_key) VALUES ('sched-block', 'demo.noop', $1)`, [`schedule:redef-a:${rows[0].next_run_at.toISOString()}`]);
+      const tick = ops.scheduleTick(db.pool);
+      await waitFor('the tick to wait for the blocked insert', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n > 0);
+      await ops.scheduleUpsert(db.pool, { name: 'redef-b', cron: '* * * * *', type: 'demo.noop', queue: 'sched-new', payload: { v: 'new' } });
+      await blocker.query('ROLLBACK');
+      await tick;
+      const made = await db.pool.query(`SELECT queue, payload FROM jobs WHERE idempotency_key LIKE 'schedule:redef-b:%'`);
+      assert.deepEqual(made.rows, [{ queue: 'sched-new', payload: { v: 'new' } }]);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {});
+      blocker.release();
+      await db.pool.query(`DELETE FROM schedules WHERE name = ANY($1)`, [names]);
+    }
+  });
+});
+
+describe('queue controls', () => {
+  test('a pause does not refill the rate limit: resumed, the queue has what it had left', async () => {
+    const queue = 'rate-pause';
+    await ops.queueSetControls(db.pool, { name: queue, rateLimit: 2, ratePeriodMs: 3_600_000 });
+    await Promise.all(Array.from({ length: 5 }, () => insertJob(db.pool, { queue })));
+    const claim = async () => (await ops.jobClaimControlled(db.pool, { queue, limit: 5, workerId: W1, leaseMs: LEASE })).length;
+    assert.equal(await claim(), 2);
+    assert.equal(await claim(), 0, 'the hour\'s two are spent');
+    await ops.queueSetControls(db.pool, { name: queue, paused: true });
+    assert.equal(await claim(), 0, 'paused');
+    await ops.queueSetControls(db.pool, { name: queue, paused: false });
+    assert.equal(await claim(), 0, 'resumed, still spent');
   });
 });

@@ -841,7 +841,7 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput): Promise<Sc
   if (problem) throw new QueueError('invalid_request', `schedule ${JSON.stringify(s.name.slice(0, 80))}: ${problem}`);
   const { rows: [{ now }] } = await run(db, sql.dbClock, []);
   const tz = s.timezone ?? 'UTC';
-  const first = nextTick(s.cron, tz, now);
+  const first = nextTick(s.cron, tz, now, s.name);
   const { rows } = await run(db, sql.scheduleUpsert, [
     s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, first, s.enabled ?? true,
   ]);
@@ -874,22 +874,23 @@ export async function scheduleList(db: Executor): Promise<Schedule[]> {
  * ran collapse into one run. Returns the jobs enqueued (ring them: done here).
  */
 export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | null } = {}): Promise<EnqueueResult[]> {
-  const { rows: due } = await run(pool, sql.scheduleDue, []);
+  const { rows: scheduled } = await run(pool, sql.scheduleDue, []);
   const out: EnqueueResult[] = [];
   // One schedule that cannot tick (its job refused by the database) must not hold up the
   // ones due after it: each goes on its own, and the failures are reported together.
   const failed: { schedule: string; err: unknown }[] = [];
-  for (const d of due) {
+  for (const due of scheduled) {
     try {
       const job = await useConnection(pool, async (client) => {
         await client.query('BEGIN');
-        const locked = await run(client, sql.scheduleLock, [d.name, d.next_run_at]);
+        const locked = await run(client, sql.scheduleLock, [due.name, due.next_run_at]);
         if (locked.rowCount === 0) {
           await client.query('ROLLBACK');
           return null;
         }
+        const d = locked.rows[0];
         const tick: Date = d.next_run_at;
-        const next = nextTick(d.cron, d.timezone, d.db_now > tick ? d.db_now : tick);
+        const next = nextTick(d.cron, d.timezone, d.db_now > tick ? d.db_now : tick, d.name);
         const [enqueued] = await jobEnqueue(client, [
           {
             type: d.type,
@@ -909,11 +910,11 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
       });
       if (job) out.push(job);
     } catch (err) {
-      failed.push({ schedule: d.name, err });
+      failed.push({ schedule: due.name, err });
       // Said where operators look, not only in the workers' log. Best effort: when the
       // database itself is what failed, this fails too, and the log still has it.
       const said = storableText(((err as Error)?.message || String(err)).slice(0, 2_000));
-      await run(pool, sql.scheduleTickFailed, [d.name, d.next_run_at, said]).catch(() => {});
+      await run(pool, sql.scheduleTickFailed, [due.name, due.next_run_at, said]).catch(() => {});
     }
   }
   if (p.doorbell && out.length) await p.doorbell.ring(out.filter((r) => r.created).map((r) => ({ jobId: r.id, queue: r.queue })));

@@ -329,7 +329,8 @@ WITH q AS (
 )${claimSwap('$2', '$3', `, bucket AS (
   UPDATE queues
      SET rate_tokens = (SELECT tokens FROM q) - (SELECT count(*) FROM claimed), rate_updated_at = now()
-   WHERE name = $1 AND rate_limit IS NOT NULL
+   -- not while paused (q has no row): the bucket would be set to NULL, which reads as full
+   WHERE name = $1 AND rate_limit IS NOT NULL AND EXISTS (SELECT 1 FROM q)
 )`)}`,
 };
 
@@ -444,7 +445,10 @@ export const scheduleUpsert: Statement = {
 INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
 VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)
 ON CONFLICT (name) DO UPDATE SET
-  next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
+  -- the tick it was waiting for stands, unless the cron, the zone, or a switch back on
+  -- (the ticks while it was off are not owed) makes it start from the next one
+  next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone AND (s.enabled OR NOT EXCLUDED.enabled)
+                     THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
   cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, queue = EXCLUDED.queue, type = EXCLUDED.type,
   payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = EXCLUDED.enabled,
   -- a redefinition starts over: the error belonged to the definition it replaces
@@ -452,10 +456,14 @@ ON CONFLICT (name) DO UPDATE SET
 RETURNING *`,
 };
 
-/** scheduleLock — lock a schedule's due tick for this transaction (SKIP LOCKED: another process has it). Params: $1 name, $2 tick. */
+/**
+ * scheduleLock — lock a schedule's due tick for this transaction (SKIP LOCKED: another
+ * process has it). Params: $1 name, $2 tick. Returns the row as locked: the tick's job is
+ * built from it, not from the earlier read (a redefinition may have landed in between).
+ */
 export const scheduleLock: Statement = {
   name: 'leasehold_schedule_lock',
-  text: `SELECT name FROM schedules WHERE name = $1 AND ${tickIs('$2')} AND enabled FOR UPDATE SKIP LOCKED`,
+  text: `SELECT *, now() AS db_now FROM schedules WHERE name = $1 AND ${tickIs('$2')} AND enabled FOR UPDATE SKIP LOCKED`,
 };
 
 /** The database clock. */
