@@ -53,6 +53,7 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   useEffect(() => {
     setSelected(new Set());
     setAllMatching(false);
+    lastClicked.current = null; // a shift-click on the new list has no anchor row yet
   }, [fkey]);
 
   // Each row carries when it was read, so a lease that ends after it shows as not seen (lease.tsx).
@@ -63,6 +64,14 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   const live = useLive({ ids, newer: { filters, after: anchor } }, interval);
   const lookup = useQuery(jobLookupQuery(ids, live ? false : interval));
   const newer = useQuery(jobNewerQuery(filters, anchor, live ? false : interval));
+  // A table with no job at all gives no anchor to count newer jobs from (nor a live feed to
+  // follow): the first page is read again each interval until one arrives.
+  const noAnchor = !!pages.data && anchor === null;
+  useEffect(() => {
+    if (!noAnchor || !interval) return;
+    const t = setInterval(() => void pages.refetch(), interval);
+    return () => clearInterval(t);
+  }, [noAnchor, interval, pages.refetch]);
 
   const rows: TableJob[] = useMemo(() => {
     if (!lookup.data) return base;
@@ -85,6 +94,10 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
       async (page) => {
         await qc.cancelQueries({ queryKey });
         qc.setQueryData(queryKey, { pages: [page], pageParams: [null] });
+        // The list starts over: a selection may name rows no longer on it, which an action
+        // would still apply to.
+        setSelected(new Set());
+        setAllMatching(false);
       },
       () => qc.resetQueries({ queryKey }),
     );

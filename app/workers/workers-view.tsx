@@ -31,7 +31,7 @@ export function WorkersView() {
           Start workers with <code>npm start</code> (console and workers) or <code>npm run worker -- --processes 2 --concurrency 10</code>.
         </EmptyState>
       ) : (
-        <WorkerTable workers={q.data.workers} nowMs={now} staleAfterMs={q.data.staleAfterMs} />
+        <WorkerTable workers={q.data.workers} nowMs={now} staleAfterMs={q.data.staleAfterMs} readAt={q.data.dbNow} />
       )}
     </div>
   );

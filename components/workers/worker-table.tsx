@@ -11,7 +11,7 @@ const metric = (w: WorkerDto, k: string) => {
 };
 
 /** Worker processes: where they run, since when, their last heartbeat, the jobs they hold. */
-export function WorkerTable({ workers, nowMs, staleAfterMs }: { workers: WorkerDto[]; nowMs: number; staleAfterMs: number }) {
+export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers: WorkerDto[]; nowMs: number; staleAfterMs: number; readAt: string }) {
   return (
     <PageTable
       testid="worker-table"
@@ -28,7 +28,10 @@ export function WorkerTable({ workers, nowMs, staleAfterMs }: { workers: WorkerD
     >
       {workers.map((w) => {
         const age = nowMs - ms(w.heartbeatAt)!;
-        const stale = !w.stoppedAt && age > staleAfterMs;
+        // Stale as of the read; silent for longer only since then is "not refreshed": the
+        // rows have not been read again (refresh paused), and it may well have reported.
+        const stale = !w.stoppedAt && ms(readAt)! - ms(w.heartbeatAt)! > staleAfterMs;
+        const unseen = !w.stoppedAt && !stale && age > staleAfterMs;
         return (
           <tr key={w.workerId} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`worker-${w.workerId}`}>
             <td className="break-all px-3 py-2 font-mono text-xs">
@@ -40,6 +43,10 @@ export function WorkerTable({ workers, nowMs, staleAfterMs }: { workers: WorkerD
               ) : stale ? (
                 <Badge tone="red" title="no heartbeat for longer than a lease: its jobs' leases have run out and recover takes them">
                   stale
+                </Badge>
+              ) : unseen ? (
+                <Badge title="no heartbeat since this page last read the workers, for longer than a lease: refresh is paused, or the next read is not back. Refresh to see.">
+                  <span data-testid="worker-unseen">not refreshed</span>
                 </Badge>
               ) : (
                 <Badge tone="emerald">live</Badge>

@@ -8,6 +8,11 @@ test('a shortcut acts on the page, not while typing in a field', () => {
   assert.equal(shortcutAllowed('t', el('BODY'), false), true);
   assert.equal(shortcutAllowed('t', el('INPUT'), false), false);
   assert.equal(shortcutAllowed('Escape', el('INPUT'), false), true);
+  // A row's checkbox keeps the focus after a click; nothing is typed into it.
+  const input = (type: string) => ({ tagName: 'INPUT', type, isContentEditable: false }) as unknown as EventTarget;
+  assert.equal(shortcutAllowed('r', input('checkbox'), false), true);
+  assert.equal(shortcutAllowed('r', input('text'), false), false);
+  assert.equal(shortcutAllowed('r', input('search'), false), false);
 });
 
 test('while a modal dialog is open only Escape acts (g w would leave the page and drop what was typed)', () => {

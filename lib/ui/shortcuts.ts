@@ -23,10 +23,14 @@ export const SHORTCUTS_HELP: [string, string][] = [
   ['Esc', 'close a dialog, clear the selection'],
 ];
 
+/** Inputs nothing is typed into: a row's checkbox keeps the focus after a click, and the keys must still work. */
+const NOT_TYPED = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'range', 'color', 'file']);
+
 const typing = (t: EventTarget | null) => {
-  const el = t as HTMLElement | null;
+  const el = t as HTMLInputElement | null;
   if (!el) return false;
-  return el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName);
+  if (el.tagName === 'INPUT') return !NOT_TYPED.has((el.type ?? '').toLowerCase());
+  return el.isContentEditable || ['TEXTAREA', 'SELECT'].includes(el.tagName);
 };
 
 /** Whether a key press may act as a shortcut. */

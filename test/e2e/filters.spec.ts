@@ -35,9 +35,13 @@ test('new jobs are announced in a banner instead of being pushed in under the cu
   const second = await enqueue(request, { type: 'demo.noop', queue: 'e2e-banner' });
   await expect(page.getByTestId('new-rows')).toContainText('1 new job matches this view');
   await expect(page.getByTestId(`job-row-${second}`)).toHaveCount(0);
+  // A selection does not outlive the list it was made on: showing the new rows starts over.
+  await page.getByTestId(`job-row-${first}`).getByRole('checkbox').click();
+  await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
   await page.getByTestId('new-rows').getByRole('button', { name: 'Show 1' }).click();
   await expect(page.getByTestId(`job-row-${second}`)).toBeVisible();
   await expect(page.getByTestId('new-rows')).toHaveCount(0);
+  await expect(page.getByTestId('selection-text')).toContainText('Select jobs to act on them');
   // Cancel the waiting jobs (no worker serves e2e-banner) from the list: select all matching.
   await page.getByTestId(`job-row-${first}`).getByRole('checkbox').click();
   await page.getByRole('button', { name: 'Select every job matching this filter' }).click();

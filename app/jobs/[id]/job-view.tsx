@@ -2,7 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { AttemptList } from '@/components/jobs/attempt-list';
-import { Attempts, HeartbeatAge, LeaseCountdown, leaseRemaining } from '@/components/jobs/lease';
+import { Attempts, HeartbeatAge, LeaseCountdown, leaseState } from '@/components/jobs/lease';
 import { PayloadView } from '@/components/jobs/payload-view';
 import { StatusBadge } from '@/components/jobs/status-badge';
 import { Timeline } from '@/components/jobs/timeline';
@@ -48,8 +48,10 @@ export function JobView({ id }: { id: string }) {
   }
   if (!q.data) return <p className="text-zinc-500">Loading…</p>;
   const d: JobDetailDto = q.data;
-  const j = d.job;
-  const left = leaseRemaining(j, now);
+  // When the row was read: a lease end after it has not been seen yet (refresh paused, or the
+  // next read not back): "not refreshed", never "expired", which would blame a live worker.
+  const j = { ...d.job, readAt: d.dbNow };
+  const lease = leaseState(j, now);
   const scheduled = j.status === 'queued' && ms(j.runAt)! > now;
   const act = (action: BulkAction) => flow.start({ action, target: { ids: [j.id] }, label: `job #${j.id} (${j.type}, ${j.status})` });
   return (
@@ -122,7 +124,7 @@ export function JobView({ id }: { id: string }) {
               </dd>
             </div>
           </dl>
-          {left !== null && left <= 0 && (
+          {lease === 'expired' && (
             <p className="mt-3 text-sm text-red-700 dark:text-red-300">
               <UserText text={j.workerId} /> stopped renewing this lease. The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;
               Recover does it now.
