@@ -6,7 +6,7 @@
  * selection (which holds live refresh), and actions on the selection or on every job
  * matching the filter.
  */
-import { useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { JobTable, type TableJob } from '@/components/jobs/job-table';
 import { NewRowsBanner, SelectionBar } from '@/components/jobs/list-banners';
@@ -62,7 +62,9 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   const anchor = pages.data?.pages[0]?.newerAfter ?? pages.data?.pages[0]?.headId ?? null;
   const ids = useMemo(() => base.slice(0, LOOKUP_MAX).map((j) => j.id), [base]);
   const live = useLive({ ids, newer: { filters, after: anchor } }, interval);
-  const lookup = useQuery(jobLookupQuery(ids, live ? false : interval));
+  // The ids change when older rows are loaded: meanwhile the last lookup stands in (its rows
+  // stay as fresh as it was), or every row would flash back to its status as first loaded.
+  const lookup = useQuery({ ...jobLookupQuery(ids, live ? false : interval), placeholderData: keepPreviousData });
   const newer = useQuery(jobNewerQuery(filters, anchor, live ? false : interval));
   // A table with no job at all gives no anchor to count newer jobs from (nor a live feed to
   // follow): the first page is read again each interval until one arrives.
@@ -80,10 +82,11 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
     return base.map((j, k) => {
       if (k >= LOOKUP_MAX) return j;
       const f = fresh.get(j.id);
-      if (!f) return { ...j, gone: true };
+      // Not in a stand-in lookup: a row it was not asked about (just loaded), not a gone one.
+      if (!f) return lookup.isPlaceholderData ? j : { ...j, gone: true };
       return { ...f, readAt, gone: !matches(filters, f) };
     });
-  }, [base, lookup.data, filters]);
+  }, [base, lookup.data, lookup.isPlaceholderData, filters]);
 
   // The list starts over from a first page read now: the shared one may predate the count.
   // A "Load older" still in flight is cancelled first: finishing later, it would put the old
