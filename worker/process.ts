@@ -11,7 +11,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, redisDisabled } from '../lib/config';
 import { createPool } from '../lib/db/client';
-import { isJobType, type JobTypeSpec, jobTypes } from '../lib/job-types';
+import { type JobTypeSpec, jobTypes } from '../lib/job-types';
 import { createLogger } from '../lib/log';
 import { type Doorbell, PgDoorbell, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import * as ops from '../lib/queue/ops';
@@ -64,6 +64,8 @@ if (receiver) await receiver.ready(2_000);
 
 const { handlers, schedules } = await loadHandlers(cfg.handlersModule);
 for (const schedule of schedules) await ops.scheduleUpsert(pool, schedule);
+// Each type's own time limit, looked up once per job run (LEASEHOLD_JOB_TIMEOUT_MS for the rest).
+const typeTimeouts = new Map(Object.entries(jobTypes as Record<string, JobTypeSpec>).map(([type, spec]) => [type, spec.timeoutMs]));
 const runner = new Runner({
   pool,
   heartbeatPool,
@@ -71,7 +73,7 @@ const runner = new Runner({
   receiver,
   doorbell,
   handlers,
-  timeoutFor: (type) => (isJobType(type) ? (jobTypes[type] as JobTypeSpec).timeoutMs : undefined) ?? cfg.jobTimeoutMs,
+  timeoutFor: (type) => typeTimeouts.get(type) ?? cfg.jobTimeoutMs,
   results: new FsResultStore(resultsDir(cfg)),
   queues,
   concurrency,

@@ -1108,10 +1108,10 @@ export class Runner {
       this.heartbeatFailing = false;
       for (const e of entries) {
         if (this.active.get(e.job.id) !== e) continue; // finished meanwhile
-        const r = renewed.get(e.job.id);
         // Its row was locked by another transaction: tried again next tick; the watchdog
         // aborts the handler if that lasts a whole lease.
         if (busy.has(e.job.id)) continue;
+        const r = renewed.get(e.job.id);
         if (!r) {
           if (e.state !== 'finishing') this.lose(e, 'lease_lost');
           continue;

@@ -39,7 +39,6 @@ const RESOLVE_BATCH = 5_000;
  * RECOVER_RUN_ROWS (the rest wait for the next sweep). The two differ, so a preview that
  * reaches its limit is a lower bound (moreMayChange), and the console says so.
  */
-export const RECOVER_PREVIEW_ROWS = RECOVER_PREVIEW_LIMIT;
 export const RECOVER_RUN_ROWS = 10_000;
 
 export type BulkTarget = { ids: readonly string[] } | { filter: JobFilter } | { all: true };
@@ -90,7 +89,7 @@ export interface BulkReport {
   recoverLimit?: number;
   /**
    * recover over everything: `changed` may not be all. In a preview, the listing reached
-   * RECOVER_PREVIEW_ROWS, so at least that many will change (up to recoverLimit); after a
+   * RECOVER_PREVIEW_LIMIT, so at least that many will change (up to recoverLimit); after a
    * run, it reached recoverLimit, so expired leases may remain for the next sweep.
    */
   moreMayChange?: boolean;
@@ -353,7 +352,7 @@ async function recoverItems(
 
 /** The whole recover sweep (expired leases and missing wake-up signals), previewed or applied. */
 async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, readDb: Executor = db): Promise<BulkReport> {
-  const limit = preview ? RECOVER_PREVIEW_ROWS : RECOVER_RUN_ROWS;
+  const limit = preview ? RECOVER_PREVIEW_LIMIT : RECOVER_RUN_ROWS;
   const r = await jobRecover(db, { dryRun: preview, maxRows: limit, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
   const report = emptyReport('recover', preview, r.expired.length, null, null);
   report.recoverLimit = RECOVER_RUN_ROWS;

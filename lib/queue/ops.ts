@@ -487,9 +487,9 @@ export async function jobDelete(db: Executor, p: { ids: readonly string[]; resul
   const { rows } = await run(db, sql.jobDelete, [ids]);
   // Every result of a deleted job, a crashed attempt's too, where the store can find them.
   if (p.results?.deleteAll) {
-    const store = p.results as Required<ResultStore>;
+    const deleteAll = p.results.deleteAll.bind(p.results);
     await eachAtMost(RESULT_DELETES_AT_ONCE, rows, (r) =>
-      store.deleteAll(String(r.job_id)).catch((err) => log.warn('could not delete the results of a deleted job', { job: String(r.job_id), err })),
+      deleteAll(String(r.job_id)).catch((err) => log.warn('could not delete the results of a deleted job', { job: String(r.job_id), err })),
     );
   } else await dropResults(p.results, rows.map((r) => r.result_key));
   const changed = new Map(rows.map((r) => [String(r.job_id), { outcome: 'deleted' as ActionOutcome }]));
