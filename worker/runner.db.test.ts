@@ -120,18 +120,19 @@ describe('fencing', () => {
     assert.deepEqual([row.status, row.worker_id, row.attempt_count], ['completed', 'new-owner', oldLease.attempt + 1]);
   });
 
-  test('a heartbeat that errors is not a lost lease: the job keeps running until its lease would end, then aborts', async (t) => {
+  test('a heartbeat that errors is not a lost lease: the job keeps running until its lease nearly ends, then aborts before the database lets it go', async (t) => {
     // Renewals go to a port where nothing listens: every heartbeat errors.
     const { runner, seen, enqueue } = await makeRunner(t, {
       heartbeatUrl: 'postgres://postgres@127.0.0.1:1/none',
-      leaseMs: 1_500,
+      leaseMs: 4_000, // its guard (200 ms) outlasts a late timer on a busy machine
       heartbeatMs: 200,
     });
     const id = await enqueue();
     const rec = await waitFor('the handler to abort', () => seen.get(id)?.abortedAt && seen.get(id), { timeoutMs: 30_000 });
     assert.equal(rec.abortReason, 'lease_expired_locally');
-    assert.ok(rec.abortTick! >= 4, `aborted at heartbeat tick ${rec.abortTick}: errors alone must not abort`);
-    assert.ok(rec.abortedAt! - rec.started >= 1_400, `aborted ${rec.abortedAt! - rec.started} ms after start, before the lease ended`);
+    assert.ok(rec.abortTick! >= 10, `aborted at heartbeat tick ${rec.abortTick}: errors alone must not abort`);
+    assert.ok(rec.abortedAt! - rec.started >= 3_000, `aborted ${rec.abortedAt! - rec.started} ms after start, long before the lease's end`);
+    await abortedWhileStillLeased(id, rec);
     await waitFor('the runner to drop the job', () => runner.inFlight === 0);
     // It wrote nothing: the job is still running under its (now expired) lease, for recover to move on.
     assert.equal((await jobRow(db.pool, id)).status, 'running');
@@ -533,17 +534,31 @@ describe('signals held in hand', () => {
   });
 });
 
+/**
+ * The handler was told to stop before the database's lease ended, while no other worker
+ * could take the job yet (the row still holds the lease the claim took: nothing renewed it).
+ * Both clocks are this machine's.
+ */
+async function abortedWhileStillLeased(id: string, rec: Blocked) {
+  const row = (await db.pool.query(`SELECT status, extract(epoch FROM lease_expires_at) * 1000 AS lease_end FROM jobs WHERE job_id = $1`, [id])).rows[0];
+  assert.equal(row.status, 'running');
+  const ahead = Number(row.lease_end) - rec.abortedAt!;
+  assert.ok(ahead > 0, `aborted ${-ahead} ms after the database's lease ended`);
+  console.log(`# aborted ${ahead.toFixed(0)} ms before the database's lease ended`);
+}
+
 describe('lease watchdog', () => {
-  test('without renewals, a handler is aborted within a second of its lease, not at the next heartbeat tick', async (t) => {
+  test('without renewals, a handler is aborted before its lease ends in the database, not at the next heartbeat tick', async (t) => {
     const { seen, enqueue, runner } = await makeRunner(t, {
-      leaseMs: 1_500,
+      leaseMs: 4_000, // its guard (200 ms) outlasts a late timer on a busy machine
       heartbeatMs: 60_000, // no renewal (and no heartbeat tick) before the lease ends
     });
     const id = await enqueue();
     const rec = await waitFor('the handler to abort', () => seen.get(id)?.abortedAt && seen.get(id), { timeoutMs: 30_000 });
     assert.equal(rec.abortReason, 'lease_expired_locally');
     assert.equal(rec.abortTick, 0, 'aborted before any heartbeat tick');
-    assert.ok(rec.abortedAt! - rec.started >= 1_400, `aborted ${rec.abortedAt! - rec.started} ms after start, before the lease ended`);
+    assert.ok(rec.abortedAt! - rec.started >= 3_000, `aborted ${rec.abortedAt! - rec.started} ms after start, long before the lease's end`);
+    await abortedWhileStillLeased(id, rec);
     await waitFor('the runner to drop the job', () => runner.inFlight === 0);
   });
 });

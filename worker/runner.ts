@@ -90,6 +90,15 @@ export const CONTROLLED_POLL_MS = 250;
 const controlledPollDelay = () => CONTROLLED_POLL_MS * (0.5 + Math.random());
 /** The local lease watchdog's period at most (see Runner.watchdog). */
 export const WATCHDOG_MS = 1_000;
+/**
+ * How long before its lease would end (by this process's clock) a job that has had no
+ * renewal is given up: the handler's signal fires this much before the database may hand
+ * the job to another worker, time for it to stop. A twentieth of the lease (1.5 s of the
+ * default 30): more would give up on renewals that are slow but still in time.
+ */
+export const leaseGuardMs = (leaseMs: number) => leaseMs / 20;
+/** The watchdog's period: no longer than the guard, so a tick always falls inside it. */
+export const watchdogPeriodMs = (o: { heartbeatMs: number; leaseMs: number }) => Math.min(o.heartbeatMs, WATCHDOG_MS, leaseGuardMs(o.leaseMs));
 /** How often a worker looks for due schedule ticks. */
 export const SCHEDULE_TICK_MS = 250;
 /** While a queue's list is long, ids a pop takes beyond the free slots, per slot (see Runner.held). */
@@ -301,7 +310,7 @@ export class Runner {
     // Before the first claim: without statistics a claim may read the whole backlog.
     this.noteStatistics(await ops.ensureJobStatistics(this.o.pool).catch(() => null));
     this.timers.push(setInterval(() => void this.heartbeatTick(), this.o.heartbeatMs));
-    this.timers.push(setInterval(() => this.watchdog(), Math.min(this.o.heartbeatMs, WATCHDOG_MS)));
+    this.timers.push(setInterval(() => this.watchdog(), watchdogPeriodMs(this.o)));
     this.timers.push(setInterval(() => void this.recoverTick(), this.o.recoverMs));
     this.timers.push(setInterval(() => void this.refreshControls(), CONTROLS_REFRESH_MS));
     this.timers.push(setInterval(() => void this.scheduleTick(), SCHEDULE_TICK_MS));
@@ -1067,16 +1076,20 @@ export class Runner {
   // ---------------------------------------------------------------- heartbeat
 
   /**
-   * The local lease watchdog: a job whose renewals have not succeeded for a whole lease is
-   * aborted, since the database may already let another worker take it. On its own timer
-   * (at most WATCHDOG_MS apart), not only on heartbeat ticks: those come a heartbeat
-   * interval apart, and one falling just short of the lease's end would leave the handler
-   * running that much longer next to a new owner.
+   * The local lease watchdog: a job whose renewals have not succeeded for almost a whole
+   * lease is aborted before the database may let another worker take it. It counts from
+   * when the last successful renewal (or the claim) was sent, which is no later than the
+   * database's now() that set the lease's end, and gives the job up on the last tick before
+   * leaseGuardMs short of that end: the handler is told to stop while the job is still
+   * ours, not up to a tick after a new owner may have started it. On its own timer, not only
+   * on heartbeat ticks: those come a heartbeat interval apart, and one falling just short of
+   * the lease's end would leave the handler running that much longer next to a new owner.
    */
   private watchdog() {
     const now = performance.now();
+    const giveUpAfter = this.o.leaseMs - leaseGuardMs(this.o.leaseMs) - watchdogPeriodMs(this.o);
     for (const e of this.active.values()) {
-      if (now - e.renewedAt > this.o.leaseMs) this.lose(e, 'lease_expired_locally');
+      if (now - e.renewedAt >= giveUpAfter) this.lose(e, 'lease_expired_locally');
       else if (now > e.deadline && e.state === 'running' && !e.timedOut && !e.lost && !e.released) this.timeOut(e);
     }
   }
