@@ -17,7 +17,7 @@ import { uniquePrefix } from '../../test/processes';
 import { waitFor } from '../../test/wait';
 import { loadRoutes } from '../../test/api-routes';
 import { send, stateOf } from '../../test/auth/harness';
-import { MAX_PER_ADDRESS, PEER_GUARD, PEER_HEADER } from '../../lib/auth/rate-limit';
+import { MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_GUARD, PEER_HEADER } from '../../lib/auth/rate-limit';
 
 // As in the console's process, where worker/http-guard.mjs marks it: the peer header set on a request is trusted.
 (globalThis as Record<symbol, unknown>)[PEER_GUARD] = true;
@@ -304,6 +304,38 @@ describe('sessions', () => {
     assert.equal(blocked.status, 429);
     assert.ok(Number(blocked.headers.get('retry-after')) > 0);
     assert.equal((await blocked.json()).error.code, 'rate_limited');
+  });
+
+  test('guesses sent all at once are limited like guesses sent one by one', async () => {
+    await userAdd(db.pool, { name: 'burst', role: 'viewer', password: 'burst-password-123' });
+    const answers = await Promise.all(
+      Array.from({ length: 3 * MAX_PER_ACCOUNT }, (_, k) =>
+        send(routes, 'POST', '/api/auth/signin', { body: { name: 'burst', password: `guess-${k}` }, headers: { [PEER_HEADER]: `203.0.113.${100 + k}` } }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 401).length, MAX_PER_ACCOUNT, `passwords checked: ${statuses.join(' ')}`);
+    assert.equal(statuses.filter((s) => s === 429).length, 2 * MAX_PER_ACCOUNT);
+  });
+
+  test('a right password takes its attempt back: it does not count against the address', async () => {
+    await userAdd(db.pool, { name: 'regular', role: 'viewer', password: 'regular-password-1' });
+    const from = { [PEER_HEADER]: '192.0.2.200' };
+    for (let k = 0; k < MAX_PER_ADDRESS + 5; k++) {
+      const r = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'regular', password: 'regular-password-1' }, headers: from });
+      assert.equal(r.status, 200, `sign-in ${k + 1}`);
+    }
+  });
+
+  test("setting a user's password again ends their sessions", async () => {
+    await userAdd(db.pool, { name: 'leaked', role: 'operator', password: 'leaked-password-1' });
+    const s = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'leaked', password: 'leaked-password-1' } });
+    const sid = decodeURIComponent(/leasehold_session=([^;]+)/.exec(s.headers.get('set-cookie')!)![1]!);
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 200);
+    await userAdd(db.pool, { name: 'leaked', role: 'operator', password: 'a-new-password-2', replace: true });
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 401, 'the session from before the reset no longer works');
+    const again = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'leaked', password: 'a-new-password-2' } });
+    assert.equal(again.status, 200);
   });
 
   test('sign-in attempts are limited per address, and a client-sent X-Forwarded-For does not get round it', async () => {

@@ -3,8 +3,9 @@
  * window, sign-in answers 429 until the window has passed (a success clears the account).
  *
  * Kept in memory in the console process: there is one console process per installation
- * (npm start / npm run web), a restart forgetting the counts only resets the window, and
- * the cost of each attempt (one scrypt) is paid before it counts. Several console
+ * (npm start / npm run web), a restart forgetting the counts only resets the window. An
+ * attempt counts from the moment it starts (signInAttempt), not once its password check
+ * answers: a burst of guesses sent together is limited like guesses sent one by one. Several console
  * replicas behind a balancer would each count alone (documented in the README).
  */
 import { log } from '../log';
@@ -51,8 +52,37 @@ export function signInFailed(account: Account, address: string, now = Date.now()
   while (failures.size > MAX_KEYS) failures.delete(failures.keys().next().value!);
 }
 
-export function signInSucceeded(account: Account) {
+/**
+ * The password was right: the account's failures are forgotten, and the attempt made at
+ * `at` (counted as a failure by signInAttempt) no longer counts against the address.
+ */
+export function signInSucceeded(account: Account, address?: string, at?: number) {
   failures.delete(accountKey(account));
+  if (address === undefined || at === undefined) return;
+  const key = `ip:${address}`;
+  const list = failures.get(key);
+  const k = list?.lastIndexOf(at) ?? -1;
+  if (k >= 0) list!.splice(k, 1);
+}
+
+/**
+ * Starts a sign-in attempt: refused (`wait` seconds, nothing counted) while the account or
+ * the address is blocked; otherwise counted as a failure at once, before the password is
+ * checked. Counted only once the check answered (one scrypt: tens of milliseconds, far
+ * longer under load), every guess of a burst sent together had passed the block before the
+ * first failure was counted: 300 guesses got 300 answers. `done(true)` (right password, or
+ * no guess at all) takes the attempt back.
+ */
+export function signInAttempt(account: Account, address: string, now = Date.now()): { wait: number; done: (counts: boolean) => void } {
+  const wait = signInBlockedFor(account, address, now);
+  if (wait > 0) return { wait, done: () => {} };
+  signInFailed(account, address, now);
+  return {
+    wait: 0,
+    done: (counts) => {
+      if (!counts) signInSucceeded(account, address, now);
+    },
+  };
 }
 
 /** Set by worker/http-guard.mjs on every request from the TCP connection itself. */

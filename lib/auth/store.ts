@@ -45,16 +45,23 @@ export async function userCount(db: Executor): Promise<number> {
   return rows[0].n;
 }
 
-/** Adds a user, or (replace) sets the role and password of an existing one. */
+/**
+ * Adds a user, or (replace) sets the role and password of an existing one — and ends that
+ * user's sessions in the same statement: a password is set again because the old one may
+ * have leaked, and a session signed in with it must not outlive it.
+ */
 export async function userAdd(db: Executor, p: { name: string; role: string; password: string; replace?: boolean }): Promise<User> {
   checkName(p.name);
   checkRole(p.role);
   checkPassword(p.password);
   const hash = await hashPassword(p.password);
   const { rows } = await db.query(
-    `INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3)
-     ON CONFLICT (name) DO ${p.replace ? 'UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL' : 'NOTHING'}
-     RETURNING *`,
+    `WITH u AS (
+       INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO ${p.replace ? 'UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL' : 'NOTHING'}
+       RETURNING *
+     ), s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
+     SELECT * FROM u`,
     [p.name, p.role, hash],
   );
   if (!rows[0]) throw new QueueError('state_forbids', `a user named ${p.name} exists (use --replace to set a new role and password)`);

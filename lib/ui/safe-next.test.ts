@@ -23,6 +23,11 @@ test('nothing that leaves the console, or is not a path, gets through', () => {
     '\\/evil.example',
     '/\\/evil.example',
     '/\t\\evil.example',
+    '/.//evil.example', // resolves to the path "//evil.example": a host again when navigated to
+    '/..//evil.example',
+    '/../..//evil.example',
+    '/a/..//evil.example',
+    '/./\\evil.example',
     'https://evil.example/',
     'https:evil.example',
     'HTTPS://EVIL.EXAMPLE',

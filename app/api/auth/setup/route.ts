@@ -1,5 +1,5 @@
 import { sessionCookie } from '@/lib/auth/cookies';
-import { clientAddress, SETUP_LINK, signInBlockedFor, signInFailed } from '@/lib/auth/rate-limit';
+import { clientAddress, SETUP_LINK, signInAttempt } from '@/lib/auth/rate-limit';
 import { sessionCreate, setupFirstAdmin } from '@/lib/auth/store';
 import { actorOf, auditRecord } from '@/lib/audit/log';
 import { json, readJson, route } from '@/lib/http/respond';
@@ -14,17 +14,19 @@ import { serverContext } from '@/lib/server/context';
  */
 export const POST = route('public', async (req: Request) => {
   const body = setupBody.parse(await readJson(req, 4096));
-  const address = clientAddress(req);
-  const wait = signInBlockedFor(SETUP_LINK, address);
-  if (wait > 0) throw new QueueError('rate_limited', `too many failed attempts: try again in ${wait} s`);
+  // Counted as a failed try from here until the link proves right (see signInAttempt).
+  const attempt = signInAttempt(SETUP_LINK, clientAddress(req));
+  if (attempt.wait > 0) throw new QueueError('rate_limited', `too many failed attempts: try again in ${attempt.wait} s`);
   const { pool } = serverContext();
   let user;
   try {
     user = await setupFirstAdmin(pool, body);
   } catch (e) {
-    if (e instanceof QueueError && e.code === 'forbidden') signInFailed(SETUP_LINK, address);
+    // Only a wrong link is a guess; anything else (a name taken, the database away) is not.
+    attempt.done(e instanceof QueueError && e.code === 'forbidden');
     throw e;
   }
+  attempt.done(false);
   await auditRecord(pool, {
     ...actorOf({ kind: 'user', name: user.name, role: 'admin', enqueue: false, via: 'cookie' }),
     action: 'user.setup',

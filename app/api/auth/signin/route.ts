@@ -1,5 +1,5 @@
 import { sessionCookie } from '@/lib/auth/cookies';
-import { clientAddress, signInBlockedFor, signInFailed, signInSucceeded } from '@/lib/auth/rate-limit';
+import { clientAddress, signInAttempt } from '@/lib/auth/rate-limit';
 import { sessionCreate, userVerify } from '@/lib/auth/store';
 import { json, readJson, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
@@ -14,18 +14,15 @@ import { serverContext } from '@/lib/server/context';
  */
 export const POST = route('public', async (req: Request) => {
   const body = signInBody.parse(await readJson(req, 4096));
-  const address = clientAddress(req);
-  const wait = signInBlockedFor(body.name, address);
-  if (wait > 0) {
-    return json(new QueueError('rate_limited', `too many failed sign-ins: try again in ${wait} s`).toJSON(), 429, { 'retry-after': String(wait) });
+  // Counted as a failure from here until the password proves right.
+  const attempt = signInAttempt(body.name, clientAddress(req));
+  if (attempt.wait > 0) {
+    return json(new QueueError('rate_limited', `too many failed sign-ins: try again in ${attempt.wait} s`).toJSON(), 429, { 'retry-after': String(attempt.wait) });
   }
   const { pool } = serverContext();
   const user = await userVerify(pool, body.name, body.password);
-  if (!user) {
-    signInFailed(body.name, address);
-    throw new QueueError('unauthorized', 'wrong name or password');
-  }
-  signInSucceeded(body.name);
+  if (!user) throw new QueueError('unauthorized', 'wrong name or password');
+  attempt.done(false);
   const session = await sessionCreate(pool, user.id);
   return json({ user: { name: user.name, role: user.role } }, 200, { 'set-cookie': sessionCookie(req, session.id, session.expiresAt) });
 });
