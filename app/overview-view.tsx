@@ -210,6 +210,11 @@ export function OverviewView() {
                 Enqueue a job (<code>POST /api/jobs</code> or <code>npx leasehold enqueue</code>) and its queue appears here.
               </EmptyState>
             )}
+            {s.queuesTruncated && (
+              <p className="mt-2 text-xs text-amber-700 dark:text-amber-300" data-testid="queues-truncated">
+                More queues hold waiting jobs than are listed: these are the first {int(s.queues.length)} by name. The oldest due job above counts them all; filter the jobs list by queue for the rest.
+              </p>
+            )}
           </Card>
           <p className="text-xs text-zinc-500" data-testid="stats-footnote">
             Computed in {int(s.computeMs)} ms on the database, shared by every viewer, refreshed at most every {duration(s.refreshMs)}. Counts up to{' '}

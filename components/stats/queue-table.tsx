@@ -4,10 +4,23 @@ import { duration, int } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
 import { UserText } from '../ui/user-text';
 
+const KIND_TITLES = {
+  exact: 'exact',
+  estimate: 'estimate from table statistics',
+  atLeast: 'at least: counted up to a cap',
+  unknown: 'unknown: the table statistics do not name this queue (it filled since the last ANALYZE, or holds few of these)',
+} as const;
+
 const n = (q: QueueStatsDto, s: keyof QueueStatsDto['counts']) => (
-  <span className="tabular" title={q.kinds[s] === 'exact' ? 'exact' : 'estimate from table statistics'}>
-    {q.kinds[s] !== 'exact' && q.counts[s] > 0 ? '≈' : ''}
-    {int(q.counts[s])}
+  <span className="tabular" title={KIND_TITLES[q.kinds[s]]} data-kind={q.kinds[s]}>
+    {q.kinds[s] === 'unknown' ? (
+      '?'
+    ) : (
+      <>
+        {q.kinds[s] === 'atLeast' ? '≥' : q.kinds[s] === 'estimate' && q.counts[s] > 0 ? '≈' : ''}
+        {int(q.counts[s])}
+      </>
+    )}
   </span>
 );
 

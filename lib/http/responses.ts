@@ -297,10 +297,11 @@ export const bulkReportSchema = z
 
 const statusCounts = perStatus(count);
 const countKind = z
-  .enum(['exact', 'estimate', 'atLeast'] as const satisfies readonly CountKind[])
+  .enum(['exact', 'estimate', 'atLeast', 'unknown'] as const satisfies readonly CountKind[])
   .meta({
     id: 'CountKind',
-    description: 'exact; estimate ("≈": from the table statistics, see estimates); atLeast (the capped count, with no statistics yet).',
+    description:
+      'exact; estimate ("≈": from the table statistics, see estimates); atLeast (the capped count, with no statistics yet); unknown (a queue\'s count of a large status that the statistics do not name the queue for: the count given, 0, means nothing).',
   });
 const statusKinds = perStatus(countKind);
 
@@ -381,7 +382,8 @@ export const statsSchema = z
         controls: queueControlSchema.nullable().meta({ description: 'Pause and global limits; null: none.' }),
       }),
     ),
-    oldestQueuedAgeMs: z.number().nullable(),
+    queuesTruncated: z.boolean().meta({ description: 'More queues hold waiting jobs than are listed: queues holds the first 200 by name.' }),
+    oldestQueuedAgeMs: z.number().nullable().meta({ description: "The oldest due job's age over every queue, listed or not; null when none is due." }),
     runningExpired: count.meta({ description: 'Running jobs whose lease has expired (recover moves them on).' }),
     workersAlive: count,
     workersStale: count.meta({ description: 'Workers not stopped but silent for longer than a lease (within the last day).' }),

@@ -6,7 +6,6 @@
  * Names: leasehold_* for the queue, the prom-client defaults unprefixed as usual.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { COUNT_CAP } from '../queue/console-stats';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { JOB_STATUSES } from '../queue/status';
 import { type MetricsSource, type SummedHistogram, type WorkerCounter, type WorkerHistogram } from './source';
@@ -80,13 +79,15 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
 
   new Gauge({
     name: 'leasehold_jobs',
-    help: `Jobs per queue and status, read at most every few seconds (see leasehold_jobs_counted_age_seconds), as the console reads them: exact where an index holds the status, and beyond ${COUNT_CAP} completed jobs an estimate from the table's statistics.`,
+    help: `Jobs per queue and status, read at most every few seconds (see leasehold_jobs_counted_age_seconds), as the console reads them: exact for small statuses and for a queue's queued and retrying jobs (below 10000), else an estimate from the table's statistics; no series where the statistics do not name a queue. Queues with waiting jobs past the first 200 by name are left out.`,
     labelNames: ['queue', 'status'] as const,
     registers: [registry],
     async collect() {
       const s = await source.stats();
       this.reset();
-      for (const q of s.queues) for (const status of JOB_STATUSES) this.set({ queue: q.queue, status }, q.counts[status]);
+      for (const q of s.queues) {
+        for (const status of JOB_STATUSES) if (q.kinds?.[status] !== 'unknown') this.set({ queue: q.queue, status }, q.counts[status]);
+      }
     },
   });
   new Gauge({

@@ -9,9 +9,12 @@
  *  - Per queue and status: exact for the small statuses (one GROUP BY over at most
  *    GROUP_CAP rows); for the large ones, the status's count shared among queues by the
  *    (queue, status) frequencies of the extended statistics jobs_queue_status_stats
- *    (migration 0003), which cost nothing on writes.
- *  - Per queue: due jobs (capped at DUE_CAP) and the oldest due job, from jobs_claim_idx,
- *    next to the ids waiting in the queue's Redis list: the health of the wake-up signal.
+ *    (migration 0003), which cost nothing on writes — "unknown" for a queue they do not
+ *    name (one that filled since the last ANALYZE, or a small one), never a made-up 0.
+ *  - Per queue: waiting jobs (queued or retrying) and due ones (capped at DUE_CAP) and the
+ *    oldest due job, from jobs_claim_idx, next to the ids waiting in the queue's Redis list:
+ *    the health of the wake-up signal. The waiting count makes a queue's queued and
+ *    retrying counts exact (below the cap) however large those statuses are overall.
  *  - Running jobs with an expired lease (jobs_running_idx), live and stale workers, and
  *    the workers' cumulative counters (for the throughput and failure charts).
  *
@@ -28,7 +31,11 @@ export const DUE_CAP = 10_000;
 export const QUEUES_MAX = 200;
 export const QUEUE_STATUS_STATS = 'jobs_queue_status_stats';
 
-export type CountKind = 'exact' | 'estimate' | 'atLeast';
+/**
+ * exact; estimate (from the table statistics); atLeast (a capped count); unknown (a queue's
+ * count of a large status when the statistics do not name the queue: shown as "?", never as 0).
+ */
+export type CountKind = 'exact' | 'estimate' | 'atLeast' | 'unknown';
 
 export interface QueueStats {
   queue: string;
@@ -66,6 +73,9 @@ export interface ConsoleStats {
   /** What the estimates rest on: the last ANALYZE of jobs and the live row count. */
   estimates: { analyzedAt: Date | null; liveRows: number | null; countCap: number };
   queues: QueueStats[];
+  /** More than QUEUES_MAX queues hold waiting jobs: \`queues\` lists the first by name. */
+  queuesTruncated: boolean;
+  /** The oldest due job of every queue, listed or not. */
   oldestQueuedAgeMs: number | null;
   runningExpired: number;
   workersAlive: number;
@@ -76,6 +86,14 @@ export interface ConsoleStats {
   workerTotals: WorkerTotals;
   dbNow: Date;
 }
+
+/** The queues holding queued or retrying jobs, by name: a loose index scan of jobs_claim_idx. */
+const WAITING_QUEUES = `q AS (
+         (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') ORDER BY queue LIMIT 1)
+         UNION ALL
+         SELECT (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') AND queue > q.queue ORDER BY queue LIMIT 1)
+           FROM q WHERE q.queue IS NOT NULL
+       )`;
 
 const zero = <T>(v: T) => Object.fromEntries(JOB_STATUSES.map((s) => [s, v])) as Record<JobStatus, T>;
 const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
@@ -142,21 +160,18 @@ export async function computeConsoleStats(
       [opts.leaseMs, COUNT_CAP],
     ),
     // Queues with waiting jobs: a loose index scan of jobs_claim_idx (one probe per queue),
-    // then per queue the due count (capped) and the oldest waiting job.
+    // then per queue its waiting jobs in due order (capped): how many, how many are due,
+    // and the oldest. One more queue than listed says the list is cut.
     () =>
       db.query(
-      `WITH RECURSIVE q AS (
-         (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') ORDER BY queue LIMIT 1)
-         UNION ALL
-         SELECT (SELECT queue FROM jobs WHERE status IN ('queued', 'retrying') AND queue > q.queue ORDER BY queue LIMIT 1)
-           FROM q WHERE q.queue IS NOT NULL
-       )
-       SELECT q.queue,
-              (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying')
-                                        AND run_at <= now() LIMIT $1) t)::int AS due,
-              (SELECT extract(epoch FROM now() - run_at) * 1000 FROM jobs
-                WHERE queue = q.queue AND status IN ('queued', 'retrying') ORDER BY run_at LIMIT 1) AS oldest_ms
-         FROM q WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX}`,
+      `WITH RECURSIVE ${WAITING_QUEUES}
+       SELECT q.queue, w.waiting, w.due, w.oldest_ms
+         FROM q, LATERAL (
+           SELECT count(*)::int AS waiting, (count(*) FILTER (WHERE run_at <= now()))::int AS due,
+                  extract(epoch FROM now() - min(run_at)) * 1000 AS oldest_ms
+             FROM (SELECT run_at FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') ORDER BY run_at LIMIT $1) t
+         ) w
+        WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX + 1}`,
       [DUE_CAP],
     ),
     () => queueControls(db),
@@ -216,8 +231,11 @@ export async function computeConsoleStats(
     return q;
   };
   for (const r of groupedRows) queueOf(r.queue).counts[r.status as JobStatus] = r.n;
-  for (const r of waiting.rows) {
+  const queuesTruncated = waiting.rows.length > QUEUES_MAX;
+  const waitingIn = new Map<string, number>();
+  for (const r of waiting.rows.slice(0, QUEUES_MAX)) {
     const q = queueOf(r.queue);
+    waitingIn.set(r.queue, r.waiting);
     q.due = r.due;
     q.dueCapped = r.due >= DUE_CAP;
     q.oldestDueAgeMs = r.oldest_ms !== null && Number(r.oldest_ms) >= 0 ? Math.round(Number(r.oldest_ms)) : null;
@@ -247,7 +265,15 @@ export async function computeConsoleStats(
         q.counts[s] = Math.round((counts[s] * f) / sum);
       }
     }
+    // A queue the statistics do not name has no share: its count is unknown, not 0.
+    for (const q of queues.values()) {
+      for (const s of ungrouped) {
+        const byQueue = joint.get(s)?.size ? joint.get(s)! : queueFreq;
+        if (!byQueue.has(q.queue)) q.kinds[s] = 'unknown';
+      }
+    }
   }
+  waitingCounts(queues, waitingIn, queuesTruncated, counts, grouped);
 
   // ---- the wake-up signal: ids in Redis next to the due jobs in PostgreSQL
   const usingRedis = !!opts.doorbell?.usingRedis;
@@ -261,7 +287,10 @@ export async function computeConsoleStats(
   }
   const m = misc.rows[0];
   const totals = m.totals ?? {};
-  const oldest = list.reduce<number | null>((o, q) => (q.oldestDueAgeMs !== null && (o === null || q.oldestDueAgeMs > o) ? q.oldestDueAgeMs : o), null);
+  // Over every queue: a stuck queue named after the first QUEUES_MAX must still show here.
+  const oldest = queuesTruncated
+    ? await oldestDueOfAll(db)
+    : list.reduce<number | null>((o, q) => (q.oldestDueAgeMs !== null && (o === null || q.oldestDueAgeMs > o) ? q.oldestDueAgeMs : o), null);
   const kindsUsed = new Set(Object.values(kinds));
   return {
     computedAt: m.db_now,
@@ -272,6 +301,7 @@ export async function computeConsoleStats(
     totalKind: kindsUsed.has('estimate') ? 'estimate' : kindsUsed.has('atLeast') ? 'atLeast' : 'exact',
     estimates: { analyzedAt: b.analyzed_at ?? null, liveRows: live === null ? null : Math.round(live), countCap: COUNT_CAP },
     queues: list,
+    queuesTruncated,
     oldestQueuedAgeMs: oldest,
     runningExpired: m.expired,
     workersAlive: m.alive,
@@ -294,6 +324,54 @@ export async function computeConsoleStats(
     },
     dbNow: m.db_now,
   };
+}
+
+/**
+ * A queue's queued and retrying counts from its waiting jobs (exact below DUE_CAP), where
+ * the statuses are too large to count per queue: the waiting scan visits every queue that
+ * has any, so a queue it did not list (the list not cut) has none — never a share of the
+ * statistics, which know nothing of a queue filled since the last ANALYZE.
+ */
+function waitingCounts(queues: Map<string, QueueStats>, waitingIn: Map<string, number>, truncated: boolean, counts: Record<JobStatus, number>, grouped: JobStatus[]) {
+  const exact = (['queued', 'retrying'] as const).filter((s) => grouped.includes(s));
+  if (exact.length === 2) return;
+  for (const q of queues.values()) {
+    const waiting = waitingIn.get(q.queue);
+    if (waiting === undefined) {
+      if (truncated) continue; // past the list: not shown
+      q.counts.queued = q.counts.retrying = 0;
+      q.kinds.queued = q.kinds.retrying = 'exact';
+      continue;
+    }
+    const capped = waiting >= DUE_CAP;
+    if (exact.length === 1) {
+      const known = exact[0]!;
+      const other = known === 'queued' ? 'retrying' : 'queued';
+      const rest = waiting - q.counts[known];
+      // Past the cap the rest is a floor; the statistics' share stands when it is more.
+      if (capped && q.kinds[other] === 'estimate' && q.counts[other] > rest) continue;
+      q.counts[other] = rest;
+      q.kinds[other] = capped ? 'atLeast' : 'exact';
+    } else {
+      // Both large: the waiting jobs shared by the statuses' overall sizes.
+      const queued = Math.round((waiting * counts.queued) / Math.max(1, counts.queued + counts.retrying));
+      q.counts.queued = queued;
+      q.counts.retrying = waiting - queued;
+      q.kinds.queued = q.kinds.retrying = capped ? 'atLeast' : 'estimate';
+    }
+  }
+}
+
+/** The oldest due job's age over every queue (one probe per queue with waiting jobs). */
+async function oldestDueOfAll(db: Executor): Promise<number | null> {
+  const { rows } = await db.query(
+    `WITH RECURSIVE ${WAITING_QUEUES}
+     SELECT max((SELECT extract(epoch FROM now() - run_at) * 1000 FROM jobs
+                  WHERE queue = q.queue AND status IN ('queued', 'retrying') AND run_at <= now() ORDER BY run_at LIMIT 1)) AS oldest_ms
+       FROM q WHERE q.queue IS NOT NULL`,
+  );
+  const v = rows[0]?.oldest_ms;
+  return v === null || v === undefined ? null : Math.round(Number(v));
 }
 
 /** Only the workers' counters (the throughput sampler reads these between full refreshes). */

@@ -3,6 +3,7 @@
  * actions go through ops.ts, which re-checks everything in its own statements.
  * Reads are keyset-paginated (never OFFSET) and served by the indexes in schema.ts.
  */
+import type { CountKind } from './console-stats';
 import type { Executor } from '../db/client';
 import { FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
 import { QueueError } from './errors';
@@ -389,7 +390,8 @@ export async function getJob(db: Executor, id: string): Promise<JobDetail | null
 
 export interface Stats {
   counts: Record<JobStatus, number>;
-  queues: { queue: string; counts: Record<JobStatus, number> }[];
+  /** Per queue; kinds where the counts are not all exact (the console's and the metrics' read). */
+  queues: { queue: string; counts: Record<JobStatus, number>; kinds?: Record<JobStatus, CountKind> }[];
   oldestQueuedAgeMs: number | null;
   runningExpired: number;
   workersAlive: number;

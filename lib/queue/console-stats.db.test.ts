@@ -1,0 +1,53 @@
+/**
+ * The overview's per-queue numbers against the table, where the statuses are too large to
+ * count per queue and the statistics are older than the jobs: a queue that filled since the
+ * last ANALYZE shows its waiting jobs, not the 0 its (missing) share of the statistics
+ * gave, and a count nothing knows is "unknown", not 0. With more queues than are listed,
+ * the oldest due job is still read over all of them.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { testDatabase } from '../../test/db';
+import { computeConsoleStats, GROUP_CAP, QUEUES_MAX } from './console-stats';
+
+const db = await testDatabase();
+const stats = () => computeConsoleStats(db.pool, { leaseMs: 30_000 });
+const queue = async (name: string) => (await stats()).queues.find((q) => q.queue === name);
+
+test('a queue filled after the last ANALYZE shows its queued jobs; a count the statistics cannot share is unknown', async () => {
+  // Queued and failed are both too large to count per queue (over GROUP_CAP each).
+  await db.pool.query(
+    `INSERT INTO jobs (queue, type, status, run_at) SELECT 'w', 'demo.noop', 'queued', now() - interval '5 s' FROM generate_series(1, $1::int);
+     INSERT INTO jobs (queue, type, status, attempt_count, started_at, finished_at, error)
+       SELECT 'w', 'demo.noop', 'failed', 1, now(), now(), 'boom' FROM generate_series(1, $1::int);`.replace(/\$1::int/g, String(GROUP_CAP + 1000)),
+  );
+  await db.pool.query('ANALYZE jobs');
+  await db.pool.query(
+    `INSERT INTO jobs (queue, type, status, run_at) SELECT 'burst', 'demo.noop', 'queued', now() - interval '20 s' FROM generate_series(1, 3000);
+     INSERT INTO jobs (queue, type, status, run_at) SELECT 'few', 'demo.noop', 'queued', now() - interval '1 s' FROM generate_series(1, 3);
+     INSERT INTO jobs (queue, type, status, attempt_count, started_at, finished_at, error)
+       SELECT 'burst', 'demo.noop', 'failed', 1, now(), now(), 'boom' FROM generate_series(1, 10);`,
+  );
+  const burst = (await queue('burst'))!;
+  assert.equal(burst.due, 3000);
+  assert.deepEqual([burst.counts.queued, burst.kinds.queued], [3000, 'exact'], 'its waiting jobs, counted');
+  assert.equal(burst.kinds.failed, 'unknown', 'not in the statistics: unknown, not 0');
+  const few = (await queue('few'))!;
+  assert.deepEqual([few.counts.queued, few.kinds.queued], [3, 'exact']);
+  const w = (await queue('w'))!;
+  assert.deepEqual([w.counts.queued, w.kinds.queued], [GROUP_CAP + 1000, 'exact'], 'not a share of a total that grew since');
+  assert.equal(w.kinds.failed, 'estimate');
+});
+
+test('with more queues waiting than are listed, the list says so and the oldest due job is read over all of them', async () => {
+  await db.pool.query(
+    `INSERT INTO jobs (queue, type, status, run_at)
+       SELECT 'q' || lpad(i::text, 4, '0'), 'demo.noop', 'queued', now() - interval '10 s' FROM generate_series(1, ${QUEUES_MAX + 5}) i;
+     INSERT INTO jobs (queue, type, status, run_at) VALUES ('zz-last', 'demo.noop', 'queued', now() - interval '3 hours');`,
+  );
+  const s = await stats();
+  assert.equal(s.queuesTruncated, true);
+  assert.ok(s.queues.length <= QUEUES_MAX);
+  assert.ok(!s.queues.some((q) => q.queue === 'zz-last'), 'past the first by name');
+  assert.ok(s.oldestQueuedAgeMs! >= 3 * 3600_000, `the oldest due job is 3 hours old, not ${s.oldestQueuedAgeMs} ms`);
+});
