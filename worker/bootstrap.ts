@@ -32,6 +32,21 @@ export async function resolveServices(cfg: Config, log: Logger): Promise<Service
   return { databaseUrl, embedded, redisUrl };
 }
 
+/**
+ * Runs a start-up step (migrations, the console build) and, should it fail, stops the
+ * embedded server this process started before the error goes on: pg_ctl runs it in a
+ * session of its own, so nothing else would, and every later run would find it running,
+ * take it for another process's and never stop it either.
+ */
+export async function orStopEmbedded<T>(services: Services, step: () => Promise<T> | T): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    await services.embedded?.stop().catch(() => {});
+    throw err;
+  }
+}
+
 /** "postgres://user:***@host:port/db" — never print a password. */
 export function redact(url: string): string {
   try {

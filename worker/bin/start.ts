@@ -16,7 +16,7 @@ import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import { createPool } from '../../lib/db/client';
 import { setupTokenCreate, userCount } from '../../lib/auth/store';
-import { projectRoot, redact, resolveServices, tsxImport } from '../bootstrap';
+import { orStopEmbedded, projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
 import { ensureBuild, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions } from './worker';
@@ -30,12 +30,38 @@ const opts = program.opts<WorkerCommandOptions & { worker: boolean }>();
 const log = createLogger({ role: 'start' });
 const cfg = loadConfig();
 const host = process.env.HOST ?? '127.0.0.1';
-const services = await resolveServices(cfg, log);
-await runMigrations(services.databaseUrl);
-ensureBuild(log);
+let stopping = false;
+let web: { stop: () => Promise<void> } | null = null;
+let workers: { stop: () => Promise<void> } | null = null;
+// The signal handlers come first, before anything is awaited: a Ctrl-C while the embedded
+// server starts or the console builds (the first start's longest minute) must stop that
+// server too. pg_ctl runs it in a session of its own, so the Ctrl-C never reaches it.
+// (Assigned after the handlers: starting the embedded server runs initdb and pg_ctl synchronously.)
+let servicesReady: Promise<Services> | null = null;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info('stopping Leasehold', { signal });
+  await Promise.all([web?.stop(), workers?.stop()]);
+  await (await servicesReady?.catch(() => null))?.embedded?.stop();
+  log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+// `npm start` does not pass SIGTERM on: npm exits and leaves us running. When our parent
+// goes away like that, stop as if we had been sent the signal ourselves.
+watchParent(() => void shutdown('parent process exited'));
+
+servicesReady = resolveServices(cfg, log);
+const services = await servicesReady;
+await orStopEmbedded(services, async () => {
+  await runMigrations(services.databaseUrl);
+  if (!stopping) ensureBuild(log);
+});
+if (stopping) await new Promise(() => {}); // shutdown() ends the process
 
 const env = { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' };
-let stopping = false;
 
 /** Keeps one child alive: restarted when it dies, with a back-off if it keeps dying. */
 function keepAlive(name: string, start: () => ChildProcess) {
@@ -63,8 +89,8 @@ function keepAlive(name: string, start: () => ChildProcess) {
   };
 }
 
-const web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env }));
-const workers = opts.worker
+web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env }));
+workers = opts.worker
   ? keepAlive('worker supervisor', () =>
       fork(
         path.join(projectRoot, 'worker/bin/worker.ts'),
@@ -74,22 +100,6 @@ const workers = opts.worker
     )
   : null;
 
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info('stopping Leasehold', { signal });
-  await Promise.all([web.stop(), workers?.stop()]);
-  await services.embedded?.stop();
-  log.info('stopped');
-  process.exit(0);
-}
-// Before anything is awaited: a signal while the console is still coming up stops the
-// children too (without these handlers it ended this process alone and orphaned them).
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
-// `npm start` does not pass SIGTERM on: npm exits and leaves us running. When our parent
-// goes away like that, stop as if we had been sent the signal ourselves.
-watchParent(() => void shutdown('parent process exited'));
 
 const consoleUrl = `http://${host === '0.0.0.0' ? 'localhost' : host}:${cfg.port}`;
 await waitForHttp(`${consoleUrl}/api/health`, 60_000).catch((e) => log.error('the console did not come up', { err: e }));

@@ -1,32 +1,56 @@
 /** npm run web — the console only (migrates and builds first when needed). */
+import type { ChildProcess } from 'node:child_process';
 import { loadConfig } from '../../lib/config';
 import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
-import { redact, resolveServices } from '../bootstrap';
+import { orStopEmbedded, redact, resolveServices, type Services } from '../bootstrap';
+import { watchParent } from '../parent-watch.mjs';
 import { ensureBuild, spawnWeb } from '../web';
 import { childEnv } from './worker';
 
 const log = createLogger({ role: 'web' });
 const cfg = loadConfig();
-const services = await resolveServices(cfg, log);
-await runMigrations(services.databaseUrl);
-ensureBuild(log);
+let child: ChildProcess | null = null;
+let stopping = false;
+// Handlers first, as in start.ts: a signal while the embedded server starts or the console
+// builds stops that server too.
+// (Assigned after the handlers: starting the embedded server runs initdb and pg_ctl synchronously.)
+let servicesReady: Promise<Services> | null = null;
+const stop = async (exitCode = 0) => {
+  if (stopping) return;
+  stopping = true;
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((r) => child!.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await (await servicesReady?.catch(() => null))?.embedded?.stop();
+  process.exit(exitCode);
+};
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
+// npm does not pass SIGTERM on (see start.ts): when our parent goes away, stop.
+watchParent(() => void stop());
+
+servicesReady = resolveServices(cfg, log);
+const services = await servicesReady;
+await orStopEmbedded(services, async () => {
+  await runMigrations(services.databaseUrl);
+  if (!stopping) ensureBuild(log);
+});
+if (stopping) await new Promise(() => {}); // stop() ends the process
 const host = process.env.HOST ?? '127.0.0.1';
-const child = spawnWeb({
+child = spawnWeb({
   port: cfg.port,
   host,
   env: { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
 });
 log.info('console starting', { url: `http://${host}:${cfg.port}`, postgres: redact(services.databaseUrl), redis: services.redisUrl ?? 'none' });
-const stop = async () => {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-  await services.embedded?.stop();
-  process.exit(0);
-};
-process.on('SIGTERM', () => void stop());
-process.on('SIGINT', () => void stop());
-child.on('exit', (code) => {
-  log.warn('console exited', { code });
-  void services.embedded?.stop().then(() => process.exit(code ?? 1));
+child.on('exit', (code, signal) => {
+  if (stopping) return; // stop() takes it from here
+  // A Ctrl-C reaches the console too (same process group), often before our own handler.
+  const interrupted = signal === 'SIGINT' || signal === 'SIGTERM' || code === 130 || code === 143;
+  if (interrupted) log.info('console stopped', { code, signal });
+  else log.warn('console exited', { code, signal });
+  void stop(interrupted ? 0 : (code ?? 1));
 });
