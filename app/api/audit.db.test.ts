@@ -103,6 +103,23 @@ describe('API (and the console, which calls it)', () => {
     assert.equal(e.action, 'bulk.recover');
   });
 
+  test('a bulk action by filter records every job it matched, past the report\'s first 1,000', async () => {
+    const ids = (
+      await db.pool.query(
+        `INSERT INTO jobs (queue, type, status) SELECT 'audit-many', 'demo.noop', 'queued' FROM generate_series(1, 1500) RETURNING job_id::text AS id`,
+      )
+    ).rows.map((r) => r.id as string);
+    const e = await one(() => post(olga, '/api/actions/{action}', { action: 'cancel' }, { filter: { queue: 'audit-many' } }));
+    assert.equal(e.changed, 1500);
+    assert.deepEqual([...e.job_ids].sort(), [...ids].sort(), 'every matched job\'s timeline shows the action');
+  });
+
+  test('recover of given ids records each of them once, moved or skipped', async () => {
+    const idle = await insertJob(db.pool, { status: 'queued' });
+    const e = await one(() => post(olga, '/api/recover', {}, { ids: [idle, idle, idle] }));
+    assert.deepEqual([e.job_ids, e.changed, e.skipped], [[idle], 0, 1]);
+  });
+
   test('queue pause, resume and limits: one entry each', async () => {
     for (const [body, action] of [
       [{ paused: true }, 'queue.pause'],

@@ -17,15 +17,18 @@ export const POST = route('operator', async (req: Request, _ctx: unknown, who) =
     markChangedNothing(req);
     return json(await run());
   }
+  const ids = body.ids ? [...new Set(body.ids)] : undefined;
   const report = await audited(
     pool,
     actorOf(who),
-    { action: 'recover', target: body.ids ? { ids: body.ids } : { all: true }, jobIds: body.ids, reason: body.reason },
+    { action: 'recover', target: ids ? { ids } : { all: true }, jobIds: ids, reason: body.reason },
     run,
     (r) => ({
-      jobIds: [...r.expired.map((e) => e.id), ...r.resignalled.map((x) => x.id)],
+      // Given ids: all of them, moved or skipped (each one's timeline shows the attempt);
+      // the whole sweep: the jobs it moved or rang again.
+      jobIds: ids ?? [...r.expired.map((e) => e.id), ...r.resignalled.map((x) => x.id)],
       changed: r.expired.length,
-      skipped: body.ids ? Math.max(0, body.ids.length - r.expired.length) : 0,
+      skipped: ids ? Math.max(0, ids.length - r.expired.length) : 0,
       details: { resignalled: r.resignalled.length },
     }),
   );
