@@ -385,6 +385,30 @@ describe('operator actions', () => {
     assert.deepEqual(att.rows, [{ outcome: 'aborted' }]);
   });
 
+  test('requeue with revokeLease: a job its worker completes while the revoke waits for the row is requeued, not refused', async () => {
+    const id = await insertJob(db.pool);
+    const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
+    // The worker's completion holds the row when the operator's requeue arrives.
+    const worker = await db.pool.connect();
+    try {
+      await worker.query('BEGIN');
+      assert.equal((await ops.jobComplete(worker, { workerId: W1, items: [{ jobId: id, attempt: job!.attemptCount }] })).size, 1);
+      const requeue = ops.jobRequeue(db.pool, { ids: [id], revokeLease: true });
+      await waitFor('the revoke to wait for the completing row', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n > 0,
+      );
+      await worker.query('COMMIT');
+      const r = await requeue;
+      assert.deepEqual([r.items[0]!.ok, r.items[0]!.outcome], [true, 'requeued'], JSON.stringify(r.items[0]));
+    } finally {
+      worker.release();
+    }
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.status, 'queued');
+    const att = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [id]);
+    assert.deepEqual(att.rows, [{ outcome: 'completed' }], 'the attempt ended completed, not aborted');
+  });
+
   test('requeue with revokeLease and resetAttempts gives the revoked job a fresh budget, not one attempt', async () => {
     // The last attempt of two is running: "reset" must leave a whole budget after it.
     const last = await insertJob(db.pool, { attemptCount: 1, maxAttempts: 2 });

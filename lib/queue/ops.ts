@@ -467,14 +467,22 @@ export async function jobRequeue(
 ): Promise<ActionReport> {
   const ids = uniq(p.ids);
   const changed = new Map<string, { outcome: ActionOutcome; job?: Job }>();
-  const { rows } = await run(db, sql.jobRequeue, [ids, !!p.resetAttempts]);
-  for (const r of rows) changed.set(String(r.job_id), { outcome: 'requeued', job: toJob(r) });
-  await dropResults(p.results, rows.map((r) => r.dropped_result_key));
+  const requeue = async (these: string[]) => {
+    const { rows } = await run(db, sql.jobRequeue, [these, !!p.resetAttempts]);
+    for (const r of rows) changed.set(String(r.job_id), { outcome: 'requeued', job: toJob(r) });
+    await dropResults(p.results, rows.map((r) => r.dropped_result_key));
+  };
+  await requeue(ids);
   if (p.revokeLease) {
-    const rest = ids.filter((id) => !changed.has(id));
-    if (rest.length) {
-      const revoked = await run(db, sql.jobRevoke, [rest, 'lease revoked by an operator (requeue)', !!p.resetAttempts]);
+    const running = ids.filter((id) => !changed.has(id));
+    if (running.length) {
+      const revoked = await run(db, sql.jobRevoke, [running, 'lease revoked by an operator (requeue)', !!p.resetAttempts]);
       for (const r of revoked.rows) changed.set(String(r.job_id), { outcome: 'revoked', job: toJob(r) });
+      // A job its worker completed or failed between the two statements is no longer
+      // running, so the revoke refused it; it is requeueable now, and the operator asked
+      // for it to run again (it was refused as "already completed", 14 of 400 in a review).
+      const finished = running.filter((id) => !changed.has(id));
+      if (finished.length) await requeue(finished);
     }
   }
   if (p.doorbell) await p.doorbell.ring([...changed.values()].map(({ job }) => ({ jobId: job!.id, queue: job!.queue })));
