@@ -26,3 +26,26 @@ test('four processes migrating one fresh database at once all succeed', async ()
   assert.ok(rows[0].n >= 3);
   assert.equal(t[0].ok, true);
 });
+
+test('a database a newer build migrated is refused, with nothing applied', async () => {
+  const name = `lh_t_${RUN_ID}_mig_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client(PG_ADMIN_URL);
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  cleanup(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  });
+  const url = urlForDb(name);
+  await runMigrations(url);
+  const c = new pg.Client(url);
+  await c.connect();
+  try {
+    // What a later release's migration leaves: a row newer than any this build knows.
+    await c.query(`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('from-a-newer-build', $1)`, [Date.now() + 365 * 86_400_000]);
+    await assert.rejects(runMigrations(url), (e: Error & { code?: string }) => e.code === 'unavailable' && /migrated by a newer Leasehold/.test(e.message));
+    assert.equal((await c.query(`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations WHERE hash = 'from-a-newer-build'`)).rows[0].n, 1);
+  } finally {
+    await c.end();
+  }
+});

@@ -38,7 +38,7 @@ Exit codes:
   0   done
   1   refused for some or all items (their state forbids it, or no such job)
   2   bad usage or invalid input (nothing done for what was invalid)
-  3   the database is unreachable
+  3   the database is unreachable, not migrated, or migrated by a newer build
   70  unexpected error (a bug)`;
 
 export const log = createLogger({ role: 'cli' });
@@ -113,8 +113,13 @@ export function reportError(err: unknown): number {
     return EXIT.unreachable;
   }
   if ((err as Error)?.message?.startsWith('invalid configuration')) {
-    console.error(`leasehold: ${visible((err as Error).message)}`);
+    // One problem a line: each line shown as it is, not its newline as an escape.
+    console.error(`leasehold: ${(err as Error).message.split('\n').map((line) => visible(line)).join('\n')}`);
     return EXIT.usage;
+  }
+  if ((err as { code?: string })?.code === '42P01') {
+    console.error('leasehold: the database has no Leasehold tables (it is not migrated): run `npx leasehold migrate`');
+    return EXIT.unreachable;
   }
   console.error(`leasehold: unexpected error: ${((err as Error)?.stack ?? String(err)).split('\n').map((line) => visible(line)).join('\n')}`);
   return EXIT.internal;
