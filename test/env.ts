@@ -25,3 +25,6 @@ export function urlForDb(db: string): string {
  * input suite) set LEASEHOLD_AUTH=on before they import anything.
  */
 process.env.LEASEHOLD_AUTH ??= 'off';
+// The host names those suites address route handlers by (with sign-in off, a console
+// answers to its own names only: lib/auth/gate.ts hostProblem).
+process.env.LEASEHOLD_ALLOWED_HOSTS ??= 'test,console.test';

@@ -64,6 +64,31 @@ export function requestHost(req: Request): string {
   return (req.headers.get('x-forwarded-host') ?? req.headers.get('host') ?? new URL(req.url).host).split(',')[0]!.trim().toLowerCase();
 }
 
+/**
+ * With sign-in off, why this request's Host is not one this console answers to, or null.
+ * Nothing then stands between a browser and the API but the Origin checks, and DNS
+ * rebinding gets round those: a page on attacker.example whose name is made to point at
+ * 127.0.0.1 sends Host and Origin attacker.example, which match. So the name must be one
+ * of this machine's: an IP address (a rebinding needs a name), localhost, HOST, or one
+ * listed in LEASEHOLD_ALLOWED_HOSTS. (With sign-in on, the browser sends no session cookie
+ * to the rebound name: nothing to take.)
+ */
+export function hostProblem(req: Request): string | null {
+  const trustProxy = process.env.LEASEHOLD_TRUST_PROXY === '1';
+  const raw = ((trustProxy && req.headers.get('x-forwarded-host')) || req.headers.get('host') || new URL(req.url).host).split(',')[0]!.trim();
+  let name: string;
+  try {
+    name = new URL(`http://${raw}`).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  } catch {
+    return 'the Host header is not a host name';
+  }
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(name) || name.includes(':')) return null;
+  if (name === 'localhost' || name.endsWith('.localhost')) return null;
+  const allowed = [process.env.HOST ?? '', ...(process.env.LEASEHOLD_ALLOWED_HOSTS ?? '').split(',')].map((h) => h.trim().toLowerCase()).filter(Boolean);
+  if (allowed.includes(name)) return null;
+  return `with sign-in off this console answers to its own names only (localhost, an IP address, HOST, LEASEHOLD_ALLOWED_HOSTS), not ${name.slice(0, 100)}: a page elsewhere could reach it by DNS rebinding`;
+}
+
 export function isHttps(req: Request): boolean {
   const proto = req.headers.get('x-forwarded-proto')?.split(',')[0]?.trim();
   return proto ? proto === 'https' : new URL(req.url).protocol === 'https:';
@@ -115,6 +140,10 @@ export function csrfProblem(req: Request, via: Principal['via'] | 'none'): strin
  * the request fails the CSRF checks. Returns who is asking.
  */
 export async function authorize(req: Request, need: Requirement): Promise<Principal | null> {
+  if (authOff()) {
+    const problem = hostProblem(req);
+    if (problem) throw new QueueError('forbidden', problem);
+  }
   if (need === 'public') {
     const problem = csrfProblem(req, authOff() ? 'off' : 'none');
     if (problem) throw new QueueError('csrf', problem);
