@@ -47,6 +47,17 @@ export async function orStopEmbedded<T>(services: Services, step: () => Promise<
   }
 }
 
+/**
+ * A start that cannot go on (the database unreachable, the port taken, a bad setting):
+ * one line saying why, and exit 1 — not an uncaught error's stack.
+ */
+export function startFailed(log: Logger, err: unknown): never {
+  const e = err as { code?: string; message?: string };
+  const unreachable = e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND' || e?.code === 'ETIMEDOUT' || e?.code === '28P01' || e?.code === '3D000';
+  log.error(unreachable ? `cannot reach PostgreSQL (DATABASE_URL): ${e.message || e.code}` : `could not start: ${e?.message ?? String(err)}`);
+  process.exit(1);
+}
+
 /** "postgres://user:***@host:port/db" — never print a password. */
 export function redact(url: string): string {
   try {

@@ -2,6 +2,7 @@
  * The console's process: `next start`, built first when the sources are newer than the
  * last build. Started with `node` directly (an npx wrapper would orphan its child).
  */
+import net from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -54,6 +55,21 @@ export function spawnWeb(opts: { port: number; host: string; env: NodeJS.Process
 }
 
 /** Resolves once GET url answers 200 (or rejects after timeoutMs). */
+/**
+ * Refuses a port something already listens on, before the console is spawned: Next.js
+ * would fail to bind and be restarted with a growing back-off for ever, while whoever
+ * holds the port — another console, on another database — answered for it.
+ */
+export async function assertPortFree(port: number, host: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`port ${port} on ${host} is in use: stop what holds it, or set PORT`) : err),
+    );
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 export async function waitForHttp(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

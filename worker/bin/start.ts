@@ -16,9 +16,9 @@ import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import { createPool } from '../../lib/db/client';
 import { setupTokenCreate, userCount } from '../../lib/auth/store';
-import { orStopEmbedded, projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
+import { orStopEmbedded, projectRoot, redact, resolveServices, type Services, startFailed, tsxImport } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
-import { ensureBuild, spawnWeb, waitForHttp } from '../web';
+import { assertPortFree, ensureBuild, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions } from './worker';
 
 const program = addWorkerOptions(new Command('start'))
@@ -54,11 +54,12 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 watchParent(() => void shutdown('parent process exited'));
 
 servicesReady = resolveServices(cfg, log);
-const services = await servicesReady;
+const services = await servicesReady.catch((err) => startFailed(log, err));
 await orStopEmbedded(services, async () => {
   await runMigrations(services.databaseUrl);
+  await assertPortFree(cfg.port, host); // before the build: a taken port is known at once
   if (!stopping) ensureBuild(log);
-});
+}).catch((err) => startFailed(log, err));
 if (stopping) await new Promise(() => {}); // shutdown() ends the process
 
 const env = { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' };
@@ -102,10 +103,13 @@ workers = opts.worker
 
 
 const consoleUrl = `http://${host === '0.0.0.0' ? 'localhost' : host}:${cfg.port}`;
-await waitForHttp(`${consoleUrl}/api/health`, 60_000).catch((e) => log.error('the console did not come up', { err: e }));
+const consoleUp = await waitForHttp(`${consoleUrl}/api/health`, 60_000).then(
+  () => true,
+  (e) => (log.error('the console did not come up: the workers run on; see its log above', { err: e }), false),
+);
 const lines = [
   '',
-  `  Leasehold is running`,
+  consoleUp ? `  Leasehold is running` : `  Leasehold is running WITHOUT its console (it did not answer within 60 s)`,
   `  console     ${consoleUrl}`,
   `  postgres    ${services.embedded ? `embedded PostgreSQL 15, data in ${services.embedded.dataDir} (${redact(services.databaseUrl)})` : redact(services.databaseUrl)}`,
   `  redis       ${services.redisUrl ?? 'none: workers claim from PostgreSQL (poll + LISTEN/NOTIFY)'}`,

@@ -3,13 +3,14 @@ import type { ChildProcess } from 'node:child_process';
 import { loadConfig } from '../../lib/config';
 import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
-import { orStopEmbedded, redact, resolveServices, type Services } from '../bootstrap';
+import { orStopEmbedded, redact, resolveServices, type Services, startFailed } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
-import { ensureBuild, spawnWeb } from '../web';
+import { assertPortFree, ensureBuild, spawnWeb } from '../web';
 import { childEnv } from './worker';
 
 const log = createLogger({ role: 'web' });
 const cfg = loadConfig();
+const host = process.env.HOST ?? '127.0.0.1';
 let child: ChildProcess | null = null;
 let stopping = false;
 // Handlers first, as in start.ts: a signal while the embedded server starts or the console
@@ -33,13 +34,13 @@ process.on('SIGINT', () => void stop());
 watchParent(() => void stop());
 
 servicesReady = resolveServices(cfg, log);
-const services = await servicesReady;
+const services = await servicesReady.catch((err) => startFailed(log, err));
 await orStopEmbedded(services, async () => {
   await runMigrations(services.databaseUrl);
+  await assertPortFree(cfg.port, host); // before the build: a taken port is known at once
   if (!stopping) ensureBuild(log);
-});
+}).catch((err) => startFailed(log, err));
 if (stopping) await new Promise(() => {}); // stop() ends the process
-const host = process.env.HOST ?? '127.0.0.1';
 child = spawnWeb({
   port: cfg.port,
   host,
