@@ -1216,7 +1216,9 @@ export class Runner {
       if (r && (r.expired.length || r.queues.some((q) => q.pushed))) {
         const byStatus: Record<string, number> = {};
         for (const x of r.expired) byStatus[x.status] = (byStatus[x.status] ?? 0) + 1;
-        this.log.info('recover: moved expired leases and re-rang waiting jobs', {
+        // Re-rings alone at debug: without Redis a due job no worker serves is rung again
+        // every sweep, and an info line for it every 5 s per process buried the rest.
+        this.log[r.expired.length ? 'info' : 'debug']('recover: moved expired leases and re-rang waiting jobs', {
           expired: r.expired.length,
           ...byStatus,
           resignalled: r.queues.reduce((n, q) => n + q.pushed, 0),
