@@ -6,8 +6,9 @@ import net from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { runMigrations } from '../lib/db/migrate';
 import type { Logger } from '../lib/log';
-import { projectRoot } from './bootstrap';
+import { orStopEmbedded, projectRoot, type Services, startFailed } from './bootstrap';
 
 const nextBin = path.join(projectRoot, 'node_modules/next/dist/bin/next');
 /** Answers undecodable paths with a 400 before Next's router fails on them with a 500 (see the file). */
@@ -68,6 +69,25 @@ export async function assertPortFree(port: number, host: string): Promise<void> 
     );
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
   });
+}
+
+/**
+ * What npm start and npm run web do before the console runs, on the services being
+ * resolved: migrations, a free port (before the build: a taken one is known at once), the
+ * build. A failure is one line and exit 1, the embedded server this process started
+ * stopped first. No build once `stopping()`: a signal came, the caller is shutting down.
+ */
+export async function prepareConsole(
+  servicesReady: Promise<Services>,
+  o: { port: number; host: string; log: Logger; stopping: () => boolean },
+): Promise<Services> {
+  const services = await servicesReady.catch((err) => startFailed(o.log, err));
+  await orStopEmbedded(services, async () => {
+    await runMigrations(services.databaseUrl);
+    await assertPortFree(o.port, o.host);
+    if (!o.stopping()) ensureBuild(o.log);
+  }).catch((err) => startFailed(o.log, err));
+  return services;
 }
 
 export async function waitForHttp(url: string, timeoutMs: number): Promise<void> {

@@ -6,7 +6,8 @@ import { cleanup } from '../../test/cleanup';
 import { PG_ADMIN_URL, RUN_ID, urlForDb } from '../../test/env';
 import { runMigrations } from './migrate';
 
-test('four processes migrating one fresh database at once all succeed', async () => {
+/** An empty database (not the migrated template), dropped when the file's tests end. */
+async function emptyDatabase(): Promise<string> {
   const name = `lh_t_${RUN_ID}_mig_${randomBytes(3).toString('hex')}`;
   const admin = new pg.Client(PG_ADMIN_URL);
   await admin.connect();
@@ -15,7 +16,11 @@ test('four processes migrating one fresh database at once all succeed', async ()
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.end();
   });
-  const url = urlForDb(name);
+  return urlForDb(name);
+}
+
+test('four processes migrating one fresh database at once all succeed', async () => {
+  const url = await emptyDatabase();
   const results = await Promise.allSettled(Array.from({ length: 4 }, () => runMigrations(url)));
   assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
   const c = new pg.Client(url);
@@ -28,15 +33,7 @@ test('four processes migrating one fresh database at once all succeed', async ()
 });
 
 test('a database a newer build migrated is refused, with nothing applied', async () => {
-  const name = `lh_t_${RUN_ID}_mig_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client(PG_ADMIN_URL);
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  cleanup(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
-  });
-  const url = urlForDb(name);
+  const url = await emptyDatabase();
   await runMigrations(url);
   const c = new pg.Client(url);
   await c.connect();

@@ -12,13 +12,12 @@ import { fork } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
 import { loadConfig } from '../../lib/config';
-import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import { createPool } from '../../lib/db/client';
 import { setupTokenCreate, userCount } from '../../lib/auth/store';
-import { orStopEmbedded, projectRoot, redact, resolveServices, type Services, startFailed, tsxImport } from '../bootstrap';
+import { projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
-import { assertPortFree, ensureBuild, spawnWeb, waitForHttp } from '../web';
+import { prepareConsole, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions } from './worker';
 
 const program = addWorkerOptions(new Command('start'))
@@ -54,12 +53,7 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 watchParent(() => void shutdown('parent process exited'));
 
 servicesReady = resolveServices(cfg, log);
-const services = await servicesReady.catch((err) => startFailed(log, err));
-await orStopEmbedded(services, async () => {
-  await runMigrations(services.databaseUrl);
-  await assertPortFree(cfg.port, host); // before the build: a taken port is known at once
-  if (!stopping) ensureBuild(log);
-}).catch((err) => startFailed(log, err));
+const services = await prepareConsole(servicesReady, { port: cfg.port, host, log, stopping: () => stopping });
 if (stopping) await new Promise(() => {}); // shutdown() ends the process
 
 const env = { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' };

@@ -1,11 +1,10 @@
 /** npm run web — the console only (migrates and builds first when needed). */
 import type { ChildProcess } from 'node:child_process';
 import { loadConfig } from '../../lib/config';
-import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
-import { orStopEmbedded, redact, resolveServices, type Services, startFailed } from '../bootstrap';
+import { redact, resolveServices, type Services } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
-import { assertPortFree, ensureBuild, spawnWeb } from '../web';
+import { prepareConsole, spawnWeb } from '../web';
 import { childEnv } from './worker';
 
 const log = createLogger({ role: 'web' });
@@ -34,12 +33,7 @@ process.on('SIGINT', () => void stop());
 watchParent(() => void stop());
 
 servicesReady = resolveServices(cfg, log);
-const services = await servicesReady.catch((err) => startFailed(log, err));
-await orStopEmbedded(services, async () => {
-  await runMigrations(services.databaseUrl);
-  await assertPortFree(cfg.port, host); // before the build: a taken port is known at once
-  if (!stopping) ensureBuild(log);
-}).catch((err) => startFailed(log, err));
+const services = await prepareConsole(servicesReady, { port: cfg.port, host, log, stopping: () => stopping });
 if (stopping) await new Promise(() => {}); // stop() ends the process
 child = spawnWeb({
   port: cfg.port,
