@@ -31,6 +31,15 @@ test('a request addressed to a name that is not this console\'s is refused, read
   assert.equal(act.status, 403);
   assert.equal((await jobRow(db.pool, id)).status, 'queued');
 
+  // Behind a declared proxy, a client's own X-Forwarded-Host in front of the proxy's does not get round it.
+  process.env.LEASEHOLD_TRUST_PROXY = '1';
+  try {
+    const spoofed = await send(routes, 'GET', '/api/jobs', { headers: { host: '127.0.0.1:3000', 'x-forwarded-host': 'localhost, attacker.example' }, query: 'limit=1' });
+    assert.equal(spoofed.status, 403);
+  } finally {
+    delete process.env.LEASEHOLD_TRUST_PROXY;
+  }
+
   // Its own names still work: an address, localhost, and a name listed in LEASEHOLD_ALLOWED_HOSTS.
   for (const host of ['127.0.0.1:3000', '[::1]:3000', 'localhost:3000', 'console.test']) {
     const r = await send(routes, 'GET', '/api/jobs', { headers: { host }, query: 'limit=1' });

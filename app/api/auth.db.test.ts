@@ -29,7 +29,7 @@ process.env.LEASEHOLD_REDIS_PREFIX = uniquePrefix('auth');
 process.env.LEASEHOLD_AUTH = 'on';
 cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
 
-const { userAdd, sessionCreate, tokenCreate, tokenRevoke } = await import('@/lib/auth/store');
+const { userAdd, userVerify, sessionCreate, tokenCreate, tokenRevoke } = await import('@/lib/auth/store');
 const { openLiveStreams } = await import('@/lib/server/live');
 const { MAX_LIVE_STREAMS_PER_VIEWER } = await import('@/lib/http/schemas');
 const routes = await loadRoutes();
@@ -318,6 +318,21 @@ describe('sessions', () => {
     assert.equal(statuses.filter((s) => s === 429).length, 2 * MAX_PER_ACCOUNT);
   });
 
+  test('a setup request that is no guess (an invalid name) does not clear the wrong links counted before it', async () => {
+    const setup = (body: object, k: number) =>
+      send(routes, 'POST', '/api/auth/setup', { body, headers: { [PEER_HEADER]: `198.51.100.${k}` } });
+    let wrong = 0;
+    for (let k = 0; k < 3 * MAX_PER_ACCOUNT; k++) {
+      const r = await setup({ token: `wrong-link-${k}`, name: 'mallory', password: 'mallory-password' }, k);
+      if (r.status === 429) break;
+      assert.equal(r.status, 403);
+      wrong++;
+      // Refused as invalid (400), or as blocked once the wrong links reached the limit (429).
+      assert.ok([400, 429].includes((await setup({ token: 'any-link-token', name: '!x', password: 'mallory-password' }, k)).status));
+    }
+    assert.ok(wrong <= MAX_PER_ACCOUNT, `${wrong} wrong links were checked before the link was blocked`);
+  });
+
   test('a right password takes its attempt back: it does not count against the address', async () => {
     await userAdd(db.pool, { name: 'regular', role: 'viewer', password: 'regular-password-1' });
     const from = { [PEER_HEADER]: '192.0.2.200' };
@@ -336,6 +351,14 @@ describe('sessions', () => {
     assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 401, 'the session from before the reset no longer works');
     const again = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'leaked', password: 'a-new-password-2' } });
     assert.equal(again.status, 200);
+  });
+
+  test('a sign-in whose password check straddles a reset gets no session', async () => {
+    await userAdd(db.pool, { name: 'straddle', role: 'viewer', password: 'old-password-123' });
+    const checked = (await userVerify(db.pool, 'straddle', 'old-password-123'))!; // the scrypt's time
+    await userAdd(db.pool, { name: 'straddle', role: 'viewer', password: 'new-password-456', replace: true });
+    await assert.rejects(sessionCreate(db.pool, checked.id, { passwordHash: checked.passwordHash }), (e: Error & { code?: string }) => e.code === 'unauthorized');
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM sessions WHERE user_id = $1`, [checked.id])).rows[0].n, 0);
   });
 
   test('sign-in attempts are limited per address, and a client-sent X-Forwarded-For does not get round it', async () => {

@@ -74,8 +74,11 @@ export function requestHost(req: Request): string {
  * to the rebound name: nothing to take.)
  */
 export function hostProblem(req: Request): string | null {
+  // Behind a declared proxy, the host it says it was asked for: the last X-Forwarded-Host
+  // entry, the one it appended (the ones before are whatever the client sent).
   const trustProxy = process.env.LEASEHOLD_TRUST_PROXY === '1';
-  const raw = ((trustProxy && req.headers.get('x-forwarded-host')) || req.headers.get('host') || new URL(req.url).host).split(',')[0]!.trim();
+  const forwarded = trustProxy ? (req.headers.get('x-forwarded-host') ?? '').split(',').map((h) => h.trim()).filter(Boolean).pop() : undefined;
+  const raw = (forwarded || req.headers.get('host') || new URL(req.url).host).trim();
   let name: string;
   try {
     name = new URL(`http://${raw}`).hostname.toLowerCase().replace(/^\[|\]$/g, '');

@@ -52,17 +52,27 @@ export function signInFailed(account: Account, address: string, now = Date.now()
   while (failures.size > MAX_KEYS) failures.delete(failures.keys().next().value!);
 }
 
-/**
- * The password was right: the account's failures are forgotten, and the attempt made at
- * `at` (counted as a failure by signInAttempt) no longer counts against the address.
- */
-export function signInSucceeded(account: Account, address?: string, at?: number) {
+/** The password was right: the account's failures are forgotten. */
+export function signInSucceeded(account: Account) {
   failures.delete(accountKey(account));
-  if (address === undefined || at === undefined) return;
-  const key = `ip:${address}`;
-  const list = failures.get(key);
-  const k = list?.lastIndexOf(at) ?? -1;
-  if (k >= 0) list!.splice(k, 1);
+}
+
+/** Takes back the one failure counted at `at` for this account and address (an attempt that was no guess). */
+function withdraw(account: Account, address: string, at: number) {
+  for (const key of [accountKey(account), `ip:${address}`]) {
+    const list = failures.get(key);
+    const k = list?.lastIndexOf(at) ?? -1;
+    if (k >= 0) list!.splice(k, 1);
+  }
+}
+
+export interface SignInAttempt {
+  /** Seconds to wait: the attempt was refused, and nothing counted. 0: go on. */
+  wait: number;
+  /** The password (or link) was right: the account's failures are forgotten, this attempt too. */
+  succeeded(): void;
+  /** It was no guess after all (invalid input, the database away): this attempt is taken back, nothing else. */
+  noGuess(): void;
 }
 
 /**
@@ -70,18 +80,19 @@ export function signInSucceeded(account: Account, address?: string, at?: number)
  * the address is blocked; otherwise counted as a failure at once, before the password is
  * checked. Counted only once the check answered (one scrypt: tens of milliseconds, far
  * longer under load), every guess of a burst sent together had passed the block before the
- * first failure was counted: 300 guesses got 300 answers. `done(true)` (right password, or
- * no guess at all) takes the attempt back.
+ * first failure was counted: 300 guesses got 300 answers. A wrong password leaves it counted.
  */
-export function signInAttempt(account: Account, address: string, now = Date.now()): { wait: number; done: (counts: boolean) => void } {
+export function signInAttempt(account: Account, address: string, now = Date.now()): SignInAttempt {
   const wait = signInBlockedFor(account, address, now);
-  if (wait > 0) return { wait, done: () => {} };
+  if (wait > 0) return { wait, succeeded: () => {}, noGuess: () => {} };
   signInFailed(account, address, now);
   return {
     wait: 0,
-    done: (counts) => {
-      if (!counts) signInSucceeded(account, address, now);
+    succeeded: () => {
+      signInSucceeded(account);
+      withdraw(account, address, now);
     },
+    noGuess: () => withdraw(account, address, now),
   };
 }
 

@@ -84,22 +84,34 @@ export async function userDisable(db: Executor, name: string): Promise<boolean> 
   return rows.length > 0;
 }
 
-/** The user, when the password is theirs (always costs one scrypt, known name or not). */
-export async function userVerify(db: Executor, name: string, password: string): Promise<User | null> {
+/**
+ * The user, when the password is theirs (always costs one scrypt, known name or not), with
+ * the hash it was checked against (sessionCreate makes a session only while it stands).
+ */
+export async function userVerify(db: Executor, name: string, password: string): Promise<(User & { passwordHash: string }) | null> {
   const { rows } = await db.query('SELECT * FROM users WHERE name = $1 AND disabled_at IS NULL', [name]);
   const ok = await verifyPassword(password, rows[0]?.password_hash ?? (await decoyHash()));
-  return rows[0] && ok ? toUser(rows[0]) : null;
+  return rows[0] && ok ? { ...toUser(rows[0]), passwordHash: rows[0].password_hash } : null;
 }
 
 // ------------------------------------------------------------------ sessions
 
-/** A new session: the cookie value (returned once) and its expiry; the table keeps its hash. */
-export async function sessionCreate(db: Executor, userId: string): Promise<{ id: string; expiresAt: Date }> {
+/**
+ * A new session: the cookie value (returned once) and its expiry; the table keeps its hash.
+ * Only for a user not disabled and, given `passwordHash`, whose password is still the one
+ * checked (a reset in the scrypt's time between would otherwise miss this session): else
+ * 401, as a wrong password.
+ */
+export async function sessionCreate(db: Executor, userId: string, o: { passwordHash?: string } = {}): Promise<{ id: string; expiresAt: Date }> {
   const id = secret();
   const { rows } = await db.query(
-    `INSERT INTO sessions (session_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3)) RETURNING expires_at`,
-    [sha256(id), userId, SESSION_TTL_MS / 1000],
+    `INSERT INTO sessions (session_hash, user_id, expires_at)
+     SELECT $1, user_id, now() + make_interval(secs => $3) FROM users
+      WHERE user_id = $2 AND disabled_at IS NULL AND ($4::text IS NULL OR password_hash = $4)
+     RETURNING expires_at`,
+    [sha256(id), userId, SESSION_TTL_MS / 1000, o.passwordHash ?? null],
   );
+  if (!rows[0]) throw new QueueError('unauthorized', 'wrong name or password');
   // Expired sessions are swept as new ones are made.
   await db.query('DELETE FROM sessions WHERE expires_at < now()');
   return { id, expiresAt: rows[0].expires_at };

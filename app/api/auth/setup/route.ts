@@ -23,10 +23,10 @@ export const POST = route('public', async (req: Request) => {
     user = await setupFirstAdmin(pool, body);
   } catch (e) {
     // Only a wrong link is a guess; anything else (a name taken, the database away) is not.
-    attempt.done(e instanceof QueueError && e.code === 'forbidden');
+    if (!(e instanceof QueueError && e.code === 'forbidden')) attempt.noGuess();
     throw e;
   }
-  attempt.done(false);
+  attempt.succeeded();
   await auditRecord(pool, {
     ...actorOf({ kind: 'user', name: user.name, role: 'admin', enqueue: false, via: 'cookie' }),
     action: 'user.setup',

@@ -20,10 +20,18 @@ export const POST = route('public', async (req: Request) => {
     return json(new QueueError('rate_limited', `too many failed sign-ins: try again in ${attempt.wait} s`).toJSON(), 429, { 'retry-after': String(attempt.wait) });
   }
   const { pool } = serverContext();
-  const user = await userVerify(pool, body.name, body.password);
+  let user;
+  try {
+    user = await userVerify(pool, body.name, body.password);
+  } catch (err) {
+    attempt.noGuess(); // the database away is no wrong password: it must not lock the account
+    throw err;
+  }
   if (!user) throw new QueueError('unauthorized', 'wrong name or password');
-  attempt.done(false);
-  const session = await sessionCreate(pool, user.id);
+  attempt.succeeded();
+  // Only while the password is still the one just checked: a reset during the check ends
+  // the sessions it finds, and must not miss this one.
+  const session = await sessionCreate(pool, user.id, { passwordHash: user.passwordHash });
   return json({ user: { name: user.name, role: user.role } }, 200, { 'set-cookie': sessionCookie(req, session.id, session.expiresAt) });
 });
 
