@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testDatabase } from '../../test/db';
+import type { Executor } from '../db/client';
 import { computeConsoleStats, GROUP_CAP, QUEUES_MAX } from './console-stats';
 
 const db = await testDatabase();
@@ -50,4 +51,24 @@ test('with more queues waiting than are listed, the list says so and the oldest 
   assert.ok(s.queues.length <= QUEUES_MAX);
   assert.ok(!s.queues.some((q) => q.queue === 'zz-last'), 'past the first by name');
   assert.ok(s.oldestQueuedAgeMs! >= 3 * 3600_000, `the oldest due job is 3 hours old, not ${s.oldestQueuedAgeMs} ms`);
+});
+
+test("a queue's queued and retrying counts come from one read, so jobs changing meanwhile never make one negative", async () => {
+  // Queued is too large to count per queue (the test above left GROUP_CAP + 1000 in 'w');
+  // retrying is small, counted per queue by a later statement.
+  await db.pool.query(`INSERT INTO jobs (queue, type, status, run_at) VALUES ('one', 'demo.noop', 'queued', now())`);
+  const racing: Executor = {
+    query: (async (text: unknown, values?: unknown[]) => {
+      // Between the waiting scan and the per-queue count of retrying: three retries appear.
+      if (typeof text === 'string' && /GROUP BY queue/.test(text)) {
+        await db.pool.query(
+          `INSERT INTO jobs (queue, type, status, attempt_count, run_at) SELECT 'one', 'demo.noop', 'retrying', 1, now() + interval '1 minute' FROM generate_series(1, 3)`,
+        );
+      }
+      return db.pool.query(text as string, values);
+    }) as Executor['query'],
+  };
+  const one = (await computeConsoleStats(racing, { leaseMs: 30_000 })).queues.find((q) => q.queue === 'one')!;
+  assert.ok(one.counts.queued >= 0 && one.counts.retrying >= 0, JSON.stringify(one.counts));
+  assert.deepEqual([one.counts.queued, one.kinds.queued], [1, 'exact']);
 });

@@ -165,11 +165,13 @@ export async function computeConsoleStats(
     () =>
       db.query(
       `WITH RECURSIVE ${WAITING_QUEUES}
-       SELECT q.queue, w.waiting, w.due, w.oldest_ms
+       SELECT q.queue, w.waiting, w.queued, w.retrying, w.due, w.oldest_ms
          FROM q, LATERAL (
-           SELECT count(*)::int AS waiting, (count(*) FILTER (WHERE run_at <= now()))::int AS due,
+           SELECT count(*)::int AS waiting, (count(*) FILTER (WHERE status = 'queued'))::int AS queued,
+                  (count(*) FILTER (WHERE status = 'retrying'))::int AS retrying,
+                  (count(*) FILTER (WHERE run_at <= now()))::int AS due,
                   extract(epoch FROM now() - min(run_at)) * 1000 AS oldest_ms
-             FROM (SELECT run_at FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') ORDER BY run_at LIMIT $1) t
+             FROM (SELECT run_at, status FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') ORDER BY run_at LIMIT $1) t
          ) w
         WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX + 1}`,
       [DUE_CAP],
@@ -232,10 +234,10 @@ export async function computeConsoleStats(
   };
   for (const r of groupedRows) queueOf(r.queue).counts[r.status as JobStatus] = r.n;
   const queuesTruncated = waiting.rows.length > QUEUES_MAX;
-  const waitingIn = new Map<string, number>();
+  const waitingIn = new Map<string, Waiting>();
   for (const r of waiting.rows.slice(0, QUEUES_MAX)) {
     const q = queueOf(r.queue);
-    waitingIn.set(r.queue, r.waiting);
+    waitingIn.set(r.queue, { queued: r.queued, retrying: r.retrying, capped: r.waiting >= DUE_CAP });
     q.due = r.due;
     q.dueCapped = r.due >= DUE_CAP;
     q.oldestDueAgeMs = r.oldest_ms !== null && Number(r.oldest_ms) >= 0 ? Math.round(Number(r.oldest_ms)) : null;
@@ -273,7 +275,7 @@ export async function computeConsoleStats(
       }
     }
   }
-  waitingCounts(queues, waitingIn, queuesTruncated, counts, grouped);
+  waitingCounts(queues, waitingIn, queuesTruncated, grouped);
 
   // ---- the wake-up signal: ids in Redis next to the due jobs in PostgreSQL
   const usingRedis = !!opts.doorbell?.usingRedis;
@@ -326,38 +328,33 @@ export async function computeConsoleStats(
   };
 }
 
+/** A queue's waiting jobs by status, as one statement read them (capped at DUE_CAP in all). */
+interface Waiting {
+  queued: number;
+  retrying: number;
+  capped: boolean;
+}
+
 /**
- * A queue's queued and retrying counts from its waiting jobs (exact below DUE_CAP), where
- * the statuses are too large to count per queue: the waiting scan visits every queue that
- * has any, so a queue it did not list (the list not cut) has none — never a share of the
- * statistics, which know nothing of a queue filled since the last ANALYZE.
+ * A queue's queued and retrying counts from its waiting jobs, read together in one
+ * statement (exact below DUE_CAP), where the statuses are too large to count per queue:
+ * never a share of the statistics, which know nothing of a queue filled since the last
+ * ANALYZE. The waiting scan visits every queue that has any, so a queue it did not list
+ * (the list not cut) has none of the statuses counted only that way.
  */
-function waitingCounts(queues: Map<string, QueueStats>, waitingIn: Map<string, number>, truncated: boolean, counts: Record<JobStatus, number>, grouped: JobStatus[]) {
-  const exact = (['queued', 'retrying'] as const).filter((s) => grouped.includes(s));
-  if (exact.length === 2) return;
+function waitingCounts(queues: Map<string, QueueStats>, waitingIn: Map<string, Waiting>, truncated: boolean, grouped: JobStatus[]) {
   for (const q of queues.values()) {
-    const waiting = waitingIn.get(q.queue);
-    if (waiting === undefined) {
-      if (truncated) continue; // past the list: not shown
-      q.counts.queued = q.counts.retrying = 0;
-      q.kinds.queued = q.kinds.retrying = 'exact';
-      continue;
-    }
-    const capped = waiting >= DUE_CAP;
-    if (exact.length === 1) {
-      const known = exact[0]!;
-      const other = known === 'queued' ? 'retrying' : 'queued';
-      const rest = waiting - q.counts[known];
-      // Past the cap the rest is a floor; the statistics' share stands when it is more.
-      if (capped && q.kinds[other] === 'estimate' && q.counts[other] > rest) continue;
-      q.counts[other] = rest;
-      q.kinds[other] = capped ? 'atLeast' : 'exact';
-    } else {
-      // Both large: the waiting jobs shared by the statuses' overall sizes.
-      const queued = Math.round((waiting * counts.queued) / Math.max(1, counts.queued + counts.retrying));
-      q.counts.queued = queued;
-      q.counts.retrying = waiting - queued;
-      q.kinds.queued = q.kinds.retrying = capped ? 'atLeast' : 'estimate';
+    const w = waitingIn.get(q.queue);
+    for (const s of ['queued', 'retrying'] as const) {
+      if (!w) {
+        // A grouped count stands (read by its own statement, it may be newer).
+        if (!truncated && !grouped.includes(s)) [q.counts[s], q.kinds[s]] = [0, 'exact'];
+      } else if (!w.capped) {
+        [q.counts[s], q.kinds[s]] = [w[s], 'exact'];
+      } else if (!grouped.includes(s) && !(q.kinds[s] === 'estimate' && q.counts[s] > w[s])) {
+        // Past the cap what was read is a floor; the statistics' share stands when it is more.
+        [q.counts[s], q.kinds[s]] = [w[s], 'atLeast'];
+      }
     }
   }
 }
