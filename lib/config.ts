@@ -3,6 +3,7 @@
  * of the public contract (../shared/CONTRACT.md); invalid values stop the process with a
  * message naming the variable.
  */
+import { giveUpAfterMs } from './lease';
 import { z } from 'zod';
 
 export const LEASE_MS_DEFAULT = 30_000;
@@ -74,8 +75,9 @@ const schema = z
       handlersModule: e.LEASEHOLD_HANDLERS,
     };
   })
-  .refine((c) => c.heartbeatMs < c.leaseMs, {
-    message: 'LEASEHOLD_HEARTBEAT_MS must be shorter than LEASEHOLD_LEASE_MS, or every lease lapses between renewals',
+  .refine((c) => c.heartbeatMs < giveUpAfterMs(c), {
+    message:
+      'LEASEHOLD_HEARTBEAT_MS must be shorter than LEASEHOLD_LEASE_MS less a twentieth of it and a watchdog tick (27.5 s of 30 s), or a worker gives its jobs up between renewals',
   });
 
 export type Config = z.output<typeof schema>;

@@ -10,7 +10,8 @@
  *  - heartbeat: renews every lease this process holds in one fenced statement. A lease
  *    missing from the answer is lost (taken over, revoked): abort that handler and never
  *    write its result. An *error* (database unreachable) is not a loss: keep working
- *    until the lease would have expired by our own monotonic clock, then abort.
+ *    until the lease nearly ends by our own monotonic clock (a twentieth of it and a
+ *    watchdog tick before), then abort, before the database may hand the job on.
  *  - recover: the cluster-wide sweep (one process at a time), at start and periodically.
  *
  * Every write about a job carries its fence (worker id + attempt), so whatever this
@@ -22,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { answeredByServer, useTransaction } from '../lib/db/client';
+import { giveUpAfterMs, WATCHDOG_MS, watchdogPeriodMs } from '../lib/lease';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
@@ -88,17 +90,6 @@ export const CONTROLS_REFRESH_MS = 1_000;
  */
 export const CONTROLLED_POLL_MS = 250;
 const controlledPollDelay = () => CONTROLLED_POLL_MS * (0.5 + Math.random());
-/** The local lease watchdog's period at most (see Runner.watchdog). */
-export const WATCHDOG_MS = 1_000;
-/**
- * How long before its lease would end (by this process's clock) a job that has had no
- * renewal is given up: the handler's signal fires this much before the database may hand
- * the job to another worker, time for it to stop. A twentieth of the lease (1.5 s of the
- * default 30): more would give up on renewals that are slow but still in time.
- */
-export const leaseGuardMs = (leaseMs: number) => leaseMs / 20;
-/** The watchdog's period: no longer than the guard, so a tick always falls inside it. */
-export const watchdogPeriodMs = (o: { heartbeatMs: number; leaseMs: number }) => Math.min(o.heartbeatMs, WATCHDOG_MS, leaseGuardMs(o.leaseMs));
 /** How often a worker looks for due schedule ticks. */
 export const SCHEDULE_TICK_MS = 250;
 /** While a queue's list is long, ids a pop takes beyond the free slots, per slot (see Runner.held). */
@@ -1080,14 +1071,14 @@ export class Runner {
    * lease is aborted before the database may let another worker take it. It counts from
    * when the last successful renewal (or the claim) was sent, which is no later than the
    * database's now() that set the lease's end, and gives the job up on the last tick before
-   * leaseGuardMs short of that end: the handler is told to stop while the job is still
+   * leaseGuardMs (lib/lease.ts) short of that end: the handler is told to stop while the job is still
    * ours, not up to a tick after a new owner may have started it. On its own timer, not only
    * on heartbeat ticks: those come a heartbeat interval apart, and one falling just short of
    * the lease's end would leave the handler running that much longer next to a new owner.
    */
   private watchdog() {
     const now = performance.now();
-    const giveUpAfter = this.o.leaseMs - leaseGuardMs(this.o.leaseMs) - watchdogPeriodMs(this.o);
+    const giveUpAfter = giveUpAfterMs(this.o);
     for (const e of this.active.values()) {
       if (now - e.renewedAt >= giveUpAfter) this.lose(e, 'lease_expired_locally');
       else if (now > e.deadline && e.state === 'running' && !e.timedOut && !e.lost && !e.released) this.timeOut(e);

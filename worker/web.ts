@@ -55,7 +55,6 @@ export function spawnWeb(opts: { port: number; host: string; env: NodeJS.Process
   });
 }
 
-/** Resolves once GET url answers 200 (or rejects after timeoutMs). */
 /**
  * Refuses a port something already listens on, before the console is spawned: Next.js
  * would fail to bind and be restarted with a growing back-off for ever, while whoever
@@ -90,6 +89,7 @@ export async function prepareConsole(
   return services;
 }
 
+/** Resolves once GET url answers 200 (or rejects after timeoutMs). */
 export async function waitForHttp(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -55,6 +55,13 @@ test('a server whose starter was killed is adopted and stopped by the next proce
   assert.equal(borrowed.owned, false);
   await borrowed.stop();
   assert.ok(running(pid), 'a borrower does not stop it');
-  await adopted.stop();
+  // A pid the system gave to another process since is no owner: its start time tells them apart.
+  fs.writeFileSync(path.join(dir, 'pg.owner'), `${process.pid} 1`);
+  const again = await startEmbeddedPostgres(dir);
+  assert.equal(again.owned, true, 'the owner file names a reused pid');
+  // No owner file at all (a server an older build started, perhaps still in use): left alone.
+  fs.rmSync(path.join(dir, 'pg.owner'));
+  assert.equal((await startEmbeddedPostgres(dir)).owned, false);
+  await again.stop();
   await waitFor('the adopted server to stop', () => !running(pid));
 });

@@ -7,7 +7,9 @@
  * Who stops it: the process named in <data dir>/pg.owner, which started it. A server whose
  * owner is gone (killed, or interrupted before it could stop it) is adopted by the next
  * process, which stops it when it ends; one whose owner still runs (npm start, while a CLI
- * verb borrows the server) is left to it. Without this a leftover server ran for good:
+ * verb borrows the server) is left to it, and so is one with no owner file (an older
+ * build's). The file holds the pid and its start time, so a pid the system gave to
+ * another process since is not taken for the owner. Without this a leftover server ran for good:
  * every later process took it for another's. (Two processes adopting the same orphan at the
  * same instant would both stop it; it is a development convenience, and that race is left.)
  */
@@ -75,16 +77,40 @@ function runningServer(pgDir: string): { pid: number; port: number } | null {
 
 const ownerFile = (pgDir: string) => path.join(path.dirname(pgDir), 'pg.owner');
 
-/** Whether the process that started the server on this data directory still runs. */
-function ownerAlive(pgDir: string): boolean {
+/** When a process started (Linux: /proc/<pid>/stat field 22), or '' where unknown: a pid alone may be reused. */
+function processStart(pid: number): string {
   try {
-    const pid = Number(fs.readFileSync(ownerFile(pgDir), 'utf8').trim());
-    if (!Number.isInteger(pid) || pid <= 0) return false;
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+  } catch {
+    return '';
   }
+}
+
+function claimOwnership(pgDir: string) {
+  fs.writeFileSync(ownerFile(pgDir), `${process.pid} ${processStart(process.pid)}`);
+}
+
+/**
+ * Whether the process that started the server on this data directory may still run. No
+ * owner file (a server an older build started) counts as alive: never stop a server that
+ * may be someone's.
+ */
+function ownerAlive(pgDir: string): boolean {
+  let pid: number;
+  let start: string;
+  try {
+    [pid, start] = ((s) => [Number(s[0]), s[1] ?? ''] as const)(fs.readFileSync(ownerFile(pgDir), 'utf8').trim().split(' '));
+  } catch {
+    return true;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false; // EPERM: alive, another user's
+  }
+  return !start || processStart(pid) === start || !processStart(pid); // the same process, not a reused pid
 }
 
 function stopServer(pgDir: string) {
@@ -133,7 +159,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     const adopted = !ownerAlive(pgDir);
     if (adopted) {
       log(`adopting the embedded PostgreSQL its starter left running (pid ${existing.pid}): it stops with this process`);
-      fs.writeFileSync(ownerFile(pgDir), String(process.pid));
+      claimOwnership(pgDir);
     }
     return {
       url: urlFor(existing.port),
@@ -168,7 +194,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     '-w', '-t', '60',
     '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
   ]);
-  fs.writeFileSync(ownerFile(pgDir), String(process.pid));
+  claimOwnership(pgDir);
   await ensureDatabase(port);
   return {
     url: urlFor(port),
