@@ -114,6 +114,21 @@ describe('API (and the console, which calls it)', () => {
     assert.deepEqual([...e.job_ids].sort(), [...ids].sort(), 'every matched job\'s timeline shows the action');
   });
 
+  test('recover over everything records every job it moved, past the report\'s first 1,000', async () => {
+    const ids = (
+      await db.pool.query(
+        `INSERT INTO jobs (queue, type, status, attempt_count, worker_id, heartbeat_at, lease_expires_at, started_at)
+         SELECT 'audit-expired', 'demo.noop', 'running', 1, 'gone', now() - interval '1 minute', now() - interval '5 s', now() - interval '1 minute'
+           FROM generate_series(1, 1200) RETURNING job_id::text AS id`,
+      )
+    ).rows.map((r) => r.id as string);
+    let res!: Response;
+    const e = await one(async () => (res = await post(olga, '/api/actions/{action}', { action: 'recover' }, { all: true })));
+    const recorded = new Set(e.job_ids);
+    assert.deepEqual(ids.filter((id) => !recorded.has(id)), [], 'every moved job is in the entry');
+    assert.equal('movedIds' in (await res.json()), false, 'the ids are not sent back');
+  });
+
   test('recover of given ids records each of them once, moved or skipped', async () => {
     const idle = await insertJob(db.pool, { status: 'queued' });
     const e = await one(() => post(olga, '/api/recover', {}, { ids: [idle, idle, idle] }));

@@ -61,6 +61,12 @@ export interface BulkItem {
   leaseRemainingMs?: number | null;
 }
 
+/**
+ * An applied action's report, and for recover over everything every job it moved (items
+ * keeps the first REPORT_ITEMS): for the audit entry, not sent by the API.
+ */
+export type AppliedReport = BulkReport & { movedIds?: string[] };
+
 export interface BulkReport {
   action: BulkAction;
   preview: boolean;
@@ -267,7 +273,7 @@ export async function applyAction(
   target: ResolvedTarget,
   o: BulkOptions,
   extra: RecoverExtras,
-): Promise<BulkReport> {
+): Promise<AppliedReport> {
   if ('all' in target) {
     if (action !== 'recover') throw new QueueError('invalid_request', '`all` is only for recover');
     return recoverAll(pool, false, extra, readDb);
@@ -351,11 +357,12 @@ async function recoverItems(
 }
 
 /** The whole recover sweep (expired leases and missing wake-up signals), previewed or applied. */
-async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, readDb: Executor = db): Promise<BulkReport> {
+async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, readDb: Executor = db): Promise<AppliedReport> {
   const limit = preview ? RECOVER_PREVIEW_LIMIT : RECOVER_RUN_ROWS;
   const r = await jobRecover(db, { dryRun: preview, maxRows: limit, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
-  const report = emptyReport('recover', preview, r.expired.length, null, null);
+  const report: AppliedReport = emptyReport('recover', preview, r.expired.length, null, null);
   report.recoverLimit = RECOVER_RUN_ROWS;
+  if (!preview) report.movedIds = r.expired.map((e) => e.id);
   report.moreMayChange = r.moreMayChange;
   const reasons = new Map<string, { reason: string; count: number }>();
   for (const e of r.expired) {

@@ -38,14 +38,15 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     () => applyAction(pool, readPool, action, resolved, opts, extra),
     (r) => ({
       ...(body.filter ? { target: { filter: body.filter, maxId: r.maxId } } : {}),
-      // Every id a filter matched (the report's items stop at 1,000): each job's timeline shows the action.
-      ...(body.ids ? {} : { jobIds: 'ids' in resolved ? resolved.ids : r.items.map((i) => i.id) }),
+      // Every id a filter matched, or the sweep moved (the report's items stop at 1,000): each job's timeline shows the action.
+      ...(body.ids ? {} : { jobIds: 'ids' in resolved ? resolved.ids : (r.movedIds ?? r.items.map((i) => i.id)) }),
       changed: r.changed,
       skipped: r.skipped,
       details: { total: r.total, byOutcome: r.byOutcome, itemsTruncated: r.itemsTruncated, reasons: r.reasons.slice(0, 5) },
     }),
   );
-  return json(report);
+  const { movedIds: _forTheAuditEntry, ...sent } = report;
+  return json(sent);
 });
 
 export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
