@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../lib/config';
+import { isUnreachable } from '../lib/db/client';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../lib/db/embedded';
 import type { Logger } from '../lib/log';
 import { resolveRedisUrl } from '../lib/redis-url';
@@ -53,8 +54,7 @@ export async function orStopEmbedded<T>(services: Services, step: () => Promise<
  */
 export function startFailed(log: Logger, err: unknown): never {
   const e = err as { code?: string; message?: string };
-  const unreachable = e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND' || e?.code === 'ETIMEDOUT' || e?.code === '28P01' || e?.code === '3D000';
-  log.error(unreachable ? `cannot reach PostgreSQL (DATABASE_URL): ${e.message || e.code}` : `could not start: ${e?.message ?? String(err)}`);
+  log.error(isUnreachable(err) ? `cannot reach PostgreSQL (DATABASE_URL): ${e.message || e.code}` : `could not start: ${e?.message ?? String(err)}`);
   process.exit(1);
 }
 

@@ -59,6 +59,30 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
 /** The server answered this error: the statement ended there (rolled back), nothing is left in doubt. */
 export const answeredByServer = (err: unknown): boolean => err instanceof pg.DatabaseError;
 
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P01', // admin shutdown
+  '57P03', // cannot connect now (starting up)
+  '3D000', // database does not exist
+  '28P01', // password authentication failed
+  '28000', // invalid authorization
+  '53300', // too many connections
+]);
+
+/** Whether an error means "could not reach (or use) the database". */
+export function isUnreachable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; errors?: unknown[] };
+  if (e?.code && UNREACHABLE_CODES.has(e.code)) return true;
+  if (Array.isArray(e?.errors) && e.errors.some(isUnreachable)) return true;
+  return /timeout exceeded when trying to connect|Connection terminated (unexpectedly|due to connection timeout)/i.test(e?.message ?? '');
+}
+
 /**
  * COMMIT, and whether it committed: PostgreSQL answers the COMMIT of a transaction an error
  * aborted (one the caller caught and went on from) with ROLLBACK, not with an error.

@@ -97,20 +97,23 @@ function claimOwnership(pgDir: string) {
  * may be someone's.
  */
 function ownerAlive(pgDir: string): boolean {
-  let pid: number;
-  let start: string;
+  let record: string;
   try {
-    [pid, start] = ((s) => [Number(s[0]), s[1] ?? ''] as const)(fs.readFileSync(ownerFile(pgDir), 'utf8').trim().split(' '));
+    record = fs.readFileSync(ownerFile(pgDir), 'utf8');
   } catch {
     return true;
   }
+  const [pidText, start = ''] = record.trim().split(' ');
+  const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false; // EPERM: alive, another user's
   }
-  return !start || processStart(pid) === start || !processStart(pid); // the same process, not a reused pid
+  // The same process, not a pid the system gave to another since (unknown: taken as the same).
+  const startedNow = processStart(pid);
+  return !start || !startedNow || startedNow === start;
 }
 
 function stopServer(pgDir: string) {

@@ -257,8 +257,8 @@ export async function computeConsoleStats(
     }
     const queueFreq = new Map<string, number>();
     (b.queue_vals ?? []).forEach((v: string, k: number) => queueFreq.set(v, Number(b.queue_freqs[k])));
-    for (const s of ungrouped) {
-      const byQueue = joint.get(s)?.size ? joint.get(s)! : queueFreq;
+    const sharesOf = new Map(ungrouped.map((s) => [s, joint.get(s)?.size ? joint.get(s)! : queueFreq] as const));
+    for (const [s, byQueue] of sharesOf) {
       const sum = [...byQueue.values()].reduce((n, f) => n + f, 0);
       if (sum <= 0) continue;
       for (const [name, f] of byQueue) {
@@ -269,10 +269,7 @@ export async function computeConsoleStats(
     }
     // A queue the statistics do not name has no share: its count is unknown, not 0.
     for (const q of queues.values()) {
-      for (const s of ungrouped) {
-        const byQueue = joint.get(s)?.size ? joint.get(s)! : queueFreq;
-        if (!byQueue.has(q.queue)) q.kinds[s] = 'unknown';
-      }
+      for (const [s, byQueue] of sharesOf) if (!byQueue.has(q.queue)) q.kinds[s] = 'unknown';
     }
   }
   waitingCounts(queues, waitingIn, queuesTruncated, grouped);

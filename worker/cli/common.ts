@@ -10,7 +10,10 @@ import Table from 'cli-table3';
 import type pg from 'pg';
 import { ZodError } from 'zod';
 import { loadConfig } from '../../lib/config';
-import { createPool } from '../../lib/db/client';
+import { createPool, isUnreachable } from '../../lib/db/client';
+
+// Where verbs import it from.
+export { isUnreachable };
 import { createLogger } from '../../lib/log';
 import { QueueError } from '../../lib/queue/errors';
 import { isJobIdText } from '../../lib/queue/job';
@@ -66,30 +69,6 @@ export async function withQueue<T>(fn: (q: Queue) => Promise<T>): Promise<T> {
     await pool.end();
     await services.embedded?.stop();
   }
-}
-
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  '57P01', // admin shutdown
-  '57P03', // cannot connect now (starting up)
-  '3D000', // database does not exist
-  '28P01', // password authentication failed
-  '28000', // invalid authorization
-  '53300', // too many connections
-]);
-
-/** Whether an error means "could not reach (or use) the database". */
-export function isUnreachable(err: unknown): boolean {
-  const e = err as { code?: string; message?: string; errors?: unknown[] };
-  if (e?.code && UNREACHABLE_CODES.has(e.code)) return true;
-  if (Array.isArray(e?.errors) && e.errors.some(isUnreachable)) return true;
-  return /timeout exceeded when trying to connect|Connection terminated (unexpectedly|due to connection timeout)/i.test(e?.message ?? '');
 }
 
 /** The exit code for an error thrown by a verb, after printing it. */
