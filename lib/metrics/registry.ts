@@ -102,10 +102,28 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
   });
   new Gauge({
     name: 'leasehold_oldest_due_job_age_seconds',
-    help: 'How long the oldest due, unclaimed job has waited (0 when none waits).',
+    help: 'How long the oldest due, unclaimed job of any queue has waited (0 when none waits), paused queues included: leasehold_queue_oldest_due_job_age_seconds tells them apart.',
     registers: [registry],
     async collect() {
       this.set(((await source.stats()).oldestQueuedAgeMs ?? 0) / 1000);
+    },
+  });
+  // Per queue, so that an alert can leave a queue paused on purpose out: the gauge above
+  // counts its due jobs too (a paused queue's backlog is still a backlog), which pages
+  // whoever alerts on it for every deliberate pause.
+  new Gauge({
+    name: 'leasehold_queue_oldest_due_job_age_seconds',
+    help: 'Per queue, how long its oldest due, unclaimed job has waited; paused="true" while the queue is paused. No series for a queue with no due job, or past the first 200 queues with waiting jobs.',
+    labelNames: ['queue', 'paused'] as const,
+    registers: [registry],
+    async collect() {
+      const s = await source.stats();
+      this.reset();
+      for (const q of s.queues) {
+        if (q.oldestDueAgeMs !== null && q.oldestDueAgeMs !== undefined) {
+          this.set({ queue: q.queue, paused: q.paused ? 'true' : 'false' }, q.oldestDueAgeMs / 1000);
+        }
+      }
     },
   });
   new Gauge({

@@ -140,7 +140,13 @@ export function createMetricsSource(o: {
     const s = await computeConsoleStats(o.db, { leaseMs: o.leaseMs });
     return {
       counts: s.counts,
-      queues: s.queues.map((q) => ({ queue: q.queue, counts: q.counts, kinds: q.kinds })),
+      queues: s.queues.map((q) => ({
+        queue: q.queue,
+        counts: q.counts,
+        kinds: q.kinds,
+        oldestDueAgeMs: q.oldestDueAgeMs,
+        paused: !!q.controls?.paused,
+      })),
       oldestQueuedAgeMs: s.oldestQueuedAgeMs,
       runningExpired: s.runningExpired,
       workersAlive: s.workersAlive,

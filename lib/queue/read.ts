@@ -391,7 +391,14 @@ export async function getJob(db: Executor, id: string): Promise<JobDetail | null
 export interface Stats {
   counts: Record<JobStatus, number>;
   /** Per queue; kinds where the counts are not all exact (the console's and the metrics' read). */
-  queues: { queue: string; counts: Record<JobStatus, number>; kinds?: Record<JobStatus, CountKind> }[];
+  queues: {
+    queue: string;
+    counts: Record<JobStatus, number>;
+    kinds?: Record<JobStatus, CountKind>;
+    /** The queue's oldest due job's age, and whether the queue is paused (the console's and the metrics' read). */
+    oldestDueAgeMs?: number | null;
+    paused?: boolean;
+  }[];
   oldestQueuedAgeMs: number | null;
   runningExpired: number;
   workersAlive: number;

@@ -149,3 +149,29 @@ test('leasehold_workers_alive counts a worker alive within one lease, as the con
   }, { timeoutMs: 20_000, intervalMs: 250 });
   assert.equal(alive, 3, 'the quiet worker is not counted');
 });
+
+test('the oldest due job per queue says which queue is paused, so an alert can leave a deliberate pause out', async () => {
+  const { queueSetControls } = await import('@/lib/queue/ops');
+  // No worker serves these queues: their jobs stay due. The run_at in the past ages them at once.
+  await db.pool.query(
+    `INSERT INTO jobs (queue, type, payload, run_at)
+     VALUES ('m-held', 'demo.sleep', '{}', now() - interval '90 seconds'),
+            ('m-late', 'demo.sleep', '{}', now() - interval '30 seconds')`,
+  );
+  await queueSetControls(db.pool, { name: 'm-held', paused: true });
+  cleanup(() => db.pool.query(`DELETE FROM jobs WHERE queue IN ('m-held', 'm-late'); DELETE FROM queues WHERE name = 'm-held'`));
+  const s = await waitFor('both queues in the per-queue gauge', async () => {
+    const s = await scrape();
+    return s.value('leasehold_queue_oldest_due_job_age_seconds', { queue: 'm-held' }) !== undefined &&
+      s.value('leasehold_queue_oldest_due_job_age_seconds', { queue: 'm-late' }) !== undefined ? s : null;
+  }, { timeoutMs: 20_000, intervalMs: 250 });
+  const series = s.family('leasehold_queue_oldest_due_job_age_seconds').metrics;
+  const held = series.find((m) => m.labels?.queue === 'm-held')!;
+  const late = series.find((m) => m.labels?.queue === 'm-late')!;
+  assert.equal(held.labels!.paused, 'true');
+  assert.equal(late.labels!.paused, 'false');
+  assert.ok(Number(held.value) >= 90 && Number(held.value) < 150, `the paused queue's job waited 90 s and more (${held.value})`);
+  assert.ok(Number(late.value) >= 30 && Number(late.value) < 90, `the other queue's job waited 30 s and more (${late.value})`);
+  assert.ok(s.value('leasehold_oldest_due_job_age_seconds')! >= 90, 'the overall gauge still counts the paused queue');
+  assert.ok(!series.some((m) => m.labels?.queue === 'default'), 'no series for a queue with nothing due');
+});
