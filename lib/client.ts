@@ -26,6 +26,7 @@ import pg from 'pg';
 import { commit, createPool, type Executor } from './db/client';
 import { detailDto } from './http/dto';
 import { enqueueBody, MAX_BULK_ENQUEUE, toEnqueueInput } from './http/schemas';
+import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from './job-types';
 import { createLogger, type Logger } from './log';
 import { QueueError } from './queue/errors';
 import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
@@ -90,8 +91,12 @@ export interface LeaseholdClient {
   close(): Promise<void>;
 }
 
-/** Validates one job exactly as POST /api/jobs does; throws LeaseholdError naming the field. */
-export function validateJob(job: JobInput, where = ''): EnqueueInput {
+/**
+ * Validates one job exactly as POST /api/jobs does; throws LeaseholdError naming the field.
+ * `types`: the job types accepted; by default the built-in ones (the client's own calls
+ * pass knownJobTypes, which adds those the workers registered).
+ */
+export function validateJob(job: JobInput, where = '', types: KnownJobTypes = builtinJobTypes): EnqueueInput {
   const at = (f: string) => (where ? `${where}.${f}` : f);
   // What POST /api/jobs would receive: a Date as its ISO text, a payload as JSON. Both are
   // checked here, because toISOString and JSON.stringify would otherwise throw a bare
@@ -116,10 +121,11 @@ export function validateJob(job: JobInput, where = ''): EnqueueInput {
     const at = [where, ...i.path.map(String)].filter(Boolean).join('.');
     throw new QueueError('invalid_request', `${at || 'job'}: ${i.message}`);
   }
-  return toEnqueueInput(parsed.data, where);
+  return toEnqueueInput(parsed.data, where, types);
 }
 
-const validateAll = (jobs: readonly JobInput[]) => jobs.map((j, k) => validateJob(j, `[${k}]`));
+/** The type names to look up before validating (whatever is not a string is refused by validateJob). */
+const typeNames = (jobs: readonly JobInput[]) => jobs.map((j) => j?.type).filter((t): t is string => typeof t === 'string');
 
 /** A doorbell that only remembers what to ring, until the transaction has committed. */
 class DeferredDoorbell implements Doorbell {
@@ -154,6 +160,12 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       await redisSettled(bell, 2_000);
       return bell;
     })());
+  // The registered job types are read through the client's pool, never inside a caller's transaction.
+  const validateOne = async (job: JobInput) => validateJob(job, '', await knownJobTypes(pool, typeNames([job])));
+  const validateAll = async (jobs: readonly JobInput[]) => {
+    const types = await knownJobTypes(pool, typeNames(jobs));
+    return jobs.map((j, k) => validateJob(j, `[${k}]`, types));
+  };
   const ring = async (items: readonly Ring[]) => {
     if (items.length) await (await getDoorbell()).ring(items);
   };
@@ -172,8 +184,8 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     const insert = (inputs: readonly EnqueueInput[]) => insertMany(client, inputs, deferred);
     const tx: Transaction = {
       client,
-      enqueue: async (job) => (await insert([validateJob(job)]))[0]!,
-      enqueueMany: (jobs) => insert(validateAll(jobs)),
+      enqueue: async (job) => (await insert([await validateOne(job)]))[0]!,
+      enqueueMany: async (jobs) => insert(await validateAll(jobs)),
       afterCommit: () => ring(deferred.pending.splice(0)),
     };
     return { tx, insert };
@@ -217,11 +229,11 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
 
   return {
     async enqueue(job) {
-      const [r] = await jobEnqueue(pool, [validateJob(job)], { doorbell: await getDoorbell() });
+      const [r] = await jobEnqueue(pool, [await validateOne(job)], { doorbell: await getDoorbell() });
       return r!;
     },
     async enqueueMany(jobs) {
-      const inputs = validateAll(jobs);
+      const inputs = await validateAll(jobs);
       if (inputs.length === 0) return [];
       if (inputs.length <= MAX_BULK_ENQUEUE) return jobEnqueue(pool, inputs, { doorbell: await getDoorbell() });
       return inTransaction(pool, (t) => t.insert(inputs));

@@ -62,10 +62,15 @@ const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefi
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
 if (receiver) await receiver.ready(2_000);
 
-const { handlers, schedules } = await loadHandlers(cfg.handlersModule);
+const { handlers, schedules, registrations } = await loadHandlers(cfg.handlersModule);
+// Before the first claim: producers accept this module's types from now on (lib/job-types.ts).
+await ops.jobTypesRegister(pool, registrations);
 for (const schedule of schedules) await ops.scheduleUpsert(pool, schedule);
 // Each type's own time limit, looked up once per job run (LEASEHOLD_JOB_TIMEOUT_MS for the rest).
-const typeTimeouts = new Map(Object.entries(jobTypes as Record<string, JobTypeSpec>).map(([type, spec]) => [type, spec.timeoutMs]));
+const typeTimeouts = new Map<string, number | null | undefined>([
+  ...Object.entries(jobTypes as Record<string, JobTypeSpec>).map(([type, spec]) => [type, spec.timeoutMs] as const),
+  ...registrations.map((r) => [r.name, r.timeoutMs] as const),
+]);
 const runner = new Runner({
   pool,
   heartbeatPool,

@@ -244,6 +244,25 @@ export const schedules = pgTable('schedules', {
   updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
 });
 
+/**
+ * Job types beyond the built-in ones (lib/job-types.ts), registered by the worker processes
+ * that run them (the handlers of their LEASEHOLD_HANDLERS module) each time one starts
+ * (0012). Producers — the HTTP API, the CLI, the client — accept a type once a worker has
+ * registered it, and check its payload against the JSON Schema the module declared, if any:
+ * a type nobody runs is refused before it is written instead of failing at a worker.
+ */
+export const registeredJobTypes = pgTable('job_types', {
+  name: text('name').primaryKey(),
+  description: text('description'),
+  /** JSON Schema of the payload (from the module's zod schema); null: any JSON object. */
+  payloadSchema: jsonb('payload_schema'),
+  /** The module's time limit for one attempt, in ms (null: LEASEHOLD_JOB_TIMEOUT_MS). */
+  timeoutMs: integer('timeout_ms'),
+  registeredAt: timestamp('registered_at', tz).notNull().defaultNow(),
+  /** When a worker last registered it (it starts again with every worker process). */
+  seenAt: timestamp('seen_at', tz).notNull().defaultNow(),
+});
+
 // ------------------------------------------------------------------ access control (0008)
 
 /**

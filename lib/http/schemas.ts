@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { QueueError } from '../queue/errors';
 import { NAME_RE } from '../auth/store';
-import { isJobType, jobTypes } from '../job-types';
+import { builtinJobTypes, type KnownJobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
 import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
@@ -88,11 +88,19 @@ export type EnqueueBody = z.input<typeof enqueueBody>;
 
 export const enqueueRequest = z.union([enqueueBody, z.array(enqueueBody).min(1).max(MAX_BULK_ENQUEUE)]);
 
-/** Validates one job: the envelope, then the type's own payload schema. */
-export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): EnqueueInput {
+/**
+ * Validates one job: the envelope, then the type's own payload schema. `types`: the types
+ * accepted (knownJobTypes: the built-in ones and those workers registered).
+ */
+export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = '', types: KnownJobTypes = builtinJobTypes): EnqueueInput {
   const at = (f: string) => (where ? `${where}.${f}` : f);
-  if (!isJobType(body.type)) {
-    throw new QueueError('unknown_type', `${at('type')}: unknown job type ${JSON.stringify(body.type)}; known: ${Object.keys(jobTypes).join(', ')}`);
+  const schema = types.payloadOf(body.type);
+  if (!schema) {
+    throw new QueueError(
+      'unknown_type',
+      `${at('type')}: unknown job type ${JSON.stringify(body.type)}; known: ${types.names().join(', ')} ` +
+        '(a type is known once a worker whose LEASEHOLD_HANDLERS module runs it has started)',
+    );
   }
   const payload = body.payload ?? {};
   // The depth first: JSON.stringify of a value nested thousands deep overflows the stack.
@@ -102,7 +110,7 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = ''): 
   if (size > MAX_PAYLOAD_BYTES) {
     throw new QueueError('payload_too_large', `${at('payload')}: ${size} bytes, over the limit of ${MAX_PAYLOAD_BYTES} (1 MiB)`);
   }
-  const parsed = jobTypes[body.type].payload.safeParse(payload);
+  const parsed = schema.safeParse(payload);
   if (!parsed.success) {
     const i = parsed.error.issues[0]!;
     throw new QueueError('invalid_request', `${at('payload')}${i.path.length ? '.' + i.path.join('.') : ''}: ${i.message} (for ${body.type})`);

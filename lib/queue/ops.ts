@@ -940,6 +940,38 @@ export async function wakeupNotify(db: Executor, queues: readonly string[]) {
   await run(db, sql.wakeupNotify, [queues]);
 }
 
+// ------------------------------------------------------------------ job types
+
+/** A job type as a worker registers it (the built-in ones are not registered: lib/job-types.ts). */
+export interface JobTypeRegistration {
+  name: string;
+  description: string | null;
+  /** JSON Schema of the payload; null: any JSON object. */
+  payloadSchema: Record<string, unknown> | null;
+  timeoutMs: number | null;
+}
+
+export interface RegisteredJobType extends JobTypeRegistration {
+  registeredAt: Date;
+  seenAt: Date;
+}
+
+/** jobTypesRegister — a starting worker's job types (see statements.ts). */
+export async function jobTypesRegister(db: Executor, types: readonly JobTypeRegistration[]): Promise<void> {
+  if (types.length) await run(db, sql.jobTypesRegister, [JSON.stringify(types)]);
+}
+
+export async function jobTypesRegistered(db: Executor): Promise<RegisteredJobType[]> {
+  return (await run(db, sql.jobTypesList, [])).rows.map((r) => ({
+    name: r.name,
+    description: r.description,
+    payloadSchema: r.payload_schema,
+    timeoutMs: r.timeout_ms,
+    registeredAt: r.registered_at,
+    seenAt: r.seen_at,
+  }));
+}
+
 // ------------------------------------------------------------------ worker rows
 
 export async function workerRegister(

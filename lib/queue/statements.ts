@@ -963,3 +963,27 @@ export const workerPrune: Statement = {
   name: 'leasehold_worker_prune',
   text: `DELETE FROM workers WHERE heartbeat_at < now() - ${ms('$1')}`,
 };
+
+/**
+ * jobTypesRegister — a starting worker registers the job types its handlers module runs
+ * (lib/job-types.ts): each one's description, payload schema and time limit, as the
+ * starting worker's module has them now (the latest start wins: a rolling deploy moves
+ * every type to the new definition).
+ * Params: $1 JSON array of {name, description, payloadSchema, timeoutMs}.
+ */
+export const jobTypesRegister: Statement = {
+  name: 'leasehold_job_types_register',
+  text: `
+INSERT INTO job_types (name, description, payload_schema, timeout_ms)
+SELECT t.name, t.description, t."payloadSchema", t."timeoutMs"
+  FROM jsonb_to_recordset($1::jsonb) AS t(name text, description text, "payloadSchema" jsonb, "timeoutMs" int)
+ON CONFLICT (name) DO UPDATE
+   SET description = EXCLUDED.description, payload_schema = EXCLUDED.payload_schema,
+       timeout_ms = EXCLUDED.timeout_ms, seen_at = now()`,
+};
+
+/** jobTypesList — the registered job types, by name. */
+export const jobTypesList: Statement = {
+  name: 'leasehold_job_types_list',
+  text: `SELECT name, description, payload_schema, timeout_ms, registered_at, seen_at FROM job_types ORDER BY name`,
+};

@@ -10,7 +10,8 @@ import Table from 'cli-table3';
 import type pg from 'pg';
 import { ZodError } from 'zod';
 import { loadConfig } from '../../lib/config';
-import { createPool, isUnreachable } from '../../lib/db/client';
+import { createPool, type Executor, isUnreachable } from '../../lib/db/client';
+import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from '../../lib/job-types';
 
 // Where verbs import it from.
 export { isUnreachable };
@@ -51,6 +52,52 @@ export interface Queue {
   doorbell: Doorbell;
   redisUrl: string | null;
   redisPrefix: string;
+}
+
+/**
+ * The job types a verb checks jobs against: the built-in ones, without touching the
+ * database, and, once a job names another, those workers registered (read through `db`,
+ * which may open the database only then: a dry run of built-in types needs none). A name
+ * still unknown after a lookup is not looked up again: a file of a million lines naming
+ * one unknown type costs one read.
+ */
+export function jobTypesFrom(db: () => Promise<Executor>): (name: unknown) => Promise<KnownJobTypes> {
+  let known: KnownJobTypes = builtinJobTypes;
+  const missing = new Set<string>();
+  return async (name) => {
+    if (typeof name === 'string' && !known.payloadOf(name) && !missing.has(name)) {
+      known = await knownJobTypes(await db(), [name]);
+      if (!known.payloadOf(name)) missing.add(name);
+    }
+    return known;
+  };
+}
+
+/**
+ * A database connection opened only if a verb turns out to need one (a dry run that meets
+ * a registered job type); close() is a no-op otherwise.
+ */
+export function lazyDatabase(): { get(): Promise<Executor>; close(): Promise<void> } {
+  let opened: Promise<{ pool: pg.Pool; stop(): Promise<void> }> | null = null;
+  return {
+    async get() {
+      opened ??= (async () => {
+        const services = await resolveServices(loadConfig(), log);
+        const pool = createPool(services.databaseUrl, { name: 'cli', max: 1 });
+        return {
+          pool,
+          async stop() {
+            await pool.end();
+            await services.embedded?.stop();
+          },
+        };
+      })();
+      return (await opened).pool;
+    },
+    async close() {
+      if (opened) await (await opened.catch(() => null))?.stop();
+    },
+  };
 }
 
 /** Opens what a verb needs, runs it, and closes everything (also when it throws). */

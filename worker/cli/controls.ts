@@ -6,7 +6,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { enqueueBody, queueName, toEnqueueInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
-import { auditCli, EXIT_CODES_HELP, intArg, issueText, jsonArg, printJson, printTable as table, visible, withQueue } from './common';
+import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, visible, withQueue } from './common';
 
 const nameArg = (v: string) => {
   const r = queueName.safeParse(v);
@@ -108,8 +108,8 @@ export function addControlCommands(program: Command) {
     .action(async (name: string, o) => {
       const parsed = enqueueBody.safeParse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts });
       if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
-      const input = toEnqueueInput(parsed.data);
       const s = await withQueue(async (q) => {
+        const input = toEnqueueInput(parsed.data, '', await jobTypesFrom(async () => q.pool)(parsed.data.type));
         return auditCli(
           q.pool,
           { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue } },

@@ -8,10 +8,24 @@ import readline from 'node:readline';
 import { type Command, Option } from 'commander';
 import { MAX_BULK_ENQUEUE } from '../../lib/http/schemas';
 import { validateJob } from '../../lib/client';
+import { builtinJobTypes, type KnownJobTypes } from '../../lib/job-types';
 import { QueueError } from '../../lib/queue/errors';
 import { type EnqueueInput, type EnqueueResult, jobEnqueue } from '../../lib/queue/ops';
 import type { Doorbell, Ring } from '../../lib/queue/signal';
-import { EXIT, EXIT_CODES_HELP, exitAtLeast, intArg, jsonArg, printJson, progressBar, progressEnabled, visible, withQueue } from './common';
+import {
+  EXIT,
+  EXIT_CODES_HELP,
+  exitAtLeast,
+  intArg,
+  jobTypesFrom,
+  jsonArg,
+  lazyDatabase,
+  printJson,
+  progressBar,
+  progressEnabled,
+  visible,
+  withQueue,
+} from './common';
 
 /** At most this many refused lines are printed one by one; the summary counts them all. */
 const MAX_PRINTED_ERRORS = 100;
@@ -73,16 +87,22 @@ ${EXIT_CODES_HELP}
       }
       if (type === undefined) throw new QueueError('invalid_request', 'give a job type (leasehold enqueue demo.noop) or --file');
       if (o.allOrNothing) throw new QueueError('invalid_request', '--all-or-nothing applies to --file');
-      const input = validateJob({
-        type,
-        payload,
-        queue: o.queue,
-        maxAttempts: o.maxAttempts,
-        runAt: o.runAt,
-        idempotencyKey: o.idempotencyKey,
+      const job = { type, payload, queue: o.queue, maxAttempts: o.maxAttempts, runAt: o.runAt, idempotencyKey: o.idempotencyKey };
+      // A built-in type is checked before the database is opened; another needs the registry.
+      if (builtinJobTypes.payloadOf(type)) validateJob(job);
+      if (o.dryRun) {
+        const db = lazyDatabase();
+        try {
+          validateJob(job, '', await jobTypesFrom(db.get)(type));
+        } finally {
+          await db.close();
+        }
+        return o.json ? printJson({ valid: true }) : console.log('valid (dry run: nothing written)');
+      }
+      const [r] = await withQueue(async ({ pool, doorbell }) => {
+        const input = validateJob(job, '', await jobTypesFrom(async () => pool)(type));
+        return jobEnqueue(pool, [input], { doorbell });
       });
-      if (o.dryRun) return o.json ? printJson({ valid: true }) : console.log('valid (dry run: nothing written)');
-      const [r] = await withQueue(({ pool, doorbell }) => jobEnqueue(pool, [input], { doorbell }));
       if (o.json) printJson(r);
       else console.log(`${r!.id}${r!.created ? '' : '\t(an existing job for this idempotency key)'}`);
     });
@@ -105,7 +125,12 @@ interface Summary {
 }
 
 /** One line → the job it describes, or why not. */
-function parseLine(text: string, lineNo: number, o: EnqueueOptions): EnqueueInput | Refusal {
+async function parseLine(
+  text: string,
+  lineNo: number,
+  o: EnqueueOptions,
+  typesFor: (name: unknown) => Promise<KnownJobTypes>,
+): Promise<EnqueueInput | Refusal> {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -115,11 +140,15 @@ function parseLine(text: string, lineNo: number, o: EnqueueOptions): EnqueueInpu
   if (!v || typeof v !== 'object' || Array.isArray(v)) return { line: lineNo, error: 'expected a JSON object (one job per line)' };
   const job = v as Record<string, unknown>;
   try {
-    return validateJob({
-      ...(job as { type: string }),
-      queue: (job.queue as string | undefined) ?? o.queue,
-      maxAttempts: (job.maxAttempts as number | undefined) ?? o.maxAttempts,
-    });
+    return validateJob(
+      {
+        ...(job as { type: string }),
+        queue: (job.queue as string | undefined) ?? o.queue,
+        maxAttempts: (job.maxAttempts as number | undefined) ?? o.maxAttempts,
+      },
+      '',
+      await typesFor(job.type),
+    );
   } catch (e) {
     if (e instanceof QueueError) return { line: lineNo, error: e.message };
     throw e;
@@ -168,7 +197,7 @@ async function enqueueFile(o: EnqueueOptions) {
     for (const r of rs) r.created ? s.enqueued++ : s.existing++;
   };
 
-  const run = async (insert: ((batch: EnqueueInput[]) => Promise<void>) | null) => {
+  const run = async (insert: ((batch: EnqueueInput[]) => Promise<void>) | null, typesFor: (name: unknown) => Promise<KnownJobTypes>) => {
     let batch: EnqueueInput[] = [];
     const rl = readline.createInterface({ input, crlfDelay: Infinity });
     try {
@@ -177,7 +206,7 @@ async function enqueueFile(o: EnqueueOptions) {
         // Files saved by Windows tools start with a byte-order mark: not part of the first job.
         if (s.lines === 1 && text.startsWith('\ufeff')) text = text.slice(1);
         if (!text.trim()) continue;
-        const r = parseLine(text, s.lines, o);
+        const r = await parseLine(text, s.lines, o, typesFor);
         if ('error' in r) refuse(r);
         else {
           s.jobs++;
@@ -198,7 +227,12 @@ async function enqueueFile(o: EnqueueOptions) {
   };
 
   if (o.dryRun) {
-    await run(null);
+    const db = lazyDatabase();
+    try {
+      await run(null, jobTypesFrom(db.get));
+    } finally {
+      await db.close();
+    }
   } else {
     await withQueue(async ({ pool, doorbell }) => {
       if (!o.allOrNothing) {
@@ -208,7 +242,7 @@ async function enqueueFile(o: EnqueueOptions) {
           await run(async (batch) => {
             tally(await jobEnqueue(pool, batch, { doorbell }));
             s.written = true;
-          });
+          }, jobTypesFrom(async () => pool));
         } catch (err) {
           console.error(`stopped at line ${s.lines}: ${s.enqueued} job(s) were enqueued before the error (re-running is safe for lines with an idempotencyKey)`);
           throw err;
@@ -220,7 +254,8 @@ async function enqueueFile(o: EnqueueOptions) {
       const collect: Doorbell = { usingRedis: false, ring: async (items) => void deferred.push(...items), backlog: async () => null };
       try {
         await client.query('BEGIN');
-        await run(async (batch) => tally(await jobEnqueue(client, batch, { doorbell: collect })));
+        // The registry is read through the pool, not inside this transaction.
+        await run(async (batch) => tally(await jobEnqueue(client, batch, { doorbell: collect })), jobTypesFrom(async () => pool));
         if (s.refused > 0) {
           await client.query('ROLLBACK');
           s.enqueued = s.existing = 0;

@@ -2,6 +2,7 @@ import { json, readJson, readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { pageDto } from '@/lib/http/dto';
 import { enqueueRequest, listQuery, toEnqueueInput } from '@/lib/http/schemas';
+import { knownJobTypes } from '@/lib/job-types';
 import { jobEnqueue } from '@/lib/queue/ops';
 import { agedBy, listJobs } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
@@ -28,8 +29,9 @@ export const GET = route('viewer', async (req: Request) => {
 export const POST = route('enqueue', async (req: Request) => {
   const body = enqueueRequest.parse(await readJson(req));
   const many = Array.isArray(body);
-  const inputs = many ? body.map((b, k) => toEnqueueInput(b, `[${k}]`)) : [toEnqueueInput(body)];
   const { pool, doorbell } = serverContext();
+  const types = await knownJobTypes(pool, many ? body.map((b) => b.type) : [body.type]);
+  const inputs = many ? body.map((b, k) => toEnqueueInput(b, `[${k}]`, types)) : [toEnqueueInput(body, '', types)];
   const results = await jobEnqueue(pool, inputs, { doorbell });
   if (many) return json({ jobs: results.map((r) => ({ id: r.id, created: r.created })) }, 202);
   return json({ id: results[0]!.id, created: results[0]!.created }, 202);

@@ -29,7 +29,7 @@ export const jobRoutes = [
       },
       '400': errorResponse('Malformed JSON, a field out of range, an unknown field, or a payload that breaks its type schema.'),
       '413': errorResponse('The body or a payload is over the limit (1 MiB per payload).'),
-      '422': errorResponse('An unknown job type.'),
+      '422': errorResponse('An unknown job type: neither built in nor registered by a worker that runs it (its LEASEHOLD_HANDLERS module).'),
       ...commonErrors,
     },
   }),
