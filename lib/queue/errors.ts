@@ -51,21 +51,36 @@ export class QueueError extends Error {
 export const httpStatusOf = (code: ErrorCode) => HTTP_STATUS[code];
 
 /**
- * Codes of a database that is busy or away (statement timeout, too many connections, server
- * shutting down, connection refused): worth telling apart from a bug.
+ * Codes the server answered with for a database that is busy or going away (statement
+ * timeout, too many connections, shutting down): the statement ended there, rolled back.
  */
-const UNAVAILABLE_CODES = new Set(['57014', '53300', '57P01', 'ECONNREFUSED']);
+const UNAVAILABLE_CODES = new Set(['57014', '53300', '57P01', '57P03']);
+/** Errors before a connection was made (nothing was sent): refused, unresolvable, no free connection in time. */
+const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', '3D000', '28P01', '28000']);
+const NOT_CONNECTED = /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i;
+/** A connection lost or silent while a statement ran: whether it was applied is unknown. */
+const NO_ANSWER = /Query read timeout|Connection terminated unexpectedly|Connection terminated$/i;
 
 /**
  * The QueueError an error stands for: itself, or `unavailable` for a database that is busy or
- * away; null for anything else (a bug, whose details are logged, never shown). Logs nothing:
- * the caller that reports the error (an HTTP route, the CLI) does.
+ * away — saying whether anything may have been changed, which is what decides whether the
+ * caller can simply retry; null for anything else (a bug, whose details are logged, never
+ * shown). Logs nothing: the caller that reports the error (an HTTP route, the CLI) does.
  */
 export function knownQueueError(err: unknown): QueueError | null {
   if (err instanceof QueueError) return err;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) {
-    return new QueueError('unavailable', 'the database is busy or unreachable; try again');
+  const e = err as { code?: unknown; message?: unknown; errors?: unknown[] } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (UNAVAILABLE_CODES.has(code) || NOT_CONNECTED_CODES.has(code) || NOT_CONNECTED.test(message) ||
+      (Array.isArray(e?.errors) && e.errors.length > 0 && e.errors.every((x) => NOT_CONNECTED_CODES.has((x as { code?: string })?.code ?? ''))))
+    return new QueueError('unavailable', 'the database is busy or unreachable; nothing was changed: try again');
+  if (code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'EPIPE' || NO_ANSWER.test(message)) {
+    return new QueueError(
+      'unavailable',
+      'the database stopped answering: what was asked may or may not have been done. Read it back before retrying ' +
+        '(an enqueue with an idempotencyKey is safe to retry)',
+    );
   }
   return null;
 }

@@ -1,7 +1,8 @@
 /**
  * What the web process's route handlers share: configuration, two pools (reads carry a
- * statement_timeout so a heavy console query can never pile up; writes do not) and the
- * doorbell producers ring after COMMIT. Created on first use, once per process.
+ * short statement_timeout so a heavy console query can never pile up; writes a longer one,
+ * below the client's own limit) and the doorbell producers ring after COMMIT. Created on
+ * first use, once per process.
  */
 import type pg from 'pg';
 import { loadConfig, type Config, redisDisabled, DEFAULT_REDIS_URL } from '../config';
@@ -25,6 +26,14 @@ export interface ServerContext {
 const g = globalThis as unknown as { __leaseholdServer?: ServerContext };
 
 export const READ_STATEMENT_TIMEOUT_MS = 5_000;
+/**
+ * A write the server has not finished in this long is cancelled by the server itself (and
+ * rolled back), before the client's own limit below gives up on it: a client that gave up
+ * first would answer an error for a write that then commits (a producer retrying an
+ * enqueue would make it twice). What it waits for, say a lock an operator's long
+ * transaction holds, counts.
+ */
+export const WRITE_STATEMENT_TIMEOUT_MS = 20_000;
 const WRITE_QUERY_TIMEOUT_MS = 30_000;
 
 export function serverContext(): ServerContext {
@@ -41,6 +50,7 @@ export function serverContext(): ServerContext {
   // cannot see it. Writes are batches of at most OP_BATCH ids; none takes seconds.
   const pool = sharedPool('web', cfg.databaseUrl, {
     max: 10,
+    statementTimeoutMs: WRITE_STATEMENT_TIMEOUT_MS,
     queryTimeoutMs: WRITE_QUERY_TIMEOUT_MS,
     settings: { ...settings, idle_in_transaction_session_timeout: String(WRITE_QUERY_TIMEOUT_MS) },
   });
