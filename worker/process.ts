@@ -99,7 +99,10 @@ process.on('unhandledRejection', (reason) =>
 );
 await runner.start();
 log.info('worker process started', { worker: runner.workerId, concurrency, queues: queues.join(','), redis: !!redisUrl });
-process.send?.({ type: 'ready', workerId: runner.workerId });
+// Forked by a supervisor that went away while this process started: its 'disconnect' came
+// before the handler below (and a send on the closed channel would throw), so stop now.
+if (process.send && !process.connected) setImmediate(() => void shutdown('supervisor went away during start'));
+else process.send?.({ type: 'ready', workerId: runner.workerId });
 
 let stopping = false;
 async function shutdown(why: string) {

@@ -263,6 +263,80 @@ describe('handler outcomes', () => {
   });
 });
 
+describe('an outcome that cannot be recorded', () => {
+  test('what a handler throws keeps its message: a plain object, one with no prototype, a message that is no string', async (t) => {
+    const thrown: Record<string, unknown> = {
+      plain: { message: 'quota exceeded for tenant 7', code: 429 },
+      bare: Object.assign(Object.create(null), { message: 'the real reason' }),
+      numeric: Object.assign(new Error('x'), { message: 404 }),
+      value: { reason: 'no message at all' },
+    };
+    const { runner, enqueue } = await makeRunner(t, {
+      handlers: {
+        'test.block': (p: { kind: string }) => {
+          throw thrown[p.kind];
+        },
+      },
+    });
+    const ids = Object.fromEntries(await Promise.all(Object.keys(thrown).map(async (kind) => [kind, await enqueue({ maxAttempts: 1, payload: { kind } })])));
+    const errorOf = async (kind: string) =>
+      waitFor(`the ${kind} job to fail`, async () => {
+        const r = await jobRow(db.pool, ids[kind]);
+        return r.status === 'failed' ? r.error : null;
+      });
+    assert.equal(await errorOf('plain'), 'quota exceeded for tenant 7');
+    assert.equal(await errorOf('bare'), 'the real reason');
+    assert.equal(await errorOf('numeric'), '404');
+    assert.equal(await errorOf('value'), '{"reason":"no message at all"}');
+    await waitFor('the runner to drop the jobs', () => runner.inFlight === 0);
+    assert.equal(runner.stats.leaseLost, 0, 'each failure was recorded as such, none left to expire');
+  });
+
+  test('a result store that never answers does not keep the job running under renewed leases: given up after a lease, then recovered', async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-results-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const store = new FsResultStore(dir);
+    store.put = () => new Promise(() => {}); // never settles
+    const { runner, enqueue } = await makeRunner(t, {
+      results: store,
+      leaseMs: 2_000,
+      recoverMs: 500,
+      handlers: { 'test.block': () => ({ some: 'result' }) },
+    });
+    const id = await enqueue({ maxAttempts: 1 });
+    const row = await waitFor('the job to leave running', async () => {
+      const r = await jobRow(db.pool, id);
+      return r.status !== 'running' && r.status !== 'queued' ? r : null;
+    }, { timeoutMs: 30_000 });
+    assert.equal(row.status, 'failed', 'its one attempt was lost, and the sweep moved it on');
+    const { rows } = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1', [id]);
+    assert.deepEqual(rows.map((r) => r.outcome), ['lease_lost']);
+    assert.equal(runner.inFlight, 0);
+  });
+});
+
+describe('queue limits and prefetch', () => {
+  test("a process that prefetches holds no job of a limited queue it has no slot for: another worker's free slots run them", async (t) => {
+    const slow = uniquePrefix('slow');
+    const limited = uniquePrefix('limited');
+    await ops.queueSetControls(db.pool, { name: limited, concurrencyLimit: 2 });
+    t.after(() => db.pool.query('DELETE FROM queues WHERE name = $1', [limited]));
+    const quick: Handler = () => undefined;
+    // A: one slot, busy with a job that runs until the test ends, and room to prefetch.
+    const a = await makeRunner(t, { prefix: slow, queues: [slow, limited], concurrency: 1, prefetch: 4, handlers: { 'test.block': (_p, ctx) => new Promise((_, no) => ctx.signal.addEventListener('abort', () => no(ctx.signal.reason))), 'test.quick': quick } });
+    const busy = await a.enqueue();
+    await waitFor('A to run the long job', async () => (await jobRow(db.pool, busy)).status === 'running');
+    // B: free slots on the limited queue only.
+    await makeRunner(t, { prefix: uniquePrefix('b'), queues: [limited], concurrency: 4, handlers: { 'test.quick': quick } });
+    const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 6 }, () => ({ type: 'test.quick', queue: limited })))).map((r) => r.id);
+    await waitFor('every job of the limited queue to complete while A is busy', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [ids])).rows[0].n === ids.length,
+    { timeoutMs: 20_000 });
+    const { rows } = await db.pool.query(`SELECT DISTINCT worker_id FROM job_attempts WHERE job_id = ANY($1)`, [ids]);
+    assert.ok(!rows.some((r) => r.worker_id === a.runner.workerId), 'A, with no free slot, claimed none of them');
+  });
+});
+
 describe('graceful shutdown', () => {
   test('stop() lets the grace period pass, then hands the leases back: queued, attempt not spent', async (t) => {
     const { runner, seen, enqueue } = await makeRunner(t);
@@ -324,7 +398,7 @@ describe('claiming through faults', () => {
   function faultyPool(t: TestContext) {
     const pool = createPool(db.url, { name: 'faulty', max: 5 });
     t.after(() => pool.end());
-    const failing = new Map<string, { left: number; committed: boolean }>();
+    const failing = new Map<string, { left: number; committed: boolean; then?: () => void }>();
     const proxy = new Proxy(pool, {
       get(target, prop) {
         if (prop === 'query') {
@@ -335,7 +409,8 @@ describe('claiming through faults', () => {
             if (!fault || fault.left === 0) return query();
             fault.left--;
             const lost = Object.assign(new Error(`injected: ${name} lost its connection`), { code: '57P01' });
-            return fault.committed ? query().then(() => Promise.reject(lost)) : Promise.reject(lost);
+            const answer = fault.committed ? query().then(() => Promise.reject(lost)) : Promise.reject(lost);
+            return answer.finally(() => void fault.then?.());
           };
         }
         const v = Reflect.get(target, prop, target);
@@ -345,7 +420,8 @@ describe('claiming through faults', () => {
     return {
       pool: proxy,
       fail: (statement: string, times = 1) => failing.set(statement, { left: times, committed: false }),
-      loseAnswer: (statement: string, times = 1) => failing.set(statement, { left: times, committed: true }),
+      /** `then`: called once the caller has its error. */
+      loseAnswer: (statement: string, times = 1, then?: () => void) => failing.set(statement, { left: times, committed: true, then }),
     };
   }
 
@@ -397,6 +473,22 @@ describe('claiming through faults', () => {
     for (const r of rows.slice(0, -1)) assert.deepEqual([r.outcome, r.error], ['aborted', 'claimed by a statement whose answer was lost; handed back without running']);
     const row = await jobRow(db.pool, id);
     assert.equal(row.max_attempts - row.attempt_count, row.attempt_budget - 1, 'only the attempt that ran was spent');
+  });
+
+  test('a claim whose answer was lost just before a stop is handed back by the stop: the job keeps its attempt', async (t) => {
+    const { pool, loseAnswer } = faultyPool(t);
+    let stopped: Promise<void> | null = null;
+    const ran: string[] = [];
+    const { runner, enqueue } = await makeRunner(t, { pool, leaseMs: 120_000, handlers: { 'test.block': (_p, ctx) => void ran.push(ctx.job.id) } });
+    // The stop comes while the fetch loop waits to look for what the lost claim took.
+    for (const st of ['leasehold_job_claim_fresh', 'leasehold_job_claim', 'leasehold_job_claim_next']) loseAnswer(st, 1, () => (stopped ??= runner.stop(0)));
+    const id = await enqueue({ maxAttempts: 1 });
+    await waitFor('the stop to begin', () => stopped !== null);
+    await stopped;
+    const row = await jobRow(db.pool, id);
+    assert.deepEqual(ran, [], 'it never ran');
+    assert.equal(row.status, 'queued', 'handed back, not left running under the stopped worker for the sweep to fail it');
+    assert.equal(row.max_attempts - row.attempt_count, 1, 'its one attempt is still to come');
   });
 
   test('a job that ran but whose outcome could not be recorded is left to the sweep, not handed back as unrun', async (t) => {

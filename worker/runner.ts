@@ -100,7 +100,8 @@ export const HELD_SIGNALS_MS = 100;
 /** host:pid:random — unique per host, process and start, on any number of hosts. */
 export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
-type AbortReason = 'lease_lost' | 'lease_expired_locally' | 'cancelled' | 'shutdown';
+/** Why an attempt stopped being ours ('outcome_not_recorded': see RECORD_WITHIN_LEASES). */
+type AbortReason = 'lease_lost' | 'lease_expired_locally' | 'cancelled' | 'shutdown' | 'outcome_not_recorded';
 
 interface PendingCompletion {
   e: Entry;
@@ -120,6 +121,8 @@ interface Entry {
   state: 'buffered' | 'running' | 'finishing';
   /** performance.now() when the handler was called. */
   startedAt: number;
+  /** performance.now() when the handler ended: its outcome is recorded within a lease of it, or given up. */
+  finishedAt?: number;
   /** performance.now() past which the handler has run too long (Infinity: no limit). */
   deadline: number;
   /** The handler ran past its deadline: whatever it does now, the attempt fails with this. */
@@ -314,7 +317,14 @@ export class Runner {
 
   // ---------------------------------------------------------------- fetching
 
+  /**
+   * Jobs claimed ahead of free slots — none while one of this process's queues is limited (a
+   * concurrency or rate limit): a held job counts as running against its queue's limit while
+   * it runs nothing (other workers with free slots wait), and held jobs would start back to
+   * back, past the rate. Claims then take only free slots, and what they claim starts at once.
+   */
   private get prefetch() {
+    for (const c of this.controls.values()) if (!c.paused) return 0;
     return this.o.prefetch ?? 0;
   }
 
@@ -727,7 +737,8 @@ export class Runner {
    */
   private execute(e: Entry) {
     const { job } = e;
-    const handler = this.o.handlers[job.type];
+    // Own properties only: a job of type "constructor" must not run Object's.
+    const handler = Object.hasOwn(this.o.handlers, job.type) ? this.o.handlers[job.type] : undefined;
     e.startedAt = performance.now();
     const timeoutMs = this.o.timeoutFor?.(job.type);
     if (timeoutMs) e.deadline = e.startedAt + timeoutMs;
@@ -741,12 +752,22 @@ export class Runner {
         return done(undefined, err ?? new Error('handler threw a falsy value'));
       }
       if (failpointsEnabled) setImmediate(() => void failpoint('mid_handler', [job.id]));
-      if (out !== null && typeof out === 'object' && typeof (out as PromiseLike<unknown>).then === 'function') {
-        (out as PromiseLike<unknown>).then(
-          (r) => done(r, null),
-          (err) => done(undefined, err ?? new Error('handler rejected with a falsy value')),
-        );
-      } else done(out, null);
+      let then: unknown;
+      try {
+        then = out !== null && typeof out === 'object' ? (out as PromiseLike<unknown>).then : undefined;
+        if (typeof then === 'function') {
+          then.call(
+            out,
+            (r: unknown) => done(r, null),
+            (err: unknown) => done(undefined, err ?? new Error('handler rejected with a falsy value')),
+          );
+          return;
+        }
+      } catch (err) {
+        // A thenable whose `then` throws: the handler's failure, not the process's.
+        return done(undefined, err ?? new Error('handler threw a falsy value'));
+      }
+      done(out, null);
     });
   }
 
@@ -757,7 +778,8 @@ export class Runner {
    */
   private finished(e: Entry, result: unknown, error: unknown) {
     if (e.state !== 'running') return;
-    this.runTime.observe(performance.now() - e.startedAt);
+    e.finishedAt = performance.now();
+    this.runTime.observe(e.finishedAt - e.startedAt);
     e.state = 'finishing';
     // Cancelled while it ran: what it returns after its signal fired is not recorded
     // (handlers/types.ts); the cancel is acknowledged instead.
@@ -822,6 +844,9 @@ export class Runner {
         });
       },
       (err) => {
+        // Said once per batch (one statement failed for all of them), when its first try fails.
+        const first = batch.filter((pc) => pc.tries === 0).length;
+        if (first) this.log.warn('could not record completions; retrying while their leases are ours', { jobs: first, err });
         for (const pc of batch) this.completionFailed(pc, err);
       },
     );
@@ -859,8 +884,8 @@ export class Runner {
   private completionFailed(pc: PendingCompletion, err: unknown) {
     if (pc.done) return pc.done(err instanceof Error ? err : new Error(String(err)));
     const delay = Math.min(100 * 2 ** pc.tries, 2_000);
-    if (performance.now() - pc.e.renewedAt + delay > this.o.leaseMs) {
-      this.log.error('could not record the outcome before the lease ends; the job will be recovered', {
+    if (!transient(err) || this.pastRecordingTime(pc.e, delay)) {
+      this.log.error('could not record the outcome; the job will be recovered when its lease ends', {
         job: pc.e.job.id,
         attempt: pc.e.lease.attempt,
         err,
@@ -953,14 +978,14 @@ export class Runner {
         return ok;
       };
     } else {
-      const err = error instanceof Error ? error : new Error(String(error));
-      const permanent = err instanceof PermanentError;
+      const thrown = describeThrown(error);
+      const permanent = error instanceof PermanentError;
       recordedAs = ['failed', 'retried', 'cancelled'];
       write = async () => {
         const status = await this.failer.submit({
           ...lease,
-          error: truncate(err.message || err.name, 2_000),
-          stack: err.stack ? truncate(err.stack, 8_000) : null,
+          error: truncate(thrown.message, 2_000),
+          stack: thrown.stack ? truncate(thrown.stack, 8_000) : null,
           permanent,
           backoffMs: backoffMs(attemptInBudget(job)),
         });
@@ -999,8 +1024,8 @@ export class Runner {
         }
         return;
       } catch (err) {
-        if (performance.now() - e.renewedAt + delay > this.o.leaseMs) {
-          this.log.error('could not record the outcome before the lease ends; the job will be recovered', {
+        if (!transient(err) || this.pastRecordingTime(e, delay)) {
+          this.log.error('could not record the outcome; the job will be recovered when its lease ends', {
             job: job.id,
             attempt: lease.attempt,
             err,
@@ -1008,10 +1033,23 @@ export class Runner {
           this.letGo(lease);
           return;
         }
+        // A completion's failure was said by the completion batch; a failure's or cancel's here, once.
+        if (tries === 0 && error !== null) this.log.warn('could not record the outcome; retrying while the lease is ours', { job: job.id, attempt: lease.attempt, err });
         await sleep(delay);
         if (e.lost) return; // lost meanwhile (taken over, or claimed again here): its writes are over
       }
     }
+  }
+
+  /**
+   * Whether a retry `delayMs` from now would come too late: past our lease (the renewals
+   * failing too), or past RECORD_WITHIN_LEASES leases after the handler ended (the renewals
+   * succeeding while the outcome cannot be written, which would otherwise keep the job
+   * running here for ever).
+   */
+  private pastRecordingTime(e: Entry, delayMs: number) {
+    const at = performance.now() + delayMs;
+    return at - e.renewedAt > this.o.leaseMs || at - (e.finishedAt ?? at) > RECORD_WITHIN_LEASES * this.o.leaseMs;
   }
 
   private lose(e: Entry, reason: AbortReason) {
@@ -1082,6 +1120,17 @@ export class Runner {
     for (const e of this.active.values()) {
       if (now - e.renewedAt >= giveUpAfter) this.lose(e, 'lease_expired_locally');
       else if (now > e.deadline && e.state === 'running' && !e.timedOut && !e.lost && !e.released) this.timeOut(e);
+      else if (e.state === 'finishing' && !e.lost && !e.released && now - e.finishedAt! > RECORD_WITHIN_LEASES * this.o.leaseMs) {
+        // Its outcome could not be written (a result store that never answers, a write the
+        // database keeps refusing) while its lease was renewed: no more renewals, so the lease
+        // ends and the recover sweep moves the job on (retried, failed, or cancelled if asked).
+        this.log.error('the outcome of a finished handler could not be recorded within a lease: its lease is no longer renewed and the job will be recovered', {
+          job: e.job.id,
+          attempt: e.lease.attempt,
+        });
+        this.lose(e, 'outcome_not_recorded');
+        this.forget(e);
+      }
     }
   }
 
@@ -1238,6 +1287,9 @@ export class Runner {
     this.o.receiver?.close(); // ends a pending blocking pop
     this.pgReceiver?.wake();
     await this.fetchDone;
+    // A claim whose answer was lost just before the stop: its jobs are handed back now, not
+    // left to the sweep (which would spend their attempt: a job of one attempt would fail unrun).
+    if (this.claimInDoubt) await this.releaseUnrun();
     await this.giveBackHeld();
     // Buffered jobs never started: hand them back at once, other workers can run them now.
     const buffered = this.buffer.splice(0);
@@ -1288,6 +1340,39 @@ export class Runner {
     } catch (err) {
       this.log.warn('could not hand leases back; they will be recovered when they expire', { err });
     }
+  }
+}
+
+/**
+ * How long, in leases, a finished handler's outcome may take to be recorded before the
+ * worker gives the job up to the recover sweep.
+ */
+const RECORD_WITHIN_LEASES = 1;
+
+/** Errors a retry of the same write may get past: the database away, busy, or in a conflict. */
+function transient(err: unknown): boolean {
+  if (!answeredByServer(err)) return !(err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError);
+  const code = (err as { code?: string }).code ?? '';
+  return /^(08|40|53|55|57|58)/.test(code);
+}
+
+/**
+ * What a handler threw, as the job's error shows it: its message when it has one (a plain
+ * object `{message, code}` too, as some libraries throw), else the value as JSON; never
+ * "[object Object]", and never an exception of its own (an object with no prototype).
+ */
+export function describeThrown(x: unknown): { message: string; stack: string | null } {
+  try {
+    const o = (x !== null && typeof x === 'object') || typeof x === 'function' ? (x as { message?: unknown; name?: unknown; stack?: unknown }) : null;
+    const stack = typeof o?.stack === 'string' ? o.stack : null;
+    if (typeof o?.message === 'string' && o.message) return { message: o.message, stack };
+    if (typeof o?.message === 'number' || typeof o?.message === 'boolean') return { message: String(o.message), stack };
+    if (x instanceof Error) return { message: typeof o?.name === 'string' && o.name ? o.name : 'Error', stack };
+    if (typeof x === 'string') return { message: x || 'the handler threw an empty string', stack: null };
+    const json = JSON.stringify(x);
+    return { message: json ?? `the handler threw ${typeof x}`, stack };
+  } catch {
+    return { message: 'the handler threw a value that cannot be read as text', stack: null };
   }
 }
 

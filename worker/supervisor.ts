@@ -59,6 +59,14 @@ export class Supervisor {
     slot.child = child;
     slot.startedAt = performance.now();
     child.on('exit', (code, signal) => this.onExit(slot, child, code, signal));
+    // A fork that could not start (no memory or pids left, the directory gone) emits 'error'
+    // and never 'exit': replaced like a process that died, not an uncaught error ending the
+    // supervisor and every worker with it. (Other errors, a failed send or kill, come from a
+    // running process, whose 'exit' follows in its time.)
+    child.on('error', (err) => {
+      this.o.log.error('could not start a worker process', { proc: slot.index, err });
+      if (child.pid === undefined) this.onExit(slot, child, null, null);
+    });
   }
 
   private onExit(slot: Slot, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) {
