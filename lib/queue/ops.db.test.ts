@@ -707,6 +707,27 @@ describe('schedules', () => {
     }
   });
 
+  test('a hundred schedules that keep failing do not stop a healthy one from ticking', async () => {
+    // Edited by hand to what a definition refuses (0 attempts), and due before the healthy one.
+    await db.pool.query(
+      `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
+       SELECT 'failing-' || k, '* * * * * *', 'UTC', 'sched-starve', 'demo.noop', '{}', 0, date_trunc('second', now()) - interval '1 minute', true
+         FROM generate_series(1, 100) AS k`,
+    );
+    await ops.scheduleUpsert(db.pool, { name: 'healthy', cron: '* * * * * *', type: 'demo.noop', queue: 'sched-healthy' });
+    await db.pool.query(`UPDATE schedules SET next_run_at = date_trunc('second', now()) - interval '2 seconds' WHERE name = 'healthy'`);
+    try {
+      let ticked = 0;
+      for (let k = 0; k < 3 && ticked === 0; k++) {
+        await assert.rejects(ops.scheduleTick(db.pool), AggregateError);
+        ticked = (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'sched-healthy'`)).rows[0].n;
+      }
+      assert.equal(ticked, 1, 'the healthy schedule ticked within three rounds');
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = 'healthy' OR name LIKE 'failing-%'`);
+    }
+  });
+
   test('a tick that cannot be enqueued is recorded on its schedule, and cleared by the tick that goes through', async () => {
     const name = 'padded-queue';
     await ops.scheduleUpsert(db.pool, { name, cron: '* * * * * *', type: 'demo.noop', queue: 'sched-err' });

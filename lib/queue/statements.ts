@@ -390,12 +390,16 @@ export const queueControlsPrune: Statement = {
 };
 
 /**
- * scheduleDue — schedules whose next tick is due, with the database clock.
+ * scheduleDue — schedules whose next tick is due, with the database clock: those whose
+ * last tick went through first, then those failing, the one that failed longest ago first.
+ * A failing schedule stays at its tick; by tick order alone, a hundred of them would fill
+ * every batch and no other schedule would tick again.
  * Returns: name, cron, timezone, queue, type, payload, max_attempts, next_run_at, now.
  */
 export const scheduleDue: Statement = {
   name: 'leasehold_schedule_due',
-  text: `SELECT *, now() AS db_now FROM schedules WHERE enabled AND next_run_at <= now() ORDER BY next_run_at LIMIT 100`,
+  text: `SELECT *, now() AS db_now FROM schedules WHERE enabled AND next_run_at <= now()
+          ORDER BY last_error_at NULLS FIRST, next_run_at LIMIT 100`,
 };
 
 /**
