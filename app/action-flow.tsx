@@ -48,9 +48,17 @@ export function useActionFlow(): { start(r: ActionRequest): void; element: React
   const apply = useMutation({
     mutationFn: () => {
       const p = preview.data!;
-      // The set the preview saw: no job newer than it, none that finished after it.
+      // The set the preview showed. When it listed every job it matched, exactly those, by id:
+      // a job that left the filter since is reported skipped with why, and one that joined it
+      // (requeued into the status, say) is not touched. Past the listing's cap, the filter again,
+      // pinned to the preview: no job newer than it, none that finished after it.
+      const listedAll = p.total > 0 && !p.itemsTruncated && p.items.length === p.total;
       const target: ActionTarget =
-        'filter' in req!.target && p.maxId ? { filter: { ...req!.target.filter, maxId: p.maxId, ...(p.finishedBy ? { finishedBy: p.finishedBy } : {}) } } : req!.target;
+        'filter' in req!.target && listedAll
+          ? { ids: p.items.map((i) => i.id) }
+          : 'filter' in req!.target && p.maxId
+            ? { filter: { ...req!.target.filter, maxId: p.maxId, ...(p.finishedBy ? { finishedBy: p.finishedBy } : {}) } }
+            : req!.target;
       const expectIds = 'all' in req!.target ? p.items.map((i) => i.id) : undefined;
       return runAction(req!.action, target, { ...options, preview: false, expectIds, ...(reason.trim() ? { reason: reason.trim().slice(0, 500) } : {}) });
     },

@@ -101,12 +101,16 @@ describe('enqueue, enqueueMany, get', () => {
   });
 
   test('enqueueMany calls sharing idempotency keys in opposite orders never deadlock: one job per key', async () => {
-    for (let round = 0; round < 8; round++) {
-      const jobs = Array.from({ length: 200 }, (_, k) => ({ type: 'demo.noop', queue: 'c-keys', idempotencyKey: `r${round}-k${k}` }));
+    // 200 keys: one statement each; 2,500: three statements in one transaction each, whose
+    // key locks are held to COMMIT (cut in input order, 4 rounds in 4 deadlocked).
+    for (const [round, size] of [0, 1, 2, 3, 4, 5, 6, 7].map((r) => [r, r < 4 ? 200 : 2_500] as const)) {
+      // Keys whose byte order differs from a collation's: upper case, digits, accents, an emoji.
+      const jobs = Array.from({ length: size }, (_, k) => ({ type: 'demo.noop', queue: 'c-keys', idempotencyKey: `r${round}-${['a', 'B', 'é', '😀', '1'][k % 5]}${k}` }));
       const [a, b] = await Promise.all([leasehold.enqueueMany(jobs), leasehold.enqueueMany([...jobs].reverse())]);
       assert.deepEqual(a.map((r) => r.id), [...b].reverse().map((r) => r.id), 'both calls name the same job for each key');
+      assert.equal(a.filter((r) => r.created).length + b.filter((r) => r.created).length, size, 'each key created once');
     }
-    assert.equal(await jobCount('c-keys'), 8 * 200);
+    assert.equal(await jobCount('c-keys'), 4 * 200 + 4 * 2_500);
   });
 
   test('a ring of 150,000 ids reaches Redis whole and in order, at the back and at the front', async () => {
@@ -200,19 +204,17 @@ describe('transactional enqueue', () => {
     assert.deepEqual(await rung('c-wt-caught'), []);
   });
 
-  test('a Redis URL that cannot be used fails a transaction before it writes anything, and close() still ends the pool', async () => {
-    const bad = createClient({ databaseUrl: db.url, redisUrl: 'redis://127.0.0.1:notaport', redisPrefix: prefix });
-    const orders = async () => (await db.pool.query('SELECT count(*)::int AS n FROM orders')).rows[0].n as number;
-    const before = await orders();
-    await assert.rejects(
-      bad.withTransaction(async (tx) => {
-        await tx.client.query('INSERT INTO orders (total) VALUES (1)');
-        return tx.enqueue({ type: 'demo.noop', queue: 'c-badredis' });
-      }),
-    );
-    await assert.rejects(bad.enqueueMany(Array.from({ length: 1001 }, () => ({ type: 'demo.noop', queue: 'c-badredis' }))));
-    assert.deepEqual([await orders(), await jobCount('c-badredis')], [before, 0], 'nothing committed');
-    await bad.close();
+  test('a Redis URL that cannot be used is refused by createClient, before anything can be written', async () => {
+    // Before, it failed at the first ring: after the COMMIT of transaction(client), whose
+    // afterCommit() then threw, and a caller rolling back and retrying enqueued twice.
+    for (const redisUrl of ['redis://127.0.0.1:notaport', 'not a url', 'http://127.0.0.1:6379']) {
+      assert.throws(
+        () => createClient({ databaseUrl: db.url, redisUrl, redisPrefix: prefix }),
+        (e: unknown) => e instanceof LeaseholdError && e.code === 'invalid_request' && /redisUrl is not a Redis URL/.test(e.message),
+        redisUrl,
+      );
+    }
+    assert.doesNotThrow(() => createClient({ databaseUrl: db.url, redisUrl: 'off' }).close());
   });
 
   test('without Redis the ring is a PostgreSQL NOTIFY, sent after the commit', async () => {

@@ -33,7 +33,8 @@ import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
 import { isJobIdText } from './queue/job';
 import { getJob } from './queue/read';
 import { type Doorbell, PgDoorbell, RedisDoorbell, type Ring } from './queue/signal';
-import { resolveRedisUrl } from './redis-url';
+import { redisDisabled } from './config';
+import { isRedisUrl, resolveRedisUrl } from './redis-url';
 import { redisSettled } from './redis-settled';
 
 export { QueueError as LeaseholdError } from './queue/errors';
@@ -148,6 +149,12 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
   const ownPool = opts.pool ? null : createPool(connectionString!, { name: 'client', max: 5 });
   const pool = opts.pool ?? ownPool!;
   const prefix = opts.redisPrefix ?? process.env.LEASEHOLD_REDIS_PREFIX ?? 'leasehold';
+  // A Redis URL that cannot be used is said here, before anything is written, not by the
+  // first ring (after a COMMIT, in a transaction of the caller's).
+  const redisSetting = opts.redisUrl === undefined ? process.env.REDIS_URL : opts.redisUrl;
+  if (redisSetting && !redisDisabled(redisSetting) && !isRedisUrl(redisSetting)) {
+    throw new QueueError('invalid_request', `createClient: ${opts.redisUrl === undefined ? 'REDIS_URL' : 'redisUrl'} is not a Redis URL (redis://host:port)`);
+  }
 
   // The doorbell is made on first use: finding the default Redis takes a round trip, and
   // the first ring waits (briefly) for the connection so it does not fall back to NOTIFY.
@@ -170,10 +177,27 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     if (items.length) await (await getDoorbell()).ring(items);
   };
 
+  /**
+   * More than MAX_BULK_ENQUEUE jobs go in chunks inside one transaction, each chunk's key
+   * locks held until COMMIT: the chunks are cut from the jobs in idempotency-key order (the
+   * bytes of the key, as the statement sorts within a chunk; jobs without a key after, in
+   * their order), so two such batches sharing keys take their locks in the same order and
+   * wait for each other instead of deadlocking. Results come back in input order.
+   */
   async function insertMany(db: Executor, inputs: readonly EnqueueInput[], bell: Doorbell): Promise<EnqueueResult[]> {
-    const out: EnqueueResult[] = [];
-    for (let k = 0; k < inputs.length; k += MAX_BULK_ENQUEUE) {
-      out.push(...(await jobEnqueue(db, inputs.slice(k, k + MAX_BULK_ENQUEUE), { doorbell: bell })));
+    if (inputs.length <= MAX_BULK_ENQUEUE) return jobEnqueue(db, inputs, { doorbell: bell });
+    const keyOf = (k: number) => inputs[k]!.idempotencyKey ?? null;
+    const order = inputs.map((_, k) => k);
+    order.sort((a, b) => {
+      const [x, y] = [keyOf(a), keyOf(b)];
+      if (x === null || y === null) return x === y ? a - b : x === null ? 1 : -1;
+      return Buffer.compare(Buffer.from(x), Buffer.from(y)) || a - b;
+    });
+    const out: EnqueueResult[] = new Array(inputs.length);
+    for (let k = 0; k < order.length; k += MAX_BULK_ENQUEUE) {
+      const chunk = order.slice(k, k + MAX_BULK_ENQUEUE);
+      const results = await jobEnqueue(db, chunk.map((i) => inputs[i]!), { doorbell: bell });
+      chunk.forEach((i, j) => (out[i] = results[j]!));
     }
     return out;
   }
@@ -186,7 +210,16 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       client,
       enqueue: async (job) => (await insert([await validateOne(job)]))[0]!,
       enqueueMany: async (jobs) => insert(await validateAll(jobs)),
-      afterCommit: () => ring(deferred.pending.splice(0)),
+      // Never throws: the jobs are committed, and a caller taking the error for a failed enqueue
+      // would enqueue them again. Unrung, workers still find them (their PostgreSQL poll, the sweep).
+      afterCommit: async () => {
+        const items = deferred.pending.splice(0);
+        try {
+          await ring(items);
+        } catch (err) {
+          log.warn('the jobs are committed but the workers could not be rung: they find them by polling', { jobs: items.length, err });
+        }
+      },
     };
     return { tx, insert };
   }

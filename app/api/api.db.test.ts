@@ -138,6 +138,30 @@ describe('POST /api/jobs', () => {
     assert.deepEqual((await jobRow(db.pool, (await ok.json()).id)).payload, { id: '12345678901234567890', n: 9007199254740991, f: -1.5e-300 });
   });
 
+  test('a body that is not valid UTF-8 is refused, not stored with its bytes replaced (two keys would become one)', async () => {
+    const before = await count();
+    // "k\xC3" and "k\xFF": decoded leniently, both were the key "k\uFFFD".
+    for (const bad of [0xc3, 0xff]) {
+      const body = Buffer.concat([Buffer.from('{"type":"demo.noop","idempotencyKey":"k'), Buffer.from([bad]), Buffer.from('"}')]);
+      const res = await jobs.POST(new Request('http://test/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+      assert.equal(res.status, 400);
+      assert.match((await res.json()).error.message, /not valid UTF-8/);
+    }
+    assert.equal(await count(), before);
+    // A byte-order mark in front is no error of the body's.
+    const bom = await jobs.POST(new Request('http://test/api/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"type":"demo.noop","queue":"api-bom"}')]) }));
+    assert.equal(bom.status, 202);
+  });
+
+  test('a queue named "." or ".." is refused: no URL could pause it', async () => {
+    for (const queue of ['.', '..']) {
+      const res = await post({ type: 'demo.noop', queue });
+      assert.equal(res.status, 400);
+      assert.match((await res.json()).error.message, /^queue: must not be "\." or "\.\."/);
+    }
+    assert.equal((await post({ type: 'demo.noop', queue: '...' })).status, 202, 'three dots are a name like any other');
+  });
+
   test('a declared Content-Length over the limit is refused before reading', async () => {
     const res = await post('{}', { 'content-length': String(50 * 1024 * 1024) });
     assert.equal(res.status, 413);
@@ -226,6 +250,15 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     if (performance.now() - t0 < 900) assert.deepEqual(shared, [first], 'the shared page, read before the insert');
     assert.deepEqual((await get('queue=fresh-q&fresh=1')).jobs.map((j: { id: string }) => j.id), [second, first]);
     assert.equal((await jobs.GET(new Request('http://test/api/jobs?fresh=yes'))).status, 400);
+  });
+
+  test('limit is a number written in digits: 0x10, 1e1 or " 5" are refused, not read as 16, 10 and 5', async () => {
+    for (const limit of ['0x10', '1e1', '%205', '0b11']) {
+      const res = await jobs.GET(new Request(`http://test/api/jobs?limit=${limit}`));
+      assert.equal(res.status, 400, limit);
+      assert.match((await res.json()).error.message, /limit: must be a whole number written in digits/);
+    }
+    assert.equal((await jobs.GET(new Request('http://test/api/jobs?limit=16'))).status, 200);
   });
 
   test('one job with its attempts; 404 for unknown or malformed ids', async () => {

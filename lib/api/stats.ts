@@ -8,7 +8,9 @@ export type { StatsDto };
 export const statsQuery = (refetchMs: number | false = 2000) =>
   queryOptions({
     queryKey: statsKeys.all,
-    queryFn: ({ signal }) => api<StatsDto>('/api/stats', { signal }),
+    // Its dbNow is the database clock at the answer (the snapshot's time plus its age): when
+    // the overview polls instead of streaming, it keeps the browser's clock offset right.
+    queryFn: ({ signal }) => api<StatsDto>('/api/stats', { signal, clock: true }),
     refetchInterval: refetchMs,
   });
 

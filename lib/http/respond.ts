@@ -102,7 +102,14 @@ export async function readJson(req: Request, limit = MAX_BODY_BYTES, optional = 
     }
     chunks.push(value);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  let text: string;
+  try {
+    // Strictly: a lenient decode turns each invalid byte into U+FFFD, so two different keys
+    // (an idempotency key sent as Latin-1, say) would be stored, and deduplicated, as one.
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new QueueError('invalid_request', 'request body is not valid UTF-8: send JSON in UTF-8');
+  }
   if (!text.trim() && optional) return {};
   if (!text.trim()) throw new QueueError('invalid_request', 'request body is empty: send JSON');
   try {

@@ -22,6 +22,17 @@ export const MAX_PAYLOAD_BYTES = 1024 * 1024;
 export const MAX_BULK_ENQUEUE = 1_000;
 export const MAX_ATTEMPTS_LIMIT = 100;
 export const MAX_PAGE = 200;
+/**
+ * A whole number in a query parameter, written in decimal digits: a plain number coercion
+ * would take "0x10", "1e1", "0b11" or " 5" too, answering a question nobody asked.
+ */
+const queryInt = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^[0-9]{1,15}$/, 'must be a whole number written in digits')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .default(fallback);
 export const MAX_BULK_IDS = 1_000;
 
 /** Text PostgreSQL can store as-is: no NUL, no lone UTF-16 surrogate. */
@@ -39,7 +50,10 @@ export const typeName = safeText(1, 200);
  * The queue a new job (or a schedule's jobs) goes to: no space around it, where it would
  * hide (" mail " lists as "mail", and a filter typed as "mail" never finds it).
  */
-const newQueueName = queueName.refine((s) => s.trim() === s, 'must not start or end with whitespace');
+const newQueueName = queueName
+  .refine((s) => s.trim() === s, 'must not start or end with whitespace')
+  // A URL path cannot carry them (/api/queues/.. is /api/): such a queue could not be paused.
+  .refine((s) => s !== '.' && s !== '..', 'must not be "." or ".." (a URL path cannot name them)');
 
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/;
 
@@ -182,7 +196,7 @@ export const listQuery = z
     cursor: listPosition
       .optional()
       .meta({ description: 'The nextCursor of the previous page: jobs with a smaller id (with status=failed: jobs that failed earlier, "<microseconds>.<job id>").' }),
-    limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
+    limit: queryInt(1, MAX_PAGE, 50),
     fresh: z
       .literal('1')
       .optional()
@@ -253,7 +267,7 @@ export const liveQuery = z
       .optional()
       .meta({ description: 'Send this job with its attempts (event `job`, the body of GET /api/jobs/{id}) and the operator actions that touched it (event `audit`, the body of GET /api/audit?jobId=).' }),
     workers: z.enum(['1']).optional().meta({ description: 'Send the worker processes (event `workers`, the body of GET /api/workers).' }),
-    every: z.coerce.number().int().min(LIVE_EVERY_MIN_MS).max(60_000).default(2_000).meta({ description: 'Milliseconds between events.' }),
+    every: queryInt(LIVE_EVERY_MIN_MS, 60_000, 2_000).meta({ description: 'Milliseconds between events.' }),
   })
   .strict()
   .refine((q) => q.stats || q.ids?.length || q.after || q.job || q.workers, { message: 'watch something: stats=1, ids, after, job or workers=1', path: ['query'] })
@@ -354,7 +368,7 @@ export const auditQuery = z
       .string()
       .regex(/^[1-9][0-9]{0,17}$/, 'must be the nextCursor of the previous page')
       .optional(),
-    limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
+    limit: queryInt(1, MAX_PAGE, 50),
   })
   .strict();
 

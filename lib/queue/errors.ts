@@ -54,7 +54,7 @@ export const httpStatusOf = (code: ErrorCode) => HTTP_STATUS[code];
  * Codes the server answered with for a database that is busy or going away (statement
  * timeout, too many connections, shutting down): the statement ended there, rolled back.
  */
-const UNAVAILABLE_CODES = new Set(['57014', '53300', '57P01', '57P03']);
+const UNAVAILABLE_CODES = new Set(['57014', '53300', '57P01', '57P03', '40P01', '40001']); // … a deadlock or serialization failure, rolled back
 /** Errors before a connection was made (nothing was sent): refused, unresolvable, no free connection in time. */
 const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', '3D000', '28P01', '28000']);
 const NOT_CONNECTED = /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i;

@@ -78,9 +78,10 @@ WITH input AS MATERIALIZED (
 ), ins AS (
   INSERT INTO jobs (job_id, queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
   SELECT job_id, queue, type, payload::jsonb, max_attempts, max_attempts, GREATEST(run_at, now()), idempotency_key
-    -- in key order: two batches sharing keys in different orders would each wait for a key
-    -- the other holds (a deadlock); ids were drawn in input order above, so they keep it
-    FROM input ORDER BY idempotency_key NULLS LAST, ord
+    -- in key order (byte order, as lib/client.ts sorts the chunks of a larger batch): two
+    -- batches sharing keys in different orders would each wait for a key the other holds (a
+    -- deadlock); ids were drawn in input order above, so they keep it
+    FROM input ORDER BY idempotency_key COLLATE "C" NULLS LAST, ord
   ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING job_id, run_at <= now() AS due
 )

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { cancelQuietly, closeDb, db, jobRow, waitForStatus } from './helpers';
+import { cancelQuietly, closeDb, db, enqueue, jobRow, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);
 
@@ -34,4 +34,35 @@ test('a requeue raced against a worker is refused with its reason', async ({ pag
   expect(after.attempt_count).toBe(2);
   await dialog.getByRole('button', { name: 'Close' }).click();
   await cancelQuietly(request, id);
+});
+
+test('an action on every job matching a filter acts on the jobs its preview listed: one that joined the filter since is left alone, one that left it is reported', async ({ page, request }) => {
+  const queue = `e2e-race-filter-${Date.now()}`; // no worker serves it: its jobs stay queued
+  const listed = [await enqueue(request, { type: 'demo.noop', queue }), await enqueue(request, { type: 'demo.noop', queue }), await enqueue(request, { type: 'demo.noop', queue })];
+  const { rows } = await db().query(
+    `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, finished_at, error)
+     VALUES ($1, 'demo.noop', 'failed', '{}', 3, 3, 3, now(), 'failed before the preview (e2e)') RETURNING job_id::text AS id`,
+    [queue],
+  );
+  const joiner: string = rows[0].id;
+  await page.goto(`/jobs?status=queued&queue=${queue}`);
+  await page.getByTestId(`job-row-${listed[0]}`).getByRole('checkbox').click();
+  await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
+  await page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('preview-summary')).toContainText('3 jobs: 3 will change');
+
+  // While the operator reads it: another operator requeues the failed job into the filter,
+  // and one of the listed jobs is cancelled.
+  expect((await request.post(`/api/jobs/${joiner}/requeue`, { data: {} })).status()).toBe(200);
+  expect((await request.post(`/api/jobs/${listed[0]}/cancel`, { data: {} })).status()).toBe(200);
+
+  await dialog.getByRole('button', { name: 'Cancel 3 jobs' }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText('2 changed, 1 skipped');
+  await expect(dialog.getByTestId(`action-item-${listed[0]}`).getByTestId('item-reason')).toContainText('already cancelled');
+  expect((await jobRow(joiner)).status, 'the job the preview did not list is left alone').toBe('queued');
+  await waitForStatus(listed[1]!, 'cancelled');
+  await waitForStatus(listed[2]!, 'cancelled');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await cancelQuietly(request, joiner);
 });

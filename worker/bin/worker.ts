@@ -14,15 +14,16 @@ import { projectRoot, redact, resolveServices } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
 import { Supervisor } from '../supervisor';
 
+// Digits only: Number() would also take "0x10", "1e1" or " 5".
 export const positiveInt = (max: number) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`expected an integer from 1 to ${max}`);
+  if (!/^[0-9]+$/.test(v) || !Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`expected an integer from 1 to ${max}`);
   return n;
 };
 
 export const nonNegativeInt = (max: number) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new InvalidArgumentError(`expected an integer from 0 to ${max}`);
+  if (!/^[0-9]+$/.test(v) || !Number.isInteger(n) || n < 0 || n > max) throw new InvalidArgumentError(`expected an integer from 0 to ${max}`);
   return n;
 };
 
