@@ -377,7 +377,10 @@ export class Runner {
         if (controlled.length && performance.now() >= this.nextControlledPoll) {
           claimSentAt = performance.now();
           this.nextControlledPoll = claimSentAt + controlledPollDelay();
-          await this.claimControlled(controlled, want, jobs);
+          // A claim that filled every free slot leaves more behind: with no other queue to
+          // serve, claim again as soon as a slot frees rather than a poll later (which capped a
+          // limited queue at about 4 × C jobs a second per process, however generous its limit).
+          if ((await this.claimControlled(controlled, want, jobs)) >= want && !fast.length) this.nextControlledPoll = 0;
         }
         const rest = want - jobs.length;
         const receiver = this.o.receiver;

@@ -321,7 +321,7 @@ export const queueControlSchema = z
     paused: z.boolean(),
     pausedAt: dateTime.nullable(),
     concurrencyLimit: z.int().min(1).nullable().meta({ description: 'Most jobs running at once over every worker and host; null: none.' }),
-    rateLimit: z.int().min(1).nullable().meta({ description: 'Most claims per ratePeriodMs over every worker; null: none.' }),
+    rateLimit: z.int().min(1).nullable().meta({ description: 'Claims per ratePeriodMs over every worker, as a token bucket of that size: up to rateLimit at once after a quiet spell, then rateLimit per ratePeriodMs; null: none.' }),
     ratePeriodMs: z.int().min(1).nullable(),
     rateTokens: z.int().nullable().meta({ description: 'Whole claims left in the rate bucket now (database clock); null without a rate limit.' }),
     running: count.meta({ description: "The queue's jobs running now, over all workers." }),

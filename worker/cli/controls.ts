@@ -76,7 +76,7 @@ export function addControlCommands(program: Command) {
     .description('set or clear a global concurrency limit and a rate limit (enforced at claim time across all workers)')
     .argument('<name>', 'queue', nameArg)
     .option('--concurrency <n>', 'most jobs running at once over every worker and host (none = clear)', limitArg)
-    .option('--rate <n/period>', 'most claims per period over every worker, e.g. 10/1s (none = clear)', parseRate)
+    .option('--rate <n/period>', 'claims per period over every worker, e.g. 10/1s: a token bucket of that size, so up to 10 at once after a quiet spell, then 10 per second (none = clear)', parseRate)
     .option('--reason <text>', 'why (kept in the audit log)')
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
