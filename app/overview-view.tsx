@@ -11,7 +11,9 @@ import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobKeys, statsKeys } from '@/lib/api/keys';
 import { useLive } from '@/lib/api/live';
 import { consoleMetaQuery } from '@/lib/api/console';
+import { forbiddenFor, meQuery } from '@/lib/api/auth';
 import { setQueuePaused } from '@/lib/api/queues';
+import { visible } from '@/lib/ui/visible';
 import { enqueueJob, statsQuery } from '@/lib/api/stats';
 import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
@@ -39,6 +41,8 @@ export function OverviewView() {
       void qc.invalidateQueries({ queryKey: jobKeys.all });
     },
   });
+  // Pause and Resume only for a role the server lets change queue controls.
+  const mayControlQueues = !forbiddenFor('pause', useQuery(meQuery()).data?.role ?? null);
   const setPaused = useMutation({
     mutationFn: ({ queue, paused }: { queue: string; paused: boolean }) => setQueuePaused(queue, paused),
     onSuccess: () => void qc.invalidateQueries({ queryKey: statsKeys.all }),
@@ -192,7 +196,7 @@ export function OverviewView() {
             {setPaused.isError && setPaused.variables && (
               <div className="mb-3" data-testid="queue-control-error">
                 <ErrorState
-                  title={`Could not ${setPaused.variables.paused ? 'pause' : 'resume'} queue ${setPaused.variables.queue}`}
+                  title={`Could not ${setPaused.variables.paused ? 'pause' : 'resume'} queue ${visible(setPaused.variables.queue)}`}
                   message={setPaused.error.message}
                   onRetry={() => setPaused.mutate(setPaused.variables!)}
                 />
@@ -202,7 +206,7 @@ export function OverviewView() {
               <QueueTable
                 queues={s.queues}
                 usingRedis={s.signal.usingRedis}
-                onSetPaused={(queue, paused) => setPaused.mutate({ queue, paused })}
+                onSetPaused={mayControlQueues ? (queue, paused) => setPaused.mutate({ queue, paused }) : undefined}
                 busyQueue={setPaused.isPending ? setPaused.variables?.queue : undefined}
               />
             ) : (

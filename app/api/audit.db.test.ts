@@ -233,7 +233,7 @@ describe('the entry is written before the action', () => {
     // A statement timeout halfway through is the database being busy, as the HTTP answer says, not a bug.
     const timeout = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
     await assert.rejects(audited(db.pool, who, { action: 'test.timeout', target: {} }, async () => { throw timeout; }, () => ({ changed: 1, skipped: 0 })));
-    assert.equal((await stateOf('test.timeout')).details.error, 'the database is busy or unreachable; try again');
+    assert.equal((await stateOf('test.timeout')).details.error, 'the database is busy; the statement it was running was rolled back: try again');
   });
 
   test('an action refused before it changed anything (a 4xx from inside it) leaves no entry', async () => {

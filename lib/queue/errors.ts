@@ -51,12 +51,13 @@ export class QueueError extends Error {
 export const httpStatusOf = (code: ErrorCode) => HTTP_STATUS[code];
 
 /**
- * Codes the server answered with for a database that is busy or going away (statement
- * timeout, too many connections, shutting down): the statement ended there, rolled back.
+ * Codes the server answered a statement with for a database that is busy or going away
+ * (statement timeout, shutting down, a deadlock or serialization failure): the statement
+ * ended there, rolled back.
  */
-const UNAVAILABLE_CODES = new Set(['57014', '53300', '57P01', '57P03', '40P01', '40001']); // … a deadlock or serialization failure, rolled back
-/** Errors before a connection was made (nothing was sent): refused, unresolvable, no free connection in time. */
-const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', '3D000', '28P01', '28000']);
+const ROLLED_BACK_CODES = new Set(['57014', '57P01', '40P01', '40001']);
+/** Errors before a connection was made (nothing was sent): refused, unresolvable, too many, starting up, no free connection in time. */
+const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', '3D000', '28P01', '28000', '53300', '57P03']);
 const NOT_CONNECTED = /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i;
 /** A connection lost or silent while a statement ran: whether it was applied is unknown. */
 const NO_ANSWER = /Query read timeout|Connection terminated unexpectedly|Connection terminated$/i;
@@ -72,9 +73,11 @@ export function knownQueueError(err: unknown): QueueError | null {
   const e = err as { code?: unknown; message?: unknown; errors?: unknown[] } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : '';
-  if (UNAVAILABLE_CODES.has(code) || NOT_CONNECTED_CODES.has(code) || NOT_CONNECTED.test(message) ||
+  // One statement's fate: a request of several (a bulk action in batches) may have committed the ones before.
+  if (ROLLED_BACK_CODES.has(code)) return new QueueError('unavailable', 'the database is busy; the statement it was running was rolled back: try again');
+  if (NOT_CONNECTED_CODES.has(code) || NOT_CONNECTED.test(message) ||
       (Array.isArray(e?.errors) && e.errors.length > 0 && e.errors.every((x) => NOT_CONNECTED_CODES.has((x as { code?: string })?.code ?? ''))))
-    return new QueueError('unavailable', 'the database is busy or unreachable; nothing was changed: try again');
+    return new QueueError('unavailable', 'the database is unreachable or has no connection free; nothing was sent to it: try again');
   if (code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'EPIPE' || NO_ANSWER.test(message)) {
     return new QueueError(
       'unavailable',

@@ -33,5 +33,5 @@ export const errorResponse = (description: string): ZodOpenApiResponseObject => 
 
 /** The errors every route that touches the database can answer with. */
 export const commonErrors = {
-  '503': errorResponse('The database is busy or unreachable; try again.'),
+  '503': errorResponse('The database is busy or unreachable; the message says whether the request may have been applied (a statement rolled back, nothing sent, or the answer lost).'),
 } as const;
