@@ -71,6 +71,14 @@ describe('POST /api/queues/:name', () => {
     const { rows } = await db.pool.query(`SELECT name FROM queues WHERE name IN ('50', 'aA', '€', '50%o')`);
     assert.deepEqual(rows, [], 'no other queue was paused in its place');
   });
+
+  test('a rate period without a rate is refused, not accepted and ignored', async () => {
+    const r = await setQueue('period-alone', { paused: false, ratePeriodMs: 5_000 });
+    assert.equal(r.status, 400);
+    assert.match(r.body.error.message, /ratePeriodMs: ratePeriodMs goes with a rateLimit/);
+    const { rows } = await db.pool.query(`SELECT 1 FROM queues WHERE name = 'period-alone'`);
+    assert.deepEqual(rows, []);
+  });
 });
 
 describe('POST /api/actions/:action', () => {

@@ -340,7 +340,9 @@ export const queueControlsBody = z
   .refine((b) => b.paused !== undefined || b.concurrencyLimit !== undefined || b.rateLimit !== undefined, {
     message: 'give paused, concurrencyLimit and/or rateLimit',
   })
-  .refine((b) => !b.rateLimit || b.ratePeriodMs !== undefined, { message: 'a rateLimit needs its ratePeriodMs', path: ['ratePeriodMs'] });
+  .refine((b) => !b.rateLimit || b.ratePeriodMs !== undefined, { message: 'a rateLimit needs its ratePeriodMs', path: ['ratePeriodMs'] })
+  // Alone it would be accepted and ignored (the period of which rate?).
+  .refine((b) => b.ratePeriodMs === undefined || b.rateLimit !== undefined, { message: 'ratePeriodMs goes with a rateLimit', path: ['ratePeriodMs'] });
 
 // ------------------------------------------------------------------ access control and audit
 

@@ -183,6 +183,17 @@ describe('enqueue', () => {
     assert.equal(await count('queue = $1', ['cli-aon']), 1);
     assert.equal(await redis.llen(`${prefix}:queue:cli-aon`), 1, 'rung after the commit');
   });
+
+  test('a line is validated as the API validates it: a null field is refused, not replaced by the default', async () => {
+    const input = [JSON.stringify({ type: 'demo.noop', queue: null }), JSON.stringify({ type: 'demo.noop', maxAttempts: null })].join('\n');
+    const r = await cli(['enqueue', '--file', '-', '--dry-run', '-q', 'cli-null'], { input });
+    ok(r, 2);
+    assert.match(r.stderr, /^line 1: queue:/m);
+    assert.match(r.stderr, /^line 2: maxAttempts:/m);
+    const rate = await cli(['queue', 'limit', 'cli-null', '--rate', '2000000/1s']);
+    ok(rate, 2);
+    assert.match(rate.stderr, /at most 1000000 per period/);
+  });
 });
 
 describe('reading', () => {

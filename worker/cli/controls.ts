@@ -21,6 +21,7 @@ export function parseRate(v: string): { rateLimit: number; ratePeriodMs: number 
   if (v === 'none' || v === '0') return { rateLimit: 0, ratePeriodMs: 0 };
   const m = /^(\d{1,9})\/(\d{0,9})(ms|s|m|h)$/.exec(v.trim());
   if (!m || Number(m[1]) < 1) throw new InvalidArgumentError('a rate is N/PERIOD, e.g. 10/1s, 100/m, 5/500ms (or none)');
+  if (Number(m[1]) > 1_000_000) throw new InvalidArgumentError('a rate is at most 1000000 per period (as the API takes)');
   const period = Number(m[2] || 1) * UNITS[m[3]!]!;
   if (period < 1 || period > 86_400_000) throw new InvalidArgumentError('the rate period must be between 1 ms and 24 h');
   return { rateLimit: Number(m[1]), ratePeriodMs: period };

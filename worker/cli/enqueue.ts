@@ -143,8 +143,10 @@ async function parseLine(
     return validateJob(
       {
         ...(job as { type: string }),
-        queue: (job.queue as string | undefined) ?? o.queue,
-        maxAttempts: (job.maxAttempts as number | undefined) ?? o.maxAttempts,
+        // The command line's defaults stand in for a field the line leaves out, not for a null
+        // it gives (refused, as the API refuses it).
+        queue: 'queue' in job ? (job.queue as string) : o.queue,
+        maxAttempts: 'maxAttempts' in job ? (job.maxAttempts as number) : o.maxAttempts,
       },
       '',
       await typesFor(job.type),

@@ -14,6 +14,7 @@ export const operationRoutes = [
     responses: {
       '200': jsonResponse('What was (or would be) touched.', recoverReportSchema),
       '400': errorResponse('The body is invalid.'),
+      '413': errorResponse('The body is over 64 KiB.'),
       ...commonErrors,
     },
   }),

@@ -23,6 +23,7 @@ export const queueRoutes = [
     responses: {
       '200': jsonResponse("The queue's controls after the change.", queueControlResultSchema),
       '400': errorResponse('The body or the queue name is invalid.'),
+      '413': errorResponse('The body is over 64 KiB.'),
       ...commonErrors,
     },
   }),
