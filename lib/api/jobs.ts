@@ -45,10 +45,21 @@ export const jobNewerQuery = (filters: JobFilters, after: string | null, refetch
     refetchInterval: refetchMs,
   });
 
+/** The job as it changes, without its payload (read once: jobPayloadQuery), as the live feed sends it. */
 export const jobDetailQuery = (id: string, refetchMs: number | false) =>
   queryOptions({
     queryKey: jobKeys.detail(id),
-    queryFn: ({ signal }) => api<JobDetailDto>(`/api/jobs/${encodeURIComponent(id)}`, { signal, clock: true }),
+    queryFn: ({ signal }) => api<JobDetailDto>(`/api/jobs/${encodeURIComponent(id)}?payload=0`, { signal, clock: true }),
     refetchInterval: refetchMs,
+    retry: (n, err) => (err as { status?: number }).status !== 404 && n < 1,
+  });
+
+/** A job's payload, exactly as stored: read once, it never changes after the enqueue. */
+export const jobPayloadQuery = (id: string) =>
+  queryOptions({
+    queryKey: [...jobKeys.detail(id), 'payload'] as const,
+    queryFn: async ({ signal }) => (await api<JobDetailDto>(`/api/jobs/${encodeURIComponent(id)}`, { signal })).payloadText ?? '',
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
     retry: (n, err) => (err as { status?: number }).status !== 404 && n < 1,
   });

@@ -44,6 +44,8 @@ export const attemptDto = (a: Attempt) => ({
 export const detailDto = (d: JobDetail) => ({
   job: { ...toJobDto(d.job), leaseRemainingMs: d.leaseRemainingMs },
   payloadText: d.payloadText,
+  /** True when the payload was left out on request (payload=0): job.payload and payloadText are null. */
+  ...(d.payloadText === null ? { payloadOmitted: true as const } : {}),
   attempts: d.attempts.map(attemptDto),
   dbNow: d.dbNow.toISOString(),
 });

@@ -160,7 +160,8 @@ export const attemptSchema = z
 export const jobDetailSchema = z
   .object({
     job: jobWithLeaseSchema,
-    payloadText: z.string().meta({ description: 'The payload exactly as stored (jsonb text): big integers keep every digit.' }),
+    payloadText: z.string().nullable().meta({ description: 'The payload exactly as stored (jsonb text): big integers keep every digit. Null with payload=0.' }),
+    payloadOmitted: z.literal(true).optional().meta({ description: 'Present (true) when payload=0 left the payload out.' }),
     attempts: z.array(attemptSchema),
     dbNow: dateTime,
   })

@@ -220,6 +220,11 @@ export const newerQuery = z
   .strict()
   .refine((q) => !FAILED_POSITION.test(q.after) || q.status === 'failed', failedOnly('after'));
 
+/** GET /api/jobs/:id — payload=0 leaves the payload out. */
+export const jobDetailQuery = z
+  .object({ payload: z.enum(['0', '1']).optional().meta({ description: '0: leave the payload out (job.payload and payloadText null, payloadOmitted true).' }) })
+  .strict();
+
 /** ?ids=1,2,3 — at most MAX_PAGE ids. */
 export const lookupQuery = z
   .object({

@@ -335,16 +335,25 @@ export interface Attempt {
 
 export interface JobDetail {
   job: Job;
-  /** The payload exactly as stored (jsonb text): big integers keep every digit. */
-  payloadText: string;
+  /** The payload exactly as stored (jsonb text): big integers keep every digit. Null when not asked for. */
+  payloadText: string | null;
   attempts: Attempt[];
   leaseRemainingMs: number | null;
   dbNow: Date;
 }
 
-export async function getJob(db: Executor, id: string): Promise<JobDetail | null> {
+/**
+ * One job with its attempts. `payload: false` leaves the payload out (job.payload and
+ * payloadText): it never changes after the enqueue, and a page refreshing a job every two
+ * seconds would otherwise carry up to a megabyte of it each time.
+ */
+export async function getJob(db: Executor, id: string, { payload = true }: { payload?: boolean } = {}): Promise<JobDetail | null> {
   const { rows } = await db.query(
-    `SELECT *, payload::text AS payload_text, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, now() AS db_now
+    `SELECT job_id, queue, type, status, attempt_count, max_attempts, attempt_budget, worker_id, heartbeat_at,
+            lease_expires_at, run_at, cancel_requested_at, idempotency_key, result_key, error, checkpoints,
+            lease_lost_streak, created_at, started_at, finished_at,
+            ${payload ? 'payload, payload::text AS payload_text' : 'NULL::jsonb AS payload, NULL::text AS payload_text'},
+            extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, now() AS db_now
        FROM jobs WHERE job_id = $1::bigint`,
     [id],
   );

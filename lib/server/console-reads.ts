@@ -30,8 +30,8 @@ export async function readNewer(after: string, filter: JobFilter) {
 }
 
 /** A job with its attempts, the running one included (GET /api/jobs/:id); not_found when there is none. */
-export async function readJob(id: string) {
-  const detail = await getJob(serverContext().readPool, id);
+export async function readJob(id: string, opts: { payload?: boolean } = {}) {
+  const detail = await getJob(serverContext().readPool, id, opts);
   if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
   return detailDto(detail);
 }

@@ -29,7 +29,8 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
   if (after) topics.push({ event: 'newer', read: () => readNewer(after, filter) });
   if (job) {
     const jobAudit = auditQuery.parse({ jobId: job });
-    topics.push({ event: 'job', read: () => readJob(job) }, { event: 'audit', read: () => readAudit(jobAudit) });
+    // Without its payload, which never changes: the page reads it once (GET /api/jobs/:id).
+    topics.push({ event: 'job', read: () => readJob(job, { payload: false }) }, { event: 'audit', read: () => readAudit(jobAudit) });
   }
   if (workers) topics.push({ event: 'workers', read: readWorkers });
   const stream = liveStream(topics, { everyMs: every, maxMs: LIVE_MAX_MS, signal: req.signal, owner });

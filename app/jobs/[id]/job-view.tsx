@@ -10,7 +10,7 @@ import { Button } from '@/components/ui/button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { UserText } from '@/components/ui/user-text';
-import { jobDetailQuery } from '@/lib/api/jobs';
+import { jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
 import { auditQuery } from '@/lib/api/audit';
 import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
@@ -23,6 +23,7 @@ export function JobView({ id }: { id: string }) {
   const interval = useRefreshInterval();
   const live = useLive({ job: id }, interval);
   const q = useQuery(jobDetailQuery(id, live ? false : interval));
+  const payload = useQuery(jobPayloadQuery(id));
   const audit = useQuery(auditQuery({ jobId: id }, live ? false : interval));
   const now = useDbNow();
   const flow = useActionFlow();
@@ -204,7 +205,13 @@ export function JobView({ id }: { id: string }) {
         {d.attempts.length ? <AttemptList attempts={d.attempts} nowMs={now} /> : <p className="text-sm text-zinc-500">Not claimed yet: it waits for a worker.</p>}
       </Card>
       <Card title="Payload">
-        <PayloadView text={d.payloadText} />
+        {payload.data !== undefined ? (
+          <PayloadView text={payload.data} />
+        ) : payload.isError ? (
+          <ErrorState title="Cannot load the payload" message={payload.error.message} onRetry={() => void payload.refetch()} />
+        ) : (
+          <p className="text-sm text-zinc-500">Loading…</p>
+        )}
       </Card>
       {flow.element}
     </div>

@@ -1,10 +1,16 @@
-import { json, parseJobId, route } from '@/lib/http/respond';
+import { json, parseJobId, readQuery, route } from '@/lib/http/respond';
+import { jobDetailQuery } from '@/lib/http/schemas';
 import { otherMethods } from '@/lib/http/unrouted';
 import { readJob } from '@/lib/server/console-reads';
 
-/** GET /api/jobs/:id — the job with its attempts (the running one included). */
-export const GET = route('viewer', async (_req: Request, ctx: { params: Promise<{ id: string }> }) => {
-  return json(await readJob(parseJobId((await ctx.params).id)));
+/**
+ * GET /api/jobs/:id[?payload=0] — the job with its attempts (the running one included);
+ * payload=0 leaves the payload out (a page refreshing the job reads it once).
+ */
+export const GET = route('viewer', async (req: Request, ctx: { params: Promise<{ id: string }> }) => {
+  const id = parseJobId((await ctx.params).id);
+  const { payload } = jobDetailQuery.parse(readQuery(req));
+  return json(await readJob(id, { payload: payload !== '0' }));
 });
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

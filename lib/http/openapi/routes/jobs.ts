@@ -1,6 +1,6 @@
 /** /api/jobs and /api/jobs/:id/* — enqueue, list, one job, its result, the CAS actions. (The console's /api/jobs/lookup and /newer are in ./console.) */
 import { z } from 'zod';
-import { cancelBody, enqueueRequest, jobId, listQuery, requeueBody } from '../../schemas';
+import { cancelBody, enqueueRequest, jobDetailQuery, jobId, listQuery, requeueBody } from '../../schemas';
 import {
   actionConflictSchema,
   actionItemSchema,
@@ -52,9 +52,10 @@ export const jobRoutes = [
     operationId: 'getJob',
     summary: 'One job with every attempt',
     tags: ['jobs'],
-    requestParams: { path: idParam },
+    requestParams: { path: idParam, query: jobDetailQuery },
     responses: {
       '200': jsonResponse('The job, its attempts (the running one included) and the database clock.', jobDetailSchema),
+      '400': errorResponse('An unknown query parameter, or payload other than 0 or 1.'),
       '404': errorResponse('No such job.'),
       ...commonErrors,
     },
