@@ -34,7 +34,13 @@ export function Shell({ children }: { children: ReactNode }) {
     '/': () => {
       const el = document.getElementById('job-search') as HTMLInputElement | null;
       if (el) el.focus();
-      else router.push('/jobs?focus=search');
+      else {
+        // Already on the jobs page, its search box not up yet (`g r` then `/` in quick
+        // succession): keep the page's filters, not start over from every job.
+        const q = new URLSearchParams(window.location.pathname === '/jobs' ? window.location.search : '');
+        q.set('focus', 'search');
+        router.push(`/jobs?${q}`);
+      }
     },
     'g o': () => router.push('/'),
     'g j': () => router.push('/jobs'),

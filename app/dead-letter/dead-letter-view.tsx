@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useMemo } from 'react';
 import { GroupTable } from '@/components/dead-letter/group-table';
+import { IgnoredFilters } from '@/components/jobs/ignored-filters';
 import { JobFilterBar } from '@/components/jobs/job-filters';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { deadLetterQuery } from '@/lib/api/dead-letter';
@@ -66,6 +67,7 @@ export function DeadLetterView() {
         )}
       </Card>
       <JobFilterBar filters={filters} onChange={setFilters} fixedStatus="failed" />
+      <IgnoredFilters params={params} />
       <JobsList filters={filters} emptyHint="No failed job matches these filters." />
       {flow.element}
     </div>

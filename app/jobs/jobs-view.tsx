@@ -2,6 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useEffect, useMemo } from 'react';
+import { IgnoredFilters } from '@/components/jobs/ignored-filters';
 import { JobFilterBar } from '@/components/jobs/job-filters';
 import { filtersFromParams, filtersToQuery, type JobFilters } from '@/lib/api/filters';
 import { statsQuery } from '@/lib/api/stats';
@@ -27,6 +28,7 @@ export function JobsView() {
     <div className="space-y-4">
       <h1 className="text-xl font-semibold">Jobs</h1>
       <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={KNOWN_TYPES} />
+      <IgnoredFilters params={params} />
       <JobsList filters={filters} />
     </div>
   );

@@ -38,6 +38,24 @@ export function filtersFromParams(params: URLSearchParams | { get(name: string):
   return f;
 }
 
+/**
+ * The filters in the address that filtersFromParams left out (a mistyped status, a
+ * fingerprint cut short by a chat client): said on the page, since the list, and an action
+ * on "every job matching", would otherwise quietly cover more jobs than the link meant.
+ */
+export function ignoredFilters(params: URLSearchParams | { get(name: string): string | null }): { name: FilterField; value: string; why: string }[] {
+  const kept = filtersFromParams(params);
+  const why: Partial<Record<FilterField, string>> = {
+    status: 'not a status',
+    id: 'not a job id',
+    fingerprint: 'not an error fingerprint (12 hex digits)',
+  };
+  return FILTER_FIELDS.flatMap((name) => {
+    const value = params.get(name)?.trim();
+    return value && !kept[name] ? [{ name, value: value.slice(0, 80), why: why[name] ?? 'not understood' }] : [];
+  });
+}
+
 export function filtersToQuery(f: JobFilters, extra: Record<string, string | undefined> = {}): string {
   const p = new URLSearchParams();
   for (const k of FILTER_FIELDS) if (f[k]) p.set(k, f[k]!);
