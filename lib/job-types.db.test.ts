@@ -22,6 +22,7 @@ process.env.REDIS_URL = REDIS_URL;
 process.env.LEASEHOLD_REDIS_PREFIX = prefix;
 cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
 const jobs = await import('../app/api/jobs/route');
+const consoleInfo = await import('../app/api/console/route');
 const client = createClient({ databaseUrl: db.url, redisUrl: REDIS_URL, redisPrefix: prefix });
 cleanup(() => client.close());
 
@@ -77,6 +78,9 @@ test('a type is refused until a worker that runs it registers it, then accepted 
   assert.equal(registered[0].payload_schema.properties.to.format, 'email', 'the zod schema, as JSON Schema');
   assert.equal(registered[1].timeout_ms, 300);
   assert.equal(registered[2].payload_schema, null);
+  // The console's type filter suggests them.
+  const info = await (await consoleInfo.GET(new Request('http://test/api/console'))).json();
+  assert.deepEqual(info.jobTypes, ['demo.sleep', 'demo.steps', 'demo.noop', 'email.send', 'email.slow', 'report.build']);
 
   // The declared schema is the API's check: a bad payload is refused by field, nothing written.
   const bad = await post({ type: 'email.send', payload: { to: 'not an address' } });

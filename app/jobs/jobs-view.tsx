@@ -5,10 +5,9 @@ import { useEffect, useMemo } from 'react';
 import { IgnoredFilters } from '@/components/jobs/ignored-filters';
 import { JobFilterBar } from '@/components/jobs/job-filters';
 import { filtersFromParams, filtersToQuery, type JobFilters } from '@/lib/api/filters';
+import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
 import { JobsList } from './jobs-list';
-
-const KNOWN_TYPES = ['demo.sleep', 'demo.noop'];
 
 /** /jobs: the filters live in the URL (shareable, and they survive a reload). */
 export function JobsView() {
@@ -17,6 +16,7 @@ export function JobsView() {
   const pathname = usePathname();
   const filters = useMemo(() => filtersFromParams(params), [params]);
   const stats = useQuery({ ...statsQuery(false), staleTime: 60_000 });
+  const meta = useQuery(consoleMetaQuery());
   useEffect(() => {
     if (params.get('focus') === 'search') document.getElementById('job-search')?.focus();
   }, [params]);
@@ -27,7 +27,7 @@ export function JobsView() {
   return (
     <div className="space-y-4">
       <h1 className="text-xl font-semibold">Jobs</h1>
-      <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={KNOWN_TYPES} />
+      <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={meta.data?.jobTypes ?? []} />
       <IgnoredFilters params={params} />
       <JobsList filters={filters} />
     </div>

@@ -34,4 +34,6 @@ export type ConsoleMeta = {
   redis: boolean;
   redisPrefix: string;
   version: string | null;
+  /** Built in, and registered by workers (the type filter suggests them). */
+  jobTypes: string[];
 };

@@ -103,7 +103,7 @@ export const deadLetterDto = (d: DeadLetter) => ({
 /** What the console shows about its own installation (GET /api/console). */
 export const consoleInfoDto = (
   cfg: Pick<Config, 'leaseMs' | 'heartbeatMs' | 'recoverMs' | 'redisPrefix'>,
-  o: { environment: string | null; redis: boolean; version: string },
+  o: { environment: string | null; redis: boolean; version: string; jobTypes: string[] },
 ) => ({
   environment: o.environment,
   leaseMs: cfg.leaseMs,
@@ -112,4 +112,5 @@ export const consoleInfoDto = (
   redis: o.redis,
   redisPrefix: cfg.redisPrefix,
   version: o.version,
+  jobTypes: o.jobTypes,
 });

@@ -472,6 +472,7 @@ export const consoleInfoSchema = z
     redis: z.boolean().meta({ description: 'Whether producers ring workers through Redis (else PostgreSQL NOTIFY).' }),
     redisPrefix: z.string(),
     version: z.string(),
+    jobTypes: z.array(z.string()).meta({ description: 'The job types producers may enqueue: the built-in ones and those workers registered.' }),
   })
   .meta({ id: 'ConsoleInfo' });
 
