@@ -18,11 +18,22 @@ export function nextTick(cron: string, timezone: string, after: Date, seed?: str
   // worker host's own zone: both are accepted by the parser, neither is what was meant.
   if (!cron.trim()) throw bad('an empty expression');
   if (!isTimeZone(timezone)) throw bad(`not a time zone name (an IANA name such as UTC or Europe/Paris)`);
-  try {
-    return CronExpressionParser.parse(cron, { currentDate: after, tz: timezone, hashSeed: seed }).next().toDate();
-  } catch (err) {
-    throw bad((err as Error).message);
+  // Around a half-hour daylight-saving change (Pacific/Chatham) the parser can answer with a
+  // time before `after`: taken as the next tick, the schedule would be due again at once, for
+  // ever. Looked for again a minute later each time (up to three hours): a tick inside the
+  // stretch the parser gets wrong may be missed, none is run twice.
+  let from = after;
+  for (let k = 0; k < 180; k++) {
+    let next: Date;
+    try {
+      next = CronExpressionParser.parse(cron, { currentDate: from, tz: timezone, hashSeed: seed }).next().toDate();
+    } catch (err) {
+      throw bad((err as Error).message);
+    }
+    if (next > after) return next;
+    from = new Date(Math.max(from.getTime(), next.getTime()) + 60_000);
   }
+  throw bad(`no tick after ${after.toISOString()} could be computed in this time zone (a daylight-saving change the cron library mishandles)`);
 }
 
 /** An IANA time zone name this runtime knows (not `local` or `system`, which the parser takes too). */
