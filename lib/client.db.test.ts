@@ -217,6 +217,26 @@ describe('transactional enqueue', () => {
     assert.doesNotThrow(() => createClient({ databaseUrl: db.url, redisUrl: 'off' }).close());
   });
 
+  test('a transaction on a pool it holds whole still enqueues: the job types are not read through another connection', async () => {
+    // One connection, held by the transaction: a read of the registered types through the
+    // pool waited for it for ever (a plain pg.Pool waits without limit).
+    const one = new pg.Pool({ connectionString: db.url, max: 1 });
+    const c = createClient({ pool: one, redisUrl: 'off' });
+    try {
+      const r = await c.withTransaction(async (tx) => [await tx.enqueue({ type: 'demo.noop', queue: 'c-one-conn' }), await tx.enqueueMany([{ type: 'demo.noop', queue: 'c-one-conn' }])]);
+      assert.equal(r.flat().length, 2);
+      await assert.rejects(
+        c.withTransaction((tx) => tx.enqueue({ type: 'not.registered', queue: 'c-one-conn' })),
+        (e: unknown) => e instanceof LeaseholdError && e.code === 'unknown_type',
+        'a type not built in is looked up through the transaction itself',
+      );
+      assert.equal(await jobCount('c-one-conn'), 2);
+    } finally {
+      await c.close();
+      await one.end();
+    }
+  });
+
   test('without Redis the ring is a PostgreSQL NOTIFY, sent after the commit', async () => {
     const noRedis = createClient({ databaseUrl: db.url, redisUrl: null });
     cleanup(() => noRedis.close());

@@ -68,7 +68,8 @@ export interface JobInput {
 }
 
 /** The job with its attempts: the body of GET /api/jobs/:id. */
-export type JobWithAttempts = ReturnType<typeof detailDto>;
+/** A job as get() returns it: always with its payload. */
+export type JobWithAttempts = Omit<ReturnType<typeof detailDto>, 'payloadText' | 'payloadOmitted'> & { payloadText: string };
 
 /** Enqueue inside a transaction the caller controls; ring with afterCommit() after COMMIT. */
 export interface Transaction {
@@ -167,10 +168,12 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       await redisSettled(bell, 2_000);
       return bell;
     })());
-  // The registered job types are read through the client's pool, never inside a caller's transaction.
-  const validateOne = async (job: JobInput) => validateJob(job, '', await knownJobTypes(pool, typeNames([job])));
-  const validateAll = async (jobs: readonly JobInput[]) => {
-    const types = await knownJobTypes(pool, typeNames(jobs));
+  // The registered job types (none read for built-in ones), kept per client. Inside a
+  // transaction they are read through its own connection: one more from the pool could wait
+  // for ever on a pool that transactions like it hold whole.
+  const validateOne = async (job: JobInput, db: Executor = pool) => validateJob(job, '', await knownJobTypes(db, typeNames([job]), { cacheFor: pool }));
+  const validateAll = async (jobs: readonly JobInput[], db: Executor = pool) => {
+    const types = await knownJobTypes(db, typeNames(jobs), { cacheFor: pool });
     return jobs.map((j, k) => validateJob(j, `[${k}]`, types));
   };
   const ring = async (items: readonly Ring[]) => {
@@ -208,8 +211,8 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     const insert = (inputs: readonly EnqueueInput[]) => insertMany(client, inputs, deferred);
     const tx: Transaction = {
       client,
-      enqueue: async (job) => (await insert([await validateOne(job)]))[0]!,
-      enqueueMany: async (jobs) => insert(await validateAll(jobs)),
+      enqueue: async (job) => (await insert([await validateOne(job, client)]))[0]!,
+      enqueueMany: async (jobs) => insert(await validateAll(jobs, client)),
       // Never throws: the jobs are committed, and a caller taking the error for a failed enqueue
       // would enqueue them again. Unrung, workers still find them (their PostgreSQL poll, the sweep).
       afterCommit: async () => {
@@ -275,7 +278,9 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       // The API's check: a number too large for a bigint is no job (not an error from SQL).
       if (!isJobIdText(id)) return null;
       const d = await getJob(pool, id);
-      return d ? detailDto(d) : null;
+      if (!d) return null;
+      const { payloadOmitted: _never, ...dto } = detailDto(d);
+      return { ...dto, payloadText: d.payloadText ?? JSON.stringify(d.job.payload) };
     },
     transaction,
     withTransaction: withTransaction as LeaseholdClient['withTransaction'],

@@ -69,43 +69,75 @@ export const builtinJobTypes: KnownJobTypes = {
   names: () => Object.keys(jobTypes),
 };
 
-/** How long a pool's copy of the registered types serves known names (an unknown one is looked up at once). */
+/** How long a copy of the registered types serves known names before it is read again (in the background). */
 export const REGISTERED_TYPES_TTL_MS = 5_000;
+/** How long a name found in no registration is refused without reading again. */
+export const UNKNOWN_TYPE_TTL_MS = 1_000;
 
 interface Registry {
   readAt: number;
   payloads: Map<string, z.ZodType>;
+  /** The read under way. */
   reading: Promise<void> | null;
+  /** Names no registration held at the last read that looked for them: when. */
+  missedAt: Map<string, number>;
 }
-const registries = new WeakMap<Executor, Registry>();
+const registries = new WeakMap<object, Registry>();
 /** Schemas rebuilt from their JSON text once, not per request. */
 const fromJson = new Map<string, z.ZodType>();
 
 /**
- * The job types producers accept, for the names about to be checked: the built-in ones and
- * those workers registered, read from job_types at most every REGISTERED_TYPES_TTL_MS per
- * pool — and at once for a name not known yet, so a type a worker registered a moment ago
- * is not refused on an old copy.
+ * The job types producers accept, for the names about to be checked: the built-in ones
+ * (never a read) and those workers registered, read from job_types through `db`. The copy
+ * is kept per `cacheFor` (default `db`: a pool; a caller reading through its transaction's
+ * connection keeps it per pool): a name not in it is looked up at once (so a type a worker
+ * registered a moment ago is not refused on an old copy), sharing a read already under way,
+ * and refused for UNKNOWN_TYPE_TTL_MS without another read (a producer looping on
+ * a misspelt type costs one read a second, not one a request); a copy older than
+ * REGISTERED_TYPES_TTL_MS serves as it is while a pool reads it again behind it.
  */
-export async function knownJobTypes(db: Executor, names: Iterable<string>): Promise<KnownJobTypes> {
-  let r = registries.get(db);
-  if (!r) registries.set(db, (r = { readAt: -Infinity, payloads: new Map(), reading: null }));
+export async function knownJobTypes(db: Executor, names: Iterable<string>, { cacheFor = db as object } = {}): Promise<KnownJobTypes> {
+  const calledAt = performance.now();
+  let r = registries.get(cacheFor);
+  if (!r) registries.set(cacheFor, (r = { readAt: -Infinity, payloads: new Map(), reading: null, missedAt: new Map() }));
   const reg = r;
-  const unknown = [...names].some((n) => !isJobType(n) && !reg.payloads.has(n));
-  if (unknown) await readRegistry(db, reg); // a read of its own: one already under way may predate the registration
-  else if (performance.now() - reg.readAt > REGISTERED_TYPES_TTL_MS) await (reg.reading ??= readRegistry(db, reg).finally(() => (reg.reading = null)));
-  return {
+  const view: KnownJobTypes = {
     payloadOf: (name) => builtinJobTypes.payloadOf(name) ?? reg.payloads.get(name),
     names: () => [...builtinJobTypes.names(), ...[...reg.payloads.keys()].filter((n) => !isJobType(n))],
   };
+  const wanted = [...names].filter((n) => !isJobType(n));
+  if (!wanted.length) return view;
+  const unknown = wanted.filter((n) => !reg.payloads.has(n) && !((reg.missedAt.get(n) ?? -Infinity) > calledAt - UNKNOWN_TYPE_TTL_MS));
+  if (unknown.length) {
+    await (reg.reading ?? readRegistry(db, reg));
+    if (reg.missedAt.size > 10_000) reg.missedAt.clear();
+    for (const n of unknown) if (!reg.payloads.has(n)) reg.missedAt.set(n, performance.now());
+  } else if (calledAt - reg.readAt > REGISTERED_TYPES_TTL_MS && !reg.reading && db === cacheFor) {
+    readRegistry(db, reg).catch((err) => log.warn('could not read the registered job types; the last copy serves', { err }));
+  }
+  return view;
 }
 
-async function readRegistry(db: Executor, reg: Registry) {
+/** Every job type producers may enqueue, built-in and registered (the console's type filter): read again when the copy is older than REGISTERED_TYPES_TTL_MS. */
+export async function allJobTypeNames(db: Executor): Promise<string[]> {
+  await knownJobTypes(db, []);
+  const reg = registries.get(db)!;
+  if (performance.now() - reg.readAt > REGISTERED_TYPES_TTL_MS) await (reg.reading ?? readRegistry(db, reg));
+  return [...builtinJobTypes.names(), ...[...reg.payloads.keys()].filter((n) => !isJobType(n))];
+}
+
+function readRegistry(db: Executor, reg: Registry): Promise<void> {
   const startedAt = performance.now();
-  const rows = await jobTypesRegistered(db);
-  const payloads = new Map<string, z.ZodType>();
-  for (const t of rows) payloads.set(t.name, t.payloadSchema ? payloadFromJsonSchema(t.name, t.payloadSchema) : ANY_OBJECT);
-  if (startedAt >= reg.readAt) [reg.payloads, reg.readAt] = [payloads, startedAt];
+  const reading = (async () => {
+    const rows = await jobTypesRegistered(db);
+    const payloads = new Map<string, z.ZodType>();
+    for (const t of rows) payloads.set(t.name, t.payloadSchema ? payloadFromJsonSchema(t.name, t.payloadSchema) : ANY_OBJECT);
+    if (startedAt >= reg.readAt) [reg.payloads, reg.readAt] = [payloads, startedAt];
+  })().finally(() => {
+    if (reg.reading === reading) reg.reading = null;
+  });
+  reg.reading = reading;
+  return reading;
 }
 
 function payloadFromJsonSchema(name: string, schema: Record<string, unknown>): z.ZodType {
@@ -145,14 +177,49 @@ export function registrationOf(name: string, d: JobTypeDeclaration | undefined):
   let payloadSchema: Record<string, unknown> | null = null;
   const p = d?.payload;
   if (p) {
-    try {
-      payloadSchema = (p instanceof z.ZodType || '_zod' in p ? z.toJSONSchema(p as z.ZodType, { unrepresentable: 'any', io: 'input' }) : p) as Record<string, unknown>;
-      z.fromJSONSchema(payloadSchema as never);
-    } catch (err) {
-      log.warn('the payload schema of a job type cannot be expressed as JSON Schema: producers will not check its payloads', { type: name, err });
-      payloadSchema = null;
+    const isZod = p instanceof z.ZodType || '_zod' in p;
+    const lossy = isZod ? lossyPart(p as z.ZodType) : null;
+    if (lossy) {
+      // Rebuilt from JSON Schema it would refuse payloads the handler's own schema takes.
+      log.warn('the payload schema of a job type does not survive as JSON Schema: producers will not check its payloads (the handler still can)', { type: name, part: lossy });
+    } else {
+      try {
+        payloadSchema = (isZod ? z.toJSONSchema(p as z.ZodType, { unrepresentable: 'any', io: 'input' }) : p) as Record<string, unknown>;
+        z.fromJSONSchema(payloadSchema as never);
+      } catch (err) {
+        log.warn('the payload schema of a job type cannot be expressed as JSON Schema: producers will not check its payloads', { type: name, err });
+        payloadSchema = null;
+      }
     }
   }
   const timeoutMs = d?.timeoutMs !== undefined && Number.isInteger(d.timeoutMs) && d.timeoutMs > 0 ? d.timeoutMs : null;
   return { name, description: d?.description ?? null, payloadSchema, timeoutMs };
+}
+
+/**
+ * The first part of a zod schema that JSON Schema cannot carry in a way that accepts the same
+ * payloads, or null: coercion and preprocessing (z.coerce, z.preprocess, a transform or pipe:
+ * rebuilt, "5" would be refused where the handler's schema takes it), a fallback (.catch), a
+ * regular expression with flags (dropped: /^abc$/i would refuse "ABC"), recursion (z.lazy).
+ * Refinements are left out of JSON Schema altogether, which only lets more through.
+ */
+export function lossyPart(schema: z.ZodType, path = 'payload', depth = 0): string | null {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const def = (schema as any)?._zod?.def;
+  if (!def || depth > 64) return null;
+  if (def.coerce) return `${path}: z.coerce`;
+  if (['pipe', 'transform', 'catch', 'lazy', 'promise', 'function'].includes(def.type)) return `${path}: ${def.type}`;
+  for (const check of def.checks ?? []) {
+    const pattern = check?._zod?.def?.pattern;
+    if (pattern instanceof RegExp && pattern.flags) return `${path}: a pattern with flags (${pattern})`;
+  }
+  const children: [string, unknown][] = [];
+  if (def.shape) for (const [k, v] of Object.entries(def.shape)) children.push([`${path}.${k}`, v]);
+  for (const key of ['element', 'innerType', 'keyType', 'valueType', 'catchall', 'rest', 'left', 'right']) if (def[key]) children.push([path, def[key]]);
+  for (const list of [def.options, def.items]) if (Array.isArray(list)) for (const v of list) children.push([path, v]);
+  for (const [at, child] of children) {
+    const found = lossyPart(child as z.ZodType, at, depth + 1);
+    if (found) return found;
+  }
+  return null;
 }

@@ -1127,7 +1127,7 @@ export class Runner {
         // Its outcome could not be written (a result store that never answers, a write the
         // database keeps refusing) while its lease was renewed: no more renewals, so the lease
         // ends and the recover sweep moves the job on (retried, failed, or cancelled if asked).
-        this.log.error('the outcome of a finished handler could not be recorded within a lease: its lease is no longer renewed and the job will be recovered', {
+        this.log.error('the outcome of a finished handler could not be recorded within a lease: its lease is no longer renewed, and unless the outcome is written before it ends, the job will be recovered', {
           job: e.job.id,
           attempt: e.lease.attempt,
         });
@@ -1356,7 +1356,8 @@ const RECORD_WITHIN_LEASES = 1;
 function transient(err: unknown): boolean {
   if (!answeredByServer(err)) return !(err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError);
   const code = (err as { code?: string }).code ?? '';
-  return /^(08|40|53|55|57|58)/.test(code);
+  // 25006: a read-only transaction, as on a standby just after a failover: a new connection may reach the primary.
+  return /^(08|40|53|55|57|58)/.test(code) || code === '25006';
 }
 
 /**

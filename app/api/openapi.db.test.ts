@@ -148,6 +148,15 @@ describe('the document', () => {
     assert.deepEqual(unimplemented(routes, doc), [], 'documented operations with no route handler');
   });
 
+  test('numeric query parameters are documented as the integers they are, with their range and default', () => {
+    type Param = { name: string; schema: Record<string, unknown> };
+    const param = (path: string, name: string) =>
+      ((doc.paths[path]!.get as unknown as { parameters: Param[] }).parameters.find((p) => p.name === name)!).schema;
+    assert.deepEqual(param('/api/jobs', 'limit'), { type: 'integer', minimum: 1, maximum: 200, default: 50 });
+    assert.deepEqual(param('/api/audit', 'limit'), { type: 'integer', minimum: 1, maximum: 200, default: 50 });
+    assert.deepEqual({ ...param('/api/live', 'every'), description: undefined }, { type: 'integer', minimum: 1000, maximum: 60000, default: 2000, description: undefined });
+  });
+
   test('the check fails for a route file that the registry does not describe', () => {
     const partial = buildOpenApiDocument(apiRoutes.filter((r) => r.path !== '/api/workers'));
     assert.deepEqual(undocumented(routes, partial as unknown as Doc), ['GET /api/workers']);

@@ -249,7 +249,9 @@ export const schedules = pgTable('schedules', {
  * that run them (the handlers of their LEASEHOLD_HANDLERS module) each time one starts
  * (0012). Producers — the HTTP API, the CLI, the client — accept a type once a worker has
  * registered it, and check its payload against the JSON Schema the module declared, if any:
- * a type nobody runs is refused before it is written instead of failing at a worker.
+ * a type no worker ever ran is refused before it is written instead of failing at a worker.
+ * A registration stays when its handler is removed (jobs may still wait for workers that are
+ * down); the latest worker start's definition wins.
  */
 export const registeredJobTypes = pgTable('job_types', {
   name: text('name').primaryKey(),

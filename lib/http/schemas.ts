@@ -26,13 +26,21 @@ export const MAX_PAGE = 200;
  * A whole number in a query parameter, written in decimal digits: a plain number coercion
  * would take "0x10", "1e1", "0b11" or " 5" too, answering a question nobody asked.
  */
-const queryInt = (min: number, max: number, fallback: number) =>
+const queryInt = (min: number, max: number, fallback: number, description?: string) =>
   z
     .string()
     .regex(/^[0-9]{1,15}$/, 'must be a whole number written in digits')
     .transform(Number)
     .pipe(z.number().int().min(min).max(max))
-    .default(fallback);
+    .default(fallback)
+    // Documented as the integer it is (the text check above would render as a string pattern).
+    .meta({
+      ...(description ? { description } : {}),
+      override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+        for (const k of Object.keys(jsonSchema)) delete jsonSchema[k];
+        Object.assign(jsonSchema, { type: 'integer', minimum: min, maximum: max, default: fallback }, description ? { description } : {});
+      },
+    });
 export const MAX_BULK_IDS = 1_000;
 
 /** Text PostgreSQL can store as-is: no NUL, no lone UTF-16 surrogate. */
@@ -272,7 +280,7 @@ export const liveQuery = z
       .optional()
       .meta({ description: 'Send this job with its attempts (event `job`, the body of GET /api/jobs/{id}) and the operator actions that touched it (event `audit`, the body of GET /api/audit?jobId=).' }),
     workers: z.enum(['1']).optional().meta({ description: 'Send the worker processes (event `workers`, the body of GET /api/workers).' }),
-    every: queryInt(LIVE_EVERY_MIN_MS, 60_000, 2_000).meta({ description: 'Milliseconds between events.' }),
+    every: queryInt(LIVE_EVERY_MIN_MS, 60_000, 2_000, 'Milliseconds between events.'),
   })
   .strict()
   .refine((q) => q.stats || q.ids?.length || q.after || q.job || q.workers, { message: 'watch something: stats=1, ids, after, job or workers=1', path: ['query'] })

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { z } from 'zod';
+import type { Executor } from './db/client';
+import { knownJobTypes, lossyPart, registrationOf } from './job-types';
+
+test('a payload schema JSON Schema cannot carry faithfully is registered as none, so producers never refuse what the handler takes', () => {
+  const lossy = {
+    coerce: z.object({ n: z.coerce.number() }),
+    flags: z.object({ code: z.string().regex(/^abc$/i) }),
+    unicode: z.object({ name: z.string().regex(/^\p{L}+$/u) }),
+    preprocess: z.preprocess(Number, z.number()),
+    fallback: z.object({ mode: z.string().catch('d') }),
+    nested: z.object({ items: z.array(z.object({ at: z.string().transform((s) => new Date(s)) })) }),
+  };
+  for (const [name, schema] of Object.entries(lossy)) {
+    assert.ok(lossyPart(schema), name);
+    assert.equal(registrationOf(name, { payload: schema }).payloadSchema, null, name);
+  }
+  // What survives is registered, and the rebuilt schema takes what the original takes.
+  const plain = z.object({ to: z.string().email(), n: z.number().int().min(1).optional(), tags: z.array(z.enum(['a', 'b'])), note: z.string().nullable() });
+  assert.equal(lossyPart(plain), null);
+  const registered = registrationOf('plain', { payload: plain, description: 'd', timeoutMs: 5 });
+  assert.ok(registered.payloadSchema);
+  const rebuilt = z.fromJSONSchema(registered.payloadSchema as never);
+  for (const ok of [{ to: 'a@b.co', tags: [], note: null }, { to: 'a@b.co', n: 3, tags: ['a', 'b'], note: 'x' }]) {
+    assert.equal(plain.safeParse(ok).success, true);
+    assert.equal(rebuilt.safeParse(ok).success, true, JSON.stringify(ok));
+  }
+  assert.equal(rebuilt.safeParse({ to: 'nope', tags: [], note: null }).success, false);
+});
+
+test('built-in types cost no read; a burst of lookups of an unknown type shares one, and a miss is remembered for a second', async () => {
+  let reads = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const db = {
+    query: async () => {
+      reads++;
+      await gate;
+      return { rows: [] };
+    },
+  } as unknown as Executor;
+  await knownJobTypes(db, ['demo.noop', 'demo.sleep']);
+  assert.equal(reads, 0, 'built-in types are known without the database');
+  const burst = Array.from({ length: 50 }, () => knownJobTypes(db, ['no.such']));
+  release();
+  const answers = await Promise.all(burst);
+  assert.ok(reads <= 2, `50 lookups at once made ${reads} reads`);
+  assert.equal(answers[0]!.payloadOf('no.such'), undefined);
+  const before = reads;
+  for (let k = 0; k < 20; k++) await knownJobTypes(db, ['no.such']);
+  assert.equal(reads, before, 'a name just looked for in vain is refused without another read');
+});
