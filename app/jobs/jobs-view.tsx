@@ -1,7 +1,7 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { IgnoredFilters } from '@/components/jobs/ignored-filters';
 import { JobFilterBar } from '@/components/jobs/job-filters';
 import { filtersFromParams, filtersToQuery, type JobFilters } from '@/lib/api/filters';
@@ -17,6 +17,10 @@ export function JobsView() {
   const filters = useMemo(() => filtersFromParams(params), [params]);
   const stats = useQuery({ ...statsQuery(false), staleTime: 60_000 });
   const meta = useQuery(consoleMetaQuery());
+  // The type suggestions only once mounted: the server's render has none, and rendered during
+  // hydration they made it fail (React #418, caught by test/e2e/auth/xss.spec.ts).
+  const [mounted, setMounted] = useState(false);
+  useEffect(() => setMounted(true), []);
   useEffect(() => {
     if (params.get('focus') === 'search') document.getElementById('job-search')?.focus();
   }, [params]);
@@ -27,7 +31,7 @@ export function JobsView() {
   return (
     <div className="space-y-4">
       <h1 className="text-xl font-semibold">Jobs</h1>
-      <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={meta.data?.jobTypes ?? []} />
+      <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={mounted ? (meta.data?.jobTypes ?? []) : []} />
       <IgnoredFilters params={params} />
       <JobsList filters={filters} />
     </div>
