@@ -5,13 +5,12 @@
  * nobody registered, they refuse the job and write nothing.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { cleanup } from '../test/cleanup';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
-import { root, startWorkers, uniquePrefix } from '../test/processes';
+import { root, runCli, startWorkers, uniquePrefix } from '../test/processes';
 import { waitFor } from '../test/wait';
 import { createClient, LeaseholdError, validateJob } from './client';
 
@@ -33,21 +32,7 @@ const post = async (body: unknown) => {
 const count = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM jobs`)).rows[0].n as number;
 const statusOf = async (id: string) => (await db.pool.query(`SELECT status, error FROM jobs WHERE job_id = $1`, [id])).rows[0];
 
-function cli(args: string[], input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), ...args], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix, LEASEHOLD_LOG: 'warn' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+const cli = (args: string[], input = '') => runCli(args, { input, env: { DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix } });
 
 test('a type is refused until a worker that runs it registers it, then accepted with its payload checked', async () => {
   const before = await post({ type: 'email.send', payload: { to: 'a@example.com' } });

@@ -83,6 +83,16 @@ interface Registry {
   missedAt: Map<string, number>;
 }
 const registries = new WeakMap<object, Registry>();
+const registryOf = (key: object): Registry => {
+  let r = registries.get(key);
+  if (!r) registries.set(key, (r = { readAt: -Infinity, payloads: new Map(), reading: null, missedAt: new Map() }));
+  return r;
+};
+/** The built-in types and a registry's copy of the registered ones. */
+const viewOf = (reg: Registry): KnownJobTypes => ({
+  payloadOf: (name) => builtinJobTypes.payloadOf(name) ?? reg.payloads.get(name),
+  names: () => [...builtinJobTypes.names(), ...[...reg.payloads.keys()].filter((n) => !isJobType(n))],
+});
 /** Schemas rebuilt from their JSON text once, not per request. */
 const fromJson = new Map<string, z.ZodType>();
 
@@ -98,13 +108,8 @@ const fromJson = new Map<string, z.ZodType>();
  */
 export async function knownJobTypes(db: Executor, names: Iterable<string>, { cacheFor = db as object } = {}): Promise<KnownJobTypes> {
   const calledAt = performance.now();
-  let r = registries.get(cacheFor);
-  if (!r) registries.set(cacheFor, (r = { readAt: -Infinity, payloads: new Map(), reading: null, missedAt: new Map() }));
-  const reg = r;
-  const view: KnownJobTypes = {
-    payloadOf: (name) => builtinJobTypes.payloadOf(name) ?? reg.payloads.get(name),
-    names: () => [...builtinJobTypes.names(), ...[...reg.payloads.keys()].filter((n) => !isJobType(n))],
-  };
+  const reg = registryOf(cacheFor);
+  const view = viewOf(reg);
   const wanted = [...names].filter((n) => !isJobType(n));
   if (!wanted.length) return view;
   const unknown = wanted.filter((n) => !reg.payloads.has(n) && !((reg.missedAt.get(n) ?? -Infinity) > calledAt - UNKNOWN_TYPE_TTL_MS));
@@ -120,10 +125,9 @@ export async function knownJobTypes(db: Executor, names: Iterable<string>, { cac
 
 /** Every job type producers may enqueue, built-in and registered (the console's type filter): read again when the copy is older than REGISTERED_TYPES_TTL_MS. */
 export async function allJobTypeNames(db: Executor): Promise<string[]> {
-  await knownJobTypes(db, []);
-  const reg = registries.get(db)!;
+  const reg = registryOf(db);
   if (performance.now() - reg.readAt > REGISTERED_TYPES_TTL_MS) await (reg.reading ?? readRegistry(db, reg));
-  return [...builtinJobTypes.names(), ...[...reg.payloads.keys()].filter((n) => !isJobType(n))];
+  return viewOf(reg).names();
 }
 
 function readRegistry(db: Executor, reg: Registry): Promise<void> {

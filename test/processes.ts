@@ -104,3 +104,35 @@ export function startWorkers(w: WorkerEnv & { processes: number; concurrency: nu
 }
 
 export const uniquePrefix = (what: string) => `lh_test_${what}_${randomBytes(4).toString('hex')}`;
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `npx leasehold ARGS` as a script runs it: bin/leasehold.mjs in a process of its own (run
+ * with node directly), `input` on its stdin, this process's environment with `env` over it;
+ * killed after a minute.
+ */
+export function runCli(args: string[], o: { env?: Record<string, string>; input?: string } = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), ...args], {
+      cwd: root,
+      env: { ...process.env, LEASEHOLD_LOG: 'warn', ...o.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(o.input ?? '');
+  });
+}

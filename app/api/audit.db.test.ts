@@ -5,14 +5,12 @@
  * runs, reads and refused requests leave none. Entries show on the job's timeline (by job id).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { describe, test } from 'node:test';
 import { cleanup } from '../../test/cleanup';
 import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
 import { insertJob } from '../../test/factories';
-import { root, uniquePrefix } from '../../test/processes';
+import { runCli, uniquePrefix } from '../../test/processes';
 import { loadRoutes } from '../../test/api-routes';
 import { send } from '../../test/auth/harness';
 
@@ -191,21 +189,10 @@ describe('API (and the console, which calls it)', () => {
   });
 });
 
-function cli(args: string[], input = ''): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), ...args], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix, LEASEHOLD_LOG: 'warn', LEASEHOLD_ACTOR: 'carol' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out }));
-    child.stdin.end(input);
-  });
-}
+const cli = async (args: string[], input = '') => {
+  const r = await runCli(args, { input, env: { DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix, LEASEHOLD_ACTOR: 'carol' } });
+  return { code: r.code, out: r.stdout + r.stderr };
+};
 
 describe('the entry is written before the action', () => {
   const who = { actor: 'olga', actorKind: 'user' as const };

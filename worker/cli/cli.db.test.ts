@@ -3,7 +3,6 @@
  * process against a real database and Redis, checked by exit code, stdout and stderr.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +12,7 @@ import { cleanup } from '../../test/cleanup';
 import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
 import { insertJob, jobRow } from '../../test/factories';
-import { root, uniquePrefix } from '../../test/processes';
+import { type CliRun, runCli, uniquePrefix } from '../../test/processes';
 
 const db = await testDatabase();
 const prefix = uniquePrefix('cli');
@@ -22,32 +21,10 @@ cleanup(() => redis.disconnect());
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-cli-'));
 cleanup(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function cli(args: string[], o: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), ...args], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix, LEASEHOLD_LOG: 'warn', ...o.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(o.input ?? '');
-  });
-}
+const cli = (args: string[], o: { input?: string; env?: Record<string, string> } = {}) =>
+  runCli(args, { input: o.input, env: { DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix, ...o.env } });
 
 const ok = (r: Run, code = 0) => assert.equal(r.code, code, `exit ${r.code}, expected ${code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 const count = async (where = 'true', values: unknown[] = []) =>
