@@ -28,6 +28,9 @@ test('a payload schema JSON Schema cannot carry faithfully is registered as none
     assert.equal(rebuilt.safeParse(ok).success, true, JSON.stringify(ok));
   }
   assert.equal(rebuilt.safeParse({ to: 'nope', tags: [], note: null }).success, false);
+  // A module's mistake (a string where a schema goes) is no schema, with a warning: it used to
+  // stop the worker at start with "Cannot use 'in' operator".
+  assert.equal(registrationOf('typo', { payload: 'z.object({})' as never }).payloadSchema, null);
 });
 
 test('built-in types cost no read; a burst of lookups of an unknown type shares one, and a miss is remembered for a second', async () => {

@@ -181,7 +181,8 @@ export function registrationOf(name: string, d: JobTypeDeclaration | undefined):
   let payloadSchema: Record<string, unknown> | null = null;
   const p = d?.payload;
   if (p) {
-    const isZod = p instanceof z.ZodType || '_zod' in p;
+    // Anything but an object (a string by mistake) is no schema: read as JSON Schema, it is refused below with a warning.
+    const isZod = typeof p === 'object' && (p instanceof z.ZodType || '_zod' in p);
     const lossy = isZod ? lossyPart(p as z.ZodType) : null;
     if (lossy) {
       // Rebuilt from JSON Schema it would refuse payloads the handler's own schema takes.
