@@ -255,6 +255,8 @@ export class Runner {
   private controlledRotation = 0;
   /** Queue controls (pause, limits) of this process's queues; absent = none. */
   private controls = new Map<string, ops.QueueControl>();
+  /** One of this process's queues has a concurrency or rate limit (not only a pause): see prefetch. */
+  private anyLimited = false;
   private nextControlledPoll = 0; // performance.now() of the next claim from controlled queues
   private nextBackstopPoll = 0; // performance.now() of the next claim from PostgreSQL whatever Redis holds
   private popRetryAt = 0; // after Redis answered a pop with an error: PostgreSQL serves until then
@@ -324,8 +326,7 @@ export class Runner {
    * back, past the rate. Claims then take only free slots, and what they claim starts at once.
    */
   private get prefetch() {
-    for (const c of this.controls.values()) if (!c.paused) return 0;
-    return this.o.prefetch ?? 0;
+    return this.anyLimited ? 0 : (this.o.prefetch ?? 0);
   }
 
   /** Jobs to claim now: room left, once the buffer has drained to half (so claims come in batches). */
@@ -606,6 +607,7 @@ export class Runner {
         if (!!was?.paused !== !!now?.paused) this.log.info(now?.paused ? 'queue paused: not claiming from it' : 'queue resumed', { queue: q });
       }
       this.controls = next;
+      this.anyLimited = [...next.values()].some((c) => !c.paused);
       // Their doorbells are not listened to: drop what producers rang, so the lists stay empty.
       const quiet = this.o.queues.filter((q) => next.has(q));
       if (quiet.length) await this.o.doorbell.discard?.(quiet);
@@ -1052,7 +1054,12 @@ export class Runner {
    */
   private pastRecordingTime(e: Entry, delayMs: number) {
     const at = performance.now() + delayMs;
-    return at - e.renewedAt > this.o.leaseMs || at - (e.finishedAt ?? at) > RECORD_WITHIN_LEASES * this.o.leaseMs;
+    return at - e.renewedAt > this.o.leaseMs || this.recordingOverdue(e, at);
+  }
+
+  /** A finished handler's outcome still unwritten RECORD_WITHIN_LEASES leases after it ended, at `at`. */
+  private recordingOverdue(e: Entry, at: number) {
+    return e.finishedAt !== undefined && at - e.finishedAt > RECORD_WITHIN_LEASES * this.o.leaseMs;
   }
 
   private lose(e: Entry, reason: AbortReason) {
@@ -1123,7 +1130,7 @@ export class Runner {
     for (const e of this.active.values()) {
       if (now - e.renewedAt >= giveUpAfter) this.lose(e, 'lease_expired_locally');
       else if (now > e.deadline && e.state === 'running' && !e.timedOut && !e.lost && !e.released) this.timeOut(e);
-      else if (e.state === 'finishing' && !e.lost && !e.released && now - e.finishedAt! > RECORD_WITHIN_LEASES * this.o.leaseMs) {
+      else if (e.state === 'finishing' && !e.lost && !e.released && this.recordingOverdue(e, now)) {
         // Its outcome could not be written (a result store that never answers, a write the
         // database keeps refusing) while its lease was renewed: no more renewals, so the lease
         // ends and the recover sweep moves the job on (retried, failed, or cancelled if asked).
