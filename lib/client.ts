@@ -280,7 +280,7 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       const d = await getJob(pool, id);
       if (!d) return null;
       const { payloadOmitted: _never, ...dto } = detailDto(d);
-      return { ...dto, payloadText: d.payloadText ?? JSON.stringify(d.job.payload) };
+      return { ...dto, payloadText: d.payloadText! }; // read with its payload (getJob's default)
     },
     transaction,
     withTransaction: withTransaction as LeaseholdClient['withTransaction'],

@@ -13,6 +13,7 @@ import { REDIS_URL } from '../test/env';
 import { root, runCli, startWorkers, uniquePrefix } from '../test/processes';
 import { waitFor } from '../test/wait';
 import { createClient, LeaseholdError, validateJob } from './client';
+import { knownJobTypes } from './job-types';
 
 const db = await testDatabase();
 const prefix = uniquePrefix('types');
@@ -113,4 +114,24 @@ test('a type is refused until a worker that runs it registers it, then accepted 
     return r.status === 'failed' ? r : null;
   }, { timeoutMs: 30_000 });
   assert.match(ended.error, /timed out/);
+});
+
+test('built-in types cost no read; a burst of lookups of an unknown type shares one, and a miss is remembered for a second', async () => {
+  // The real pool, its queries counted.
+  let reads = 0;
+  const counted = new Proxy(db.pool, {
+    get(target, prop) {
+      if (prop === 'query') return (...args: unknown[]) => (reads++, (target.query as (...a: unknown[]) => unknown)(...args));
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  await knownJobTypes(counted, ['demo.noop', 'demo.sleep']);
+  assert.equal(reads, 0, 'built-in types are known without the database');
+  const answers = await Promise.all(Array.from({ length: 50 }, () => knownJobTypes(counted, ['no.such'])));
+  assert.ok(reads <= 2, `50 lookups at once made ${reads} reads`);
+  assert.equal(answers[0]!.payloadOf('no.such'), undefined);
+  const before = reads;
+  for (let k = 0; k < 20; k++) await knownJobTypes(counted, ['no.such']);
+  assert.equal(reads, before, 'a name just looked for in vain is refused without another read');
 });

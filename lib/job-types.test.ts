@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
-import type { Executor } from './db/client';
-import { knownJobTypes, lossyPart, registrationOf } from './job-types';
+import { lossyPart, registrationOf } from './job-types';
 
 test('a payload schema JSON Schema cannot carry faithfully is registered as none, so producers never refuse what the handler takes', () => {
   const lossy = {
@@ -31,27 +30,4 @@ test('a payload schema JSON Schema cannot carry faithfully is registered as none
   // A module's mistake (a string where a schema goes) is no schema, with a warning: it used to
   // stop the worker at start with "Cannot use 'in' operator".
   assert.equal(registrationOf('typo', { payload: 'z.object({})' as never }).payloadSchema, null);
-});
-
-test('built-in types cost no read; a burst of lookups of an unknown type shares one, and a miss is remembered for a second', async () => {
-  let reads = 0;
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const db = {
-    query: async () => {
-      reads++;
-      await gate;
-      return { rows: [] };
-    },
-  } as unknown as Executor;
-  await knownJobTypes(db, ['demo.noop', 'demo.sleep']);
-  assert.equal(reads, 0, 'built-in types are known without the database');
-  const burst = Array.from({ length: 50 }, () => knownJobTypes(db, ['no.such']));
-  release();
-  const answers = await Promise.all(burst);
-  assert.ok(reads <= 2, `50 lookups at once made ${reads} reads`);
-  assert.equal(answers[0]!.payloadOf('no.such'), undefined);
-  const before = reads;
-  for (let k = 0; k < 20; k++) await knownJobTypes(db, ['no.such']);
-  assert.equal(reads, before, 'a name just looked for in vain is refused without another read');
 });
