@@ -337,6 +337,48 @@ describe('queue limits and prefetch', () => {
   });
 });
 
+describe('job types a worker has no handler for', () => {
+  test('two fleets with different handlers on one queue: each job runs once, on a worker that has its handler, and none fails', async (t) => {
+    const prefix = uniquePrefix('fleets');
+    const record = (into: string[]): Handler => (_p, ctx) => void into.push(ctx.job.id);
+    const ranA: string[] = [];
+    const ranB: string[] = [];
+    const a = await makeRunner(t, { prefix, handlers: { 'test.a': record(ranA) } });
+    const b = await makeRunner(t, { prefix, handlers: { 'test.b': record(ranB) } });
+    const inputs = Array.from({ length: 12 }, (_, k) => ({ type: k % 2 ? 'test.b' : 'test.a', queue: prefix }));
+    const ids = (await ops.jobEnqueue(db.pool, inputs, { doorbell: a.doorbell })).map((r) => r.id);
+    await waitFor('every job to complete', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [ids])).rows[0].n === ids.length,
+    { timeoutMs: 30_000 });
+    assert.deepEqual(ranA.sort(), ids.filter((_, k) => k % 2 === 0).sort());
+    assert.deepEqual(ranB.sort(), ids.filter((_, k) => k % 2 === 1).sort());
+    const { rows } = await db.pool.query(
+      `SELECT j.type, a.worker_id, a.outcome FROM job_attempts a JOIN jobs j USING (job_id) WHERE a.job_id = ANY($1)`, [ids]);
+    assert.equal(rows.length, ids.length, 'one attempt a job');
+    for (const r of rows) {
+      assert.equal(r.outcome, 'completed');
+      assert.equal(r.worker_id, r.type === 'test.a' ? a.runner.workerId : b.runner.workerId);
+    }
+  });
+
+  test('a job of a type no running worker handles waits, unclaimed, while the jobs around it run', async (t) => {
+    const prefix = uniquePrefix('nohandler');
+    const ran: string[] = [];
+    const { doorbell } = await makeRunner(t, { prefix, handlers: { 'test.a': (_p, ctx) => void ran.push(ctx.job.id) } });
+    // The stranger first: a pop or a poll meets it before the job after it.
+    const [stranger] = await ops.jobEnqueue(db.pool, [{ type: 'test.new', queue: prefix }], { doorbell });
+    const [known] = await ops.jobEnqueue(db.pool, [{ type: 'test.a', queue: prefix }], { doorbell });
+    await waitFor('the known job to complete', async () => (await jobRow(db.pool, known!.id)).status === 'completed', { timeoutMs: 30_000 });
+    // One more with no ring: only a claim from PostgreSQL, which meets the older stranger first, finds it.
+    const [unrung] = await ops.jobEnqueue(db.pool, [{ type: 'test.a', queue: prefix }]);
+    await waitFor('the unrung job to complete', async () => (await jobRow(db.pool, unrung!.id)).status === 'completed', { timeoutMs: 30_000 });
+    const row = await jobRow(db.pool, stranger!.id);
+    assert.equal(row.status, 'queued', `still waiting for a worker with its handler: ${JSON.stringify(row)}`);
+    assert.equal(row.attempt_count, 0, 'no attempt spent');
+    assert.deepEqual(ran, [known!.id, unrung!.id]);
+  });
+});
+
 describe('graceful shutdown', () => {
   test('stop() lets the grace period pass, then hands the leases back: queued, attempt not spent', async (t) => {
     const { runner, seen, enqueue } = await makeRunner(t);

@@ -262,10 +262,17 @@ export class Runner {
   private popRetryAt = 0; // after Redis answered a pop with an error: PostgreSQL serves until then
   private popFailing = false;
   private readonly failer: Batcher<ops.FailItem, JobStatus | null>;
+  /**
+   * The job types this process has handlers for. Its claims take no other: a job of a type
+   * it lacks (a rolling deploy, or fleets with different handlers on one queue) waits for a
+   * worker that has the handler, instead of failing here.
+   */
+  private readonly types: readonly string[];
 
   constructor(opts: RunnerOptions) {
     this.o = opts;
     this.workerId = opts.workerId ?? newWorkerId();
+    this.types = Object.keys(opts.handlers).filter((name) => typeof opts.handlers[name] === 'function');
     this.failer = new Batcher(async (items) => {
       const res = await ops.jobFail(this.o.pool, { workerId: this.workerId, items });
       return items.map((i) => res.get(i.jobId)?.status ?? null);
@@ -411,7 +418,7 @@ export class Runner {
           if (ids?.length) {
             if (failpointsEnabled) await failpoint('after_pop', ids);
             firstClaim();
-            await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(jobs) }, jobs);
+            await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(jobs), types: this.types }, jobs);
           } else {
             // Nothing rung (or Redis answered with an error): PostgreSQL may still hold due jobs.
             firstClaim();
@@ -633,6 +640,7 @@ export class Runner {
           workerId: this.workerId,
           leaseMs: this.o.leaseMs,
           allowSuspect: !this.holdsSuspect(into),
+          types: this.types,
         })),
       );
     }
@@ -649,7 +657,7 @@ export class Runner {
     const before = into.length;
     const left = () => want - (into.length - before);
     const start = this.queueRotation++ % queues.length;
-    const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(into) });
+    const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(into), types: this.types });
     for (let k = 0; k < queues.length && left() > 0; k++) {
       const queue = queues[(start + k) % queues.length]!;
       into.push(...(await ops.jobClaimNext(db, { ...p(), queue, limit: left() })));
@@ -751,6 +759,7 @@ export class Runner {
     queueMicrotask(() => {
       let out: unknown;
       try {
+        // A defence only: claims take the types of the handlers this process started with.
         if (!handler) throw new PermanentError(`no handler registered for job type ${JSON.stringify(job.type)}`);
         out = handler(job.payload, new Context(this, e));
       } catch (err) {

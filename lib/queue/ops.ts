@@ -156,6 +156,11 @@ export interface ClaimParams {
    * suspect passes false.
    */
   allowSuspect?: boolean;
+  /**
+   * The job types the claimer has handlers for: jobs of other types are left for a worker
+   * that has one. Absent or null: any type.
+   */
+  types?: readonly string[] | null;
 }
 
 /**
@@ -175,7 +180,7 @@ export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly st
     into?.push(...jobs);
   };
   try {
-    take((await run(db, sql.jobClaimFresh, [intArray(p.ids), p.workerId, p.leaseMs])).rows);
+    take((await run(db, sql.jobClaimFresh, [intArray(p.ids), p.workerId, p.leaseMs, p.types ?? null])).rows);
   } catch (err) {
     // Claimers racing over the same ids can deadlock on the plain UPDATE (it locks rows in
     // heap order); PostgreSQL then aborts one of them, which claimed nothing. The full claim
@@ -185,7 +190,7 @@ export async function jobClaim(db: Executor, p: ClaimParams & { ids: readonly st
   if (claimed.length === p.ids.length) return claimed;
   const got = new Set(claimed.map((j) => j.id));
   const rest = p.ids.filter((id) => !got.has(id));
-  take((await run(db, sql.jobClaim, [intArray(rest), p.workerId, p.leaseMs, p.allowSuspect ?? true])).rows);
+  take((await run(db, sql.jobClaim, [intArray(rest), p.workerId, p.leaseMs, p.allowSuspect ?? true, p.types ?? null])).rows);
   return claimed;
 }
 
@@ -194,7 +199,7 @@ export async function jobClaimNext(
   db: Executor,
   p: ClaimParams & { queue: string; limit: number },
 ): Promise<ClaimedJob[]> {
-  const { rows } = await run(db, sql.jobClaimNext, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true]);
+  const { rows } = await run(db, sql.jobClaimNext, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true, p.types ?? null]);
   return rows.map(toClaimedJob);
 }
 
@@ -204,7 +209,7 @@ export async function jobClaimNext(
  * suspect: at most one, and none when allowSuspect is false.
  */
 export async function jobClaimExpired(db: Executor, p: ClaimParams & { queue: string; limit?: number }): Promise<ClaimedJob[]> {
-  const { rows } = await run(db, sql.jobClaimExpired, [p.queue, p.workerId, p.leaseMs, p.limit ?? 1, p.allowSuspect ?? true]);
+  const { rows } = await run(db, sql.jobClaimExpired, [p.queue, p.workerId, p.leaseMs, p.limit ?? 1, p.allowSuspect ?? true, p.types ?? null]);
   return rows.map(toClaimedJob);
 }
 
@@ -795,7 +800,7 @@ export async function jobClaimControlled(
 ): Promise<ClaimedJob[]> {
   return useTransaction(pool, async (client) => {
     await run(client, sql.queueLock, [p.queue]);
-    const { rows } = await run(client, sql.jobClaimControlled, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true]);
+    const { rows } = await run(client, sql.jobClaimControlled, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true, p.types ?? null]);
     return rows.map(toClaimedJob);
   });
 }

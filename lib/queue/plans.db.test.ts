@@ -75,14 +75,17 @@ async function plan(st: sql.Statement, values: unknown[], mode: 'force_custom_pl
 
 const byId = (value: unknown) => JSON.stringify(Object.fromEntries(ids.map((id) => [id, value])));
 const attempts = () => byId(1);
+/** The types a worker has handlers for, as its claims pass them. */
+const TYPES = ['demo.noop', 'demo.sleep', 'bench'];
 const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
-  ['claim by id', sql.jobClaim, () => [ids, 'w', 30000, true], /jobs_pkey/],
-  ['claim next due', sql.jobClaimNext, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
-  ['claim next due from a backlog', sql.jobClaimNext, () => [BACKLOG, 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['claim by id', sql.jobClaim, () => [ids, 'w', 30000, true, TYPES], /jobs_pkey/],
+  ['claim fresh ids', sql.jobClaimFresh, () => [ids, 'w', 30000, TYPES], /jobs_pkey/],
+  ['claim next due', sql.jobClaimNext, () => ['q1', 'w', 30000, 50, true, TYPES], /jobs_claim_idx/],
+  ['claim next due from a backlog', sql.jobClaimNext, () => [BACKLOG, 'w', 30000, 50, true, TYPES], /jobs_claim_idx/],
   ['a worker\'s own running jobs', sql.jobsHeldBy, () => ['w1'], /jobs_running_idx/],
-  ['take over expired leases', sql.jobClaimExpired, () => ['q1', 'w', 30000, 1, true], /jobs_running_idx/],
-  ['claim under a queue limit', sql.jobClaimControlled, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
-  ['claim under a queue limit from a backlog', sql.jobClaimControlled, () => [BACKLOG, 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['take over expired leases', sql.jobClaimExpired, () => ['q1', 'w', 30000, 1, true, TYPES], /jobs_running_idx/],
+  ['claim under a queue limit', sql.jobClaimControlled, () => ['q1', 'w', 30000, 50, true, TYPES], /jobs_claim_idx/],
+  ['claim under a queue limit from a backlog', sql.jobClaimControlled, () => [BACKLOG, 'w', 30000, 50, true, TYPES], /jobs_claim_idx/],
   ['heartbeat', sql.jobHeartbeat, () => [ids, attempts(), 'w1', 30000], /jobs_(pkey|running_idx)/],
   ['complete', sql.jobComplete, () => [ids, attempts(), '{}', 'w1'], /jobs_(pkey|running_idx)/],
   ['fail', sql.jobFail, () => [ids, attempts(), byId('e'), '{}', byId(false), byId(0), 'w1'], /jobs_(pkey|running_idx)/],

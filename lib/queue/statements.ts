@@ -171,9 +171,17 @@ const uncontrolled = (queueParam?: string) =>
   queueParam ? `NOT EXISTS (SELECT 1 FROM queues WHERE name = ${queueParam})` : `NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = jobs.queue)`;
 
 /**
+ * A claim takes only the types its worker has a handler for (`typesParam`, NULL = any): a
+ * job of a type this process cannot run waits for a worker that can (a rolling deploy, or
+ * fleets with different handlers on one queue) instead of failing here for want of code.
+ */
+const handled = (typesParam: string) => `(${typesParam}::text[] IS NULL OR type = ANY(${typesParam}::text[]))`;
+
+/**
  * jobClaim — claim specific jobs (the ids a doorbell pop returned) and take a lease.
- * Params: $1 job_id[], $2 worker_id, $3 lease_ms, $4 allow a suspect (boolean).
- * Compare: attempts left, no cancel requested, and either due (queued/retrying with
+ * Params: $1 job_id[], $2 worker_id, $3 lease_ms, $4 allow a suspect (boolean), $5 handled
+ *         types (text[], NULL = any).
+ * Compare: a handled type, attempts left, no cancel requested, and either due (queued/retrying with
  *          run_at <= now()) or running with an expired lease (a takeover). Rows locked by
  *          another transaction are skipped: only one claimer can win a row. Suspects only
  *          when $4, and then at most one.
@@ -193,6 +201,7 @@ WITH target AS (
      AND ((status IN ('queued', 'retrying') AND run_at <= now())
           OR (status = 'running' AND lease_expires_at < now()))
      AND ${suspects('$4')}
+     AND ${handled('$5')}
      AND ${uncontrolled()}
    ORDER BY job_id
      FOR UPDATE SKIP LOCKED
@@ -205,9 +214,9 @@ WITH target AS (
  * once). A row another transaction holds is waited for and re-checked, then refused if it
  * changed (ids come from one pop each, so that wait is rare and short). Whatever it
  * refuses — takeovers of expired leases, suspects, already claimed ids — jobClaim re-checks.
- * Params: $1 job_id[], $2 worker_id, $3 lease_ms.
- * Compare: queued/retrying, due, attempts left, no cancel request, not a suspect, queue
- *          not controlled.
+ * Params: $1 job_id[], $2 worker_id, $3 lease_ms, $4 handled types (text[], NULL = any).
+ * Compare: queued/retrying, due, attempts left, no cancel request, not a suspect, a
+ *          handled type, queue not controlled.
  * Returns: the claimed jobs, as jobClaim.
  */
 export const jobClaimFresh: Statement = {
@@ -222,6 +231,7 @@ UPDATE jobs
    AND attempt_count < max_attempts
    AND cancel_requested_at IS NULL
    AND lease_lost_streak < ${SUSPECT_STREAK}
+   AND ${handled('$4')}
    AND ${uncontrolled()}
 RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak,
           extract(epoch FROM now() - run_at) * 1000 AS waited_ms`,
@@ -231,8 +241,10 @@ RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_bud
  * jobClaimNext — claim the oldest due jobs of one queue (polling, and the Postgres-only
  * mode when Redis is unreachable). A locked subquery with LIMIT, so the planner cannot
  * update more rows than it locked.
- * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean).
- * Compare: queued/retrying, due, attempts left; suspects only when $5, at most one.
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean),
+ *         $6 handled types (text[], NULL = any).
+ * Compare: queued/retrying, due, attempts left, a handled type; suspects only when $5, at
+ *          most one.
  *          (Expired leases: jobClaimExpired and jobRecover.)
  * Returns: the claimed rows, oldest first.
  */
@@ -247,6 +259,7 @@ WITH target AS (
      AND run_at <= now()
      AND attempt_count < max_attempts
      AND ${suspects('$5')}
+     AND ${handled('$6')}
      AND ${uncontrolled('$1')}
    ORDER BY run_at, job_id
    LIMIT $4
@@ -259,7 +272,8 @@ WITH target AS (
  * first: the polling worker's own recovery, so a takeover never depends on the sweep
  * alone. Jobs out of attempts or with a cancel request are left to jobRecover (which
  * fails or cancels them).
- * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean).
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean),
+ *         $6 handled types (text[], NULL = any).
  * Returns: the claimed rows (suspects only when $5, at most one); the lost attempts are
  *          recorded as `lease_lost`.
  */
@@ -275,6 +289,7 @@ WITH target AS (
      AND attempt_count < max_attempts
      AND cancel_requested_at IS NULL
      AND ${suspects('$5')}
+     AND ${handled('$6')}
      AND ${uncontrolled('$1')}
    ORDER BY lease_expires_at
    LIMIT $4
@@ -292,7 +307,8 @@ export const queueLock: Statement = {
  * jobClaimControlled — claim due jobs of a paused or limited queue, within its limits.
  * Run after queueLock in the same transaction: this statement's snapshot is taken after
  * the lock, so it counts every running job other claimers committed before it.
- * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 most wanted, $5 allow a suspect.
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 most wanted, $5 allow a suspect, $6 handled
+ *         types (text[], NULL = any).
  * Compare: as jobClaimNext; nothing while paused; at most concurrency_limit − running, and
  *          at most the whole tokens in the rate bucket (refilled at rate_limit per
  *          rate_period_ms of the database clock, capped at rate_limit).
@@ -324,6 +340,7 @@ WITH q AS (
      AND run_at <= now()
      AND attempt_count < max_attempts
      AND ${suspects('$5')}
+     AND ${handled('$6')}
    ORDER BY run_at, job_id
    LIMIT coalesce((SELECT n FROM allowance), 0)
      FOR UPDATE SKIP LOCKED
