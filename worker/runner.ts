@@ -308,6 +308,7 @@ export class Runner {
       pid: process.pid,
       queues: this.o.queues,
       concurrency: this.o.concurrency,
+      types: this.types,
     });
     await this.refreshControls();
     // Before the first claim: without statistics a claim may read the whole backlog.

@@ -371,3 +371,32 @@ describe('reads for the console', () => {
     await assert.rejects(readPool.query('SELECT pg_sleep(6)'), /statement timeout/);
   });
 });
+
+const jobRoute = await import('./jobs/[id]/route');
+const { workerRegister } = await import('@/lib/queue/ops');
+
+describe('GET /api/jobs/:id', () => {
+  const detail = async (id: string) => {
+    const res = await jobRoute.GET(new Request(`http://test/api/jobs/${id}?payload=0`), { params: Promise.resolve({ id }) });
+    assert.equal(res.status, 200);
+    return res.json();
+  };
+  const register = (queue: string, types: string[] | null) =>
+    workerRegister(db.pool, { workerId: uniquePrefix('w'), host: 'test', pid: 1, queues: [queue], concurrency: 1, types });
+
+  test('a waiting job says how many live workers serve its queue and how many of them have its handler', async () => {
+    const queue = uniquePrefix('handlers');
+    const id = await insertJob(db.pool, { queue, type: 'demo.noop' });
+    assert.deepEqual((await detail(id)).workers, { onQueue: 0, withHandler: 0 });
+    await register(queue, ['other.type']);
+    assert.deepEqual((await detail(id)).workers, { onQueue: 1, withHandler: 0 });
+    await register(queue, ['demo.noop', 'other.type']);
+    // A worker of an earlier version (no types recorded) claimed any type.
+    await register(queue, null);
+    assert.deepEqual((await detail(id)).workers, { onQueue: 3, withHandler: 2 });
+    await register(uniquePrefix('elsewhere'), ['demo.noop']);
+    assert.deepEqual((await detail(id)).workers, { onQueue: 3, withHandler: 2 }, 'a worker of another queue does not count');
+    const done = await insertJob(db.pool, { queue, type: 'demo.noop', status: 'completed' });
+    assert.equal((await detail(done)).workers, undefined, 'only for a job that waits');
+  });
+});

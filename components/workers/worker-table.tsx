@@ -19,7 +19,7 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
         'Worker',
         'State',
         'Host · pid',
-        'Queues',
+        'Queues · job types',
         'Started',
         'Last heartbeat',
         { label: 'Jobs in hand', title: 'running jobs whose lease names this worker / slots' },
@@ -57,6 +57,12 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
             </td>
             <td className="break-all px-3 py-2 text-xs">
               <UserText text={w.queues.join(', ')} />
+              {/* The types it claims (it claims no other); none recorded: an earlier version, which claimed any. */}
+              {w.types && (
+                <span className="mt-0.5 block text-zinc-500" data-testid="worker-types">
+                  handles <UserText text={w.types.join(', ')} />
+                </span>
+              )}
             </td>
             <td className="whitespace-nowrap px-3 py-2 text-xs">{dateTime(w.startedAt)}</td>
             <td className={`tabular whitespace-nowrap px-3 py-2 text-xs ${stale ? 'text-red-700 dark:text-red-300' : ''}`}>

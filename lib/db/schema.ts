@@ -169,6 +169,11 @@ export const workers = pgTable(
     host: text('host').notNull(),
     pid: integer('pid').notNull(),
     queues: text('queues').array().notNull(),
+    /**
+     * The job types the process has handlers for: it claims no other. Null for a process of
+     * a version before 0013, which claimed any type.
+     */
+    types: text('types').array(),
     concurrency: integer('concurrency').notNull(),
     startedAt: timestamp('started_at', tz).notNull().defaultNow(),
     heartbeatAt: timestamp('heartbeat_at', tz).notNull().defaultNow(),

@@ -48,6 +48,7 @@ export const detailDto = (d: JobDetail) => ({
   ...(d.payloadText === null ? { payloadOmitted: true as const } : {}),
   attempts: d.attempts.map(attemptDto),
   dbNow: d.dbNow.toISOString(),
+  ...(d.workers ? { workers: d.workers } : {}),
 });
 
 export const actionItemDto = (i: ActionItem) => ({

@@ -164,6 +164,13 @@ export const jobDetailSchema = z
     payloadOmitted: z.literal(true).optional().meta({ description: 'Present (true) when payload=0 left the payload out.' }),
     attempts: z.array(attemptSchema),
     dbNow: dateTime,
+    workers: z
+      .object({ onQueue: count, withHandler: count })
+      .optional()
+      .meta({
+        description:
+          'For a queued or retrying job: the live workers serving its queue, and how many of them have a handler for its type (a worker claims no other type). None with a handler: the job waits until one starts.',
+      }),
   })
   .meta({ id: 'JobDetail' });
 
@@ -423,6 +430,10 @@ export const workerSchema = z
     host: z.string(),
     pid: z.int(),
     queues: z.array(z.string()),
+    types: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: 'The job types it has handlers for, the only ones it claims; null for a worker of an earlier version, which claims any.' }),
     concurrency: z.int(),
     startedAt: dateTime,
     heartbeatAt: dateTime,

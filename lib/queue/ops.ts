@@ -981,9 +981,9 @@ export async function jobTypesRegistered(db: Executor): Promise<RegisteredJobTyp
 
 export async function workerRegister(
   db: Executor,
-  w: { workerId: string; host: string; pid: number; queues: readonly string[]; concurrency: number },
+  w: { workerId: string; host: string; pid: number; queues: readonly string[]; concurrency: number; types?: readonly string[] | null },
 ) {
-  await run(db, sql.workerRegister, [w.workerId, w.host, w.pid, w.queues, w.concurrency]);
+  await run(db, sql.workerRegister, [w.workerId, w.host, w.pid, w.queues, w.concurrency, w.types ?? null]);
 }
 
 export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}) {

@@ -340,6 +340,12 @@ export interface JobDetail {
   attempts: Attempt[];
   leaseRemainingMs: number | null;
   dbNow: Date;
+  /**
+   * For a job waiting its turn (queued or retrying), the live workers that serve its queue
+   * and how many of them have a handler for its type (a worker claims no other type): none
+   * of them is why such a job never starts. Absent for other jobs, or when not asked for.
+   */
+  workers?: { onQueue: number; withHandler: number };
 }
 
 /**
@@ -347,7 +353,11 @@ export interface JobDetail {
  * payloadText): it never changes after the enqueue, and a page refreshing a job every two
  * seconds would otherwise carry up to a megabyte of it each time.
  */
-export async function getJob(db: Executor, id: string, { payload = true }: { payload?: boolean } = {}): Promise<JobDetail | null> {
+export async function getJob(
+  db: Executor,
+  id: string,
+  { payload = true, aliveWithinMs }: { payload?: boolean; aliveWithinMs?: number } = {},
+): Promise<JobDetail | null> {
   const { rows } = await db.query(
     `SELECT job_id, queue, type, status, attempt_count, max_attempts, attempt_budget, worker_id, heartbeat_at,
             lease_expires_at, run_at, cancel_requested_at, idempotency_key, result_key, error, checkpoints,
@@ -388,13 +398,27 @@ export async function getJob(db: Executor, id: string, { payload = true }: { pay
       errorStack: null,
     });
   }
+  const waiting = aliveWithinMs !== undefined && (job.status === 'queued' || job.status === 'retrying');
   return {
     job,
     payloadText: r.payload_text,
     attempts,
     leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
     dbNow: r.db_now,
+    ...(waiting ? { workers: await workersFor(db, job, aliveWithinMs) } : {}),
   };
+}
+
+/** Live workers serving a job's queue, and those of them with a handler for its type (NULL types: any). */
+async function workersFor(db: Executor, job: Pick<Job, 'queue' | 'type'>, aliveWithinMs: number) {
+  const { rows } = await db.query(
+    `SELECT count(*)::int AS on_queue,
+            count(*) FILTER (WHERE types IS NULL OR $2 = ANY(types))::int AS with_handler
+       FROM workers
+      WHERE stopped_at IS NULL AND heartbeat_at > now() - $3::int * interval '1 ms' AND $1 = ANY(queues)`,
+    [job.queue, job.type, Math.round(aliveWithinMs)],
+  );
+  return { onQueue: rows[0].on_queue as number, withHandler: rows[0].with_handler as number };
 }
 
 export interface Stats {
@@ -461,6 +485,8 @@ export interface WorkerRow {
   host: string;
   pid: number;
   queues: string[];
+  /** The job types it has handlers for, the only ones it claims (null: a process before migration 0013, which claimed any). */
+  types: string[] | null;
   concurrency: number;
   startedAt: Date;
   heartbeatAt: Date;
@@ -487,6 +513,7 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
     host: r.host,
     pid: r.pid,
     queues: r.queues,
+    types: r.types,
     concurrency: r.concurrency,
     startedAt: r.started_at,
     heartbeatAt: r.heartbeat_at,

@@ -957,13 +957,13 @@ export const wakeupNotify: Statement = {
 
 /**
  * workerRegister — one row per worker process incarnation.
- * Params: $1 worker_id, $2 host, $3 pid, $4 queues, $5 concurrency.
+ * Params: $1 worker_id, $2 host, $3 pid, $4 queues, $5 concurrency, $6 handled job types (NULL = any).
  */
 export const workerRegister: Statement = {
   name: 'leasehold_worker_register',
   text: `
-INSERT INTO workers (worker_id, host, pid, queues, concurrency)
-VALUES ($1, $2, $3, $4::text[], $5)
+INSERT INTO workers (worker_id, host, pid, queues, concurrency, types)
+VALUES ($1, $2, $3, $4::text[], $5, $6::text[])
 ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
 RETURNING started_at`,
 };

@@ -31,7 +31,9 @@ export async function readNewer(after: string, filter: JobFilter) {
 
 /** A job with its attempts, the running one included (GET /api/jobs/:id); not_found when there is none. */
 export async function readJob(id: string, opts: { payload?: boolean } = {}) {
-  const detail = await getJob(serverContext().readPool, id, opts);
+  const { readPool, cfg } = serverContext();
+  // A worker counts as live within a lease of its last report, as on the workers page.
+  const detail = await getJob(readPool, id, { ...opts, aliveWithinMs: cfg.leaseMs });
   if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
   return detailDto(detail);
 }

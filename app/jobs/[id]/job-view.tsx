@@ -96,6 +96,21 @@ export function JobView({ id }: { id: string }) {
         </div>
       </div>
       {q.isError && <ErrorState title="Refreshing failed: showing the last known state" message={q.error.message} />}
+      {d.workers && (d.workers.onQueue === 0 || d.workers.withHandler === 0) && (
+        <p className="rounded border border-amber-300 bg-amber-50 p-3 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200" data-testid="waiting-notice">
+          {d.workers.onQueue === 0 ? (
+            <>
+              No live worker serves queue <UserText text={j.queue} />: the job waits until one starts.
+            </>
+          ) : (
+            <>
+              {d.workers.onQueue === 1 ? 'The live worker' : `None of the ${d.workers.onQueue} live workers`} on queue <UserText text={j.queue} />{' '}
+              {d.workers.onQueue === 1 ? 'has no' : 'has a'} handler for <span className="font-mono"><UserText text={j.type} /></span>, and a worker claims only the types it
+              has handlers for: the job waits, its attempts unspent, until a worker that has one starts.
+            </>
+          )}
+        </p>
+      )}
 
       {j.status === 'running' && (
         <Card title="Lease">
