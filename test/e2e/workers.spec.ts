@@ -20,3 +20,23 @@ test('the workers page lists each process with its heartbeat, and flags a stale 
   await screenshot(page, 'workers');
   await db().query(`DELETE FROM workers WHERE worker_id = 'e2e-host:4242:stale'`);
 });
+
+test("a waiting job's page says when no live worker can run it: none serves its queue, or none has its handler", async ({ page }) => {
+  const { rows: live } = await db().query(`SELECT 1 FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '5 seconds' AND 'default' = ANY(queues)`);
+  expect(live.length).toBeGreaterThan(0);
+  await page.goto('/workers');
+  await expect(page.getByTestId('worker-types').first()).toContainText('demo.noop');
+  // Written straight to the table: producers refuse a type no worker has registered.
+  const insert = async (queue: string, type: string) =>
+    String((await db().query(`INSERT INTO jobs (queue, type, payload) VALUES ($1, $2, '{}') RETURNING job_id`, [queue, type])).rows[0].job_id);
+  const nobodysQueue = await insert('e2e-no-worker-serves-this', 'demo.noop');
+  const unknownType = await insert('default', 'e2e.not.handled');
+  try {
+    await page.goto(`/jobs/${nobodysQueue}`);
+    await expect(page.getByTestId('waiting-notice')).toContainText('No live worker serves queue e2e-no-worker-serves-this');
+    await page.goto(`/jobs/${unknownType}`);
+    await expect(page.getByTestId('waiting-notice')).toContainText('handler for e2e.not.handled');
+  } finally {
+    await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [[nobodysQueue, unknownType]]);
+  }
+});
