@@ -59,7 +59,7 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
               <UserText text={w.queues.join(', ')} />
               {/* The types it claims (it claims no other); none recorded: an earlier version, which claimed any. */}
               {w.types && (
-                <span className="mt-0.5 block text-zinc-500" data-testid="worker-types">
+                <span className="mt-0.5 block text-zinc-500 [overflow-wrap:anywhere] [word-break:normal]" data-testid="worker-types">
                   handles <UserText text={w.types.join(', ')} />
                 </span>
               )}
