@@ -1265,6 +1265,7 @@ export class Runner {
       const r = await ops.recoverSweep(this.o.pool, {
         doorbell: this.o.doorbell,
         signalGraceMs: this.o.signalGraceMs,
+        aliveWithinMs: this.o.leaseMs,
         // If this process freezes mid-sweep, the server frees the sweep lock after this long.
         stallTimeoutMs: Math.max(1_000, this.o.recoverMs * 2),
       });

@@ -97,6 +97,11 @@ export const jobs = pgTable(
     index('jobs_claim_idx')
       .on(t.queue, t.runAt, t.jobId)
       .where(sql`status IN ('queued', 'retrying')`),
+    // A worker's claims from PostgreSQL: due jobs of a queue of one type (of those it has
+    // handlers for), oldest first, so jobs of types it lacks are never read past.
+    index('jobs_claim_type_idx')
+      .on(t.queue, t.type, t.runAt, t.jobId)
+      .where(sql`status IN ('queued', 'retrying')`),
     // Recover path and "jobs in hand" per worker: only running rows. It does not
     // include lease_expires_at, so a heartbeat (which changes only heartbeat_at and
     // lease_expires_at) touches no indexed column and can be a HOT update.

@@ -260,6 +260,8 @@ export async function previewAction(db: Executor, action: BulkAction, target: Bu
 export interface RecoverExtras {
   doorbell?: Doorbell | null;
   signalGraceMs?: number;
+  /** A worker counts as live within this of its last report (see RecoverParams). */
+  aliveWithinMs?: number;
   /** Where results are kept: a deleted job's result, and a requeued one's last, are deleted there. */
   results?: ResultStore | null;
   /** The ids a recover preview listed: each one absent from the sweep's result is reported as skipped. */
@@ -319,7 +321,7 @@ async function runOp(pool: pg.Pool, readDb: Executor, action: BulkAction, ids: s
     case 'delete':
       return jobDelete(pool, { ids, results: extra.results });
     case 'recover': {
-      const r = await jobRecover(pool, { ids, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
+      const r = await jobRecover(pool, { ids, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs, aliveWithinMs: extra.aliveWithinMs });
       return recoverItems(readDb, ids, r.expired);
     }
   }
@@ -359,7 +361,7 @@ async function recoverItems(
 /** The whole recover sweep (expired leases and missing wake-up signals), previewed or applied. */
 async function recoverAll(db: Executor, preview: boolean, extra: RecoverExtras, readDb: Executor = db): Promise<AppliedReport> {
   const limit = preview ? RECOVER_PREVIEW_LIMIT : RECOVER_RUN_ROWS;
-  const r = await jobRecover(db, { dryRun: preview, maxRows: limit, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs });
+  const r = await jobRecover(db, { dryRun: preview, maxRows: limit, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs, aliveWithinMs: extra.aliveWithinMs });
   const report: AppliedReport = emptyReport('recover', preview, r.expired.length, null, null);
   report.recoverLimit = RECOVER_RUN_ROWS;
   if (!preview) report.movedIds = r.expired.map((e) => e.id);

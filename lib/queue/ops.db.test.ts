@@ -531,6 +531,25 @@ describe('jobRecover', () => {
     assert.ok(q.every((x) => x.waitedMs >= 9_000));
   });
 
+  test('re-signals only jobs some live worker on the queue has the handler for, however many others come first', async () => {
+    const queue = 'stranded-rings';
+    // 40 older jobs of a type no worker has any more, then 3 a worker can run.
+    for (let k = 0; k < 40; k++) await insertJob(db.pool, { queue, type: 'gone.type', runInMs: -20_000 });
+    const runnable = [];
+    for (let k = 0; k < 3; k++) runnable.push(await insertJob(db.pool, { queue, type: 'demo.noop', runInMs: -10_000 }));
+    const listed = async () =>
+      (await ops.jobRecover(db.pool, { dryRun: true, signalGraceMs: 1_000, signalCap: 20 })).resignalled.filter((x) => x.queue === queue).map((x) => x.id);
+    // No live worker on the queue: nobody to tell apart, the oldest are listed (as before).
+    assert.equal((await listed()).length, 20);
+    await ops.workerRegister(db.pool, { workerId: 'rings:1:aaaaaa', host: 'rings', pid: 1, queues: [queue], concurrency: 1, types: ['demo.noop'] });
+    assert.deepEqual((await listed()).sort(), [...runnable].sort(), 'only what the live worker can run');
+    // A live worker of an earlier version (no types recorded) claims any type: all are listed again.
+    await ops.workerRegister(db.pool, { workerId: 'rings:2:bbbbbb', host: 'rings', pid: 2, queues: [queue], concurrency: 1, types: null });
+    assert.equal((await listed()).length, 20);
+    await db.pool.query(`DELETE FROM workers WHERE host = 'rings'`);
+    await db.pool.query(`DELETE FROM jobs WHERE queue = $1`, [queue]);
+  });
+
   test('two sweepers at once: one runs, the other backs off', async () => {
     const locker = new pg.Client({ connectionString: db.url });
     await locker.connect();

@@ -199,7 +199,8 @@ export async function jobClaimNext(
   db: Executor,
   p: ClaimParams & { queue: string; limit: number },
 ): Promise<ClaimedJob[]> {
-  const { rows } = await run(db, sql.jobClaimNext, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true, p.types ?? null]);
+  const values = [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true];
+  const { rows } = p.types ? await run(db, sql.jobClaimNextOfTypes, [...values, p.types]) : await run(db, sql.jobClaimNext, values);
   return rows.map(toClaimedJob);
 }
 
@@ -555,6 +556,11 @@ export interface RecoverParams {
   signalGraceMs?: number;
   /** Most due jobs looked at per queue per call: at most this many ids are pushed per queue. */
   signalCap?: number;
+  /**
+   * A worker counts as live when it reported this recently (the lease): only jobs some live
+   * worker on the queue has the handler for are re-signalled. Default one minute.
+   */
+  aliveWithinMs?: number;
 }
 
 export interface RecoverExpiredItem {
@@ -658,7 +664,10 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
     const backlog = p.doorbell ? await p.doorbell.backlog(queue) : null;
     // Ids already waiting in Redis will wake a worker; only the shortfall is rung again,
     // oldest first (in a FIFO list the oldest waiting jobs are the ones whose ring was lost).
-    const { rows } = await run(db, sql.jobDueWaiting, [queue, grace, cap]);
+    const { rows: [live] } = await run(db, sql.queueHandledTypes, [queue, Math.round(p.aliveWithinMs ?? 60_000)]);
+    const { rows } = live?.types
+      ? await run(db, sql.jobDueWaitingOfTypes, [queue, grace, cap, live.types])
+      : await run(db, sql.jobDueWaiting, [queue, grace, cap]);
     const missing = rows.length - (backlog ?? 0);
     const items = rows.slice(0, Math.max(0, missing)).map((r) => ({
       id: String(r.job_id),
@@ -800,7 +809,10 @@ export async function jobClaimControlled(
 ): Promise<ClaimedJob[]> {
   return useTransaction(pool, async (client) => {
     await run(client, sql.queueLock, [p.queue]);
-    const { rows } = await run(client, sql.jobClaimControlled, [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true, p.types ?? null]);
+    const values = [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true];
+    const { rows } = p.types
+      ? await run(client, sql.jobClaimControlledOfTypes, [...values, p.types])
+      : await run(client, sql.jobClaimControlled, values);
     return rows.map(toClaimedJob);
   });
 }

@@ -28,6 +28,8 @@ let ids: string[];
  * with a backlog; for a queue whose due jobs all fit under the LIMIT a sort is the better plan.
  */
 const BACKLOG = 'backlog';
+/** A queue whose oldest due jobs are all of a type no worker has the handler for, with a few it has behind them. */
+const STRANDED = 'stranded';
 
 before(async () => {
   // 190k completed, 5k failed, 4k queued, 1k running (a tenth of them with expired leases);
@@ -43,6 +45,8 @@ before(async () => {
            now() + CASE WHEN i % 10 = 0 THEN interval '-1 minute' ELSE interval '1 minute' END, now()
       FROM generate_series(1, 1000) i;
     INSERT INTO jobs (queue, type, status, payload) SELECT '${BACKLOG}', 'demo.noop', 'queued', '{}' FROM generate_series(1, 30000) i;
+    INSERT INTO jobs (queue, type, status, payload, run_at) SELECT '${STRANDED}', 'other.gone', 'queued', '{}', now() - interval '1 hour' FROM generate_series(1, 30000) i;
+    INSERT INTO jobs (queue, type, status, payload) SELECT '${STRANDED}', 'demo.noop', 'queued', '{}' FROM generate_series(1, 100) i;
     ANALYZE jobs;`);
   ids = (await db.pool.query(`SELECT job_id FROM jobs WHERE status = 'running' ORDER BY job_id LIMIT 100`)).rows.map((r) => String(r.job_id));
   client = await db.pool.connect();
@@ -73,6 +77,23 @@ async function plan(st: sql.Statement, values: unknown[], mode: 'force_custom_pl
   }
 }
 
+/** Of the plan nodes above the first line holding `node`, the nearest whose name is one of `names`. */
+function nearest(plan: string, node: string, names: string[]): string | undefined {
+  const lines = plan.split('\n');
+  let at = lines.findIndex((l) => l.includes(node));
+  const depth = (l: string) => l.search(/\S/);
+  let d = depth(lines[at] ?? '');
+  while (--at >= 0) {
+    const l = lines[at]!;
+    if (depth(l) >= d) continue;
+    d = depth(l);
+    const name = l.trim().replace(/^->\s*/, '');
+    const found = names.find((n) => name.startsWith(n));
+    if (found) return found;
+  }
+  return undefined;
+}
+
 const byId = (value: unknown) => JSON.stringify(Object.fromEntries(ids.map((id) => [id, value])));
 const attempts = () => byId(1);
 /** The types a worker has handlers for, as its claims pass them. */
@@ -80,18 +101,23 @@ const TYPES = ['demo.noop', 'demo.sleep', 'bench'];
 const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['claim by id', sql.jobClaim, () => [ids, 'w', 30000, true, TYPES], /jobs_pkey/],
   ['claim fresh ids', sql.jobClaimFresh, () => [ids, 'w', 30000, TYPES], /jobs_pkey/],
-  ['claim next due', sql.jobClaimNext, () => ['q1', 'w', 30000, 50, true, TYPES], /jobs_claim_idx/],
-  ['claim next due from a backlog', sql.jobClaimNext, () => [BACKLOG, 'w', 30000, 50, true, TYPES], /jobs_claim_idx/],
+  ['claim next due', sql.jobClaimNext, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['claim next due from a backlog', sql.jobClaimNext, () => [BACKLOG, 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['claim next due of handled types', sql.jobClaimNextOfTypes, () => ['q1', 'w', 30000, 50, true, TYPES], /jobs_claim_type_idx/],
+  ['claim next due of handled types from a backlog', sql.jobClaimNextOfTypes, () => [BACKLOG, 'w', 30000, 50, true, TYPES], /jobs_claim_type_idx/],
+  ['claim next due of handled types behind a backlog of others', sql.jobClaimNextOfTypes, () => [STRANDED, 'w', 30000, 50, true, TYPES], /jobs_claim_type_idx/],
   ['a worker\'s own running jobs', sql.jobsHeldBy, () => ['w1'], /jobs_running_idx/],
   ['take over expired leases', sql.jobClaimExpired, () => ['q1', 'w', 30000, 1, true, TYPES], /jobs_running_idx/],
-  ['claim under a queue limit', sql.jobClaimControlled, () => ['q1', 'w', 30000, 50, true, TYPES], /jobs_claim_idx/],
-  ['claim under a queue limit from a backlog', sql.jobClaimControlled, () => [BACKLOG, 'w', 30000, 50, true, TYPES], /jobs_claim_idx/],
+  ['claim under a queue limit', sql.jobClaimControlled, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['claim under a queue limit from a backlog', sql.jobClaimControlled, () => [BACKLOG, 'w', 30000, 50, true], /jobs_claim_idx/],
+  ['claim of handled types under a queue limit behind a backlog of others', sql.jobClaimControlledOfTypes, () => [STRANDED, 'w', 30000, 50, true, TYPES], /jobs_claim_type_idx/],
   ['heartbeat', sql.jobHeartbeat, () => [ids, attempts(), 'w1', 30000], /jobs_(pkey|running_idx)/],
   ['complete', sql.jobComplete, () => [ids, attempts(), '{}', 'w1'], /jobs_(pkey|running_idx)/],
   ['fail', sql.jobFail, () => [ids, attempts(), byId('e'), '{}', byId(false), byId(0), 'w1'], /jobs_(pkey|running_idx)/],
   ['recover expired leases', sql.jobRecoverExpired, () => [500, null], /jobs_running_idx/],
   ['due jobs waiting for a signal', sql.jobDueWaiting, () => ['q1', 1000, 1000], /jobs_claim_idx/],
   ['due jobs waiting for a signal in a backlog', sql.jobDueWaiting, () => [BACKLOG, 1000, 1000], /jobs_claim_idx/],
+  ['due jobs of handled types waiting for a signal behind a backlog of others', sql.jobDueWaitingOfTypes, () => [STRANDED, 1000, 1000, TYPES], /jobs_claim_type_idx/],
   ['queues with due jobs', sql.jobDueQueues, () => [], /jobs_claim_idx/],
 ];
 
@@ -101,7 +127,12 @@ for (const [what, st, values, index] of cases) {
       const p = await plan(st, values(), mode);
       assert.doesNotMatch(p, /Seq Scan on jobs/, p);
       assert.match(p, index, p);
-      if (values()[0] === BACKLOG) {
+      if (index.source === 'jobs_claim_type_idx') {
+        // One range of the index per type, read in order and cut at the limit, then merged:
+        // a sort above them orders at most limit × types rows, never a backlog.
+        assert.match(p, /Index Scan using jobs_claim_type_idx on jobs( \w+)?\n\s*Index Cond: \(\(queue = [^\n]* AND \(type = /, p);
+        assert.equal(nearest(p, 'Index Scan using jobs_claim_type_idx', ['Limit', 'Nested Loop', 'Sort']), 'Limit', `a type's range is not cut at the limit:\n${p}`);
+      } else if (values()[0] === BACKLOG) {
         assert.doesNotMatch(p, /Sort Key: jobs(_\d+)?\./, `sorts the backlog instead of reading it in order:\n${p}`);
         assert.match(p, /Index Scan using jobs_claim_idx/, p);
       }

@@ -238,32 +238,69 @@ RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_bud
 };
 
 /**
+ * The due jobs of queue `queue` a claim takes, oldest first, locked: rows another claimer
+ * holds are skipped, and LIMIT counts only the rows locked (a plain subquery cannot update
+ * more rows than it locked). With `types`, only jobs of those types, read one type at a
+ * time from jobs_claim_type_idx and merged by due time: a filter on jobs_claim_idx would
+ * read past every due job of another type first (a queue holding a million jobs no live
+ * worker has the handler for cost every claim 100-150 ms). Each type locks up to `limit`
+ * rows; those the merge leaves out are released at the statement's commit.
+ */
+const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string }) => {
+  const due = `status IN ('queued', 'retrying')
+       AND run_at <= now()
+       AND attempt_count < max_attempts
+       AND ${suspects(o.allowSuspect)}${o.where ? `
+       AND ${o.where}` : ''}`;
+  if (!o.types) {
+    return `
+  SELECT ${claimTargetColumns}
+    FROM jobs
+   WHERE queue = ${o.queue}
+     AND ${due}
+   ORDER BY run_at, job_id
+   LIMIT ${o.limit}
+     FOR UPDATE SKIP LOCKED`;
+  }
+  return `
+  SELECT c.job_id, c.old_status, c.old_worker_id, c.old_started_at, c.old_heartbeat_at, c.suspect
+    FROM (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
+   CROSS JOIN LATERAL (
+     SELECT ${claimTargetColumns}, run_at
+       FROM jobs
+      WHERE queue = ${o.queue} AND type = t.type
+        AND ${due}
+      ORDER BY run_at, job_id
+      LIMIT ${o.limit}
+        FOR UPDATE SKIP LOCKED
+   ) c
+   ORDER BY c.run_at, c.job_id
+   LIMIT ${o.limit}`;
+};
+
+/**
  * jobClaimNext — claim the oldest due jobs of one queue (polling, and the Postgres-only
- * mode when Redis is unreachable). A locked subquery with LIMIT, so the planner cannot
- * update more rows than it locked.
- * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean),
- *         $6 handled types (text[], NULL = any).
- * Compare: queued/retrying, due, attempts left, a handled type; suspects only when $5, at
- *          most one.
- *          (Expired leases: jobClaimExpired and jobRecover.)
+ * mode when Redis is unreachable).
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean).
+ * Compare: queued/retrying, due, attempts left, queue not controlled; suspects only when $5,
+ *          at most one. (Expired leases: jobClaimExpired and jobRecover.)
  * Returns: the claimed rows, oldest first.
  */
 export const jobClaimNext: Statement = {
   name: 'leasehold_job_claim_next',
   text: `
-WITH target AS (
-  SELECT ${claimTargetColumns}
-    FROM jobs
-   WHERE queue = $1
-     AND status IN ('queued', 'retrying')
-     AND run_at <= now()
-     AND attempt_count < max_attempts
-     AND ${suspects('$5')}
-     AND ${handled('$6')}
-     AND ${uncontrolled('$1')}
-   ORDER BY run_at, job_id
-   LIMIT $4
-     FOR UPDATE SKIP LOCKED
+WITH target AS (${dueTarget({ queue: '$1', limit: '$4', allowSuspect: '$5', where: uncontrolled('$1') })}
+)${claimSwap('$2', '$3')}`,
+};
+
+/**
+ * jobClaimNextOfTypes — jobClaimNext for a worker's handled types only (what a worker runs).
+ * Params: as jobClaimNext, and $6 the types (text[]).
+ */
+export const jobClaimNextOfTypes: Statement = {
+  name: 'leasehold_job_claim_next_of_types',
+  text: `
+WITH target AS (${dueTarget({ queue: '$1', limit: '$4', allowSuspect: '$5', types: '$6', where: uncontrolled('$1') })}
 )${claimSwap('$2', '$3')}`,
 };
 
@@ -307,17 +344,14 @@ export const queueLock: Statement = {
  * jobClaimControlled — claim due jobs of a paused or limited queue, within its limits.
  * Run after queueLock in the same transaction: this statement's snapshot is taken after
  * the lock, so it counts every running job other claimers committed before it.
- * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 most wanted, $5 allow a suspect, $6 handled
- *         types (text[], NULL = any).
+ * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 most wanted, $5 allow a suspect.
  * Compare: as jobClaimNext; nothing while paused; at most concurrency_limit − running, and
  *          at most the whole tokens in the rate bucket (refilled at rate_limit per
  *          rate_period_ms of the database clock, capped at rate_limit).
  * Swap: as jobClaimNext, and the bucket loses one token per claimed job.
  * Returns: the claimed rows. A queue with no row (no longer controlled) claims nothing here.
  */
-export const jobClaimControlled: Statement = {
-  name: 'leasehold_job_claim_controlled',
-  text: `
+const claimControlled = (types?: string) => `
 WITH q AS (
   SELECT concurrency_limit,
          CASE WHEN rate_limit IS NULL THEN NULL
@@ -332,25 +366,17 @@ WITH q AS (
            coalesce(q.concurrency_limit - (SELECT count(*) FROM jobs WHERE queue = $1 AND status = 'running')::int, $4::int),
            coalesce(floor(q.tokens)::int, $4::int))) AS n
     FROM q
-), target AS (
-  SELECT ${claimTargetColumns}
-    FROM jobs
-   WHERE queue = $1
-     AND status IN ('queued', 'retrying')
-     AND run_at <= now()
-     AND attempt_count < max_attempts
-     AND ${suspects('$5')}
-     AND ${handled('$6')}
-   ORDER BY run_at, job_id
-   LIMIT coalesce((SELECT n FROM allowance), 0)
-     FOR UPDATE SKIP LOCKED
+), target AS (${dueTarget({ queue: '$1', limit: 'coalesce((SELECT n FROM allowance), 0)', allowSuspect: '$5', types })}
 )${claimSwap('$2', '$3', `, bucket AS (
   UPDATE queues
      SET rate_tokens = (SELECT tokens FROM q) - (SELECT count(*) FROM claimed), rate_updated_at = now()
    -- not while paused (q has no row): the bucket would be set to NULL, which reads as full
    WHERE name = $1 AND rate_limit IS NOT NULL AND EXISTS (SELECT 1 FROM q)
-)`)}`,
-};
+)`)}`;
+export const jobClaimControlled: Statement = { name: 'leasehold_job_claim_controlled', text: claimControlled() };
+
+/** jobClaimControlledOfTypes — jobClaimControlled for a worker's handled types only. Params: as it, and $6 the types (text[]). */
+export const jobClaimControlledOfTypes: Statement = { name: 'leasehold_job_claim_controlled_of_types', text: claimControlled('$6') };
 
 /**
  * queueControlsRead — the controls of the given queues (those without a row have none),
@@ -869,16 +895,57 @@ SELECT queue FROM q
  * are still waiting: either their doorbell was lost (a crash between commit and push, a
  * Redis flush or restart) or every worker is busy. Read-only.
  * Params: $1 queue, $2 grace_ms, $3 limit.
- * Returns: job_id, run_at, waited_ms.
+ * Returns: job_id, type, status, run_at, created_at, waited_ms.
  */
+const dueWaitingColumns = `job_id, type, status, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
+const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}`;
 export const jobDueWaiting: Statement = {
   name: 'leasehold_job_due_waiting',
   text: `
-SELECT job_id, type, status, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms
+SELECT ${dueWaitingColumns}
   FROM jobs
- WHERE queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}
+ WHERE ${dueWaiting}
  ORDER BY run_at, job_id
  LIMIT $3`,
+};
+
+/**
+ * jobDueWaitingOfTypes — jobDueWaiting for the types the queue's live workers have handlers
+ * for, one index range per type (as dueTarget): a job no live worker can run is not worth
+ * a ring (each would be popped and dropped, every sweep), nor a read past it.
+ * Params: as jobDueWaiting, and $4 the types (text[]).
+ */
+export const jobDueWaitingOfTypes: Statement = {
+  name: 'leasehold_job_due_waiting_of_types',
+  text: `
+SELECT c.*
+  FROM (SELECT DISTINCT unnest($4::text[]) AS type) t
+ CROSS JOIN LATERAL (
+   SELECT ${dueWaitingColumns}
+     FROM jobs
+    WHERE ${dueWaiting} AND type = t.type
+    ORDER BY run_at, job_id
+    LIMIT $3
+ ) c
+ ORDER BY c.run_at, c.job_id
+ LIMIT $3`,
+};
+
+/**
+ * queueHandledTypes — what the live workers serving a queue can run: `types`, the union of
+ * their handled types, or NULL for any type — when one of them recorded none (a process of
+ * an earlier version, which claims any type) or none is live (no one to ask: a ring waits in
+ * the list for whoever starts). Params: $1 queue, $2 alive within (ms).
+ */
+export const queueHandledTypes: Statement = {
+  name: 'leasehold_queue_handled_types',
+  text: `
+WITH live AS (
+  SELECT types FROM workers
+   WHERE stopped_at IS NULL AND heartbeat_at > now() - ${ms('$2')} AND $1 = ANY(queues)
+)
+SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM live) OR EXISTS (SELECT 1 FROM live WHERE types IS NULL) THEN NULL
+            ELSE ARRAY(SELECT DISTINCT unnest(types) FROM live) END AS types`,
 };
 
 /**
@@ -964,7 +1031,7 @@ export const workerRegister: Statement = {
   text: `
 INSERT INTO workers (worker_id, host, pid, queues, concurrency, types)
 VALUES ($1, $2, $3, $4::text[], $5, $6::text[])
-ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
+ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, queues = EXCLUDED.queues, types = EXCLUDED.types, concurrency = EXCLUDED.concurrency
 RETURNING started_at`,
 };
 

@@ -193,7 +193,7 @@ export function addActionCommands(program: Command) {
     .action(async (o: { dryRun?: boolean; json?: boolean; reason?: string }) => {
       const cfg = loadConfig();
       const r = await withQueue(async ({ pool, doorbell }) => {
-        const run = () => ops.jobRecover(pool, { dryRun: !!o.dryRun, doorbell, signalGraceMs: cfg.signalGraceMs });
+        const run = () => ops.jobRecover(pool, { dryRun: !!o.dryRun, doorbell, signalGraceMs: cfg.signalGraceMs, aliveWithinMs: cfg.leaseMs });
         if (o.dryRun) return run();
         return auditCli(pool, { action: 'recover', target: { all: true }, reason: o.reason }, run, (report) => ({
           jobIds: [...report.expired.map((e) => e.id), ...report.resignalled.map((x) => x.id)],

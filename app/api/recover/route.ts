@@ -12,7 +12,7 @@ import { serverContext } from '@/lib/server/context';
 export const POST = route('operator', async (req: Request, _ctx: unknown, who) => {
   const body = recoverBody.parse(await readJsonOptional(req));
   const { pool, doorbell, cfg } = serverContext();
-  const run = () => jobRecover(pool, { dryRun: body.dryRun, ids: body.ids, doorbell, signalGraceMs: cfg.signalGraceMs });
+  const run = () => jobRecover(pool, { dryRun: body.dryRun, ids: body.ids, doorbell, signalGraceMs: cfg.signalGraceMs, aliveWithinMs: cfg.leaseMs });
   if (body.dryRun) {
     markChangedNothing(req);
     return json(await run());

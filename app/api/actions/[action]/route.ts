@@ -25,7 +25,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const target: BulkTarget = body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true };
   const { pool, readPool, doorbell, cfg, results } = serverContext();
   const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
-  const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, expectIds: body.expectIds, results };
+  const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, aliveWithinMs: cfg.leaseMs, expectIds: body.expectIds, results };
   if (body.preview) {
     markChangedNothing(req);
     return json(await previewAction(readPool, action, target, opts, extra));
