@@ -13,7 +13,7 @@ import { orStopEmbedded, projectRoot, type Services, startFailed } from './boots
 const nextBin = path.join(projectRoot, 'node_modules/next/dist/bin/next');
 /** Answers undecodable paths with a 400 before Next's router fails on them with a 500 (see the file). */
 const httpGuard = path.join(projectRoot, 'worker/http-guard.mjs');
-const SOURCES = ['app', 'components', 'lib', 'public', 'proxy.ts', 'next.config.ts', 'package.json', 'postcss.config.mjs', 'tsconfig.json'];
+const SOURCES = ['app', 'components', 'lib', 'public', 'instrumentation.ts', 'proxy.ts', 'next.config.ts', 'package.json', 'postcss.config.mjs', 'tsconfig.json'];
 
 function newestMtime(p: string): number {
   let st: fs.Stats;

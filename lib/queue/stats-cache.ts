@@ -3,8 +3,9 @@
  * querycacher). A request is answered from the last snapshot at once; when that snapshot
  * is older than the refresh interval, one computation starts in the background
  * (stale-while-revalidate), so no viewer waits for the database while workers keep it
- * busy — the overview shows each snapshot's age. Nothing is computed while nobody looks, so
- * the first viewer after a quiet spell is answered from the snapshot the last one saw (up to
+ * busy — the overview shows each snapshot's age. Nothing is computed while nobody looks
+ * (but once when the console starts: lib/server/context.ts warmUpStats), so the first viewer
+ * after a quiet spell is answered from the snapshot the last one saw (up to
  * MAX_IDLE_STALE_MS old, its age shown) while the fresh one is computed; the live feed
  * brings that a second later. A viewer waits for the computation only when there is no
  * snapshot, when the snapshot is older than MAX_IDLE_STALE_MS, or when the last refresh

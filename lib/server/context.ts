@@ -87,3 +87,20 @@ export async function closeServerContext() {
   const pools = (globalThis as unknown as { __leaseholdPools?: Map<string, pg.Pool> }).__leaseholdPools;
   pools?.clear();
 }
+
+/**
+ * At the console server's start (instrumentation.ts): the overview's first snapshot is
+ * computed in the background, so the first viewers are answered from it instead of each
+ * waiting for it (150-200 ms at a million rows while workers drain, more on a slow
+ * database). After that, as always, nothing is computed while nobody looks. A database that
+ * is not there yet is the first viewer's error to see, not the start's.
+ */
+export function warmUpStats() {
+  try {
+    serverContext()
+      .stats.get()
+      .catch(() => {});
+  } catch {
+    // DATABASE_URL unset: every request says so.
+  }
+}
