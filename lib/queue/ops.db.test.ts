@@ -577,6 +577,31 @@ describe('schema invariants', () => {
   });
 });
 
+describe('claims of a worker\'s handled types', () => {
+  test('lock only the jobs they take, however many types have due jobs: racing claimers are not left empty', async () => {
+    const queue = 'typed-locks';
+    const types = Array.from({ length: 20 }, (_, k) => `t.${k}`);
+    for (const type of types) for (let k = 0; k < 3; k++) await insertJob(db.pool, { queue, type, runInMs: -1_000 });
+    const holder = await db.pool.connect();
+    const other = await db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      const taken = await ops.jobClaimNext(holder, { queue, workerId: W1, leaseMs: LEASE, limit: 2, types });
+      assert.equal(taken.length, 2);
+      // While that claim's transaction is open, another claimer can lock every other job.
+      const { rows } = await other.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE queue = $1 AND status = 'queued' FOR UPDATE SKIP LOCKED) t`, [queue]);
+      assert.equal(rows[0].n, types.length * 3 - 2);
+      const next = await ops.jobClaimNext(other, { queue, workerId: W2, leaseMs: LEASE, limit: 10, types });
+      assert.equal(next.length, 10, 'a racing claimer fills its claim');
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+      other.release();
+      await db.pool.query('DELETE FROM jobs WHERE queue = $1', [queue]);
+    }
+  });
+});
+
 describe('jobClaimExpired', () => {
   test('takes over expired leases of the queue, leaving live, exhausted and cancel-requested ones', async () => {
     const queue = 'expired-q';

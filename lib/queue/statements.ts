@@ -240,11 +240,14 @@ RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_bud
 /**
  * The due jobs of queue `queue` a claim takes, oldest first, locked: rows another claimer
  * holds are skipped, and LIMIT counts only the rows locked (a plain subquery cannot update
- * more rows than it locked). With `types`, only jobs of those types, read one type at a
- * time from jobs_claim_type_idx and merged by due time: a filter on jobs_claim_idx would
- * read past every due job of another type first (a queue holding a million jobs no live
- * worker has the handler for cost every claim 100-150 ms). Each type locks up to `limit`
- * rows; those the merge leaves out are released at the statement's commit.
+ * more rows than it locked). With `types`, only jobs of those types: the candidates are read
+ * one type at a time from jobs_claim_type_idx and merged by due time — a filter on
+ * jobs_claim_idx would read past every due job of another type first (a queue holding a
+ * million jobs no live worker has the handler for cost every claim 100-150 ms) — and only
+ * then locked, as many as the claim takes: locking inside each type's range locked up to
+ * types × limit rows, which claimers racing on the queue then skipped and came back empty
+ * (a review: 200 rows locked for 10 claimed, with 20 types). Twice the limit and ten more
+ * are read as candidates, so a claimer racing another for the oldest still fills its claim.
  */
 const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string }) => {
   const due = `status IN ('queued', 'retrying')
@@ -252,30 +255,30 @@ const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; type
        AND attempt_count < max_attempts
        AND ${suspects(o.allowSuspect)}${o.where ? `
        AND ${o.where}` : ''}`;
-  if (!o.types) {
-    return `
+  const candidates = o.types
+    ? `
+     AND job_id IN (
+           SELECT c.job_id
+             FROM (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
+            CROSS JOIN LATERAL (
+              SELECT job_id, run_at
+                FROM jobs
+               WHERE queue = ${o.queue} AND type = t.type
+                 AND ${due}
+               ORDER BY run_at, job_id
+               LIMIT (${o.limit}) * 2 + 10
+            ) c
+            ORDER BY c.run_at, c.job_id
+            LIMIT (${o.limit}) * 2 + 10)`
+    : '';
+  return `
   SELECT ${claimTargetColumns}
     FROM jobs
    WHERE queue = ${o.queue}
-     AND ${due}
+     AND ${due}${candidates}
    ORDER BY run_at, job_id
    LIMIT ${o.limit}
      FOR UPDATE SKIP LOCKED`;
-  }
-  return `
-  SELECT c.job_id, c.old_status, c.old_worker_id, c.old_started_at, c.old_heartbeat_at, c.suspect
-    FROM (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
-   CROSS JOIN LATERAL (
-     SELECT ${claimTargetColumns}, run_at
-       FROM jobs
-      WHERE queue = ${o.queue} AND type = t.type
-        AND ${due}
-      ORDER BY run_at, job_id
-      LIMIT ${o.limit}
-        FOR UPDATE SKIP LOCKED
-   ) c
-   ORDER BY c.run_at, c.job_id
-   LIMIT ${o.limit}`;
 };
 
 /**
