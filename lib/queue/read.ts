@@ -11,6 +11,7 @@ import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
+import * as sql from './statements';
 
 export interface ListFilters extends JobFilter {
   /** Keyset cursor: list jobs with a smaller id than this. */
@@ -411,13 +412,8 @@ export async function getJob(
 
 /** Live workers serving a job's queue, and those of them with a handler for its type (NULL types: any). */
 async function workersFor(db: Executor, job: Pick<Job, 'queue' | 'type'>, aliveWithinMs: number) {
-  const { rows } = await db.query(
-    `SELECT count(*)::int AS on_queue,
-            count(*) FILTER (WHERE types IS NULL OR $2 = ANY(types))::int AS with_handler
-       FROM workers
-      WHERE stopped_at IS NULL AND heartbeat_at > now() - $3::int * interval '1 ms' AND $1 = ANY(queues)`,
-    [job.queue, job.type, Math.round(aliveWithinMs)],
-  );
+  const st = sql.queueWorkersForType;
+  const { rows } = await db.query({ name: st.name, text: st.text, values: [job.queue, job.type, Math.round(aliveWithinMs)] });
   return { onQueue: rows[0].on_queue as number, withHandler: rows[0].with_handler as number };
 }
 

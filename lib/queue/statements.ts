@@ -940,15 +940,32 @@ SELECT c.*
  * an earlier version, which claims any type) or none is live (no one to ask: a ring waits in
  * the list for whoever starts). Params: $1 queue, $2 alive within (ms).
  */
+/** Workers serving queue `queueParam` that reported within `aliveParam` ms (database clock): the live ones. */
+const liveWorkersOn = (queueParam: string, aliveParam: string) =>
+  `stopped_at IS NULL AND heartbeat_at > now() - ${ms(aliveParam)} AND ${queueParam} = ANY(queues)`;
+
 export const queueHandledTypes: Statement = {
   name: 'leasehold_queue_handled_types',
   text: `
 WITH live AS (
-  SELECT types FROM workers
-   WHERE stopped_at IS NULL AND heartbeat_at > now() - ${ms('$2')} AND $1 = ANY(queues)
+  SELECT types FROM workers WHERE ${liveWorkersOn('$1', '$2')}
 )
 SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM live) OR EXISTS (SELECT 1 FROM live WHERE types IS NULL) THEN NULL
             ELSE ARRAY(SELECT DISTINCT unnest(types) FROM live) END AS types`,
+};
+
+/**
+ * queueWorkersForType — the live workers serving a queue, and how many of them have a
+ * handler for a type (a worker with no types recorded, of an earlier version, claims any).
+ * Read-only: why a waiting job waits. Params: $1 queue, $2 type, $3 alive within (ms).
+ */
+export const queueWorkersForType: Statement = {
+  name: 'leasehold_queue_workers_for_type',
+  text: `
+SELECT count(*)::int AS on_queue,
+       count(*) FILTER (WHERE types IS NULL OR $2 = ANY(types))::int AS with_handler
+  FROM workers
+ WHERE ${liveWorkersOn('$1', '$3')}`,
 };
 
 /**
