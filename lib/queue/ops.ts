@@ -998,6 +998,15 @@ export async function workerRegister(
   await run(db, sql.workerRegister, [w.workerId, w.host, w.pid, w.queues, w.concurrency, w.types ?? null]);
 }
 
+/**
+ * queueWorkersForType — the live workers (reported within `aliveWithinMs`) serving a queue,
+ * and how many of them have a handler for a type: why a waiting job waits.
+ */
+export async function queueWorkersForType(db: Executor, p: { queue: string; type: string; aliveWithinMs: number }) {
+  const { rows } = await run(db, sql.queueWorkersForType, [p.queue, p.type, Math.round(p.aliveWithinMs)]);
+  return { onQueue: rows[0].on_queue as number, withHandler: rows[0].with_handler as number };
+}
+
 export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}) {
   await run(db, sql.workerHeartbeat, [workerId, JSON.stringify(metrics)]);
 }

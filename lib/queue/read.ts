@@ -11,7 +11,6 @@ import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
-import * as sql from './statements';
 
 export interface ListFilters extends JobFilter {
   /** Keyset cursor: list jobs with a smaller id than this. */
@@ -344,7 +343,8 @@ export interface JobDetail {
   /**
    * For a job waiting its turn (queued or retrying), the live workers that serve its queue
    * and how many of them have a handler for its type (a worker claims no other type): none
-   * of them is why such a job never starts. Absent for other jobs, or when not asked for.
+   * of them is why such a job never starts (ops.queueWorkersForType). Absent for other jobs,
+   * or when not asked for (the console's read adds it).
    */
   workers?: { onQueue: number; withHandler: number };
 }
@@ -354,11 +354,7 @@ export interface JobDetail {
  * payloadText): it never changes after the enqueue, and a page refreshing a job every two
  * seconds would otherwise carry up to a megabyte of it each time.
  */
-export async function getJob(
-  db: Executor,
-  id: string,
-  { payload = true, aliveWithinMs }: { payload?: boolean; aliveWithinMs?: number } = {},
-): Promise<JobDetail | null> {
+export async function getJob(db: Executor, id: string, { payload = true }: { payload?: boolean } = {}): Promise<JobDetail | null> {
   const { rows } = await db.query(
     `SELECT job_id, queue, type, status, attempt_count, max_attempts, attempt_budget, worker_id, heartbeat_at,
             lease_expires_at, run_at, cancel_requested_at, idempotency_key, result_key, error, checkpoints,
@@ -399,22 +395,13 @@ export async function getJob(
       errorStack: null,
     });
   }
-  const waiting = aliveWithinMs !== undefined && (job.status === 'queued' || job.status === 'retrying');
   return {
     job,
     payloadText: r.payload_text,
     attempts,
     leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
     dbNow: r.db_now,
-    ...(waiting ? { workers: await workersFor(db, job, aliveWithinMs) } : {}),
   };
-}
-
-/** Live workers serving a job's queue, and those of them with a handler for its type (NULL types: any). */
-async function workersFor(db: Executor, job: Pick<Job, 'queue' | 'type'>, aliveWithinMs: number) {
-  const st = sql.queueWorkersForType;
-  const { rows } = await db.query({ name: st.name, text: st.text, values: [job.queue, job.type, Math.round(aliveWithinMs)] });
-  return { onQueue: rows[0].on_queue as number, withHandler: rows[0].with_handler as number };
 }
 
 export interface Stats {

@@ -10,6 +10,7 @@ import { type AuditQuery, auditList } from '../audit/log';
 import { detailDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
+import { queueWorkersForType } from '../queue/ops';
 import { agedBy, countNewer, dbNow, getJob, jobsByIds, listWorkers } from '../queue/read';
 import { serverContext } from './context';
 import { readCache } from './read-cache';
@@ -32,9 +33,14 @@ export async function readNewer(after: string, filter: JobFilter) {
 /** A job with its attempts, the running one included (GET /api/jobs/:id); not_found when there is none. */
 export async function readJob(id: string, opts: { payload?: boolean } = {}) {
   const { readPool, cfg } = serverContext();
-  // A worker counts as live within a lease of its last report, as on the workers page.
-  const detail = await getJob(readPool, id, { ...opts, aliveWithinMs: cfg.leaseMs });
+  const detail = await getJob(readPool, id, opts);
   if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
+  const { queue, type, status } = detail.job;
+  // A waiting job's page says who could run it; a worker counts as live within a lease of
+  // its last report, as on the workers page.
+  if (status === 'queued' || status === 'retrying') {
+    detail.workers = await queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs });
+  }
   return detailDto(detail);
 }
 
