@@ -666,6 +666,26 @@ describe('signals held in hand', () => {
     assert.deepEqual(waiting, ids.slice(4));
     assert.equal(runner.heldSignals, 0);
   });
+
+  test('held ids that do not fill the free slots are claimed with more from the list, in one statement', async (t) => {
+    const prefix = uniquePrefix('held-topup');
+    const queue = prefix;
+    // C = 1, prefetch 19: a claim comes when at most 9 jobs are buffered, so it wants 10-20
+    // jobs, more than the 4 ids (HELD_SIGNALS_PER_SLOT × C) a pop holds back.
+    const { doorbell } = await makeRunner(t, { prefix, concurrency: 1, prefetch: 19, handlers: { 'test.ok': () => {} }, pollMs: 60_000 });
+    const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 240 }, () => ({ type: 'test.ok', queue })), { doorbell })).map((r) => r.id);
+    await waitFor('every job to complete', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status = 'completed'`, [queue])).rows[0].n === ids.length,
+    { timeoutMs: 60_000 });
+    // The jobs one statement claimed share its started_at (now(), the transaction's start).
+    const claims = (await db.pool.query(
+      `SELECT count(*)::int AS n FROM jobs WHERE queue = $1 GROUP BY started_at ORDER BY started_at`, [queue])).rows.map((r) => r.n as number);
+    console.log(`# jobs per claim statement: ${claims.join(' ')}`);
+    // Before the top-up, every other claim carried the 4 held ids alone. Only the last claims
+    // may be small: the list runs out.
+    const small = claims.slice(0, -2).filter((n) => n <= 4);
+    assert.deepEqual(small, [], `claims of the held ids alone: ${claims.join(' ')}`);
+  });
 });
 
 /**
