@@ -30,6 +30,17 @@ export const WORKER_NICE_DEFAULT = 0;
 
 const intMs = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/**
+ * How long finished jobs stay (with their attempts) before the recover sweep deletes them:
+ * completed and cancelled ones a week, failed ones — the dead letter, an operator's to
+ * triage — until someone deletes them. 0 keeps them for ever. (River keeps completed jobs
+ * a day; BullMQ and Sidekiq keep what they are told to.)
+ */
+export const KEEP_COMPLETED_MS_DEFAULT = 7 * 86_400_000;
+export const KEEP_CANCELLED_MS_DEFAULT = 7 * 86_400_000;
+export const KEEP_FAILED_MS_DEFAULT = 0;
+const keepMs = intMs(0, 3650 * 86_400_000);
+
 const schema = z
   .object({
     DATABASE_URL: z.string().min(1).optional(),
@@ -43,6 +54,9 @@ const schema = z
     LEASEHOLD_SHUTDOWN_GRACE_MS: intMs(0, 3_600_000).default(SHUTDOWN_GRACE_MS_DEFAULT),
     LEASEHOLD_WORKER_NICE: z.coerce.number().int().min(0).max(19).default(WORKER_NICE_DEFAULT),
     LEASEHOLD_JOB_TIMEOUT_MS: intMs(0, 30 * 86_400_000).default(0),
+    LEASEHOLD_KEEP_COMPLETED_MS: keepMs.default(KEEP_COMPLETED_MS_DEFAULT),
+    LEASEHOLD_KEEP_CANCELLED_MS: keepMs.default(KEEP_CANCELLED_MS_DEFAULT),
+    LEASEHOLD_KEEP_FAILED_MS: keepMs.default(KEEP_FAILED_MS_DEFAULT),
     LEASEHOLD_REDIS_PREFIX: z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
@@ -69,6 +83,12 @@ const schema = z
       workerNice: e.LEASEHOLD_WORKER_NICE,
       /** How long a handler may run, for types without their own timeoutMs (0: no limit). */
       jobTimeoutMs: e.LEASEHOLD_JOB_TIMEOUT_MS,
+      /** Finished jobs kept per status (null: for ever); the recover sweep deletes older ones. */
+      retention: {
+        completedMs: e.LEASEHOLD_KEEP_COMPLETED_MS || null,
+        failedMs: e.LEASEHOLD_KEEP_FAILED_MS || null,
+        cancelledMs: e.LEASEHOLD_KEEP_CANCELLED_MS || null,
+      },
       redisPrefix: e.LEASEHOLD_REDIS_PREFIX,
       dataDir: e.LEASEHOLD_DATA_DIR,
       resultsDir: e.LEASEHOLD_RESULTS_DIR,

@@ -87,6 +87,7 @@ const runner = new Runner({
   pollMs: cfg.pollMs,
   recoverMs: cfg.recoverMs,
   signalGraceMs: cfg.signalGraceMs,
+  retention: cfg.retention,
   prefetch: Number(values.prefetch),
   log,
 });

@@ -52,6 +52,8 @@ export interface RunnerOptions {
   handlers: Record<string, Handler>;
   /** Where handler results go (null: results are not kept). */
   results?: ResultStore | null;
+  /** Finished jobs older than these windows are deleted by the sweeps this process runs (absent: all kept). */
+  retention?: ops.Retention | null;
   queues: readonly string[];
   concurrency: number;
   leaseMs: number;
@@ -1272,6 +1274,9 @@ export class Runner {
     }
   }
 
+  /** Where this process's retention walk goes on (see ops.jobPrune). */
+  private pruneCursor = '0';
+
   private async recoverTick() {
     if (this.recoverBusy || this.stopping) return;
     this.recoverBusy = true;
@@ -1282,7 +1287,14 @@ export class Runner {
         aliveWithinMs: this.o.leaseMs,
         // If this process freezes mid-sweep, the server frees the sweep lock after this long.
         stallTimeoutMs: Math.max(1_000, this.o.recoverMs * 2),
+        retention: this.o.retention,
+        pruneCursor: this.pruneCursor,
+        results: this.o.results,
       });
+      if (r?.pruned) {
+        this.pruneCursor = r.pruned.cursor;
+        if (r.pruned.deleted) this.log.info('retention: deleted finished jobs past their window', { deleted: r.pruned.deleted });
+      }
       this.noteStatistics(r?.analyzed ?? null);
       if (r) {
         this.stats.recovered += r.expired.length;

@@ -669,6 +669,87 @@ describe('recoverSweep', () => {
   });
 });
 
+describe('retention (jobPrune)', () => {
+  const DAY = 86_400_000;
+  /** A job that finished `days` ago (enqueued an hour before), with an attempt row. */
+  const finishedAgo = async (status: 'completed' | 'failed' | 'cancelled', days: number, queue = 'prune-q') => {
+    const id = await insertJob(db.pool, { status, queue });
+    await db.pool.query(
+      `UPDATE jobs SET finished_at = now() - $2::int * interval '1 day', created_at = now() - $2::int * interval '1 day' - interval '1 hour',
+                       started_at = now() - $2::int * interval '1 day' WHERE job_id = $1`, [id, days]);
+    await db.pool.query(
+      `INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+       VALUES ($1, 1, 'w', now() - $2::int * interval '1 day', now() - $2::int * interval '1 day', $3)`,
+      [id, days, status === 'failed' ? 'failed' : status === 'cancelled' ? 'cancelled' : 'completed']);
+    return id;
+  };
+  const exists = async (ids: string[]) =>
+    (await db.pool.query(`SELECT job_id::text AS id FROM jobs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id`, [ids])).rows.map((r) => r.id);
+  const attemptsOf = async (ids: string[]) =>
+    (await db.pool.query(`SELECT count(*)::int AS n FROM job_attempts WHERE job_id = ANY($1::bigint[])`, [ids])).rows[0].n;
+
+  test('deletes finished jobs past their status\'s window, with their attempts and results, and nothing else', async () => {
+    const results = new FsResultStore(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-results-')));
+    const oldDone = await finishedAgo('completed', 10);
+    const key = await results.put(oldDone, 1, Buffer.from('{"ok":true}'));
+    await db.pool.query('UPDATE jobs SET result_key = $2 WHERE job_id = $1', [oldDone, key]);
+    const oldCancelled = await finishedAgo('cancelled', 10);
+    const oldFailed = await finishedAgo('failed', 40);
+    const recentDone = await finishedAgo('completed', 1);
+    const oldQueued = await insertJob(db.pool, { queue: 'prune-q' });
+    await db.pool.query(`UPDATE jobs SET created_at = now() - interval '20 days' WHERE job_id = $1`, [oldQueued]);
+    const running = await insertJob(db.pool, { status: 'running', queue: 'prune-q' });
+    const all = [oldDone, oldCancelled, oldFailed, recentDone, oldQueued, running];
+
+    // The dead letter is kept (no window for failed jobs): the defaults.
+    const week = { completedMs: 7 * DAY, cancelledMs: 7 * DAY, failedMs: null };
+    const r = await ops.pruneFor(db.pool, { retention: week, results });
+    assert.equal(r.deleted, 2);
+    assert.equal(r.cursor, '0', 'the whole table fits one range: the next walk starts from the bottom');
+    assert.deepEqual(await exists(all), [oldFailed, recentDone, oldQueued, running]);
+    assert.equal(await attemptsOf([oldDone, oldCancelled]), 0, 'their attempt history went with them');
+    assert.equal(await attemptsOf([oldFailed, recentDone]), 2);
+    assert.equal(await results.get(key), null, 'and the result a pruned job pointed to');
+
+    // With a window for failed jobs, the old dead letter goes too; the rest stays.
+    assert.equal((await ops.pruneFor(db.pool, { retention: { ...week, failedMs: 30 * DAY } })).deleted, 1);
+    assert.deepEqual(await exists(all), [recentDone, oldQueued, running]);
+    // No window at all: nothing is read.
+    assert.deepEqual(await ops.pruneFor(db.pool, { retention: { completedMs: null, cancelledMs: null, failedMs: null } }), { deleted: 0, scanned: 0, cursor: '0' });
+    fs.rmSync(results.dir, { recursive: true, force: true });
+  });
+
+  test('walks the ids a range at a time, and from the bottom again once a range reaches young jobs', async () => {
+    const old: string[] = [];
+    for (let k = 0; k < 25; k++) old.push(await finishedAgo('completed', 10));
+    const young = await insertJob(db.pool, { status: 'completed' }); // enqueued and finished now
+    const retention = { completedMs: 7 * DAY, cancelledMs: null, failedMs: null };
+    let cursor = String(BigInt(old[0]!) - 1n);
+    const passes: [number, number, string][] = [];
+    for (let k = 0; k < 3; k++) {
+      const r = await ops.jobPrune(db.pool, { retention, cursor, range: 10 });
+      passes.push([r.scanned, r.deleted, r.cursor]);
+      cursor = r.cursor;
+    }
+    assert.deepEqual(passes, [
+      [10, 10, old[9]],
+      [10, 10, old[19]],
+      [6, 5, '0'], // the last five old ones and the young one: start again from the bottom
+    ]);
+    assert.deepEqual(await exists([...old, young]), [young]);
+  });
+
+  test('the recover sweep prunes after it recovers, and hands back where its walk stopped', async () => {
+    const id = await finishedAgo('cancelled', 9);
+    const r = await ops.recoverSweep(db.pool, { retention: { completedMs: null, cancelledMs: 7 * DAY, failedMs: null } });
+    assert.ok(r, 'this sweeper holds the lock');
+    assert.equal(r.pruned?.deleted, 1);
+    assert.equal(r.pruned?.cursor, '0');
+    assert.deepEqual(await exists([id]), []);
+    assert.equal((await ops.recoverSweep(db.pool, {}))?.pruned, null, 'no retention: no walk');
+  });
+});
+
 describe('queue controls', () => {
   test('set, change and clear: a queue with nothing set has no row (the fast path again)', async () => {
     const c = await ops.queueSetControls(db.pool, { name: 'ctl-a', paused: true });

@@ -715,6 +715,79 @@ export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | '
   });
 }
 
+// ------------------------------------------------------------------ retention
+
+/** How long finished jobs are kept, per status (null: for ever). */
+export interface Retention {
+  completedMs: number | null;
+  failedMs: number | null;
+  cancelledMs: number | null;
+}
+
+/** Ids one prune statement reads: a range of the primary key (the statement stays short). */
+export const PRUNE_RANGE = 5_000;
+/** Most time one sweep spends pruning (statement after statement): the rest waits for the next sweep. */
+export const PRUNE_BUDGET_MS = 500;
+
+export interface PruneReport {
+  /** Jobs deleted (their attempt history with them). */
+  deleted: number;
+  /** Ids read. */
+  scanned: number;
+  /** Where the next pass starts: '0' once a range reached young jobs or the end of the table. */
+  cursor: string;
+}
+
+const keeps = (r: Retention | null | undefined): r is Retention =>
+  !!r && [r.completedMs, r.failedMs, r.cancelledMs].some((w) => w !== null && w > 0);
+
+/**
+ * jobPrune — retention, one range of ids (see statements.jobPrune): deletes the finished
+ * jobs of the range past their status's window, then their results where a store holds them.
+ */
+export async function jobPrune(
+  db: Executor,
+  p: { retention: Retention; cursor?: string; range?: number; results?: ResultStore | null },
+): Promise<PruneReport> {
+  const w = (v: number | null) => (v !== null && v > 0 ? v : null);
+  const windows = [w(p.retention.completedMs), w(p.retention.failedMs), w(p.retention.cancelledMs)];
+  const set = windows.filter((v): v is number => v !== null);
+  if (!set.length) return { deleted: 0, scanned: 0, cursor: p.cursor ?? '0' };
+  const range = p.range ?? PRUNE_RANGE;
+  const { rows } = await run(db, sql.jobPrune, [p.cursor ?? '0', range, ...windows, Math.min(...set)]);
+  const r = rows[0];
+  const withResults = r.results as { id: string; key: string }[];
+  if (p.results && withResults.length) {
+    const results = p.results;
+    await eachAtMost(RESULT_DELETES_AT_ONCE, withResults, (x) =>
+      (results.deleteAll ? results.deleteAll(x.id) : results.delete(x.key)).catch((err) =>
+        log.warn('could not delete the result of a pruned job', { job: x.id, err }),
+      ),
+    );
+  }
+  const atEnd = r.young || r.scanned < range;
+  return { deleted: r.deleted, scanned: r.scanned, cursor: atEnd || r.last_id === null ? '0' : r.last_id };
+}
+
+/**
+ * pruneFor — ranges one after another from `cursor`, until the budget is spent or the walk
+ * reaches young jobs (it starts again from the bottom at the next call, not in this one).
+ */
+export async function pruneFor(
+  db: Executor,
+  p: { retention: Retention; cursor?: string; budgetMs?: number; range?: number; results?: ResultStore | null },
+): Promise<PruneReport> {
+  const out: PruneReport = { deleted: 0, scanned: 0, cursor: p.cursor ?? '0' };
+  const until = performance.now() + (p.budgetMs ?? PRUNE_BUDGET_MS);
+  do {
+    const r = await jobPrune(db, { ...p, cursor: out.cursor });
+    out.deleted += r.deleted;
+    out.scanned += r.scanned;
+    out.cursor = r.cursor;
+  } while (out.cursor !== '0' && performance.now() < until);
+  return out;
+}
+
 /**
  * recoverSweep — one periodic sweep, run by at most one process at a time cluster-wide
  * (a session advisory lock on a dedicated connection). The lock must never outlive the
@@ -726,8 +799,14 @@ export async function ensureJobStatistics(pool: pg.Pool): Promise<'analyzed' | '
  */
 export async function recoverSweep(
   pool: pg.Pool,
-  p: RecoverParams & { stallTimeoutMs?: number },
-): Promise<(RecoverReport & { analyzed: 'analyzed' | 'refused' | null }) | null> {
+  p: RecoverParams & {
+    stallTimeoutMs?: number;
+    /** Finished jobs past these windows are deleted (null: kept), from `pruneCursor` on. */
+    retention?: Retention | null;
+    pruneCursor?: string;
+    results?: ResultStore | null;
+  },
+): Promise<(RecoverReport & { analyzed: 'analyzed' | 'refused' | null; pruned: PruneReport | null }) | null> {
   const client = await pool.connect();
   let locked = false;
   let broken: unknown;
@@ -736,9 +815,13 @@ export async function recoverSweep(
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
     const report = await jobRecover(client, { ...p, dryRun: false });
+    // After the recovery, in its time budget: history never delays a job that is stuck.
+    const pruned = keeps(p.retention)
+      ? await pruneFor(client, { retention: p.retention, cursor: p.pruneCursor, results: p.results })
+      : null;
     // On a connection of its own, and never in the way of the recovery above.
     const analyzed = await ensureJobStatistics(pool).catch(() => null);
-    return { ...report, analyzed };
+    return { ...report, analyzed, pruned };
   } catch (err) {
     broken = err;
     throw err;

@@ -35,6 +35,8 @@ export interface Statement {
 }
 
 const ms = (param: string) => `(${param}::int * interval '1 millisecond')`;
+/** A duration that may pass 24.8 days (an int of milliseconds): retention windows. */
+const msLong = (param: string) => `(${param}::bigint * interval '1 millisecond')`;
 
 /**
  * This row's value in `param`, a JSON object keyed by job id ({"42": 3, …}): a keyed
@@ -800,9 +802,49 @@ WITH gone AS (
      AND status IN ('completed', 'failed', 'cancelled')
   RETURNING job_id, result_key
 ), attempts AS (
-  DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM gone)
+  DELETE FROM job_attempts WHERE job_id = ANY (ARRAY(SELECT job_id FROM gone))
 )
 SELECT job_id, result_key FROM gone`,
+};
+
+/**
+ * jobPrune — retention: deletes finished jobs, with their attempt history, once they have
+ * been finished longer than the window kept for their status, reading one range of ids at
+ * a time (`$1` up). No index holds completed rows (each would cost every completion two
+ * index entries): the sweep walks the primary key instead, from the oldest id, and starts
+ * again from the bottom once a range reaches jobs younger than every window (ids follow
+ * enqueue order, and a job finishes after its enqueue) or the end of the table.
+ * Params: $1 cursor (ids above it), $2 ids per range, $3 completed, $4 failed, $5 cancelled
+ *         window ms (NULL = kept for ever), $6 the shortest of them.
+ * Compare: completed, failed or cancelled, finished before now() less its status's window;
+ *          re-checked on the row the DELETE locks (a job requeued meanwhile stays).
+ * Returns: one row — ids read, the last of them, whether the range reached young jobs,
+ *          how many jobs were deleted, and those with a result ({id, key}: the caller
+ *          deletes the blobs).
+ */
+export const jobPrune: Statement = {
+  name: 'leasehold_job_prune',
+  text: `
+WITH span AS MATERIALIZED (
+  SELECT job_id, created_at FROM jobs WHERE job_id > $1::bigint ORDER BY job_id LIMIT $2
+), gone AS (
+  -- The range as bounds, so the primary key serves the delete (joined to span, the planner
+  -- chose a scan of the whole table): the same rows, ids being handed out in order.
+  DELETE FROM jobs j
+   WHERE j.job_id > $1::bigint AND j.job_id <= (SELECT max(job_id) FROM span)
+     AND ((j.status = 'completed' AND j.finished_at < now() - ${msLong('$3')})
+       OR (j.status = 'failed' AND j.finished_at < now() - ${msLong('$4')})
+       OR (j.status = 'cancelled' AND j.finished_at < now() - ${msLong('$5')}))
+  RETURNING j.job_id, j.result_key
+), attempts AS (
+  DELETE FROM job_attempts WHERE job_id = ANY (ARRAY(SELECT job_id FROM gone))
+)
+SELECT (SELECT count(*) FROM span)::int AS scanned,
+       (SELECT max(job_id) FROM span)::text AS last_id,
+       coalesce((SELECT bool_or(created_at > now() - ${msLong('$6')}) FROM span), false) AS young,
+       (SELECT count(*) FROM gone)::int AS deleted,
+       (SELECT coalesce(json_agg(json_build_object('id', job_id::text, 'key', result_key)), '[]')
+          FROM gone WHERE result_key IS NOT NULL) AS results`,
 };
 
 /**
