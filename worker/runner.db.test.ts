@@ -379,6 +379,26 @@ describe('job types a worker has no handler for', () => {
   });
 });
 
+describe('retention', () => {
+  test('the sweep a worker runs deletes finished jobs past their window, and keeps the rest', async (t) => {
+    const prefix = uniquePrefix('retention');
+    const job = async (status: 'completed' | 'failed', daysAgo: number) => {
+      const id = await insertJob(db.pool, { queue: prefix, status });
+      await db.pool.query(
+        `UPDATE jobs SET finished_at = now() - $2::int * interval '1 day', created_at = now() - $2::int * interval '1 day' WHERE job_id = $1`,
+        [id, daysAgo]);
+      return id;
+    };
+    const old = await job('completed', 8);
+    const recent = await job('completed', 2);
+    const dead = await job('failed', 8);
+    await makeRunner(t, { prefix, retention: { completedMs: 7 * 86_400_000, cancelledMs: null, failedMs: null } });
+    await waitFor('the old completed job to be deleted', async () => (await jobRow(db.pool, old)) === undefined, { timeoutMs: 30_000 });
+    assert.notEqual(await jobRow(db.pool, recent), undefined);
+    assert.notEqual(await jobRow(db.pool, dead), undefined, 'the dead letter stays: no window for failed jobs');
+  });
+});
+
 describe('graceful shutdown', () => {
   test('stop() lets the grace period pass, then hands the leases back: queued, attempt not spent', async (t) => {
     const { runner, seen, enqueue } = await makeRunner(t);

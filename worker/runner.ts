@@ -99,6 +99,13 @@ export const HELD_SIGNALS_PER_SLOT = 4;
 /** How long ids popped beyond the free slots may wait in the process before they go back. */
 export const HELD_SIGNALS_MS = 100;
 
+/**
+ * After a retention walk reached the young jobs (or the table's end), the next one waits
+ * this long: deleting a week-old job a minute later costs nothing, while walking again at
+ * once would re-read every job kept longer, sweep after sweep, for nothing.
+ */
+export const PRUNE_REST_MS = 60_000;
+
 /** host:pid:random — unique per host, process and start, on any number of hosts. */
 export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
@@ -1274,8 +1281,9 @@ export class Runner {
     }
   }
 
-  /** Where this process's retention walk goes on (see ops.jobPrune). */
+  /** Where this process's retention walk goes on (see ops.jobPrune), and when the next walk may start. */
   private pruneCursor = '0';
+  private pruneRestUntil = 0;
 
   private async recoverTick() {
     if (this.recoverBusy || this.stopping) return;
@@ -1287,12 +1295,15 @@ export class Runner {
         aliveWithinMs: this.o.leaseMs,
         // If this process freezes mid-sweep, the server frees the sweep lock after this long.
         stallTimeoutMs: Math.max(1_000, this.o.recoverMs * 2),
-        retention: this.o.retention,
+        // Between walks a rest: a walk over the table re-reads the jobs kept longer (a dead
+        // letter kept for ever, jobs scheduled far ahead) and finds nothing new to delete.
+        retention: performance.now() >= this.pruneRestUntil ? this.o.retention : null,
         pruneCursor: this.pruneCursor,
         results: this.o.results,
       });
       if (r?.pruned) {
         this.pruneCursor = r.pruned.cursor;
+        if (r.pruned.cursor === '0') this.pruneRestUntil = performance.now() + PRUNE_REST_MS;
         if (r.pruned.deleted) this.log.info('retention: deleted finished jobs past their window', { deleted: r.pruned.deleted });
       }
       this.noteStatistics(r?.analyzed ?? null);
