@@ -1,7 +1,7 @@
 /**
  * How fast retention deletes finished jobs on a large table: the recover sweep's prune walk
- * (ops.pruneFor, in the sweep's time budget) called again and again until a whole pass over
- * the table has been made, with the windows of LEASEHOLD_KEEP_*_MS (lib/config.ts).
+ * (ops.pruneFor, in the sweep's time budget) called again and again until the walk reaches
+ * young jobs or the table's end (from where the shared walk stood), with the windows of LEASEHOLD_KEEP_*_MS (lib/config.ts).
  *
  *   DATABASE_URL=postgres://…/lh_big node --import tsx scripts/load-jobs.ts --rows 1000000 --create
  *   DATABASE_URL=postgres://…/lh_big LEASEHOLD_KEEP_COMPLETED_MS=259200000 node --import tsx scripts/measure-prune.ts
@@ -19,10 +19,11 @@ await client.connect();
 const count = async () => (await client.query(`SELECT count(*)::int AS n FROM jobs`)).rows[0].n as number;
 const before = await count();
 const sweeps: { ms: number; deleted: number; scanned: number }[] = [];
-let cursor = '0';
+let cursor: string;
 do {
   const t0 = performance.now();
-  const r = await pruneFor(client, { retention: cfg.retention, cursor });
+  // No rest after the walk: the next run of this script walks again at once.
+  const r = await pruneFor(client, { retention: cfg.retention, restMs: 0 });
   sweeps.push({ ms: performance.now() - t0, deleted: r.deleted, scanned: r.scanned });
   cursor = r.cursor;
 } while (cursor !== '0');

@@ -392,8 +392,9 @@ describe('retention', () => {
     const old = await job('completed', 8);
     const recent = await job('completed', 2);
     const dead = await job('failed', 8);
-    await makeRunner(t, { prefix, retention: { completedMs: 7 * 86_400_000, cancelledMs: null, failedMs: null } });
+    const { runner } = await makeRunner(t, { prefix, retention: { completedMs: 7 * 86_400_000, cancelledMs: null, failedMs: null } });
     await waitFor('the old completed job to be deleted', async () => (await jobRow(db.pool, old)) === undefined, { timeoutMs: 30_000 });
+    await waitFor('the sweep to count it (leasehold_jobs_pruned_total)', () => runner.stats.pruned === 1);
     assert.notEqual(await jobRow(db.pool, recent), undefined);
     assert.notEqual(await jobRow(db.pool, dead), undefined, 'the dead letter stays: no window for failed jobs');
   });

@@ -99,13 +99,6 @@ export const HELD_SIGNALS_PER_SLOT = 4;
 /** How long ids popped beyond the free slots may wait in the process before they go back. */
 export const HELD_SIGNALS_MS = 100;
 
-/**
- * After a retention walk reached the young jobs (or the table's end), the next one waits
- * this long: deleting a week-old job a minute later costs nothing, while walking again at
- * once would re-read every job kept longer, sweep after sweep, for nothing.
- */
-export const PRUNE_REST_MS = 60_000;
-
 /** host:pid:random — unique per host, process and start, on any number of hosts. */
 export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
@@ -224,6 +217,8 @@ export interface RunnerStats {
   recovered: number;
   /** Ids this process's recover sweeps rang again. */
   resignalled: number;
+  /** Finished jobs this process's recover sweeps deleted past their retention window. */
+  pruned: number;
 }
 
 const leaseKey = (l: Lease) => `${l.jobId}:${l.attempt}`;
@@ -240,6 +235,7 @@ export class Runner {
     refusedWrites: 0,
     recovered: 0,
     resignalled: 0,
+    pruned: 0,
   };
   /** Due-to-claimed wait and handler run time, reported with each heartbeat. */
   readonly queueWait = new Histogram();
@@ -555,7 +551,11 @@ export class Runner {
       }
     }
     const want = rest - take.length;
-    const extra = this.lastPopFull && !failpointsEnabled ? HELD_SIGNALS_PER_SLOT * this.o.concurrency : 0;
+    // More ids to hold only while holding saves pops: not when this round's claim is larger
+    // than what would be held (a batch: every round pops anyway, and held ids would only
+    // wait here, hidden from idle workers, for a round).
+    const holdable = HELD_SIGNALS_PER_SLOT * this.o.concurrency;
+    const extra = this.lastPopFull && !failpointsEnabled && (!take.length || rest <= holdable) ? holdable : 0;
     let popped: Ring[] | null;
     try {
       popped = await this.pop(receiver, queues, want + extra, take.length ? 0 : waitMs);
@@ -1281,10 +1281,6 @@ export class Runner {
     }
   }
 
-  /** Where this process's retention walk goes on (see ops.jobPrune), and when the next walk may start. */
-  private pruneCursor = '0';
-  private pruneRestUntil = 0;
-
   private async recoverTick() {
     if (this.recoverBusy || this.stopping) return;
     this.recoverBusy = true;
@@ -1295,15 +1291,11 @@ export class Runner {
         aliveWithinMs: this.o.leaseMs,
         // If this process freezes mid-sweep, the server frees the sweep lock after this long.
         stallTimeoutMs: Math.max(1_000, this.o.recoverMs * 2),
-        // Between walks a rest: a walk over the table re-reads the jobs kept longer (a dead
-        // letter kept for ever, jobs scheduled far ahead) and finds nothing new to delete.
-        retention: performance.now() >= this.pruneRestUntil ? this.o.retention : null,
-        pruneCursor: this.pruneCursor,
+        retention: this.o.retention,
         results: this.o.results,
       });
       if (r?.pruned) {
-        this.pruneCursor = r.pruned.cursor;
-        if (r.pruned.cursor === '0') this.pruneRestUntil = performance.now() + PRUNE_REST_MS;
+        this.stats.pruned += r.pruned.deleted;
         if (r.pruned.deleted) this.log.info('retention: deleted finished jobs past their window', { deleted: r.pruned.deleted });
       }
       this.noteStatistics(r?.analyzed ?? null);

@@ -225,6 +225,20 @@ export const queues = pgTable(
 );
 
 /**
+ * Where the retention walk goes on (one row): every process's sweep continues it, and after
+ * a walk the next waits until rest_until (lib/queue/ops.ts pruneFor).
+ */
+export const retentionWalk = pgTable(
+  'retention_walk',
+  {
+    id: boolean('id').primaryKey().default(true),
+    cursor: bigint('cursor', { mode: 'bigint' }).notNull().default(sql`0`),
+    restUntil: timestamp('rest_until', tz),
+  },
+  () => [check('retention_walk_id_check', sql`id`)],
+);
+
+/**
  * Recurring jobs: a cron expression (with seconds) per schedule. Each tick is enqueued
  * exactly once across all worker processes: the process that moves next_run_at on (a
  * compare-and-swap) inserts the job in the same transaction.

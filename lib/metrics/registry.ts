@@ -20,6 +20,7 @@ const COUNTERS: Record<WorkerCounter, [name: string, help: string]> = {
   refusedWrites: ['leasehold_refused_writes_total', 'Fenced writes refused because the lease was no longer the writer\'s.'],
   recovered: ['leasehold_jobs_recovered_total', 'Expired leases moved on by the periodic recover sweep.'],
   resignalled: ['leasehold_jobs_resignalled_total', 'Due jobs whose signal was missing, rung again by the recover sweep.'],
+  pruned: ['leasehold_jobs_pruned_total', 'Finished jobs the recover sweep deleted past their retention window (LEASEHOLD_KEEP_*_MS).'],
 };
 
 const HISTOGRAMS: Record<WorkerHistogram, [name: string, help: string]> = {

@@ -29,6 +29,7 @@ export const WORKER_COUNTERS = [
   'refusedWrites',
   'recovered',
   'resignalled',
+  'pruned',
 ] as const;
 export type WorkerCounter = (typeof WORKER_COUNTERS)[number];
 

@@ -687,13 +687,18 @@ describe('retention (jobPrune)', () => {
     (await db.pool.query(`SELECT job_id::text AS id FROM jobs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id`, [ids])).rows.map((r) => r.id);
   const attemptsOf = async (ids: string[]) =>
     (await db.pool.query(`SELECT count(*)::int AS n FROM job_attempts WHERE job_id = ANY($1::bigint[])`, [ids])).rows[0].n;
+  /** The walk every sweeper shares, back at the start and awake. */
+  const freshWalk = () => db.pool.query(`UPDATE retention_walk SET cursor = 0, rest_until = NULL`);
+  const week = { completedMs: 7 * DAY, cancelledMs: 7 * DAY, failedMs: null };
 
   test('deletes finished jobs past their status\'s window, with their attempts and results, and nothing else', async () => {
+    await freshWalk();
     const results = new FsResultStore(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-results-')));
     const oldDone = await finishedAgo('completed', 10);
     const key = await results.put(oldDone, 1, Buffer.from('{"ok":true}'));
     await db.pool.query('UPDATE jobs SET result_key = $2 WHERE job_id = $1', [oldDone, key]);
     const oldCancelled = await finishedAgo('cancelled', 10);
+    const crashed = await results.put(oldCancelled, 1, Buffer.from('{"ok":"never pointed to"}')); // an attempt that crashed after its write
     const oldFailed = await finishedAgo('failed', 40);
     const recentDone = await finishedAgo('completed', 1);
     const oldQueued = await insertJob(db.pool, { queue: 'prune-q' });
@@ -702,27 +707,31 @@ describe('retention (jobPrune)', () => {
     const all = [oldDone, oldCancelled, oldFailed, recentDone, oldQueued, running];
 
     // The dead letter is kept (no window for failed jobs): the defaults.
-    const week = { completedMs: 7 * DAY, cancelledMs: 7 * DAY, failedMs: null };
-    const r = await ops.pruneFor(db.pool, { retention: week, results });
+    const r = await ops.pruneFor(db.pool, { retention: week, restMs: 0 });
     assert.equal(r.deleted, 2);
     assert.equal(r.cursor, '0', 'the whole table fits one range: the next walk starts from the bottom');
     assert.deepEqual(await exists(all), [oldFailed, recentDone, oldQueued, running]);
     assert.equal(await attemptsOf([oldDone, oldCancelled]), 0, 'their attempt history went with them');
     assert.equal(await attemptsOf([oldFailed, recentDone]), 2);
-    assert.equal(await results.get(key), null, 'and the result a pruned job pointed to');
+    await ops.dropPrunedResults(results, r.results);
+    assert.equal(await results.get(key), null, 'the result a pruned job pointed to is deleted');
+    assert.equal(await results.get(crashed), null, 'and the one a crashed attempt of another left');
 
     // With a window for failed jobs, the old dead letter goes too; the rest stays.
-    assert.equal((await ops.pruneFor(db.pool, { retention: { ...week, failedMs: 30 * DAY } })).deleted, 1);
+    assert.equal((await ops.pruneFor(db.pool, { retention: { ...week, failedMs: 30 * DAY }, restMs: 0 })).deleted, 1);
     assert.deepEqual(await exists(all), [recentDone, oldQueued, running]);
     // No window at all: nothing is read.
-    assert.deepEqual(await ops.pruneFor(db.pool, { retention: { completedMs: null, cancelledMs: null, failedMs: null } }), { deleted: 0, scanned: 0, cursor: '0' });
+    assert.equal((await ops.pruneFor(db.pool, { retention: { completedMs: null, cancelledMs: null, failedMs: null }, restMs: 0 })).scanned, 0);
     fs.rmSync(results.dir, { recursive: true, force: true });
   });
 
   test('walks the ids a range at a time, and from the bottom again once a range reaches young jobs', async () => {
     const old: string[] = [];
     for (let k = 0; k < 25; k++) old.push(await finishedAgo('completed', 10));
-    const young = await insertJob(db.pool, { status: 'completed' }); // enqueued and finished now
+    // More young jobs than a range: the range that meets them is full, so only their age
+    // (not the table's end) can send the walk back to the bottom.
+    const young: string[] = [];
+    for (let k = 0; k < 15; k++) young.push(await insertJob(db.pool, { status: 'completed' }));
     const retention = { completedMs: 7 * DAY, cancelledMs: null, failedMs: null };
     let cursor = String(BigInt(old[0]!) - 1n);
     const passes: [number, number, string][] = [];
@@ -734,19 +743,33 @@ describe('retention (jobPrune)', () => {
     assert.deepEqual(passes, [
       [10, 10, old[9]],
       [10, 10, old[19]],
-      [6, 5, '0'], // the last five old ones and the young one: start again from the bottom
+      [10, 5, '0'], // the last five old ones and five young ones: start again from the bottom
     ]);
-    assert.deepEqual(await exists([...old, young]), [young]);
+    assert.deepEqual(await exists([...old, ...young]), young);
   });
 
-  test('the recover sweep prunes after it recovers, and hands back where its walk stopped', async () => {
+  test('every sweeper continues one walk, and after it they all rest; results go once the lock is let go', async () => {
+    await freshWalk();
+    const results = new FsResultStore(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-results-')));
     const id = await finishedAgo('cancelled', 9);
-    const r = await ops.recoverSweep(db.pool, { retention: { completedMs: null, cancelledMs: 7 * DAY, failedMs: null } });
+    const key = await results.put(id, 1, Buffer.from('{"ok":true}'));
+    await db.pool.query('UPDATE jobs SET result_key = $2 WHERE job_id = $1', [id, key]);
+    const r = await ops.recoverSweep(db.pool, { retention: week, results });
     assert.ok(r, 'this sweeper holds the lock');
     assert.equal(r.pruned?.deleted, 1);
     assert.equal(r.pruned?.cursor, '0');
     assert.deepEqual(await exists([id]), []);
+    assert.equal(await results.get(key), null);
+    // Another process's sweep right after: the walk ended, so it rests, whatever is due.
+    const next = await finishedAgo('cancelled', 9);
+    const rested = await ops.recoverSweep(db.pool, { retention: week });
+    assert.equal(rested?.pruned?.resting, true);
+    assert.equal(rested?.pruned?.deleted, 0);
+    assert.deepEqual(await exists([next]), [next]);
+    await freshWalk(); // the rest is over
+    assert.equal((await ops.recoverSweep(db.pool, { retention: week }))?.pruned?.deleted, 1);
     assert.equal((await ops.recoverSweep(db.pool, {}))?.pruned, null, 'no retention: no walk');
+    fs.rmSync(results.dir, { recursive: true, force: true });
   });
 });
 

@@ -79,10 +79,10 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 export async function jobEnqueue(
   db: Executor,
   inputs: readonly EnqueueInput[],
-  opts: { doorbell?: Doorbell | null } = {},
+  opts: { doorbell?: Doorbell | null; again?: boolean } = {},
 ): Promise<EnqueueResult[]> {
   if (inputs.length === 0) return [];
-  if (inputs.length === 1) return enqueueOne(db, inputs[0]!, opts.doorbell);
+  if (inputs.length === 1) return enqueueOne(db, inputs[0]!, opts.doorbell, opts.again);
   const { rows } = await run(db, sql.jobEnqueue, [
     inputs.map((i) => i.queue ?? DEFAULT_QUEUE),
     inputs.map((i) => i.type),
@@ -106,13 +106,20 @@ export async function jobEnqueue(
   if (conflicted.length) {
     const existing = await run(db, sql.jobIdsByIdempotencyKey, [conflicted]);
     const byKey = new Map(existing.rows.map((r) => [r.idempotency_key as string, r]));
+    const gone: number[] = [];
     inputs.forEach((input, k) => {
       if (results[k]) return;
       const hit = byKey.get(input.idempotencyKey!);
-      // Only possible if the other job was deleted in between: report it, do not guess.
-      if (!hit) throw new Error(`idempotency key ${JSON.stringify(input.idempotencyKey)} conflicted but no job holds it`);
-      results[k] = { id: String(hit.job_id), queue: hit.queue, created: false };
+      if (hit) results[k] = { id: String(hit.job_id), queue: hit.queue, created: false };
+      else gone.push(k);
     });
+    if (gone.length) {
+      // The job holding the key was deleted in between (an operator, or retention): the key
+      // is free again, and the insert is tried once more — a second miss is reported.
+      if (opts.again) throw new Error(`idempotency key ${JSON.stringify(inputs[gone[0]!]!.idempotencyKey)} conflicted but no job holds it`);
+      const retried = await jobEnqueue(db, gone.map((k) => inputs[k]!), { ...opts, again: true });
+      gone.forEach((k, n) => (results[k] = retried[n]!));
+    }
   }
   if (opts.doorbell && due.length) {
     if (failpointsEnabled) await failpoint('after_commit_before_push', due.map((d) => d.jobId));
@@ -121,7 +128,7 @@ export async function jobEnqueue(
   return results;
 }
 
-async function enqueueOne(db: Executor, i: EnqueueInput, doorbell?: Doorbell | null): Promise<EnqueueResult[]> {
+async function enqueueOne(db: Executor, i: EnqueueInput, doorbell?: Doorbell | null, again = false): Promise<EnqueueResult[]> {
   const { rows } = await run(db, sql.jobEnqueueOne, [
     i.queue ?? DEFAULT_QUEUE,
     i.type,
@@ -134,6 +141,8 @@ async function enqueueOne(db: Executor, i: EnqueueInput, doorbell?: Doorbell | n
   if (!r) {
     const existing = await run(db, sql.jobIdsByIdempotencyKey, [[i.idempotencyKey]]);
     const hit = existing.rows[0];
+    // Deleted in between (an operator, or retention): the key is free again; one more try.
+    if (!hit && !again) return enqueueOne(db, i, doorbell, true);
     if (!hit) throw new Error(`idempotency key ${JSON.stringify(i.idempotencyKey)} conflicted but no job holds it`);
     return [{ id: String(hit.job_id), queue: hit.queue, created: false }];
   }
@@ -728,64 +737,90 @@ export interface Retention {
 export const PRUNE_RANGE = 5_000;
 /** Most time one sweep spends pruning (statement after statement): the rest waits for the next sweep. */
 export const PRUNE_BUDGET_MS = 500;
+/**
+ * After a walk reached the young jobs (or the table's end), the next one waits this long:
+ * deleting a week-old job a minute later costs nothing, while walking again at once would
+ * re-read every job kept longer (a dead letter kept for ever), sweep after sweep, for nothing.
+ */
+export const PRUNE_REST_MS = 60_000;
+
+/** A pruned job whose results are to be deleted: [job id, the result it pointed to or null]. */
+export type PrunedResult = [jobId: string, key: string | null];
 
 export interface PruneReport {
   /** Jobs deleted (their attempt history with them). */
   deleted: number;
   /** Ids read. */
   scanned: number;
-  /** Where the next pass starts: '0' once a range reached young jobs or the end of the table. */
+  /** Where the next range starts: '0' once a range reached young jobs or the end of the table. */
   cursor: string;
+  /** The walk rests (see PRUNE_REST_MS): nothing was read. */
+  resting: boolean;
+  /** Jobs that ran or point to a result: dropPrunedResults, once the sweep has let go of its lock. */
+  results: PrunedResult[];
 }
 
 const keeps = (r: Retention | null | undefined): r is Retention =>
   !!r && [r.completedMs, r.failedMs, r.cancelledMs].some((w) => w !== null && w > 0);
 
 /**
- * jobPrune — retention, one range of ids (see statements.jobPrune): deletes the finished
- * jobs of the range past their status's window, then their results where a store holds them.
+ * jobPrune — retention, one range of ids from `cursor` (see statements.jobPrune): deletes the
+ * finished jobs of the range past their status's window, with their attempt history.
  */
 export async function jobPrune(
   db: Executor,
-  p: { retention: Retention; cursor?: string; range?: number; results?: ResultStore | null },
-): Promise<PruneReport> {
+  p: { retention: Retention; cursor: string; range?: number },
+): Promise<Omit<PruneReport, 'resting'>> {
   const w = (v: number | null) => (v !== null && v > 0 ? v : null);
   const windows = [w(p.retention.completedMs), w(p.retention.failedMs), w(p.retention.cancelledMs)];
   const set = windows.filter((v): v is number => v !== null);
-  if (!set.length) return { deleted: 0, scanned: 0, cursor: p.cursor ?? '0' };
+  if (!set.length) return { deleted: 0, scanned: 0, cursor: p.cursor, results: [] };
   const range = p.range ?? PRUNE_RANGE;
-  const { rows } = await run(db, sql.jobPrune, [p.cursor ?? '0', range, ...windows, Math.min(...set)]);
+  const { rows } = await run(db, sql.jobPrune, [p.cursor, range, ...windows, Math.min(...set)]);
   const r = rows[0];
-  const withResults = r.results as { id: string; key: string }[];
-  if (p.results && withResults.length) {
-    const results = p.results;
-    await eachAtMost(RESULT_DELETES_AT_ONCE, withResults, (x) =>
-      (results.deleteAll ? results.deleteAll(x.id) : results.delete(x.key)).catch((err) =>
-        log.warn('could not delete the result of a pruned job', { job: x.id, err }),
-      ),
-    );
-  }
   const atEnd = r.young || r.scanned < range;
-  return { deleted: r.deleted, scanned: r.scanned, cursor: atEnd || r.last_id === null ? '0' : r.last_id };
+  return { deleted: r.deleted, scanned: r.scanned, cursor: atEnd || r.last_id === null ? '0' : r.last_id, results: r.results };
 }
 
 /**
- * pruneFor — ranges one after another from `cursor`, until the budget is spent or the walk
- * reaches young jobs (it starts again from the bottom at the next call, not in this one).
+ * pruneFor — the walk every sweeping process shares (its position in retention_walk): ranges
+ * one after another from where it stands, until the budget is spent or the walk reaches
+ * young jobs; then it rests `restMs` (for every process) before it starts again from the
+ * bottom. Run under the sweep's lock (recoverSweep), so one process walks at a time.
  */
 export async function pruneFor(
   db: Executor,
-  p: { retention: Retention; cursor?: string; budgetMs?: number; range?: number; results?: ResultStore | null },
+  p: { retention: Retention; budgetMs?: number; range?: number; restMs?: number },
 ): Promise<PruneReport> {
-  const out: PruneReport = { deleted: 0, scanned: 0, cursor: p.cursor ?? '0' };
+  const walk = (await run(db, sql.pruneWalkRead, [])).rows[0] ?? { cursor: '0', resting: false };
+  const out: PruneReport = { deleted: 0, scanned: 0, cursor: walk.cursor, resting: walk.resting, results: [] };
+  if (out.resting) return out;
   const until = performance.now() + (p.budgetMs ?? PRUNE_BUDGET_MS);
   do {
     const r = await jobPrune(db, { ...p, cursor: out.cursor });
     out.deleted += r.deleted;
     out.scanned += r.scanned;
     out.cursor = r.cursor;
+    out.results.push(...r.results);
   } while (out.cursor !== '0' && performance.now() < until);
+  await run(db, sql.pruneWalkWrite, [out.cursor, out.cursor === '0', p.restMs ?? PRUNE_REST_MS]);
   return out;
+}
+
+/**
+ * Deletes the results of pruned jobs: every result of each, where the store can find them
+ * (an attempt that crashed after writing its result left one nothing points to), else the
+ * one each pointed to. After the sweep has let go of its lock and connection: a slow store
+ * must not hold them. A result that cannot be deleted is logged and left.
+ */
+export async function dropPrunedResults(results: ResultStore | null | undefined, pruned: readonly PrunedResult[]) {
+  if (!results || !pruned.length) return;
+  const drop = results.deleteAll
+    ? (x: PrunedResult) => results.deleteAll!(x[0])
+    : (x: PrunedResult) => (x[1] ? results.delete(x[1]) : Promise.resolve());
+  await eachAtMost(RESULT_DELETES_AT_ONCE, pruned, (x) =>
+    drop(x).catch((err) => log.warn('could not delete the result of a pruned job', { job: x[0], err })),
+  );
 }
 
 /**
@@ -801,27 +836,26 @@ export async function recoverSweep(
   pool: pg.Pool,
   p: RecoverParams & {
     stallTimeoutMs?: number;
-    /** Finished jobs past these windows are deleted (null: kept), from `pruneCursor` on. */
+    /** Finished jobs past these windows are deleted (null: kept), on the walk every sweeper shares. */
     retention?: Retention | null;
-    pruneCursor?: string;
+    /** Where pruned jobs' results are deleted from, once the sweep has let go of its lock. */
     results?: ResultStore | null;
   },
 ): Promise<(RecoverReport & { analyzed: 'analyzed' | 'refused' | null; pruned: PruneReport | null }) | null> {
   const client = await pool.connect();
   let locked = false;
   let broken: unknown;
+  let out: RecoverReport & { analyzed: 'analyzed' | 'refused' | null; pruned: PruneReport | null };
   try {
     await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}`);
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
     const report = await jobRecover(client, { ...p, dryRun: false });
     // After the recovery, in its time budget: history never delays a job that is stuck.
-    const pruned = keeps(p.retention)
-      ? await pruneFor(client, { retention: p.retention, cursor: p.pruneCursor, results: p.results })
-      : null;
+    const pruned = keeps(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
     // On a connection of its own, and never in the way of the recovery above.
     const analyzed = await ensureJobStatistics(pool).catch(() => null);
-    return { ...report, analyzed, pruned };
+    out = { ...report, analyzed, pruned };
   } catch (err) {
     broken = err;
     throw err;
@@ -831,6 +865,8 @@ export async function recoverSweep(
     // A connection that failed mid-sweep (or may still hold the lock) is discarded, not reused.
     client.release(broken ? new Error('recover sweep connection discarded', { cause: broken }) : undefined);
   }
+  await dropPrunedResults(p.results, out.pruned?.results ?? []);
+  return out;
 }
 
 // ------------------------------------------------------------------ queue controls

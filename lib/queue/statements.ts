@@ -819,8 +819,9 @@ SELECT job_id, result_key FROM gone`,
  * Compare: completed, failed or cancelled, finished before now() less its status's window;
  *          re-checked on the row the DELETE locks (a job requeued meanwhile stays).
  * Returns: one row — ids read, the last of them, whether the range reached young jobs,
- *          how many jobs were deleted, and those with a result ({id, key}: the caller
- *          deletes the blobs).
+ *          how many jobs were deleted, and [id, result key or null] of those that ran or
+ *          point to a result (the caller deletes their results: a crashed attempt may have
+ *          left one nothing points to).
  */
 export const jobPrune: Statement = {
   name: 'leasehold_job_prune',
@@ -835,7 +836,7 @@ WITH span AS MATERIALIZED (
      AND ((j.status = 'completed' AND j.finished_at < now() - ${msLong('$3')})
        OR (j.status = 'failed' AND j.finished_at < now() - ${msLong('$4')})
        OR (j.status = 'cancelled' AND j.finished_at < now() - ${msLong('$5')}))
-  RETURNING j.job_id, j.result_key
+  RETURNING j.job_id, j.result_key, j.attempt_count
 ), attempts AS (
   DELETE FROM job_attempts WHERE job_id = ANY (ARRAY(SELECT job_id FROM gone))
 )
@@ -843,8 +844,21 @@ SELECT (SELECT count(*) FROM span)::int AS scanned,
        (SELECT max(job_id) FROM span)::text AS last_id,
        coalesce((SELECT bool_or(created_at > now() - ${msLong('$6')}) FROM span), false) AS young,
        (SELECT count(*) FROM gone)::int AS deleted,
-       (SELECT coalesce(json_agg(json_build_object('id', job_id::text, 'key', result_key)), '[]')
-          FROM gone WHERE result_key IS NOT NULL) AS results`,
+       (SELECT coalesce(json_agg(json_build_array(job_id::text, result_key)), '[]')
+          FROM gone WHERE result_key IS NOT NULL OR attempt_count > 0) AS results`,
+};
+
+/** pruneWalkRead — where the shared retention walk goes on, and whether it rests now. */
+export const pruneWalkRead: Statement = {
+  name: 'leasehold_prune_walk_read',
+  text: `SELECT cursor::text AS cursor, coalesce(rest_until > now(), false) AS resting FROM retention_walk`,
+};
+
+/** pruneWalkWrite — the walk's new position; $2: it ended, rest $3 ms (database clock). */
+export const pruneWalkWrite: Statement = {
+  name: 'leasehold_prune_walk_write',
+  text: `UPDATE retention_walk SET cursor = $1::bigint,
+                                rest_until = CASE WHEN $2::boolean THEN now() + ${msLong('$3')} ELSE rest_until END`,
 };
 
 /**
