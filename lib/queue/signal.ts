@@ -334,6 +334,12 @@ const LISTEN_SETUP_TIMEOUT_MS = 5_000;
 export class PgReceiver {
   private client: pg.Client | null = null;
   private waiters = new Set<() => void>();
+  /**
+   * A wake-up that came while nobody waited (the worker was claiming between two waits):
+   * the next wait returns at once. Dropped, it left the worker waiting a whole poll
+   * interval for a job rung while it looked (a CI run caught it: 30 s with pollMs 60 s).
+   */
+  private missed = false;
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
 
@@ -384,11 +390,21 @@ export class PgReceiver {
   private wakeAll() {
     const ws = [...this.waiters];
     this.waiters.clear();
+    this.missed = ws.length === 0;
     for (const w of ws) w();
   }
 
-  /** Resolves at the next NOTIFY, at `timeoutMs`, or at wake(). */
+  /** A wake-up is waiting for the next wait() (see missed). */
+  get pending() {
+    return this.missed;
+  }
+
+  /** Resolves at the next NOTIFY (or one that came since the last wait), at `timeoutMs`, or at wake(). */
   wait(timeoutMs: number): Promise<void> {
+    if (this.missed) {
+      this.missed = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

@@ -1,0 +1,29 @@
+/**
+ * The Postgres-only doorbell's receiver (PgReceiver) against a real PostgreSQL: LISTEN on its
+ * own connection, NOTIFY from another.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { testDatabase } from '../../test/db';
+import { waitFor } from '../../test/wait';
+import { PgReceiver } from './signal';
+
+const db = await testDatabase();
+
+test('a wake-up rung while nobody waits (the worker was claiming) wakes the next wait at once', async (t) => {
+  const receiver = new PgReceiver(db.url);
+  await receiver.start();
+  t.after(() => receiver.close());
+  // Connecting wakes too (anything rung while it was away): that wait returns at once.
+  await receiver.wait(60_000);
+  assert.equal(receiver.pending, false);
+  await db.pool.query('NOTIFY leasehold_wakeup');
+  await waitFor('the notification to arrive while nobody waits', () => receiver.pending);
+  // Dropped, it left this wait to its full minute; a deadline well short of that tells.
+  const woke = await Promise.race([
+    receiver.wait(60_000).then(() => 'woken' as const),
+    new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 20_000).unref()),
+  ]);
+  assert.equal(woke, 'woken');
+  assert.equal(receiver.pending, false, 'used up by that wait');
+});
