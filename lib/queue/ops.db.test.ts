@@ -685,6 +685,12 @@ describe('retention (jobPrune)', () => {
   };
   const exists = async (ids: string[]) =>
     (await db.pool.query(`SELECT job_id::text AS id FROM jobs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id`, [ids])).rows.map((r) => r.id);
+  /** A result stored for the job's first attempt, and pointed to by the job. */
+  const withResult = async (results: FsResultStore, id: string) => {
+    const key = await results.put(id, 1, Buffer.from('{"ok":true}'));
+    await db.pool.query('UPDATE jobs SET result_key = $2 WHERE job_id = $1', [id, key]);
+    return key;
+  };
   const attemptsOf = async (ids: string[]) =>
     (await db.pool.query(`SELECT count(*)::int AS n FROM job_attempts WHERE job_id = ANY($1::bigint[])`, [ids])).rows[0].n;
   /** The walk every sweeper shares, back at the start and awake. */
@@ -695,8 +701,7 @@ describe('retention (jobPrune)', () => {
     await freshWalk();
     const results = new FsResultStore(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-results-')));
     const oldDone = await finishedAgo('completed', 10);
-    const key = await results.put(oldDone, 1, Buffer.from('{"ok":true}'));
-    await db.pool.query('UPDATE jobs SET result_key = $2 WHERE job_id = $1', [oldDone, key]);
+    const key = await withResult(results, oldDone);
     const oldCancelled = await finishedAgo('cancelled', 10);
     const crashed = await results.put(oldCancelled, 1, Buffer.from('{"ok":"never pointed to"}')); // an attempt that crashed after its write
     const oldFailed = await finishedAgo('failed', 40);
@@ -713,7 +718,7 @@ describe('retention (jobPrune)', () => {
     assert.deepEqual(await exists(all), [oldFailed, recentDone, oldQueued, running]);
     assert.equal(await attemptsOf([oldDone, oldCancelled]), 0, 'their attempt history went with them');
     assert.equal(await attemptsOf([oldFailed, recentDone]), 2);
-    await ops.dropPrunedResults(results, r.results);
+    await ops.dropDeletedResults(results, r.results);
     assert.equal(await results.get(key), null, 'the result a pruned job pointed to is deleted');
     assert.equal(await results.get(crashed), null, 'and the one a crashed attempt of another left');
 
@@ -752,8 +757,7 @@ describe('retention (jobPrune)', () => {
     await freshWalk();
     const results = new FsResultStore(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-results-')));
     const id = await finishedAgo('cancelled', 9);
-    const key = await results.put(id, 1, Buffer.from('{"ok":true}'));
-    await db.pool.query('UPDATE jobs SET result_key = $2 WHERE job_id = $1', [id, key]);
+    const key = await withResult(results, id);
     const r = await ops.recoverSweep(db.pool, { retention: week, results });
     assert.ok(r, 'this sweeper holds the lock');
     assert.equal(r.pruned?.deleted, 1);

@@ -79,10 +79,15 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 export async function jobEnqueue(
   db: Executor,
   inputs: readonly EnqueueInput[],
-  opts: { doorbell?: Doorbell | null; again?: boolean } = {},
+  opts: { doorbell?: Doorbell | null } = {},
 ): Promise<EnqueueResult[]> {
+  return enqueue(db, inputs, opts.doorbell, false);
+}
+
+/** jobEnqueue; `again`: the second try after a key's job was deleted in between (see below). */
+async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: Doorbell | null | undefined, again: boolean): Promise<EnqueueResult[]> {
   if (inputs.length === 0) return [];
-  if (inputs.length === 1) return enqueueOne(db, inputs[0]!, opts.doorbell, opts.again);
+  if (inputs.length === 1) return enqueueOne(db, inputs[0]!, doorbell, again);
   const { rows } = await run(db, sql.jobEnqueue, [
     inputs.map((i) => i.queue ?? DEFAULT_QUEUE),
     inputs.map((i) => i.type),
@@ -116,14 +121,14 @@ export async function jobEnqueue(
     if (gone.length) {
       // The job holding the key was deleted in between (an operator, or retention): the key
       // is free again, and the insert is tried once more — a second miss is reported.
-      if (opts.again) throw new Error(`idempotency key ${JSON.stringify(inputs[gone[0]!]!.idempotencyKey)} conflicted but no job holds it`);
-      const retried = await jobEnqueue(db, gone.map((k) => inputs[k]!), { ...opts, again: true });
+      if (again) throw new Error(`idempotency key ${JSON.stringify(inputs[gone[0]!]!.idempotencyKey)} conflicted but no job holds it`);
+      const retried = await enqueue(db, gone.map((k) => inputs[k]!), doorbell, true);
       gone.forEach((k, n) => (results[k] = retried[n]!));
     }
   }
-  if (opts.doorbell && due.length) {
+  if (doorbell && due.length) {
     if (failpointsEnabled) await failpoint('after_commit_before_push', due.map((d) => d.jobId));
-    if (!isSkipped('push')) await opts.doorbell.ring(due);
+    if (!isSkipped('push')) await doorbell.ring(due);
   }
   return results;
 }
@@ -508,13 +513,7 @@ export async function jobRequeue(
 export async function jobDelete(db: Executor, p: { ids: readonly string[]; results?: ResultStore | null }): Promise<ActionReport> {
   const ids = uniq(p.ids);
   const { rows } = await run(db, sql.jobDelete, [ids]);
-  // Every result of a deleted job, a crashed attempt's too, where the store can find them.
-  if (p.results?.deleteAll) {
-    const deleteAll = p.results.deleteAll.bind(p.results);
-    await eachAtMost(RESULT_DELETES_AT_ONCE, rows, (r) =>
-      deleteAll(String(r.job_id)).catch((err) => log.warn('could not delete the results of a deleted job', { job: String(r.job_id), err })),
-    );
-  } else await dropResults(p.results, rows.map((r) => r.result_key));
+  await dropDeletedResults(p.results, rows.map((r) => [String(r.job_id), r.result_key]));
   const changed = new Map(rows.map((r) => [String(r.job_id), { outcome: 'deleted' as ActionOutcome }]));
   return report(db, ids, changed, 'delete');
 }
@@ -530,6 +529,22 @@ async function dropResults(results: ResultStore | null | undefined, keys: (strin
   if (!results) return;
   await eachAtMost(RESULT_DELETES_AT_ONCE, keys.filter((k): k is string => !!k), (key) =>
     results.delete(key).catch((err) => log.warn('could not delete a result no job points to any more', { key, err })),
+  );
+}
+
+/**
+ * Deletes the results of deleted jobs (an operator's delete, retention): every result of
+ * each, where the store can find them (an attempt that crashed after writing its result
+ * left one nothing points to), else the one each pointed to. After the statement has
+ * committed — and for retention, after the sweep has let go of its lock and connection. A
+ * result that cannot be deleted is logged and left.
+ */
+export async function dropDeletedResults(results: ResultStore | null | undefined, jobs: readonly PrunedResult[]) {
+  if (!results || !jobs.length) return;
+  const deleteAll = results.deleteAll?.bind(results);
+  if (!deleteAll) return dropResults(results, jobs.map((j) => j[1]));
+  await eachAtMost(RESULT_DELETES_AT_ONCE, jobs, ([id]) =>
+    deleteAll(id).catch((err) => log.warn('could not delete the results of a deleted job', { job: id, err })),
   );
 }
 
@@ -744,7 +759,7 @@ export const PRUNE_BUDGET_MS = 500;
  */
 export const PRUNE_REST_MS = 60_000;
 
-/** A pruned job whose results are to be deleted: [job id, the result it pointed to or null]. */
+/** A deleted job whose results are to be deleted: [job id, the result it pointed to or null]. */
 export type PrunedResult = [jobId: string, key: string | null];
 
 export interface PruneReport {
@@ -756,12 +771,13 @@ export interface PruneReport {
   cursor: string;
   /** The walk rests (see PRUNE_REST_MS): nothing was read. */
   resting: boolean;
-  /** Jobs that ran or point to a result: dropPrunedResults, once the sweep has let go of its lock. */
+  /** Jobs that ran or point to a result: dropDeletedResults, once the sweep has let go of its lock. */
   results: PrunedResult[];
 }
 
-const keeps = (r: Retention | null | undefined): r is Retention =>
-  !!r && [r.completedMs, r.failedMs, r.cancelledMs].some((w) => w !== null && w > 0);
+/** The windows in the statement's order (completed, failed, cancelled); null where kept for ever (0 too). */
+const windowsOf = (r: Retention) => [r.completedMs, r.failedMs, r.cancelledMs].map((w) => (w !== null && w > 0 ? w : null));
+const keeps = (r: Retention | null | undefined): r is Retention => !!r && windowsOf(r).some((w) => w !== null);
 
 /**
  * jobPrune — retention, one range of ids from `cursor` (see statements.jobPrune): deletes the
@@ -771,8 +787,7 @@ export async function jobPrune(
   db: Executor,
   p: { retention: Retention; cursor: string; range?: number },
 ): Promise<Omit<PruneReport, 'resting'>> {
-  const w = (v: number | null) => (v !== null && v > 0 ? v : null);
-  const windows = [w(p.retention.completedMs), w(p.retention.failedMs), w(p.retention.cancelledMs)];
+  const windows = windowsOf(p.retention);
   const set = windows.filter((v): v is number => v !== null);
   if (!set.length) return { deleted: 0, scanned: 0, cursor: p.cursor, results: [] };
   const range = p.range ?? PRUNE_RANGE;
@@ -805,22 +820,6 @@ export async function pruneFor(
   } while (out.cursor !== '0' && performance.now() < until);
   await run(db, sql.pruneWalkWrite, [out.cursor, out.cursor === '0', p.restMs ?? PRUNE_REST_MS]);
   return out;
-}
-
-/**
- * Deletes the results of pruned jobs: every result of each, where the store can find them
- * (an attempt that crashed after writing its result left one nothing points to), else the
- * one each pointed to. After the sweep has let go of its lock and connection: a slow store
- * must not hold them. A result that cannot be deleted is logged and left.
- */
-export async function dropPrunedResults(results: ResultStore | null | undefined, pruned: readonly PrunedResult[]) {
-  if (!results || !pruned.length) return;
-  const drop = results.deleteAll
-    ? (x: PrunedResult) => results.deleteAll!(x[0])
-    : (x: PrunedResult) => (x[1] ? results.delete(x[1]) : Promise.resolve());
-  await eachAtMost(RESULT_DELETES_AT_ONCE, pruned, (x) =>
-    drop(x).catch((err) => log.warn('could not delete the result of a pruned job', { job: x[0], err })),
-  );
 }
 
 /**
@@ -865,7 +864,7 @@ export async function recoverSweep(
     // A connection that failed mid-sweep (or may still hold the lock) is discarded, not reused.
     client.release(broken ? new Error('recover sweep connection discarded', { cause: broken }) : undefined);
   }
-  await dropPrunedResults(p.results, out.pruned?.results ?? []);
+  await dropDeletedResults(p.results, out.pruned?.results ?? []);
   return out;
 }
 

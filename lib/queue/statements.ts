@@ -990,16 +990,16 @@ SELECT c.*
  LIMIT $3`,
 };
 
+/** Workers serving queue `queueParam` that reported within `aliveParam` ms (database clock): the live ones. */
+const liveWorkersOn = (queueParam: string, aliveParam: string) =>
+  `stopped_at IS NULL AND heartbeat_at > now() - ${ms(aliveParam)} AND ${queueParam} = ANY(queues)`;
+
 /**
  * queueHandledTypes — what the live workers serving a queue can run: `types`, the union of
  * their handled types, or NULL for any type — when one of them recorded none (a process of
  * an earlier version, which claims any type) or none is live (no one to ask: a ring waits in
  * the list for whoever starts). Params: $1 queue, $2 alive within (ms).
  */
-/** Workers serving queue `queueParam` that reported within `aliveParam` ms (database clock): the live ones. */
-const liveWorkersOn = (queueParam: string, aliveParam: string) =>
-  `stopped_at IS NULL AND heartbeat_at > now() - ${ms(aliveParam)} AND ${queueParam} = ANY(queues)`;
-
 export const queueHandledTypes: Statement = {
   name: 'leasehold_queue_handled_types',
   text: `
