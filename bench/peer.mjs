@@ -33,6 +33,9 @@ const LEASE_MS = 30_000;
 //           leases until a slot frees (the analogue of graphile-worker's localQueue.size
 //           500 in its perftest settings)
 // LEASEHOLD_PREFETCH overrides the prefetch of either.
+// Diagnostics: LEASEHOLD_BENCH_PROFILE=<dir> (a CPU profile per worker), LEASEHOLD_BENCH_TRACE=<dir>
+// (every query of each worker's pool with its timing), LEASEHOLD_BENCH_TIMELINE=1 (claims and
+// completions per 50 ms per worker, from the jobs' timestamps, on stderr).
 const VARIANTS = { '': 0, batch: 490 };
 const variant = process.env.VARIANT ?? '';
 if (!(variant in VARIANTS)) throw new Error(`unknown leasehold VARIANT ${variant}`);
@@ -88,6 +91,8 @@ const adapter = {
     return r;
   },
   async teardown(ctx) {
+    // LEASEHOLD_BENCH_TIMELINE=1: how the drain went, from the jobs' own timestamps (stderr).
+    if (process.env.LEASEHOLD_BENCH_TIMELINE && ctx.state.pool) await printTimeline(ctx.state.pool);
     await closeAll(() => ctx.state.doorbell?.close(), () => ctx.state.pool?.end());
   },
 
@@ -100,6 +105,7 @@ const adapter = {
     s.receiver = new RedisReceiver(redisUrl(cfg), ctx.redisPrefix, log);
     await s.receiver.ready(5_000);
     await s.pool.query('SELECT 1');
+    if (process.env.LEASEHOLD_BENCH_TRACE) s.trace = traceQueries(s.pool);
   },
   async startWorkers(ctx, onJob) {
     const s = ctx.state;
@@ -127,6 +133,7 @@ const adapter = {
   async stopWorkers(ctx) {
     const s = ctx.state;
     if (s.profiler) await stopProfile(s, ctx.index);
+    if (s.trace) await s.trace.write(path.join(process.env.LEASEHOLD_BENCH_TRACE, `trace-${ctx.index}.txt`));
     if (s.cpuAtStart) {
       const u = process.cpuUsage(s.cpuAtStart);
       console.error(`[leasehold worker ${ctx.index}] CPU while draining: ${((u.user + u.system) / 1000).toFixed(0)} ms (user ${(u.user / 1000).toFixed(0)}, system ${(u.system / 1000).toFixed(0)}), claimed ${s.runner.stats.claimed}, max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
@@ -134,6 +141,45 @@ const adapter = {
     await closeAll(() => s.runner?.stop(1_000), () => s.receiver?.close(), () => s.doorbell?.close(), () => s.pool?.end(), () => s.heartbeatPool?.end());
   },
 };
+
+/** Every query of the worker's pool: when it was sent (ms from the first), how long it took, its name, its rows. */
+function traceQueries(pool) {
+  const log = [];
+  const query = pool.query.bind(pool);
+  pool.query = (cfg, values) => {
+    const t = performance.now();
+    const p = query(cfg, values);
+    p.then((r) => log.push([t, performance.now() - t, cfg.name ?? String(cfg.text ?? cfg).slice(0, 40), r?.rowCount]), () => {});
+    return p;
+  };
+  return {
+    async write(file) {
+      const { writeFileSync } = await import('node:fs');
+      const t0 = log[0]?.[0] ?? 0;
+      writeFileSync(file, log.map(([t, d, n, c]) => `${(t - t0).toFixed(1)} +${d.toFixed(1)} ms ${n} (${c} rows)`).join('\n') + '\n');
+    },
+  };
+}
+
+/** Claims and completions per 50 ms from the first claim, per worker, read from the database's clock. */
+async function printTimeline(pool) {
+  const { rows } = await pool.query(`
+    WITH t0 AS (SELECT min(started_at) AS t FROM jobs)
+    SELECT b, worker_id,
+           count(*) FILTER (WHERE kind = 'claim')::int AS claimed,
+           count(*) FILTER (WHERE kind = 'done')::int AS completed
+      FROM (SELECT worker_id, 'claim' AS kind, floor(extract(epoch FROM started_at - t0.t) * 20)::int AS b FROM jobs, t0
+            UNION ALL
+            SELECT worker_id, 'done', floor(extract(epoch FROM finished_at - t0.t) * 20)::int FROM jobs, t0) x
+     GROUP BY b, worker_id ORDER BY b, worker_id`);
+  const { rows: [span] } = await pool.query(`
+    SELECT extract(epoch FROM max(finished_at) - min(started_at)) * 1000 AS ms,
+           (SELECT count(*) FROM job_attempts)::int AS attempts FROM jobs`);
+  console.error(`[leasehold timeline] first claim to last completion ${Number(span.ms).toFixed(0)} ms; per 50 ms (worker: claimed/completed)`);
+  const byBucket = new Map();
+  for (const r of rows) byBucket.set(r.b, `${byBucket.get(r.b) ?? ''} ${r.worker_id.slice(-6)}: ${r.claimed}/${r.completed}`);
+  for (const [b, line] of byBucket) console.error(`  ${String(b * 50).padStart(5)} ms ${line}`);
+}
 
 // LEASEHOLD_BENCH_PROFILE=<dir>: a CPU profile of each worker process's run (.cpuprofile).
 async function startProfile(s) {
