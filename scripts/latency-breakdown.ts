@@ -6,7 +6,7 @@
  * claim's). Before it, the same rate of lone INSERTs into a plain table: what one durable
  * commit costs here, the floor under each of the two commits on a job's path.
  *
- *   DATABASE_URL=postgres://… node --import tsx scripts/latency-breakdown.ts [--jobs 1000] [--rate 200]
+ *   DATABASE_URL=postgres://… node --import tsx scripts/latency-breakdown.ts [--jobs 1000] [--rate 200] [--slowest 20]
  *
  * Uses the queue `latency-breakdown` and the table `latency_breakdown_commits` (dropped at
  * the end), and deletes its jobs when done. Timestamps are comparable across the processes
@@ -89,6 +89,7 @@ async function worker(prefix: string) {
 async function main() {
   const JOBS = numberOption('jobs', 1_000);
   const RATE = numberOption('rate', 200);
+  const SLOWEST = numberOption('slowest', 0);
   const WARMUP = 20;
   await runMigrations(databaseUrl!);
   const pool = createPool(databaseUrl!, { name: 'producer', max: 4 });
@@ -157,6 +158,20 @@ async function main() {
   line('  enqueue call to the INSERT starting', parts.toInsert);
   line('  INSERT start to claim start (commit, push, pop)', parts.insertToClaim);
   line('  claim start to handler start (claim, commit)', parts.claimToHandler);
+  // The slowest jobs, in the order they came: when in the run (s) and where their time went.
+  const slow = rows
+    .filter((r) => r.i >= WARMUP && handlerAt.has(r.i))
+    .map((r) => ({ r, total: handlerAt.get(r.i)! - enqueuedAt[r.i]! }))
+    .sort((a, b) => b.total - a.total)
+    .slice(0, SLOWEST)
+    .sort((a, b) => a.r.i - b.r.i);
+  if (slow.length) console.log(`\nthe ${slow.length} slowest (s into the run, which began at ${new Date(enqueuedAt[WARMUP]!).toISOString()}: total = enqueue call + INSERT start to claim start + claim start to handler, ms)`);
+  for (const { r, total } of slow) {
+    const at = handlerAt.get(r.i)!;
+    console.log(
+      `  ${((enqueuedAt[r.i]! - enqueuedAt[WARMUP]!) / 1000).toFixed(3).padStart(6)}: ${total.toFixed(1).padStart(5)} = ${enqueueMs[r.i]!.toFixed(1)} + ${(r.started - r.created).toFixed(1)} + ${(at - r.started).toFixed(1)}`,
+    );
+  }
   if (parts.total.length !== JOBS) console.log(`(${JOBS - parts.total.length} jobs not seen by a handler)`);
   await pool.query('DELETE FROM jobs WHERE queue = $1', [QUEUE]);
   await doorbell.close();
