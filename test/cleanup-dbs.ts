@@ -1,6 +1,11 @@
-/** Drops the databases of this test run (named after TEST_RUN_ID, see test/env.ts). */
+/**
+ * Drops the databases of this test run (named after TEST_RUN_ID, see test/env.ts) and deletes
+ * its Redis keys (prefixed by test/processes.ts uniquePrefix, and the browser tests' of
+ * test/e2e/env.ts).
+ */
+import { Redis } from 'ioredis';
 import pg from 'pg';
-import { PG_ADMIN_URL, RUN_ID } from './env';
+import { PG_ADMIN_URL, REDIS_URL, RUN_ID } from './env';
 
 const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
 await admin.connect();
@@ -10,3 +15,20 @@ const { rows } = await admin.query(
 );
 for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
 await admin.end();
+
+const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+try {
+  await redis.connect();
+  for (const pattern of [`lh_test_${RUN_ID}_*`, `lh_e2e_${RUN_ID}:*`]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      if (keys.length) await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+} catch (err) {
+  console.error(`could not delete this run's Redis keys: ${(err as Error).message}`);
+} finally {
+  redis.disconnect();
+}

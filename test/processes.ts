@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanup } from './cleanup';
+import { RUN_ID } from './env';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const tsx = import.meta.resolve('tsx');
@@ -103,7 +104,8 @@ export function startWorkers(w: WorkerEnv & { processes: number; concurrency: nu
   );
 }
 
-export const uniquePrefix = (what: string) => `lh_test_${what}_${randomBytes(4).toString('hex')}`;
+/** A Redis key prefix of this test run's own (test/cleanup-dbs.ts deletes its keys when the run ends). */
+export const uniquePrefix = (what: string) => `lh_test_${RUN_ID}_${what}_${randomBytes(4).toString('hex')}`;
 
 export interface CliRun {
   code: number | null;
