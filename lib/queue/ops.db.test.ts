@@ -813,6 +813,39 @@ describe('queue controls', () => {
     );
     assert.equal(got.flat().length, 4);
   });
+
+  test('a claim that waited for the queue\'s lock counts its lease and the rate bucket from when it claimed, not from when its transaction began', async () => {
+    const queue = 'ctl-waited';
+    const id = await insertJob(db.pool, { queue });
+    await ops.queueSetControls(db.pool, { name: queue, concurrencyLimit: 5, rateLimit: 100, ratePeriodMs: 60_000 });
+    // Another claimer holds the queue's lock (as a slow or stalled one would).
+    const holder = await db.pool.connect();
+    let released: string;
+    let claimed: Awaited<ReturnType<typeof ops.jobClaimControlled>>;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT name FROM queues WHERE name = $1 FOR UPDATE', [queue]);
+      const claim = ops.jobClaimControlled(db.pool, { queue, limit: 1, workerId: W1, leaseMs: LEASE });
+      await waitFor('the claim to wait for the queue\'s lock', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n > 0,
+      );
+      released = (await holder.query(`SELECT clock_timestamp()::text AS t`)).rows[0].t;
+      await holder.query('COMMIT');
+      claimed = await claim;
+    } finally {
+      holder.release();
+    }
+    assert.deepEqual(claimed.map((j) => j.id), [id]);
+    const { rows: [r] } = await db.pool.query(
+      `SELECT j.started_at >= $2::timestamptz AS started_after,
+              j.heartbeat_at >= $2::timestamptz AS heartbeat_after,
+              j.lease_expires_at - j.started_at = $3::int * interval '1 millisecond' AS whole_lease,
+              q.rate_updated_at >= $2::timestamptz AS bucket_after
+         FROM jobs j, queues q WHERE j.job_id = $1 AND q.name = j.queue`,
+      [id, released!, LEASE],
+    );
+    assert.deepEqual(r, { started_after: true, heartbeat_after: true, whole_lease: true, bucket_after: true });
+  });
 });
 
 describe('schedules', () => {

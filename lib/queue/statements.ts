@@ -119,25 +119,26 @@ export const jobIdsByIdempotencyKey: Statement = {
 };
 
 /**
- * The claim's swap, shared by jobClaim and jobClaimNext. `target` is a locked set of
- * rows that passed the claim's compare; the previous attempt of a job whose expired
- * lease is taken over is recorded as lease_lost in the same statement.
+ * The claim's swap, shared by every claim. `target` is a locked set of rows that passed
+ * the claim's compare; the previous attempt of a job whose expired lease is taken over is
+ * recorded as lease_lost in the same statement. `clock`: the database's time the lease
+ * counts from (see claimControlled for why not always now()).
  */
-const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '') => `
+const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '', clock = 'now()') => `
 , claimed AS (
   UPDATE jobs j
      SET status = 'running', worker_id = ${workerParam}, attempt_count = j.attempt_count + 1,
-         heartbeat_at = now(), lease_expires_at = now() + ${ms(leaseParam)}, started_at = now(),
+         heartbeat_at = ${clock}, lease_expires_at = ${clock} + ${ms(leaseParam)}, started_at = ${clock},
          lease_lost_streak = j.lease_lost_streak + CASE WHEN target.old_status = 'running' THEN 1 ELSE 0 END
     FROM target
    WHERE j.job_id = target.job_id
      -- At most one suspect per claim: a worker never holds two jobs that may crash it.
      AND (NOT target.suspect OR target.job_id = (SELECT min(t2.job_id) FROM target t2 WHERE t2.suspect))
   RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.attempt_budget, j.worker_id, j.checkpoints, j.lease_lost_streak,
-            extract(epoch FROM now() - j.run_at) * 1000 AS waited_ms, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
+            extract(epoch FROM ${clock} - j.run_at) * 1000 AS waited_ms, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
 ), lost AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
-  SELECT job_id, attempt_count - 1, old_worker_id, old_started_at, old_heartbeat_at, now(), 'lease_lost',
+  SELECT job_id, attempt_count - 1, old_worker_id, old_started_at, old_heartbeat_at, ${clock}, 'lease_lost',
          'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )${extraCtes}
@@ -251,9 +252,9 @@ RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_bud
  * (a review: 200 rows locked for 10 claimed, with 20 types). Twice the limit and ten more
  * are read as candidates, so a claimer racing another for the oldest still fills its claim.
  */
-const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string }) => {
+const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string; clock?: string }) => {
   const due = `status IN ('queued', 'retrying')
-       AND run_at <= now()
+       AND run_at <= ${o.clock ?? 'now()'}
        AND attempt_count < max_attempts
        AND ${suspects(o.allowSuspect)}${o.where ? `
        AND ${o.where}` : ''}`;
@@ -355,14 +356,19 @@ export const queueLock: Statement = {
  *          rate_period_ms of the database clock, capped at rate_limit).
  * Swap: as jobClaimNext, and the bucket loses one token per claimed job.
  * Returns: the claimed rows. A queue with no row (no longer controlled) claims nothing here.
+ * Its time is statement_timestamp(), not now(): now() is when the transaction began, before
+ * queueLock waited for the lock — behind a claimer that held it long, a lease counted from
+ * then would start partly or wholly spent (and the worker let the job go at once), and the
+ * rate bucket's clock would move back, refilling a period twice.
  */
+const CONTROLLED_CLOCK = 'statement_timestamp()';
 const claimControlled = (types?: string) => `
 WITH q AS (
   SELECT concurrency_limit,
          CASE WHEN rate_limit IS NULL THEN NULL
               ELSE least(rate_limit::float8,
                          coalesce(rate_tokens, rate_limit)
-                           + extract(epoch FROM now() - coalesce(rate_updated_at, now())) * 1000 / rate_period_ms * rate_limit)
+                           + extract(epoch FROM ${CONTROLLED_CLOCK} - coalesce(rate_updated_at, ${CONTROLLED_CLOCK})) * 1000 / rate_period_ms * rate_limit)
          END AS tokens
     FROM queues
    WHERE name = $1 AND paused_at IS NULL
@@ -371,13 +377,13 @@ WITH q AS (
            coalesce(q.concurrency_limit - (SELECT count(*) FROM jobs WHERE queue = $1 AND status = 'running')::int, $4::int),
            coalesce(floor(q.tokens)::int, $4::int))) AS n
     FROM q
-), target AS (${dueTarget({ queue: '$1', limit: 'coalesce((SELECT n FROM allowance), 0)', allowSuspect: '$5', types })}
+), target AS (${dueTarget({ queue: '$1', limit: 'coalesce((SELECT n FROM allowance), 0)', allowSuspect: '$5', types, clock: CONTROLLED_CLOCK })}
 )${claimSwap('$2', '$3', `, bucket AS (
   UPDATE queues
-     SET rate_tokens = (SELECT tokens FROM q) - (SELECT count(*) FROM claimed), rate_updated_at = now()
+     SET rate_tokens = (SELECT tokens FROM q) - (SELECT count(*) FROM claimed), rate_updated_at = ${CONTROLLED_CLOCK}
    -- not while paused (q has no row): the bucket would be set to NULL, which reads as full
    WHERE name = $1 AND rate_limit IS NOT NULL AND EXISTS (SELECT 1 FROM q)
-)`)}`;
+)`, CONTROLLED_CLOCK)}`;
 export const jobClaimControlled: Statement = { name: 'leasehold_job_claim_controlled', text: claimControlled() };
 
 /** jobClaimControlledOfTypes — jobClaimControlled for a worker's handled types only. Params: as it, and $6 the types (text[]). */
