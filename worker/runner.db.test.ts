@@ -414,6 +414,29 @@ describe('graceful shutdown', () => {
     const { rows } = await db.pool.query(`SELECT outcome FROM job_attempts WHERE job_id = ANY($1)`, [ids]);
     assert.deepEqual(rows.map((r) => r.outcome), ['aborted', 'aborted']);
   });
+
+  test('a grace period longer than the lease: the leases are renewed while running jobs finish, and they complete once', async (t) => {
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    const { runner, enqueue } = await makeRunner(t, {
+      leaseMs: 1_000,
+      heartbeatMs: 200,
+      handlers: { 'test.block': () => finished },
+    });
+    const id = await enqueue();
+    await waitFor('the job to start', async () => (await jobRow(db.pool, id)).status === 'running');
+    const stopped = runner.stop(60_000);
+    // Kept alive by renewals through a whole lease and more after the stop began.
+    await waitFor('a renewal more than a lease after the job started', async () =>
+      (await db.pool.query(`SELECT heartbeat_at > started_at + interval '1500 milliseconds' AS renewed FROM jobs WHERE job_id = $1`, [id])).rows[0].renewed,
+    );
+    finish();
+    await stopped;
+    const row = await jobRow(db.pool, id);
+    assert.deepEqual([row.status, row.attempt_count], ['completed', 1]);
+    const { rows } = await db.pool.query(`SELECT outcome FROM job_attempts WHERE job_id = $1`, [id]);
+    assert.deepEqual(rows.map((r) => r.outcome), ['completed']);
+  });
 });
 
 describe('checkpoints', () => {
