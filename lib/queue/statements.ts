@@ -692,8 +692,9 @@ SELECT job_id FROM done`,
  * period): the job is queued again at once and the attempt it used is given back.
  * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id, $4 reason.
  * Compare: the fence, and no cancel requested (a cancelled job is not queued again).
- * Swap: queued, run_at = now(), max_attempts + 1 (an interrupted attempt is not the
- *       job's fault); the attempt recorded as `aborted`.
+ * Swap: queued, due at once with its run_at kept (its place in line, as jobRecoverExpired),
+ *       max_attempts + 1 (an interrupted attempt is not the job's fault); the attempt
+ *       recorded as `aborted`.
  * Returns: job_id and queue of each released job (ring the doorbell for them).
  */
 export const jobRelease: Statement = {
@@ -701,7 +702,7 @@ export const jobRelease: Statement = {
   text: `
 WITH done AS (
   UPDATE jobs
-     SET status = 'queued', run_at = now(), lease_expires_at = NULL,
+     SET status = 'queued', lease_expires_at = NULL,
          max_attempts = jobs.max_attempts + 1
    WHERE ${fence('$3')}
      AND jobs.cancel_requested_at IS NULL
@@ -875,7 +876,11 @@ export const pruneWalkWrite: Statement = {
  *          in this same statement (a sweep never acts on a stale read).
  * Swap: cancelled if a cancel was requested; failed if no attempts are left (a job that
  *       keeps killing its worker ends in the dead letter instead of looping); otherwise
- *       retrying, due now. The lost attempt is recorded as `lease_lost`.
+ *       retrying, due at once, its run_at kept: a job whose worker died keeps its place in
+ *       line, ahead of jobs that came after it, for claims from PostgreSQL (oldest first)
+ *       and for the sweep's re-rings (oldest first) alike — with run_at = now(), a recovered
+ *       job whose ring was lost waited behind the whole backlog. The lost attempt is
+ *       recorded as `lease_lost`.
  * Returns: job_id, queue, new status, and the worker that lost the job.
  */
 export const jobRecoverExpired: Statement = {
@@ -895,8 +900,6 @@ WITH target AS (
                        ELSE 'retrying'::job_status END,
          finished_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.attempt_count >= j.max_attempts
                             THEN now() ELSE NULL END,
-         run_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.attempt_count >= j.max_attempts
-                       THEN j.run_at ELSE now() END,
          lease_expires_at = NULL,
          lease_lost_streak = j.lease_lost_streak + 1,
          error = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled by an operator; the worker stopped renewing its lease'

@@ -110,6 +110,84 @@ function killAt(point: string, label: string, jobMs = 200): ChaosScenario {
   };
 }
 
+/**
+ * A storm of kills (reliability.md §7, fault 6, shortened): every 2-5 s, eight times, SIGKILL
+ * a worker process that holds running jobs (the supervisor replaces it), so kills land on
+ * replacements, on processes recovering an earlier victim's jobs, and on jobs already lost
+ * once. Every job completes once; duplicates only for jobs a killed process held; each
+ * victim's jobs run again within the recovery bound.
+ */
+const killStorm: ChaosScenario = {
+  name: 'SIGKILL storm: eight worker processes killed while they work',
+  async run(env) {
+    const s = await env.scenario('kill_storm');
+    try {
+      const jobs = 1_000;
+      await s.enqueue(jobs, (i) => ({ ms: 100 + ((i * 37) % 700) }));
+      s.startHost({ processes: 3, concurrency: 5 });
+      const killed: { pid: number; at: number }[] = [];
+      for (let k = 0; k < 8; k++) {
+        // The plan's pace: a kill every 2-5 s (spread over that range, the same every run).
+        if (k > 0) await sleep(2_000 + ((k * 1_300) % 3_000));
+        // A process holding running jobs (its pid is in its worker id, host:pid:random).
+        const victim = await waitFor(
+          `a worker holding jobs (kill ${k + 1})`,
+          async () => {
+            const { rows } = await s.pool.query(
+              `SELECT split_part(worker_id, ':', 2)::int AS pid FROM jobs WHERE status = 'running' AND lease_expires_at > now()
+                GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`,
+            );
+            const pid = rows[0]?.pid as number | undefined;
+            return pid && !killed.some((x) => x.pid === pid) ? pid : null;
+          },
+          { timeoutMs: 60_000, intervalMs: 50 },
+        );
+        try {
+          process.kill(victim, 'SIGKILL');
+          killed.push({ pid: victim, at: Date.now() });
+        } catch {
+          // it ended between the read and the kill: pick another
+          k--;
+        }
+      }
+      await s.waitForAll('completed', jobs);
+      let allowed = 0;
+      let recoveryS = 0;
+      let slowest = '';
+      for (const x of killed) {
+        const held = await s.heldBy(x.pid);
+        allowed += held.length;
+        for (const id of held) {
+          const r = await s.recoverySeconds([id], x.at);
+          if (r <= recoveryS) continue;
+          recoveryS = r;
+          const { rows } = await s.pool.query(
+            `SELECT string_agg(format('a%s pid %s %s %s-%s', attempt, split_part(worker_id, ':', 2), outcome,
+                                      to_char(started_at, 'MI:SS.MS'), to_char(finished_at, 'MI:SS.MS')), '; ' ORDER BY attempt) AS a
+               FROM job_attempts WHERE job_id = $1`,
+            [id],
+          );
+          slowest = `job ${id}, held by pid ${x.pid} killed at ${new Date(x.at).toISOString().slice(14, 23)}: ${rows[0].a}`;
+        }
+      }
+      const { rows: [once] } = await s.pool.query(
+        `SELECT count(*) FILTER (WHERE n <> 1)::int AS not_once FROM (
+           SELECT j.job_id, count(a.*) FILTER (WHERE a.outcome = 'completed') AS n
+             FROM jobs j LEFT JOIN job_attempts a ON a.job_id = j.job_id GROUP BY j.job_id) x`,
+      );
+      return judge(s, {
+        jobs,
+        allowed,
+        recoveryS,
+        extraPass: once.not_once === 0,
+        notes: `${killed.length} processes killed, holding ${allowed} jobs between them; jobs without exactly one completed attempt: ${once.not_once}; slowest back: ${slowest}`,
+      });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
 /** SIGKILL a producer between its COMMIT and its RPUSH: the committed job has no doorbell. */
 const producerKill: ChaosScenario = {
   name: 'SIGKILL producer after commit, before push',
@@ -731,6 +809,7 @@ export const scenarios: ChaosScenario[] = [
   killAt('after_handler', 'after the side effect'),
   killAt('after_result_write', 'after the result write'),
   killAt('before_complete_commit', 'before the completion commit'),
+  killStorm,
   producerKill,
   longWithRenewal,
   longWithoutRenewal,
