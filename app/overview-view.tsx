@@ -184,7 +184,8 @@ export function OverviewView() {
                   series={[
                     { label: 'failed (dead letter)', color: '#ef4444', values: t!.points.map((p) => p.failed) },
                     { label: 'retried', color: '#f97316', values: t!.points.map((p) => p.retried) },
-                    { label: 'lease lost', color: '#a855f7', values: t!.points.map((p) => p.leaseLost) },
+                    // Recovered, not the workers' own leaseLost: a SIGKILLed worker never counts its loss.
+                    { label: 'lease lost', color: '#a855f7', values: t!.points.map((p) => p.recovered) },
                   ]}
                 />
               ) : (

@@ -86,6 +86,23 @@ async function makeRunner(t: TestContext, { prefix = uniquePrefix('runner'), ...
 }
 
 describe('fencing', () => {
+  test("a dead worker's job taken over by an idle worker's claim counts as recovered (its own process cannot count the loss)", async (t) => {
+    const prefix = uniquePrefix('takeover');
+    const id = await insertJob(db.pool, { queue: prefix, type: 'test.block', status: 'running', workerId: 'gone:1:dead00', leaseInMs: -1_000 });
+    // No sweep gets there first: another process holds the sweep's lock.
+    const sweeper = await db.pool.connect();
+    await sweeper.query(`SELECT pg_advisory_lock(hashtext('leasehold.recover'))`);
+    t.after(async () => {
+      await sweeper.query(`SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`);
+      sweeper.release();
+    });
+    const { runner } = await makeRunner(t, { prefix });
+    await waitFor('the expired lease to be taken over', async () => (await jobRow(db.pool, id)).worker_id === runner.workerId);
+    assert.equal(runner.stats.recovered, 1);
+    const { rows } = await db.pool.query(`SELECT attempt, worker_id, outcome FROM job_attempts WHERE job_id = $1`, [id]);
+    assert.deepEqual(rows, [{ attempt: 1, worker_id: 'gone:1:dead00', outcome: 'lease_lost' }]);
+  });
+
   test('after a takeover the old owner writes nothing, its handler aborts at the next heartbeat, and the new outcome stands', async (t) => {
     const { runner, seen, enqueue } = await makeRunner(t);
     const id = await enqueue();

@@ -213,7 +213,7 @@ export interface RunnerStats {
   cancelled: number;
   leaseLost: number;
   refusedWrites: number;
-  /** Expired leases this process's recover sweeps moved on. */
+  /** Expired leases this process moved on: by its recover sweeps, or taken over by its claims. */
   recovered: number;
   /** Ids this process's recover sweeps rang again. */
   resignalled: number;
@@ -448,7 +448,12 @@ export class Runner {
       }
       if (jobs.length === 0) continue;
       this.stats.claimed += jobs.length;
-      for (const j of jobs) this.queueWait.observe(j.waitedMs);
+      for (const j of jobs) {
+        this.queueWait.observe(j.waitedMs);
+        // A takeover is a recovery too: a dead worker's jobs are often taken over by an idle
+        // peer's claim before any sweep moves them.
+        if (j.takenOver) this.stats.recovered++;
+      }
       if (failpointsEnabled) await failpoint('after_claim', jobs.map((j) => j.id));
       for (const job of jobs) this.begin(job, claimSentAt);
     }

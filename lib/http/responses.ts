@@ -415,7 +415,8 @@ export const statsSchema = z
             completed: z.number(),
             failed: z.number(),
             retried: z.number(),
-            leaseLost: z.number(),
+            leaseLost: z.number().meta({ description: 'Leases workers found lost while they lived (a stall, a partition).' }),
+            recovered: z.number().meta({ description: "Jobs moved on from a lost lease by a sweep or a peer's takeover, a crashed worker's included." }),
           }),
         ),
       })

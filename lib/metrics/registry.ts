@@ -18,7 +18,7 @@ const COUNTERS: Record<WorkerCounter, [name: string, help: string]> = {
   cancelled: ['leasehold_jobs_cancelled_total', 'Running jobs that stopped after an operator cancel.'],
   leaseLost: ['leasehold_leases_lost_total', 'Leases a worker found taken over or expired (its handler was aborted).'],
   refusedWrites: ['leasehold_refused_writes_total', 'Fenced writes refused because the lease was no longer the writer\'s.'],
-  recovered: ['leasehold_jobs_recovered_total', 'Expired leases moved on by the periodic recover sweep.'],
+  recovered: ['leasehold_jobs_recovered_total', 'Expired leases moved on: by the recover sweep, or taken over by a worker\'s claim (a dead or stalled worker\'s jobs).'],
   resignalled: ['leasehold_jobs_resignalled_total', 'Due jobs whose signal was missing, rung again by the recover sweep.'],
   pruned: ['leasehold_jobs_pruned_total', 'Finished jobs the recover sweep deleted past their retention window (LEASEHOLD_KEEP_*_MS).'],
 };

@@ -40,6 +40,8 @@ export type ClaimedJob = Pick<
 > & {
   /** How long the job was due before this claim (database clock). */
   waitedMs: number;
+  /** This claim took the job over from a lease that had expired (its worker died, stalled or was cut off). */
+  takenOver: boolean;
 };
 
 /**
@@ -81,6 +83,7 @@ export function toClaimedJob(r: any): ClaimedJob {
     checkpoints: r.checkpoints,
     leaseLostStreak: r.lease_lost_streak,
     waitedMs: Math.max(0, Number(r.waited_ms)),
+    takenOver: r.taken_over === true,
   };
 }
 

@@ -142,7 +142,8 @@ const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '', cloc
          'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )${extraCtes}
-SELECT job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak, waited_ms
+SELECT job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak, waited_ms,
+       old_status = 'running' AS taken_over
   FROM claimed ORDER BY job_id`;
 
 /**

@@ -46,7 +46,10 @@ export interface RatePoint {
   completed: number;
   failed: number;
   retried: number;
+  /** Leases workers found lost (the worker survived: a stall, a partition). */
   leaseLost: number;
+  /** Jobs moved on from a lost lease, by a sweep or a peer's takeover (crashes too). */
+  recovered: number;
 }
 
 export interface StatsSnapshot extends ConsoleStats {
@@ -184,14 +187,14 @@ export class StatsCache {
 
   /** Rates per BUCKET_MS bucket from consecutive samples; a counter that went down (a pruned worker row) counts as 0. */
   private rates(): StatsSnapshot['throughput'] {
-    const keys = ['claimed', 'completed', 'failed', 'retried', 'leaseLost'] as const;
+    const keys = ['claimed', 'completed', 'failed', 'retried', 'leaseLost', 'recovered'] as const;
     const buckets = new Map<number, RatePoint>();
     for (let k = 1; k < this.samples.length; k++) {
       const a = this.samples[k - 1]!;
       const b = this.samples[k]!;
       const t = Math.floor(b.at / BUCKET_MS) * BUCKET_MS;
       let p = buckets.get(t);
-      if (!p) buckets.set(t, (p = { t, claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0 }));
+      if (!p) buckets.set(t, (p = { t, claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0, recovered: 0 }));
       for (const key of keys) p[key] += Math.max(0, b.totals[key] - a.totals[key]);
     }
     const points = [...buckets.values()].sort((x, y) => x.t - y.t);
