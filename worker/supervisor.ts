@@ -19,6 +19,8 @@ export interface SupervisorOptions {
   /** A process that dies within this long of its start counts as a crash loop. */
   minUptimeMs?: number;
   maxBackoffMs?: number;
+  /** Told of each process that died (not one the supervisor stopped), e.g. to record it (ops.workerDied). */
+  onDied?: (pid: number, exit: string) => void;
 }
 
 interface Slot {
@@ -84,6 +86,7 @@ export class Supervisor {
       uptimeMs: Math.round(uptime),
       restartInMs: delay,
     });
+    if (child.pid !== undefined) this.o.onDied?.(child.pid, signal ? `killed by ${signal}` : `exited with code ${code}`);
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = null;
       if (this.stopping) return;

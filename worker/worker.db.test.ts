@@ -81,7 +81,7 @@ describe('poison jobs', () => {
 });
 
 describe('supervisor', () => {
-  test('a worker process killed with SIGKILL is replaced at once', async () => {
+  test('a worker process killed with SIGKILL is replaced at once, and its row says it died (the console no longer counts it alive)', async () => {
     const prefix = uniquePrefix('super');
     const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 2, queues: prefix });
     try {
@@ -94,6 +94,13 @@ describe('supervisor', () => {
         return r.rows.length === 3 && r;
       });
       assert.equal(new Set(rows.map((r) => r.pid)).size, 3);
+      const dead = await waitFor('the dead process to be recorded', async () => {
+        const r = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE pid = $1 AND $2 = ANY(queues)`, [pids[0], prefix]);
+        return r.rows[0]?.stopped && r.rows[0];
+      });
+      assert.equal(dead.exit, 'killed by SIGKILL');
+      const { rows: survivors } = await db.pool.query(`SELECT exit FROM workers WHERE pid <> $1 AND $2 = ANY(queues)`, [pids[0], prefix]);
+      assert.deepEqual(survivors.map((r) => r.exit), [null, null], 'the others are not marked');
     } finally {
       const exit = await w.stop();
       assert.equal(exit.code, 0, 'the supervisor stops cleanly on SIGTERM');

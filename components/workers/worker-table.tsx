@@ -38,7 +38,11 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
               <UserText text={w.workerId} />
             </td>
             <td className="px-3 py-2">
-              {w.stoppedAt ? (
+              {w.stoppedAt && w.exit ? (
+                <Badge tone="orange" title={`${w.exit}: its supervisor saw it end and started another; the jobs it held are recovered when their leases run out`}>
+                  died
+                </Badge>
+              ) : w.stoppedAt ? (
                 <Badge>stopped</Badge>
               ) : stale ? (
                 <Badge tone="red" title="no heartbeat for longer than a lease: its jobs' leases have run out and recover takes them">
@@ -52,8 +56,8 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
                 <Badge tone="emerald">live</Badge>
               )}
             </td>
-            <td className="break-all px-3 py-2 text-xs">
-              <UserText text={w.host} /> · {w.pid}
+            <td className="px-3 py-2 text-xs [overflow-wrap:anywhere]">
+              <UserText text={w.host} /> · <span className="whitespace-nowrap">{w.pid}</span>
             </td>
             <td className="break-all px-3 py-2 text-xs">
               <UserText text={w.queues.join(', ')} />
@@ -66,7 +70,8 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
             </td>
             <td className="whitespace-nowrap px-3 py-2 text-xs">{dateTime(w.startedAt)}</td>
             <td className={`tabular whitespace-nowrap px-3 py-2 text-xs ${stale ? 'text-red-700 dark:text-red-300' : ''}`}>
-              {w.stoppedAt ? `stopped ${ago(nowMs - ms(w.stoppedAt)!)}` : ago(age)}
+              {w.stoppedAt ? `${w.exit ? 'died' : 'stopped'} ${ago(nowMs - ms(w.stoppedAt)!)}` : ago(age)}
+              {w.exit && <span className="block text-zinc-500">{w.exit}</span>}
             </td>
             <td className="tabular px-3 py-2">
               <Link href={`/jobs?status=running&worker=${encodeURIComponent(w.workerId)}`} className="hover:underline">

@@ -183,6 +183,8 @@ export const workers = pgTable(
     startedAt: timestamp('started_at', tz).notNull().defaultNow(),
     heartbeatAt: timestamp('heartbeat_at', tz).notNull().defaultNow(),
     stoppedAt: timestamp('stopped_at', tz),
+    /** How it ended when it did not stop by itself ("killed by SIGKILL", "exited with code 1"), set by its supervisor; null otherwise. */
+    exit: text('exit'),
     /**
      * The process's cumulative counters and histograms (claims, completions, lease
      * losses, queue wait and run time), written with each heartbeat. /api/metrics sums

@@ -439,6 +439,10 @@ export const workerSchema = z
     startedAt: dateTime,
     heartbeatAt: dateTime,
     stoppedAt: dateTime.nullable(),
+    exit: z
+      .string()
+      .nullable()
+      .meta({ description: 'How it ended when it did not stop by itself ("killed by SIGKILL", "exited with code 1"), as its supervisor saw; null otherwise.' }),
     jobsInHand: count,
     heartbeatAgeMs: z.number(),
     stale: z.boolean().meta({ description: 'Not stopped, but silent for longer than staleAfterMs: its leases run out and recover takes its jobs.' }),

@@ -1133,6 +1133,12 @@ export async function workerStop(db: Executor, workerId: string, metrics: unknow
   await run(db, sql.workerStop, [workerId, JSON.stringify(metrics)]);
 }
 
+/** A worker process on `host` ended without stopping (see statements.workerDied); returns its worker id, or null. */
+export async function workerDied(db: Executor, p: { host: string; pid: number; exit: string }): Promise<string | null> {
+  const { rows } = await run(db, sql.workerDied, [p.host, p.pid, p.exit]);
+  return rows[0]?.worker_id ?? null;
+}
+
 export async function workerPrune(db: Executor, olderThanMs: number) {
   const { rowCount } = await run(db, sql.workerPrune, [olderThanMs]);
   return rowCount ?? 0;

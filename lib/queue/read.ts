@@ -474,6 +474,8 @@ export interface WorkerRow {
   startedAt: Date;
   heartbeatAt: Date;
   stoppedAt: Date | null;
+  /** How it ended when it did not stop by itself ("killed by SIGKILL"), as its supervisor saw; null otherwise. */
+  exit: string | null;
   jobsInHand: number;
   heartbeatAgeMs: number;
   /** Not stopped, but silent for longer than `staleAfterMs`: its jobs' leases run out and recover takes them. */
@@ -501,6 +503,7 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
     startedAt: r.started_at,
     heartbeatAt: r.heartbeat_at,
     stoppedAt: r.stopped_at,
+    exit: r.exit ?? null,
     jobsInHand: Number(r.jobs_in_hand),
     heartbeatAgeMs: Math.round(Number(r.heartbeat_age_ms)),
     stale: r.stopped_at === null && Number(r.heartbeat_age_ms) > staleAfterMs,

@@ -1133,6 +1133,25 @@ export const workerStop: Statement = {
   text: `UPDATE workers SET stopped_at = now(), heartbeat_at = now(), metrics = $2::jsonb WHERE worker_id = $1`,
 };
 
+/**
+ * workerDied — the supervisor saw a worker process end without stopping (a crash, SIGKILL, a
+ * poison job): its latest row on this host is marked stopped, with how it ended, so the
+ * console no longer counts it alive (nor, later, stale). Its jobs' leases still run out and a
+ * sweep or a peer's claim takes them: this touches no job.
+ * Params: $1 host, $2 pid, $3 how it ended.
+ * Compare: the newest row of that host and pid not stopped yet.
+ * Returns: its worker_id, or no row (it stopped itself, or never registered).
+ */
+export const workerDied: Statement = {
+  name: 'leasehold_worker_died',
+  text: `
+UPDATE workers SET stopped_at = now(), exit = $3
+ WHERE worker_id = (SELECT worker_id FROM workers WHERE host = $1 AND pid = $2 AND stopped_at IS NULL
+                     ORDER BY started_at DESC LIMIT 1)
+   AND stopped_at IS NULL
+RETURNING worker_id`,
+};
+
 /** workerPrune — forget worker rows silent for longer than $1 ms (history, not state). */
 export const workerPrune: Statement = {
   name: 'leasehold_worker_prune',

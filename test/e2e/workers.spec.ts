@@ -3,12 +3,18 @@ import { closeDb, db, screenshot } from './helpers';
 
 test.afterAll(closeDb);
 
-test('the workers page lists each process with its heartbeat, and flags a stale one', async ({ page }) => {
-  // A worker that stopped reporting two minutes ago without saying goodbye (killed).
+test('the workers page lists each process with its heartbeat, flags a stale one, and says which died', async ({ page }) => {
+  // A worker that stopped reporting two minutes ago without saying goodbye (its host gone),
+  // and one its supervisor saw killed.
   await db().query(
     `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at)
      VALUES ('e2e-host:4242:stale', 'e2e-host', 4242, '{default}', 4, now() - interval '10 minutes', now() - interval '2 minutes')
      ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now() - interval '2 minutes', stopped_at = NULL`,
+  );
+  await db().query(
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at, stopped_at, exit)
+     VALUES ('e2e-host:4343:died', 'e2e-host', 4343, '{default}', 4, now() - interval '10 minutes', now() - interval '3 minutes', now() - interval '3 minutes', 'killed by SIGKILL')
+     ON CONFLICT (worker_id) DO NOTHING`,
   );
   const { rows } = await db().query(`SELECT worker_id FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '5 seconds'`);
   expect(rows.length).toBeGreaterThan(0);
@@ -17,8 +23,11 @@ test('the workers page lists each process with its heartbeat, and flags a stale 
   const stale = page.getByTestId('worker-e2e-host:4242:stale');
   await expect(stale).toContainText('stale');
   await expect(stale).toContainText('2 min');
+  const died = page.getByTestId('worker-e2e-host:4343:died');
+  await expect(died).toContainText('died');
+  await expect(died).toContainText('killed by SIGKILL');
   await screenshot(page, 'workers');
-  await db().query(`DELETE FROM workers WHERE worker_id = 'e2e-host:4242:stale'`);
+  await db().query(`DELETE FROM workers WHERE worker_id IN ('e2e-host:4242:stale', 'e2e-host:4343:died')`);
 });
 
 test("a waiting job's page says when no live worker can run it: none serves its queue, or none has its handler", async ({ page }) => {

@@ -6,7 +6,10 @@
  * rest hand their leases back.
  */
 import { Command, InvalidArgumentError } from 'commander';
+import os from 'node:os';
 import { loadConfig } from '../../lib/config';
+import { createPool } from '../../lib/db/client';
+import * as ops from '../../lib/queue/ops';
 import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import path from 'node:path';
@@ -61,11 +64,17 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   await runMigrations(services.databaseUrl);
   const args = ['--concurrency', String(opts.concurrency), '--queues', opts.queues];
   if (opts.prefetch) args.push('--prefetch', String(opts.prefetch));
+  // One connection, for recording the processes that die (the console then stops counting
+  // them alive); the workers do everything else.
+  const pool = createPool(services.databaseUrl, { name: 'supervisor', max: 1 });
+  const host = os.hostname();
   const supervisor = new Supervisor({
     processes: opts.processes,
     args,
     env: { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
     log,
+    onDied: (pid, exit) =>
+      void ops.workerDied(pool, { host, pid, exit }).catch((err) => log.warn('could not record a dead worker process', { pid, err })),
   });
   supervisor.start();
   log.info('workers started', {
@@ -82,6 +91,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     stopping = true;
     log.info('stopping workers', { signal: sig });
     await supervisor.stop(cfg.shutdownGraceMs + 10_000);
+    await pool.end().catch(() => {});
     await services.embedded?.stop();
     process.exit(0);
   };
