@@ -1,7 +1,7 @@
 /** The lease badge's state: a lease end the console did not see is not reported as expired. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { leaseState } from './lease';
+import { heartbeatLate, leaseState } from './lease';
 
 const job = (over: Record<string, unknown> = {}) => ({
   status: 'running',
@@ -33,4 +33,12 @@ test('no read time known: past the end is expired, as before', () => {
 test('not running, or no lease: nothing', () => {
   assert.equal(leaseState(job({ status: 'queued' }), at('2026-12-01T10:00:40.000Z')), null);
   assert.equal(leaseState(job({ leaseExpiresAt: null }), at('2026-12-01T10:00:40.000Z')), null);
+});
+
+test('renewals stopped: late once the row, as read, shows no renewal for more than half the lease', () => {
+  // lease 30 s from the last renewal at 10:00:00; a healthy worker renews every 10 s
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:12.000Z' }), at('2026-12-01T10:00:12.500Z')), false, 'one renewal due, not yet late');
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:16.000Z' }), at('2026-12-01T10:00:16.500Z')), true);
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:05.000Z' }), at('2026-12-01T10:00:25.000Z')), false, 'a row not read again is not called late');
+  assert.equal(heartbeatLate(job({ status: 'completed', readAt: '2026-12-01T10:00:20.000Z' }), at('2026-12-01T10:00:20.000Z')), false);
 });

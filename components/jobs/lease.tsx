@@ -54,11 +54,37 @@ export function LeaseCountdown({ job, nowMs }: { job: LeaseFields; nowMs: number
   );
 }
 
+/**
+ * Whether a running job's renewals have stopped coming: as of the row's read, no renewal for
+ * more than half its lease, where a worker renews every third of it (the default) — so at
+ * least one renewal is missing: its worker may have died or stalled, well before the lease
+ * runs out. Judged at the read (not at nowMs), so a row that is simply not re-read is not
+ * called late.
+ */
+export function heartbeatLate(j: LeaseFields, nowMs: number): boolean {
+  if (j.status !== 'running' || !j.heartbeatAt || !j.leaseExpiresAt) return false;
+  const beat = ms(j.heartbeatAt)!;
+  const lease = ms(j.leaseExpiresAt)! - beat;
+  const seenAt = Math.min(nowMs, j.readAt ? ms(j.readAt)! : nowMs);
+  return lease > 0 && seenAt - beat > lease / 2;
+}
+
 export function HeartbeatAge({ job, nowMs }: { job: LeaseFields; nowMs: number }) {
   if (!job.heartbeatAt) return null;
+  const age = nowMs - ms(job.heartbeatAt)!;
+  if (heartbeatLate(job, nowMs))
+    return (
+      <span
+        className="tabular text-orange-700 dark:text-orange-300"
+        title={`no renewal for ${duration(age)}, more than half the lease: its worker may have died or stalled. Unless it renews, the lease runs out and the job is recovered.`}
+        data-testid="heartbeat-age"
+      >
+        ♥ {ago(age)} · <span data-testid="heartbeat-late">late</span>
+      </span>
+    );
   return (
     <span className="tabular text-zinc-500 dark:text-zinc-400" title="last lease renewal (database clock)" data-testid="heartbeat-age">
-      ♥ {ago(nowMs - ms(job.heartbeatAt)!)}
+      ♥ {ago(age)}
     </span>
   );
 }
