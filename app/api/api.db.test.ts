@@ -59,6 +59,34 @@ describe('POST /api/jobs', () => {
     }
   });
 
+  test('a refused body says what is wrong with it, and writes nothing', async () => {
+    const before = await count();
+    const cases: [string | object, RegExp][] = [
+      [{ payload: {} }, /^type: /],
+      [{ type: 'demo.noop', maxAttempts: 1.5 }, /^maxAttempts: .*int/],
+      [{ type: 'demo.noop', maxAttempts: '3' }, /^maxAttempts: .*number/],
+      [[{ type: 'demo.noop' }, { type: 'demo.noop', extra: 1 }], /^\[1\]: unknown field "extra"$/],
+      [Array.from({ length: 1001 }, () => ({ type: 'demo.noop' })), /^body: at most 1000 jobs in one request$/],
+      [[], /^body: an empty array enqueues nothing/],
+      ['null', /^body: must be a job .* or an array of jobs$/],
+      ['"x"', /^body: must be a job .* or an array of jobs$/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post(body);
+      assert.equal(res.status, 400, JSON.stringify(body).slice(0, 80));
+      const e = (await res.json()).error;
+      assert.equal(e.code, 'invalid_request');
+      assert.match(e.message, message, JSON.stringify(body).slice(0, 80));
+    }
+    assert.equal(await count(), before);
+  });
+
+  test('query parameters: an unknown one is named as such, a bad cursor says what a cursor is', async () => {
+    const list = async (q: string) => (await (await jobs.GET(new Request(`http://test/api/jobs?${q}`))).json()).error?.message;
+    assert.equal(await list('foo=bar'), 'unknown field "foo"');
+    assert.match(await list('cursor=zzz'), /^cursor: must be a job id, or \(with status=failed\) a place in the failed list/);
+  });
+
   test('an array enqueues many in one statement', async () => {
     const res = await post(Array.from({ length: 5 }, (_, i) => ({ type: 'demo.noop', payload: { i } })));
     assert.equal(res.status, 202);

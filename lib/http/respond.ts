@@ -20,8 +20,14 @@ export const errorResponse = (e: QueueError) => json(e.toJSON(), e.httpStatus);
 export function zodMessage(e: ZodError): string {
   const first = e.issues[0];
   if (!first) return 'invalid request';
-  const where = first.path.length ? first.path.join('.') : 'body';
-  return `${where}: ${first.message}`;
+  // Array indexes as [3] ("[3].type"), fields dotted.
+  const path = first.path.map((p, k) => (typeof p === 'number' ? `[${p}]` : `${k ? '.' : ''}${String(p)}`)).join('');
+  // An unknown key is named, not the object it is in (which may be a query string, not a body).
+  if (first.code === 'unrecognized_keys') {
+    const keys = first.keys.map((k) => JSON.stringify(k)).join(', ');
+    return `${path ? `${path}: ` : ''}unknown field${first.keys.length > 1 ? 's' : ''} ${keys}`;
+  }
+  return `${path || 'body'}: ${first.message}`;
 }
 
 export const toErrorResponse = (err: unknown): Response => errorResponse(toQueueError(err));

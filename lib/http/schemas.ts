@@ -108,7 +108,25 @@ export const enqueueBody = z
 
 export type EnqueueBody = z.input<typeof enqueueBody>;
 
-export const enqueueRequest = z.union([enqueueBody, z.array(enqueueBody).min(1).max(MAX_BULK_ENQUEUE)]);
+const enqueueMany = z
+  .array(enqueueBody)
+  .min(1, 'an empty array enqueues nothing: send at least one job')
+  .max(MAX_BULK_ENQUEUE, `at most ${MAX_BULK_ENQUEUE} jobs in one request`);
+
+/** POST /api/jobs's body, as documented (OpenAPI): one job, or an array of them. */
+export const enqueueRequest = z.union([enqueueBody, enqueueMany]);
+
+/**
+ * Parses POST /api/jobs's body by its shape, so an error names what is wrong ("type: …",
+ * "[3].maxAttempts: …") — parsed as the union, zod reports only that neither branch matched.
+ */
+export function parseEnqueueRequest(body: unknown): z.output<typeof enqueueRequest> {
+  if (Array.isArray(body)) return enqueueMany.parse(body);
+  if (body === null || typeof body !== 'object') {
+    throw new QueueError('invalid_request', 'body: must be a job ({"type", "payload", …}) or an array of jobs');
+  }
+  return enqueueBody.parse(body);
+}
 
 /**
  * Validates one job: the envelope, then the type's own payload schema. `types`: the types
@@ -159,7 +177,12 @@ const failedPosition = z
   .regex(FAILED_POSITION, 'must be a job id, or a place in the failed list (<microseconds>.<job id>)')
   .refine((s) => !FAILED_POSITION.test(s) || BigInt(s.split('.')[1]!) <= MAX_JOB_ID, 'the job id in it is too large');
 /** A job id, or (status=failed) a place in the failed list. */
-const listPosition = z.union([jobId, failedPosition]);
+const listPosition = z
+  .string()
+  .refine(
+    (s) => jobId.safeParse(s).success || failedPosition.safeParse(s).success,
+    'must be a job id, or (with status=failed) a place in the failed list (<microseconds>.<job id>)',
+  );
 /** A place in the failed list is refused (400) with any other list. (The path names the field: zodMessage puts it in front.) */
 const failedOnly = (field: string) => ({ message: 'a place in the failed list (<microseconds>.<job id>) goes with status=failed', path: [field] });
 

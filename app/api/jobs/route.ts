@@ -1,7 +1,7 @@
 import { json, readJson, readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { pageDto } from '@/lib/http/dto';
-import { enqueueRequest, listQuery, toEnqueueInput } from '@/lib/http/schemas';
+import { listQuery, parseEnqueueRequest, toEnqueueInput } from '@/lib/http/schemas';
 import { knownJobTypes } from '@/lib/job-types';
 import { jobEnqueue } from '@/lib/queue/ops';
 import { agedBy, listJobs } from '@/lib/queue/read';
@@ -27,7 +27,7 @@ export const GET = route('viewer', async (req: Request) => {
  * after the INSERT has committed; the doorbell rings after that.
  */
 export const POST = route('enqueue', async (req: Request) => {
-  const body = enqueueRequest.parse(await readJson(req));
+  const body = parseEnqueueRequest(await readJson(req));
   const many = Array.isArray(body);
   const { pool, doorbell } = serverContext();
   const types = await knownJobTypes(pool, many ? body.map((b) => b.type) : [body.type]);
