@@ -50,12 +50,20 @@ test('only lib/queue/ops.ts imports the statements', () => {
   assert.deepEqual(importers, [path.join('lib', 'queue', 'ops.ts')]);
 });
 
-test('lease SQL never binds a timestamp from the worker clock', () => {
+test('lease SQL never binds a timestamp from the worker clock', async () => {
   const text = fs.readFileSync(path.join(root, 'lib/queue/statements.ts'), 'utf8');
-  // Every lease deadline is computed from now() plus a duration.
-  const leaseAssignments = text.match(/lease_expires_at\s*=\s*[^,\n]+/g) ?? [];
+  // Every lease deadline, in the SQL as sent, is the database's clock (now(), or for a claim
+  // that waited for a lock statement_timestamp()) plus a duration, or none.
+  const sql = await import('./statements');
+  const rendered = Object.values(sql)
+    .filter((v): v is { name: string; text: string } => typeof v === 'object' && v !== null && 'text' in v)
+    .map((st) => st.text)
+    .join('\n');
+  const leaseAssignments = rendered.match(/lease_expires_at\s*=\s*[^,\n]+/g) ?? [];
   assert.ok(leaseAssignments.length >= 3);
-  for (const a of leaseAssignments) assert.match(a, /lease_expires_at\s*=\s*(now\(\)|NULL)/, a);
+  for (const a of leaseAssignments) assert.match(a, /lease_expires_at\s*=\s*(now\(\)|statement_timestamp\(\)|NULL)/, a);
+  // ...and is never compared with a value the client binds.
+  assert.deepEqual(rendered.match(/lease_expires_at\s*(<|>|<=|>=|=)\s*\$\d/g) ?? [], []);
   // The only timestamps a client binds are a producer's chosen run_at at enqueue: arrays
   // in jobEnqueue, one value in jobEnqueueOne (and there only as run_at's value).
   const statements = text.split(/export const (?=\w+: Statement)/).slice(1);
