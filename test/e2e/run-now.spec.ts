@@ -8,6 +8,8 @@ test('a job scheduled for later is run now from its page', async ({ page, reques
   await page.goto(`/jobs/${id}`);
   await expect(page.getByTestId('job-status').first()).toContainText('queued');
   await expect(page.getByTestId('requeue-button')).toHaveText('Run now');
+  // It says when it will run, not that it waits for a worker.
+  await expect(page.getByTestId('no-attempts')).toContainText(/scheduled for .*\(in 5\d min/);
   await page.getByTestId('requeue-button').click();
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId(`action-item-${id}`)).toContainText('→ due now');

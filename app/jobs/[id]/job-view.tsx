@@ -14,7 +14,7 @@ import { jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
 import { auditQuery } from '@/lib/api/audit';
 import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
-import { dateTime, ms } from '@/lib/ui/format';
+import { dateTime, duration, ms } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../../action-flow';
@@ -217,7 +217,17 @@ export function JobView({ id }: { id: string }) {
       )}
 
       <Card title={`Attempts (${d.attempts.length})`}>
-        {d.attempts.length ? <AttemptList attempts={d.attempts} nowMs={now} /> : <p className="text-sm text-zinc-500">Not claimed yet: it waits for a worker.</p>}
+        {d.attempts.length ? (
+          <AttemptList attempts={d.attempts} nowMs={now} />
+        ) : (
+          <p className="text-sm text-zinc-500" data-testid="no-attempts">
+            {scheduled
+              ? `Not claimed yet: scheduled for ${dateTime(j.runAt)} (in ${duration(ms(j.runAt)! - now)}); a worker takes it then.`
+              : j.status === 'queued'
+                ? 'Not claimed yet: it waits for a worker.'
+                : 'Never claimed.'}
+          </p>
+        )}
       </Card>
       <Card title="Payload">
         {payload.data !== undefined ? (
