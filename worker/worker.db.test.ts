@@ -69,8 +69,11 @@ describe('poison jobs', () => {
       await waitFor('every other job to complete', async () => (await completedIn(queue)) === others.length, { timeoutMs: 90_000 });
       const p = await jobRow(db.pool, poison!.id);
       assert.equal(p.attempt_count, 3, 'exactly 3 claims');
-      const { rows } = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [poison!.id]);
+      const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [poison!.id]);
       assert.deepEqual(rows.map((r) => r.outcome), ['lease_lost', 'lease_lost', 'lease_lost']);
+      // The dead letter says how its worker ended (its supervisor saw it), not only that it stopped renewing.
+      assert.match(p.error, /stopped renewing \(killed by SIGKILL\)/);
+      for (const r of rows) assert.match(r.error, /killed by SIGKILL/);
       assert.match(w.output(), /worker process died; replacing it/);
     } finally {
       await w.stop();

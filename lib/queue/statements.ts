@@ -119,6 +119,13 @@ export const jobIdsByIdempotencyKey: Statement = {
 };
 
 /**
+ * Why a worker stopped renewing, for a lost lease's error: how its process ended when its
+ * supervisor saw it die (workers.exit: "killed by SIGKILL"), else the possible causes.
+ */
+const whyStopped = (workerIdExpr: string) =>
+  `coalesce((SELECT w.exit FROM workers w WHERE w.worker_id = ${workerIdExpr}), 'crash, stall or partition')`;
+
+/**
  * The claim's swap, shared by every claim. `target` is a locked set of rows that passed
  * the claim's compare; the previous attempt of a job whose expired lease is taken over is
  * recorded as lease_lost in the same statement. `clock`: the database's time the lease
@@ -139,7 +146,7 @@ const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '', cloc
 ), lost AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count - 1, old_worker_id, old_started_at, old_heartbeat_at, ${clock}, 'lease_lost',
-         'lease expired: the worker stopped renewing (crash, stall or partition); taken over by a new claim'
+         'lease expired: the worker stopped renewing (' || ${whyStopped('old_worker_id')} || '); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )${extraCtes}
 SELECT job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak, waited_ms,
@@ -904,7 +911,7 @@ WITH target AS (
          lease_expires_at = NULL,
          lease_lost_streak = j.lease_lost_streak + 1,
          error = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled by an operator; the worker stopped renewing its lease'
-                      ELSE 'lease expired: worker ' || j.worker_id || ' stopped renewing (crash, stall or partition)' END
+                      ELSE 'lease expired: worker ' || j.worker_id || ' stopped renewing (' || ${whyStopped('j.worker_id')} || ')' END
     FROM target
    WHERE j.job_id = target.job_id
      AND j.status = 'running' AND j.lease_expires_at < now()
