@@ -79,18 +79,36 @@ async function judge(
   };
 }
 
-/** SIGKILL a worker process at a named point of its code (once, across all processes). */
-function killAt(point: string, label: string, jobMs = 200): ChaosScenario {
+/**
+ * SIGKILL a worker process at a named point of its code (once, across all processes). With
+ * `limit`, the queue has a global concurrency limit: its jobs are claimed under the queue's
+ * lock (jobClaimControlled), and the dead process's expired leases count against the limit
+ * until they are moved on.
+ */
+function killAt(point: string, label: string, jobMs = 200, o: { limit?: number } = {}): ChaosScenario {
   return {
     name: `SIGKILL worker ${label}`,
     async run(env) {
-      const s = await env.scenario(`kill_${point}`);
+      const s = await env.scenario(`kill_${point}${o.limit ? '_limited' : ''}`);
       try {
         const jobs = 200;
+        if (o.limit) await ops.queueSetControls(s.pool, { name: s.queue, concurrencyLimit: o.limit });
         await s.enqueue(jobs, () => ({ ms: jobMs }));
+        // With a limit: the most jobs running at once, sampled through the run (the dead
+        // process's, their leases run out or not, count as running).
+        let mostRunning = 0;
+        let sampling = !!o.limit;
+        const sampler = (async () => {
+          while (sampling) {
+            mostRunning = Math.max(mostRunning, (await s.counts()).running);
+            await sleep(20);
+          }
+        })();
         s.startHost({ processes: 3, concurrency: 5, failpoints: `${point}=kill` });
         const fired = await waitFor(`${point} to fire`, () => firedFailpoint(s.onceDir, point), { timeoutMs: 60_000 });
         await s.waitForAll('completed', jobs);
+        sampling = false;
+        await sampler;
         // Jobs the killed process held (claimed before it died: each may run twice); after a
         // pop, also the ids it had popped (they must cost no run at all).
         const held = await s.heldBy(fired.pid);
@@ -101,7 +119,8 @@ function killAt(point: string, label: string, jobMs = 200): ChaosScenario {
           jobs,
           allowed: held.length,
           recoveryS,
-          notes: `killed pid ${fired.pid} holding ${held.length}; unique effects ${l.unique_effects}, raw ${l.effects}`,
+          extraPass: !o.limit || (mostRunning <= o.limit && mostRunning > 0),
+          notes: `killed pid ${fired.pid} holding ${held.length}; unique effects ${l.unique_effects}, raw ${l.effects}${o.limit ? `; at most ${mostRunning} running at once (limit ${o.limit})` : ''}`,
         });
       } finally {
         await s.close();
@@ -809,6 +828,7 @@ export const scenarios: ChaosScenario[] = [
   killAt('after_handler', 'after the side effect'),
   killAt('after_result_write', 'after the result write'),
   killAt('before_complete_commit', 'before the completion commit'),
+  killAt('mid_handler', 'mid-handler, on a queue limited to 6 jobs at once', 100, { limit: 6 }),
   killStorm,
   producerKill,
   longWithRenewal,
