@@ -333,8 +333,15 @@ try {
   console.log('| request or event (while draining) | n | p50 ms | p95 ms |\n| --- | ---: | ---: | ---: |');
   for (const [label, xs] of timings) console.log(`| ${label} | ${xs.length} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 95).toFixed(1)} |`);
 } finally {
-  // Whatever a failed round left behind.
+  // Whatever a failed round left behind; and the ids the workers' sweeps rang under this
+  // run's prefix for the big table's due jobs.
   await removeBatches(`${prefix}_%`);
+  for (let cursor = '0'; ; ) {
+    const [next, keys] = await doorbell.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length) await doorbell.redis.unlink(...keys);
+    cursor = next;
+    if (cursor === '0') break;
+  }
   yardstick.stop();
   await doorbell.close();
   await pool.end();
