@@ -36,6 +36,7 @@ import { loadConfig } from '../lib/config';
 import { createPool } from '../lib/db/client';
 import * as ops from '../lib/queue/ops';
 import { RedisDoorbell } from '../lib/queue/signal';
+import { unlinkMatching } from '../test/redis-keys';
 import { SseReader } from '../test/sse';
 import { numberOption, option, percentile, timedJson } from './cli-args';
 
@@ -336,12 +337,7 @@ try {
   // Whatever a failed round left behind; and the ids the workers' sweeps rang under this
   // run's prefix for the big table's due jobs.
   await removeBatches(`${prefix}_%`);
-  for (let cursor = '0'; ; ) {
-    const [next, keys] = await doorbell.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length) await doorbell.redis.unlink(...keys);
-    cursor = next;
-    if (cursor === '0') break;
-  }
+  await unlinkMatching(doorbell.redis, `${prefix}:*`);
   yardstick.stop();
   await doorbell.close();
   await pool.end();

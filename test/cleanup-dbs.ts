@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { PG_ADMIN_URL, REDIS_URL, RUN_ID } from './env';
+import { unlinkMatching } from './redis-keys';
 
 const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
 await admin.connect();
@@ -19,14 +20,7 @@ await admin.end();
 const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 try {
   await redis.connect();
-  for (const pattern of [`lh_test_${RUN_ID}_*`, `lh_e2e_${RUN_ID}:*`]) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  }
+  for (const pattern of [`lh_test_${RUN_ID}_*`, `lh_e2e_${RUN_ID}:*`]) await unlinkMatching(redis, pattern);
 } catch (err) {
   console.error(`could not delete this run's Redis keys: ${(err as Error).message}`);
 } finally {
