@@ -172,9 +172,7 @@ async function printTimeline(pool) {
             UNION ALL
             SELECT worker_id, 'done', floor(extract(epoch FROM finished_at - t0.t) * 20)::int FROM jobs, t0) x
      GROUP BY b, worker_id ORDER BY b, worker_id`);
-  const { rows: [span] } = await pool.query(`
-    SELECT extract(epoch FROM max(finished_at) - min(started_at)) * 1000 AS ms,
-           (SELECT count(*) FROM job_attempts)::int AS attempts FROM jobs`);
+  const { rows: [span] } = await pool.query(`SELECT extract(epoch FROM max(finished_at) - min(started_at)) * 1000 AS ms FROM jobs`);
   console.error(`[leasehold timeline] first claim to last completion ${Number(span.ms).toFixed(0)} ms; per 50 ms (worker: claimed/completed)`);
   const byBucket = new Map();
   for (const r of rows) byBucket.set(r.b, `${byBucket.get(r.b) ?? ''} ${r.worker_id.slice(-6)}: ${r.claimed}/${r.completed}`);

@@ -71,7 +71,11 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
             <td className="whitespace-nowrap px-3 py-2 text-xs">{dateTime(w.startedAt)}</td>
             <td className={`tabular whitespace-nowrap px-3 py-2 text-xs ${stale ? 'text-red-700 dark:text-red-300' : ''}`}>
               {w.stoppedAt ? `${w.exit ? 'died' : 'stopped'} ${ago(nowMs - ms(w.stoppedAt)!)}` : ago(age)}
-              {w.exit && <span className="block text-zinc-500">{w.exit}</span>}
+              {w.exit && (
+                <span className="block text-zinc-500">
+                  <UserText text={w.exit} />
+                </span>
+              )}
             </td>
             <td className="tabular px-3 py-2">
               <Link href={`/jobs?status=running&worker=${encodeURIComponent(w.workerId)}`} className="hover:underline">

@@ -145,7 +145,8 @@ const killStorm: ChaosScenario = {
       await s.enqueue(jobs, (i) => ({ ms: 100 + ((i * 37) % 700) }));
       s.startHost({ processes: 3, concurrency: 5 });
       const killed: { pid: number; at: number }[] = [];
-      for (let k = 0; k < 8; k++) {
+      while (killed.length < 8) {
+        const k = killed.length;
         // The plan's pace: a kill every 2-5 s (spread over that range, the same every run).
         if (k > 0) await sleep(2_000 + ((k * 1_300) % 3_000));
         // A process holding running jobs (its pid is in its worker id, host:pid:random).
@@ -165,8 +166,7 @@ const killStorm: ChaosScenario = {
           process.kill(victim, 'SIGKILL');
           killed.push({ pid: victim, at: Date.now() });
         } catch {
-          // it ended between the read and the kill: pick another
-          k--;
+          // it ended between the read and the kill: the next turn picks another
         }
       }
       await s.waitForAll('completed', jobs);
