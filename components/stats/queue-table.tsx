@@ -33,8 +33,9 @@ function controlsText(c: NonNullable<QueueStatsDto['controls']>) {
 }
 
 /**
- * Per queue: what waits, how long, whether Redis holds a wake-up for it, its pause and
- * global limits (use against the limit), and the counts per status.
+ * Per queue: what waits, how long, whether Redis holds a wake-up for it, whether a live
+ * worker consumes it, its pause and global limits (use against the limit), and the counts
+ * per status.
  */
 export function QueueTable({
   queues,
@@ -57,6 +58,7 @@ export function QueueTable({
             <th className="py-1 pr-3">Oldest due</th>
             <th className="py-1 pr-3" title="job ids waiting in the queue's Redis list">Ids in Redis</th>
             <th className="py-1 pr-3">Signal</th>
+            <th className="py-1 pr-3" title="worker processes alive (a heartbeat within a lease) that consume the queue">Workers</th>
             <th className="py-1 pr-3">Queued</th>
             <th className="py-1 pr-3">Running</th>
             <th className="py-1 pr-3">Retrying</th>
@@ -94,6 +96,20 @@ export function QueueTable({
                     <span className="text-amber-700 dark:text-amber-300" title="due jobs with no id in Redis: the recover sweep re-rings them after a grace period">
                       {int(missing)} without a wake-up
                     </span>
+                  )}
+                </td>
+                <td className="tabular py-1.5 pr-3" data-testid="queue-workers">
+                  {q.workersAlive > 0 ? (
+                    int(q.workersAlive)
+                  ) : q.due > 0 ? (
+                    <span
+                      className="text-xs font-medium text-red-700 dark:text-red-300"
+                      title="no live worker consumes this queue: its due jobs wait, their attempts unspent, until one starts (a worker consumes the queues its --queues option names)"
+                    >
+                      none — jobs wait
+                    </span>
+                  ) : (
+                    <span className="text-zinc-500">0</span>
                   )}
                 </td>
                 <td className="py-1.5 pr-3">{n(q, 'queued')}</td>

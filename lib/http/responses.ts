@@ -388,6 +388,7 @@ export const statsSchema = z
         oldestDueAgeMs: z.number().nullable().meta({ description: 'Age of the oldest waiting job; null when none waits.' }),
         signalBacklog: count.nullable().meta({ description: "Ids waiting in the queue's Redis list; null without Redis." }),
         controls: queueControlSchema.nullable().meta({ description: 'Pause and global limits; null: none.' }),
+        workersAlive: count.meta({ description: 'Worker processes alive (a heartbeat within a lease) that consume this queue.' }),
       }),
     ),
     queuesTruncated: z.boolean().meta({ description: 'More queues hold waiting jobs than are listed: queues holds the first 200 by name.' }),

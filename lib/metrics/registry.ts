@@ -143,6 +143,19 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
       this.set((await source.stats()).workersAlive);
     },
   });
+  // Per queue, so that "jobs wait and nobody consumes their queue" is one alert:
+  // leasehold_queue_oldest_due_job_age_seconds > 60 and on (queue) leasehold_queue_workers_alive == 0.
+  new Gauge({
+    name: 'leasehold_queue_workers_alive',
+    help: 'Per queue, the worker processes alive (a heartbeat within the last lease) that consume it; 0 for a queue that holds jobs, or was consumed within the last hour, and that nobody consumes now.',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+    async collect() {
+      const s = await source.stats();
+      this.reset();
+      for (const q of s.queues) if (q.workersAlive !== undefined) this.set({ queue: q.queue }, q.workersAlive);
+    },
+  });
   new Gauge({
     name: 'leasehold_schedules_failing',
     help: 'Enabled schedules whose due tick cannot be enqueued (every worker retries it; the console and `schedule list` say why).',

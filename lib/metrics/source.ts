@@ -147,6 +147,7 @@ export function createMetricsSource(o: {
         kinds: q.kinds,
         oldestDueAgeMs: q.oldestDueAgeMs,
         paused: !!q.controls?.paused,
+        workersAlive: q.workersAlive,
       })),
       oldestQueuedAgeMs: s.oldestQueuedAgeMs,
       runningExpired: s.runningExpired,

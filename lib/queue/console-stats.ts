@@ -50,6 +50,8 @@ export interface QueueStats {
   signalBacklog: number | null;
   /** Pause and limits shared by every worker (null: none, the fast path). */
   controls: QueueControl | null;
+  /** Worker processes alive (a heartbeat within a lease) that consume this queue. */
+  workersAlive: number;
 }
 
 export interface WorkerTotals {
@@ -153,8 +155,10 @@ export async function computeConsoleStats(
                  'failed', sum((metrics->>'failed')::float8), 'retried', sum((metrics->>'retried')::float8),
                  'cancelled', sum((metrics->>'cancelled')::float8), 'leaseLost', sum((metrics->>'leaseLost')::float8),
                  'recovered', sum((metrics->>'recovered')::float8)) FROM workers) AS totals,
-              (SELECT array_agg(DISTINCT q) FROM workers, unnest(queues) AS q
-                WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour') AS worker_queues,
+              (SELECT json_object_agg(q, alive) FROM (
+                 SELECT q, (count(*) FILTER (WHERE heartbeat_at > now() - $1::int * interval '1 ms'))::int AS alive
+                   FROM workers, unnest(queues) AS q
+                  WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour' GROUP BY q) w) AS worker_queues,
               (SELECT count(*) FROM schedules WHERE enabled AND last_error IS NOT NULL)::int AS schedules_failing,
               now() AS db_now`,
       [opts.leaseMs, COUNT_CAP],
@@ -225,7 +229,7 @@ export async function computeConsoleStats(
   const queueOf = (name: string) => {
     let q = queues.get(name);
     if (!q) {
-      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, oldestDueAgeMs: null, signalBacklog: null, controls: null };
+      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, oldestDueAgeMs: null, signalBacklog: null, controls: null, workersAlive: 0 };
       // A status with no jobs at all is exactly zero everywhere.
       for (const s of JOB_STATUSES) if (!grouped.includes(s) && counts[s] > 0) q.kinds[s] = 'estimate';
       queues.set(name, q);
@@ -242,7 +246,8 @@ export async function computeConsoleStats(
     q.dueCapped = r.due >= DUE_CAP;
     q.oldestDueAgeMs = r.oldest_ms !== null && Number(r.oldest_ms) >= 0 ? Math.round(Number(r.oldest_ms)) : null;
   }
-  for (const q of (misc.rows[0]?.worker_queues as string[] | null) ?? []) queueOf(q);
+  // Every queue a worker consumed within the hour is listed, with how many consume it now.
+  for (const [q, alive] of Object.entries((misc.rows[0]?.worker_queues as Record<string, number> | null) ?? {})) queueOf(q).workersAlive = alive;
   for (const c of controls) queueOf(c.name).controls = c;
 
   // The statuses not counted per queue: share the status's count by (queue, status)

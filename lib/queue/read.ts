@@ -414,6 +414,8 @@ export interface Stats {
     /** The queue's oldest due job's age, and whether the queue is paused (the console's and the metrics' read). */
     oldestDueAgeMs?: number | null;
     paused?: boolean;
+    /** Worker processes alive that consume the queue (the console's and the metrics' read). */
+    workersAlive?: number;
   }[];
   oldestQueuedAgeMs: number | null;
   runningExpired: number;

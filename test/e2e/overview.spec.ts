@@ -45,6 +45,12 @@ test('enqueued jobs move the counts, the queue table and the throughput chart', 
   // The charts plot the workers' counters once two samples exist.
   await expect(page.getByRole('img', { name: 'throughput chart' })).toBeVisible({ timeout: 30_000 });
   await screenshot(page, 'overview', { fullPage: true });
+  // Which queues live workers consume: a due job on a queue nobody consumes says so.
+  await expect(page.getByTestId('queue-default').getByTestId('queue-workers')).toHaveText(/^[1-9]\d*$/);
+  await expect(page.getByTestId('queue-e2e-later').getByTestId('queue-workers')).toHaveText('0');
+  const orphan = await enqueue(request, { type: 'demo.noop', queue: 'e2e-nobody' });
+  await expect(page.getByTestId('queue-e2e-nobody').getByTestId('queue-workers')).toHaveText('none — jobs wait', { timeout: 20_000 });
+  expect((await request.post(`/api/jobs/${orphan}/cancel`)).status()).toBe(200);
   // Tidy: the waiting jobs are cancelled so later tests see a quiet queue.
   const { rows } = await db().query(`SELECT job_id::text AS id FROM jobs WHERE queue = 'e2e-later' AND status = 'queued'`);
   for (const r of rows) await request.post(`/api/jobs/${r.id}/cancel`);

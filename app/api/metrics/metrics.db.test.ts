@@ -148,6 +148,7 @@ test('leasehold_workers_alive counts a worker alive within one lease, as the con
     return n === 3 || n === 4 ? n : null;
   }, { timeoutMs: 20_000, intervalMs: 250 });
   assert.equal(alive, 3, 'the quiet worker is not counted');
+  assert.equal((await scrape()).value('leasehold_queue_workers_alive', { queue: 'default' }), 3, 'per queue, likewise');
 });
 
 test('the oldest due job per queue says which queue is paused, so an alert can leave a deliberate pause out', async () => {
@@ -174,4 +175,5 @@ test('the oldest due job per queue says which queue is paused, so an alert can l
   assert.ok(Number(late.value) >= 30 && Number(late.value) < 90, `the other queue's job waited 30 s and more (${late.value})`);
   assert.ok(s.value('leasehold_oldest_due_job_age_seconds')! >= 90, 'the overall gauge still counts the paused queue');
   assert.ok(!series.some((m) => m.labels?.queue === 'default'), 'no series for a queue with nothing due');
+  assert.equal(s.value('leasehold_queue_workers_alive', { queue: 'm-late' }), 0, 'jobs wait and no worker consumes their queue: one alert');
 });
