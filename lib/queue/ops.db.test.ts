@@ -14,6 +14,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { createPool } from '../db/client';
 import { FsResultStore } from '../results';
+import { createLogger } from '../log';
+import { REDIS_URL } from '../../test/env';
+import { uniquePrefix } from '../../test/processes';
+import { RedisDoorbell } from './signal';
 import * as ops from './ops';
 import { nextTick } from './cron';
 
@@ -529,6 +533,33 @@ describe('jobRecover', () => {
     const q = r.resignalled.filter((x) => x.queue === 'orphans');
     assert.equal(q.length, 20);
     assert.ok(q.every((x) => x.waitedMs >= 9_000));
+  });
+
+  test('re-rings exactly the due jobs whose id is not in Redis, as its preview said, however old a recovered job is', async () => {
+    const queue = 'rering-exact';
+    const doorbell = new RedisDoorbell(REDIS_URL, uniquePrefix('rering'), db.pool, createLogger());
+    try {
+      const lost = [];
+      for (let k = 0; k < 3; k++) lost.push(await insertJob(db.pool, { queue, runInMs: -10_000 })); // rings lost
+      // A running job whose worker died; it was due an hour ago, so once recovered it is the
+      // oldest waiting job of the queue, and its ring goes to the front of the list.
+      const crashed = await insertJob(db.pool, { queue, status: 'running', leaseInMs: -2_000, attemptCount: 1, maxAttempts: 3 });
+      await db.pool.query(`UPDATE jobs SET run_at = now() - interval '1 hour' WHERE job_id = $1`, [crashed]);
+      const opts = { doorbell, signalGraceMs: 1_000, signalCap: 20 };
+      const rung = (r: ops.RecoverReport) => r.resignalled.filter((x) => x.queue === queue).map((x) => x.id).sort();
+      const preview = await ops.jobRecover(db.pool, { ...opts, dryRun: true });
+      assert.deepEqual(rung(preview), [...lost].sort());
+      const r = await ops.jobRecover(db.pool, opts);
+      assert.deepEqual(r.expired.filter((x) => x.queue === queue).map((x) => x.id), [crashed]);
+      assert.deepEqual(rung(r), [...lost].sort(), 'the jobs the preview listed, not the recovered one again');
+      const list = (await doorbell.peek(queue, 100))!;
+      assert.deepEqual([...list].sort(), [crashed, ...lost].sort(), 'one ring each');
+      assert.deepEqual(rung(await ops.jobRecover(db.pool, opts)), [], 'and nothing more while every due job has its ring');
+    } finally {
+      await doorbell.discard([queue]);
+      await doorbell.close();
+      await db.pool.query(`DELETE FROM jobs WHERE queue = $1`, [queue]);
+    }
   });
 
   test('re-signals only jobs some live worker on the queue has the handler for, however many others come first', async () => {

@@ -632,8 +632,8 @@ export const RECOVER_PREVIEW_LIMIT = 1_000;
  *     each row re-checked in the statement that moves it;
  *  2. due jobs still waiting after the grace are rung again when Redis holds fewer ids
  *     for their queue than there are such jobs (looking at no more than `signalCap` per
- *     queue), so a backlog of a million queued jobs costs at most signalCap pushes per
- *     queue per sweep, and none while Redis already holds enough.
+ *     queue): those whose id is not in the list. A backlog of a million queued jobs costs
+ *     at most signalCap pushes per queue per sweep, and none while Redis holds enough.
  */
 export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<RecoverReport> {
   const batch = p.batchSize ?? 500;
@@ -686,14 +686,26 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
   const { rows: queues } = await run(db, sql.jobDueQueues, []);
   for (const { queue } of queues) {
     const backlog = p.doorbell ? await p.doorbell.backlog(queue) : null;
-    // Ids already waiting in Redis will wake a worker; only the shortfall is rung again,
-    // oldest first (in a FIFO list the oldest waiting jobs are the ones whose ring was lost).
+    // Ids already waiting in Redis will wake a worker; only the shortfall is rung again: with
+    // as many ids as such jobs, none (however long the backlog, no flood of pushes).
     const { rows: [live] } = await run(db, sql.queueHandledTypes, [queue, Math.round(p.aliveWithinMs ?? 60_000)]);
     const { rows } = live?.types
       ? await run(db, sql.jobDueWaitingOfTypes, [queue, grace, cap, live.types])
       : await run(db, sql.jobDueWaiting, [queue, grace, cap]);
     const missing = rows.length - (backlog ?? 0);
-    const items = rows.slice(0, Math.max(0, missing)).map((r) => ({
+    let lacking = rows.slice(0, Math.max(0, missing));
+    if (missing > 0 && backlog) {
+      // Fewer ids than such jobs, so the list is short (under the cap): ring exactly the
+      // jobs it lacks. Which they are cannot be told from the count: a recovered or released
+      // job keeps its place in line (its old run_at) and its ring went to the front, so the
+      // oldest waiting jobs are often the ones that do have a ring.
+      const waiting = await p.doorbell?.peek?.(queue, cap);
+      if (waiting) {
+        const rung = new Set(waiting);
+        lacking = rows.filter((r) => !rung.has(String(r.job_id)));
+      }
+    }
+    const items = lacking.map((r) => ({
       id: String(r.job_id),
       queue,
       type: r.type,

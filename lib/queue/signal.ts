@@ -31,6 +31,8 @@ export interface Doorbell {
   ring(items: readonly Ring[], opts?: RingOptions): Promise<void>;
   /** Ids waiting in the signal for a queue, or null when there is no Redis signal. */
   backlog(queue: string): Promise<number | null>;
+  /** The first `max` ids waiting in a queue's signal (next popped first), or null when there is no Redis signal. */
+  peek?(queue: string, max: number): Promise<string[] | null>;
   /** True while the Redis signal is in use. */
   readonly usingRedis: boolean;
   /** True when Redis is configured (whether or not it answers now). */
@@ -167,6 +169,15 @@ export class RedisDoorbell implements Doorbell {
     if (this.redis.status !== 'ready') return null;
     try {
       return await this.redis.llen(queueKey(this.prefix, queue));
+    } catch {
+      return null;
+    }
+  }
+
+  async peek(queue: string, max: number): Promise<string[] | null> {
+    if (this.redis.status !== 'ready' || max <= 0) return null;
+    try {
+      return await this.redis.lrange(queueKey(this.prefix, queue), 0, max - 1);
     } catch {
       return null;
     }
