@@ -142,8 +142,11 @@ export function OverviewView() {
                   due in PostgreSQL, <strong>{int(s.signal.backlog ?? 0)}</strong> ids waiting in Redis.{' '}
                   {s.signal.due > (s.signal.backlog ?? 0) ? (
                     <span className="text-amber-700 dark:text-amber-300">
-                      {int(s.signal.due - (s.signal.backlog ?? 0))} due jobs have no wake-up id (every worker busy, or a ring was lost): the recover sweep
-                      re-rings them after a grace period, or run Recover now.
+                      {int(s.signal.due - (s.signal.backlog ?? 0))} due {s.signal.due - (s.signal.backlog ?? 0) === 1 ? 'job has' : 'jobs have'} no wake-up id (every
+                      worker busy, or a ring was lost):{' '}
+                      {s.workersAlive > 0
+                        ? 'the recover sweep re-rings them after a grace period, or run Recover now.'
+                        : 'no worker is alive to run the recover sweep; Recover rings them now.'}
                     </span>
                   ) : (
                     <span className="text-emerald-700 dark:text-emerald-300">Every due job has a wake-up waiting.</span>

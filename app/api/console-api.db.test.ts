@@ -373,7 +373,7 @@ describe('reads for the console', () => {
 });
 
 const jobRoute = await import('./jobs/[id]/route');
-const { workerRegister } = await import('@/lib/queue/ops');
+const { queueSetControls, workerRegister } = await import('@/lib/queue/ops');
 
 describe('GET /api/jobs/:id', () => {
   const detail = async (id: string) => {
@@ -387,16 +387,22 @@ describe('GET /api/jobs/:id', () => {
   test('a waiting job says how many live workers serve its queue and how many of them have its handler', async () => {
     const queue = uniquePrefix('handlers');
     const id = await insertJob(db.pool, { queue, type: 'demo.noop' });
-    assert.deepEqual((await detail(id)).workers, { onQueue: 0, withHandler: 0 });
+    const first = (await detail(id)).workers;
+    const base = first.anywhere as number; // live workers of other tests in this database
+    assert.deepEqual(first, { onQueue: 0, withHandler: 0, anywhere: base, queuePaused: false });
     await register(queue, ['other.type']);
-    assert.deepEqual((await detail(id)).workers, { onQueue: 1, withHandler: 0 });
+    assert.deepEqual((await detail(id)).workers, { onQueue: 1, withHandler: 0, anywhere: base + 1, queuePaused: false });
     await register(queue, ['demo.noop', 'other.type']);
     // A worker of an earlier version (no types recorded) claimed any type.
     await register(queue, null);
-    assert.deepEqual((await detail(id)).workers, { onQueue: 3, withHandler: 2 });
+    assert.deepEqual((await detail(id)).workers, { onQueue: 3, withHandler: 2, anywhere: base + 3, queuePaused: false });
     await register(uniquePrefix('elsewhere'), ['demo.noop']);
-    assert.deepEqual((await detail(id)).workers, { onQueue: 3, withHandler: 2 }, 'a worker of another queue does not count');
+    assert.deepEqual((await detail(id)).workers, { onQueue: 3, withHandler: 2, anywhere: base + 4, queuePaused: false }, 'a worker of another queue counts only as a sweeper');
+    await queueSetControls(db.pool, { name: queue, paused: true });
+    assert.equal((await detail(id)).workers.queuePaused, true, 'and a paused queue says so');
+    const running = await insertJob(db.pool, { queue, type: 'demo.noop', status: 'running', leaseInMs: -1_000 });
+    assert.equal((await detail(running)).workers.anywhere, base + 4, 'a running job: who would recover it');
     const done = await insertJob(db.pool, { queue, type: 'demo.noop', status: 'completed' });
-    assert.equal((await detail(done)).workers, undefined, 'only for a job that waits');
+    assert.equal((await detail(done)).workers, undefined, 'not for a finished job');
   });
 });

@@ -16,6 +16,7 @@ import { filterKey, hasFilters, type JobFilters } from '@/lib/api/filters';
 import { freshJobPage, jobLookupQuery, jobNewerQuery, jobPagesQuery } from '@/lib/api/jobs';
 import { useLive } from '@/lib/api/live';
 import { jobKeys } from '@/lib/api/keys';
+import { statsQuery } from '@/lib/api/stats';
 import type { BulkAction, JobRow } from '@/lib/api/types';
 import { int } from '@/lib/ui/format';
 import { useHoldRefresh, useRefreshInterval } from '@/lib/ui/refresh';
@@ -44,6 +45,10 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   const now = useDbNow();
   const flow = useActionFlow();
   const pages = useInfiniteQuery(jobPagesQuery(filters));
+  // Whether any worker is alive to recover an expired lease (the shared stats snapshot,
+  // cached on the server for every viewer: cheap to ask every 15 s).
+  const stats = useQuery(statsQuery(15_000));
+  const sweeping = stats.data ? stats.data.workersAlive > 0 : true;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
   const lastClicked = useRef<string | null>(null);
@@ -172,7 +177,7 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
         </EmptyState>
       ) : (
         <>
-          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} />}
+          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweeping={sweeping} />}
           {rows.length > LOOKUP_MAX && (
             <p className="text-sm text-zinc-500" data-testid="not-live-rows">
               The first {LOOKUP_MAX} rows refresh live; the {int(rows.length - LOOKUP_MAX)} below them are as they were loaded.

@@ -24,10 +24,12 @@ export interface JobTableProps {
   selected: ReadonlySet<string>;
   onToggle(id: string, range: boolean): void;
   onToggleAll(select: boolean): void;
+  /** Some worker is alive to run the recover sweep (see LeaseCountdown); true when unknown. */
+  sweeping?: boolean;
 }
 
 /** The jobs list: one row per job, selectable (shift-click selects a range). */
-export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTableProps) {
+export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweeping = true }: JobTableProps) {
   const columns = useMemo(
     () => [
       col.display({
@@ -97,7 +99,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTa
                 <UserText text={j.workerId} />
               </span>
               <span className="flex flex-wrap gap-2">
-                <LeaseCountdown job={j} nowMs={nowMs} />
+                <LeaseCountdown job={j} nowMs={nowMs} sweeping={sweeping} />
                 <HeartbeatAge job={j} nowMs={nowMs} />
               </span>
             </span>
@@ -130,7 +132,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll }: JobTa
         ),
       }),
     ],
-    [rows, nowMs, selected, onToggle, onToggleAll],
+    [rows, nowMs, selected, onToggle, onToggleAll, sweeping],
   );
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
   return (

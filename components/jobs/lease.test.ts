@@ -1,7 +1,9 @@
 /** The lease badge's state: a lease end the console did not see is not reported as expired. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { heartbeatLate, leaseState } from './lease';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { heartbeatLate, LeaseCountdown, leaseState } from './lease';
 
 const job = (over: Record<string, unknown> = {}) => ({
   status: 'running',
@@ -41,4 +43,10 @@ test('renewals stopped: late once the row, as read, shows no renewal for more th
   assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:16.000Z' }), at('2026-12-01T10:00:16.500Z')), true);
   assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:05.000Z' }), at('2026-12-01T10:00:25.000Z')), false, 'a row not read again is not called late');
   assert.equal(heartbeatLate(job({ status: 'completed', readAt: '2026-12-01T10:00:20.000Z' }), at('2026-12-01T10:00:20.000Z')), false);
+});
+
+test('an expired lease says who moves it on: the sweep, or nobody while no worker is alive', () => {
+  const expired = { job: job({ readAt: '2026-12-01T10:00:31.000Z' }), nowMs: at('2026-12-01T10:00:32.000Z') };
+  assert.match(renderToStaticMarkup(createElement(LeaseCountdown, expired)), /expired — will be recovered/);
+  assert.match(renderToStaticMarkup(createElement(LeaseCountdown, { ...expired, sweeping: false })), /expired — no live worker to recover it/);
 });

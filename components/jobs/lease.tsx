@@ -30,8 +30,12 @@ export function leaseState(j: LeaseFields, nowMs: number): 'left' | 'expired' | 
   return j.readAt && ms(j.readAt)! < ms(j.leaseExpiresAt!)! ? 'unseen' : 'expired';
 }
 
-/** A running job's lease: countdown (ticks with nowMs), heartbeat age, and the expired badge. */
-export function LeaseCountdown({ job, nowMs }: { job: LeaseFields; nowMs: number }) {
+/**
+ * A running job's lease: countdown (ticks with nowMs), heartbeat age, and the expired badge.
+ * `sweeping`: some worker is alive to run the recover sweep (false: nothing moves an expired
+ * lease on but a peer's claim or an operator's Recover).
+ */
+export function LeaseCountdown({ job, nowMs, sweeping = true }: { job: LeaseFields; nowMs: number; sweeping?: boolean }) {
   const state = leaseState(job, nowMs);
   const left = leaseRemaining(job, nowMs)!;
   if (state === null) return null;
@@ -39,6 +43,12 @@ export function LeaseCountdown({ job, nowMs }: { job: LeaseFields; nowMs: number
     return (
       <Badge title="the lease would have ended after this row was read, and the row has not been read again (refresh is paused, or the row is far down the list): its worker may have renewed it. Refresh to see.">
         <span data-testid="lease-unseen">lease end passed — row not refreshed</span>
+      </Badge>
+    );
+  if (state === 'expired' && !sweeping)
+    return (
+      <Badge tone="red" title={`the lease ran out ${duration(-left)} ago and no worker is alive to run the recover sweep: Recover moves the job on now, or a worker that starts does`}>
+        <span data-testid="lease-expired">expired — no live worker to recover it</span>
       </Badge>
     );
   if (state === 'expired')

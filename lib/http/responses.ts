@@ -165,11 +165,16 @@ export const jobDetailSchema = z
     attempts: z.array(attemptSchema),
     dbNow: dateTime,
     workers: z
-      .object({ onQueue: count, withHandler: count })
+      .object({
+        onQueue: count,
+        withHandler: count,
+        anywhere: count.meta({ description: 'Live workers on any queue: each runs the recover sweep, which moves an expired lease on.' }),
+        queuePaused: z.boolean(),
+      })
       .optional()
       .meta({
         description:
-          'For a queued or retrying job: the live workers serving its queue, and how many of them have a handler for its type (a worker claims no other type). None with a handler: the job waits until one starts.',
+          'For a queued, retrying or running job: the live workers serving its queue, and how many of them have a handler for its type (a worker claims no other type; none with a handler: the job waits until one starts), the live workers anywhere, and whether its queue is paused.',
       }),
   })
   .meta({ id: 'JobDetail' });

@@ -1134,7 +1134,8 @@ export async function workerRegister(
  */
 export async function queueWorkersForType(db: Executor, p: { queue: string; type: string; aliveWithinMs: number }) {
   const { rows } = await run(db, sql.queueWorkersForType, [p.queue, p.type, Math.round(p.aliveWithinMs)]);
-  return { onQueue: rows[0].on_queue as number, withHandler: rows[0].with_handler as number };
+  const r = rows[0];
+  return { onQueue: r.on_queue as number, withHandler: r.with_handler as number, anywhere: r.anywhere as number, queuePaused: r.paused as boolean };
 }
 
 export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}) {

@@ -341,12 +341,14 @@ export interface JobDetail {
   leaseRemainingMs: number | null;
   dbNow: Date;
   /**
-   * For a job waiting its turn (queued or retrying), the live workers that serve its queue
-   * and how many of them have a handler for its type (a worker claims no other type): none
-   * of them is why such a job never starts (ops.queueWorkersForType). Absent for other jobs,
-   * or when not asked for (the console's read adds it).
+   * For a job waiting its turn (queued or retrying) or running, the live workers that serve
+   * its queue and how many of them have a handler for its type (a worker claims no other
+   * type): none of them is why such a job never starts; the live workers anywhere (each runs
+   * the recover sweep, which moves an expired lease on); and whether its queue is paused
+   * (ops.queueWorkersForType). Absent for finished jobs, or when not asked for (the
+   * console's read adds it).
    */
-  workers?: { onQueue: number; withHandler: number };
+  workers?: { onQueue: number; withHandler: number; anywhere: number; queuePaused: boolean };
 }
 
 /**

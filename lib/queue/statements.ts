@@ -1028,17 +1028,21 @@ SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM live) OR EXISTS (SELECT 1 FROM live W
 };
 
 /**
- * queueWorkersForType — the live workers serving a queue, and how many of them have a
- * handler for a type (a worker with no types recorded, of an earlier version, claims any).
- * Read-only: why a waiting job waits. Params: $1 queue, $2 type, $3 alive within (ms).
+ * queueWorkersForType — the live workers serving a queue, how many of them have a handler
+ * for a type (a worker with no types recorded, of an earlier version, claims any), how many
+ * live workers there are at all (each runs the recover sweep), and whether the queue is
+ * paused. Read-only: why a job waits, or who will move an expired lease on.
+ * Params: $1 queue, $2 type, $3 alive within (ms).
  */
 export const queueWorkersForType: Statement = {
   name: 'leasehold_queue_workers_for_type',
   text: `
-SELECT count(*)::int AS on_queue,
-       count(*) FILTER (WHERE types IS NULL OR $2 = ANY(types))::int AS with_handler
+SELECT count(*) FILTER (WHERE $1 = ANY(queues))::int AS on_queue,
+       count(*) FILTER (WHERE $1 = ANY(queues) AND (types IS NULL OR $2 = ANY(types)))::int AS with_handler,
+       count(*)::int AS anywhere,
+       EXISTS (SELECT 1 FROM queues WHERE name = $1 AND paused_at IS NOT NULL) AS paused
   FROM workers
- WHERE ${liveWorkersOn('$1', '$3')}`,
+ WHERE stopped_at IS NULL AND heartbeat_at > now() - ${ms('$3')}`,
 };
 
 /**

@@ -36,9 +36,9 @@ export async function readJob(id: string, opts: { payload?: boolean } = {}) {
   const detail = await getJob(readPool, id, opts);
   if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
   const { queue, type, status } = detail.job;
-  // A waiting job's page says who could run it; a worker counts as live within a lease of
-  // its last report, as on the workers page.
-  if (status === 'queued' || status === 'retrying') {
+  // A waiting job's page says who could run it, a running one's who would recover it; a
+  // worker counts as live within a lease of its last report, as on the workers page.
+  if (status === 'queued' || status === 'retrying' || status === 'running') {
     detail.workers = await queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs });
   }
   return detailDto(detail);

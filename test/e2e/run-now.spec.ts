@@ -19,3 +19,19 @@ test('a job scheduled for later is run now from its page', async ({ page, reques
   await waitForStatus(id, 'completed', 30_000);
   await expect(page.getByTestId('job-status').first()).toContainText('completed');
 });
+
+test('a job in a paused queue says its queue is paused, and runs once it is resumed', async ({ page, request }) => {
+  const pause = async (paused: boolean) => expect((await request.post('/api/queues/default', { data: { paused } })).status()).toBe(200);
+  await pause(true);
+  try {
+    const id = await enqueue(request, { type: 'demo.noop' });
+    await page.goto(`/jobs/${id}`);
+    await expect(page.getByTestId('paused-notice')).toContainText('Queue default is paused');
+    await expect(page.getByTestId('no-attempts')).toHaveText('Not claimed yet: its queue is paused.');
+    await pause(false);
+    await waitForStatus(id, 'completed', 30_000);
+    await expect(page.getByTestId('paused-notice')).toHaveCount(0);
+  } finally {
+    await pause(false);
+  }
+});

@@ -96,7 +96,12 @@ export function JobView({ id }: { id: string }) {
         </div>
       </div>
       {q.isError && <ErrorState title="Refreshing failed: showing the last known state" message={q.error.message} />}
-      {d.workers && (d.workers.onQueue === 0 || d.workers.withHandler === 0) && (
+      {d.workers?.queuePaused && (j.status === 'queued' || j.status === 'retrying') && (
+        <p className="rounded border border-amber-300 bg-amber-50 p-3 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200" data-testid="paused-notice">
+          Queue <UserText text={j.queue} /> is paused: no worker claims its jobs until it is resumed (the overview&apos;s queue table).
+        </p>
+      )}
+      {d.workers && j.status !== 'running' && (d.workers.onQueue === 0 || d.workers.withHandler === 0) && (
         <p className="rounded border border-amber-300 bg-amber-50 p-3 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200" data-testid="waiting-notice">
           {d.workers.onQueue === 0 ? (
             <>
@@ -140,12 +145,18 @@ export function JobView({ id }: { id: string }) {
               </dd>
             </div>
           </dl>
-          {lease === 'expired' && (
-            <p className="mt-3 text-sm text-red-700 dark:text-red-300">
-              <UserText text={j.workerId} /> stopped renewing this lease. The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;
-              Recover does it now.
-            </p>
-          )}
+          {lease === 'expired' &&
+            (d.workers?.anywhere === 0 ? (
+              <p className="mt-3 text-sm text-red-700 dark:text-red-300" data-testid="expired-notice">
+                <UserText text={j.workerId} /> stopped renewing this lease, and no worker is alive to run the recover sweep: nothing moves the job on until one
+                starts. Recover does it now.
+              </p>
+            ) : (
+              <p className="mt-3 text-sm text-red-700 dark:text-red-300" data-testid="expired-notice">
+                <UserText text={j.workerId} /> stopped renewing this lease. The recover sweep moves the job to retrying (or failed, with no attempts left) within a few
+                seconds; Recover does it now.
+              </p>
+            ))}
         </Card>
       )}
 
@@ -224,7 +235,9 @@ export function JobView({ id }: { id: string }) {
             {scheduled
               ? `Not claimed yet: scheduled for ${dateTime(j.runAt)} (in ${duration(ms(j.runAt)! - now)}); a worker takes it then.`
               : j.status === 'queued'
-                ? 'Not claimed yet: it waits for a worker.'
+                ? d.workers?.queuePaused
+                  ? 'Not claimed yet: its queue is paused.'
+                  : 'Not claimed yet: it waits for a worker.'
                 : 'Never claimed.'}
           </p>
         )}
