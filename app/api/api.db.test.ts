@@ -223,7 +223,7 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     const first = await get('queue=failed-order-q&status=failed&limit=2');
     assert.deepEqual(first.jobs.map((j: { id: string }) => j.id), [ids[2], ids[1]]);
     assert.match(first.nextCursor, /^\d+\.\d+$/);
-    assert.match(first.newerAfter, /^\d+\.0$/);
+    assert.match(first.newerAfter, /^\d+\.0\.3$/, 'a place before the read, and the 3 failed jobs the read saw after it');
     const second = await get(`queue=failed-order-q&status=failed&limit=2&cursor=${first.nextCursor}`);
     assert.deepEqual(second.jobs.map((j: { id: string }) => j.id), [ids[0]]);
     assert.equal(second.nextCursor, null);
@@ -241,6 +241,28 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     assert.equal((await newer.GET(new Request(`http://test/api/jobs/newer?queue=failed-order-q&after=${first.newerAfter}`))).status, 400);
     for (const bad of ['1.2.3', '.5', '12345678901234567890.1', '1.0x']) {
       assert.equal((await jobs.GET(new Request(`http://test/api/jobs?status=failed&cursor=${bad}`))).status, 400, bad);
+    }
+  });
+
+  test('"N new" counts a job that failed as the failed list was read (its transaction began before the read and committed after)', async () => {
+    const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
+    const newerCount = async (qs: string) => (await (await newer.GET(new Request(`http://test/api/jobs/newer?${qs}`))).json()).count;
+    const seen = await insertJob(db.pool, { queue: 'failed-race-q', status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    const racing = await insertJob(db.pool, { queue: 'failed-race-q' });
+    const tx = await db.pool.connect();
+    try {
+      await tx.query('BEGIN');
+      // finished_at = now(): the transaction's start, before the read below.
+      await tx.query(`UPDATE jobs SET status = 'failed', finished_at = now(), attempt_count = max_attempts WHERE job_id = $1`, [racing]);
+      const page = await get('queue=failed-race-q&status=failed&fresh=1');
+      assert.deepEqual(page.jobs.map((j: { id: string }) => j.id), [seen], 'not committed yet: not in the page');
+      await tx.query('COMMIT');
+      assert.equal(await newerCount(`queue=failed-race-q&status=failed&after=${page.newerAfter}`), 1, 'so it is new');
+      const again = await get('queue=failed-race-q&status=failed&fresh=1');
+      assert.deepEqual(again.jobs.map((j: { id: string }) => j.id), [racing, seen]);
+      assert.equal(await newerCount(`queue=failed-race-q&status=failed&after=${again.newerAfter}`), 0, 'and once read, no longer');
+    } finally {
+      tx.release();
     }
   });
 

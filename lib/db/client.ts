@@ -8,6 +8,27 @@ import { log } from '../log';
 
 export type Executor = Pick<pg.Pool | pg.PoolClient | pg.Client, 'query'>;
 
+/**
+ * Runs `read` on one snapshot of the database: a pool lends a connection for a REPEATABLE
+ * READ, READ ONLY transaction, so every statement of `read` sees the same rows and the same
+ * now(). A single connection is used as it is (a caller's transaction is its own affair).
+ */
+export async function onOneSnapshot<T>(db: Executor, read: (db: Executor) => Promise<T>): Promise<T> {
+  if (!(db instanceof pg.Pool)) return read(db);
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const out = await read(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
 export interface PoolOptions {
   max?: number;
   /** For logs: what this pool is for. */

@@ -10,7 +10,7 @@ import { builtinJobTypes, type KnownJobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
 import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
-import { compactFilter, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
+import { compactFilter, FAILED_ANCHOR, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
@@ -183,6 +183,13 @@ const listPosition = z
     (s) => jobId.safeParse(s).success || failedPosition.safeParse(s).success,
     'must be a job id, or (with status=failed) a place in the failed list (<microseconds>.<job id>)',
   );
+/** What "N new" counts above (a page's newerAfter): a job id, or the failed list's FAILED_ANCHOR. */
+const newerAnchor = z
+  .string()
+  .refine(
+    (s) => jobId.safeParse(s).success || (FAILED_ANCHOR.test(s) && BigInt(s.split('.')[1]!) <= MAX_JOB_ID),
+    'must be a job id, or (with status=failed) a page\'s newerAfter (<microseconds>.<job id>.<seen>)',
+  );
 /** A place in the failed list is refused (400) with any other list. (The path names the field: zodMessage puts it in front.) */
 const failedOnly = (field: string) => ({ message: 'a place in the failed list (<microseconds>.<job id>) goes with status=failed', path: [field] });
 
@@ -244,12 +251,12 @@ export const jobFilter = z.object(filterFields).strict();
 export const newerQuery = z
   .object({
     ...filterFields,
-    after: listPosition.meta({
-      description: "The page's newerAfter: count the jobs with a larger id than this one (with status=failed: the jobs that failed after this place, \"<microseconds>.<job id>\").",
+    after: newerAnchor.meta({
+      description: "The page's newerAfter: count the jobs with a larger id than this one (with status=failed: the jobs that failed after this place and were not in the page's read, \"<microseconds>.<job id>.<seen>\").",
     }),
   })
   .strict()
-  .refine((q) => !FAILED_POSITION.test(q.after) || q.status === 'failed', failedOnly('after'));
+  .refine((q) => !FAILED_ANCHOR.test(q.after) || q.status === 'failed', failedOnly('after'));
 
 /** GET /api/jobs/:id — payload=0 leaves the payload out. */
 export const jobDetailQuery = z
@@ -296,7 +303,7 @@ export const liveQuery = z
     ...filterFields,
     stats: z.enum(['1']).optional().meta({ description: 'Send the overview numbers (event `stats`, the body of GET /api/stats).' }),
     ids: lookupQuery.shape.ids.optional().meta({ description: 'Send these jobs\' rows (event `lookup`, the body of GET /api/jobs/lookup).' }),
-    after: listPosition
+    after: newerAnchor
       .optional()
       .meta({ description: 'Send the count of jobs matching the filters newer than this (a page\'s newerAfter; event `newer`, the body of GET /api/jobs/newer).' }),
     job: jobId
@@ -308,7 +315,7 @@ export const liveQuery = z
   .strict()
   .refine((q) => q.stats || q.ids?.length || q.after || q.job || q.workers, { message: 'watch something: stats=1, ids, after, job or workers=1', path: ['query'] })
   .refine((q) => q.after || Object.keys(q).every((k) => !(k in filterFields)), { message: 'filters go with after', path: ['query'] })
-  .refine((q) => !q.after || !FAILED_POSITION.test(q.after) || q.status === 'failed', failedOnly('after'));
+  .refine((q) => !q.after || !FAILED_ANCHOR.test(q.after) || q.status === 'failed', failedOnly('after'));
 
 export const actionName = z.enum(BULK_ACTIONS);
 

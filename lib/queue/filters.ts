@@ -53,6 +53,12 @@ export const PIN_KEYS: readonly string[] = ['maxId', 'finishedBy'];
  */
 export const FAILED_POSITION = /^(\d{1,17})\.(\d{1,19})$/;
 
+/**
+ * The failed list's "N new" anchor: a place in it, and how many failed jobs after that place
+ * the page's read already saw ("<microseconds>.<job id>.<seen>"; without ".<seen>", none).
+ */
+export const FAILED_ANCHOR = /^(\d{1,17})\.(\d{1,19})(?:\.(\d{1,9}))?$/;
+
 export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'q', 'maxId', 'finishedBy'] as const;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);

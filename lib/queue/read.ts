@@ -4,8 +4,8 @@
  * Reads are keyset-paginated (never OFFSET) and served by the indexes in schema.ts.
  */
 import type { CountKind } from './console-stats';
-import type { Executor } from '../db/client';
-import { FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
+import { type Executor, onOneSnapshot } from '../db/client';
+import { FAILED_ANCHOR, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, toJob } from './job';
@@ -155,7 +155,23 @@ const FAILED_WINDOWS_PER_PAGE = 50;
  * and the filter is tested on each window, until the page is full (or FAILED_WINDOWS_PER_PAGE
  * windows were read: the cursor then continues where they ended).
  */
-async function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
+function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
+  // One snapshot for the page and its "N new" anchor: see NEWER_MARGIN_MS.
+  return onOneSnapshot(db, (s) => readFailed(s, f));
+}
+
+/**
+ * How far before its read the failed list's "N new" anchor is set. A job's finished_at is
+ * its failing transaction's start, so a job that failed a moment before the read and
+ * committed after it is neither in the page nor after the read's clock: the anchor is set
+ * this much earlier, and the count leaves out the failed jobs after it that the read saw
+ * (FAILED_ANCHOR's seen). A failing statement takes milliseconds; this is ample.
+ */
+const NEWER_MARGIN_MS = 5_000;
+/** The most seen jobs the anchor carries; past it, the anchor is the read's clock (no margin). */
+const SEEN_CAP = 10_000;
+
+async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   const p = new SqlParams();
   const { conds, scans } = filterSql(f, p, fingerprintSql());
   // A filter no index serves (type, error text, a group…) goes window by window; the status
@@ -163,7 +179,6 @@ async function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   const filtered = scans;
   const found: Record<string, unknown>[] = [];
   let position = f.cursor ?? null;
-  let read: { db_now: Date; now_us: string } | null = null;
   let more = true; // failed rows remain past `position`
   for (let w = 0; w < (filtered ? FAILED_WINDOWS_PER_PAGE : 1) && more && found.length <= f.limit; w++) {
     const q = new SqlParams();
@@ -172,20 +187,18 @@ async function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
     const afterIn = (ps: SqlParams) =>
       position === null ? [] : [FAILED_POSITION.test(position) ? `(finished_at, job_id) < ${failedPositionSql(ps, position)}` : `job_id < ${ps.add(position)}::bigint`];
     const order = `ORDER BY finished_at DESC NULLS LAST, job_id DESC NULLS LAST`;
-    const columns = `${LIST_COLUMNS}, ${MICROS('finished_at')} AS finished_us, now() AS db_now, ${MICROS('now()')} AS now_us`;
+    const columns = `${LIST_COLUMNS}, ${MICROS('finished_at')} AS finished_us`;
     if (!filtered) {
       const { rows } = await db.query(`SELECT ${columns} FROM jobs WHERE ${[...conds, ...afterIn(q)].join(' AND ')} ${order} LIMIT ${q.add(f.limit + 1)}`, q.values);
       found.push(...rows);
-      read ??= rows[0] ?? null;
       break;
     }
     const wq = new SqlParams();
     const { rows: window } = await db.query(
-      `SELECT job_id, ${MICROS('finished_at')} AS finished_us, now() AS db_now, ${MICROS('now()')} AS now_us
+      `SELECT job_id, ${MICROS('finished_at')} AS finished_us
          FROM jobs WHERE ${["status = 'failed'", ...afterIn(wq)].join(' AND ')} ${order} LIMIT ${FAILED_WINDOW}`,
       wq.values,
     );
-    read ??= window[0] ?? null; // the first read's clock: what fails after it is "new"
     more = window.length === FAILED_WINDOW;
     if (!window.length) break;
     const { rows } = await db.query(
@@ -196,22 +209,28 @@ async function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
     const edge = window[window.length - 1]!;
     position = `${edge.finished_us}.${edge.job_id}`;
   }
-  // After the page: the newest id, and the clock when no row carried it.
+  // After the page, on the same snapshot: the newest id, the clock, and the "N new" anchor
+  // (how many matching jobs failed in the margin before the read, all of them in the list).
+  const mq = new SqlParams();
+  mq.values.push(...p.values);
+  const margin = `now() - ${mq.add(NEWER_MARGIN_MS)}::int * interval '1 millisecond'`;
   const { rows: [meta] } = await db.query(
-    `SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now, ${MICROS('now()')} AS now_us`,
+    `SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now, ${MICROS('now()')} AS now_us,
+            ${MICROS(margin)} AS anchor_us,
+            (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > (${margin}, 0)`].join(' AND ')} LIMIT ${SEEN_CAP + 1}) t)::int AS seen`,
+    mq.values,
   );
   const page = found.slice(0, f.limit) as { finished_us: string; job_id: string }[];
   const last = page[page.length - 1];
   // Rows past this page: a full page and more found, or windows left unread.
   const nextCursor = found.length > f.limit && last ? `${last.finished_us}.${last.job_id}` : filtered && more && position ? position : null;
-  // "New" is what failed after the page was read: the clock of the statement that read it.
-  const at = read ?? meta;
   return {
     jobs: page.map(toListed),
     nextCursor,
-    dbNow: at.db_now,
+    dbNow: meta.db_now,
     headId: meta.head_id === null ? null : String(meta.head_id),
-    newerAfter: `${at.now_us}.0`,
+    // "New" is what the read did not see: what failed after the anchor, less what it saw.
+    newerAfter: meta.seen <= SEEN_CAP ? `${meta.anchor_us}.0.${meta.seen}` : `${meta.now_us}.0`,
     partial: null,
   };
 }
@@ -292,14 +311,18 @@ export const NEWER_CAP = 1_000;
 export async function countNewer(db: Executor, f: JobFilter, afterId: string): Promise<{ count: number; capped: boolean }> {
   const p = new SqlParams();
   const { conds, scans } = filterSql(f, p, fingerprintSql());
-  if (FAILED_POSITION.test(afterId)) {
-    // The failed list's anchor: jobs that failed after it (jobs_failed_idx), whatever their ids.
+  const anchor = FAILED_ANCHOR.exec(afterId);
+  if (anchor) {
+    // The failed list's anchor: jobs that failed after it (jobs_failed_idx), whatever their
+    // ids, less the ones the page's read saw there (listFailed).
     if (f.status !== 'failed') throw new QueueError('invalid_request', 'after: a place in the failed list goes with status=failed');
+    const seen = Number(anchor[3] ?? 0);
     const { rows } = await db.query(
-      `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > ${failedPositionSql(p, afterId)}`].join(' AND ')} LIMIT ${NEWER_CAP + 1}) t`,
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > ${failedPositionSql(p, `${anchor[1]}.${anchor[2]}`)}`].join(' AND ')} LIMIT ${seen + NEWER_CAP + 1}) t`,
       p.values,
     );
-    const n = rows[0].n as number;
+    // Seen jobs requeued or deleted since would make this fewer: never below none.
+    const n = Math.max(0, (rows[0].n as number) - seen);
     return { count: Math.min(n, NEWER_CAP), capped: n > NEWER_CAP };
   }
   const after = p.add(afterId);
