@@ -27,7 +27,7 @@ function auditEvent(e: AuditEntryDto): Event {
 
 export function timelineEvents(d: JobDetailDto, audit: AuditEntryDto[] = []): Event[] {
   const j = d.job;
-  const ev: Event[] = [{ at: j.createdAt, what: 'enqueued', detail: `queue ${j.queue}, up to ${j.maxAttempts} attempts` }];
+  const ev: Event[] = [{ at: j.createdAt, what: 'enqueued', detail: `queue ${j.queue}, up to ${j.attemptBudget} attempts` }]; // as enqueued: a requeue raises maxAttempts later
   // Still to come by the database's clock (the browser's may be off).
   if (ms(j.runAt)! > ms(j.createdAt)! + 1000 && j.status !== 'running') ev.push({ at: j.runAt, what: ms(j.runAt)! > ms(d.dbNow)! ? 'due (scheduled)' : 'due' });
   d.attempts.forEach((a: AttemptDto) => {

@@ -53,6 +53,9 @@ export function JobView({ id }: { id: string }) {
   // next read not back): "not refreshed", never "expired", which would blame a live worker.
   const j = { ...d.job, readAt: d.dbNow };
   const lease = leaseState(j, now);
+  // The job's error is its last failure's; a later attempt that ended otherwise (a revoked
+  // lease, a cancel) has its own, newer one.
+  const lastError = j.error === null ? null : ([...d.attempts].reverse().find((a) => a.error)?.error ?? j.error);
   const scheduled = j.status === 'queued' && ms(j.runAt)! > now;
   const act = (action: BulkAction) => flow.start({ action, target: { ids: [j.id] }, label: `job #${j.id} (${j.type}, ${j.status})` });
   return (
@@ -165,7 +168,13 @@ export function JobView({ id }: { id: string }) {
           <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-sm">
             <dt className="text-zinc-500">Attempts</dt>
             <dd>
-              <Attempts job={j} /> <span className="text-xs text-zinc-500">(budget {j.attemptBudget})</span>
+              <Attempts job={j} />
+              {j.maxAttempts !== j.attemptBudget && (
+                <span className="text-xs text-zinc-500" title="each requeue that keeps the attempts spent grants the enqueued number again">
+                  {' '}
+                  (enqueued with {j.attemptBudget}; raised by requeues)
+                </span>
+              )}
             </dd>
             <dt className="text-zinc-500">Created</dt>
             <dd>{dateTime(j.createdAt)}</dd>
@@ -194,11 +203,11 @@ export function JobView({ id }: { id: string }) {
               </>
             )}
           </dl>
-          {j.error && (
+          {lastError && (
             <div className="mt-3">
               <p className="text-xs text-zinc-500">Last error</p>
               <p className="whitespace-pre-wrap break-words text-sm text-red-700 dark:text-red-300" data-testid="last-error">
-                <UserText text={j.error} multiline />
+                <UserText text={lastError} multiline />
               </p>
             </div>
           )}
