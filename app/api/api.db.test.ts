@@ -244,6 +244,22 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     }
   });
 
+  test('due=now and due=later split the waiting jobs by when they are due (a scheduled view)', async () => {
+    const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
+    const queue = 'due-filter-q';
+    const dueNow = await insertJob(db.pool, { queue, runInMs: -1_000 });
+    const scheduled = await insertJob(db.pool, { queue, runInMs: 3_600_000 });
+    const backingOff = await insertJob(db.pool, { queue, status: 'retrying', attemptCount: 1, runInMs: 60_000 });
+    await insertJob(db.pool, { queue, status: 'completed' }); // its run_at is history: in neither
+    const ids = async (qs: string) => (await get(`queue=${queue}&${qs}`)).jobs.map((j: { id: string }) => j.id);
+    assert.deepEqual(await ids('due=later'), [backingOff, scheduled]);
+    assert.deepEqual(await ids('due=later&status=queued'), [scheduled]);
+    assert.deepEqual(await ids('due=now'), [dueNow]);
+    const bad = await jobs.GET(new Request(`http://test/api/jobs?due=tomorrow`));
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.message, /due/);
+  });
+
   test('"N new" counts a job that failed as the failed list was read (its transaction began before the read and committed after)', async () => {
     const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
     const newerCount = async (qs: string) => (await (await newer.GET(new Request(`http://test/api/jobs/newer?${qs}`))).json()).count;

@@ -52,7 +52,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
   };
   const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
   return (
-    <form onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-7 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
+    <form onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-8 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
       <label className="col-span-2 flex flex-col gap-1 text-xs text-zinc-500">
         Search (job id or error text; a number in quotes is error text)
         <input id="job-search" className={input} value={search} onChange={(e) => setSearch(e.target.value)} placeholder='e.g. 4211, timeout or "503"' maxLength={200} />
@@ -72,6 +72,22 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
                 {s}
               </option>
             ))}
+          </select>
+        </label>
+      )}
+      {!fixedStatus && (
+        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+          Due
+          <select
+            className={input}
+            value={draft.due ?? ''}
+            aria-label="Due"
+            title="waiting (queued or retrying) jobs by when they are due"
+            onChange={(e) => submit(undefined, { due: (e.target.value || undefined) as JobFilters['due'] })}
+          >
+            <option value="">any</option>
+            <option value="now">now (waiting for a worker)</option>
+            <option value="later">later (scheduled, or a retry backing off)</option>
           </select>
         </label>
       )}
@@ -101,7 +117,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
         Payload
         <input className={input} value={draft.payload ?? ''} onChange={set('payload')} placeholder="key or a.b=value" maxLength={200} aria-label="Payload" />
       </label>
-      <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-7">
+      <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-8">
         <Button type="submit" variant="primary" size="sm">
           Apply filters
         </Button>

@@ -17,9 +17,10 @@ export interface JobFilters {
   error?: string;
   payload?: string;
   fingerprint?: string;
+  due?: 'now' | 'later';
 }
 
-export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint'] as const;
+export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
 
 export function filtersFromParams(params: URLSearchParams | { get(name: string): string | null }): JobFilters {
@@ -33,6 +34,8 @@ export function filtersFromParams(params: URLSearchParams | { get(name: string):
       if (JOB_ID_TEXT.test(v)) f.id = v;
     } else if (k === 'fingerprint') {
       if (/^[0-9a-f]{12}$/.test(v)) f.fingerprint = v;
+    } else if (k === 'due') {
+      if (v === 'now' || v === 'later') f.due = v;
     } else f[k] = v.slice(0, 200);
   }
   return f;
@@ -49,6 +52,7 @@ export function ignoredFilters(params: URLSearchParams | { get(name: string): st
     status: 'not a status',
     id: 'not a job id',
     fingerprint: 'not an error fingerprint (12 hex digits)',
+    due: 'not now or later',
   };
   return FILTER_FIELDS.flatMap((name) => {
     const value = params.get(name)?.trim();

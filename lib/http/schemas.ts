@@ -219,6 +219,10 @@ export const filterFields = {
     .regex(FINGERPRINT_RE, 'must be an error fingerprint (12 hex digits)')
     .optional()
     .meta({ description: "An error fingerprint (the dead letter's groups): failed jobs whose last error has this shape." }),
+  due: z
+    .enum(['now', 'later'])
+    .optional()
+    .meta({ description: 'Waiting (queued or retrying) jobs by when they are due: `now`, or `later` (scheduled for later, or a retry in its backoff).' }),
   q: safeText(1, 200).optional().meta({ description: 'Free search: a job id, or text in the last error.' }),
   maxId: jobId.optional().meta({ description: 'Only jobs with an id at most this.' }),
   finishedBy: z

@@ -25,6 +25,8 @@ export interface JobFilter {
   payload?: string;
   /** An error fingerprint (see fingerprint.ts). */
   fingerprint?: string;
+  /** Waiting jobs by when they are due: `now` (run_at passed) or `later` (scheduled, or a retry in its backoff). */
+  due?: 'now' | 'later';
   /** Legacy free search: a job id, or text in the last error. */
   q?: string;
   /** Only jobs with an id at most this (pins "all matching" to what a preview saw). */
@@ -59,7 +61,7 @@ export const FAILED_POSITION = /^(\d{1,17})\.(\d{1,19})$/;
  */
 export const FAILED_ANCHOR = /^(\d{1,17})\.(\d{1,19})(?:\.(\d{1,9}))?$/;
 
-export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'q', 'maxId', 'finishedBy'] as const;
+export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due', 'q', 'maxId', 'finishedBy'] as const;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
@@ -123,6 +125,11 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
   if (f.worker) {
     conds.push(`worker_id = ${p.add(f.worker)}`);
     if (f.status !== 'running') scans = true;
+  }
+  if (f.due) {
+    // Only waiting jobs have a due time that matters: a finished job's run_at is history.
+    conds.push(`status IN ('queued', 'retrying') AND run_at ${f.due === 'later' ? '>' : '<='} now()`);
+    scans = true;
   }
   if (f.error) {
     conds.push(`error ILIKE ${p.add(`%${escapeLike(f.error)}%`)}`);

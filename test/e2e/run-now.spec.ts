@@ -10,6 +10,13 @@ test('a job scheduled for later is run now from its page', async ({ page, reques
   await expect(page.getByTestId('requeue-button')).toHaveText('Run now');
   // It says when it will run, not that it waits for a worker.
   await expect(page.getByTestId('no-attempts')).toContainText(/scheduled for .*\(in 5\d min/);
+  // The jobs list's scheduled view has it; the due-now view does not.
+  await page.goto('/jobs?due=later');
+  await expect(page.getByTestId(`job-row-${id}`)).toBeVisible();
+  await page.getByLabel('Due').selectOption('now');
+  await expect(page).toHaveURL(/due=now/);
+  await expect(page.getByTestId(`job-row-${id}`)).toHaveCount(0);
+  await page.goto(`/jobs/${id}`);
   await page.getByTestId('requeue-button').click();
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId(`action-item-${id}`)).toContainText('→ due now');

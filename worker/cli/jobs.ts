@@ -57,6 +57,7 @@ export function addReadCommands(program: Command) {
     .option('-q, --queue <name>', 'queue')
     .option('-t, --type <type>', 'job type')
     .option('-w, --worker <id>', 'worker id that holds (or last held) the job')
+    .option('--due <when>', 'waiting jobs due now, or later (scheduled, or a retry backing off)')
     .option('--q <text>', 'a job id, or text in the last error')
     .option('-n, --limit <n>', 'jobs per page (1–200)', '50')
     .option('--cursor <id>', 'the next page: the cursor printed under the previous one')
