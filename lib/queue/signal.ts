@@ -39,6 +39,10 @@ export interface Doorbell {
   readonly redisConfigured?: boolean;
   /** Empties these queues' signals (paused or limited queues are polled, their rings unread). */
   discard?(queues: readonly string[]): Promise<void>;
+  /** Resolves once a first connection still being made is ready or refused, or after timeoutMs. */
+  settled?(timeoutMs: number): Promise<void>;
+  /** Closes its own connections (a Redis doorbell's; NOTIFY goes through a pool it does not own). */
+  close?(): Promise<void>;
 }
 
 export const queueKey = (prefix: string, queue: string) => `${prefix}:queue:${queue}`;
@@ -172,6 +176,11 @@ export class RedisDoorbell implements Doorbell {
     } catch {
       return null;
     }
+  }
+
+  async settled(timeoutMs: number): Promise<void> {
+    if (this.usingRedis || !['wait', 'connecting', 'connect'].includes(this.redis.status)) return;
+    await redisReady(this.redis, timeoutMs, true); // connected, or refused: settled either way
   }
 
   async peek(queue: string, max: number): Promise<string[] | null> {

@@ -82,7 +82,7 @@ export async function closeServerContext() {
   if (!ctx) return;
   g.__leaseholdServer = undefined;
   ctx.stats.stop();
-  if (ctx.doorbell instanceof RedisDoorbell) await ctx.doorbell.close();
+  await ctx.doorbell.close?.(); // not instanceof: each route bundle has its own copy of the class
   await Promise.allSettled([ctx.pool.end(), ctx.readPool.end()]);
   const pools = (globalThis as unknown as { __leaseholdPools?: Map<string, pg.Pool> }).__leaseholdPools;
   pools?.clear();

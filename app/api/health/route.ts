@@ -2,7 +2,6 @@ import { json, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { log } from '@/lib/log';
 import { QueueError } from '@/lib/queue/errors';
-import { RedisDoorbell } from '@/lib/queue/signal';
 import { serverContext } from '@/lib/server/context';
 import { redisSettled } from '@/lib/redis-settled';
 
@@ -24,7 +23,8 @@ export const GET = route('public', async (req: Request) => {
     throw new QueueError('unavailable', 'PostgreSQL did not answer');
   }
   await redisSettled(doorbell, REDIS_CONNECT_WAIT_MS);
-  const redis = doorbell.usingRedis ? 'in use' : doorbell instanceof RedisDoorbell ? 'unreachable' : 'not configured';
+  // redisConfigured, not instanceof: each route bundle has its own copy of the class.
+  const redis = doorbell.usingRedis ? 'in use' : doorbell.redisConfigured ? 'unreachable' : 'not configured';
   return json({ ok: true, postgres: 'ok', redis, signal: doorbell.usingRedis ? 'redis' : 'postgres-notify' });
 });
 
