@@ -457,4 +457,20 @@ describe('what no route serves', () => {
     }
     assert.deepEqual(missing, []);
   });
+
+  test('every GET refuses a query parameter it does not take (400), so a filter it ignores is never silently dropped', async () => {
+    const { loadRoutes } = await import('../../test/api-routes');
+    const wrong: string[] = [];
+    for (const r of await loadRoutes()) {
+      const get = r.methods.get('get');
+      if (!get || r.path.includes('{')) continue; // a path parameter: the route's own tests
+      const required: Record<string, string> = { '/api/jobs/lookup': 'ids=1&', '/api/jobs/newer': 'after=1&' };
+      const res = await get(new Request(`http://test${r.path}?${required[r.path] ?? ''}zz_unknown=1`), { params: Promise.resolve({}) });
+      const body = res.status === 400 ? await res.json() : null;
+      if (!body || !/zz_unknown/.test(body.error?.message ?? '')) wrong.push(`GET ${r.path}: ${res.status}`);
+    }
+    assert.deepEqual(wrong, []);
+    const ready = await (await import('./health/route')).GET(new Request('http://test/api/health?ready'));
+    assert.equal(ready.status, 200, 'health takes ready');
+  });
 });

@@ -138,6 +138,20 @@ export function readQuery(req: Request): Record<string, string> {
   return Object.fromEntries(params);
 }
 
+/**
+ * For an endpoint that takes no query parameters (or only `allowed` flags): any other is a
+ * 400, as on the endpoints that take some, so a script that thinks it filtered (GET
+ * /api/dead-letter?queue=mail) learns it did not.
+ */
+export function noQuery(req: Request, allowed: readonly string[] = []): void {
+  const params = readQuery(req);
+  const unknown = Object.keys(params).find((k) => !allowed.includes(k));
+  if (unknown !== undefined) {
+    const takes = allowed.length ? `it takes only ${allowed.join(', ')}` : 'it takes none';
+    throw new QueueError('invalid_request', `${unknown.slice(0, 64)}: unknown query parameter (${takes})`);
+  }
+}
+
 /** A job id from a path: a positive 64-bit integer, or a 404. */
 export function parseJobId(raw: string): string {
   if (!isJobIdText(raw)) {

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/http/respond';
+import { json, noQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { log } from '@/lib/log';
 import { QueueError } from '@/lib/queue/errors';
@@ -14,6 +14,7 @@ const REDIS_CONNECT_WAIT_MS = 1_000;
  * and whether producers ring workers through Redis or fall back to PostgreSQL NOTIFY.
  */
 export const GET = route('public', async (req: Request) => {
+  noQuery(req, ['ready']);
   if (!new URL(req.url).searchParams.has('ready')) return json({ ok: true });
   const { readPool, doorbell } = serverContext();
   try {

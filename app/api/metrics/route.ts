@@ -1,4 +1,4 @@
-import { route } from '@/lib/http/respond';
+import { noQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { metricsRegistry } from '@/lib/server/metrics';
 
@@ -7,7 +7,8 @@ import { metricsRegistry } from '@/lib/server/metrics';
  * processes' counters and histograms, workers alive, the Redis signal backlog, and this
  * process's default metrics. Job counts are cached for a few seconds per process.
  */
-export const GET = route('viewer', async () => {
+export const GET = route('viewer', async (req: Request) => {
+  noQuery(req);
   const registry = metricsRegistry();
   return new Response(await registry.metrics(), {
     status: 200,

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/http/respond';
+import { json, noQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { scheduleDto } from '@/lib/http/dto';
 import { scheduleList } from '@/lib/queue/ops';
@@ -9,7 +9,8 @@ import { serverContext } from '@/lib/server/context';
  * GET /api/schedules — the recurring jobs (define them with `npx leasehold schedule add` or
  * in code), and the database clock (the console counts down to each next tick on it).
  */
-export const GET = route('viewer', async () => {
+export const GET = route('viewer', async (req: Request) => {
+  noQuery(req);
   const { readPool } = serverContext();
   const [schedules, now] = await Promise.all([scheduleList(readPool), dbNow(readPool)]);
   return json({ schedules: schedules.map(scheduleDto), dbNow: now.toISOString() });

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/http/respond';
+import { json, noQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { readStats } from '@/lib/server/console-reads';
 
@@ -8,6 +8,9 @@ import { readStats } from '@/lib/server/console-reads';
  * Served from one per-process cache shared by every viewer (lib/queue/stats-cache.ts):
  * no COUNT(*) of the table per request.
  */
-export const GET = route('viewer', async () => json(await readStats()));
+export const GET = route('viewer', async (req: Request) => {
+  noQuery(req);
+  return json(await readStats());
+});
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

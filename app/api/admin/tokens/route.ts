@@ -1,13 +1,16 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { tokenCreate, tokenList } from '@/lib/auth/store';
 import { tokenDto } from '@/lib/http/admin-dto';
-import { json, readJson, route } from '@/lib/http/respond';
+import { json, noQuery, readJson, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { tokenBody } from '@/lib/http/schemas';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/admin/tokens — the API tokens, never their secrets (admin). */
-export const GET = route('admin', async () => json({ tokens: (await tokenList(serverContext().readPool)).map(tokenDto) }));
+export const GET = route('admin', async (req: Request) => {
+  noQuery(req);
+  return json({ tokens: (await tokenList(serverContext().readPool)).map(tokenDto) });
+});
 
 /** POST /api/admin/tokens {name, scope} — a new token; its secret is in this answer only (admin; audited). */
 export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {

@@ -1,13 +1,16 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { userAdd, userList } from '@/lib/auth/store';
 import { userDto } from '@/lib/http/admin-dto';
-import { json, readJson, route } from '@/lib/http/respond';
+import { json, noQuery, readJson, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { userBody } from '@/lib/http/schemas';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/admin/users — the operators and their roles (admin). */
-export const GET = route('admin', async () => json({ users: (await userList(serverContext().readPool)).map(userDto) }));
+export const GET = route('admin', async (req: Request) => {
+  noQuery(req);
+  return json({ users: (await userList(serverContext().readPool)).map(userDto) });
+});
 
 /** POST /api/admin/users {name, role, password} — add an operator (admin; audited). 409 when the name is taken. */
 export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {
