@@ -28,7 +28,12 @@ export const PORT_DEFAULT = 3000;
  */
 export const WORKER_NICE_DEFAULT = 0;
 
-const intMs = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const intMs = (min: number, max: number) =>
+  z.coerce
+    .number({ error: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(min, `must be at least ${min} (milliseconds)`)
+    .max(max, `must be at most ${max} (milliseconds)`);
 
 /**
  * How long finished jobs stay (with their attempts) before the recover sweep deletes them:

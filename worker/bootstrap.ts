@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../lib/config';
+import { type Config, loadConfig } from '../lib/config';
 import { isUnreachable } from '../lib/db/client';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../lib/db/embedded';
 import type { Logger } from '../lib/log';
@@ -56,6 +56,20 @@ export function startFailed(log: Logger, err: unknown): never {
   const e = err as { code?: string; message?: string };
   log.error(isUnreachable(err) ? `cannot reach PostgreSQL (DATABASE_URL): ${e.message || e.code}` : `could not start: ${e?.message ?? String(err)}`);
   process.exit(1);
+}
+
+/**
+ * The configuration of an entry point (npm start, npm run worker / web): a bad setting is
+ * said the way the CLI says it — `leasehold: invalid configuration:` and a line per
+ * problem — with exit 2 (usage), not an uncaught error's stack.
+ */
+export function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    console.error(`leasehold: ${(err as Error).message}`);
+    process.exit(2);
+  }
 }
 
 /** "postgres://user:***@host:port/db" — never print a password. */

@@ -18,6 +18,13 @@ import { addAccessCommands } from '../cli/access';
 import { resolveServices } from '../bootstrap';
 import { addWorkerOptions, runWorkers, type WorkerCommandOptions } from './worker';
 
+// `leasehold status | head -1`: the reader went away, and the rest of the output has
+// nowhere to go — stop quietly, as other command-line tools do, not with a stack.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 const program = new Command('leasehold')
   .description('Leasehold job queue: enqueue, inspect and put jobs right from the command line.')
   .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')

@@ -11,11 +11,10 @@ import type { ChildProcess } from 'node:child_process';
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
 import { createPool } from '../../lib/db/client';
 import { setupTokenCreate, userCount } from '../../lib/auth/store';
-import { projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
+import { configOrExit, projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
 import { prepareConsole, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions } from './worker';
@@ -27,7 +26,7 @@ const program = addWorkerOptions(new Command('start'))
 const opts = program.opts<WorkerCommandOptions & { worker: boolean }>();
 
 const log = createLogger({ role: 'start' });
-const cfg = loadConfig();
+const cfg = configOrExit();
 const host = process.env.HOST ?? '127.0.0.1';
 let stopping = false;
 let web: { stop: () => Promise<void> } | null = null;

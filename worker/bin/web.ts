@@ -1,14 +1,13 @@
 /** npm run web — the console only (migrates and builds first when needed). */
 import type { ChildProcess } from 'node:child_process';
-import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
-import { redact, resolveServices, type Services } from '../bootstrap';
+import { configOrExit, redact, resolveServices, type Services } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
 import { prepareConsole, spawnWeb } from '../web';
 import { childEnv } from './worker';
 
 const log = createLogger({ role: 'web' });
-const cfg = loadConfig();
+const cfg = configOrExit();
 const host = process.env.HOST ?? '127.0.0.1';
 let child: ChildProcess | null = null;
 let stopping = false;

@@ -7,13 +7,13 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import os from 'node:os';
-import { loadConfig } from '../../lib/config';
+import type { Config } from '../../lib/config';
 import { createPool } from '../../lib/db/client';
 import * as ops from '../../lib/queue/ops';
 import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import path from 'node:path';
-import { projectRoot, redact, resolveServices } from '../bootstrap';
+import { configOrExit, projectRoot, redact, resolveServices } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
 import { Supervisor } from '../supervisor';
 
@@ -30,6 +30,13 @@ export const nonNegativeInt = (max: number) => (v: string) => {
   return n;
 };
 
+/** --queues: names separated by commas, each trimmed (a queue name has no surrounding spaces); an empty one is refused. */
+export const queueList = (v: string) => {
+  const names = v.split(',').map((q) => q.trim());
+  if (names.some((q) => !q)) throw new InvalidArgumentError('expected queue names separated by commas, none of them empty (e.g. default,mail)');
+  return [...new Set(names)].join(',');
+};
+
 export interface WorkerCommandOptions {
   processes: number;
   concurrency: number;
@@ -41,7 +48,7 @@ export function addWorkerOptions(cmd: Command) {
   return cmd
     .option('-p, --processes <n>', 'worker processes', positiveInt(64), 2)
     .option('-c, --concurrency <n>', 'handlers running at once in each process', positiveInt(1000), 10)
-    .option('-q, --queues <list>', 'comma-separated queues to take jobs from', 'default')
+    .option('-q, --queues <list>', 'comma-separated queues to take jobs from', queueList, 'default')
     .option('--prefetch <n>', 'jobs claimed ahead of free slots, held under renewed leases (batches claims)', nonNegativeInt(10_000), 0);
 }
 
@@ -49,7 +56,7 @@ export function addWorkerOptions(cmd: Command) {
  * Paths the child processes need, made absolute: they run in the project directory,
  * whatever directory this command was started from.
  */
-export function childEnv(cfg: ReturnType<typeof loadConfig>): Record<string, string> {
+export function childEnv(cfg: Config): Record<string, string> {
   const env: Record<string, string> = {
     LEASEHOLD_RESULTS_DIR: path.resolve(projectRoot, cfg.resultsDir ?? path.join(cfg.dataDir, 'results')),
   };
@@ -59,7 +66,7 @@ export function childEnv(cfg: ReturnType<typeof loadConfig>): Record<string, str
 
 export async function runWorkers(opts: WorkerCommandOptions) {
   const log = createLogger({ role: 'supervisor' });
-  const cfg = loadConfig();
+  const cfg = configOrExit();
   const services = await resolveServices(cfg, log);
   await runMigrations(services.databaseUrl);
   const args = ['--concurrency', String(opts.concurrency), '--queues', opts.queues];

@@ -31,6 +31,32 @@ const count = async (where = 'true', values: unknown[] = []) =>
   (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE ${where}`, values)).rows[0].n as number;
 
 describe('usage', () => {
+  test('worker: a bad setting or an empty queue name is refused in a line, not a stack', async () => {
+    const bad = await cli(['worker', '--processes', '1', '--concurrency', '1'], { env: { LEASEHOLD_LEASE_MS: 'abc' } });
+    ok(bad, 2);
+    assert.match(bad.stderr, /^leasehold: invalid configuration:\n {2}LEASEHOLD_LEASE_MS: must be a number of milliseconds/);
+    assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack');
+    const empty = await cli(['worker', '--processes', '1', '--concurrency', '1', '--queues', 'mail,']);
+    assert.notEqual(empty.code, 0);
+    assert.match(empty.stderr, /--queues.*none of them empty/);
+  });
+
+  test('output piped into a reader that stops early (`leasehold status | head -1`): a quiet exit 0, no EPIPE stack', async () => {
+    const { spawn } = await import('node:child_process');
+    const { root } = await import('../../test/processes');
+    const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), 'status'], {
+      cwd: root,
+      env: { ...process.env, LEASEHOLD_LOG: 'warn', DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy(); // the reader is gone before the first line: every write meets EPIPE
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    assert.equal(code, 0, stderr);
+    assert.doesNotMatch(stderr, /EPIPE|Unhandled/);
+  });
+
   test('--help on every verb exits 0 and documents the exit codes', async () => {
     const verbs = ['', 'migrate', 'enqueue', 'status', 'jobs', 'show', 'requeue', 'cancel', 'recover', 'worker'];
     const runs = await Promise.all(verbs.map((verb) => cli(verb ? [verb, '--help'] : ['--help'])));
