@@ -82,3 +82,12 @@ test('other actions read as before', () => {
   assert.match(r.html, /3 jobs: <strong>1<\/strong> will change, <strong>2<\/strong> will be skipped/);
   assert.equal(render(report({ action: 'delete', total: 2, skipped: 2 }), { action: 'delete' }).enabled, false);
 });
+
+test('deleting, which cannot be undone, asks for the count to be typed above a hundred jobs', () => {
+  const del = (n: number) => render(report({ action: 'delete', total: n, changed: n }), { action: 'delete' });
+  assert.equal(del(100).enabled, true);
+  const r = del(286);
+  assert.equal(r.enabled, false, 'not before the count is typed');
+  assert.match(r.html, /Type 286 to confirm/);
+  assert.equal(render(report({ action: 'requeue', total: 286, changed: 286 }), { action: 'requeue' }).enabled, true, 'a requeue of as many: one click');
+});

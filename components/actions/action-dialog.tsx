@@ -24,6 +24,8 @@ const PAST: Record<string, string> = {
 };
 /** Above this many jobs the operator types the count to confirm. */
 export const TYPED_CONFIRM_OVER = 1_000;
+/** Deleting cannot be undone (a requeue or a cancel can be put right): typed above this many. */
+export const TYPED_DELETE_OVER = 100;
 
 export interface ActionOptionsState {
   resetAttempts: boolean;
@@ -63,7 +65,7 @@ export function ActionDialog(p: ActionDialogProps) {
   // A recover preview that reached its listing limit counts only the first expired leases:
   // the run may move more (up to recoverLimit), so the count is "at least" and is typed.
   const atLeast = !!p.preview?.moreMayChange;
-  const needsTyping = willChange > TYPED_CONFIRM_OVER || atLeast;
+  const needsTyping = willChange > (p.action === 'delete' ? TYPED_DELETE_OVER : TYPED_CONFIRM_OVER) || atLeast;
   const canConfirm =
     !p.forbidden && !!p.preview && !p.previewLoading && !p.applying && (willChange > 0 || willResignal > 0) && (!needsTyping || typed.trim() === String(willChange));
   return (
@@ -201,7 +203,7 @@ function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
         </div>
       )}
       {r.items.length > 0 ? (
-        <ItemTable items={r.items} />
+        <ItemTable items={r.items} destructive={r.action === 'delete'} />
       ) : (
         r.total === 0 &&
         (resignalled > 0 ? (
@@ -230,7 +232,8 @@ function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
   );
 }
 
-function ItemTable({ items }: { items: BulkItem[] }) {
+/** `destructive`: the change cannot be undone (a delete), so it reads in red, not green. */
+function ItemTable({ items, destructive = false }: { items: BulkItem[]; destructive?: boolean }) {
   return (
     <div className="max-h-80 overflow-y-auto rounded border border-zinc-200 dark:border-zinc-800">
       <table className="w-full text-xs" data-testid="action-items">
@@ -262,7 +265,7 @@ function ItemTable({ items }: { items: BulkItem[] }) {
                 <UserText text={i.workerId} />
               </td>
               <td className="px-2 py-1">
-                <Badge tone={i.ok ? 'emerald' : 'zinc'}>{PAST[i.outcome] ?? i.outcome}</Badge>{' '}
+                <Badge tone={!i.ok ? 'zinc' : destructive ? 'red' : 'emerald'}>{PAST[i.outcome] ?? i.outcome}</Badge>{' '}
                 {i.reason && (
                   <span className="break-words" data-testid="item-reason">
                     <UserText text={i.reason} />
