@@ -27,7 +27,7 @@ export function DeadLetterView() {
   const filters: JobFilters = useMemo(() => ({ ...filtersFromParams(params), status: 'failed' }), [params]);
   const setFilters = (f: JobFilters) => {
     const qs = filtersToQuery({ ...f, status: undefined });
-    router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+    router.push(qs ? `${pathname}?${qs}` : pathname, { scroll: false }); // Back undoes a filter
   };
   const groupFilter = (g: DeadLetterGroupDto): JobFilters => ({ status: 'failed', type: g.type, fingerprint: g.fingerprint });
   const groupLabel = (g: DeadLetterGroupDto) => `every failed ${g.type} job whose error looks like “${g.pattern}”`;

@@ -26,7 +26,7 @@ export function JobsView() {
   }, [params]);
   const onChange = (f: JobFilters) => {
     const qs = filtersToQuery(f);
-    router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+    router.push(qs ? `${pathname}?${qs}` : pathname, { scroll: false }); // Back undoes a filter
   };
   return (
     <div className="space-y-4">

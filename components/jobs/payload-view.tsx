@@ -84,9 +84,7 @@ function Node({ node, depth, mode, name }: { node: JsonNode; depth: number; mode
   }
   const value =
     node.kind === 'string' ? (
-      <span className="break-all text-emerald-700 dark:text-emerald-300">
-        <UserText text={JSON.stringify(node.value)} />
-      </span>
+      <LongString text={JSON.stringify(node.value)} />
     ) : node.kind === 'number' ? (
       <span className="text-sky-700 dark:text-sky-300">{node.raw}</span>
     ) : (
@@ -97,6 +95,27 @@ function Node({ node, depth, mode, name }: { node: JsonNode; depth: number; mode
       {label}
       {value}
     </div>
+  );
+}
+
+/** Characters of a string value shown before "show all": a 20,000-character value filled screens. */
+const STRING_SHOWN = 1_000;
+
+function LongString({ text }: { text: string }) {
+  const [all, setAll] = useState(false);
+  const cut = !all && text.length > STRING_SHOWN;
+  return (
+    <span className="break-all text-emerald-700 dark:text-emerald-300">
+      <UserText text={cut ? text.slice(0, STRING_SHOWN) : text} />
+      {cut && (
+        <>
+          …{' '}
+          <button type="button" className="font-sans text-sky-700 hover:underline dark:text-sky-400" onClick={() => setAll(true)} data-testid="show-whole-string">
+            show all {text.length.toLocaleString('en')} characters
+          </button>
+        </>
+      )}
+    </span>
   );
 }
 

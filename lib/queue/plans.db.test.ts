@@ -12,7 +12,7 @@ import type { Executor } from '../db/client';
 import { createLogger } from '../log';
 import { createMetricsSource } from '../metrics/source';
 import { computeConsoleStats } from './console-stats';
-import { listJobs } from './read';
+import { countNewer, listJobs } from './read';
 import { PgDoorbell } from './signal';
 import * as sql from './statements';
 
@@ -192,6 +192,15 @@ test('the console and /api/metrics: the stats and lists by completed status neve
   for (const st of inFailureOrder) {
     const failedPlan = (await db.pool.query(`EXPLAIN (COSTS OFF) ${st.text}`, st.values)).rows.map((r) => r['QUERY PLAN']).join('\n');
     assert.match(failedPlan, st.text.includes('job_id = ANY') ? /jobs_pkey|jobs_status_idx|jobs_failed_idx/ : /jobs_failed_idx/, `${st.text}\n${failedPlan}`);
+  }
+  // Its "N new" anchor and count read the failures of the last seconds from jobs_failed_idx,
+  // not every failed row of the queue.
+  await countNewer(recorder, { status: 'failed', queue: 'q3' }, failed.newerAfter!);
+  const sinceAnchor = seen.filter((st) => /AS seen|\(finished_at, job_id\) >/.test(st.text));
+  assert.equal(sinceAnchor.length, 3, 'two anchors read, one count');
+  for (const st of sinceAnchor) {
+    const p = (await db.pool.query(`EXPLAIN (COSTS OFF) ${st.text}`, st.values)).rows.map((r) => r['QUERY PLAN']).join('\n');
+    assert.match(p, /(Index (Only )?Scan using|Bitmap Index Scan on) jobs_failed_idx/, `${st.text}\n${p}`);
   }
   const jobsStatements = seen.filter((s) => /\bjobs\b/.test(s.text));
   assert.ok(jobsStatements.length >= 5, 'statements were recorded');

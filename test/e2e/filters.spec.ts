@@ -26,6 +26,11 @@ test('filters live in the URL and survive a reload', async ({ page, request }) =
   expect(statuses.length).toBeGreaterThan(0);
   for (const s of statuses) expect(s).toContain('completed');
   await screenshot(page, 'jobs-filtered');
+  // Each applied filter is a step in the browser's history: Back undoes the last one.
+  await page.goBack();
+  await expect(page).toHaveURL(/\/jobs\?status=completed$/);
+  await expect(page.getByLabel('Queue')).toHaveValue('');
+  await expect(page.getByLabel('Status')).toHaveValue('completed');
 });
 
 test('new jobs are announced in a banner instead of being pushed in under the cursor', async ({ page, request }) => {
