@@ -35,6 +35,11 @@ test('a job in a paused queue says its queue is paused, and runs once it is resu
     await page.goto(`/jobs/${id}`);
     await expect(page.getByTestId('paused-notice')).toContainText('Queue default is paused');
     await expect(page.getByTestId('no-attempts')).toHaveText('Not claimed yet: its queue is paused.');
+    // What its state forbids is disabled, and says why.
+    const del = page.getByRole('button', { name: 'Delete' });
+    await expect(del).toBeDisabled();
+    await expect(del.locator('..')).toHaveAttribute('title', /only a finished job .* can be deleted/);
+    await expect(page.getByTestId('requeue-button-wrap')).toHaveAttribute('title', 'already queued and due: it waits for a worker');
     await pause(false);
     await waitForStatus(id, 'completed', 30_000);
     await expect(page.getByTestId('paused-notice')).toHaveCount(0);

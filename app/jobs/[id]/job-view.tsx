@@ -84,18 +84,31 @@ export function JobView({ id }: { id: string }) {
         </div>
         <div className="flex flex-wrap gap-2" aria-label="Actions">
           {/* A job scheduled for later (or waiting out a retry's backoff) is requeued due now: "run now". */}
-          <Button onClick={() => act('requeue')} disabled={j.status === 'queued' && !scheduled} data-testid="requeue-button">
+          <Action why={j.status === 'queued' && !scheduled ? 'already queued and due: it waits for a worker' : null} onClick={() => act('requeue')} testid="requeue-button">
             {scheduled ? 'Run now' : 'Requeue'}
-          </Button>
-          <Button onClick={() => act('cancel')} disabled={!['queued', 'retrying', 'running'].includes(j.status) || !!j.cancelRequestedAt}>
+          </Action>
+          <Action
+            why={
+              j.cancelRequestedAt
+                ? 'a cancel is already requested: its worker stops it at its next heartbeat'
+                : !['queued', 'retrying', 'running'].includes(j.status)
+                  ? `it has finished (${j.status})`
+                  : null
+            }
+            onClick={() => act('cancel')}
+          >
             Cancel
-          </Button>
-          <Button onClick={() => act('recover')} disabled={j.status !== 'running'}>
+          </Action>
+          <Action why={j.status !== 'running' ? 'only a running job has a lease to recover' : null} onClick={() => act('recover')}>
             Recover
-          </Button>
-          <Button variant="danger" onClick={() => act('delete')} disabled={!['completed', 'failed', 'cancelled'].includes(j.status)}>
+          </Action>
+          <Action
+            variant="danger"
+            why={!['completed', 'failed', 'cancelled'].includes(j.status) ? 'only a finished job (completed, failed or cancelled) can be deleted: cancel it first' : null}
+            onClick={() => act('delete')}
+          >
             Delete
-          </Button>
+          </Action>
         </div>
       </div>
       {q.isError && <ErrorState title="Refreshing failed: showing the last known state" message={q.error.message} />}
@@ -262,5 +275,16 @@ export function JobView({ id }: { id: string }) {
       </Card>
       {flow.element}
     </div>
+  );
+}
+
+/** An action button; when the job's state forbids it, disabled, with why on hover (a disabled button shows no tooltip of its own in every browser). */
+function Action({ why, onClick, children, variant, testid }: { why: string | null; onClick(): void; children: React.ReactNode; variant?: 'danger'; testid?: string }) {
+  return (
+    <span title={why ?? undefined} data-testid={testid ? `${testid}-wrap` : undefined}>
+      <Button variant={variant} onClick={onClick} disabled={!!why} data-testid={testid}>
+        {children}
+      </Button>
+    </span>
   );
 }
