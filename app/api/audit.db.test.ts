@@ -48,7 +48,7 @@ async function entriesOf(expect: number, act: () => Promise<unknown>): Promise<E
   const max = (await db.pool.query('SELECT coalesce(max(audit_id), 0) AS id FROM audit_log')).rows[0].id;
   await act();
   const { rows } = await db.pool.query(
-    `SELECT actor, actor_kind, action, target, job_ids::text[] AS job_ids, changed, skipped, reason FROM audit_log WHERE audit_id > $1 ORDER BY audit_id`,
+    `SELECT actor, actor_kind, action, target, job_ids::text[] AS job_ids, changed, skipped, reason, details FROM audit_log WHERE audit_id > $1 ORDER BY audit_id`,
     [max],
   );
   assert.equal(rows.length, expect, `expected ${expect} audit entries, got ${JSON.stringify(rows)}`);
@@ -87,8 +87,9 @@ describe('API (and the console, which calls it)', () => {
     const b = await insertJob(db.pool, { status: 'failed', queue: 'bulk-audit' });
     const c = await insertJob(db.pool, { status: 'queued', queue: 'bulk-audit' });
     await entriesOf(0, () => post(olga, '/api/actions/{action}', { action: 'requeue' }, { ids: [a, b, c], preview: true }));
-    let e = await one(() => post(olga, '/api/actions/{action}', { action: 'requeue' }, { ids: [a, b, c], reason: 'bulk retry' }));
+    let e = await one(() => post(olga, '/api/actions/{action}', { action: 'requeue' }, { ids: [a, b, c], reason: 'bulk retry', resetAttempts: true }));
     assert.deepEqual([e.action, e.changed, e.skipped, e.reason], ['bulk.requeue', 2, 1, 'bulk retry']);
+    assert.equal((e.details as { resetAttempts?: boolean }).resetAttempts, true, 'the options it ran with are kept');
     assert.deepEqual([...e.job_ids].sort(), [a, b, c].sort());
     e = await one(() => post(olga, '/api/actions/{action}', { action: 'cancel' }, { filter: { queue: 'bulk-audit', status: 'queued' } }));
     assert.equal(e.action, 'bulk.cancel');

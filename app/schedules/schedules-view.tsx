@@ -6,6 +6,7 @@ import { EmptyState, ErrorState } from '@/components/ui/states';
 import { PageTable } from '@/components/ui/table';
 import { UserText } from '@/components/ui/user-text';
 import { schedulesQuery } from '@/lib/api/schedules';
+import { statsQuery } from '@/lib/api/stats';
 import type { ScheduleDto } from '@/lib/api/types';
 import { ago, dateTime, duration, ms } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
@@ -16,6 +17,15 @@ export function SchedulesView() {
   const interval = useRefreshInterval();
   const q = useQuery(schedulesQuery(interval));
   const now = useDbNow();
+  // Which queues a live worker consumes (the overview's shared snapshot): a schedule whose
+  // queue nobody consumes still ticks (any worker enqueues), and its jobs pile up.
+  const stats = useQuery(statsQuery(15_000));
+  const consumers = (queue: string): number | null => {
+    if (!stats.data) return null;
+    const listed = stats.data.queues.find((x) => x.queue === queue);
+    // Every queue a worker consumed within the hour is listed, unless the list was cut.
+    return listed ? listed.workersAlive : stats.data.queuesTruncated ? null : 0;
+  };
   return (
     <div className="space-y-4">
       <h1 className="text-xl font-semibold">Schedules</h1>
@@ -33,13 +43,13 @@ export function SchedulesView() {
           them in code for <code>npm run worker</code>.
         </EmptyState>
       ) : (
-        <ScheduleTable schedules={q.data.schedules} nowMs={now} />
+        <ScheduleTable schedules={q.data.schedules} nowMs={now} consumers={consumers} />
       )}
     </div>
   );
 }
 
-function ScheduleTable({ schedules, nowMs }: { schedules: ScheduleDto[]; nowMs: number }) {
+function ScheduleTable({ schedules, nowMs, consumers }: { schedules: ScheduleDto[]; nowMs: number; consumers(queue: string): number | null }) {
   return (
     <PageTable testid="schedule-table" headings={['Name', 'Cron', 'Job', 'Next tick', 'Last tick']}>
       {schedules.map((s) => {
@@ -51,12 +61,10 @@ function ScheduleTable({ schedules, nowMs }: { schedules: ScheduleDto[]; nowMs: 
             </td>
             <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">
               <UserText text={s.cron} />
-              {s.timezone !== 'UTC' && (
-                <span className="text-zinc-500">
-                  {' ('}
-                  <UserText text={s.timezone} />)
-                </span>
-              )}
+              <span className="text-zinc-500" data-testid="timezone">
+                {' ('}
+                <UserText text={s.timezone} />)
+              </span>
             </td>
             <td className="break-all px-3 py-2 text-xs">
               <span className="font-mono">
@@ -67,6 +75,11 @@ function ScheduleTable({ schedules, nowMs }: { schedules: ScheduleDto[]; nowMs: 
                 <UserText text={s.queue} />
               </Link>
               <span className="text-zinc-500"> · {s.maxAttempts} attempts</span>
+              {s.enabled && consumers(s.queue) === 0 && (
+                <p className="mt-1 text-red-700 dark:text-red-400" data-testid="no-consumer">
+                  No live worker consumes this queue: each tick&apos;s job waits until one starts.
+                </p>
+              )}
             </td>
             <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.nextRunAt)} data-testid="next-tick">
               {!s.enabled ? '—' : next >= 1_000 ? `in ${duration(next)}` : next > 0 ? 'in under a second' : 'due now'}

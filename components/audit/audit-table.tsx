@@ -45,6 +45,11 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                 <button type="button" className="hover:underline" onClick={() => onAction?.(e.action)}>
                   {e.action}
                 </button>
+                {auditOptions(e) && (
+                  <span className="block font-sans text-zinc-500" data-testid="audit-options">
+                    {auditOptions(e)}
+                  </span>
+                )}
               </td>
               <td className="break-all px-2 py-1 text-xs">
                 <UserText text={auditTarget(e)} />
@@ -84,4 +89,13 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
       </table>
     </div>
   );
+}
+
+/** The options an action ran with, and what a recover rang, in words ("reset attempts · rang 3 wake-ups"). */
+export function auditOptions(e: Pick<AuditEntryDto, 'details'>): string | null {
+  const parts: string[] = [];
+  if (e.details.resetAttempts === true) parts.push('reset attempts');
+  if (e.details.revokeLease === true) parts.push('revoked live leases');
+  if (typeof e.details.resignalled === 'number' && e.details.resignalled > 0) parts.push(`rang ${e.details.resignalled} missing wake-up${e.details.resignalled === 1 ? '' : 's'}`);
+  return parts.length ? parts.join(' · ') : null;
 }

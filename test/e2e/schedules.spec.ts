@@ -16,6 +16,8 @@ test('the schedules page shows each recurring job: its cron, the next tick, and 
     const row = page.getByTestId(`schedule-${name}`);
     await expect(row).toContainText('* * * * * *');
     await expect(row).toContainText('demo.noop');
+    await expect(row.getByTestId('timezone')).toHaveText(' (UTC)');
+    await expect(row.getByTestId('no-consumer')).toHaveCount(0);
     // The e2e workers tick it every second: the link to the job of the last tick appears.
     const last = row.getByTestId('last-job');
     await expect(last).toBeVisible({ timeout: 30_000 });
@@ -55,6 +57,23 @@ test('a schedule whose due tick cannot be enqueued says why on its row, until a 
     await db().query(`UPDATE schedules SET max_attempts = 3 WHERE name = $1`, [name]);
     await expect(row.getByTestId('last-job')).toBeVisible({ timeout: 30_000 });
     await expect(row.getByTestId('tick-error')).toHaveCount(0);
+  } finally {
+    await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
+  }
+});
+
+test('a schedule on a queue no live worker consumes says its jobs will wait', async ({ page }) => {
+  const name = `e2e-unconsumed-${process.pid}`;
+  await db().query(
+    `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
+     VALUES ($1, '0 3 * * *', 'Europe/Paris', 'e2e-nobody-consumes', 'demo.noop', '{}', 3, now() + interval '1 day', true)`,
+    [name],
+  );
+  try {
+    await page.goto('/schedules');
+    const row = page.getByTestId(`schedule-${name}`);
+    await expect(row.getByTestId('timezone')).toHaveText(' (Europe/Paris)');
+    await expect(row.getByTestId('no-consumer')).toContainText('No live worker consumes this queue');
   } finally {
     await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
   }

@@ -42,7 +42,14 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
       ...(body.ids ? {} : { jobIds: 'ids' in resolved ? resolved.ids : (r.movedIds ?? r.items.map((i) => i.id)) }),
       changed: r.changed,
       skipped: r.skipped,
-      details: { total: r.total, byOutcome: r.byOutcome, itemsTruncated: r.itemsTruncated, reasons: r.reasons.slice(0, 5) },
+      details: {
+        total: r.total,
+        byOutcome: r.byOutcome,
+        itemsTruncated: r.itemsTruncated,
+        reasons: r.reasons.slice(0, 5),
+        // A recover also rings due jobs whose wake-up was missing: how many, and the first ones.
+        ...(r.resignalTotal ? { resignalled: r.resignalTotal, resignalledIds: (r.resignal ?? []).slice(0, 20).map((x) => x.id) } : {}),
+      },
     }),
   );
   const { movedIds: _forTheAuditEntry, ...sent } = report;
