@@ -41,6 +41,7 @@ interface Entry {
   changed: number;
   skipped: number;
   reason: string | null;
+  details: Record<string, unknown>;
 }
 
 /** Runs `act` and returns the audit entries it added (asserting how many). */
@@ -89,7 +90,7 @@ describe('API (and the console, which calls it)', () => {
     await entriesOf(0, () => post(olga, '/api/actions/{action}', { action: 'requeue' }, { ids: [a, b, c], preview: true }));
     let e = await one(() => post(olga, '/api/actions/{action}', { action: 'requeue' }, { ids: [a, b, c], reason: 'bulk retry', resetAttempts: true }));
     assert.deepEqual([e.action, e.changed, e.skipped, e.reason], ['bulk.requeue', 2, 1, 'bulk retry']);
-    assert.equal((e.details as { resetAttempts?: boolean }).resetAttempts, true, 'the options it ran with are kept');
+    assert.equal(e.details.resetAttempts, true, 'the options it ran with are kept');
     assert.deepEqual([...e.job_ids].sort(), [a, b, c].sort());
     e = await one(() => post(olga, '/api/actions/{action}', { action: 'cancel' }, { filter: { queue: 'bulk-audit', status: 'queued' } }));
     assert.equal(e.action, 'bulk.cancel');
