@@ -16,6 +16,7 @@ import { filterKey, hasFilters, type JobFilters } from '@/lib/api/filters';
 import { freshJobPage, jobLookupQuery, jobNewerQuery, jobPagesQuery } from '@/lib/api/jobs';
 import { useLive } from '@/lib/api/live';
 import { jobKeys } from '@/lib/api/keys';
+import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
 import type { BulkAction, JobRow } from '@/lib/api/types';
 import { int } from '@/lib/ui/format';
@@ -49,6 +50,7 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
   // cached on the server for every viewer: cheap to ask every 15 s).
   const stats = useQuery(statsQuery(15_000));
   const sweeping = stats.data ? stats.data.workersAlive > 0 : true;
+  const heartbeatMs = useQuery(consoleMetaQuery()).data?.heartbeatMs ?? null;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
   const lastClicked = useRef<string | null>(null);
@@ -177,7 +179,7 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
         </EmptyState>
       ) : (
         <>
-          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweeping={sweeping} />}
+          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweeping={sweeping} heartbeatMs={heartbeatMs} />}
           {rows.length > LOOKUP_MAX && (
             <p className="text-sm text-zinc-500" data-testid="not-live-rows">
               The first {LOOKUP_MAX} rows refresh live; the {int(rows.length - LOOKUP_MAX)} below them are as they were loaded.

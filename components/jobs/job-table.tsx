@@ -26,10 +26,12 @@ export interface JobTableProps {
   onToggleAll(select: boolean): void;
   /** Some worker is alive to run the recover sweep (see LeaseCountdown); true when unknown. */
   sweeping?: boolean;
+  /** The renewal interval the console is configured with (see heartbeatLate); null when unknown. */
+  heartbeatMs?: number | null;
 }
 
 /** The jobs list: one row per job, selectable (shift-click selects a range). */
-export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweeping = true }: JobTableProps) {
+export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweeping = true, heartbeatMs = null }: JobTableProps) {
   const columns = useMemo(
     () => [
       col.display({
@@ -100,7 +102,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
               </span>
               <span className="flex flex-wrap gap-2">
                 <LeaseCountdown job={j} nowMs={nowMs} sweeping={sweeping} />
-                <HeartbeatAge job={j} nowMs={nowMs} />
+                <HeartbeatAge job={j} nowMs={nowMs} heartbeatMs={heartbeatMs} />
               </span>
             </span>
           ) : j.workerId ? (
@@ -132,7 +134,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
         ),
       }),
     ],
-    [rows, nowMs, selected, onToggle, onToggleAll, sweeping],
+    [rows, nowMs, selected, onToggle, onToggleAll, sweeping, heartbeatMs],
   );
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
   return (

@@ -45,6 +45,16 @@ test('renewals stopped: late once the row, as read, shows no renewal for more th
   assert.equal(heartbeatLate(job({ status: 'completed', readAt: '2026-12-01T10:00:20.000Z' }), at('2026-12-01T10:00:20.000Z')), false);
 });
 
+test('late is judged by the renewal interval the console is configured with, when it is known', () => {
+  // lease 30 s, renewals every 20 s (LEASEHOLD_HEARTBEAT_MS=20000): 16 s without one is on time
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:16.000Z' }), at('2026-12-01T10:00:16.500Z'), 20_000), false);
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:29.000Z' }), at('2026-12-01T10:00:29.500Z'), 20_000), false, 'not before 30 s: the expired badge says the rest');
+  // renewals every 2 s: 4 s without one is late
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:04.000Z' }), at('2026-12-01T10:00:04.500Z'), 2_000), true);
+  // renewals every second: a renewal a little late (1.8 s) is jitter, not yet late
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:01.800Z' }), at('2026-12-01T10:00:02.000Z'), 1_000), false);
+});
+
 test('an expired lease says who moves it on: the sweep, or nobody while no worker is alive', () => {
   const expired = { job: job({ readAt: '2026-12-01T10:00:31.000Z' }), nowMs: at('2026-12-01T10:00:32.000Z') };
   assert.match(renderToStaticMarkup(createElement(LeaseCountdown, expired)), /expired — will be recovered/);

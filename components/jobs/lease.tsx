@@ -66,27 +66,30 @@ export function LeaseCountdown({ job, nowMs, sweeping = true }: { job: LeaseFiel
 
 /**
  * Whether a running job's renewals have stopped coming: as of the row's read, no renewal for
- * more than half its lease, where a worker renews every third of it (the default) — so at
- * least one renewal is missing: its worker may have died or stalled, well before the lease
- * runs out. Judged at the read (not at nowMs), so a row that is simply not re-read is not
- * called late.
+ * one and a half renewal intervals, and a second more than one (`heartbeatMs`: the
+ * console's LEASEHOLD_HEARTBEAT_MS, which npm start shares with its workers; unknown: a
+ * third of the lease, the default) — so a renewal is missing: its worker may have died or
+ * stalled, well before the lease runs out. Judged at the read (not at nowMs), so a row that
+ * is simply not re-read is not called late.
  */
-export function heartbeatLate(j: LeaseFields, nowMs: number): boolean {
+export function heartbeatLate(j: LeaseFields, nowMs: number, heartbeatMs?: number | null): boolean {
   if (j.status !== 'running' || !j.heartbeatAt || !j.leaseExpiresAt) return false;
   const beat = ms(j.heartbeatAt)!;
   const lease = ms(j.leaseExpiresAt)! - beat;
+  const interval = heartbeatMs ?? lease / 3;
   const seenAt = Math.min(nowMs, j.readAt ? ms(j.readAt)! : nowMs);
-  return lease > 0 && seenAt - beat > lease / 2;
+  // Half an interval late, and at least a second (short intervals on a busy machine jitter).
+  return lease > 0 && seenAt - beat > Math.max(1.5 * interval, interval + 1_000);
 }
 
-export function HeartbeatAge({ job, nowMs }: { job: LeaseFields; nowMs: number }) {
+export function HeartbeatAge({ job, nowMs, heartbeatMs }: { job: LeaseFields; nowMs: number; heartbeatMs?: number | null }) {
   if (!job.heartbeatAt) return null;
   const age = nowMs - ms(job.heartbeatAt)!;
-  if (heartbeatLate(job, nowMs))
+  if (heartbeatLate(job, nowMs, heartbeatMs))
     return (
       <span
         className="tabular text-orange-700 dark:text-orange-300"
-        title={`no renewal for ${duration(age)}, more than half the lease: its worker may have died or stalled. Unless it renews, the lease runs out and the job is recovered.`}
+        title={`no renewal for ${duration(age)}, a renewal missed: its worker may have died or stalled. Unless it renews, the lease runs out and the job is recovered.`}
         data-testid="heartbeat-age"
       >
         ♥ {ago(age)} · <span data-testid="heartbeat-late">late</span>

@@ -12,6 +12,7 @@ import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { UserText } from '@/components/ui/user-text';
 import { jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
 import { auditQuery } from '@/lib/api/audit';
+import { consoleMetaQuery } from '@/lib/api/console';
 import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
 import { dateTime, duration, ms } from '@/lib/ui/format';
@@ -25,6 +26,7 @@ export function JobView({ id }: { id: string }) {
   const q = useQuery(jobDetailQuery(id, live ? false : interval));
   const payload = useQuery(jobPayloadQuery(id));
   const audit = useQuery(auditQuery({ jobId: id }, live ? false : interval));
+  const meta = useQuery(consoleMetaQuery()); // the renewal interval, for a late heartbeat
   const now = useDbNow();
   const flow = useActionFlow();
   // A 404 wins over the data held from before: the job is gone (deleted here or
@@ -53,6 +55,7 @@ export function JobView({ id }: { id: string }) {
   // next read not back): "not refreshed", never "expired", which would blame a live worker.
   const j = { ...d.job, readAt: d.dbNow };
   const lease = leaseState(j, now);
+  const heartbeatMs = meta.data?.heartbeatMs ?? null;
   // The job's error is its last failure's; a later attempt that ended otherwise (a revoked
   // lease, a cancel) has its own, newer one.
   const lastError = j.error === null ? null : ([...d.attempts].reverse().find((a) => a.error)?.error ?? j.error);
@@ -151,7 +154,7 @@ export function JobView({ id }: { id: string }) {
             <div>
               <dt className="text-xs text-zinc-500">Heartbeat</dt>
               <dd>
-                <HeartbeatAge job={j} nowMs={now} />
+                <HeartbeatAge job={j} nowMs={now} heartbeatMs={heartbeatMs} />
               </dd>
             </div>
             <div>
