@@ -23,8 +23,9 @@ export function SchedulesView() {
   const consumers = (queue: string): number | null => {
     if (!stats.data) return null;
     const listed = stats.data.queues.find((x) => x.queue === queue);
-    // Every queue a worker consumed within the hour is listed, unless the list was cut.
-    return listed ? listed.workersAlive : stats.data.queuesTruncated ? null : 0;
+    // Every queue a worker consumed within the hour is listed, unless the list was cut
+    // (at QUEUES_MAX, 200, by name).
+    return listed ? listed.workersAlive : stats.data.queuesTruncated || stats.data.queues.length >= 200 ? null : 0;
   };
   return (
     <div className="space-y-4">

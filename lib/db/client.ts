@@ -8,27 +8,6 @@ import { log } from '../log';
 
 export type Executor = Pick<pg.Pool | pg.PoolClient | pg.Client, 'query'>;
 
-/**
- * Runs `read` on one snapshot of the database: a pool lends a connection for a REPEATABLE
- * READ, READ ONLY transaction, so every statement of `read` sees the same rows and the same
- * now(). A single connection is used as it is (a caller's transaction is its own affair).
- */
-export async function onOneSnapshot<T>(db: Executor, read: (db: Executor) => Promise<T>): Promise<T> {
-  if (!(db instanceof pg.Pool)) return read(db);
-  const client = await db.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const out = await read(client);
-    await client.query('COMMIT');
-    return out;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
-}
-
 export interface PoolOptions {
   max?: number;
   /** For logs: what this pool is for. */
@@ -130,6 +109,25 @@ export async function useConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     else client.release(await client.query('ROLLBACK').then(() => undefined, (e: Error) => e));
     throw err;
   }
+}
+
+/**
+ * Runs `read` on one snapshot of the database: a pool lends a connection (useConnection: a
+ * broken one is dropped, not reused) for a REPEATABLE READ, READ ONLY transaction, so every
+ * statement of `read` sees the same rows and the same now(). A single connection is used as
+ * it is (a caller's transaction is its own affair).
+ */
+export async function onOneSnapshot<T>(db: Executor, read: (db: Executor) => Promise<T>): Promise<T> {
+  // A pool by its shape, not instanceof: a class seen through two module copies (Next's
+  // route bundles) is two classes.
+  const isPool = typeof (db as pg.Pool).connect === 'function' && typeof (db as pg.Pool).totalCount === 'number';
+  if (!isPool) return read(db);
+  return useConnection(db as pg.Pool, async (client) => {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const out = await read(client);
+    await client.query('COMMIT');
+    return out;
+  });
 }
 
 /** useConnection inside BEGIN … COMMIT: an error rolls the transaction back (or drops the connection). */

@@ -117,7 +117,7 @@ export const jobPageSchema = z
       .nullable()
       .meta({
         description:
-          'Pass as `after` to GET /api/jobs/newer for the "N new" count above this page: the newest job id, or with status=failed a place a few seconds before the read and how many failed jobs after it the read saw ("<microseconds>.0.<seen>": the failed list is in the order jobs failed, newest first, and a job that failed as the page was read may commit after it).',
+          'Pass as `after` to GET /api/jobs/newer for the "N new" count above this page: the newest job id, or with status=failed a place a few seconds before the read and how many failed jobs after it the read saw ("<microseconds>.0.<seen>": the failed list is in the order jobs failed, newest first, and a job that failed as the page was read may commit after it; "<microseconds>.0", the moment of the read, past 10,000 seen). A seen job requeued meanwhile makes the count one fewer until the list is read again.',
       }),
     partial: z
       .object({

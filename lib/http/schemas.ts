@@ -10,7 +10,7 @@ import { builtinJobTypes, type KnownJobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
 import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
-import { compactFilter, FAILED_ANCHOR, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
+import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
@@ -187,8 +187,10 @@ const listPosition = z
 const newerAnchor = z
   .string()
   .refine(
-    (s) => jobId.safeParse(s).success || (FAILED_ANCHOR.test(s) && BigInt(s.split('.')[1]!) <= MAX_JOB_ID),
-    'must be a job id, or (with status=failed) a page\'s newerAfter (<microseconds>.<job id>.<seen>)',
+    (s) =>
+      jobId.safeParse(s).success ||
+      (FAILED_ANCHOR.test(s) && BigInt(s.split('.')[1]!) <= MAX_JOB_ID && Number(s.split('.')[2] ?? 0) <= FAILED_ANCHOR_SEEN_MAX),
+    `must be a job id, or (with status=failed) a page's newerAfter (<microseconds>.<job id>.<seen>, seen at most ${FAILED_ANCHOR_SEEN_MAX})`,
   );
 /** A place in the failed list is refused (400) with any other list. (The path names the field: zodMessage puts it in front.) */
 const failedOnly = (field: string) => ({ message: 'a place in the failed list (<microseconds>.<job id>) goes with status=failed', path: [field] });

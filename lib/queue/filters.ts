@@ -60,6 +60,8 @@ export const FAILED_POSITION = /^(\d{1,17})\.(\d{1,19})$/;
  * the page's read already saw ("<microseconds>.<job id>.<seen>"; without ".<seen>", none).
  */
 export const FAILED_ANCHOR = /^(\d{1,17})\.(\d{1,19})(?:\.(\d{1,9}))?$/;
+/** The most seen failures an anchor carries (past it, the failed list anchors at its read, seen 0). */
+export const FAILED_ANCHOR_SEEN_MAX = 10_000;
 
 export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due', 'q', 'maxId', 'finishedBy'] as const;
 
@@ -128,7 +130,10 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
   }
   if (f.due) {
     // Only waiting jobs have a due time that matters: a finished job's run_at is history.
-    conds.push(`status IN ('queued', 'retrying') AND run_at ${f.due === 'later' ? '>' : '<='} now()`);
+    // Due as of the preview's moment when an action pins one (finishedBy), so a job coming
+    // due between the preview and the run is not taken in (nor one dropped) unseen.
+    const clock = f.finishedBy ? fromMicros(p.add(f.finishedBy)) : 'now()';
+    conds.push(`status IN ('queued', 'retrying') AND run_at ${f.due === 'later' ? '>' : '<='} ${clock}`);
     scans = true;
   }
   if (f.error) {

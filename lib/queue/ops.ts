@@ -685,26 +685,22 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
   const cap = p.signalCap ?? 1_000;
   const { rows: queues } = await run(db, sql.jobDueQueues, []);
   for (const { queue } of queues) {
+    // The ids waiting in Redis, read before the due jobs (an id popped in between is a claim
+    // under way, not a lost ring): every one of them while there are fewer than the cap.
     const backlog = p.doorbell ? await p.doorbell.backlog(queue) : null;
-    // Ids already waiting in Redis will wake a worker; only the shortfall is rung again: with
-    // as many ids as such jobs, none (however long the backlog, no flood of pushes).
+    const waiting = backlog === 0 ? [] : backlog !== null && backlog < cap ? ((await p.doorbell?.peek?.(queue, cap)) ?? null) : null;
+    const whole = waiting !== null && waiting.length < cap;
     const { rows: [live] } = await run(db, sql.queueHandledTypes, [queue, Math.round(p.aliveWithinMs ?? 60_000)]);
     const { rows } = live?.types
       ? await run(db, sql.jobDueWaitingOfTypes, [queue, grace, cap, live.types])
       : await run(db, sql.jobDueWaiting, [queue, grace, cap]);
-    const missing = rows.length - (backlog ?? 0);
-    let lacking = rows.slice(0, Math.max(0, missing));
-    if (missing > 0 && backlog) {
-      // Fewer ids than such jobs, so the list is short (under the cap): ring exactly the
-      // jobs it lacks. Which they are cannot be told from the count: a recovered or released
-      // job keeps its place in line (its old run_at) and its ring went to the front, so the
-      // oldest waiting jobs are often the ones that do have a ring.
-      const waiting = await p.doorbell?.peek?.(queue, cap);
-      if (waiting) {
-        const rung = new Set(waiting);
-        lacking = rows.filter((r) => !rung.has(String(r.job_id)));
-      }
-    }
+    // Ids already waiting will wake a worker: ring exactly the jobs the list lacks. (Not the
+    // oldest up to the shortfall: a recovered or released job keeps its place in line, its
+    // old run_at, and its ring went to the front, so the oldest often do have one.) With at
+    // least `cap` ids waiting, as many as such jobs can be, none: however long the backlog,
+    // no flood of pushes. Without Redis, every such job is rung (by NOTIFY).
+    const rung = whole ? new Set(waiting) : null;
+    const lacking = rung ? rows.filter((r) => !rung.has(String(r.job_id))) : rows.slice(0, Math.max(0, rows.length - (backlog ?? 0)));
     const items = lacking.map((r) => ({
       id: String(r.job_id),
       queue,

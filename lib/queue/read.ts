@@ -5,7 +5,7 @@
  */
 import type { CountKind } from './console-stats';
 import { type Executor, onOneSnapshot } from '../db/client';
-import { FAILED_ANCHOR, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
+import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, toJob } from './job';
@@ -169,7 +169,7 @@ function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
  */
 const NEWER_MARGIN_MS = 5_000;
 /** The most seen jobs the anchor carries; past it, the anchor is the read's clock (no margin). */
-const SEEN_CAP = 10_000;
+const SEEN_CAP = FAILED_ANCHOR_SEEN_MAX;
 
 async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   const p = new SqlParams();
@@ -316,7 +316,8 @@ export async function countNewer(db: Executor, f: JobFilter, afterId: string): P
     // The failed list's anchor: jobs that failed after it (jobs_failed_idx), whatever their
     // ids, less the ones the page's read saw there (listFailed).
     if (f.status !== 'failed') throw new QueueError('invalid_request', 'after: a place in the failed list goes with status=failed');
-    const seen = Number(anchor[3] ?? 0);
+    // Never more than a read can have seen: the count's LIMIT grows with it.
+    const seen = Math.min(Number(anchor[3] ?? 0), SEEN_CAP);
     const { rows } = await db.query(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > ${failedPositionSql(p, `${anchor[1]}.${anchor[2]}`)}`].join(' AND ')} LIMIT ${seen + NEWER_CAP + 1}) t`,
       p.values,

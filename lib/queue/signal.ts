@@ -119,7 +119,11 @@ export class RedisDoorbell implements Doorbell {
   ) {
     this.redis = new Redis(url, fastOptions('leasehold:doorbell'));
     watchRedis(this.redis, 'producers NOTIFY through PostgreSQL until it returns', logger);
+    this.redis.once('ready', () => (this.everReady = true));
   }
+
+  /** The connection was ready once: later reconnections are not a start-up to wait for. */
+  private everReady = false;
 
   /**
    * Rings sent while the first connection is still being made wait for it (briefly): workers
@@ -179,7 +183,7 @@ export class RedisDoorbell implements Doorbell {
   }
 
   async settled(timeoutMs: number): Promise<void> {
-    if (this.usingRedis || !['wait', 'connecting', 'connect'].includes(this.redis.status)) return;
+    if (this.everReady || this.usingRedis || !['wait', 'connecting', 'connect'].includes(this.redis.status)) return;
     await redisReady(this.redis, timeoutMs, true); // connected, or refused: settled either way
   }
 

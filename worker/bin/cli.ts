@@ -21,7 +21,7 @@ import { addWorkerOptions, runWorkers, type WorkerCommandOptions } from './worke
 // `leasehold status | head -1`: the reader went away, and the rest of the output has
 // nowhere to go — stop quietly, as other command-line tools do, not with a stack.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
+  if (err.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0); // a refusal already counted keeps its code
   throw err;
 });
 

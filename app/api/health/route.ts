@@ -1,4 +1,4 @@
-import { json, noQuery, route } from '@/lib/http/respond';
+import { json, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { log } from '@/lib/log';
 import { QueueError } from '@/lib/queue/errors';
@@ -14,7 +14,7 @@ const REDIS_CONNECT_WAIT_MS = 1_000;
  * and whether producers ring workers through Redis or fall back to PostgreSQL NOTIFY.
  */
 export const GET = route('public', async (req: Request) => {
-  noQuery(req, ['ready']);
+  // Other query parameters are ignored, not refused: a probe may add a cache-buster.
   if (!new URL(req.url).searchParams.has('ready')) return json({ ok: true });
   const { readPool, doorbell } = serverContext();
   try {

@@ -148,7 +148,7 @@ export function JobView({ id }: { id: string }) {
             <div>
               <dt className="text-xs text-zinc-500">Lease</dt>
               <dd>
-                <LeaseCountdown job={j} nowMs={now} />
+                <LeaseCountdown job={j} nowMs={now} sweeping={d.workers?.anywhere !== 0} />
               </dd>
             </div>
             <div>

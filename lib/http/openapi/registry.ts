@@ -32,6 +32,9 @@ export const jsonResponse = (description: string, schema: ZodType): ZodOpenApiRe
 export const errorResponse = (description: string): ZodOpenApiResponseObject => jsonResponse(description, errorSchema);
 
 /** The errors every route that touches the database can answer with. */
+/** A GET that takes no query parameters refuses any (lib/http/respond.ts noQuery). */
+export const noQueryError = { '400': errorResponse('A query parameter this endpoint does not take (it takes none).') } as const;
+
 export const commonErrors = {
   '503': errorResponse('The database is busy or unreachable; the message says whether the request may have been applied (a statement rolled back, nothing sent, or the answer lost).'),
 } as const;

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { auditQuery, setupBody, signInBody, tokenBody, tokenId, userBody, userName } from '../../schemas';
 import { auditPageSchema, createdTokenSchema, meSchema, okSchema, signedInSchema, tokenSchema, tokensSchema, userSchema, usersSchema } from '../../responses';
-import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
+import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 export const accessRoutes = [
   apiRoute('post', '/api/auth/signin', {
@@ -33,7 +33,7 @@ export const accessRoutes = [
     operationId: 'me',
     summary: 'Who is signed in, with their role',
     tags: ['access'],
-    responses: { '200': jsonResponse('The signed-in user or token.', meSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('The signed-in user or token.', meSchema), ...commonErrors },
   }),
   apiRoute('post', '/api/auth/setup', {
     operationId: 'setupFirstAdmin',
@@ -61,7 +61,7 @@ export const accessRoutes = [
     operationId: 'listUsers',
     summary: 'The operators and their roles (admin)',
     tags: ['access'],
-    responses: { '200': jsonResponse('Every user, disabled ones included.', usersSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('Every user, disabled ones included.', usersSchema), ...commonErrors },
   }),
   apiRoute('post', '/api/admin/users', {
     operationId: 'addUser',
@@ -92,7 +92,7 @@ export const accessRoutes = [
     operationId: 'listTokens',
     summary: 'The API tokens, never their secrets (admin)',
     tags: ['access'],
-    responses: { '200': jsonResponse('Every token, revoked ones included.', tokensSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('Every token, revoked ones included.', tokensSchema), ...commonErrors },
   }),
   apiRoute('post', '/api/admin/tokens', {
     operationId: 'createToken',

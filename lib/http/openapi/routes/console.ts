@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { LIVE_EVERY_MIN_MS, LIVE_MAX_MS, LIVE_RETRY_MS, MAX_BULK_IDS, MAX_LIVE_STREAMS, MAX_LIVE_STREAMS_PER_VIEWER, MAX_PAGE, actionBody, actionName, liveQuery, lookupQuery, newerQuery } from '../../schemas';
 import { BULK_CAP, PREVIEW_ITEMS, REPORT_ITEMS } from '../../../queue/bulk';
 import { bulkReportSchema, consoleInfoSchema, deadLetterSchema, jobLookupSchema, newerCountSchema } from '../../responses';
-import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
+import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 export const consoleRoutes = [
   apiRoute('post', '/api/actions/{action}', {
@@ -96,12 +96,12 @@ export const consoleRoutes = [
       'Reads at most the 20,000 newest failed jobs (`complete` says whether that was all of them). Computed at most every 3 s for all viewers. ' +
       'List or act on a group with the `fingerprint` and `type` filters.',
     tags: ['console'],
-    responses: { '200': jsonResponse('The groups (at most 500).', deadLetterSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('The groups (at most 500).', deadLetterSchema), ...commonErrors },
   }),
   apiRoute('get', '/api/console', {
     operationId: 'consoleInfo',
     summary: "The console's installation: environment badge, lease settings, signal, version",
     tags: ['console'],
-    responses: { '200': jsonResponse('The settings.', consoleInfoSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('The settings.', consoleInfoSchema), ...commonErrors },
   }),
 ];

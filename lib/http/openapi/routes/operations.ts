@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { recoverBody } from '../../schemas';
 import { healthSchema, recoverReportSchema, statsSchema, workersSchema } from '../../responses';
-import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
+import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 export const operationRoutes = [
   apiRoute('post', '/api/recover', {
@@ -22,13 +22,13 @@ export const operationRoutes = [
     operationId: 'getStats',
     summary: 'Counts per status and queue, oldest due job, expired leases, workers alive',
     tags: ['operations'],
-    responses: { '200': jsonResponse('The counts.', statsSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('The counts.', statsSchema), ...commonErrors },
   }),
   apiRoute('get', '/api/workers', {
     operationId: 'listWorkers',
     summary: 'Worker process incarnations, newest heartbeat first',
     tags: ['operations'],
-    responses: { '200': jsonResponse('The worker processes.', workersSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('The worker processes.', workersSchema), ...commonErrors },
   }),
   apiRoute('get', '/api/health', {
     operationId: 'health',
@@ -49,6 +49,7 @@ export const operationRoutes = [
     summary: 'Prometheus metrics (text format 0.0.4)',
     tags: ['operations'],
     responses: {
+      ...noQueryError,
       '200': {
         description: 'Jobs per queue and status, worker counters and histograms, workers alive, signal backlog, process metrics.',
         content: { 'text/plain': { schema: z.string() } },
@@ -63,6 +64,7 @@ export const operationRoutes = [
     tags: ['operations'],
     security: [],
     responses: {
+      ...noQueryError,
       '200': jsonResponse('The document.', z.looseObject({ openapi: z.string(), paths: z.record(z.string(), z.unknown()) })),
     },
   }),

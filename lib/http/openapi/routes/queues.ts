@@ -2,14 +2,14 @@
 import { z } from 'zod';
 import { queueControlsBody, queueName } from '../../schemas';
 import { queueControlResultSchema, queueControlsSchema, schedulesSchema } from '../../responses';
-import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
+import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 export const queueRoutes = [
   apiRoute('get', '/api/queues', {
     operationId: 'listQueueControls',
     summary: 'The paused or limited queues, with their running jobs against the limits',
     tags: ['operations'],
-    responses: { '200': jsonResponse('Every queue that has controls (a queue not listed has none).', queueControlsSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('Every queue that has controls (a queue not listed has none).', queueControlsSchema), ...commonErrors },
   }),
   apiRoute('post', '/api/queues/{name}', {
     operationId: 'setQueueControls',
@@ -31,6 +31,6 @@ export const queueRoutes = [
     operationId: 'listSchedules',
     summary: 'The recurring jobs (cron schedules)',
     tags: ['operations'],
-    responses: { '200': jsonResponse('The schedules, with their next tick (database clock).', schedulesSchema), ...commonErrors },
+    responses: { ...noQueryError, '200': jsonResponse('The schedules, with their next tick (database clock).', schedulesSchema), ...commonErrors },
   }),
 ];
