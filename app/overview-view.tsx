@@ -62,6 +62,8 @@ export function OverviewView() {
   const s = stats.data;
   const t = s?.throughput;
   const times = t?.points.map((p) => p.t) ?? [];
+  // Due jobs with no id waiting in Redis for them.
+  const unrung = s ? s.signal.due - (s.signal.backlog ?? 0) : 0;
   return (
     <div className="space-y-6">
       <div className="flex flex-wrap items-center justify-between gap-3">
@@ -140,9 +142,9 @@ export function OverviewView() {
                     {int(s.signal.due)}
                   </strong>{' '}
                   due in PostgreSQL, <strong>{int(s.signal.backlog ?? 0)}</strong> ids waiting in Redis.{' '}
-                  {s.signal.due > (s.signal.backlog ?? 0) ? (
+                  {unrung > 0 ? (
                     <span className="text-amber-700 dark:text-amber-300">
-                      {int(s.signal.due - (s.signal.backlog ?? 0))} due {s.signal.due - (s.signal.backlog ?? 0) === 1 ? 'job has' : 'jobs have'} no wake-up id (every
+                      {int(unrung)} due {unrung === 1 ? 'job has' : 'jobs have'} no wake-up id (every
                       worker busy, or a ring was lost):{' '}
                       {s.workersAlive > 0
                         ? 'the recover sweep re-rings them after a grace period, or run Recover now.'

@@ -10,6 +10,7 @@ import { isUnreachable } from '../lib/db/client';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../lib/db/embedded';
 import type { Logger } from '../lib/log';
 import { resolveRedisUrl } from '../lib/redis-url';
+import { visible } from '../lib/ui/visible';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -67,9 +68,17 @@ export function configOrExit(): Config {
   try {
     return loadConfig();
   } catch (err) {
-    console.error(`leasehold: ${(err as Error).message}`);
+    console.error(configErrorText(err) ?? `leasehold: ${visible(String((err as Error)?.message ?? err))}`);
     process.exit(2);
   }
+}
+
+/** loadConfig's refusal as the command line prints it (one problem a line, each escaped), or null for any other error. */
+export function configErrorText(err: unknown): string | null {
+  const message = (err as Error)?.message;
+  if (!message?.startsWith('invalid configuration')) return null;
+  // Each line shown as it is, not its newline as an escape.
+  return `leasehold: ${message.split('\n').map((line) => visible(line)).join('\n')}`;
 }
 
 /** "postgres://user:***@host:port/db" — never print a password. */

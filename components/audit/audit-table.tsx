@@ -45,11 +45,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                 <button type="button" className="hover:underline" onClick={() => onAction?.(e.action)}>
                   {e.action}
                 </button>
-                {auditOptions(e) && (
-                  <span className="block font-sans text-zinc-500" data-testid="audit-options">
-                    {auditOptions(e)}
-                  </span>
-                )}
+                <AuditOptions entry={e} />
               </td>
               <td className="break-all px-2 py-1 text-xs">
                 <UserText text={auditTarget(e)} />
@@ -89,6 +85,15 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
       </table>
     </div>
   );
+}
+
+function AuditOptions({ entry }: { entry: Pick<AuditEntryDto, 'details'> }) {
+  const text = auditOptions(entry);
+  return text ? (
+    <span className="block font-sans text-zinc-500" data-testid="audit-options">
+      {text}
+    </span>
+  ) : null;
 }
 
 /** The options an action ran with, and what a recover rang, in words ("reset attempts · rang 3 wake-ups"). */

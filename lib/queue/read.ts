@@ -168,8 +168,6 @@ function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
  * (FAILED_ANCHOR's seen). A failing statement takes milliseconds; this is ample.
  */
 const NEWER_MARGIN_MS = 5_000;
-/** The most seen jobs the anchor carries; past it, the anchor is the read's clock (no margin). */
-const SEEN_CAP = FAILED_ANCHOR_SEEN_MAX;
 
 async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   const p = new SqlParams();
@@ -217,7 +215,7 @@ async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   const { rows: [meta] } = await db.query(
     `SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now, ${MICROS('now()')} AS now_us,
             ${MICROS(margin)} AS anchor_us,
-            (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > (${margin}, 0)`].join(' AND ')} LIMIT ${SEEN_CAP + 1}) t)::int AS seen`,
+            (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > (${margin}, 0)`].join(' AND ')} LIMIT ${FAILED_ANCHOR_SEEN_MAX + 1}) t)::int AS seen`,
     mq.values,
   );
   const page = found.slice(0, f.limit) as { finished_us: string; job_id: string }[];
@@ -230,7 +228,7 @@ async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
     dbNow: meta.db_now,
     headId: meta.head_id === null ? null : String(meta.head_id),
     // "New" is what the read did not see: what failed after the anchor, less what it saw.
-    newerAfter: meta.seen <= SEEN_CAP ? `${meta.anchor_us}.0.${meta.seen}` : `${meta.now_us}.0`,
+    newerAfter: meta.seen <= FAILED_ANCHOR_SEEN_MAX ? `${meta.anchor_us}.0.${meta.seen}` : `${meta.now_us}.0`,
     partial: null,
   };
 }
@@ -317,7 +315,7 @@ export async function countNewer(db: Executor, f: JobFilter, afterId: string): P
     // ids, less the ones the page's read saw there (listFailed).
     if (f.status !== 'failed') throw new QueueError('invalid_request', 'after: a place in the failed list goes with status=failed');
     // Never more than a read can have seen: the count's LIMIT grows with it.
-    const seen = Math.min(Number(anchor[3] ?? 0), SEEN_CAP);
+    const seen = Math.min(Number(anchor[3] ?? 0), FAILED_ANCHOR_SEEN_MAX);
     const { rows } = await db.query(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > ${failedPositionSql(p, `${anchor[1]}.${anchor[2]}`)}`].join(' AND ')} LIMIT ${seen + NEWER_CAP + 1}) t`,
       p.values,

@@ -1007,9 +1007,10 @@ SELECT c.*
  LIMIT $3`,
 };
 
-/** Workers serving queue `queueParam` that reported within `aliveParam` ms (database clock): the live ones. */
-const liveWorkersOn = (queueParam: string, aliveParam: string) =>
-  `stopped_at IS NULL AND heartbeat_at > now() - ${ms(aliveParam)} AND ${queueParam} = ANY(queues)`;
+/** Workers that reported within `aliveParam` ms (database clock) and have not stopped: the live ones. */
+const liveWorker = (aliveParam: string) => `stopped_at IS NULL AND heartbeat_at > now() - ${ms(aliveParam)}`;
+/** The live workers serving queue `queueParam`. */
+const liveWorkersOn = (queueParam: string, aliveParam: string) => `${liveWorker(aliveParam)} AND ${queueParam} = ANY(queues)`;
 
 /**
  * queueHandledTypes — what the live workers serving a queue can run: `types`, the union of
@@ -1042,7 +1043,7 @@ SELECT count(*) FILTER (WHERE $1 = ANY(queues))::int AS on_queue,
        count(*)::int AS anywhere,
        EXISTS (SELECT 1 FROM queues WHERE name = $1 AND paused_at IS NOT NULL) AS paused
   FROM workers
- WHERE stopped_at IS NULL AND heartbeat_at > now() - ${ms('$3')}`,
+ WHERE ${liveWorker('$3')}`,
 };
 
 /**

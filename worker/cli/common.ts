@@ -21,7 +21,7 @@ import { isJobIdText } from '../../lib/queue/job';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import { redisSettled } from '../../lib/redis-settled';
 import { visible } from '../../lib/ui/visible';
-import { resolveServices } from '../bootstrap';
+import { configErrorText, resolveServices } from '../bootstrap';
 
 /** Exit codes scripts can rely on (also in `--help` and the README). */
 export const EXIT = {
@@ -138,9 +138,9 @@ export function reportError(err: unknown): number {
     console.error(`leasehold: cannot reach the database: ${(err as Error).message || (err as { code?: string }).code}`);
     return EXIT.unreachable;
   }
-  if ((err as Error)?.message?.startsWith('invalid configuration')) {
-    // One problem a line: each line shown as it is, not its newline as an escape.
-    console.error(`leasehold: ${(err as Error).message.split('\n').map((line) => visible(line)).join('\n')}`);
+  const config = configErrorText(err);
+  if (config) {
+    console.error(config);
     return EXIT.usage;
   }
   if ((err as { code?: string })?.code === '42P01') {

@@ -164,18 +164,15 @@ export function JobView({ id }: { id: string }) {
               </dd>
             </div>
           </dl>
-          {lease === 'expired' &&
-            (d.workers?.anywhere === 0 ? (
-              <p className="mt-3 text-sm text-red-700 dark:text-red-300" data-testid="expired-notice">
-                <UserText text={j.workerId} /> stopped renewing this lease, and no worker is alive to run the recover sweep: nothing moves the job on until one
-                starts. Recover does it now.
-              </p>
-            ) : (
-              <p className="mt-3 text-sm text-red-700 dark:text-red-300" data-testid="expired-notice">
-                <UserText text={j.workerId} /> stopped renewing this lease. The recover sweep moves the job to retrying (or failed, with no attempts left) within a few
-                seconds; Recover does it now.
-              </p>
-            ))}
+          {lease === 'expired' && (
+            <p className="mt-3 text-sm text-red-700 dark:text-red-300" data-testid="expired-notice">
+              <UserText text={j.workerId} /> stopped renewing this lease.{' '}
+              {d.workers?.anywhere === 0
+                ? 'No worker is alive to run the recover sweep: nothing moves the job on until one starts.'
+                : 'The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;'}{' '}
+              Recover does it now.
+            </p>
+          )}
         </Card>
       )}
 
