@@ -7,7 +7,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useCallback, useState } from 'react';
 import { ActionDialog, type ActionOptionsState } from '@/components/actions/action-dialog';
-import { type ActionTarget, runAction } from '@/lib/api/actions';
+import { type ActionTarget, runAction, seenIn } from '@/lib/api/actions';
 import { actionKeys, deadLetterKeys, jobKeys, statsKeys, workerKeys } from '@/lib/api/keys';
 import type { BulkAction, BulkReportDto } from '@/lib/api/types';
 import { forbiddenFor, meQuery } from '@/lib/api/auth';
@@ -48,17 +48,19 @@ export function useActionFlow(): { start(r: ActionRequest): void; element: React
   const apply = useMutation({
     mutationFn: () => {
       const p = preview.data!;
-      // The set the preview showed. When it listed every job it matched, exactly those, by id:
-      // a job that left the filter since is reported skipped with why, and one that joined it
-      // (requeued into the status, say) is not touched. Past the listing's cap, the filter again,
-      // pinned to the preview: no job newer than it, none that finished after it.
+      // The set the preview showed. When it listed every job it matched, exactly those, by id,
+      // each as it was (seen): one that changed since is reported skipped with why, and one that
+      // joined the filter (requeued into the status, say) is not touched. Past the listing's cap,
+      // the filter again, pinned to the preview: no job newer than it, none that finished after it.
       const listedAll = p.total > 0 && !p.itemsTruncated && p.items.length === p.total;
       const target: ActionTarget =
         'filter' in req!.target && listedAll
-          ? { ids: p.items.map((i) => i.id) }
+          ? { ids: p.items.map((i) => i.id), seen: seenIn(p) }
           : 'filter' in req!.target && p.maxId
             ? { filter: { ...req!.target.filter, maxId: p.maxId, ...(p.finishedBy ? { finishedBy: p.finishedBy } : {}) } }
-            : req!.target;
+            : 'ids' in req!.target
+              ? { ids: req!.target.ids, seen: seenIn(p) }
+              : req!.target;
       const expectIds = 'all' in req!.target ? p.items.map((i) => i.id) : undefined;
       return runAction(req!.action, target, { ...options, preview: false, expectIds, ...(reason.trim() ? { reason: reason.trim().slice(0, 500) } : {}) });
     },

@@ -14,6 +14,7 @@ import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
 import { insertJob, jobRow } from '../../test/factories';
 import { uniquePrefix } from '../../test/processes';
+import { waitFor } from '../../test/wait';
 
 const db = await testDatabase();
 process.env.DATABASE_URL = db.url;
@@ -31,7 +32,7 @@ const deadLetter = await import('./dead-letter/route');
 const stats = await import('./stats/route');
 const consoleMeta = await import('./console/route');
 const queueRoute = await import('./queues/[name]/route');
-const { resolveFilter } = await import('@/lib/queue/bulk');
+const { applyAction, resolveFilter } = await import('@/lib/queue/bulk');
 
 const act = async (action: string, body: unknown) => {
   const res = await actions.POST(
@@ -140,6 +141,92 @@ describe('POST /api/actions/:action', () => {
     assert.equal((await jobRow(db.pool, seen)).status, 'queued');
   });
 
+  test('"all matching a filter": a job that changed between resolving the filter and its batch is left alone, with the reason', async () => {
+    // The action resolves the filter, then acts batch by batch: a job requeued, claimed and
+    // finished again in between still allows the action, but is not what the filter matched.
+    const cases = [
+      // delete failed: the failed job was requeued and has since completed (deletable too)
+      { action: 'delete', filter: { status: 'failed', queue: 'seen-d' }, before: 'failed', after: 'completed' },
+      // requeue failed: requeued, claimed and completed meanwhile (requeueable too)
+      { action: 'requeue', filter: { status: 'failed', queue: 'seen-r' }, before: 'failed', after: 'completed' },
+      // cancel queued: a worker claimed it meanwhile (a cancel request would stop it)
+      { action: 'cancel', filter: { status: 'queued', queue: 'seen-c' }, before: 'queued', after: 'running' },
+    ] as const;
+    for (const c of cases) {
+      const same = await insertJob(db.pool, { status: c.before, queue: c.filter.queue, type: 'demo.noop' });
+      const moved = await insertJob(db.pool, { status: c.before, queue: c.filter.queue, type: 'demo.noop' });
+      const resolved = await resolveFilter(db.pool, c.filter);
+      assert.deepEqual([...resolved.ids].sort(), [same, moved].sort());
+      await db.pool.query(
+        `UPDATE jobs SET status = $2::job_status, attempt_count = attempt_count + 1, max_attempts = max_attempts + 1,
+                         worker_id = 'w2', heartbeat_at = now(), started_at = now(),
+                         lease_expires_at = CASE WHEN $2 = 'running' THEN now() + interval '30 s' END,
+                         finished_at = CASE WHEN $2 = 'running' THEN NULL ELSE now() END
+          WHERE job_id = $1`,
+        [moved, c.after],
+      );
+      const r = await applyAction(db.pool, db.pool, c.action, resolved, {}, {});
+      assert.equal(r.changed, 1, `${c.action}: ${JSON.stringify(r.items)}`);
+      const skip = r.items.find((i) => i.id === moved)!;
+      assert.equal(skip.outcome, 'skipped');
+      assert.match(skip.reason!, new RegExp(`^changed since it was selected \\(${c.before}, attempt \\d; now ${c.after}, attempt \\d\\): left alone$`));
+      const row = await jobRow(db.pool, moved);
+      assert.equal(row.status, c.after, `${c.action} left the changed job as it was`);
+      assert.equal(row.cancel_requested_at, null);
+    }
+  });
+
+  test('"all matching a filter": a failure in flight at the preview\'s moment is waited for and shown, so the action does what the preview said', async () => {
+    const seen = await insertJob(db.pool, { status: 'failed', queue: 'flight-q', type: 'demo.noop' });
+    const late = await insertJob(db.pool, { status: 'running', queue: 'flight-q', type: 'demo.noop' });
+    // A failing transaction that began before the preview (its finished_at is its start)
+    // and commits while the preview runs: the pin lets it in, so the preview must list it.
+    const tx = await db.pool.connect();
+    let open = true;
+    try {
+      await tx.query('BEGIN');
+      await tx.query(`UPDATE jobs SET status = 'failed', lease_expires_at = NULL, finished_at = now() WHERE job_id = $1`, [late]);
+      const preview = act('requeue', { filter: { status: 'failed', queue: 'flight-q' }, preview: true });
+      await waitFor(
+        'the preview waiting for the open failure',
+        async () =>
+          (
+            await db.pool.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND query LIKE '%pg_snapshot_xip(%' AND pid <> pg_backend_pid()`,
+            )
+          ).rows[0].n > 0,
+        { intervalMs: 10 },
+      );
+      await tx.query('COMMIT');
+      open = false;
+      const pre = await preview;
+      assert.deepEqual(pre.body.items.map((i: { id: string }) => i.id).sort(), [seen, late].sort());
+      const done = await act('requeue', { filter: { status: 'failed', queue: 'flight-q', maxId: pre.body.maxId, finishedBy: pre.body.finishedBy } });
+      assert.equal(done.body.changed, 2);
+    } finally {
+      if (open) await tx.query('ROLLBACK').catch(() => {});
+      tx.release();
+    }
+  });
+
+  test('a selection given back with `seen` from its preview: a job that changed since is skipped as changed, the rest acted on', async () => {
+    const a = await insertJob(db.pool, { status: 'failed', queue: 'seen-ids', type: 'demo.noop' });
+    const b = await insertJob(db.pool, { status: 'failed', queue: 'seen-ids', type: 'demo.noop' });
+    const pre = await act('requeue', { ids: [a, b], preview: true });
+    const seen = Object.fromEntries(pre.body.items.map((i: { id: string; status: string; attempt: number }) => [i.id, { status: i.status, attempt: i.attempt }]));
+    assert.deepEqual(seen[a], { status: 'failed', attempt: 1 });
+    // While the operator reads the preview, b is requeued by someone else and completes.
+    await db.pool.query(`UPDATE jobs SET status = 'completed', attempt_count = 2, max_attempts = 4, finished_at = now() WHERE job_id = $1`, [b]);
+    const done = await act('requeue', { ids: [a, b], seen });
+    assert.equal(done.status, 200);
+    assert.equal(done.body.changed, 1);
+    const skip = done.body.items.find((i: { id: string }) => i.id === b);
+    assert.equal(skip.reason, 'changed since it was selected (failed, attempt 1; now completed, attempt 2): left alone');
+    assert.equal((await jobRow(db.pool, b)).status, 'completed');
+    assert.equal((await jobRow(db.pool, a)).status, 'queued');
+  });
+
   test('cancel and recover report per item; recover previews an expired lease and moves it', async () => {
     const queued = await insertJob(db.pool, { queue: 'act-c' });
     const done = await insertJob(db.pool, { status: 'completed', queue: 'act-c' });
@@ -216,6 +303,8 @@ describe('POST /api/actions/:action', () => {
     ['an unknown field', 'requeue', { ids: ['1'], force: true }, 400],
     ['a non-boolean option', 'requeue', { ids: ['1'], resetAttempts: 'yes' }, 400],
     ['malformed JSON', 'requeue', '{"ids": [', 400],
+    ['`seen` with a filter', 'requeue', { filter: { status: 'failed' }, seen: { '1': { status: 'failed', attempt: 1 } } }, 400],
+    ['`seen` with an unknown status', 'requeue', { ids: ['1'], seen: { '1': { status: 'lost', attempt: 1 } } }, 400],
   ];
   test('the message names the field once: an empty filter, a failed-list place with another list', async () => {
     const empty = await act('delete', { filter: { maxId: '5' } });

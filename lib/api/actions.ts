@@ -1,9 +1,18 @@
 /** Operator actions: preview, then apply, through POST /api/actions/:action. */
 import { api } from './client';
 import type { JobFilters } from './filters';
+import type { JobStatus } from '../queue/status';
 import type { BulkAction, BulkReportDto } from './types';
 
-export type ActionTarget = { ids: string[] } | { filter: JobFilters & { maxId?: string; finishedBy?: string } } | { all: true };
+/** `seen` with ids: each job as the preview showed it (the action skips one that changed since). */
+export type ActionTarget =
+  | { ids: string[]; seen?: Record<string, { status: JobStatus; attempt: number }> }
+  | { filter: JobFilters & { maxId?: string; finishedBy?: string } }
+  | { all: true };
+
+/** The preview's items as `seen`: what each listed job was when the operator looked. */
+export const seenIn = (report: BulkReportDto): Record<string, { status: JobStatus; attempt: number }> =>
+  Object.fromEntries(report.items.flatMap((i) => (i.status && i.attempt !== undefined ? [[i.id, { status: i.status, attempt: i.attempt }]] : [])));
 
 export interface ActionOptions {
   resetAttempts?: boolean;

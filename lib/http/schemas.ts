@@ -337,6 +337,14 @@ export const actionBody = z
     preview: z.boolean().optional().meta({ description: 'Only say what would happen; write nothing.' }),
     resetAttempts: z.boolean().optional().meta({ description: 'requeue: give the jobs a fresh attempt budget.' }),
     revokeLease: z.boolean().optional().meta({ description: 'requeue: also take back running jobs, revoking their live leases.' }),
+    seen: z
+      .record(jobId, z.object({ status: z.enum(jobStatus.enumValues), attempt: z.number().int().min(0) }).strict())
+      .refine((o) => Object.keys(o).length <= MAX_BULK_IDS, `at most ${MAX_BULK_IDS} jobs`)
+      .optional()
+      .meta({
+        description:
+          'With ids: each job as your preview showed it ({"42": {"status": "failed", "attempt": 2}}, from its items). A job that changed since (another status or attempt) is skipped as changed, even when the action would apply to it now; a job not named here is acted on as it stands.',
+      }),
     /** recover with `all`: the ids its preview listed, so each one not moved is reported with why. */
     expectIds: z
       .array(jobId)
@@ -349,6 +357,7 @@ export const actionBody = z
   .refine((b) => [b.ids, b.filter, b.all].filter((x) => x !== undefined).length === 1, {
     message: 'give exactly one of `ids`, `filter` or `all`',
   })
+  .refine((b) => !b.seen || b.ids, { message: 'goes with ids (a filter is resolved, and pinned, on the server)', path: ['seen'] })
   // Refused here, before anything is written (resolveFilter checks it again for the CLI).
   // No "filter: " in the message: the path puts it there (zodMessage, the CLI's issueText).
   .refine((b) => !b.filter || Object.keys(compactFilter(b.filter)).some((k) => !PIN_KEYS.includes(k)), {

@@ -2,21 +2,32 @@
  * Operator actions on one job, a selection, or every job matching a filter: a preview of
  * exactly what would be touched, then the action itself, batch by batch, through the very
  * ops.ts functions the worker and the CLI use (so each job is re-checked by its CAS
- * statement at the moment it is touched, and a job that changed since the preview is
- * skipped with the reason).
+ * statement at the moment it is touched: a job the action no longer applies to is skipped
+ * with the reason).
  *
  * "All matching a filter" is resolved to ids with keyset reads (windows of ids for
  * filters no index serves, as the list does), up to BULK_CAP jobs; a preview returns the
- * newest id it saw (maxId) and the action, given it back, never touches a job created
- * after the preview.
+ * newest id it saw (maxId) and the moment it began (finishedBy), and the action, given
+ * them back, never touches a job created, or finished, after the preview. The action
+ * resolves the filter again and acts only on the jobs as it saw them then (ops.ts Seen):
+ * one requeued, claimed or finished again while the batches run is left alone.
  */
 import type pg from 'pg';
 import type { Executor } from '../db/client';
 import { QueueError } from './errors';
 import { compactFilter, filterSql, type JobFilter, MICROS, PIN_KEYS, SqlParams } from './filters';
 import { fingerprintSql } from './fingerprint';
-import type { Job } from './job';
-import { type ActionOutcome, type ActionReport, describeRefusal, jobCancel, jobDelete, jobRecover, jobRequeue, RECOVER_PREVIEW_LIMIT } from './ops';
+import type { Job, Seen, SeenJobs } from './job';
+import {
+  type ActionOutcome,
+  type ActionReport,
+  describeRefusal,
+  jobCancel,
+  jobDelete,
+  jobRecover,
+  jobRequeue,
+  RECOVER_PREVIEW_LIMIT,
+} from './ops';
 import { idRange, jobsByIds, type ListedJob, SCAN_WINDOW, windowQuery } from './read';
 import type { ResultStore } from '../results';
 import type { Doorbell } from './signal';
@@ -41,7 +52,11 @@ const RESOLVE_BATCH = 5_000;
  */
 export const RECOVER_RUN_ROWS = 10_000;
 
-export type BulkTarget = { ids: readonly string[] } | { filter: JobFilter } | { all: true };
+/**
+ * `seen`, with ids: the jobs as the caller's preview showed them; each one that changed
+ * since (another status or attempt) is skipped as changed instead of acted on as it is now.
+ */
+export type BulkTarget = { ids: readonly string[]; seen?: SeenJobs } | { filter: JobFilter } | { all: true };
 
 export interface BulkOptions {
   resetAttempts?: boolean;
@@ -59,6 +74,8 @@ export interface BulkItem {
   type?: string;
   workerId?: string | null;
   leaseRemainingMs?: number | null;
+  /** Its attempt count (with status: what to give back as `seen` to act on it only as it was). */
+  attempt?: number;
 }
 
 /**
@@ -107,20 +124,21 @@ export interface BulkReport {
  * Every id matching a filter, newest first, at most `cap` (a 400 above it), with the pins
  * that make the same filter, given back, match no job the resolution could not see: the
  * newest id (maxId) and the moment it began (finishedBy, read first, so a job finishing
- * while it runs is left out rather than let in unseen).
+ * while it runs is left out rather than let in unseen), and each job as it was seen.
  */
 export async function resolveFilter(
   db: Executor,
   filter: JobFilter,
   cap = BULK_CAP,
-): Promise<{ ids: string[]; maxId: string | null; finishedBy: string | null }> {
+): Promise<{ ids: string[]; maxId: string | null; finishedBy: string | null; seen: Map<string, Seen> }> {
   const f = compactFilter(filter);
   if (Object.keys(f).filter((k) => !PIN_KEYS.includes(k)).length === 0) {
     throw new QueueError('invalid_request', 'filter: give at least one condition (an action on every job in the table is never implied)');
   }
-  f.finishedBy ??= (await db.query(`SELECT ${MICROS('now()')}::text AS us`)).rows[0].us as string;
+  f.finishedBy ??= await settledMoment(db);
+  const seen = new Map<string, Seen>();
   const range = await idRange(db);
-  if (range.max === null || range.min === null) return { ids: [], maxId: null, finishedBy: f.finishedBy };
+  if (range.max === null || range.min === null) return { ids: [], maxId: null, finishedBy: f.finishedBy, seen };
   const top = f.maxId && BigInt(f.maxId) < range.max ? BigInt(f.maxId) : range.max;
   const p = new SqlParams();
   const { conds, scans } = filterSql({ ...f, maxId: undefined }, p, fingerprintSql());
@@ -131,8 +149,11 @@ export async function resolveFilter(
     const lo = hi - window + 1n > range.min ? hi - window + 1n : range.min;
     let upper = hi;
     for (;;) {
-      const rows = await windowQuery(db, 'job_id::text AS id', conds, p.values, scans ? f.status : undefined, lo, upper, RESOLVE_BATCH);
-      for (const r of rows) ids.push(r.id);
+      const rows = await windowQuery(db, 'job_id::text AS id, status, attempt_count', conds, p.values, scans ? f.status : undefined, lo, upper, RESOLVE_BATCH);
+      for (const r of rows) {
+        ids.push(r.id);
+        seen.set(r.id, { status: r.status, attempt: r.attempt_count });
+      }
       if (ids.length > cap) {
         throw new QueueError(
           'invalid_request',
@@ -144,18 +165,56 @@ export async function resolveFilter(
     }
     hi = lo - 1n;
   }
-  return { ids, maxId: String(top), finishedBy: f.finishedBy };
+  return { ids, maxId: String(top), finishedBy: f.finishedBy, seen };
+}
+
+/** How long a preview waits for the writes in flight at its moment to end (see settledMoment). */
+export const SETTLE_WAIT_MS = 2_000;
+
+/**
+ * The moment a filter is pinned to (finishedBy), once the writes in flight at it have
+ * ended. A statement stamps finished_at (and a requeue's run_at) with its transaction's
+ * start, and its rows show only when it commits: one that began before the moment and
+ * committed after the preview's reads (a recover sweep failing 5,000 jobs in one
+ * statement, a worker's batch of failures waiting on a row lock) would match the pin at
+ * the action while its jobs were absent from the preview. Waiting until every transaction
+ * that held a transaction id at the moment has ended puts those jobs in the preview
+ * instead. Those are the snapshot's in-progress list and every id from its xmax up to one
+ * drawn now (a snapshot lists running ids only below the last completed one). Bounded: a
+ * transaction left open (a forgotten psql session) is waited for only so long. (A
+ * statement that has not written yet holds no transaction id: one blocked on its first
+ * row's lock across the moment can still escape.)
+ */
+async function settledMoment(db: Executor): Promise<string> {
+  const { rows } = await db.query(
+    `SELECT ${MICROS('now()')}::text AS us, pg_current_snapshot()::text AS snap, pg_current_xact_id()::text AS drawn`,
+  );
+  const { us, snap, drawn } = rows[0] as { us: string; snap: string; drawn: string };
+  const deadline = performance.now() + SETTLE_WAIT_MS;
+  for (let pause = 2; performance.now() < deadline; pause = Math.min(pause * 2, 50)) {
+    const open = await db.query(
+      `SELECT count(*)::int AS n
+         FROM (SELECT x FROM pg_snapshot_xip($1::pg_snapshot) x
+               UNION ALL
+               SELECT x::text::xid8 FROM generate_series(pg_snapshot_xmax($1::pg_snapshot)::text::bigint, $2::bigint - 1) x) t
+        WHERE pg_xact_status(x) = 'in progress'`,
+      [snap, drawn],
+    );
+    if (open.rows[0].n === 0) break;
+    await new Promise((r) => setTimeout(r, pause));
+  }
+  return us;
 }
 
 /** A bulk target with its filter resolved to ids (or the whole sweep, for recover). */
-export type ResolvedTarget = { all: true } | { ids: string[]; maxId: string | null; finishedBy: string | null };
+export type ResolvedTarget = { all: true } | { ids: string[]; maxId: string | null; finishedBy: string | null; seen?: SeenJobs };
 
 /**
  * The ids a bulk action will act on (a read: a filter over the cap is a 400 here). Callers
  * resolve before they open the action's audit entry, so a refused filter leaves none.
  */
 export async function resolveTarget(db: Executor, target: BulkTarget): Promise<ResolvedTarget> {
-  if ('ids' in target) return { ids: [...new Set(target.ids)], maxId: null, finishedBy: null };
+  if ('ids' in target) return { ids: [...new Set(target.ids)], maxId: null, finishedBy: null, seen: target.seen };
   if ('filter' in target) return resolveFilter(db, target.filter);
   return { all: true };
 }
@@ -218,7 +277,14 @@ function tally(report: BulkReport, reasonCounts: Map<string, { reason: string; c
 
 const itemOf = (job: ListedJob | Job | undefined) =>
   job
-    ? { status: job.status, queue: job.queue, type: job.type, workerId: job.workerId, leaseRemainingMs: 'leaseRemainingMs' in job ? job.leaseRemainingMs : undefined }
+    ? {
+        status: job.status,
+        attempt: job.attemptCount,
+        queue: job.queue,
+        type: job.type,
+        workerId: job.workerId,
+        leaseRemainingMs: 'leaseRemainingMs' in job ? job.leaseRemainingMs : undefined,
+      }
     : {};
 
 export async function previewAction(db: Executor, action: BulkAction, target: BulkTarget, o: BulkOptions, extra: RecoverExtras): Promise<BulkReport> {
@@ -280,14 +346,14 @@ export async function applyAction(
     if (action !== 'recover') throw new QueueError('invalid_request', '`all` is only for recover');
     return recoverAll(pool, false, extra, readDb);
   }
-  const { ids, maxId, finishedBy } = target;
+  const { ids, maxId, finishedBy, seen } = target;
   const report = emptyReport(action, false, ids.length, maxId, finishedBy);
   const reasons = new Map<string, { reason: string; count: number }>();
   const skippedItems: BulkItem[] = [];
   const changedItems: BulkItem[] = [];
   for (let k = 0; k < ids.length; k += OP_BATCH) {
     const batch = ids.slice(k, k + OP_BATCH);
-    const r = await runOp(pool, readDb, action, batch, o, extra);
+    const r = await runOp(pool, readDb, action, batch, o, extra, seen);
     for (const item of r.items) {
       bump(report.byOutcome, item.outcome);
       if (item.job) bump(report.byStatus, item.job.status);
@@ -312,14 +378,22 @@ export async function applyAction(
   return report;
 }
 
-async function runOp(pool: pg.Pool, readDb: Executor, action: BulkAction, ids: string[], o: BulkOptions, extra: RecoverExtras): Promise<ActionReport> {
+async function runOp(
+  pool: pg.Pool,
+  readDb: Executor,
+  action: BulkAction,
+  ids: string[],
+  o: BulkOptions,
+  extra: RecoverExtras,
+  seen: SeenJobs | undefined,
+): Promise<ActionReport> {
   switch (action) {
     case 'requeue':
-      return jobRequeue(pool, { ids, resetAttempts: o.resetAttempts, revokeLease: o.revokeLease, doorbell: extra.doorbell, results: extra.results });
+      return jobRequeue(pool, { ids, resetAttempts: o.resetAttempts, revokeLease: o.revokeLease, doorbell: extra.doorbell, results: extra.results, seen });
     case 'cancel':
-      return jobCancel(pool, { ids });
+      return jobCancel(pool, { ids, seen });
     case 'delete':
-      return jobDelete(pool, { ids, results: extra.results });
+      return jobDelete(pool, { ids, results: extra.results, seen });
     case 'recover': {
       const r = await jobRecover(pool, { ids, doorbell: extra.doorbell, signalGraceMs: extra.signalGraceMs, aliveWithinMs: extra.aliveWithinMs });
       return recoverItems(readDb, ids, r.expired);

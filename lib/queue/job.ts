@@ -87,6 +87,17 @@ export function toClaimedJob(r: any): ClaimedJob {
   };
 }
 
+/**
+ * A job as a bulk action's selection saw it (its filter resolved to ids): an action given
+ * these leaves alone every job that changed since — another status, or a new attempt —
+ * even when the action would be allowed on it now (statements.ts asSeen).
+ */
+export interface Seen {
+  status: JobStatus;
+  attempt: number;
+}
+export type SeenJobs = ReadonlyMap<string, Seen>;
+
 /** A lease this worker holds: the job and the fencing token its writes carry. */
 export interface Lease {
   jobId: string;

@@ -435,6 +435,40 @@ describe('operator actions', () => {
     assert.equal(await jobRow(db.pool, done), undefined);
   });
 
+  test('delete leaves no attempt of a deleted job behind, even one recorded while it waited on a row lock', async () => {
+    // The delete's statement waits on `held` (locked by another transaction); meanwhile
+    // `later` gets an attempt row (requeued, claimed and ended), which the statement's
+    // snapshot cannot see; then the delete goes on and deletes `later` too.
+    const held = await insertJob(db.pool, { status: 'failed' });
+    const later = await insertJob(db.pool, { status: 'failed' });
+    const locker = await db.pool.connect();
+    let open = true;
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM jobs WHERE job_id = $1 FOR UPDATE', [held]);
+      const deleting = ops.jobDelete(db.pool, { ids: [held, later] });
+      await waitFor('the delete waiting on the locked row', async () => {
+        const { rows } = await db.pool.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%DELETE FROM jobs%'`,
+        );
+        return rows[0].n > 0;
+      }, { intervalMs: 10 });
+      await db.pool.query(
+        `INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome) VALUES ($1, 2, $2, now(), now(), 'completed')`,
+        [later, W1],
+      );
+      await locker.query('COMMIT');
+      open = false;
+      assert.equal((await deleting).changed, 2);
+    } finally {
+      if (open) await locker.query('ROLLBACK').catch(() => {});
+      locker.release();
+    }
+    const { rows } = await db.pool.query('SELECT job_id FROM job_attempts WHERE job_id = ANY($1::bigint[])', [[held, later]]);
+    assert.deepEqual(rows, []);
+  });
+
   test('delete and requeue let go of a completed job\'s result: its blob is deleted too', async () => {
     const results = new FsResultStore(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-results-')));
     const withResult = async () => {

@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import { type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
-import { type ClaimedJob, type Job, type Lease, toClaimedJob, toJob } from './job';
+import { type ClaimedJob, type Job, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
 import { log } from '../log';
 import type { ResultStore } from '../results';
 import type { Doorbell, Ring } from './signal';
@@ -81,13 +81,20 @@ export async function jobEnqueue(
   inputs: readonly EnqueueInput[],
   opts: { doorbell?: Doorbell | null } = {},
 ): Promise<EnqueueResult[]> {
-  return enqueue(db, inputs, opts.doorbell, false);
+  return enqueue(db, inputs, opts.doorbell, 0);
 }
 
-/** jobEnqueue; `again`: the second try after a key's job was deleted in between (see below). */
-async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: Doorbell | null | undefined, again: boolean): Promise<EnqueueResult[]> {
+/**
+ * Tries of an insert whose idempotency key's job was deleted between the conflict and the
+ * lookup (an operator's delete, retention): the key is free again each time, so each try
+ * can only lose to a new job taking it, or to that one being deleted as fast.
+ */
+const KEY_FREED_TRIES = 5;
+
+/** jobEnqueue; `tries`: inserts tried before, their key's job deleted in between (see below). */
+async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: Doorbell | null | undefined, tries: number): Promise<EnqueueResult[]> {
   if (inputs.length === 0) return [];
-  if (inputs.length === 1) return enqueueOne(db, inputs[0]!, doorbell, again);
+  if (inputs.length === 1) return enqueueOne(db, inputs[0]!, doorbell, tries);
   const { rows } = await run(db, sql.jobEnqueue, [
     inputs.map((i) => i.queue ?? DEFAULT_QUEUE),
     inputs.map((i) => i.type),
@@ -120,9 +127,9 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
     });
     if (gone.length) {
       // The job holding the key was deleted in between (an operator, or retention): the key
-      // is free again, and the insert is tried once more — a second miss is reported.
-      if (again) throw new Error(`idempotency key ${JSON.stringify(inputs[gone[0]!]!.idempotencyKey)} conflicted but no job holds it`);
-      const retried = await enqueue(db, gone.map((k) => inputs[k]!), doorbell, true);
+      // is free again, and the insert is tried again.
+      if (tries + 1 >= KEY_FREED_TRIES) throw new Error(`idempotency key ${JSON.stringify(inputs[gone[0]!]!.idempotencyKey)} conflicted but no job holds it`);
+      const retried = await enqueue(db, gone.map((k) => inputs[k]!), doorbell, tries + 1);
       gone.forEach((k, n) => (results[k] = retried[n]!));
     }
   }
@@ -133,7 +140,7 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
   return results;
 }
 
-async function enqueueOne(db: Executor, i: EnqueueInput, doorbell?: Doorbell | null, again = false): Promise<EnqueueResult[]> {
+async function enqueueOne(db: Executor, i: EnqueueInput, doorbell: Doorbell | null | undefined, tries: number): Promise<EnqueueResult[]> {
   const { rows } = await run(db, sql.jobEnqueueOne, [
     i.queue ?? DEFAULT_QUEUE,
     i.type,
@@ -146,8 +153,8 @@ async function enqueueOne(db: Executor, i: EnqueueInput, doorbell?: Doorbell | n
   if (!r) {
     const existing = await run(db, sql.jobIdsByIdempotencyKey, [[i.idempotencyKey]]);
     const hit = existing.rows[0];
-    // Deleted in between (an operator, or retention): the key is free again; one more try.
-    if (!hit && !again) return enqueueOne(db, i, doorbell, true);
+    // Deleted in between (an operator, or retention): the key is free again; another try.
+    if (!hit && tries + 1 < KEY_FREED_TRIES) return enqueueOne(db, i, doorbell, tries + 1);
     if (!hit) throw new Error(`idempotency key ${JSON.stringify(i.idempotencyKey)} conflicted but no job holds it`);
     return [{ id: String(hit.job_id), queue: hit.queue, created: false }];
   }
@@ -441,11 +448,24 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
   }
 }
 
+
+/** The statements' asSeen parameter for these ids: {"42": "failed:2"} (an id left out: no expectation), or null. */
+function seenParam(ids: readonly string[], seen: SeenJobs | undefined): string | null {
+  if (!seen?.size) return null;
+  const o: Record<string, string> = {};
+  for (const id of ids) {
+    const v = seen.get(id);
+    if (v) o[id] = `${v.status}:${v.attempt}`;
+  }
+  return JSON.stringify(o);
+}
+
 async function report(
   db: Executor,
   ids: readonly string[],
   changed: Map<string, { outcome: ActionOutcome; job?: Job }>,
   action: Parameters<typeof describeRefusal>[0],
+  seen?: SeenJobs,
 ): Promise<ActionReport> {
   const missing = ids.filter((id) => !changed.has(id));
   const current = await currentRows(db, missing);
@@ -455,6 +475,11 @@ async function report(
     const cur = current.get(id);
     if (!cur) return { id, ok: false, outcome: 'not_found', reason: 'no such job' };
     const { leaseRemainingMs: _, ...job } = cur;
+    const was = seen?.get(id);
+    if (was && (was.status !== cur.status || was.attempt !== cur.attemptCount)) {
+      const reason = `changed since it was selected (${was.status}, attempt ${was.attempt}; now ${cur.status}, attempt ${cur.attemptCount}): left alone`;
+      return { id, ok: false, outcome: 'skipped', reason, job };
+    }
     return { id, ok: false, outcome: 'skipped', reason: describeRefusal(action, cur), job };
   });
   const ok = items.filter((i) => i.ok).length;
@@ -464,16 +489,16 @@ async function report(
 const uniq = (ids: readonly string[]) => [...new Set(ids)];
 
 /** jobCancel — cancel waiting jobs at once; ask running ones to stop. */
-export async function jobCancel(db: Executor, p: { ids: readonly string[] }): Promise<ActionReport> {
+export async function jobCancel(db: Executor, p: { ids: readonly string[]; seen?: SeenJobs }): Promise<ActionReport> {
   const ids = uniq(p.ids);
-  const { rows } = await run(db, sql.jobCancel, [ids]);
+  const { rows } = await run(db, sql.jobCancel, [ids, seenParam(ids, p.seen)]);
   const changed = new Map(
     rows.map((r) => {
       const job = toJob(r);
       return [job.id, { outcome: (job.status === 'running' ? 'cancel_requested' : 'cancelled') as ActionOutcome, job }];
     }),
   );
-  return report(db, ids, changed, 'cancel');
+  return report(db, ids, changed, 'cancel', p.seen);
 }
 
 /**
@@ -483,12 +508,19 @@ export async function jobCancel(db: Executor, p: { ids: readonly string[] }): Pr
  */
 export async function jobRequeue(
   db: Executor,
-  p: { ids: readonly string[]; resetAttempts?: boolean; revokeLease?: boolean; doorbell?: Doorbell | null; results?: ResultStore | null },
+  p: {
+    ids: readonly string[];
+    resetAttempts?: boolean;
+    revokeLease?: boolean;
+    doorbell?: Doorbell | null;
+    results?: ResultStore | null;
+    seen?: SeenJobs;
+  },
 ): Promise<ActionReport> {
   const ids = uniq(p.ids);
   const changed = new Map<string, { outcome: ActionOutcome; job?: Job }>();
   const requeue = async (these: string[]) => {
-    const { rows } = await run(db, sql.jobRequeue, [these, !!p.resetAttempts]);
+    const { rows } = await run(db, sql.jobRequeue, [these, !!p.resetAttempts, seenParam(these, p.seen)]);
     for (const r of rows) changed.set(String(r.job_id), { outcome: 'requeued', job: toJob(r) });
     await dropResults(p.results, rows.map((r) => r.dropped_result_key));
   };
@@ -496,26 +528,32 @@ export async function jobRequeue(
   if (p.revokeLease) {
     const running = ids.filter((id) => !changed.has(id));
     if (running.length) {
-      const revoked = await run(db, sql.jobRevoke, [running, 'lease revoked by an operator (requeue)', !!p.resetAttempts]);
+      const revoked = await run(db, sql.jobRevoke, [running, 'lease revoked by an operator (requeue)', !!p.resetAttempts, seenParam(running, p.seen)]);
       for (const r of revoked.rows) changed.set(String(r.job_id), { outcome: 'revoked', job: toJob(r) });
       // A job its worker completed or failed between the two statements is no longer
       // running, so the revoke refused it; it is requeueable now, and the operator asked
       // for it to run again (it was refused as "already completed", 14 of 400 in a review).
-      const finished = running.filter((id) => !changed.has(id));
+      // Not one the caller saw running (seen): it changed since it was selected.
+      const finished = running.filter((id) => !changed.has(id) && !p.seen?.has(id));
       if (finished.length) await requeue(finished);
     }
   }
   if (p.doorbell) await p.doorbell.ring([...changed.values()].map(({ job }) => ({ jobId: job!.id, queue: job!.queue })));
-  return report(db, ids, changed, p.revokeLease ? 'revoke' : 'requeue');
+  return report(db, ids, changed, p.revokeLease ? 'revoke' : 'requeue', p.seen);
 }
 
 /** jobDelete — delete finished jobs and their attempts (and their results, given the store). */
-export async function jobDelete(db: Executor, p: { ids: readonly string[]; results?: ResultStore | null }): Promise<ActionReport> {
+export async function jobDelete(db: Executor, p: { ids: readonly string[]; results?: ResultStore | null; seen?: SeenJobs }): Promise<ActionReport> {
   const ids = uniq(p.ids);
-  const { rows } = await run(db, sql.jobDelete, [ids]);
+  const { rows } = await run(db, sql.jobDelete, [ids, seenParam(ids, p.seen)]);
+  const gone = rows.map((r) => String(r.job_id));
+  // The statement deleted the attempts its snapshot saw; one committed while it waited on a
+  // row lock (the job requeued, claimed and ended meanwhile) is deleted now, the job row
+  // being gone (no attempt can be recorded for it any more).
+  if (gone.length) await run(db, sql.attemptsOfDeletedJobs, [gone]);
   await dropDeletedResults(p.results, rows.map((r) => [String(r.job_id), r.result_key]));
-  const changed = new Map(rows.map((r) => [String(r.job_id), { outcome: 'deleted' as ActionOutcome }]));
-  return report(db, ids, changed, 'delete');
+  const changed = new Map(gone.map((id) => [id, { outcome: 'deleted' as ActionOutcome }]));
+  return report(db, ids, changed, 'delete', p.seen);
 }
 
 /**

@@ -31,8 +31,8 @@ const BACKLOG = 'backlog';
 const STRANDED = 'stranded';
 
 before(async () => {
-  // 190k completed, 5k failed, 4k queued, 1k running (a tenth of them with expired leases);
-  // and a backlog: 30k due jobs in one more queue.
+  // 190k completed (each with its attempt row), 5k failed, 4k queued, 1k running (a tenth
+  // of them with expired leases); and a backlog: 30k due jobs in one more queue.
   await db.pool.query(`
     INSERT INTO jobs (queue, type, status, payload, attempt_count, started_at, finished_at)
     SELECT 'q' || (i % 5), 'demo.noop', 'completed', '{}', 1, now(), now() FROM generate_series(1, 190000) i;
@@ -46,7 +46,11 @@ before(async () => {
     INSERT INTO jobs (queue, type, status, payload) SELECT '${BACKLOG}', 'demo.noop', 'queued', '{}' FROM generate_series(1, 30000) i;
     INSERT INTO jobs (queue, type, status, payload, run_at) SELECT '${STRANDED}', 'other.gone', 'queued', '{}', now() - interval '1 hour' FROM generate_series(1, 30000) i;
     INSERT INTO jobs (queue, type, status, payload) SELECT '${STRANDED}', 'demo.noop', 'queued', '{}' FROM generate_series(1, 100) i;
-    ANALYZE jobs;`);
+    -- attempt history for the completed jobs (an empty table is read whole, rightly)
+    INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+    SELECT job_id, 1, 'w1', now(), now(), 'completed' FROM jobs WHERE status = 'completed';
+    ANALYZE jobs;
+    ANALYZE job_attempts;`);
   ids = (await db.pool.query(`SELECT job_id FROM jobs WHERE status = 'running' ORDER BY job_id LIMIT 100`)).rows.map((r) => String(r.job_id));
 });
 
@@ -128,7 +132,11 @@ const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['due jobs waiting for a signal in a backlog', sql.jobDueWaiting, () => [BACKLOG, 1000, 1000], /jobs_claim_idx/],
   ['due jobs of handled types waiting for a signal behind a backlog of others', sql.jobDueWaitingOfTypes, () => [STRANDED, 1000, 1000, TYPES], /jobs_claim_type_idx/],
   ['queues with due jobs', sql.jobDueQueues, () => [], /jobs_claim_idx/],
-  ['delete finished jobs (an operator\'s)', sql.jobDelete, () => [ids], /jobs_pkey/],
+  ['delete finished jobs (an operator\'s)', sql.jobDelete, () => [ids, null], /jobs_pkey/],
+  ['delete finished jobs as a filter saw them', sql.jobDelete, () => [ids, byId('failed:1')], /jobs_pkey/],
+  ['requeue jobs as a filter saw them', sql.jobRequeue, () => [ids, false, byId('failed:1')], /jobs_pkey/],
+  ['cancel jobs as a filter saw them', sql.jobCancel, () => [ids, byId('queued:0')], /jobs_pkey/],
+  ['attempts of deleted jobs', sql.attemptsOfDeletedJobs, () => [ids], /job_attempts_job_id_attempt_pk/],
   ['retention: finished jobs of a range of ids past their window', sql.jobPrune, () => [0, 5000, 7 * 86_400_000, null, 7 * 86_400_000, 7 * 86_400_000], /jobs_pkey/],
 ];
 

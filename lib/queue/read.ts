@@ -8,7 +8,7 @@ import { type Executor, onOneSnapshot } from '../db/client';
 import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
-import { type Job, MAX_JOB_ID, toJob } from './job';
+import { type Job, MAX_JOB_ID, type Seen, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
 
@@ -541,7 +541,11 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
  * The ids of the jobs matching a filter, newest first, one keyset page at a time (the
  * CLI's bulk actions resolve "all matching" with it, then act batch by batch).
  */
-export async function listJobIds(db: Executor, f: ListFilters): Promise<{ ids: string[]; nextCursor: string | null }> {
+export async function listJobIds(db: Executor, f: ListFilters): Promise<{ ids: string[]; seen: [string, Seen][]; nextCursor: string | null }> {
   const page = await listJobs(db, f);
-  return { ids: page.jobs.map((j) => j.id), nextCursor: page.nextCursor };
+  return {
+    ids: page.jobs.map((j) => j.id),
+    seen: page.jobs.map((j) => [j.id, { status: j.status, attempt: j.attemptCount }]),
+    nextCursor: page.nextCursor,
+  };
 }

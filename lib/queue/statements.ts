@@ -49,6 +49,16 @@ const msLong = (param: string) => `(${param}::bigint * interval '1 millisecond')
  */
 const at = (param: string, type: string) => `(${param}::jsonb ->> jobs.job_id::text)::${type}`;
 
+/**
+ * The job is as the caller's selection saw it: `param` is a JSON object keyed by job id
+ * ({"42": "failed:2"}: status and attempt_count when the selection was made — a filter
+ * resolved, a preview shown); a job it does not name, or a NULL, has no expectation. An
+ * action acts on what was selected: a job that changed meanwhile (requeued, claimed,
+ * finished again) is left alone, even when the new state would allow the action too
+ * ("delete failed" must not delete the job a worker has since completed).
+ */
+const asSeen = (param: string) => `coalesce(${at(param, 'text')} = jobs.status::text || ':' || jobs.attempt_count, true)`;
+
 /** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
 const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
   worker_id, heartbeat_at, lease_expires_at, run_at, cancel_requested_at, idempotency_key,
@@ -726,8 +736,8 @@ SELECT job_id, queue FROM done`,
  * jobCancel — an operator cancels jobs. Waiting jobs end at once; a running job gets a
  * cancel request that its worker observes through its next heartbeat (and that recover
  * turns into `cancelled` if the worker is gone).
- * Params: $1 job_id[].
- * Compare: queued or retrying; or running without a cancel request yet.
+ * Params: $1 job_id[], $2 the jobs as the caller saw them (asSeen; NULL = no expectation).
+ * Compare: queued or retrying; or running without a cancel request yet; as seen.
  * Returns: job_id and new status (cancelled, or running = requested) of each changed job.
  */
 export const jobCancel: Statement = {
@@ -739,15 +749,17 @@ UPDATE jobs
        cancel_requested_at = now()
  WHERE job_id = ANY($1::bigint[])
    AND (status IN ('queued', 'retrying') OR (status = 'running' AND cancel_requested_at IS NULL))
+   AND ${asSeen('$2')}
 RETURNING ${JOB_COLUMNS}`,
 };
 
 /**
  * jobRequeue — an operator puts finished or waiting jobs back in the queue, due now ("run
  * now", for a retry waiting out its backoff or a job scheduled for later).
- * Params: $1 job_id[], $2 reset_attempts (boolean).
+ * Params: $1 job_id[], $2 reset_attempts (boolean), $3 the jobs as the caller saw them
+ *         (asSeen; NULL = no expectation).
  * Compare: failed, cancelled, completed or retrying, or queued but not due yet (a running
- *          job is refused: use jobRevoke; a queued job already due is left as it is).
+ *          job is refused: use jobRevoke; a queued job already due is left as it is); as seen.
  * Swap: queued, run_at = now(). attempt_count never goes down (it is the fencing token);
  *       instead max_attempts is raised so the job has at least one attempt left, or a
  *       whole fresh budget (attempt_budget) with $2. A completed job's result and
@@ -769,9 +781,10 @@ UPDATE jobs
        checkpoints = CASE WHEN status = 'completed' THEN NULL ELSE checkpoints END,
        max_attempts = GREATEST(max_attempts, attempt_count + CASE WHEN $2::boolean THEN attempt_budget ELSE 1 END)
   FROM (SELECT job_id AS before_id, result_key AS dropped_result_key FROM jobs
-         WHERE job_id = ANY($1::bigint[]) AND ${requeueable} FOR UPDATE) before
+         WHERE job_id = ANY($1::bigint[]) AND ${requeueable} AND ${asSeen('$3')} FOR UPDATE) before
  WHERE job_id = before.before_id
    AND ${requeueable}
+   AND ${asSeen('$3')}
 RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
 };
 
@@ -779,8 +792,9 @@ RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
  * jobRevoke — an operator takes running jobs away from their owners (explicitly chosen):
  * the job is queued again, and because status leaves 'running' the old owner's fence no
  * longer matches: its heartbeat, completion and failure all change nothing.
- * Params: $1 job_id[], $2 reason, $3 reset the attempt budget (boolean).
- * Compare: status = 'running'.
+ * Params: $1 job_id[], $2 reason, $3 reset the attempt budget (boolean), $4 the jobs as
+ *         the caller saw them (asSeen; NULL = no expectation).
+ * Compare: status = 'running'; as seen.
  * Swap: queued, due now, lease cleared, the revoked attempt given back (max_attempts + 1;
  *       with $3, at least a whole budget after it, as jobRequeue gives) and recorded as `aborted`.
  * Returns: the requeued rows.
@@ -794,6 +808,7 @@ WITH done AS (
          max_attempts = GREATEST(max_attempts + 1, attempt_count + CASE WHEN $3::boolean THEN attempt_budget ELSE 0 END)
    WHERE job_id = ANY($1::bigint[])
      AND status = 'running'
+     AND ${asSeen('$4')}
   RETURNING ${JOB_COLUMNS}
 ), recorded AS (
   INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
@@ -804,8 +819,8 @@ SELECT * FROM done`,
 
 /**
  * jobDelete — an administrator deletes finished jobs, and their attempts with them.
- * Params: $1 job_id[].
- * Compare: completed, failed or cancelled (never a job that may still run).
+ * Params: $1 job_id[], $2 the jobs as the caller saw them (asSeen; NULL = no expectation).
+ * Compare: completed, failed or cancelled (never a job that may still run); as seen.
  * Returns: the deleted job ids, and their result keys (the caller deletes those blobs).
  */
 export const jobDelete: Statement = {
@@ -815,11 +830,25 @@ WITH gone AS (
   DELETE FROM jobs
    WHERE job_id = ANY($1::bigint[])
      AND status IN ('completed', 'failed', 'cancelled')
+     AND ${asSeen('$2')}
   RETURNING job_id, result_key
 ), attempts AS (
   DELETE FROM job_attempts WHERE job_id = ANY (ARRAY(SELECT job_id FROM gone))
 )
 SELECT job_id, result_key FROM gone`,
+};
+
+/**
+ * attemptsOfDeletedJobs — the attempt rows of deleted jobs, left by jobDelete when they
+ * committed after its snapshot (it waited on a row lock meanwhile). Only jobs with no row.
+ * Params: $1 job_id[].
+ */
+export const attemptsOfDeletedJobs: Statement = {
+  name: 'leasehold_attempts_of_deleted_jobs',
+  text: `
+DELETE FROM job_attempts a
+ WHERE a.job_id = ANY($1::bigint[])
+   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = a.job_id)`,
 };
 
 /**

@@ -9,6 +9,7 @@ import { jobActionEntry } from '../../lib/audit/log';
 import { jobFilter, MAX_BULK_IDS } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
+import type { Seen, SeenJobs } from '../../lib/queue/job';
 import { listJobIds } from '../../lib/queue/read';
 import { JOB_STATUSES } from '../../lib/queue/status';
 import { loadConfig } from '../../lib/config';
@@ -58,7 +59,8 @@ const addFilterOptions = (cmd: Command) =>
     .option('--json', 'print JSON')
     .option('--reason <text>', 'why (kept in the audit log)');
 
-type Act = (q: Queue, ids: string[]) => Promise<ops.ActionReport>;
+/** Acts on these ids; `seen`: the jobs as a filter's resolution saw them (ops.ts asSeen), absent for ids given by hand. */
+type Act = (q: Queue, ids: string[], seen?: SeenJobs) => Promise<ops.ActionReport>;
 
 /** Ids from the arguments, or every job matching the filter (resolved page by page). */
 async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act: Act) {
@@ -86,11 +88,13 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
     // 1. Resolve the filter to ids first: the set acted on is the jobs that matched when the
     //    command started (jobs that enter the status meanwhile are not swept up).
     const matched: string[] = [];
+    const seen = new Map<string, Seen>();
     const finding = progressBar(showProgress, { label: 'finding jobs', total: null });
     let cursor: string | undefined;
     do {
       const page = await listJobIds(q.pool, { ...filters, cursor, limit: Math.min(MAX_BULK_IDS, limit - matched.length) });
       matched.push(...page.ids);
+      for (const [id, s] of page.seen) seen.set(id, s);
       finding.update(matched.length);
       cursor = page.nextCursor ?? undefined;
     } while (cursor && matched.length < limit);
@@ -100,7 +104,8 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
       return console.log(`dry run: ${matched.length} job(s) match; nothing changed`);
     }
 
-    // 2. Act batch by batch; each batch is one CAS statement that re-checks every row.
+    // 2. Act batch by batch; each batch is one CAS statement that re-checks every row, and
+    //    leaves alone a job that changed since step 1 (requeued, claimed, finished again).
     const total = await auditCli(
       q.pool,
       { action: `bulk.${verb}`, target: { filter: filters, limit: o.limit ?? null }, jobIds: matched, reason: o.reason, details: { matched: matched.length } },
@@ -108,7 +113,7 @@ async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act:
         const t = { matched: matched.length, changed: 0, skipped: 0, outcomes: {} as Record<string, number>, skippedReasons: {} as Record<string, number> };
         const bar = progressBar(showProgress, { label: verb, total: matched.length, unit: 'jobs' });
         for (let k = 0; k < matched.length; k += MAX_BULK_IDS) {
-          const r = await act(q, matched.slice(k, k + MAX_BULK_IDS));
+          const r = await act(q, matched.slice(k, k + MAX_BULK_IDS), seen);
           t.changed += r.changed;
           t.skipped += r.skipped;
           for (const i of r.items) {
@@ -156,8 +161,8 @@ export function addActionCommands(program: Command) {
     .action(async (ids: string[], o: FilterOptions & { resetAttempts?: boolean; revokeLease?: boolean }) => {
       // A completed job's last result is let go: deleted here, as the console does.
       const results = new FsResultStore(resultsDir(loadConfig()));
-      await resolveAndAct('requeue', ids, o, ({ pool, doorbell }, batch) =>
-        ops.jobRequeue(pool, { ids: batch, resetAttempts: !!o.resetAttempts, revokeLease: !!o.revokeLease, doorbell, results }),
+      await resolveAndAct('requeue', ids, o, ({ pool, doorbell }, batch, seen) =>
+        ops.jobRequeue(pool, { ids: batch, resetAttempts: !!o.resetAttempts, revokeLease: !!o.revokeLease, doorbell, results, seen }),
       );
     });
 
@@ -174,7 +179,7 @@ export function addActionCommands(program: Command) {
   )
     .addHelpText('after', `\nExamples:\n  leasehold cancel 42\n  leasehold cancel --status queued --queue imports\n${EXIT_CODES_HELP}`)
     .action(async (ids: string[], o: FilterOptions) => {
-      await resolveAndAct('cancel', ids, o, ({ pool }, batch) => ops.jobCancel(pool, { ids: batch }));
+      await resolveAndAct('cancel', ids, o, ({ pool }, batch, seen) => ops.jobCancel(pool, { ids: batch, seen }));
     });
 
   program

@@ -9,7 +9,7 @@ import { serverContext } from '@/lib/server/context';
 
 /**
  * POST /api/actions/{requeue|cancel|delete|recover}
- *   {ids | filter | all, preview?, resetAttempts?, revokeLease?, expectIds?, reason?}
+ *   {ids | filter | all, preview?, resetAttempts?, revokeLease?, seen?, expectIds?, reason?}
  * With `preview: true`: what the action would touch (count, per status, the first items
  * with what would happen to each). Without: the action, batch by batch through the same
  * lib/queue/ops functions the worker uses, and a per-item report (skips with reasons).
@@ -22,7 +22,8 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   if (action === 'delete' && !roleAtLeast(who.role, 'admin')) throw new QueueError('forbidden', `${who.name} may not delete jobs: it needs the admin role`);
   const body = actionBody.parse(await readJson(req, 256 * 1024));
   if (body.all && action !== 'recover') throw new QueueError('invalid_request', 'all: only recover acts on everything (its sweep); give ids or a filter');
-  const target: BulkTarget = body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true };
+  const seen = body.seen ? new Map(Object.entries(body.seen)) : undefined;
+  const target: BulkTarget = body.ids ? { ids: body.ids, seen } : body.filter ? { filter: body.filter } : { all: true };
   const { pool, readPool, doorbell, cfg, results } = serverContext();
   const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
   const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, aliveWithinMs: cfg.leaseMs, expectIds: body.expectIds, results };
