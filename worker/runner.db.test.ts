@@ -502,6 +502,7 @@ describe('claiming through faults', () => {
     const pool = createPool(db.url, { name: 'faulty', max: 5 });
     t.after(() => pool.end());
     const failing = new Map<string, { left: number; committed: boolean; then?: () => void }>();
+    const stalled = new Map<string, { left: number; ms: number }>();
     const proxy = new Proxy(pool, {
       get(target, prop) {
         if (prop === 'query') {
@@ -509,6 +510,11 @@ describe('claiming through faults', () => {
             const name = (q as { name?: string })?.name;
             const fault = name ? failing.get(name) : undefined;
             const query = () => (target.query as (...a: unknown[]) => Promise<unknown>)(q, ...rest);
+            const stall = name ? stalled.get(name) : undefined;
+            if (stall && stall.left > 0) {
+              stall.left--;
+              return new Promise((r) => setTimeout(r, stall.ms)).then(query);
+            }
             if (!fault || fault.left === 0) return query();
             fault.left--;
             const lost = Object.assign(new Error(`injected: ${name} lost its connection`), { code: '57P01' });
@@ -525,6 +531,8 @@ describe('claiming through faults', () => {
       fail: (statement: string, times = 1) => failing.set(statement, { left: times, committed: false }),
       /** `then`: called once the caller has its error. */
       loseAnswer: (statement: string, times = 1, then?: () => void) => failing.set(statement, { left: times, committed: true, then }),
+      /** The statement reaches the database `ms` late (a stalled server, a wait for a connection). */
+      stall: (statement: string, ms: number, times = 1) => stalled.set(statement, { left: times, ms }),
     };
   }
 
@@ -613,6 +621,58 @@ describe('claiming through faults', () => {
     await waitFor('the second job to be handed back', async () => (await reasons(unrun)).includes(handedBack));
     assert.deepEqual(await reasons(ran), [], 'the job that ran is not handed back (its attempt is not given back)');
     assert.equal((await jobRow(db.pool, ran)).status, 'running', 'left for the recover sweep');
+  });
+
+  test('a job that ran but whose outcome could not be recorded is not handed back as unrun even leases later, while no sweep has taken it', async (t) => {
+    // What a database outage longer than two leases does: no sweep runs, the attempt stays
+    // ours in the database, and the first claim after it comes back loses its answer.
+    const { pool, fail, loseAnswer } = faultyPool(t);
+    const leaseMs = 1_000;
+    const { runner, enqueue } = await makeRunner(t, {
+      pool,
+      heartbeatUrl: 'postgres://127.0.0.1:1/nowhere', // no renewal succeeds: the lease runs out locally
+      leaseMs,
+      pollMs: 600_000, // no claim from PostgreSQL takes the expired lease over (no sweep either: recoverMs)
+      handlers: { 'test.block': () => undefined },
+    });
+    fail('leasehold_job_complete', 1_000); // its outcome never reaches the database
+    const ran = await enqueue();
+    await waitFor('the runner to let the job go', async () => runner.inFlight === 0 && (await jobRow(db.pool, ran)).status === 'running');
+    await waitFor('three leases to pass since its lease ended, by the database clock', async () => {
+      const { rows } = await db.pool.query(`SELECT lease_expires_at < now() - $2::int * interval '1 ms' AS long FROM jobs WHERE job_id = $1`, [ran, 3 * leaseMs]);
+      return rows[0].long;
+    });
+    for (const st of ['leasehold_job_claim_fresh', 'leasehold_job_claim', 'leasehold_job_claim_next']) loseAnswer(st);
+    const unrun = await enqueue();
+    const reasons = async (id: string) => (await db.pool.query('SELECT error FROM job_attempts WHERE job_id = $1', [id])).rows.map((r) => r.error);
+    await waitFor('the second job to be handed back', async () => (await reasons(unrun)).length > 0);
+    assert.deepEqual(await reasons(ran), [], 'the job that ran is not handed back (its attempt is not given back)');
+    const row = await jobRow(db.pool, ran);
+    assert.deepEqual([row.status, row.attempt_count, row.max_attempts], ['running', 1, 3], 'left for the recover sweep, its attempt spent');
+  });
+
+  test('a claim that took most of a lease to answer: its jobs run on a renewed lease, not given up by the local clock', async (t) => {
+    const { pool, stall } = faultyPool(t);
+    const leaseMs = 1_500;
+    // The claim reaches the database after nine tenths of a lease: counted from its send,
+    // the lease is spent before the job starts; the database's began with the statement.
+    for (const st of ['leasehold_job_claim_fresh', 'leasehold_job_claim_next']) stall(st, leaseMs * 0.9);
+    const ran: string[] = [];
+    const { runner, enqueue } = await makeRunner(t, {
+      pool,
+      leaseMs,
+      heartbeatMs: leaseMs / 3,
+      handlers: {
+        'test.block': async (_p, ctx) => {
+          ran.push(ctx.job.id);
+          await new Promise((r) => setTimeout(r, leaseMs / 2)); // longer than the local clock would have left it
+        },
+      },
+    });
+    const id = await enqueue({ maxAttempts: 1 });
+    await waitFor('the job to complete', async () => (await jobRow(db.pool, id)).status === 'completed', { timeoutMs: 30_000 });
+    assert.deepEqual(ran, [id]);
+    assert.equal(runner.stats.leaseLost, 0);
   });
 
   test('jobs a round claimed before a later statement of it failed are run, not dropped', async (t) => {

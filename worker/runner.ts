@@ -455,8 +455,43 @@ export class Runner {
         if (j.takenOver) this.stats.recovered++;
       }
       if (failpointsEnabled) await failpoint('after_claim', jobs.map((j) => j.id));
-      for (const job of jobs) this.begin(job, claimSentAt);
+      const renewedAt = performance.now() - claimSentAt > this.o.leaseMs / 3 ? await this.renewSlowClaim(jobs) : null;
+      for (const job of jobs) {
+        const at = renewedAt ? renewedAt.get(job.id) : claimSentAt;
+        if (at !== undefined) this.begin(job, at ?? claimSentAt);
+      }
     }
+  }
+
+  /**
+   * A claim that took long to answer (a stalled database, a wait for a connection): its
+   * leases began somewhere in that wait, and the local lease clock, counting from the send,
+   * may find them spent before the jobs start (a review's 12-second stall with 4-second
+   * leases had the watchdog give up five jobs 80 ms after their claim, and the sweep then
+   * failed them for a lease they never had a chance to hold). Renewed once before they
+   * start: each job → when its lease was renewed (null: not renewed, a row another
+   * transaction held; the local clock then counts from the claim, as before); a job whose
+   * lease is no longer ours is left out, never started.
+   */
+  private async renewSlowClaim(jobs: readonly ClaimedJob[]): Promise<Map<string, number | null>> {
+    const sentAt = performance.now();
+    const out = new Map<string, number | null>();
+    try {
+      const { renewed, busy } = await ops.jobHeartbeat(this.o.heartbeatPool, {
+        workerId: this.workerId,
+        leaseMs: this.o.leaseMs,
+        leases: jobs.map((j) => ({ jobId: j.id, attempt: j.attemptCount })),
+      });
+      for (const j of jobs) {
+        if (renewed.has(j.id)) out.set(j.id, sentAt);
+        else if (busy.has(j.id)) out.set(j.id, null);
+        else this.log.warn('a job claimed by a slow statement was taken from this worker before it started; not run', { job: j.id, attempt: j.attemptCount });
+      }
+    } catch (err) {
+      this.log.warn('could not renew the leases of a slow claim before starting its jobs', { jobs: jobs.length, err });
+      for (const j of jobs) out.set(j.id, null);
+    }
+    return out;
   }
 
   /** A claim errored without the server's answer: jobs it took may be leased to us and run nowhere. */
@@ -465,22 +500,40 @@ export class Runner {
    * Attempts this process let go of while the database may still show them running here
    * (an outcome it could not record, a lease it gave up): they ran, so they are left to the
    * recover sweep, never handed back as unrun (which would give their attempt back).
-   * "jobId:attempt" → when; kept two leases, after which the sweep has taken them.
+   * "jobId:attempt" → when. Forgotten once the database no longer shows the attempt held by
+   * this worker (settleLetGo), never after a time alone: while the database is away no sweep
+   * runs, and a review's 20-second outage with 4-second leases had ten jobs that ran handed
+   * back as never run, their attempts given back, when forgotten after two leases.
    */
   private readonly lettingGo = new Map<string, number>();
   private letGo(l: Lease) {
-    // Deleted first so the map stays in the order of letting go: forgetLetGo stops at the
-    // first entry still young, and a storm of lost leases costs each call no full scan.
-    const key = leaseKey(l);
-    this.lettingGo.delete(key);
-    this.lettingGo.set(key, performance.now());
-    this.forgetLetGo();
+    this.lettingGo.set(leaseKey(l), performance.now());
   }
-  private forgetLetGo() {
-    const before = performance.now() - 2 * this.o.leaseMs;
-    for (const [key, at] of this.lettingGo) {
-      if (at > before) break;
-      this.lettingGo.delete(key);
+  /**
+   * Forgets the attempts let go of that the database (`held`: its leases of this worker,
+   * read from `readAt` on) no longer shows ours — of those let go before the read, which it
+   * would have seen.
+   */
+  private settleLetGo(held: readonly Lease[], readAt: number) {
+    const still = new Set(held.map(leaseKey));
+    for (const [key, at] of this.lettingGo) if (at < readAt && !still.has(key)) this.lettingGo.delete(key);
+  }
+  private settlingLetGo = false;
+  /**
+   * From the heartbeat: once an attempt let go of is two leases old, the sweep has likely
+   * taken it; one read of this worker's leases confirms it, and keeps the map small.
+   */
+  private async settleOldLetGo() {
+    const first = this.lettingGo.values().next();
+    if (first.done || first.value > performance.now() - 2 * this.o.leaseMs || this.settlingLetGo) return;
+    this.settlingLetGo = true;
+    try {
+      const readAt = performance.now();
+      this.settleLetGo(await ops.leasesHeldBy(this.o.heartbeatPool, { workerId: this.workerId }), readAt);
+    } catch {
+      // The database is away: kept, and asked again at a later heartbeat.
+    } finally {
+      this.settlingLetGo = false;
     }
   }
   private releaseFailing = false;
@@ -497,8 +550,9 @@ export class Runner {
    */
   private async releaseUnrun() {
     try {
+      const readAt = performance.now();
       const held = await ops.leasesHeldBy(this.o.pool, { workerId: this.workerId });
-      this.forgetLetGo();
+      this.settleLetGo(held, readAt);
       const unrun = held.filter((l) => this.active.get(l.jobId)?.lease.attempt !== l.attempt && !this.lettingGo.has(leaseKey(l)));
       const released = await ops.jobRelease(this.o.pool, {
         workerId: this.workerId,
@@ -1186,6 +1240,7 @@ export class Runner {
     this.heartbeatTicks++;
     // The watchdog first: it must fire even while the renewal itself hangs or fails.
     this.watchdog();
+    void this.settleOldLetGo();
     if (this.heartbeatBusy || isSkipped('heartbeat')) return;
     this.heartbeatBusy = true;
     const entries = [...this.active.values()].filter((e) => !e.lost && !e.released);
