@@ -43,7 +43,19 @@ export async function testDatabase(): Promise<TestDb> {
   const pool = createPool(url, { name: 'test', max: 30 });
   cleanup(async () => {
     await pool.end().catch(() => {});
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).catch(() => {});
+    await admin(async (c) => {
+      // A pool's end() resolves once its connections are let go, before each has closed: one
+      // FORCE terminates while it still closes errors in the test's process after its tests
+      // (a CI run failed a file that passed every test so). Wait for them to close first;
+      // what is still open after that is a leak, and FORCE ends it.
+      const deadline = Date.now() + 3_000;
+      while (Date.now() < deadline) {
+        const { rows } = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+        if (rows[0].n === 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    }).catch(() => {});
   });
   return { name, url, pool };
 }
