@@ -460,6 +460,23 @@ function seenParam(ids: readonly string[], seen: SeenJobs | undefined): string |
   return JSON.stringify(o);
 }
 
+/** Would `action`'s compare accept this job as it stands (the statements' conditions, on this server's clock)? */
+function allows(action: Parameters<typeof describeRefusal>[0], job: CurrentRow): boolean {
+  const requeueable = ['failed', 'cancelled', 'completed', 'retrying'].includes(job.status) || (job.status === 'queued' && job.runAt.getTime() > Date.now());
+  switch (action) {
+    case 'requeue':
+      return requeueable;
+    case 'revoke':
+      return requeueable || job.status === 'running';
+    case 'cancel':
+      return job.status === 'queued' || job.status === 'retrying' || (job.status === 'running' && !job.cancelRequestedAt);
+    case 'delete':
+      return ['completed', 'failed', 'cancelled'].includes(job.status);
+    case 'recover':
+      return job.status === 'running' && (job.leaseRemainingMs ?? 0) <= 0;
+  }
+}
+
 async function report(
   db: Executor,
   ids: readonly string[],
@@ -476,7 +493,9 @@ async function report(
     if (!cur) return { id, ok: false, outcome: 'not_found', reason: 'no such job' };
     const { leaseRemainingMs: _, ...job } = cur;
     const was = seen?.get(id);
-    if (was && (was.status !== cur.status || was.attempt !== cur.attemptCount)) {
+    // Changed since it was selected, into a state the action would take: that is why it was
+    // left alone. Otherwise the action's own refusal says more ("lease still held by …").
+    if (was && (was.status !== cur.status || was.attempt !== cur.attemptCount) && allows(action, cur)) {
       const reason = `changed since it was selected (${was.status}, attempt ${was.attempt}; now ${cur.status}, attempt ${cur.attemptCount}): left alone`;
       return { id, ok: false, outcome: 'skipped', reason, job };
     }

@@ -38,7 +38,8 @@ test('a requeue raced against a worker is refused with its reason', async ({ pag
 
 test('an action on every job matching a filter acts on the jobs its preview listed: one that joined the filter since is left alone, one that left it is reported', async ({ page, request }) => {
   const queue = `e2e-race-filter-${Date.now()}`; // no worker serves it: its jobs stay queued
-  const listed = [await enqueue(request, { type: 'demo.noop', queue }), await enqueue(request, { type: 'demo.noop', queue }), await enqueue(request, { type: 'demo.noop', queue })];
+  const listed: string[] = [];
+  for (let i = 0; i < 4; i++) listed.push(await enqueue(request, { type: 'demo.noop', queue }));
   const { rows } = await db().query(
     `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, finished_at, error)
      VALUES ($1, 'demo.noop', 'failed', '{}', 3, 3, 3, now(), 'failed before the preview (e2e)') RETURNING job_id::text AS id`,
@@ -50,19 +51,26 @@ test('an action on every job matching a filter acts on the jobs its preview list
   await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
   await page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true }).click();
   const dialog = page.getByRole('dialog');
-  await expect(dialog.getByTestId('preview-summary')).toContainText('3 jobs: 3 will change');
+  await expect(dialog.getByTestId('preview-summary')).toContainText('4 jobs: 4 will change');
 
   // While the operator reads it: another operator requeues the failed job into the filter,
-  // and one of the listed jobs is cancelled.
+  // one of the listed jobs is cancelled, and another has been tried and now waits to retry
+  // (it could still be cancelled, but it is not the job the operator was shown).
   expect((await request.post(`/api/jobs/${joiner}/requeue`, { data: {} })).status()).toBe(200);
   expect((await request.post(`/api/jobs/${listed[0]}/cancel`, { data: {} })).status()).toBe(200);
+  await db().query(`UPDATE jobs SET status = 'retrying', attempt_count = 1, worker_id = 'e2e-gone', error = 'tried (e2e)' WHERE job_id = $1`, [listed[3]]);
 
-  await dialog.getByRole('button', { name: 'Cancel 3 jobs' }).click();
-  await expect(dialog.getByTestId('report-summary')).toContainText('2 changed, 1 skipped');
+  await dialog.getByRole('button', { name: 'Cancel 4 jobs' }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText('2 changed, 2 skipped');
   await expect(dialog.getByTestId(`action-item-${listed[0]}`).getByTestId('item-reason')).toContainText('already cancelled');
+  await expect(dialog.getByTestId(`action-item-${listed[3]}`).getByTestId('item-reason')).toHaveText(
+    'changed since it was selected (queued, attempt 0; now retrying, attempt 1): left alone',
+  );
+  expect((await jobRow(listed[3]!)).status, 'the job that changed since the preview is left alone').toBe('retrying');
   expect((await jobRow(joiner)).status, 'the job the preview did not list is left alone').toBe('queued');
   await waitForStatus(listed[1]!, 'cancelled');
   await waitForStatus(listed[2]!, 'cancelled');
   await dialog.getByRole('button', { name: 'Close' }).click();
   await cancelQuietly(request, joiner);
+  await cancelQuietly(request, listed[3]!);
 });
