@@ -7,7 +7,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useCallback, useState } from 'react';
 import { ActionDialog, type ActionOptionsState } from '@/components/actions/action-dialog';
-import { type ActionTarget, runAction, seenIn } from '@/lib/api/actions';
+import { type ActionTarget, runAction } from '@/lib/api/actions';
 import { actionKeys, deadLetterKeys, jobKeys, statsKeys, workerKeys } from '@/lib/api/keys';
 import type { BulkAction, BulkReportDto } from '@/lib/api/types';
 import { forbiddenFor, meQuery } from '@/lib/api/auth';
@@ -53,13 +53,14 @@ export function useActionFlow(): { start(r: ActionRequest): void; element: React
       // joined the filter (requeued into the status, say) is not touched. Past the listing's cap,
       // the filter again, pinned to the preview: no job newer than it, none that finished after it.
       const listedAll = p.total > 0 && !p.itemsTruncated && p.items.length === p.total;
+      const seen = p.seen ? { seen: p.seen } : {};
       const target: ActionTarget =
         'filter' in req!.target && listedAll
-          ? { ids: p.items.map((i) => i.id), seen: seenIn(p) }
+          ? { ids: p.items.map((i) => i.id), ...seen }
           : 'filter' in req!.target && p.maxId
             ? { filter: { ...req!.target.filter, maxId: p.maxId, ...(p.finishedBy ? { finishedBy: p.finishedBy } : {}) } }
             : 'ids' in req!.target
-              ? { ids: req!.target.ids, seen: seenIn(p) }
+              ? { ids: req!.target.ids, ...seen }
               : req!.target;
       const expectIds = 'all' in req!.target ? p.items.map((i) => i.id) : undefined;
       return runAction(req!.action, target, { ...options, preview: false, expectIds, ...(reason.trim() ? { reason: reason.trim().slice(0, 500) } : {}) });

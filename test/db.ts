@@ -50,7 +50,7 @@ export async function testDatabase(): Promise<TestDb> {
       // what is still open after that is a leak, and FORCE ends it.
       const deadline = Date.now() + 3_000;
       while (Date.now() < deadline) {
-        const { rows } = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+        const { rows } = await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`, [name]);
         if (rows[0].n === 0) break;
         await new Promise((r) => setTimeout(r, 20));
       }

@@ -98,6 +98,8 @@ export const SCHEDULE_TICK_MS = 250;
 export const HELD_SIGNALS_PER_SLOT = 4;
 /** How long ids popped beyond the free slots may wait in the process before they go back. */
 export const HELD_SIGNALS_MS = 100;
+/** Attempts let go of that the worker remembers at most (see lettingGo). */
+const LET_GO_MAX = 10_000;
 
 /** host:pid:random — unique per host, process and start, on any number of hosts. */
 export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -508,6 +510,9 @@ export class Runner {
   private readonly lettingGo = new Map<string, number>();
   private letGo(l: Lease) {
     this.lettingGo.set(leaseKey(l), performance.now());
+    // Bounded whatever the database says (it may not answer for long): past this, the
+    // oldest go first, long since taken by a sweep in all but the strangest outage.
+    if (this.lettingGo.size > LET_GO_MAX) this.lettingGo.delete(this.lettingGo.keys().next().value!);
   }
   /**
    * Forgets the attempts let go of that the database (`held`: its leases of this worker,
@@ -529,7 +534,8 @@ export class Runner {
     this.settlingLetGo = true;
     try {
       const readAt = performance.now();
-      this.settleLetGo(await ops.leasesHeldBy(this.o.heartbeatPool, { workerId: this.workerId }), readAt);
+      // Through the main pool: the heartbeat's two connections are for renewals.
+      this.settleLetGo(await ops.leasesHeldBy(this.o.pool, { workerId: this.workerId }), readAt);
     } catch {
       // The database is away: kept, and asked again at a later heartbeat.
     } finally {

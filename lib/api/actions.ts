@@ -10,9 +10,6 @@ export type ActionTarget =
   | { filter: JobFilters & { maxId?: string; finishedBy?: string } }
   | { all: true };
 
-/** The preview's items as `seen`: what each listed job was when the operator looked. */
-export const seenIn = (report: BulkReportDto): Record<string, { status: JobStatus; attempt: number }> =>
-  Object.fromEntries(report.items.flatMap((i) => (i.status && i.attempt !== undefined ? [[i.id, { status: i.status, attempt: i.attempt }]] : [])));
 
 export interface ActionOptions {
   resetAttempts?: boolean;

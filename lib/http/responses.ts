@@ -300,6 +300,13 @@ export const bulkReportSchema = z
       .optional()
       .meta({ description: `recover with \`all\`: due jobs whose wake-up signal was missing (re-rung); the first ${PREVIEW_ITEMS}.` }),
     resignalTotal: count.optional().meta({ description: 'recover with `all`: how many due jobs were (or would be) re-rung.' }),
+    seen: z
+      .record(id, z.object({ status: jobStatusSchema, attempt: z.number().int() }))
+      .optional()
+      .meta({
+        description:
+          'A preview of at most 1,000 jobs (not recover): each job as it stands. Give it back as `seen` with the ids to have the action leave alone any job that changed meanwhile.',
+      }),
     resignalQueues: z.array(signalQueueSchema).optional().meta({ description: 'recover with `all`: the signal per queue.' }),
     recoverLimit: count.optional().meta({ description: 'recover with `all`: the most expired leases one run moves (the rest wait for the next sweep).' }),
     moreMayChange: z.boolean().optional().meta({

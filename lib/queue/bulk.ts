@@ -42,6 +42,8 @@ export const BULK_CAP = 100_000;
 export const OP_BATCH = 1_000;
 /** Items listed in a preview and in a report (the counts cover all of them). */
 export const PREVIEW_ITEMS = 200;
+/** A preview of at most this many jobs says how each stands (`seen`): a selection's limit. */
+export const SEEN_ITEMS = 1_000;
 export const REPORT_ITEMS = 1_000;
 const RESOLVE_BATCH = 5_000;
 /**
@@ -103,6 +105,11 @@ export interface BulkReport {
   maxId: string | null;
   /** When the filter was resolved (microseconds since 1970, database clock): give it back with maxId. */
   finishedBy: string | null;
+  /**
+   * A preview of at most SEEN_ITEMS jobs: each one as it stands (status and attempt), to give
+   * back with their ids as `seen`, so the action leaves alone any that changed meanwhile.
+   */
+  seen?: Record<string, Seen>;
   /** recover over everything: due jobs whose wake-up signal is missing (re-rung by the sweep); the first PREVIEW_ITEMS. */
   resignal?: { id: string; queue: string; type: string; status: JobStatus; waitedMs: number }[];
   /** recover over everything: how many due jobs are (or would be) re-rung, all of them. */
@@ -178,30 +185,27 @@ export const SETTLE_WAIT_MS = 2_000;
  * committed after the preview's reads (a recover sweep failing 5,000 jobs in one
  * statement, a worker's batch of failures waiting on a row lock) would match the pin at
  * the action while its jobs were absent from the preview. Waiting until every transaction
- * that held a transaction id at the moment has ended puts those jobs in the preview
- * instead. Those are the snapshot's in-progress list and every id from its xmax up to one
- * drawn now (a snapshot lists running ids only below the last completed one). Bounded: a
- * transaction left open (a forgotten psql session) is waited for only so long. (A
- * statement that has not written yet holds no transaction id: one blocked on its first
- * row's lock across the moment can still escape.)
+ * of this database that held a transaction id at the moment has ended (pg_stat_activity's
+ * backend_xid, shown to every role; a cluster-wide snapshot would also wait for other
+ * databases' transactions) puts those jobs in the preview instead. Bounded: a transaction
+ * left open (a forgotten psql session) is waited for only so long. (A statement that has
+ * written nothing yet holds no transaction id: one blocked on its first row's lock across
+ * the moment, or a locking read like a requeue's, can still escape.)
  */
 async function settledMoment(db: Executor): Promise<string> {
+  const inFlight = `SELECT pid, backend_xid::text AS xid FROM pg_stat_activity
+                     WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()`;
   const { rows } = await db.query(
-    `SELECT ${MICROS('now()')}::text AS us, pg_current_snapshot()::text AS snap, pg_current_xact_id()::text AS drawn`,
+    `SELECT ${MICROS('now()')}::text AS us, coalesce((SELECT json_agg(json_build_array(pid, xid)) FROM (${inFlight}) t), '[]') AS open`,
   );
-  const { us, snap, drawn } = rows[0] as { us: string; snap: string; drawn: string };
+  const us = rows[0].us as string;
+  let open = rows[0].open as [number, string][];
   const deadline = performance.now() + SETTLE_WAIT_MS;
-  for (let pause = 2; performance.now() < deadline; pause = Math.min(pause * 2, 50)) {
-    const open = await db.query(
-      `SELECT count(*)::int AS n
-         FROM (SELECT x FROM pg_snapshot_xip($1::pg_snapshot) x
-               UNION ALL
-               SELECT x::text::xid8 FROM generate_series(pg_snapshot_xmax($1::pg_snapshot)::text::bigint, $2::bigint - 1) x) t
-        WHERE pg_xact_status(x) = 'in progress'`,
-      [snap, drawn],
-    );
-    if (open.rows[0].n === 0) break;
+  for (let pause = 2; open.length && performance.now() < deadline; pause = Math.min(pause * 2, 50)) {
     await new Promise((r) => setTimeout(r, pause));
+    // Still open: the same backend with the same transaction id.
+    const now = new Set((await db.query(inFlight)).rows.map((r) => `${r.pid}:${r.xid}`));
+    open = open.filter(([pid, xid]) => now.has(`${pid}:${xid}`));
   }
   return us;
 }
@@ -317,6 +321,13 @@ export async function previewAction(db: Executor, action: BulkAction, target: Bu
       report.items.push({ id, ok: p.change, outcome: p.change ? 'would_change' : 'would_skip', reason: p.reason, ...itemOf(job) });
   }
   report.itemsTruncated = ids.length > report.items.length;
+  if (action !== 'recover' && ids.length <= SEEN_ITEMS) {
+    report.seen = {};
+    for (const id of ids) {
+      const job = rows.get(id);
+      if (job) report.seen[id] = { status: job.status, attempt: job.attemptCount };
+    }
+  }
   tally(report, reasons);
   return report;
 }

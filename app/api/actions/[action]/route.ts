@@ -22,6 +22,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   if (action === 'delete' && !roleAtLeast(who.role, 'admin')) throw new QueueError('forbidden', `${who.name} may not delete jobs: it needs the admin role`);
   const body = actionBody.parse(await readJson(req, 256 * 1024));
   if (body.all && action !== 'recover') throw new QueueError('invalid_request', 'all: only recover acts on everything (its sweep); give ids or a filter');
+  if (body.seen && action === 'recover') throw new QueueError('invalid_request', 'seen: not for recover, which moves only leases that have expired when it runs');
   const seen = body.seen ? new Map(Object.entries(body.seen)) : undefined;
   const target: BulkTarget = body.ids ? { ids: body.ids, seen } : body.filter ? { filter: body.filter } : { all: true };
   const { pool, readPool, doorbell, cfg, results } = serverContext();
