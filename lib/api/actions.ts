@@ -10,7 +10,6 @@ export type ActionTarget =
   | { filter: JobFilters & { maxId?: string; finishedBy?: string } }
   | { all: true };
 
-
 export interface ActionOptions {
   resetAttempts?: boolean;
   revokeLease?: boolean;

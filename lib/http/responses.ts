@@ -270,7 +270,6 @@ export const bulkItemSchema = z
     type: z.string().optional(),
     workerId: z.string().nullable().optional(),
     leaseRemainingMs: z.number().nullable().optional(),
-    attempt: z.number().int().optional().meta({ description: 'Its attempt count; with status, what to give back in `seen` to act on the job only as the preview showed it.' }),
   })
   .meta({ id: 'BulkItem' });
 

@@ -343,7 +343,7 @@ export const actionBody = z
       .optional()
       .meta({
         description:
-          'With ids: each job as your preview showed it ({"42": {"status": "failed", "attempt": 2}}, from its items). A job that changed since (another status or attempt) is skipped as changed, even when the action would apply to it now; a job not named here is acted on as it stands.',
+          'With ids: each job as your preview showed it ({"42": {"status": "failed", "attempt": 2}}: the preview\'s `seen`). A job that changed since (another status or attempt) is skipped as changed, even when the action would apply to it now; a job not named here is acted on as it stands.',
       }),
     /** recover with `all`: the ids its preview listed, so each one not moved is reported with why. */
     expectIds: z

@@ -19,6 +19,7 @@ import { compactFilter, filterSql, type JobFilter, MICROS, PIN_KEYS, SqlParams }
 import { fingerprintSql } from './fingerprint';
 import type { Job, Seen, SeenJobs } from './job';
 import {
+  actionApplies,
   type ActionOutcome,
   type ActionReport,
   describeRefusal,
@@ -76,8 +77,6 @@ export interface BulkItem {
   type?: string;
   workerId?: string | null;
   leaseRemainingMs?: number | null;
-  /** Its attempt count (with status: what to give back as `seen` to act on it only as it was). */
-  attempt?: number;
 }
 
 /**
@@ -236,41 +235,36 @@ async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<st
 
 /** What `action` would do to this job as it stands now (the action re-checks it). */
 export function predict(action: BulkAction, job: ListedJob, o: BulkOptions): { change: boolean; outcome: ActionOutcome; reason: string } {
+  // (A prediction on this server's clock; the statement decides on the database's.)
+  const kind = action === 'requeue' && o.revokeLease ? 'revoke' : action;
+  if (!actionApplies(kind, job)) return { change: false, outcome: 'skipped', reason: describeRefusal(kind, job) };
   const owner = job.workerId ?? 'unknown worker';
-  const left = Math.max(0, Math.round((job.leaseRemainingMs ?? 0) / 1000));
-  const live = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
+  const fresh = o.resetAttempts ? '; a fresh attempt budget' : '';
   switch (action) {
     case 'requeue':
-      if (['failed', 'cancelled', 'completed', 'retrying'].includes(job.status))
-        return { change: true, outcome: 'requeued', reason: `${job.status} → queued${o.resetAttempts ? ' with a fresh attempt budget' : ''}` };
-      // (A prediction on this server's clock; the statement decides on the database's.)
-      if (job.status === 'queued' && job.runAt.getTime() > Date.now())
-        return { change: true, outcome: 'requeued', reason: `scheduled for ${job.runAt.toISOString()} → due now` };
-      if (job.status === 'running' && o.revokeLease)
+      if (job.status === 'running') {
+        const left = Math.max(0, Math.round((job.leaseRemainingMs ?? 0) / 1000));
         return {
           change: true,
           outcome: 'revoked',
-          reason: live
-            ? `lease held by ${owner} (${left} s left) is revoked; ${owner} can no longer write for it${o.resetAttempts ? '; a fresh attempt budget' : ''}`
-            : `expired lease of ${owner} is revoked${o.resetAttempts ? '; a fresh attempt budget' : ''}`,
+          reason:
+            (job.leaseRemainingMs ?? 0) > 0
+              ? `lease held by ${owner} (${left} s left) is revoked; ${owner} can no longer write for it${fresh}`
+              : `expired lease of ${owner} is revoked${fresh}`,
         };
-      break;
-    case 'cancel':
-      if (job.status === 'queued' || job.status === 'retrying') return { change: true, outcome: 'cancelled', reason: `${job.status} → cancelled` };
-      if (job.status === 'running' && !job.cancelRequestedAt)
-        return { change: true, outcome: 'cancel_requested', reason: `${owner} is asked to stop at its next heartbeat` };
-      break;
-    case 'delete':
-      if (['completed', 'failed', 'cancelled'].includes(job.status)) return { change: true, outcome: 'deleted', reason: `${job.status}: deleted with its attempts${job.status === 'completed' ? ' and its result' : ''}` };
-      break;
-    case 'recover':
-      if (job.status === 'running' && !live) {
-        const to = job.cancelRequestedAt ? 'cancelled' : job.attemptCount >= job.maxAttempts ? 'failed' : 'retrying';
-        return { change: true, outcome: 'recovered', reason: `lease of ${owner} expired ${Math.round(-(job.leaseRemainingMs ?? 0) / 1000)} s ago → ${to}` };
       }
-      break;
+      if (job.status === 'queued') return { change: true, outcome: 'requeued', reason: `scheduled for ${job.runAt.toISOString()} → due now` };
+      return { change: true, outcome: 'requeued', reason: `${job.status} → queued${o.resetAttempts ? ' with a fresh attempt budget' : ''}` };
+    case 'cancel':
+      if (job.status === 'running') return { change: true, outcome: 'cancel_requested', reason: `${owner} is asked to stop at its next heartbeat` };
+      return { change: true, outcome: 'cancelled', reason: `${job.status} → cancelled` };
+    case 'delete':
+      return { change: true, outcome: 'deleted', reason: `${job.status}: deleted with its attempts${job.status === 'completed' ? ' and its result' : ''}` };
+    case 'recover': {
+      const to = job.cancelRequestedAt ? 'cancelled' : job.attemptCount >= job.maxAttempts ? 'failed' : 'retrying';
+      return { change: true, outcome: 'recovered', reason: `lease of ${owner} expired ${Math.round(-(job.leaseRemainingMs ?? 0) / 1000)} s ago → ${to}` };
+    }
   }
-  return { change: false, outcome: 'skipped', reason: describeRefusal(action === 'requeue' && o.revokeLease ? 'revoke' : action, job) };
 }
 
 const groupReason = (r: string) => r.replace(/\b\d+ s\b/g, 'N s');
@@ -281,14 +275,7 @@ function tally(report: BulkReport, reasonCounts: Map<string, { reason: string; c
 
 const itemOf = (job: ListedJob | Job | undefined) =>
   job
-    ? {
-        status: job.status,
-        attempt: job.attemptCount,
-        queue: job.queue,
-        type: job.type,
-        workerId: job.workerId,
-        leaseRemainingMs: 'leaseRemainingMs' in job ? job.leaseRemainingMs : undefined,
-      }
+    ? { status: job.status, queue: job.queue, type: job.type, workerId: job.workerId, leaseRemainingMs: 'leaseRemainingMs' in job ? job.leaseRemainingMs : undefined }
     : {};
 
 export async function previewAction(db: Executor, action: BulkAction, target: BulkTarget, o: BulkOptions, extra: RecoverExtras): Promise<BulkReport> {

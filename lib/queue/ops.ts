@@ -448,7 +448,6 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
   }
 }
 
-
 /** The statements' asSeen parameter for these ids: {"42": "failed:2"} (an id left out: no expectation), or null. */
 function seenParam(ids: readonly string[], seen: SeenJobs | undefined): string | null {
   if (!seen?.size) return null;
@@ -460,8 +459,15 @@ function seenParam(ids: readonly string[], seen: SeenJobs | undefined): string |
   return JSON.stringify(o);
 }
 
-/** Would `action`'s compare accept this job as it stands (the statements' conditions, on this server's clock)? */
-function allows(action: Parameters<typeof describeRefusal>[0], job: CurrentRow): boolean {
+/**
+ * Would `action`'s compare accept this job as it stands? The statements' conditions, on this
+ * server's clock: what a preview predicts (bulk.ts predict) and why a report says a skipped
+ * job was left alone.
+ */
+export function actionApplies(
+  action: Parameters<typeof describeRefusal>[0],
+  job: Pick<Job, 'status' | 'runAt' | 'cancelRequestedAt'> & { leaseRemainingMs: number | null },
+): boolean {
   const requeueable = ['failed', 'cancelled', 'completed', 'retrying'].includes(job.status) || (job.status === 'queued' && job.runAt.getTime() > Date.now());
   switch (action) {
     case 'requeue':
@@ -495,7 +501,7 @@ async function report(
     const was = seen?.get(id);
     // Changed since it was selected, into a state the action would take: that is why it was
     // left alone. Otherwise the action's own refusal says more ("lease still held by …").
-    if (was && (was.status !== cur.status || was.attempt !== cur.attemptCount) && allows(action, cur)) {
+    if (was && (was.status !== cur.status || was.attempt !== cur.attemptCount) && actionApplies(action, cur)) {
       const reason = `changed since it was selected (${was.status}, attempt ${was.attempt}; now ${cur.status}, attempt ${cur.attemptCount}): left alone`;
       return { id, ok: false, outcome: 'skipped', reason, job };
     }
