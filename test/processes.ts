@@ -118,7 +118,7 @@ export interface CliRun {
  * with node directly), `input` on its stdin, this process's environment with `env` over it;
  * killed after a minute.
  */
-export function runCli(args: string[], o: { env?: Record<string, string>; input?: string } = {}): Promise<CliRun> {
+export function runCli(args: string[], o: { env?: Record<string, string>; input?: string | Buffer } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), ...args], {
       cwd: root,

@@ -190,6 +190,19 @@ describe('POST /api/jobs', () => {
     assert.equal((await post({ type: 'demo.noop', queue: '...' })).status, 202, 'three dots are a name like any other');
   });
 
+  test('the 1 MiB limit is each payload\'s as stored: a body written with \\u escapes, or 1000 jobs of 2 KB, is accepted', async () => {
+    // 400,000 bytes stored, 1.2 MB as Python's json.dumps sends it (é as \\u00e9).
+    const escaped = JSON.stringify({ type: 'demo.noop', queue: 'body-size', payload: { a: 'é'.repeat(200_000) } }).replace(/é/g, '\\u00e9');
+    assert.ok(escaped.length > 1024 * 1024 + 64 * 1024);
+    const one = await post(escaped);
+    assert.equal(one.status, 202, await one.clone().text());
+    const { rows } = await db.pool.query(`SELECT payload->>'a' AS a FROM jobs WHERE job_id = $1`, [(await one.json()).id]);
+    assert.equal(rows[0].a, 'é'.repeat(200_000));
+    const many = await post(Array.from({ length: 1000 }, (_, i) => ({ type: 'demo.noop', queue: 'body-size', payload: { i, pad: 'x'.repeat(2_000) } })));
+    assert.equal(many.status, 202);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'body-size'`)).rows[0].n, 1001);
+  });
+
   test('a declared Content-Length over the limit is refused before reading', async () => {
     const res = await post('{}', { 'content-length': String(50 * 1024 * 1024) });
     assert.equal(res.status, 413);
@@ -484,5 +497,45 @@ describe('what no route serves', () => {
     const health = (await import('./health/route')).GET;
     assert.equal((await health(new Request('http://test/api/health?ready'))).status, 200, 'health takes ready');
     assert.equal((await health(new Request('http://test/api/health?ts=1'))).status, 200, 'and ignores a cache-buster');
+  });
+
+  test('every POST refuses a query parameter (400) and changes nothing: its options are in its body', async () => {
+    const { loadRoutes } = await import('../../test/api-routes');
+    const tables = ['jobs', 'job_attempts', 'audit_log', 'queues', 'users', 'api_tokens', 'sessions', 'schedules', 'setup_tokens'];
+    const snapshot = async () => {
+      const out: Record<string, unknown> = {};
+      for (const t of tables) out[t] = (await db.pool.query(`SELECT md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) AS h FROM ${t} x`)).rows[0].h;
+      return out;
+    };
+    const id = await insertJob(db.pool, { status: 'failed', queue: 'post-query' });
+    const before = await snapshot();
+    const wrong: string[] = [];
+    const pathParams = { id, name: 'post-query', action: 'requeue' };
+    for (const r of await loadRoutes()) {
+      const postHandler = r.methods.get('post');
+      if (!postHandler) continue;
+      const res = await postHandler(
+        new Request(`http://test${r.path}?zz_unknown=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }),
+        { params: Promise.resolve(pathParams) },
+      );
+      const body = res.status === 400 ? await res.json() : null;
+      if (!body || !/zz_unknown/.test(body.error?.message ?? '')) wrong.push(`POST ${r.path}: ${res.status}`);
+    }
+    assert.deepEqual(wrong, []);
+    assert.deepEqual(await snapshot(), before, 'no POST with a query string wrote anything');
+  });
+
+  test('POST /api/recover?dryRun=true is refused, not run as a sweep; POST /api/jobs?queue=mail enqueues nothing on default', async () => {
+    const id = await insertJob(db.pool, { status: 'running', workerId: 'gone', leaseInMs: -3_000 });
+    const res = await recover.POST(new Request('http://test/api/recover?dryRun=true', { method: 'POST' }));
+    assert.equal(res.status, 400);
+    assert.match((await res.json()).error.message, /dryRun: unknown query parameter/);
+    assert.equal((await jobRow(db.pool, id)).status, 'running', 'the expired lease is where it was');
+    const n = await count();
+    const enq = await jobs.POST(
+      new Request('http://test/api/jobs?queue=mail', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"demo.noop"}' }),
+    );
+    assert.equal(enq.status, 400);
+    assert.equal(await count(), n);
   });
 });

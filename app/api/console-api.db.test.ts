@@ -73,6 +73,16 @@ describe('POST /api/queues/:name', () => {
     assert.deepEqual(rows, [], 'no other queue was paused in its place');
   });
 
+  test('a name with space around it is refused (400, nothing written): no job can be in " mail", and "mail" would keep running', async () => {
+    for (const name of [' mail', 'mail ', '\tmail']) {
+      const r = await setQueue(name, { paused: true });
+      assert.equal(r.status, 400, JSON.stringify(name));
+      assert.match(r.body.error.message, /queue name: must not start or end with whitespace/);
+    }
+    const { rows } = await db.pool.query(`SELECT name FROM queues WHERE name <> btrim(name, E' \\t')`);
+    assert.deepEqual(rows, []);
+  });
+
   test('a rate period without a rate is refused, not accepted and ignored', async () => {
     const r = await setQueue('period-alone', { paused: false, ratePeriodMs: 5_000 });
     assert.equal(r.status, 400);

@@ -62,6 +62,9 @@ export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C,
     let acted = false;
     try {
       const who = await authorize(request, need);
+      // A write's options travel in its body; no POST of this API reads the query string.
+      // One given there (POST /api/recover?dryRun=true) is refused, never run as if absent.
+      if (request.method !== 'GET' && request.method !== 'HEAD') noQuery(request);
       acted = (need === 'operator' || need === 'admin') && request.method !== 'GET' && request.method !== 'HEAD';
       return await fn(request, ctx as C, who ?? ANONYMOUS);
     } catch (err) {
@@ -84,6 +87,12 @@ export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C,
 const ANONYMOUS: Principal = { kind: 'anonymous', name: 'anonymous', role: null, enqueue: false, via: 'off' };
 
 export const MAX_BODY_BYTES = 1024 * 1024 + 64 * 1024;
+/**
+ * POST /api/jobs: the limit that matters is each payload's (1 MiB as stored, checked once
+ * parsed); the body around it may be larger — an array of up to 1000 jobs, or escapes such as
+ * \u00e9 (what Python's json.dumps writes) that spell one stored character in six bytes.
+ */
+export const MAX_ENQUEUE_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Reads a JSON body of at most `limit` bytes; 413 above it, 400 when it is not JSON. */
 export async function readJson(req: Request, limit = MAX_BODY_BYTES, optional = false): Promise<unknown> {

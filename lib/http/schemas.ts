@@ -53,12 +53,15 @@ export const safeText = (min: number, max: number) =>
     .refine((s) => !LONE_SURROGATE.test(s), 'must be valid Unicode (no lone surrogates)');
 
 export const queueName = safeText(1, 200);
+/** Why an operator acted, kept in the audit log: the API and the CLI take the same. */
+export const reasonText = safeText(0, 500);
 export const typeName = safeText(1, 200);
 /**
- * The queue a new job (or a schedule's jobs) goes to: no space around it, where it would
- * hide (" mail " lists as "mail", and a filter typed as "mail" never finds it).
+ * The queue a new job (or a schedule's jobs) goes to, or whose controls are set: no space
+ * around it, where it would hide (" mail " lists as "mail", and a filter typed as "mail"
+ * never finds it) — and a pause of " mail", a queue no job can be in, would leave "mail" running.
  */
-const newQueueName = queueName
+export const newQueueName = queueName
   .refine((s) => s.trim() === s, 'must not start or end with whitespace')
   // A URL path cannot carry them (/api/queues/.. is /api/): such a queue could not be paused.
   .refine((s) => s !== '.' && s !== '..', 'must not be "." or ".." (a URL path cannot name them)');
@@ -351,7 +354,7 @@ export const actionBody = z
       .max(MAX_BULK_IDS)
       .optional()
       .meta({ description: 'recover with `all`: the ids its preview listed; each one the sweep did not move is reported as skipped, with why.' }),
-    reason: safeText(0, 500).optional(),
+    reason: reasonText.optional(),
   })
   .strict()
   .refine((b) => [b.ids, b.filter, b.all].filter((x) => x !== undefined).length === 1, {
@@ -370,17 +373,17 @@ export const requeueBody = z
   .object({
     resetAttempts: z.boolean().optional(),
     revokeLease: z.boolean().optional(),
-    reason: safeText(0, 500).optional(),
+    reason: reasonText.optional(),
   })
   .strict();
 
-export const cancelBody = z.object({ reason: safeText(0, 500).optional() }).strict();
+export const cancelBody = z.object({ reason: reasonText.optional() }).strict();
 
 export const recoverBody = z
   .object({
     dryRun: z.boolean().optional(),
     ids: z.array(jobId).min(1).max(MAX_BULK_IDS).optional(),
-    reason: safeText(0, 500).optional(),
+    reason: reasonText.optional(),
   })
   .strict();
 
@@ -392,7 +395,7 @@ export const queueControlsBody = z
     /** 0 clears the limit; otherwise ratePeriodMs is required. */
     rateLimit: z.number().int().min(0).max(1_000_000).optional(),
     ratePeriodMs: z.number().int().min(1).max(86_400_000).optional(),
-    reason: safeText(0, 500).optional(),
+    reason: reasonText.optional(),
   })
   .strict()
   .refine((b) => b.paused !== undefined || b.concurrencyLimit !== undefined || b.rateLimit !== undefined, {

@@ -65,6 +65,15 @@ addWorkerOptions(program.command('worker').description('run worker processes und
     await runWorkers(o);
   });
 
+// Node decodes the command line leniently: a byte that is not UTF-8 (a Latin-1 "é") reaches
+// us as U+FFFD, so two idempotency keys differing in it would be one. Refused, as the API
+// refuses such a body.
+const garbled = process.argv.slice(2).findIndex((a) => a.includes('\uFFFD'));
+if (garbled !== -1) {
+  console.error(`argument ${garbled + 1} is not valid UTF-8 (or holds U+FFFD): pass text in UTF-8`);
+  process.exit(EXIT.usage);
+}
+
 try {
   await program.parseAsync();
 } catch (err) {

@@ -29,6 +29,7 @@ import {
   withQueue,
   auditCli,
   type Queue,
+  reasonArg,
   visible,
 } from './common';
 
@@ -57,7 +58,7 @@ const addFilterOptions = (cmd: Command) =>
     .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
     .option('--no-progress', 'never show a progress bar')
     .option('--json', 'print JSON')
-    .option('--reason <text>', 'why (kept in the audit log)');
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg);
 
 /** Acts on these ids; `seen`: the jobs as a filter's resolution saw them (ops.ts asSeen), absent for ids given by hand. */
 type Act = (q: Queue, ids: string[], seen?: SeenJobs) => Promise<ops.ActionReport>;
@@ -192,7 +193,7 @@ export function addActionCommands(program: Command) {
         'as the console\'s preview does.',
     )
     .option('--dry-run', 'only show what would be touched')
-    .option('--reason <text>', 'why (kept in the audit log)')
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
     .addOption(new Option('--json', 'print JSON as POST /api/recover answers'))
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (o: { dryRun?: boolean; json?: boolean; reason?: string }) => {

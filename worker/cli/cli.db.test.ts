@@ -23,7 +23,7 @@ cleanup(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 type Run = CliRun;
 
-const cli = (args: string[], o: { input?: string; env?: Record<string, string> } = {}) =>
+const cli = (args: string[], o: { input?: string | Buffer; env?: Record<string, string> } = {}) =>
   runCli(args, { input: o.input, env: { DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix, ...o.env } });
 
 const ok = (r: Run, code = 0) => assert.equal(r.code, code, `exit ${r.code}, expected ${code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
@@ -169,6 +169,44 @@ describe('enqueue', () => {
     ok(r);
     assert.match(r.stdout, /enqueued 2 job\(s\) from 2 line\(s\)$/m);
     assert.equal(await count(`queue = 'cli-bom'`), 2);
+  });
+
+  test('text that is not UTF-8 is refused, not read with its bytes replaced (two idempotency keys would become one)', async () => {
+    const line = (key: Buffer) => Buffer.concat([Buffer.from('{"type":"demo.noop","queue":"cli-latin1","idempotencyKey":"lat-'), key, Buffer.from('"}\n')]);
+    const input = Buffer.concat([line(Buffer.from([0xe9])), line(Buffer.from('ok')), line(Buffer.from([0xe8]))]);
+    const r = await cli(['enqueue', '--file', '-'], { input });
+    ok(r, 1);
+    assert.match(r.stderr, /^line 1: not valid UTF-8/m);
+    assert.match(r.stderr, /^line 3: not valid UTF-8/m);
+    const { rows } = await db.pool.query(`SELECT idempotency_key FROM jobs WHERE queue = 'cli-latin1'`);
+    assert.deepEqual(rows, [{ idempotency_key: 'lat-ok' }]);
+    // On the command line Node has already replaced the byte with U+FFFD: refused as such.
+    const { spawn } = await import('node:child_process');
+    const { root } = await import('../../test/processes');
+    const argv = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn('sh', ['-c', `exec "$0" bin/leasehold.mjs enqueue demo.noop -q cli-latin1 --idempotency-key "$(printf 'arg-\\351')"`, process.execPath], {
+        cwd: root,
+        env: { ...process.env, LEASEHOLD_LOG: 'warn', DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+    assert.equal(argv.code, 2, argv.stderr);
+    assert.match(argv.stderr, /argument 6 is not valid UTF-8/);
+    assert.equal(await count(`queue = 'cli-latin1'`), 1);
+  });
+
+  test('--reason takes what the API takes (at most 500 characters); a queue name with space around it is refused', async () => {
+    const id = await insertJob(db.pool, { status: 'failed', queue: 'cli-reason' });
+    const long = await cli(['requeue', id, '--reason', 'x'.repeat(501)]);
+    ok(long, 2);
+    assert.match(long.stderr, /--reason/);
+    assert.equal((await jobRow(db.pool, id)).status, 'failed');
+    const spaced = await cli(['queue', 'pause', ' cli-reason']);
+    ok(spaced, 2);
+    assert.match(spaced.stderr, /must not start or end with whitespace/);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM queues WHERE name LIKE '%cli-reason%'`)).rows[0].n, 0);
   });
 
   test('--all-or-nothing and --dry-run write nothing when a line is refused (exit 2)', async () => {

@@ -15,6 +15,7 @@ import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from '../../lib/jo
 
 // Where verbs import it from.
 export { isUnreachable };
+import { reasonText } from '../../lib/http/schemas';
 import { createLogger } from '../../lib/log';
 import { QueueError } from '../../lib/queue/errors';
 import { isJobIdText } from '../../lib/queue/job';
@@ -171,6 +172,13 @@ export const intArg = (min: number, max: number) => (v: string) => {
     throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
   }
   return n;
+};
+
+/** --reason: what the API takes (at most 500 characters, text PostgreSQL can store). */
+export const reasonArg = (v: string) => {
+  const r = reasonText.safeParse(v);
+  if (!r.success) throw new InvalidArgumentError(r.error.issues[0]!.message);
+  return v;
 };
 
 export const jsonArg = (what: string) => (v: string) => {

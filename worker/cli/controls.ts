@@ -3,13 +3,13 @@
  * honours them at claim time), and define recurring jobs.
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import { enqueueBody, queueName, toEnqueueInput } from '../../lib/http/schemas';
+import { enqueueBody, newQueueName, toEnqueueInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
-import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, visible, withQueue } from './common';
+import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, visible, withQueue } from './common';
 
 const nameArg = (v: string) => {
-  const r = queueName.safeParse(v);
+  const r = newQueueName.safeParse(v);
   if (!r.success) throw new InvalidArgumentError(r.error.issues[0]!.message);
   return v;
 };
@@ -58,7 +58,7 @@ export function addControlCommands(program: Command) {
       .command(verb)
       .description(paused ? 'stop workers claiming from a queue (running jobs finish)' : 'let workers claim from a paused queue again')
       .argument('<name>', 'queue', nameArg)
-      .option('--reason <text>', 'why (kept in the audit log)')
+      .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
       .option('--json', 'print JSON')
       .addHelpText('after', EXIT_CODES_HELP)
       .action(async (name: string, o) => {
@@ -78,7 +78,7 @@ export function addControlCommands(program: Command) {
     .argument('<name>', 'queue', nameArg)
     .option('--concurrency <n>', 'most jobs running at once over every worker and host (none = clear)', limitArg)
     .option('--rate <n/period>', 'claims per period over every worker, e.g. 10/1s: a token bucket of that size, so up to 10 at once after a quiet spell, then 10 per second (none = clear)', parseRate)
-    .option('--reason <text>', 'why (kept in the audit log)')
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (name: string, o) => {

@@ -4,7 +4,6 @@
  * validates, and inserted in batches of up to 1000 rows per statement.
  */
 import fs from 'node:fs';
-import readline from 'node:readline';
 import { type Command, Option } from 'commander';
 import { MAX_BULK_ENQUEUE } from '../../lib/http/schemas';
 import { validateJob } from '../../lib/client';
@@ -124,6 +123,37 @@ interface Summary {
   dryRun: boolean;
 }
 
+/**
+ * The input's lines (split at \n, a \r before it dropped), each decoded strictly: a line
+ * that is not valid UTF-8 comes as null, to be refused as the API refuses such a body. A
+ * lenient decode (readline's) turns each bad byte into U+FFFD, so two lines whose
+ * idempotency keys differ in one Latin-1 byte would be stored, and deduplicated, as one.
+ */
+export async function* utf8Lines(input: AsyncIterable<Buffer | string>): AsyncGenerator<string | null> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const decode = (b: Buffer) => {
+    try {
+      const text = decoder.decode(b);
+      return text.endsWith('\r') ? text.slice(0, -1) : text;
+    } catch {
+      return null;
+    }
+  };
+  let pieces: Buffer[] = []; // the line read so far, across chunks
+  for await (const chunk of input) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    let start = 0;
+    for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
+      const head = buf.subarray(start, nl);
+      yield decode(pieces.length ? Buffer.concat([...pieces, head]) : head);
+      pieces = [];
+      start = nl + 1;
+    }
+    if (start < buf.length) pieces.push(buf.subarray(start));
+  }
+  if (pieces.length) yield decode(Buffer.concat(pieces));
+}
+
 /** One line → the job it describes, or why not. */
 async function parseLine(
   text: string,
@@ -201,10 +231,13 @@ async function enqueueFile(o: EnqueueOptions) {
 
   const run = async (insert: ((batch: EnqueueInput[]) => Promise<void>) | null, typesFor: (name: unknown) => Promise<KnownJobTypes>) => {
     let batch: EnqueueInput[] = [];
-    const rl = readline.createInterface({ input, crlfDelay: Infinity });
     try {
-      for await (let text of rl) {
+      for await (let text of utf8Lines(input)) {
         s.lines++;
+        if (text === null) {
+          refuse({ line: s.lines, error: 'not valid UTF-8: send the file in UTF-8' });
+          continue;
+        }
         // Files saved by Windows tools start with a byte-order mark: not part of the first job.
         if (s.lines === 1 && text.startsWith('\ufeff')) text = text.slice(1);
         if (!text.trim()) continue;
@@ -223,7 +256,6 @@ async function enqueueFile(o: EnqueueOptions) {
       if (batch.length && insert) await insert(batch);
       progress.update(total === null ? s.jobs : total, { jobs: s.jobs, line: s.lines });
     } finally {
-      rl.close();
       progress.stop();
     }
   };

@@ -1,4 +1,4 @@
-import { json, readJson, readQuery, route } from '@/lib/http/respond';
+import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { pageDto } from '@/lib/http/dto';
 import { listQuery, parseEnqueueRequest, toEnqueueInput } from '@/lib/http/schemas';
@@ -27,7 +27,7 @@ export const GET = route('viewer', async (req: Request) => {
  * after the INSERT has committed; the doorbell rings after that.
  */
 export const POST = route('enqueue', async (req: Request) => {
-  const body = parseEnqueueRequest(await readJson(req));
+  const body = parseEnqueueRequest(await readJson(req, MAX_ENQUEUE_BODY_BYTES));
   const many = Array.isArray(body);
   const { pool, doorbell } = serverContext();
   const types = await knownJobTypes(pool, many ? body.map((b) => b.type) : [body.type]);

@@ -28,7 +28,7 @@ export const jobRoutes = [
         content: { 'application/json': { schema: z.union([enqueuedSchema, enqueuedManySchema]) } },
       },
       '400': errorResponse('Malformed JSON, a field out of range, an unknown field, or a payload that breaks its type schema.'),
-      '413': errorResponse('A payload is over 1 MiB, or the whole body over 1 MiB + 64 KiB (an array of jobs included: send large ones in several requests).'),
+      '413': errorResponse('A payload is over 1 MiB (its JSON as stored), or the whole body over 16 MiB (an array of jobs included: send large ones in several requests).'),
       '422': errorResponse('An unknown job type: neither built in nor registered by a worker that runs it (its LEASEHOLD_HANDLERS module).'),
       ...commonErrors,
     },
