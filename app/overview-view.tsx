@@ -75,7 +75,7 @@ export function OverviewView() {
             </span>
           )}
           {enqueue.isError && (
-            <span className="max-w-md break-words text-sm text-red-700 dark:text-red-300" role="alert" data-testid="enqueue-error">
+            <span className="max-w-md wrap-anywhere text-sm text-red-700 dark:text-red-300" role="alert" data-testid="enqueue-error">
               Could not enqueue: <UserText text={enqueue.error.message} />
             </span>
           )}

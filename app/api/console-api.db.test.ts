@@ -418,6 +418,22 @@ describe('reads for the console', () => {
     assert.deepEqual(listed, [...ids].reverse());
   });
 
+  test('errors carrying a random base64 value (a signature, a token) fall into one group, + / = and all', async () => {
+    const { randomBytes } = await import('node:crypto');
+    for (let i = 0; i < 4; i++) {
+      const id = await insertJob(db.pool, { status: 'failed', type: 'demo.noop', queue: 'dl-b64' });
+      const value = randomBytes(90).toString(i % 2 ? 'base64' : 'base64url');
+      await db.pool.query(`UPDATE jobs SET error = $2 WHERE job_id = $1`, [id, `invalid signature for payload ${value}`]);
+    }
+    (await import('@/lib/server/read-cache')).readCache.clear(); // the groups are shared for 3 s
+    const d = await get(deadLetter.GET, '/api/dead-letter');
+    const groups = d.body.groups.filter((x: { pattern: string }) => x.pattern.startsWith('invalid signature for payload'));
+    assert.deepEqual(
+      groups.map((g: { pattern: string; count: number }) => [g.pattern, g.count]),
+      [['invalid signature for payload #', 4]],
+    );
+  });
+
   test('stats: exact counts per status and queue, labelled, with the Redis backlog per queue', async () => {
     await insertJob(db.pool, { queue: 'stats-q' });
     // Schedules whose due tick cannot be enqueued are counted (enabled ones only).

@@ -1,7 +1,7 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { GroupTable } from '@/components/dead-letter/group-table';
 import { IgnoredFilters } from '@/components/jobs/ignored-filters';
 import { JobFilterBar } from '@/components/jobs/job-filters';
@@ -24,6 +24,7 @@ export function DeadLetterView() {
   const groups = useQuery(deadLetterQuery(interval));
   const now = useDbNow();
   const flow = useActionFlow();
+  const [pending, setPending] = useState(false);
   const filters: JobFilters = useMemo(() => ({ ...filtersFromParams(params), status: 'failed' }), [params]);
   const setFilters = (f: JobFilters) => {
     const qs = filtersToQuery({ ...f, status: undefined });
@@ -66,9 +67,9 @@ export function DeadLetterView() {
           />
         )}
       </Card>
-      <JobFilterBar filters={filters} onChange={setFilters} fixedStatus="failed" />
+      <JobFilterBar filters={filters} onChange={setFilters} fixedStatus="failed" onPendingChange={setPending} />
       <IgnoredFilters params={params} />
-      <JobsList filters={filters} emptyHint="No failed job matches these filters." />
+      <JobsList filters={filters} filtersPending={pending} emptyHint="No failed job matches these filters." />
       {flow.element}
     </div>
   );

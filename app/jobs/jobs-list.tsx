@@ -40,7 +40,7 @@ export const describeFilter = (f: JobFilters) =>
     .map(([k, v]) => `${k}=${v}`)
     .join(', ') || 'no filter';
 
-export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHint?: React.ReactNode }) {
+export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobFilters; filtersPending?: boolean; emptyHint?: React.ReactNode }) {
   const qc = useQueryClient();
   const interval = useRefreshInterval();
   const now = useDbNow();
@@ -159,6 +159,7 @@ export function JobsList({ filters, emptyHint }: { filters: JobFilters; emptyHin
         allMatching={allMatching}
         canSelectAllMatching={hasFilters(filters)}
         filterText={describeFilter(filters)}
+        filtersPending={filtersPending}
         onSelectAllMatching={() => setAllMatching(true)}
         onClear={clear}
         onAction={act}

@@ -20,6 +20,7 @@ export function JobsView() {
   // The type suggestions only once mounted: the server's render has none, and rendered during
   // hydration they made it fail (React #418, caught by test/e2e/auth/xss.spec.ts).
   const [mounted, setMounted] = useState(false);
+  const [pending, setPending] = useState(false);
   useEffect(() => setMounted(true), []);
   useEffect(() => {
     if (params.get('focus') === 'search') document.getElementById('job-search')?.focus();
@@ -31,9 +32,9 @@ export function JobsView() {
   return (
     <div className="space-y-4">
       <h1 className="text-xl font-semibold">Jobs</h1>
-      <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={mounted ? (meta.data?.jobTypes ?? []) : []} />
+      <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={mounted ? (meta.data?.jobTypes ?? []) : []} onPendingChange={setPending} />
       <IgnoredFilters params={params} />
-      <JobsList filters={filters} />
+      <JobsList filters={filters} filtersPending={pending} />
     </div>
   );
 }

@@ -96,7 +96,7 @@ function ScheduleTable({ schedules, nowMs, consumers }: { schedules: ScheduleDto
                 </>
               )}
               {s.lastError && (
-                <p className="mt-1 whitespace-normal break-words text-red-700 dark:text-red-400" data-testid="tick-error" title={dateTime(s.lastErrorAt)}>
+                <p className="mt-1 whitespace-normal wrap-anywhere text-red-700 dark:text-red-400" data-testid="tick-error" title={dateTime(s.lastErrorAt)}>
                   The due tick cannot be enqueued (tried {ago(nowMs - ms(s.lastErrorAt)!)}; every worker retries it): <UserText text={s.lastError} multiline />
                 </p>
               )}

@@ -72,7 +72,7 @@ export function ActionDialog(p: ActionDialogProps) {
     <Dialog title={p.report ? `${verb}: done` : `${verb}: what it will touch`} onClose={p.onClose} wide>
       <div className="space-y-4 text-sm" data-testid="action-dialog">
         <p className="text-zinc-600 dark:text-zinc-300">
-          {verb} <strong className="break-words">
+          {verb} <strong className="wrap-anywhere">
             <UserText text={p.target} />
           </strong>
         </p>
@@ -195,7 +195,7 @@ function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {
           <p className="text-xs font-medium uppercase tracking-wide text-zinc-500">{done ? 'Skipped, and why' : 'Will be skipped, and why'}</p>
           <ul className="mt-1 list-disc pl-5">
             {r.reasons.map((x) => (
-              <li key={x.reason} className="break-words">
+              <li key={x.reason} className="wrap-anywhere">
                 <UserText text={x.reason} /> {x.count > 1 && <span className="text-zinc-500">(×{int(x.count)})</span>}
               </li>
             ))}
@@ -267,7 +267,7 @@ function ItemTable({ items, destructive = false }: { items: BulkItem[]; destruct
               <td className="px-2 py-1">
                 <Badge tone={!i.ok ? 'zinc' : destructive ? 'red' : 'emerald'}>{PAST[i.outcome] ?? i.outcome}</Badge>{' '}
                 {i.reason && (
-                  <span className="break-words" data-testid="item-reason">
+                  <span className="wrap-anywhere" data-testid="item-reason">
                     <UserText text={i.reason} />
                   </span>
                 )}

@@ -78,7 +78,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                   )}
                 </td>
               )}
-              <td className="break-words px-2 py-1 text-xs">{e.reason ? <UserText text={e.reason} multiline /> : <span className="text-zinc-400">—</span>}</td>
+              <td className="wrap-anywhere px-2 py-1 text-xs">{e.reason ? <UserText text={e.reason} multiline /> : <span className="text-zinc-400">—</span>}</td>
             </tr>
           ))}
         </tbody>

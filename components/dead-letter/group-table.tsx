@@ -42,9 +42,9 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
                 <UserText text={g.type} />
               </td>
               <td className="py-2 pr-3">
-                <p className="break-words font-mono text-xs">{g.pattern ? <UserText text={g.pattern} multiline /> : '(no error text)'}</p>
+                <p className="wrap-anywhere font-mono text-xs">{g.pattern ? <UserText text={g.pattern} multiline /> : '(no error text)'}</p>
                 {g.sampleError && (
-                  <p className="mt-0.5 break-words text-xs text-zinc-500" title="the newest job's error">
+                  <p className="mt-0.5 line-clamp-3 wrap-anywhere text-xs text-zinc-500" title="the newest job's error">
                     e.g. <UserText text={g.sampleError} multiline />
                   </p>
                 )}

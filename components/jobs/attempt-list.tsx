@@ -33,7 +33,7 @@ export function AttemptList({ attempts, nowMs }: { attempts: AttemptDto[]; nowMs
               </span>
             </div>
             {a.error && (
-              <p className="mt-2 whitespace-pre-wrap break-words text-sm text-red-700 dark:text-red-300">
+              <p className="mt-2 whitespace-pre-wrap wrap-anywhere text-sm text-red-700 dark:text-red-300">
                 <UserText text={a.error} multiline />
               </p>
             )}

@@ -1,6 +1,6 @@
 'use client';
 import { type FormEvent, useEffect, useState } from 'react';
-import { JOB_ID_TEXT, type JobFilters } from '@/lib/api/filters';
+import { filterKey, JOB_ID_TEXT, type JobFilters } from '@/lib/api/filters';
 import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
 import { Button } from '../ui/button';
 
@@ -14,6 +14,8 @@ export interface JobFiltersProps {
   types?: string[];
   /** Hide the status field (the dead letter is always `failed`). */
   fixedStatus?: JobStatus;
+  /** Told whether the bar holds changes not applied yet (the list and its actions still use the applied filters). */
+  onPendingChange?(pending: boolean): void;
 }
 
 /** A job id in the search box, `#` allowed in front (as ids are shown). */
@@ -39,17 +41,23 @@ export function parseSearch(text: string): { id?: string; error?: string } {
 export const searchText = (f: Pick<JobFilters, 'id' | 'error'>) => f.id ?? (f.error && asJobId(f.error.trim()) ? `"${f.error}"` : f.error) ?? '';
 
 /** The filter bar; applies on Enter or on "Apply", and a status change at once. */
-export function JobFilterBar({ filters, onChange, queues = [], types = [], fixedStatus }: JobFiltersProps) {
+export function JobFilterBar({ filters, onChange, queues = [], types = [], fixedStatus, onPendingChange }: JobFiltersProps) {
   const [draft, setDraft] = useState(filters);
   const [search, setSearch] = useState(searchText(filters));
   useEffect(() => {
     setDraft(filters);
     setSearch(searchText(filters));
   }, [filters]);
+  const typed = (patch: Partial<JobFilters> = {}) => clean({ ...draft, ...patch, id: undefined, error: undefined, ...parseSearch(search) });
   const submit = (e?: FormEvent, patch: Partial<JobFilters> = {}) => {
     e?.preventDefault();
-    onChange(clean({ ...draft, ...patch, id: undefined, error: undefined, ...parseSearch(search) }));
+    onChange(typed(patch));
   };
+  // Typed but not applied: the list, and an action on "every job matching", still use the
+  // applied filters — said here, and told to the list, so nobody acts on a filter they only
+  // see (the que-web accident: a bulk delete that took the filter before the one on screen).
+  const pending = JSON.stringify(filterKey(typed())) !== JSON.stringify(filterKey(clean(filters)));
+  useEffect(() => onPendingChange?.(pending), [pending, onPendingChange]);
   const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
   return (
     <form onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-8 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
@@ -131,6 +139,11 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
         >
           Clear filters
         </Button>
+        {pending && (
+          <span role="status" data-testid="filters-pending" className="text-xs text-amber-800 dark:text-amber-300">
+            Not applied yet: the list and its actions use the filters as they were — Apply filters (or Enter) first.
+          </span>
+        )}
         {filters.fingerprint && (
           <span className="inline-flex items-center gap-1 rounded bg-zinc-100 px-2 py-0.5 text-xs dark:bg-zinc-800">
             error group <code>{filters.fingerprint}</code>

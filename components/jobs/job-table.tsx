@@ -128,7 +128,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
       col.accessor('error', {
         header: 'Last error',
         cell: (c) => (
-          <span className="line-clamp-2 max-w-md break-words text-xs text-red-700 dark:text-red-300">
+          <span className="line-clamp-2 max-w-md wrap-anywhere text-xs text-red-700 dark:text-red-300">
             <UserText text={c.getValue()} multiline />
           </span>
         ),

@@ -25,6 +25,8 @@ export interface SelectionBarProps {
   /** Offer "all matching" (there is a filter and more than this page). */
   canSelectAllMatching: boolean;
   filterText: string;
+  /** The filter bar holds changes not applied: "every job matching" would mean the old filter. */
+  filtersPending?: boolean;
   onSelectAllMatching(): void;
   onClear(): void;
   onAction(action: 'requeue' | 'cancel' | 'delete' | 'recover'): void;
@@ -33,6 +35,8 @@ export interface SelectionBarProps {
 /** What is selected, and the actions on it. */
 export function SelectionBar(p: SelectionBarProps) {
   const any = p.selectedCount > 0 || p.allMatching;
+  // Every job matching the applied filter, while the bar shows another: apply or clear first.
+  const stale = p.allMatching && !!p.filtersPending;
   return (
     <div className="flex flex-wrap items-center gap-2 rounded-md border border-zinc-200 bg-white px-3 py-2 text-sm dark:border-zinc-800 dark:bg-zinc-900" data-testid="selection-bar">
       <span className="mr-2 text-zinc-600 dark:text-zinc-300" data-testid="selection-text">
@@ -49,22 +53,28 @@ export function SelectionBar(p: SelectionBarProps) {
         )}
       </span>
       {!p.allMatching && p.canSelectAllMatching && p.selectedCount > 0 && (
-        <button type="button" className="text-sky-700 underline dark:text-sky-400" onClick={p.onSelectAllMatching}>
+        <button
+          type="button"
+          className="text-sky-700 underline disabled:cursor-not-allowed disabled:text-zinc-400 disabled:no-underline dark:text-sky-400"
+          onClick={p.onSelectAllMatching}
+          disabled={p.filtersPending}
+          title={p.filtersPending ? 'apply the filter changes first' : undefined}
+        >
           Select every job matching this filter
         </button>
       )}
       {any && (
         <>
-          <Button size="sm" onClick={() => p.onAction('requeue')}>
+          <Button size="sm" onClick={() => p.onAction('requeue')} disabled={stale}>
             Requeue
           </Button>
-          <Button size="sm" onClick={() => p.onAction('cancel')}>
+          <Button size="sm" onClick={() => p.onAction('cancel')} disabled={stale}>
             Cancel
           </Button>
-          <Button size="sm" onClick={() => p.onAction('recover')}>
+          <Button size="sm" onClick={() => p.onAction('recover')} disabled={stale}>
             Recover
           </Button>
-          <Button size="sm" variant="danger" onClick={() => p.onAction('delete')}>
+          <Button size="sm" variant="danger" onClick={() => p.onAction('delete')} disabled={stale}>
             Delete
           </Button>
           <Button size="sm" variant="ghost" onClick={p.onClear}>

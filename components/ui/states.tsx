@@ -18,7 +18,7 @@ export function ErrorState({ title, message, hint, onRetry }: { title: string; m
       <p className="font-medium">
         <UserText text={title} />
       </p>
-      <p className="mt-1 break-words">
+      <p className="mt-1 wrap-anywhere">
         <UserText text={message} />
       </p>
       {hint && <p className="mt-1 text-red-800/80 dark:text-red-300/80">{hint}</p>}

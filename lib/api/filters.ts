@@ -38,15 +38,24 @@ export function filtersFromParams(params: URLSearchParams | { get(name: string):
       if (v === 'now' || v === 'later') f.due = v;
     } else f[k] = v.slice(0, 200);
   }
+  // The API's free search (GET /api/jobs?q=): a job id, else text in the last error.
+  const q = params.get('q')?.trim();
+  if (q) {
+    if (JOB_ID_TEXT.test(q)) f.id ??= q;
+    else f.error ??= q.slice(0, 200);
+  }
   return f;
 }
+
+/** Parameters of the jobs page that are not filters (the "/" shortcut's focus=search). */
+const PAGE_PARAMS = new Set(['focus', 'q']);
 
 /**
  * The filters in the address that filtersFromParams left out (a mistyped status, a
  * fingerprint cut short by a chat client): said on the page, since the list, and an action
  * on "every job matching", would otherwise quietly cover more jobs than the link meant.
  */
-export function ignoredFilters(params: URLSearchParams | { get(name: string): string | null }): { name: FilterField; value: string; why: string }[] {
+export function ignoredFilters(params: URLSearchParams | { get(name: string): string | null }): { name: string; value: string; why: string }[] {
   const kept = filtersFromParams(params);
   const why: Partial<Record<FilterField, string>> = {
     status: 'not a status',
@@ -54,10 +63,16 @@ export function ignoredFilters(params: URLSearchParams | { get(name: string): st
     fingerprint: 'not an error fingerprint (12 hex digits)',
     due: 'not now or later',
   };
-  return FILTER_FIELDS.flatMap((name) => {
+  const unread = FILTER_FIELDS.flatMap((name) => {
     const value = params.get(name)?.trim();
     return value && !kept[name] ? [{ name, value: value.slice(0, 80), why: why[name] ?? 'not understood' }] : [];
   });
+  // A name the list does not know (search=, kind=, a misspelt statu=) filters nothing either.
+  const names = 'keys' in params && typeof params.keys === 'function' ? [...new Set(params.keys())] : [];
+  const unknown = names
+    .filter((name) => !(FILTER_FIELDS as readonly string[]).includes(name) && !PAGE_PARAMS.has(name) && params.get(name)?.trim())
+    .map((name) => ({ name: name.slice(0, 40), value: params.get(name)!.trim().slice(0, 80), why: 'not a filter of this list' }));
+  return [...unread, ...unknown];
 }
 
 export function filtersToQuery(f: JobFilters, extra: Record<string, string | undefined> = {}): string {

@@ -91,3 +91,24 @@ test('a job enqueued long ago that fails now is announced and heads the dead let
   await expect(rows.first()).toHaveAttribute('data-testid', `job-row-${old}`);
   await db().query(`DELETE FROM jobs WHERE job_id = ANY($1::bigint[])`, [[old, newer]]);
 });
+
+test('an error holding a long unbroken token (a signature, a hex dump) keeps the groups inside the page, their buttons in reach', async ({ page, request }) => {
+  const id = await enqueue(request, failing(1));
+  const neighbour = await enqueue(request, failing(1)); // a group of its own, whose buttons must stay in reach too
+  await waitForStatus(id, 'failed');
+  await waitForStatus(neighbour, 'failed');
+  const token = Buffer.from(Array.from({ length: 2_400 }, (_, k) => (k * 37) % 256)).toString('base64'); // 3,200 characters, no space
+  await db().query(`UPDATE jobs SET error = $2 WHERE job_id = $1`, [id, `invalid signature for token ${token}`]);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto('/dead-letter');
+  const groups = page.getByTestId('dead-letter-groups');
+  await expect(groups).toContainText('invalid signature for token #');
+  const width = page.viewportSize()!.width;
+  const buttons = groups.getByRole('button', { name: /^Requeue group/ });
+  expect(await buttons.count()).toBeGreaterThan(1);
+  for (const b of await buttons.all()) {
+    const box = (await b.boundingBox())!;
+    expect(box.x + box.width, 'a Requeue group button past the right edge').toBeLessThanOrEqual(width);
+  }
+  expect(await page.evaluate(() => document.documentElement.scrollWidth), 'the page scrolls sideways').toBeLessThanOrEqual(width);
+});

@@ -59,3 +59,43 @@ test('new jobs are announced in a banner instead of being pushed in under the cu
   await waitForStatus(first, 'cancelled');
   await waitForStatus(second, 'cancelled');
 });
+
+test('a filter typed but not applied is said, and "every job matching" waits until it is applied', async ({ page, request }) => {
+  // Waiting jobs in two queues no e2e worker serves.
+  const keep = await enqueue(request, { type: 'demo.noop', queue: 'e2e-draft-keep' });
+  const mine = await enqueue(request, { type: 'demo.noop', queue: 'e2e-draft' });
+  await page.goto('/jobs?status=queued');
+  await expect(page.getByTestId(`job-row-${mine}`)).toBeVisible();
+  await page.getByLabel('Queue').fill('e2e-draft');
+  await expect(page.getByTestId('filters-pending')).toContainText('Not applied yet');
+  await page.getByTestId(`job-row-${mine}`).getByRole('checkbox').click();
+  await expect(page.getByRole('button', { name: 'Select every job matching this filter' })).toBeDisabled();
+  await page.getByLabel('Queue').press('Enter');
+  await expect(page).toHaveURL(/\/jobs\?status=queued&queue=e2e-draft$/);
+  await expect(page.getByTestId('filters-pending')).toHaveCount(0);
+  await page.getByTestId(`job-row-${mine}`).getByRole('checkbox').click();
+  await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
+  await expect(page.getByTestId('selection-text')).toContainText('Every job matching status=queued, queue=e2e-draft');
+  // Typing again after choosing "every job matching": its actions wait too.
+  await page.getByLabel('Type').fill('demo.sleep');
+  await expect(page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true })).toBeDisabled();
+  await page.getByLabel('Type').fill('');
+  await expect(page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true })).toBeEnabled();
+  await page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('preview-summary')).toContainText('1 job: 1 will change');
+  await dialog.getByRole('button', { name: 'Cancel 1 job' }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText('1 changed, 0 skipped');
+  await waitForStatus(mine, 'cancelled');
+  await waitForStatus(keep, 'queued');
+});
+
+test("the API's q is the list's search; a parameter the list does not know is named as ignored", async ({ page, request }) => {
+  const id = await enqueue(request, { type: 'demo.noop', queue: 'e2e-q' });
+  await page.goto(`/jobs?q=${id}`);
+  await expect(page.getByLabel(/^Search/)).toHaveValue(id);
+  await expect(page.getByTestId(`job-row-${id}`)).toBeVisible();
+  await expect(page.getByTestId('ignored-filters')).toHaveCount(0);
+  await page.goto('/jobs?queue=e2e-q&search=timeout');
+  await expect(page.getByTestId('ignored-filters')).toContainText('Ignored search=timeout (not a filter of this list)');
+});

@@ -219,7 +219,7 @@ export function JobView({ id }: { id: string }) {
           {lastError && (
             <div className="mt-3">
               <p className="text-xs text-zinc-500">Last error</p>
-              <p className="whitespace-pre-wrap break-words text-sm text-red-700 dark:text-red-300" data-testid="last-error">
+              <p className="whitespace-pre-wrap wrap-anywhere text-sm text-red-700 dark:text-red-300" data-testid="last-error">
                 <UserText text={lastError} multiline />
               </p>
             </div>
