@@ -41,10 +41,13 @@ export function OverviewView() {
       void qc.invalidateQueries({ queryKey: jobKeys.all });
     },
   });
-  // Pause and Resume only for a role the server lets change queue controls.
-  const mayControlQueues = !forbiddenFor('pause', useQuery(meQuery()).data?.role ?? null);
+  // Pause and Resume only for a role the server lets change queue controls; the demo job
+  // only for one it lets enqueue.
+  const role = useQuery(meQuery()).data?.role ?? null;
+  const mayControlQueues = !forbiddenFor('pause', role);
+  const mayEnqueue = !forbiddenFor('enqueue', role);
   const setPaused = useMutation({
-    mutationFn: ({ queue, paused }: { queue: string; paused: boolean }) => setQueuePaused(queue, paused),
+    mutationFn: ({ queue, paused, reason }: { queue: string; paused: boolean; reason?: string }) => setQueuePaused(queue, paused, reason),
     onSuccess: () => void qc.invalidateQueries({ queryKey: statsKeys.all }),
   });
   const recover = () => flow.start({ action: 'recover', target: { all: true }, label: 'every running job whose lease expired, and due jobs whose wake-up signal is missing' });
@@ -80,9 +83,9 @@ export function OverviewView() {
             </span>
           )}
           <Button onClick={recover}>Recover…</Button>
-          {/* A demo button has no place where the jobs are real. */}
-          {!production && (
-            <Button variant="primary" onClick={() => enqueue.mutate()} disabled={enqueue.isPending}>
+          {/* A demo button has no place where the jobs are real, and is not this page's main action. */}
+          {!production && mayEnqueue && (
+            <Button onClick={() => enqueue.mutate()} disabled={enqueue.isPending} title="enqueues a demo.sleep job of 3 s on the default queue">
               Enqueue demo job
             </Button>
           )}
@@ -212,7 +215,7 @@ export function OverviewView() {
               <QueueTable
                 queues={s.queues}
                 usingRedis={s.signal.usingRedis}
-                onSetPaused={mayControlQueues ? (queue, paused) => setPaused.mutate({ queue, paused }) : undefined}
+                onSetPaused={mayControlQueues ? (queue, paused, reason) => setPaused.mutate({ queue, paused, reason }) : undefined}
                 busyQueue={setPaused.isPending ? setPaused.variables?.queue : undefined}
               />
             ) : (

@@ -12,6 +12,22 @@ const OUTCOME: Record<string, [Tone, string]> = {
   aborted: ['zinc', 'aborted (lease handed back or revoked)'],
 };
 
+/**
+ * How long an attempt ran. A lost lease did not run until it was recovered: its worker was
+ * last heard from at its last renewal, and the rest is the lease running out — "took 30 s"
+ * for a job that killed its worker at once would mislead.
+ */
+export function attemptTiming(a: Pick<AttemptDto, 'outcome' | 'startedAt' | 'finishedAt' | 'heartbeatAt'>, endMs: number): string {
+  const start = ms(a.startedAt)!;
+  const beat = a.heartbeatAt ? ms(a.heartbeatAt)! : null;
+  if (a.outcome === 'lease_lost' && beat !== null) {
+    const heard = beat > start ? `last heard from ${shortDuration(beat - start)} after its start` : 'never renewed its lease';
+    return `${heard}; recovered ${shortDuration(endMs - beat)} later (its lease ran out)`;
+  }
+  const took = a.finishedAt ? `took ${shortDuration(endMs - start)}` : `running for ${shortDuration(endMs - start)}`;
+  return beat !== null ? `${took} · last heartbeat ${dateTime(a.heartbeatAt)}` : took;
+}
+
 /** Each attempt: who ran it, when, how it ended, and its error with the stack. */
 export function AttemptList({ attempts, nowMs }: { attempts: AttemptDto[]; nowMs: number }) {
   return (
@@ -27,9 +43,8 @@ export function AttemptList({ attempts, nowMs }: { attempts: AttemptDto[]; nowMs
               <span className="break-all font-mono text-xs">
                 <UserText text={a.workerId} />
               </span>
-              <span className="text-xs text-zinc-500">
-                started {dateTime(a.startedAt)} · {a.finishedAt ? `took ${shortDuration(end - ms(a.startedAt)!)}` : `running for ${shortDuration(end - ms(a.startedAt)!)}`}
-                {a.heartbeatAt && ` · last heartbeat ${dateTime(a.heartbeatAt)}`}
+              <span className="text-xs text-zinc-500" data-testid="attempt-timing">
+                started {dateTime(a.startedAt)} · {attemptTiming(a, end)}
               </span>
             </div>
             {a.error && (

@@ -17,3 +17,21 @@ test('the enqueue line keeps the attempts allowed at enqueue after a requeue rai
   assert.equal(enqueued!.what, 'enqueued');
   assert.equal(enqueued!.detail, 'queue mail, up to 3 attempts');
 });
+
+test('a lost lease that ended the job says where the job went; an earlier one does not', () => {
+  const attempt = (n: number, start: string, end: string) => ({
+    attempt: n, workerId: `w${n}`, outcome: 'lease_lost', startedAt: start, heartbeatAt: start, finishedAt: end, error: null, errorStack: null,
+  });
+  const detail = {
+    job: {
+      id: '9', queue: 'q', type: 'demo.sleep', status: 'failed', attemptCount: 2, maxAttempts: 2, attemptBudget: 2,
+      createdAt: '2026-12-01T10:00:00.000Z', runAt: '2026-12-01T10:00:00.000Z', finishedAt: '2026-12-01T10:01:10.000Z', cancelRequestedAt: null,
+    },
+    attempts: [attempt(1, '2026-12-01T10:00:00.000Z', '2026-12-01T10:00:31.000Z'), attempt(2, '2026-12-01T10:00:32.000Z', '2026-12-01T10:01:10.000Z')],
+    dbNow: '2026-12-01T10:05:00.000Z',
+  } as unknown as JobDetailDto;
+  const lines = timelineEvents(detail).map((e) => e.what);
+  assert.ok(lines.includes('attempt 1 lease lost (the worker stopped renewing)'), lines.join('\n'));
+  assert.ok(lines.includes('attempt 2 lease lost (the worker stopped renewing) → dead letter (no attempts left)'), lines.join('\n'));
+  assert.ok(!lines.some((l) => l.startsWith('finished:')), 'the end is said once');
+});

@@ -32,7 +32,11 @@ export function timelineEvents(d: JobDetailDto, audit: AuditEntryDto[] = []): Ev
   if (ms(j.runAt)! > ms(j.createdAt)! + 1000 && j.status !== 'running') ev.push({ at: j.runAt, what: ms(j.runAt)! > ms(d.dbNow)! ? 'due (scheduled)' : 'due' });
   d.attempts.forEach((a: AttemptDto) => {
     ev.push({ at: a.startedAt!, what: `attempt ${a.attempt} claimed`, detail: a.workerId });
-    if (a.finishedAt) ev.push({ at: a.finishedAt, what: `attempt ${a.attempt} ${ENDED[a.outcome ?? ''] ?? a.outcome}` });
+    if (!a.finishedAt) return;
+    // A lost lease (or a cancel) that ended the job: say where it went, as a failure does.
+    const ended = a.finishedAt === j.finishedAt && a.outcome !== 'failed' && a.outcome !== 'completed' && a.outcome !== 'cancelled';
+    const then = ended && j.status === 'failed' ? ' → dead letter (no attempts left)' : ended && j.status === 'cancelled' ? ' → cancelled' : '';
+    ev.push({ at: a.finishedAt, what: `attempt ${a.attempt} ${ENDED[a.outcome ?? ''] ?? a.outcome}${then}` });
   });
   if (j.cancelRequestedAt) ev.push({ at: j.cancelRequestedAt, what: 'cancel requested by an operator' });
   if (j.finishedAt && !d.attempts.some((a) => a.finishedAt === j.finishedAt)) ev.push({ at: j.finishedAt, what: `finished: ${j.status}` });

@@ -1,4 +1,5 @@
 import Link from 'next/link';
+import { useState } from 'react';
 import type { QueueStatsDto } from '@/lib/api/types';
 import { duration, int } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
@@ -24,6 +25,8 @@ const n = (q: QueueStatsDto, s: keyof QueueStatsDto['counts']) => (
   </span>
 );
 
+const BUTTON = 'rounded border border-zinc-300 px-1.5 py-0.5 hover:bg-zinc-100 disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800';
+
 /** What a queue's controls allow, in a few words. */
 function controlsText(c: NonNullable<QueueStatsDto['controls']>) {
   const parts: string[] = [];
@@ -45,9 +48,13 @@ export function QueueTable({
 }: {
   queues: QueueStatsDto[];
   usingRedis: boolean;
-  onSetPaused?: (queue: string, paused: boolean) => void;
+  onSetPaused?: (queue: string, paused: boolean, reason?: string) => void;
   busyQueue?: string;
 }) {
+  // A pause stops every worker on every host claiming from the queue: asked once more, with
+  // a reason for the audit log. Resuming puts things back as they were: one click.
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [reason, setReason] = useState('');
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-sm" data-testid="queue-table">
@@ -123,16 +130,48 @@ export function QueueTable({
                       <span className="rounded bg-amber-100 px-1.5 py-0.5 font-medium text-amber-800 dark:bg-amber-900 dark:text-amber-200">paused</span>
                     )}
                     {q.controls && <span className="tabular text-zinc-600 dark:text-zinc-400">{controlsText(q.controls)}</span>}
-                    {onSetPaused && (
-                      <button
-                        type="button"
-                        className="rounded border border-zinc-300 px-1.5 py-0.5 hover:bg-zinc-100 disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800"
-                        onClick={() => onSetPaused(q.queue, !q.controls?.paused)}
-                        disabled={busyQueue === q.queue}
-                        aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${visible(q.queue)}`}
+                    {onSetPaused && confirming === q.queue && !q.controls?.paused ? (
+                      <form
+                        className="flex flex-wrap items-center gap-1"
+                        data-testid="pause-confirm"
+                        onSubmit={(e) => {
+                          e.preventDefault();
+                          onSetPaused(q.queue, true, reason.trim() || undefined);
+                          setConfirming(null);
+                        }}
                       >
-                        {q.controls?.paused ? 'Resume' : 'Pause'}
-                      </button>
+                        <input
+                          className="w-40 rounded border border-zinc-300 bg-white px-1.5 py-0.5 dark:border-zinc-700 dark:bg-zinc-950"
+                          placeholder="reason (for the audit log)"
+                          aria-label={`Reason for pausing queue ${visible(q.queue)}`}
+                          maxLength={500}
+                          value={reason}
+                          onChange={(e) => setReason(e.target.value)}
+                          autoFocus
+                        />
+                        <button type="submit" className={`${BUTTON} border-amber-400 bg-amber-50 dark:border-amber-700 dark:bg-amber-950`} title="no worker on any host claims from it until it is resumed; running jobs finish">
+                          Pause {q.queue.length > 24 ? 'queue' : <UserText text={q.queue} />}
+                        </button>
+                        <button type="button" className={BUTTON} onClick={() => setConfirming(null)}>
+                          Keep running
+                        </button>
+                      </form>
+                    ) : (
+                      onSetPaused && (
+                        <button
+                          type="button"
+                          className={BUTTON}
+                          onClick={() => {
+                            if (q.controls?.paused) return onSetPaused(q.queue, false);
+                            setReason('');
+                            setConfirming(q.queue);
+                          }}
+                          disabled={busyQueue === q.queue}
+                          aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${visible(q.queue)}`}
+                        >
+                          {q.controls?.paused ? 'Resume' : 'Pause…'}
+                        </button>
+                      )
                     )}
                   </div>
                 </td>

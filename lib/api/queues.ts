@@ -1,5 +1,5 @@
 /** Queue controls from the console: pause and resume (POST /api/queues/:name). */
 import { api } from './client';
 
-export const setQueuePaused = (queue: string, paused: boolean) =>
-  api<{ queue: string; controls: unknown }>(`/api/queues/${encodeURIComponent(queue)}`, { method: 'POST', json: { paused } });
+export const setQueuePaused = (queue: string, paused: boolean, reason?: string) =>
+  api<{ queue: string; controls: unknown }>(`/api/queues/${encodeURIComponent(queue)}`, { method: 'POST', json: { paused, ...(reason ? { reason } : {}) } });

@@ -77,3 +77,24 @@ test('dark theme, the environment badge and keyboard shortcuts', async ({ page }
   await page.keyboard.press('t');
   await expect(page.locator('html')).not.toHaveClass(/dark/);
 });
+
+test('pausing a queue asks once more, with a reason for the audit log; resuming is one click', async ({ page, request }) => {
+  await enqueue(request, { type: 'demo.noop', queue: 'e2e-pausable', runAt: new Date(Date.now() + 3_600_000).toISOString() });
+  await page.goto('/');
+  const row = page.getByTestId('queue-e2e-pausable');
+  await expect(row).toBeVisible();
+  await row.getByRole('button', { name: 'Pause queue e2e-pausable' }).click();
+  await row.getByRole('button', { name: 'Keep running' }).click();
+  await expect(row.getByTestId('pause-confirm')).toHaveCount(0);
+  const paused = async () => (await db().query(`SELECT paused_at IS NOT NULL AS p FROM queues WHERE name = 'e2e-pausable'`)).rows[0]?.p ?? false;
+  expect(await paused(), 'nothing paused before the confirmation').toBe(false);
+  await row.getByRole('button', { name: 'Pause queue e2e-pausable' }).click();
+  await row.getByLabel('Reason for pausing queue e2e-pausable').fill('upstream mail provider down');
+  await row.getByRole('button', { name: 'Pause e2e-pausable' }).click();
+  await expect(row.getByTestId('controls')).toContainText('paused');
+  expect(await paused()).toBe(true);
+  const { rows } = await db().query(`SELECT reason FROM audit_log WHERE action = 'queue.pause' AND target->>'queue' = 'e2e-pausable'`);
+  expect(rows.map((r) => r.reason)).toEqual(['upstream mail provider down']);
+  await row.getByRole('button', { name: 'Resume queue e2e-pausable' }).click();
+  await expect.poll(paused).toBe(false);
+});

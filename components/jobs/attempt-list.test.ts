@@ -1,0 +1,18 @@
+/** An attempt's timing says how long it ran — for a lost lease, until its worker was last heard from. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { attemptTiming } from './attempt-list';
+
+const at = (s: number) => new Date(Date.UTC(2026, 11, 1, 10, 0, s)).toISOString();
+
+test('a lease lost at once (a poison job killed its worker) is not "took 30 s"', () => {
+  const a = { outcome: 'lease_lost' as const, startedAt: at(0), heartbeatAt: at(0), finishedAt: at(31) };
+  assert.equal(attemptTiming(a, Date.parse(at(31))), 'never renewed its lease; recovered 31 s later (its lease ran out)');
+  const renewed = { ...a, heartbeatAt: at(20), finishedAt: at(51) };
+  assert.equal(attemptTiming(renewed, Date.parse(at(51))), 'last heard from 20 s after its start; recovered 31 s later (its lease ran out)');
+});
+
+test('other attempts: how long they took, or run so far', () => {
+  assert.match(attemptTiming({ outcome: 'completed' as const, startedAt: at(0), heartbeatAt: null, finishedAt: at(2) }, Date.parse(at(2))), /^took 2\.0 s$|^took 2 s$/);
+  assert.match(attemptTiming({ outcome: null, startedAt: at(0), heartbeatAt: at(10), finishedAt: null }, Date.parse(at(12))), /^running for 12 s · last heartbeat /);
+});
