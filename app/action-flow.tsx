@@ -38,7 +38,9 @@ export function useActionFlow(): { start(r: ActionRequest): void; element: React
   const preview = useQuery({
     queryKey: [...actionKeys.all, 'preview', req?.action, req?.target, options],
     queryFn: () => runAction(req!.action, req!.target, { ...options, preview: true }),
-    enabled: !!req,
+    // A role the server refuses the action is told so once, by the dialog, not again by the
+    // preview's 403.
+    enabled: !!req && !forbiddenFor(req.action, role),
     // A preview is what the operator confirmed: never refresh it behind their back.
     staleTime: Infinity,
     gcTime: 0,

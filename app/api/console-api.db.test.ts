@@ -434,6 +434,27 @@ describe('reads for the console', () => {
     );
   });
 
+  test('a running job whose worker its supervisor saw die says so, in the list, the lookup and the detail', async () => {
+    await db.pool.query(
+      `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at, stopped_at, exit) VALUES
+         ('gone-host:1:aa', 'gone-host', 1, '{gone-q}', 1, now(), now(), now(), 'killed by SIGKILL'),
+         ('live-host:2:bb', 'live-host', 2, '{gone-q}', 1, now(), now(), NULL, NULL)`,
+    );
+    const orphan = await insertJob(db.pool, { status: 'running', queue: 'gone-q', workerId: 'gone-host:1:aa', leaseInMs: 20_000 });
+    const held = await insertJob(db.pool, { status: 'running', queue: 'gone-q', workerId: 'live-host:2:bb', leaseInMs: 20_000 });
+    const done = await insertJob(db.pool, { status: 'completed', queue: 'gone-q', workerId: 'gone-host:1:aa' });
+    const listed = (await get(jobs.GET, '/api/jobs?queue=gone-q&fresh=1')).body.jobs as { id: string; ownerGone: string | null }[];
+    assert.deepEqual(
+      Object.fromEntries(listed.map((j) => [j.id, j.ownerGone])),
+      { [orphan]: 'killed by SIGKILL', [held]: null, [done]: null },
+    );
+    const found = (await get(lookup.GET, `/api/jobs/lookup?ids=${orphan},${held}`)).body.jobs as { id: string; ownerGone: string | null }[];
+    assert.deepEqual(found.map((j) => j.ownerGone).sort(), ['killed by SIGKILL', null].sort());
+    const one = await import('./jobs/[id]/route');
+    const res = await one.GET(new Request(`http://test/api/jobs/${orphan}`), { params: Promise.resolve({ id: orphan }) });
+    assert.equal((await res.json()).job.ownerGone, 'killed by SIGKILL');
+  });
+
   test('stats: exact counts per status and queue, labelled, with the Redis backlog per queue', async () => {
     await insertJob(db.pool, { queue: 'stats-q' });
     // Schedules whose due tick cannot be enqueued are counted (enabled ones only).

@@ -14,6 +14,8 @@ export interface LeaseFields {
    * far down the list to be followed), and the worker may well have renewed the lease.
    */
   readAt?: string | null;
+  /** The owner's supervisor saw it end ("killed by SIGKILL"): nothing renews the lease. */
+  ownerGone?: string | null;
 }
 
 /** Remaining lease on the database clock; negative once expired. */
@@ -55,6 +57,17 @@ export function LeaseCountdown({ job, nowMs, sweeping = true }: { job: LeaseFiel
     return (
       <Badge tone="red" title={`the lease ran out ${duration(-left)} ago; the recover sweep (or a Recover) moves the job on`}>
         <span data-testid="lease-expired">expired — will be recovered</span>
+      </Badge>
+    );
+  if (job.ownerGone)
+    return (
+      <Badge
+        tone="red"
+        title={`its worker process ended (${job.ownerGone}), as its supervisor saw: nothing renews the lease, and when it runs out the recover sweep moves the job on (retried, or the dead letter when no attempts are left)`}
+      >
+        <span data-testid="owner-gone">
+          worker died ({job.ownerGone}) — recovered when the lease ends in <span data-testid="lease-countdown">{duration(left)}</span>
+        </span>
       </Badge>
     );
   return (

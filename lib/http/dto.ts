@@ -11,6 +11,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export const listedJobDto = (j: ListedJob) => ({
   ...toJobDto(j),
   leaseRemainingMs: j.leaseRemainingMs,
+  ownerGone: j.ownerGone,
   payloadBytes: j.payloadBytes,
   /** True when the payload was too big for a list (open the job for it). */
   payloadOmitted: j.payload === null && j.payloadBytes > LIST_PAYLOAD_MAX_BYTES,
@@ -42,7 +43,7 @@ export const attemptDto = (a: Attempt) => ({
 });
 
 export const detailDto = (d: JobDetail) => ({
-  job: { ...toJobDto(d.job), leaseRemainingMs: d.leaseRemainingMs },
+  job: { ...toJobDto(d.job), leaseRemainingMs: d.leaseRemainingMs, ownerGone: d.ownerGone },
   payloadText: d.payloadText,
   /** True when the payload was left out on request (payload=0): job.payload and payloadText are null. */
   ...(d.payloadText === null ? { payloadOmitted: true as const } : {}),

@@ -86,7 +86,13 @@ export const jobSchema = z
   .meta({ id: 'Job' });
 
 export const jobWithLeaseSchema = jobSchema
-  .extend({ leaseRemainingMs: z.number().nullable().meta({ description: 'Milliseconds left on the lease (database clock); null unless running.' }) })
+  .extend({
+    leaseRemainingMs: z.number().nullable().meta({ description: 'Milliseconds left on the lease (database clock); null unless running.' }),
+    ownerGone: z.string().nullable().meta({
+      description:
+        'A running job whose worker process its supervisor saw end: how it ended ("killed by SIGKILL"). Nothing renews the lease; the job is recovered when it runs out. Null otherwise.',
+    }),
+  })
   .meta({ id: 'JobWithLease' });
 
 /** A job as lists carry it: big columns are cut or left out (the job's own page has them). */

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { closeDb, enqueue, jobRow, screenshot, seconds, waitForStatus } from './helpers';
+import { closeDb, db, enqueue, jobRow, screenshot, seconds, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);
 
@@ -39,4 +39,23 @@ test("a running job's lease countdown ticks every second, then the job completes
   await expect(page.getByTestId('job-status').first()).toContainText('completed', { timeout: 60_000 });
   await expect(page.getByTestId('attempt-1')).toContainText('completed');
   await expect(page.getByTestId('lease-panel')).toHaveCount(0);
+});
+
+test("a running job whose worker died says so where its lease counts down, on its page and in the list", async ({ page }) => {
+  // A worker process its supervisor saw die (what worker/bin/worker.ts records), holding a job
+  // of a queue no e2e worker serves, its lease a minute from its end.
+  await db().query(
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at, stopped_at, exit)
+     VALUES ('e2e-dead:77:cc', 'e2e-dead', 77, '{e2e-orphan}', 1, now(), now(), now(), 'killed by SIGKILL')`,
+  );
+  const { rows } = await db().query(
+    `INSERT INTO jobs (queue, type, status, attempt_count, worker_id, heartbeat_at, lease_expires_at, started_at)
+     VALUES ('e2e-orphan', 'demo.noop', 'running', 1, 'e2e-dead:77:cc', now(), now() + interval '60 s', now()) RETURNING job_id::text AS id`,
+  );
+  const id = rows[0].id as string;
+  await page.goto(`/jobs/${id}`);
+  await expect(page.getByTestId('lease-panel').getByTestId('owner-gone')).toContainText('worker died (killed by SIGKILL) — recovered when the lease ends in');
+  await page.goto('/jobs?queue=e2e-orphan');
+  await expect(page.getByTestId(`job-row-${id}`).getByTestId('owner-gone')).toBeVisible();
+  await db().query(`UPDATE jobs SET status = 'cancelled', lease_expires_at = NULL, finished_at = now() WHERE job_id = $1`, [id]);
 });

@@ -39,6 +39,7 @@ const detail = (id: string): JobDetailDto => ({
     startedAt: at,
     finishedAt: at,
     leaseRemainingMs: null,
+    ownerGone: null,
   },
   payloadText: '{}',
   attempts: [],

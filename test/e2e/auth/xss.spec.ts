@@ -159,6 +159,9 @@ test('a viewer sees actions refused; sign-out ends the session', async ({ page, 
   const dialog = page.getByRole('dialog');
   await expect(dialog).toContainText('may look but not requeue');
   await expect(dialog.getByTestId('confirm-action')).toBeDisabled();
+  // Said once: no preview is asked for that the server would refuse with a second message.
+  await expect(dialog.getByRole('alert')).toHaveCount(0);
+  await expect(dialog).not.toContainText('Looking at what this would touch');
   // The server refuses it as well (a crafted request from the viewer's own session).
   const forced = await page.request.post(`/api/jobs/${id}/requeue`, { data: {}, headers: { origin: new URL(page.url()).origin } });
   expect(forced.status()).toBe(403);
