@@ -97,8 +97,11 @@ describe('API (and the console, which calls it)', () => {
     assert.deepEqual((e.target as { filter: unknown }).filter, { queue: 'bulk-audit', status: 'queued' });
     assert.equal(e.changed, 3);
     assert.deepEqual([...e.job_ids].sort(), [a, b, c].sort(), 'the ids a filter touched are recorded');
-    e = await one(() => post(adam, '/api/actions/{action}', { action: 'delete' }, { ids: [a] }));
-    assert.deepEqual([e.actor, e.action, e.changed], ['adam', 'bulk.delete', 1]);
+    e = await one(() => post(adam, '/api/actions/{action}', { action: 'delete' }, { ids: [a, b] }));
+    assert.deepEqual([e.actor, e.action, e.changed], ['adam', 'bulk.delete', 2]);
+    // One job by id (its own page's buttons) is recorded as that job's action, as the per-job routes record it.
+    e = await one(() => post(olga, '/api/actions/{action}', { action: 'cancel' }, { ids: [c] }));
+    assert.deepEqual([e.action, e.job_ids], ['cancel', [c]]);
     e = await one(() => post(olga, '/api/actions/{action}', { action: 'recover' }, { all: true }));
     assert.equal(e.action, 'bulk.recover');
   });

@@ -583,7 +583,7 @@ export const auditEntrySchema = z
     at: z.string(),
     actor: z.string(),
     actorKind: z.enum(['user', 'token', 'cli', 'system', 'anonymous']),
-    action: z.string().meta({ description: 'requeue, cancel, recover, bulk.requeue, bulk.cancel, bulk.delete, bulk.recover, queue.pause, queue.resume, queue.limits, schedule.add, schedule.remove, user.add, user.set, user.disable, user.setup, token.create, token.revoke' }),
+    action: z.string().meta({ description: 'requeue, cancel, delete, recover (one job by id), bulk.requeue, bulk.cancel, bulk.delete, bulk.recover, queue.pause, queue.resume, queue.limits, schedule.add, schedule.remove, user.add, user.set, user.disable, user.setup, token.create, token.revoke' }),
     target: z.record(z.string(), z.unknown()).meta({ description: 'What it applied to: {ids}, {filter, maxId}, {all}, {queue}, {user}, {token}, {schedule}.' }),
     jobIds: z.array(z.string()).meta({ description: 'The jobs it touched (the first 50; details.jobCount has the count).' }),
     changed: z.int().min(0),

@@ -36,7 +36,9 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const report = await audited(
     pool,
     actorOf(who),
-    { action: `bulk.${action}`, target: body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true }, jobIds: body.ids, reason: body.reason, details: opts },
+    // One job by id is that job's action (as POST /api/jobs/:id/requeue records it): its own
+    // page's buttons come here too, and "bulk.requeue" for one job misread its history.
+    { action: body.ids?.length === 1 ? action : `bulk.${action}`, target: body.ids ? { ids: body.ids } : body.filter ? { filter: body.filter } : { all: true }, jobIds: body.ids, reason: body.reason, details: opts },
     () => applyAction(pool, readPool, action, resolved, opts, extra),
     (r) => ({
       ...(body.filter ? { target: { filter: body.filter, maxId: r.maxId } } : {}),
