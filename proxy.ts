@@ -54,6 +54,9 @@ export function proxy(req: NextRequest) {
 }
 
 export const config = {
-  // Not /api or /api/…: those answers get their headers from next.config.ts, without a proxy run.
-  matcher: [{ source: '/((?!api(?:/|$)|_next/static|_next/image|favicon.ico).*)' }],
+  // Not /api or /api/…: those answers get their headers from next.config.ts, without a proxy
+  // run; nor the build's static files. Anchored: "/_next/staticfoo" or "/favicon.ico" (there is
+  // none) is a page — the not-found one, the console's signed-in shell — and gets every header,
+  // or another site could frame it.
+  matcher: [{ source: '/((?!api(?:/|$)|_next/static/|_next/image$).*)' }],
 };

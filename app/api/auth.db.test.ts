@@ -182,6 +182,28 @@ describe('users and tokens: admins only', () => {
     assert.equal((await send(routes, 'POST', '/api/admin/users/{name}/disable', { cookie: admin, params: { name: 'newop' } })).status, 200);
     assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 401, "a disabled user's sessions end at once");
   });
+
+  test('a user name that differs from another only by case is refused (one name to people and to the sign-in limiter)', async () => {
+    const before = await stateOf(db.pool);
+    const res = await send(routes, 'POST', '/api/admin/users', { cookie: admin, body: { name: 'ADA', role: 'viewer', password: 'ada-upper-password-1' } });
+    assert.equal(res.status, 409);
+    assert.match((await res.json()).error.message, /a user named ada exists: names may not differ only by case/);
+    assert.equal(await stateOf(db.pool), before);
+  });
+
+  test("disabling an admin revokes the API tokens it made, and those its tokens made: leaving keeps no admin rights", async () => {
+    assert.equal((await send(routes, 'POST', '/api/admin/users', { cookie: admin, body: { name: 'eve', role: 'admin', password: 'eve-password-123' } })).status, 201);
+    const s = await send(routes, 'POST', '/api/auth/signin', { body: { name: 'eve', password: 'eve-password-123' } });
+    const eve = decodeURIComponent(/leasehold_session=([^;]+)/.exec(s.headers.get('set-cookie')!)![1]!);
+    const backup = (await (await send(routes, 'POST', '/api/admin/tokens', { cookie: eve, body: { name: 'eve-backup', scope: 'admin' } })).json()).token as string;
+    const second = (await (await send(routes, 'POST', '/api/admin/tokens', { bearer: backup, body: { name: 'eve-second', scope: 'admin' } })).json()).token as string;
+    const others = (await (await send(routes, 'POST', '/api/admin/tokens', { cookie: admin, body: { name: 'ops-ci', scope: 'admin' } })).json()).token as string;
+    for (const t of [backup, second, others]) assert.equal((await send(routes, 'GET', '/api/auth/me', { bearer: t })).status, 200);
+    assert.equal((await send(routes, 'POST', '/api/admin/users/{name}/disable', { cookie: admin, params: { name: 'eve' } })).status, 200);
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { bearer: backup })).status, 401, 'the token eve made');
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { bearer: second })).status, 401, 'the token her token made');
+    assert.equal((await send(routes, 'GET', '/api/auth/me', { bearer: others })).status, 200, "another admin's token stays");
+  });
 });
 
 describe('CSRF', () => {

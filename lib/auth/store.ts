@@ -54,6 +54,10 @@ export async function userAdd(db: Executor, p: { name: string; role: string; pas
   checkName(p.name);
   checkRole(p.role);
   checkPassword(p.password);
+  // Names that differ only by case are one name to people, and to the sign-in limiter (which
+  // counts "Alice" and "alice" together): a sign-in as ALICE must not clear alice's failures.
+  const { rows: twin } = await db.query('SELECT name FROM users WHERE lower(name) = lower($1) AND name <> $1 LIMIT 1', [p.name]);
+  if (twin[0]) throw new QueueError('state_forbids', `a user named ${twin[0].name} exists: names may not differ only by case`);
   const hash = await hashPassword(p.password);
   const { rows } = await db.query(
     `WITH u AS (
@@ -75,9 +79,12 @@ export async function userList(db: Executor): Promise<User[]> {
 
 /** Disables a user and ends their sessions at once. */
 export async function userDisable(db: Executor, name: string): Promise<boolean> {
+  // Its sessions end, and the API tokens it made (or its tokens made) are revoked: an admin
+  // leaving must not keep admin rights through a token minted the day before.
   const { rows } = await db.query(
     `WITH u AS (UPDATE users SET disabled_at = now() WHERE name = $1 AND disabled_at IS NULL RETURNING user_id)
      , s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
+     , t AS (UPDATE api_tokens SET revoked_at = now() WHERE created_by_user_id IN (SELECT user_id FROM u) AND revoked_at IS NULL)
      SELECT user_id FROM u`,
     [name],
   );
@@ -158,7 +165,16 @@ export const TOKEN_PREFIX = 'lh_';
 const ALL_DIGITS = /^[0-9]+$/;
 
 /** A new token: its secret is returned once (`lh_…`) and stored only as a hash. */
-export async function tokenCreate(db: Executor, p: { name: string; scope: string; createdBy: string }): Promise<{ token: string; info: ApiToken }> {
+export async function tokenCreate(
+  db: Executor,
+  p: {
+    name: string;
+    scope: string;
+    createdBy: string;
+    /** Who made it, when an account did: its session's user, or the token it used (whose maker it inherits). */
+    maker?: { userId?: string; tokenId?: string };
+  },
+): Promise<{ token: string; info: ApiToken }> {
   checkName(p.name);
   // `token revoke 3` means the token with id 3: a token named 3 could only be revoked by
   // its id, and revoking "it" by name would revoke another token. (Users keep such names:
@@ -166,12 +182,12 @@ export async function tokenCreate(db: Executor, p: { name: string; scope: string
   if (ALL_DIGITS.test(p.name)) throw new QueueError('invalid_request', `name: ${p.name} is all digits and would read as a token id; add a letter`);
   if (!(TOKEN_SCOPES as readonly string[]).includes(p.scope)) throw new QueueError('invalid_request', `scope: one of ${TOKEN_SCOPES.join(', ')}`);
   const token = TOKEN_PREFIX + secret();
-  const { rows } = await db.query(`INSERT INTO api_tokens (name, token_hash, scope, created_by) VALUES ($1, $2, $3, $4) RETURNING *`, [
-    p.name,
-    sha256(token),
-    p.scope,
-    p.createdBy.slice(0, 200),
-  ]);
+  const { rows } = await db.query(
+    `INSERT INTO api_tokens (name, token_hash, scope, created_by, created_by_user_id)
+     VALUES ($1, $2, $3, $4, coalesce($5::bigint, (SELECT created_by_user_id FROM api_tokens WHERE token_id = $6::bigint)))
+     RETURNING *`,
+    [p.name, sha256(token), p.scope, p.createdBy.slice(0, 200), p.maker?.userId ?? null, p.maker?.tokenId ?? null],
+  );
   return { token, info: toToken(rows[0]) };
 }
 

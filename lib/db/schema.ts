@@ -333,6 +333,8 @@ export const apiTokens = pgTable(
     tokenHash: text('token_hash').notNull().unique(),
     scope: text('scope').notNull(),
     createdBy: text('created_by').notNull(),
+    /** The user whose session (or whose token, in turn) made it: disabling the user revokes it. Null from the CLI. */
+    createdByUserId: bigint('created_by_user_id', { mode: 'bigint' }),
     createdAt: timestamp('created_at', tz).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', tz),
     revokedAt: timestamp('revoked_at', tz),

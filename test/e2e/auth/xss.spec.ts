@@ -85,6 +85,13 @@ test('hostile job text is listed, opened and requeued as text; no script runs', 
   expect(headers['content-security-policy']).not.toMatch(/script-src[^;]*'unsafe-inline'/);
   expect(headers['x-content-type-options']).toBe('nosniff');
   expect(headers['referrer-policy']).toBe('same-origin');
+  // So does every other document, a 404 included (it is the console's shell, signed in): paths
+  // that only start like a static file's are no static files.
+  for (const path of ['/favicon.ico', '/favicon.ico/x', '/faviconXico', '/_next/staticfoo', '/_next/image/x', '/no-such-page']) {
+    const other = (await page.request.get(path)).headers();
+    expect(other['x-frame-options'], path).toBe('DENY');
+    expect(other['content-security-policy'], path).toContain(`frame-ancestors 'none'`);
+  }
   // The API's answers are data, never a document (static headers from next.config.ts):
   // signed in or not, found or not, /api itself included.
   const signedOut = await request.newContext({ baseURL: new URL(page.url()).origin });

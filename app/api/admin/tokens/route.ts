@@ -20,7 +20,7 @@ export const POST = route('admin', async (req: Request, _ctx: unknown, who) => {
     pool,
     actorOf(who),
     { action: 'token.create', target: { name: body.name }, details: { scope: body.scope } },
-    () => tokenCreate(pool, { ...body, createdBy: `${who.name} (${who.kind})` }),
+    () => tokenCreate(pool, { ...body, createdBy: `${who.name} (${who.kind})`, maker: { userId: who.userId, tokenId: who.tokenId } }),
     (made) => ({ changed: 1, skipped: 0, target: { token: made.info.id, name: made.info.name } }),
   );
   return json({ ...tokenDto(info), token }, 201);
