@@ -40,6 +40,8 @@ import { redisSettled } from './redis-settled';
 export { QueueError as LeaseholdError } from './queue/errors';
 export type { ErrorCode } from './queue/errors';
 export type { EnqueueResult } from './queue/ops';
+/** For a module of job types (LEASEHOLD_HANDLERS): what a handler is given. */
+export type { Handler, JobContext } from '../worker/handlers/types';
 
 export interface ClientOptions {
   /** PostgreSQL connection string; default process.env.DATABASE_URL. Ignored when `pool` is given. */

@@ -100,9 +100,14 @@ const schema = z
       handlersModule: e.LEASEHOLD_HANDLERS,
     };
   })
-  .refine((c) => c.heartbeatMs < giveUpAfterMs(c), {
-    message:
-      'LEASEHOLD_HEARTBEAT_MS must be shorter than LEASEHOLD_LEASE_MS less a twentieth of it and a watchdog tick (27.5 s of 30 s), or a worker gives its jobs up between renewals',
+  .superRefine((c, ctx) => {
+    if (c.heartbeatMs < giveUpAfterMs(c)) return;
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        `LEASEHOLD_HEARTBEAT_MS (${c.heartbeatMs} ms) must be shorter than LEASEHOLD_LEASE_MS less a twentieth of it and a watchdog tick ` +
+        `(${giveUpAfterMs(c)} ms of ${c.leaseMs}), or a worker gives its jobs up between renewals`,
+    });
   });
 
 export type Config = z.output<typeof schema>;

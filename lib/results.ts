@@ -31,7 +31,9 @@ export interface ResultStore {
 
 /** The results directory: LEASEHOLD_RESULTS_DIR, or <data dir>/results, from the working directory. */
 export function resultsDir(cfg: { dataDir: string; resultsDir?: string }): string {
-  return path.resolve(cfg.resultsDir ?? path.join(cfg.dataDir, 'results'));
+  // A path known only at run time: the build's file tracing must not follow it (it warned that
+  // it would trace the whole project).
+  return path.resolve(/*turbopackIgnore: true*/ cfg.resultsDir ?? path.join(cfg.dataDir, 'results'));
 }
 
 const KEY = /^(\d{1,19})\/(\d{1,9})-([0-9a-f]{12})\.json$/;

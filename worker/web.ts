@@ -44,7 +44,15 @@ export function ensureBuild(log: Logger) {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
   });
+  // Ctrl-C reaches the build too (the whole process group): a stop asked for, not a failure.
+  if (r.signal === 'SIGINT' || r.signal === 'SIGTERM' || r.status === 130 || r.status === 143) throw new BuildInterrupted();
   if (r.status !== 0) throw new Error(`next build failed (exit ${r.status})`);
+}
+
+class BuildInterrupted extends Error {
+  constructor() {
+    super('stopped during the console build');
+  }
 }
 
 export function spawnWeb(opts: { port: number; host: string; env: NodeJS.ProcessEnv }): ChildProcess {
@@ -85,7 +93,11 @@ export async function prepareConsole(
     await runMigrations(services.databaseUrl);
     await assertPortFree(o.port, o.host);
     if (!o.stopping()) ensureBuild(o.log);
-  }).catch((err) => startFailed(o.log, err));
+  }).catch((err) => {
+    if (!(err instanceof BuildInterrupted)) startFailed(o.log, err);
+    o.log.info('stopped during the console build (it builds again at the next start)');
+    process.exit(130);
+  });
   return services;
 }
 

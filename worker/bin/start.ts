@@ -17,7 +17,7 @@ import { setupTokenCreate, userCount } from '../../lib/auth/store';
 import { configOrExit, projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
 import { prepareConsole, spawnWeb, waitForHttp } from '../web';
-import { addWorkerOptions, childEnv, type WorkerCommandOptions } from './worker';
+import { addWorkerOptions, childEnv, type WorkerCommandOptions, workerCommandArgs } from './worker';
 
 const program = addWorkerOptions(new Command('start'))
   .description('Run the Leasehold console and workers (and an embedded PostgreSQL when DATABASE_URL is unset).')
@@ -88,7 +88,7 @@ workers = opts.worker
   ? keepAlive('worker supervisor', () =>
       fork(
         path.join(projectRoot, 'worker/bin/worker.ts'),
-        ['--processes', String(opts.processes), '--concurrency', String(opts.concurrency), '--queues', opts.queues],
+        workerCommandArgs(opts),
         { execArgv: ['--import', tsxImport], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
       ),
     )
@@ -104,9 +104,12 @@ const lines = [
   '',
   consoleUp ? `  Leasehold is running` : `  Leasehold is running WITHOUT its console (it did not answer within 60 s)`,
   `  console     ${consoleUrl}`,
-  `  postgres    ${services.embedded ? `embedded PostgreSQL 15, data in ${services.embedded.dataDir} (${redact(services.databaseUrl)})` : redact(services.databaseUrl)}`,
-  `  redis       ${services.redisUrl ?? 'none: workers claim from PostgreSQL (poll + LISTEN/NOTIFY)'}`,
-  `  workers     ${opts.worker ? `${opts.processes} processes × ${opts.concurrency} concurrent jobs, queues ${opts.queues}` : 'not started (--no-worker)'}`,
+  // The embedded server's password is a constant and it listens on 127.0.0.1 only: its URL is
+  // printed whole, for your own producers (its port changes at each start).
+  `  postgres    ${services.embedded ? `embedded PostgreSQL 15, data in ${services.embedded.dataDir} (${services.databaseUrl})` : redact(services.databaseUrl)}`,
+  // The key prefix too: two installations sharing one Redis must not share it.
+  `  redis       ${services.redisUrl ? `${redact(services.redisUrl)} (keys ${cfg.redisPrefix}:*)` : 'none: workers claim from PostgreSQL (poll + LISTEN/NOTIFY)'}`,
+  `  workers     ${opts.worker ? `${opts.processes} process${opts.processes === 1 ? '' : 'es'} × ${opts.concurrency} concurrent jobs, queues ${opts.queues}` : 'not started (--no-worker)'}`,
   `  lease       ${cfg.leaseMs} ms, renewed every ${cfg.heartbeatMs} ms`,
   '',
 ];

@@ -53,6 +53,17 @@ export function addWorkerOptions(cmd: Command) {
 }
 
 /**
+ * The options as this command's own arguments: what `npm start` passes to the supervisor it
+ * forks. Every option, so one added here cannot be taken at `npm start` and dropped on the
+ * way (--prefetch was).
+ */
+export function workerCommandArgs(opts: WorkerCommandOptions): string[] {
+  const args = ['--processes', String(opts.processes), '--concurrency', String(opts.concurrency), '--queues', opts.queues];
+  if (opts.prefetch) args.push('--prefetch', String(opts.prefetch));
+  return args;
+}
+
+/**
  * Paths the child processes need, made absolute: they run in the project directory,
  * whatever directory this command was started from.
  */

@@ -1,0 +1,17 @@
+/** `npm start` hands its worker options to the supervisor it forks: every one of them, unchanged. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Command } from 'commander';
+import { addWorkerOptions, type WorkerCommandOptions, workerCommandArgs } from './worker';
+
+const parse = (argv: string[]) => addWorkerOptions(new Command('worker').exitOverride()).parse(argv, { from: 'user' }).opts<WorkerCommandOptions>();
+
+test('the options survive the trip through the supervisor\'s arguments, --prefetch included', () => {
+  for (const argv of [[], ['--processes', '3', '--concurrency', '7', '--queues', 'mail,default', '--prefetch', '40'], ['-p', '1', '-q', 'a']]) {
+    const opts = parse(argv);
+    assert.deepEqual(parse(workerCommandArgs(opts)), opts, argv.join(' '));
+  }
+  // Every option the command takes is one it passes on.
+  const taken = addWorkerOptions(new Command('worker')).options.map((o) => o.attributeName());
+  assert.deepEqual(Object.keys(parse(['--prefetch', '1'])).sort(), taken.sort());
+});
