@@ -7,7 +7,8 @@ import { Shell } from './shell';
 import './globals.css';
 
 export const metadata: Metadata = {
-  title: 'Leasehold',
+  // "Jobs · Leasehold", "Job #31 · Leasehold": each page names itself (app/*/page.tsx).
+  title: { default: 'Leasehold', template: '%s · Leasehold' },
   description: 'Job queue console: states, leases, dead letter, and the actions to put them right.',
 };
 

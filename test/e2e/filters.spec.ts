@@ -93,6 +93,7 @@ test('a filter typed but not applied is said, and "every job matching" waits unt
 test("the API's q is the list's search; a parameter the list does not know is named as ignored", async ({ page, request }) => {
   const id = await enqueue(request, { type: 'demo.noop', queue: 'e2e-q' });
   await page.goto(`/jobs?q=${id}`);
+  await expect(page).toHaveTitle('Jobs · Leasehold'); // tabs of the console tell themselves apart
   await expect(page.getByLabel(/^Search/)).toHaveValue(id);
   await expect(page.getByTestId(`job-row-${id}`)).toBeVisible();
   await expect(page.getByTestId('ignored-filters')).toHaveCount(0);

@@ -54,6 +54,7 @@ test("a running job whose worker died says so where its lease counts down, on it
   );
   const id = rows[0].id as string;
   await page.goto(`/jobs/${id}`);
+  await expect(page).toHaveTitle(`Job #${id} · Leasehold`);
   await expect(page.getByTestId('lease-panel').getByTestId('owner-gone')).toContainText('worker died (killed by SIGKILL) — recovered when the lease ends in');
   await page.goto('/jobs?queue=e2e-orphan');
   await expect(page.getByTestId(`job-row-${id}`).getByTestId('owner-gone')).toBeVisible();
