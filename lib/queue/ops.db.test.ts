@@ -375,6 +375,16 @@ describe('operator actions', () => {
     assert.equal((await jobRow(db.pool, id)).status, 'running');
   });
 
+  test('a refusal names a dead owner as dead: its lease only runs out', async () => {
+    await db.pool.query(
+      `INSERT INTO workers (worker_id, host, pid, queues, concurrency, stopped_at, exit) VALUES ('dead-w:9:ab', 'dead-w', 9, '{default}', 1, now(), 'killed by SIGKILL')`,
+    );
+    const id = await insertJob(db.pool, { status: 'running', workerId: 'dead-w:9:ab', leaseInMs: 20_000 });
+    const r = await ops.jobRequeue(db.pool, { ids: [id] });
+    assert.match(r.items[0]!.reason!, /^the lease of dead-w:9:ab, whose process ended \(killed by SIGKILL\), runs out in (19|20) s: the recover sweep moves the job on then \(or revoke/);
+    assert.equal((await jobRow(db.pool, id)).status, 'running');
+  });
+
   test('requeue with revokeLease takes the job back; the old owner can no longer write', async () => {
     const id = await insertJob(db.pool);
     const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });

@@ -407,7 +407,7 @@ export interface ActionReport {
   skipped: number;
 }
 
-type CurrentRow = Job & { leaseRemainingMs: number | null };
+type CurrentRow = Job & { leaseRemainingMs: number | null; ownerGone?: string | null };
 
 async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<string, CurrentRow>> {
   if (ids.length === 0) return new Map();
@@ -415,7 +415,7 @@ async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<st
   return new Map(
     rows.map((r) => [
       String(r.job_id),
-      { ...toJob(r), leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms) },
+      { ...toJob(r), leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms), ownerGone: r.owner_gone ?? null },
     ]),
   );
 }
@@ -428,6 +428,9 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
   const leaseLive = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
   switch (job.status) {
     case 'running':
+      // Its worker is known dead: nothing holds the lease but the clock.
+      if (leaseLive && job.ownerGone && action !== 'cancel')
+        return `the lease of ${owner}, whose process ended (${job.ownerGone}), runs out in ${seconds(job.leaseRemainingMs ?? 0)}: the recover sweep moves the job on then${action === 'requeue' ? ' (or revoke the lease to take it back now)' : ''}`;
       if (action === 'cancel') return `cancel already requested; waiting for ${owner} to stop (its lease ends in ${seconds(job.leaseRemainingMs ?? 0)})`;
       if (action === 'recover')
         return leaseLive ? `lease still held by ${owner} for ${seconds(job.leaseRemainingMs ?? 0)}` : 'lease expired but the row is being changed by another transaction; try again';
