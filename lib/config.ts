@@ -48,7 +48,17 @@ const keepMs = intMs(0, 3650 * 86_400_000);
 
 const schema = z
   .object({
-    DATABASE_URL: z.string().min(1).optional(),
+    // A URL (what pg takes): "not-a-url" said as such here, not later as a host "base" not found.
+    DATABASE_URL: z
+      .string()
+      .refine((v) => {
+        try {
+          return ['postgres:', 'postgresql:'].includes(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      }, 'must be a postgres:// (or postgresql://) URL, e.g. postgres://user:password@127.0.0.1:5432/leasehold')
+      .optional(),
     REDIS_URL: z.string().optional(),
     PORT: z.coerce.number().int().min(1).max(65535).default(PORT_DEFAULT),
     LEASEHOLD_LEASE_MS: intMs(200, 86_400_000).default(LEASE_MS_DEFAULT),
@@ -69,6 +79,8 @@ const schema = z
     LEASEHOLD_DATA_DIR: z.string().min(1).default('.leasehold'),
     /** Where job results are stored (filesystem result store); default <data dir>/results. */
     LEASEHOLD_RESULTS_DIR: z.string().min(1).optional(),
+    // Empty is unset (the default, info), as lib/log.ts reads it.
+    LEASEHOLD_LOG: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['debug', 'info', 'warn', 'error'], { error: 'must be debug, info, warn or error' }).optional()),
     /** A module whose `handlers` export adds job handlers to the built-in ones. */
     LEASEHOLD_HANDLERS: z.string().min(1).optional(),
   })

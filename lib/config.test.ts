@@ -1,0 +1,31 @@
+/** A bad setting is refused at start, naming the variable and what it takes. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadConfig } from './config';
+
+const refused = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  assert.fail(`accepted ${JSON.stringify(env)}`);
+};
+
+test('DATABASE_URL must be a postgres URL: "not-a-url" is said to be one, not later a host not found', () => {
+  assert.match(refused({ DATABASE_URL: 'not-a-url' }), /DATABASE_URL: must be a postgres:\/\/ \(or postgresql:\/\/\) URL/);
+  assert.match(refused({ DATABASE_URL: 'mysql://x@127.0.0.1/db' }), /DATABASE_URL: must be a postgres/);
+  for (const ok of ['postgres://postgres@127.0.0.1:5432/x', 'postgresql://u:p@db.internal/leasehold?sslmode=require']) {
+    assert.equal(loadConfig({ DATABASE_URL: ok }).databaseUrl, ok);
+  }
+});
+
+test('LEASEHOLD_LOG takes a level; empty is unset', () => {
+  assert.match(refused({ LEASEHOLD_LOG: 'verbose' }), /LEASEHOLD_LOG: must be debug, info, warn or error/);
+  loadConfig({ LEASEHOLD_LOG: '' });
+  loadConfig({ LEASEHOLD_LOG: 'debug' });
+});
+
+test('a renewal interval too long for the lease names the figures configured', () => {
+  assert.match(refused({ LEASEHOLD_LEASE_MS: '3000', LEASEHOLD_HEARTBEAT_MS: '2900' }), /LEASEHOLD_HEARTBEAT_MS \(2900 ms\) must be shorter .*\(2700 ms of 3000\)/);
+});
