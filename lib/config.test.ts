@@ -1,7 +1,9 @@
 /** A bad setting is refused at start, naming the variable and what it takes. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { loadConfig } from './config';
+import { loadConfig as load } from './config';
+
+const loadConfig = (env: Record<string, string>) => load(env as unknown as NodeJS.ProcessEnv);
 
 const refused = (env: Record<string, string>) => {
   try {

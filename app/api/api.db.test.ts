@@ -203,6 +203,21 @@ describe('POST /api/jobs', () => {
     assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'body-size'`)).rows[0].n, 1001);
   });
 
+  test('a compressed body is refused as such, not as text that is not UTF-8', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const n = await count();
+    const res = await jobs.POST(
+      new Request('http://test/api/jobs', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: gzipSync(JSON.stringify({ type: 'demo.noop' })),
+      }),
+    );
+    assert.equal(res.status, 400);
+    assert.match((await res.json()).error.message, /^request body is compressed \(Content-Encoding: gzip\): send it uncompressed$/);
+    assert.equal(await count(), n);
+  });
+
   test('a declared Content-Length over the limit is refused before reading', async () => {
     const res = await post('{}', { 'content-length': String(50 * 1024 * 1024) });
     assert.equal(res.status, 413);

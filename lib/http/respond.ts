@@ -96,6 +96,11 @@ export const MAX_ENQUEUE_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Reads a JSON body of at most `limit` bytes; 413 above it, 400 when it is not JSON. */
 export async function readJson(req: Request, limit = MAX_BODY_BYTES, optional = false): Promise<unknown> {
+  // Read as it came: a compressed body would otherwise be refused as "not valid UTF-8".
+  const encoding = req.headers.get('content-encoding')?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') {
+    throw new QueueError('invalid_request', `request body is compressed (Content-Encoding: ${encoding.slice(0, 40)}): send it uncompressed`);
+  }
   const declared = Number(req.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
     throw new QueueError('payload_too_large', `request body is over ${limit} bytes`);
