@@ -356,6 +356,15 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     assert.equal((await jobs.GET(new Request('http://test/api/jobs?fresh=yes'))).status, 400);
   });
 
+  test('a query string that is not valid percent-encoded UTF-8 is refused, as a path is, not searched for as U+FFFD', async () => {
+    for (const qs of ['queue=%E9', 'q=%ED%A0%80', 'type=%']) {
+      const res = await jobs.GET(new Request(`http://test/api/jobs?${qs}`));
+      assert.equal(res.status, 400, qs);
+      assert.match((await res.json()).error.message, /not valid percent-encoded UTF-8/);
+    }
+    assert.equal((await jobs.GET(new Request('http://test/api/jobs?queue=caf%C3%A9&q=a+b%20c'))).status, 200);
+  });
+
   test('limit is a number written in digits: 0x10, 1e1 or " 5" are refused, not read as 16, 10 and 5', async () => {
     for (const limit of ['0x10', '1e1', '%205', '0b11']) {
       const res = await jobs.GET(new Request(`http://test/api/jobs?limit=${limit}`));

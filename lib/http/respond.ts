@@ -145,7 +145,17 @@ export async function readJson(req: Request, limit = MAX_BODY_BYTES, optional = 
  * silently (what Object.fromEntries does) would answer a question nobody asked.
  */
 export function readQuery(req: Request): Record<string, string> {
-  const params = new URL(req.url).searchParams;
+  const url = new URL(req.url);
+  // Strictly, as paths are read: URLSearchParams turns a bad escape (%E9, a Latin-1 "é") into
+  // U+FFFD, and a filter would then quietly search for something nobody typed.
+  for (const part of url.search.slice(1).split(/[&=]/)) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      throw new QueueError('invalid_request', 'the query string is not valid percent-encoded UTF-8');
+    }
+  }
+  const params = url.searchParams;
   for (const k of new Set(params.keys())) {
     if (params.getAll(k).length > 1) throw new QueueError('invalid_request', `${k.slice(0, 64)}: given more than once (each query parameter takes one value)`);
   }
