@@ -17,7 +17,13 @@ const refused = (env: Record<string, string>) => {
 test('DATABASE_URL must be a postgres URL: "not-a-url" is said to be one, not later a host not found', () => {
   assert.match(refused({ DATABASE_URL: 'not-a-url' }), /DATABASE_URL: must be a postgres:\/\/ \(or postgresql:\/\/\) URL/);
   assert.match(refused({ DATABASE_URL: 'mysql://x@127.0.0.1/db' }), /DATABASE_URL: must be a postgres/);
-  for (const ok of ['postgres://postgres@127.0.0.1:5432/x', 'postgresql://u:p@db.internal/leasehold?sslmode=require']) {
+  for (const ok of [
+    'postgres://postgres@127.0.0.1:5432/x',
+    'postgresql://u:p@db.internal/leasehold?sslmode=require',
+    'postgres://user:secret@/leasehold?host=/var/run/postgresql',
+    'postgres://u:p%40ss@[::1]:5432/x',
+    'socket:/var/run/postgresql?db=leasehold',
+  ]) {
     assert.equal(loadConfig({ DATABASE_URL: ok }).databaseUrl, ok);
   }
 });

@@ -48,16 +48,15 @@ const keepMs = intMs(0, 3650 * 86_400_000);
 
 const schema = z
   .object({
-    // A URL (what pg takes): "not-a-url" said as such here, not later as a host "base" not found.
+    // What pg takes: a postgres:// URL (a socket's too: postgres://user@/db?host=/run/postgresql),
+    // socket:…, or a socket directory. Anything else ("not-a-url") said as such here, not later
+    // as a host named "base" that cannot be found.
     DATABASE_URL: z
       .string()
-      .refine((v) => {
-        try {
-          return ['postgres:', 'postgresql:'].includes(new URL(v).protocol);
-        } catch {
-          return false;
-        }
-      }, 'must be a postgres:// (or postgresql://) URL, e.g. postgres://user:password@127.0.0.1:5432/leasehold')
+      .refine(
+        (v) => /^(postgres(ql)?:\/\/|socket:|\/)/i.test(v.trim()),
+        'must be a postgres:// (or postgresql://) URL, e.g. postgres://user:password@127.0.0.1:5432/leasehold',
+      )
       .optional(),
     REDIS_URL: z.string().optional(),
     PORT: z.coerce.number().int().min(1).max(65535).default(PORT_DEFAULT),

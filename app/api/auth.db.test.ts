@@ -189,6 +189,10 @@ describe('users and tokens: admins only', () => {
     assert.equal(res.status, 409);
     assert.match((await res.json()).error.message, /a user named ada exists: names may not differ only by case/);
     assert.equal(await stateOf(db.pool), before);
+    // Twins made before the rule stay manageable: a --replace of the exact name is no new name.
+    const { userAdd } = await import('@/lib/auth/store');
+    await db.pool.query(`INSERT INTO users (name, role, password_hash) VALUES ('Twin', 'viewer', 'x'), ('twin', 'viewer', 'x')`);
+    assert.equal((await userAdd(db.pool, { name: 'twin', role: 'operator', password: 'twin-password-123', replace: true })).role, 'operator');
   });
 
   test("disabling an admin revokes the API tokens it made, and those its tokens made: leaving keeps no admin rights", async () => {

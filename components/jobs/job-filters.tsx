@@ -56,7 +56,10 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
   // Typed but not applied: the list, and an action on "every job matching", still use the
   // applied filters — said here, and told to the list, so nobody acts on a filter they only
   // see (the que-web accident: a bulk delete that took the filter before the one on screen).
-  const pending = JSON.stringify(filterKey(typed())) !== JSON.stringify(filterKey(clean(filters)));
+  // Against what the bar showed for the applied filters (the search box holds an id or error
+  // text, not both): a link the box cannot show in full is not "typed" before anyone typed.
+  const shown = clean({ ...filters, id: undefined, error: undefined, ...parseSearch(searchText(filters)) });
+  const pending = JSON.stringify(filterKey(typed())) !== JSON.stringify(filterKey(shown));
   useEffect(() => onPendingChange?.(pending), [pending, onPendingChange]);
   const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
   return (
@@ -133,8 +136,11 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           size="sm"
           variant="ghost"
           onClick={() => {
+            const none: JobFilters = fixedStatus ? { status: fixedStatus } : {};
+            // The bar too: when no filter was applied, the address does not change and would not reset it.
+            setDraft(none);
             setSearch('');
-            onChange(fixedStatus ? { status: fixedStatus } : {});
+            onChange(none);
           }}
         >
           Clear filters

@@ -56,7 +56,12 @@ export async function userAdd(db: Executor, p: { name: string; role: string; pas
   checkPassword(p.password);
   // Names that differ only by case are one name to people, and to the sign-in limiter (which
   // counts "Alice" and "alice" together): a sign-in as ALICE must not clear alice's failures.
-  const { rows: twin } = await db.query('SELECT name FROM users WHERE lower(name) = lower($1) AND name <> $1 LIMIT 1', [p.name]);
+  // (A --replace of an account that exists by its exact name is no new name: allowed, twin or not.)
+  const { rows: twin } = await db.query(
+    `SELECT name FROM users WHERE lower(name) = lower($1) AND name <> $1
+        AND NOT ($2::boolean AND EXISTS (SELECT 1 FROM users WHERE name = $1)) LIMIT 1`,
+    [p.name, !!p.replace],
+  );
   if (twin[0]) throw new QueueError('state_forbids', `a user named ${twin[0].name} exists: names may not differ only by case`);
   const hash = await hashPassword(p.password);
   const { rows } = await db.query(

@@ -9,12 +9,14 @@
 
 /**
  * The error's shape: first line, at most 300 characters, quoted values → ?, tokens with
- * digits → #. A run of 16 or more base64 characters holding a digit (a signature, a token, a
- * hash) is one token too, its `+`, `/` and `=` included: split at them, each random value
- * left its own pattern ("#+#+HpaS+#") and the group scattered into one per job.
+ * digits → #. A token may hold `+` and `/` (base64: a signature, a key): split at them, each
+ * random value left its own pattern ("#+#+HpaS+#") and the group scattered into one per job.
+ * (`=` stays a separator, so "timeout=30000" keeps its name; base64's padding, the same for
+ * values of one length, stays as it is.) No lookahead: PostgreSQL's cost for one grows with
+ * the square of a run's length, and this runs over every failed row of the dead letter.
  */
 export const errorPatternSql = (col = 'error') =>
-  `regexp_replace(regexp_replace(regexp_replace(regexp_replace(left(split_part(coalesce(${col}, ''), E'\\n', 1), 300), '''[^'']*''|"[^"]*"', '?', 'g'), '(?=[A-Za-z0-9+/=_-]*[0-9])[A-Za-z0-9+/=_-]{16,}', '#', 'g'), '[A-Za-z0-9_.:@/-]*[0-9][A-Za-z0-9_.:@/-]*', '#', 'g'), '\\s+', ' ', 'g')`;
+  `regexp_replace(regexp_replace(regexp_replace(left(split_part(coalesce(${col}, ''), E'\\n', 1), 300), '''[^'']*''|"[^"]*"', '?', 'g'), '[A-Za-z0-9_.:@/+-]*[0-9][A-Za-z0-9_.:@/+-]*', '#', 'g'), '\\s+', ' ', 'g')`;
 
 /** A short, URL-safe key for the pattern (12 hex digits of its md5). */
 export const fingerprintSql = (col = 'error') => `left(md5(${errorPatternSql(col)}), 12)`;

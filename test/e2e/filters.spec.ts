@@ -88,6 +88,14 @@ test('a filter typed but not applied is said, and "every job matching" waits unt
   await expect(dialog.getByTestId('report-summary')).toContainText('1 changed, 0 skipped');
   await waitForStatus(mine, 'cancelled');
   await waitForStatus(keep, 'queued');
+  // Clear filters clears what was typed, even where no filter was applied (the address stays).
+  await page.goto('/dead-letter');
+  const queueBox = page.getByLabel('Queue', { exact: true }); // not "Requeue group …"
+  await queueBox.fill('e2e-draft');
+  await expect(page.getByTestId('filters-pending')).toBeVisible();
+  await page.getByRole('button', { name: 'Clear filters' }).click();
+  await expect(page.getByTestId('filters-pending')).toHaveCount(0);
+  await expect(queueBox).toHaveValue('');
 });
 
 test("the API's q is the list's search; a parameter the list does not know is named as ignored", async ({ page, request }) => {

@@ -124,34 +124,37 @@ interface Summary {
 }
 
 /**
- * The input's lines (split at \n, a \r before it dropped), each decoded strictly: a line
- * that is not valid UTF-8 comes as null, to be refused as the API refuses such a body. A
- * lenient decode (readline's) turns each bad byte into U+FFFD, so two lines whose
- * idempotency keys differ in one Latin-1 byte would be stored, and deduplicated, as one.
+ * The input's lines (ended by \n, \r\n or a lone \r, as readline ends them), each decoded
+ * strictly: a line that is not valid UTF-8 comes as null, to be refused as the API refuses
+ * such a body. A lenient decode (readline's) turns each bad byte into U+FFFD, so two lines
+ * whose idempotency keys differ in one Latin-1 byte would be stored, and deduplicated, as one.
+ * A byte-order mark is kept (the caller drops the first line's).
  */
 export async function* utf8Lines(input: AsyncIterable<Buffer | string>): AsyncGenerator<string | null> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  const decode = (b: Buffer) => {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  function* decode(b: Buffer): Generator<string | null> {
+    let text: string;
     try {
-      const text = decoder.decode(b);
-      return text.endsWith('\r') ? text.slice(0, -1) : text;
+      text = decoder.decode(b);
     } catch {
-      return null;
+      yield null;
+      return;
     }
-  };
+    yield* (text.endsWith('\r') ? text.slice(0, -1) : text).split('\r');
+  }
   let pieces: Buffer[] = []; // the line read so far, across chunks
   for await (const chunk of input) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     let start = 0;
     for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
       const head = buf.subarray(start, nl);
-      yield decode(pieces.length ? Buffer.concat([...pieces, head]) : head);
+      yield* decode(pieces.length ? Buffer.concat([...pieces, head]) : head);
       pieces = [];
       start = nl + 1;
     }
     if (start < buf.length) pieces.push(buf.subarray(start));
   }
-  if (pieces.length) yield decode(Buffer.concat(pieces));
+  if (pieces.length) yield* decode(Buffer.concat(pieces));
 }
 
 /** One line → the job it describes, or why not. */
