@@ -65,6 +65,16 @@ export const MAX_JOB_ID = 9_223_372_036_854_775_807n;
  */
 export const isJobIdText = (s: string) => JOB_ID_PATTERN.test(s) && BigInt(s) <= MAX_JOB_ID;
 
+/**
+ * The column `owner_gone` of a read from `jobs`: how a running job's worker ended, when its
+ * supervisor saw it die ("killed by SIGKILL"; a stop that kept the lease says so too) — the
+ * lease has no one behind it and only runs out. Null for a live owner, and for every job not
+ * running. Read by the lists and the detail (read.ts) and by an action's refusal (jobCurrent).
+ */
+export const OWNER_GONE_SQL = `CASE WHEN status = 'running' THEN
+    (SELECT coalesce(w.exit, 'stopped without handing the job back') FROM workers w WHERE w.worker_id = jobs.worker_id AND w.stopped_at IS NOT NULL)
+  END AS owner_gone`;
+
 /** A claimed job is a suspect when it has now lost SUSPECT_STREAK leases in a row. */
 export const isSuspect = (j: Pick<ClaimedJob, 'leaseLostStreak'>) => j.leaseLostStreak >= SUSPECT_STREAK;
 

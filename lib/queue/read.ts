@@ -8,7 +8,7 @@ import { type Executor, onOneSnapshot } from '../db/client';
 import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
-import { type Job, MAX_JOB_ID, type Seen, toJob } from './job';
+import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, type Seen, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
 
@@ -55,22 +55,13 @@ export const LIST_PAYLOAD_MAX_BYTES = 2_048;
 /** Lists carry the first characters of the last error; the detail has all of it. */
 export const LIST_ERROR_MAX_CHARS = 500;
 
-/**
- * How a running job's worker ended, when its supervisor saw it die ("killed by SIGKILL"; a
- * stop that kept the lease says so too): the lease has no one behind it and only runs out.
- * Null for a live owner, and for every job not running.
- */
-const OWNER_GONE = `CASE WHEN status = 'running' THEN
-    (SELECT coalesce(w.exit, 'stopped without handing the job back') FROM workers w WHERE w.worker_id = jobs.worker_id AND w.stopped_at IS NOT NULL)
-  END AS owner_gone`;
-
 const LIST_COLUMNS = `job_id, queue, type, status,
   CASE WHEN pg_column_size(payload) <= ${LIST_PAYLOAD_MAX_BYTES} THEN payload END AS payload,
   pg_column_size(payload) AS payload_bytes, attempt_count, max_attempts, attempt_budget, worker_id,
   heartbeat_at, lease_expires_at, run_at, cancel_requested_at, idempotency_key, result_key,
   left(error, ${LIST_ERROR_MAX_CHARS}) AS error, created_at, started_at, finished_at, lease_lost_streak,
   CASE WHEN pg_column_size(checkpoints) <= ${LIST_PAYLOAD_MAX_BYTES} THEN checkpoints END AS checkpoints,
-  extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE}`;
+  extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const toListed = (r: any): ListedJob => ({
@@ -398,7 +389,7 @@ export async function getJob(db: Executor, id: string, { payload = true }: { pay
             lease_expires_at, run_at, cancel_requested_at, idempotency_key, result_key, error, checkpoints,
             lease_lost_streak, created_at, started_at, finished_at,
             ${payload ? 'payload, payload::text AS payload_text' : 'NULL::jsonb AS payload, NULL::text AS payload_text'},
-            extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE}, now() AS db_now
+            extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}, now() AS db_now
        FROM jobs WHERE job_id = $1::bigint`,
     [id],
   );

@@ -26,7 +26,7 @@
  * repository writes the jobs or job_attempts tables.
  */
 
-import { SUSPECT_STREAK } from './job';
+import { OWNER_GONE_SQL, SUSPECT_STREAK } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -1083,11 +1083,7 @@ SELECT count(*) FILTER (WHERE $1 = ANY(queues))::int AS on_queue,
 export const jobCurrent: Statement = {
   name: 'leasehold_job_current',
   text: `
-SELECT ${JOB_COLUMNS}, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms,
-       -- A running job whose worker its supervisor saw die: how it ended (see read.ts OWNER_GONE).
-       CASE WHEN status = 'running' THEN
-         (SELECT coalesce(w.exit, 'stopped without handing the job back') FROM workers w WHERE w.worker_id = jobs.worker_id AND w.stopped_at IS NOT NULL)
-       END AS owner_gone
+SELECT ${JOB_COLUMNS}, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}
   FROM jobs WHERE job_id = ANY($1::bigint[])`,
 };
 

@@ -1,7 +1,17 @@
-import { expect, test } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
 import { closeDb, enqueue, screenshot, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);
+
+/** Cancel from the selection bar: the preview counts n jobs that will change, and all n do. */
+async function cancelSelection(page: Page, n: number) {
+  const jobs = `${n} job${n === 1 ? '' : 's'}`;
+  await page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('preview-summary')).toContainText(`${jobs}: ${n} will change`);
+  await dialog.getByRole('button', { name: `Cancel ${jobs}` }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText(`${n} changed, 0 skipped`);
+}
 
 test('filters live in the URL and survive a reload', async ({ page, request }) => {
   const done = await enqueue(request, { type: 'demo.noop', queue: 'default', payload: { account: 4242, region: 'eu' } });
@@ -51,11 +61,7 @@ test('new jobs are announced in a banner instead of being pushed in under the cu
   await page.getByTestId(`job-row-${first}`).getByRole('checkbox').click();
   await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
   await expect(page.getByTestId('selection-text')).toContainText('Every job matching queue=e2e-banner');
-  await page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true }).click();
-  const dialog = page.getByRole('dialog');
-  await expect(dialog.getByTestId('preview-summary')).toContainText('2 jobs: 2 will change');
-  await dialog.getByRole('button', { name: 'Cancel 2 jobs' }).click();
-  await expect(dialog.getByTestId('report-summary')).toContainText('2 changed, 0 skipped');
+  await cancelSelection(page, 2);
   await waitForStatus(first, 'cancelled');
   await waitForStatus(second, 'cancelled');
 });
@@ -81,11 +87,7 @@ test('a filter typed but not applied is said, and "every job matching" waits unt
   await expect(page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true })).toBeDisabled();
   await page.getByLabel('Type').fill('');
   await expect(page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true })).toBeEnabled();
-  await page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true }).click();
-  const dialog = page.getByRole('dialog');
-  await expect(dialog.getByTestId('preview-summary')).toContainText('1 job: 1 will change');
-  await dialog.getByRole('button', { name: 'Cancel 1 job' }).click();
-  await expect(dialog.getByTestId('report-summary')).toContainText('1 changed, 0 skipped');
+  await cancelSelection(page, 1);
   await waitForStatus(mine, 'cancelled');
   await waitForStatus(keep, 'queued');
   // Clear filters clears what was typed, even where no filter was applied (the address stays).

@@ -8,7 +8,7 @@ import { audited, type AuditOutcome, type AuditStart } from '../../lib/audit/log
 import { SingleBar } from 'cli-progress';
 import Table from 'cli-table3';
 import type pg from 'pg';
-import { ZodError } from 'zod';
+import { ZodError, type ZodType } from 'zod';
 import { loadConfig } from '../../lib/config';
 import { createPool, type Executor, isUnreachable } from '../../lib/db/client';
 import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from '../../lib/job-types';
@@ -174,12 +174,15 @@ export const intArg = (min: number, max: number) => (v: string) => {
   return n;
 };
 
-/** --reason: what the API takes (at most 500 characters, text PostgreSQL can store). */
-export const reasonArg = (v: string) => {
-  const r = reasonText.safeParse(v);
+/** An argument checked by the API's own schema for it, refused with the schema's message. */
+export const schemaArg = (schema: ZodType<string>) => (v: string) => {
+  const r = schema.safeParse(v);
   if (!r.success) throw new InvalidArgumentError(r.error.issues[0]!.message);
   return v;
 };
+
+/** --reason: what the API takes (at most 500 characters, text PostgreSQL can store). */
+export const reasonArg = schemaArg(reasonText);
 
 export const jsonArg = (what: string) => (v: string) => {
   try {

@@ -6,13 +6,9 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { enqueueBody, newQueueName, toEnqueueInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
-import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, visible, withQueue } from './common';
+import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
 
-const nameArg = (v: string) => {
-  const r = newQueueName.safeParse(v);
-  if (!r.success) throw new InvalidArgumentError(r.error.issues[0]!.message);
-  return v;
-};
+const nameArg = schemaArg(newQueueName);
 
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
