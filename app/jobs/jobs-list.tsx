@@ -3,7 +3,7 @@
  * The jobs list container (the Jobs page and the dead letter): keyset pages of the
  * filter, a live refresh of the rows on screen by id (rows stay where they are; one that
  * no longer matches is greyed, not removed), an "N new" banner instead of inserting rows,
- * selection (which holds live refresh), and actions on the selection or on every job
+ * selection (refresh goes on: selected rows update in place too), and actions on the selection or on every job
  * matching the filter.
  */
 import { keepPreviousData, useInfiniteQuery, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -20,7 +20,7 @@ import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
 import type { BulkAction, JobRow } from '@/lib/api/types';
 import { int } from '@/lib/ui/format';
-import { useHoldRefresh, useRefreshInterval } from '@/lib/ui/refresh';
+import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useShortcuts } from '@/lib/ui/shortcuts';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../action-flow';
@@ -54,7 +54,6 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
   const lastClicked = useRef<string | null>(null);
-  useHoldRefresh(selected.size > 0 || allMatching);
 
   const fkey = JSON.stringify(filterKey(filters));
   useEffect(() => {

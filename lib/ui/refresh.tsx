@@ -1,9 +1,12 @@
 'use client';
 /**
  * Live refresh, as the operator sets it: an interval (persisted), a pause, and the
- * automatic pauses — while the tab is hidden, and while a view has rows selected (a view
- * reports its selection with useHoldRefresh). Every polling query takes its interval
- * from useRefreshInterval(), which is false whenever refresh is paused for any reason.
+ * automatic pause while the tab is hidden. Every polling query takes its interval from
+ * useRefreshInterval(), which is false whenever refresh is paused for any reason.
+ *
+ * Selecting rows does not pause it: the lists update rows in place (nothing moves under
+ * the cursor), so a selected job goes on showing what it is now — a selected running job
+ * that completes says so, where a held list let its countdown tick on past the end.
  */
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react';
 
@@ -14,10 +17,8 @@ interface RefreshState {
   intervalMs: number;
   paused: boolean;
   hidden: boolean;
-  holds: number;
   setIntervalMs(ms: number): void;
   setPaused(p: boolean): void;
-  hold(delta: number): void;
 }
 
 const Ctx = createContext<RefreshState | null>(null);
@@ -26,7 +27,6 @@ export function RefreshProvider({ children }: { children: ReactNode }) {
   const [intervalMs, setIntervalState] = useState(2000);
   const [paused, setPaused] = useState(false);
   const [hidden, setHidden] = useState(false);
-  const [holds, setHolds] = useState(0);
   useEffect(() => {
     const saved = Number(localStorage.getItem(KEY));
     if ((INTERVALS as readonly number[]).includes(saved)) setIntervalState(saved);
@@ -39,8 +39,7 @@ export function RefreshProvider({ children }: { children: ReactNode }) {
     setIntervalState(ms);
     localStorage.setItem(KEY, String(ms));
   }, []);
-  const hold = useCallback((d: number) => setHolds((h) => Math.max(0, h + d)), []);
-  const value = useMemo(() => ({ intervalMs, paused, hidden, holds, setIntervalMs, setPaused, hold }), [intervalMs, paused, hidden, holds, setIntervalMs, hold]);
+  const value = useMemo(() => ({ intervalMs, paused, hidden, setIntervalMs, setPaused }), [intervalMs, paused, hidden, setIntervalMs]);
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }
 
@@ -51,9 +50,8 @@ export function useRefresh(): RefreshState {
 }
 
 /** Why refresh is paused, or null while it runs. */
-export function pauseReason(r: Pick<RefreshState, 'paused' | 'hidden' | 'holds'>): string | null {
+export function pauseReason(r: Pick<RefreshState, 'paused' | 'hidden'>): string | null {
   if (r.paused) return 'paused';
-  if (r.holds > 0) return 'paused while rows are selected';
   if (r.hidden) return 'paused while the tab is hidden';
   return null;
 }
@@ -62,14 +60,4 @@ export function pauseReason(r: Pick<RefreshState, 'paused' | 'hidden' | 'holds'>
 export function useRefreshInterval(): number | false {
   const r = useRefresh();
   return pauseReason(r) ? false : r.intervalMs;
-}
-
-/** While `active`, hold live refresh (a view with selected rows). */
-export function useHoldRefresh(active: boolean) {
-  const { hold } = useRefresh();
-  useEffect(() => {
-    if (!active) return;
-    hold(1);
-    return () => hold(-1);
-  }, [active, hold]);
 }

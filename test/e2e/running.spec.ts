@@ -34,7 +34,19 @@ test("a running job's lease countdown ticks every second, then the job completes
   await expect(listRow.getByTestId('attempts')).toHaveText('1/3');
   await screenshot(page, 'jobs-running');
 
-  // Live again: the job's page follows it to its end.
+  // Selected, the row goes on updating in place: the job completes under the operator's
+  // selection, and its row says so (greyed: it no longer matches "running"), still selected,
+  // instead of a countdown ticking on past the job's end.
+  await listRow.getByRole('checkbox').click();
+  await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
+  await expect(page.getByTestId('refresh-state')).toHaveText(/^Live · every/);
+  await expect(listRow).toContainText('no longer matches this view', { timeout: 60_000 });
+  await expect(listRow).toContainText('completed');
+  await expect(listRow.getByTestId('lease-countdown')).toHaveCount(0);
+  await expect(listRow.getByRole('checkbox')).toBeChecked();
+  await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
+
+  // The job's page has it to its end.
   await page.goto(`/jobs/${id}`);
   await expect(page.getByTestId('job-status').first()).toContainText('completed', { timeout: 60_000 });
   await expect(page.getByTestId('attempt-1')).toContainText('completed');
