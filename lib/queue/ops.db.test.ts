@@ -213,6 +213,13 @@ describe('fenced writes (heartbeat, complete, fail)', () => {
     assert.equal((await jobRow(db.pool, id)).status, 'running');
   });
 
+  test('heartbeat of a job whose row is gone reports it lost, not busy (its handler is stopped)', async () => {
+    const { id, lease } = await claimed();
+    await db.pool.query('DELETE FROM jobs WHERE job_id = $1', [id]);
+    const r = await ops.jobHeartbeat(db.pool, { workerId: W1, leaseMs: LEASE, leases: [lease] });
+    assert.deepEqual([r.renewed.size, r.busy.size], [0, 0]);
+  });
+
   test('heartbeat does not wait for a row another transaction holds: that job is busy, the others are renewed', async () => {
     const a = await claimed();
     const b = await claimed();

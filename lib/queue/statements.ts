@@ -579,6 +579,7 @@ const fence = (workerParam: string) => `jobs.job_id = ANY($1::bigint[])
  * Rows another transaction holds locked are skipped, not waited for: one row held by a
  * long transaction would otherwise stall the renewal of every lease of the process until
  * all of them ran out. A skipped row is reported `busy`: not renewed this time, not lost.
+ * (Skipped and still there: a row deleted meanwhile is gone, so its job is lost, not busy.)
  * Returns: the renewed jobs and whether an operator asked to cancel each, and the busy
  *          ones. A job missing from both is no longer owned: abort its handler and never
  *          write its result.
@@ -597,7 +598,9 @@ WITH held AS (
 )
 SELECT job_id, cancel_requested, false AS busy FROM renewed
 UNION ALL
-SELECT id, false, true FROM unnest($1::bigint[]) AS id WHERE id NOT IN (SELECT job_id FROM held)`,
+SELECT id, false, true FROM unnest($1::bigint[]) AS id
+ WHERE id NOT IN (SELECT job_id FROM held)
+   AND EXISTS (SELECT 1 FROM jobs WHERE job_id = id)`,
 };
 
 /**
