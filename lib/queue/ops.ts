@@ -689,6 +689,18 @@ export interface RecoverReport {
   moreMayChange: boolean;
 }
 
+/** A row of the recover statements (the preview's or the sweep's) as the report lists it. */
+const expiredItem = (r: pg.QueryResultRow, status: RecoverExpiredItem['status']): RecoverExpiredItem => ({
+  id: String(r.job_id),
+  queue: r.queue,
+  type: r.type,
+  workerId: r.worker_id,
+  attemptCount: r.attempt_count,
+  maxAttempts: r.max_attempts,
+  expiredMs: Math.round(Number(r.expired_ms)),
+  status,
+});
+
 /** The most expired leases a dry run lists (a run moves up to its maxRows, 10,000 by default). */
 export const RECOVER_PREVIEW_LIMIT = 1_000;
 
@@ -711,31 +723,13 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
     const limit = Math.min(maxRows, RECOVER_PREVIEW_LIMIT);
     const { rows } = await run(db, sql.jobRecoverPreview, [limit, ids]);
     out.moreMayChange = rows.length >= limit;
-    out.expired = rows.map((r) => ({
-      id: String(r.job_id),
-      queue: r.queue,
-      type: r.type,
-      workerId: r.worker_id,
-      attemptCount: r.attempt_count,
-      maxAttempts: r.max_attempts,
-      expiredMs: Math.round(Number(r.expired_ms)),
-      status: r.would_become,
-    }));
+    out.expired = rows.map((r) => expiredItem(r, r.would_become));
   } else {
     const rings: Ring[] = [];
     while (out.expired.length < maxRows) {
       const { rows } = await run(db, sql.jobRecoverExpired, [Math.min(batch, maxRows - out.expired.length), ids]);
       for (const r of rows) {
-        out.expired.push({
-          id: String(r.job_id),
-          queue: r.queue,
-          type: r.type,
-          workerId: r.worker_id,
-          attemptCount: r.attempt_count,
-          maxAttempts: r.max_attempts,
-          expiredMs: Math.round(Number(r.expired_ms)),
-          status: r.status,
-        });
+        out.expired.push(expiredItem(r, r.status));
         if (r.status === 'retrying') rings.push({ jobId: String(r.job_id), queue: r.queue });
       }
       if (rows.length < batch) break;
