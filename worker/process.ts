@@ -104,6 +104,10 @@ log.info('worker process started', { worker: runner.workerId, concurrency, queue
 // before the handler below (and a send on the closed channel would throw), so stop now.
 if (process.send && !process.connected) setImmediate(() => void shutdown('supervisor went away during start'));
 else process.send?.({ type: 'ready', workerId: runner.workerId });
+// A beat from the event loop: the supervisor kills a process whose loop has been blocked
+// for two leases (a handler that never yields), which otherwise would hold its slot, run no
+// sweep and be replaced by no one, for ever.
+if (process.send) setInterval(() => process.connected && process.send!({ type: 'alive' }), 500).unref();
 
 let stopping = false;
 async function shutdown(why: string) {

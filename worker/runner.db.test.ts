@@ -752,6 +752,34 @@ describe('claiming through faults', () => {
   });
 });
 
+describe('what the list holds', () => {
+  test('entries that are not job ids (written by hand, another program on the prefix) are dropped; the ids popped with them are claimed', async (t) => {
+    const prefix = uniquePrefix('junk');
+    const queue = prefix;
+    // Enqueued with no ring; the list gets their ids between entries a claim cannot take.
+    const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 3 }, () => ({ type: 'test.ok', queue })))).map((r) => r.id);
+    const key = queueKey(prefix, queue);
+    const redis = new Redis(REDIS_URL);
+    t.after(async () => {
+      await redis.del(key);
+      redis.disconnect();
+    });
+    await redis.rpush(key, 'abc', ids[0]!, '99999999999999999999', ids[1]!, '', ids[2]!, '-4', '0x10');
+    // Nothing else rings them: no sweep (another process holds its lock), no claim from PostgreSQL.
+    const sweeper = await db.pool.connect();
+    await sweeper.query(`SELECT pg_advisory_lock(hashtext('leasehold.recover'))`);
+    t.after(async () => {
+      await sweeper.query(`SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`);
+      sweeper.release();
+    });
+    await makeRunner(t, { prefix, handlers: { 'test.ok': () => {} }, pollMs: 600_000 });
+    await waitFor('the three jobs to complete', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status = 'completed'`, [queue])).rows[0].n === 3,
+    { timeoutMs: 30_000 });
+    assert.equal(await redis.llen(key), 0);
+  });
+});
+
 describe('signals held in hand', () => {
   test('ids popped beyond the free slots go back to the front of the list, in order, when the slots stay busy', async (t) => {
     const prefix = uniquePrefix('held');

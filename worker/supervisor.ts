@@ -3,8 +3,11 @@
  * job — is replaced at once; one that keeps dying soon after start is replaced with a
  * growing back-off, so a crash loop cannot spin the machine. Its jobs are not lost: their
  * leases expire and the recover sweep (run by the surviving processes) moves them on.
+ * A process whose event loop stops beating (a handler that never yields) is killed after
+ * stallKillMs and replaced the same way.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../lib/log';
@@ -21,6 +24,11 @@ export interface SupervisorOptions {
   maxBackoffMs?: number;
   /** Told of each process that died (not one the supervisor stopped), e.g. to record it (ops.workerDied). */
   onDied?: (pid: number, exit: string) => void;
+  /**
+   * A running (not stopped) process whose event loop has not beaten for this long is killed
+   * and replaced: it has lost every lease already (its heartbeats cannot run). 0 = never.
+   */
+  stallKillMs?: number;
 }
 
 interface Slot {
@@ -29,6 +37,9 @@ interface Slot {
   startedAt: number;
   quickDeaths: number;
   restartTimer: NodeJS.Timeout | null;
+  /** performance.now() of the child's last beat (or of its start). */
+  lastBeat: number;
+  stallKilled: number | null;
 }
 
 export class Supervisor {
@@ -36,14 +47,42 @@ export class Supervisor {
   private stopping = false;
   /** Replacements made so far (tests read it). */
   restarts = 0;
+  private stallTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly o: SupervisorOptions) {}
 
   start() {
     for (let i = 0; i < this.o.processes; i++) {
-      const slot: Slot = { index: i, child: null, startedAt: 0, quickDeaths: 0, restartTimer: null };
+      const slot: Slot = { index: i, child: null, startedAt: 0, quickDeaths: 0, restartTimer: null, lastBeat: 0, stallKilled: null };
       this.slots.push(slot);
       this.spawn(slot);
+    }
+    const stallMs = this.o.stallKillMs ?? 0;
+    if (stallMs > 0) {
+      this.stallTimer = setInterval(() => this.killStalled(stallMs), Math.min(1_000, stallMs / 4));
+      this.stallTimer.unref();
+    }
+  }
+
+  /** A child that beats no more while it runs (not SIGSTOPped: that is someone's choice) is killed. */
+  private killStalled(stallMs: number) {
+    if (this.stopping) return;
+    const now = performance.now();
+    for (const slot of this.slots) {
+      const child = slot.child;
+      if (!child?.pid || slot.stallKilled !== null || now - slot.lastBeat < stallMs) continue;
+      // Stopped is not stalled; once continued, it gets a whole stallMs to beat again.
+      if (stoppedBySignal(child.pid)) {
+        slot.lastBeat = now;
+        continue;
+      }
+      slot.stallKilled = now - slot.lastBeat;
+      this.o.log.error('worker process has not run its event loop for two leases (a handler that never yields?); killing it', {
+        proc: slot.index,
+        pid: child.pid,
+        silentMs: Math.round(slot.stallKilled),
+      });
+      child.kill('SIGKILL');
     }
   }
 
@@ -60,6 +99,12 @@ export class Supervisor {
     });
     slot.child = child;
     slot.startedAt = performance.now();
+    // Start-up (migrations, loading handlers) is not a stall: a child is judged from its first beat.
+    slot.lastBeat = Infinity;
+    slot.stallKilled = null;
+    child.on('message', (m: { type?: string }) => {
+      if (m?.type === 'alive' || m?.type === 'ready') slot.lastBeat = performance.now();
+    });
     child.on('exit', (code, signal) => this.onExit(slot, child, code, signal));
     // A fork that could not start (no memory or pids left, the directory gone) emits 'error'
     // and never 'exit': replaced like a process that died, not an uncaught error ending the
@@ -86,7 +131,10 @@ export class Supervisor {
       uptimeMs: Math.round(uptime),
       restartInMs: delay,
     });
-    if (child.pid !== undefined) this.o.onDied?.(child.pid, signal ? `killed by ${signal}` : `exited with code ${code}`);
+    const how = slot.stallKilled !== null
+      ? `killed by the supervisor: event loop blocked for ${Math.round(slot.stallKilled / 1000)} s`
+      : signal ? `killed by ${signal}` : `exited with code ${code}`;
+    if (child.pid !== undefined) this.o.onDied?.(child.pid, how);
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = null;
       if (this.stopping) return;
@@ -98,6 +146,7 @@ export class Supervisor {
   /** SIGTERM every process (each drains gracefully), SIGKILL whatever is left after `timeoutMs`. */
   async stop(timeoutMs: number) {
     this.stopping = true;
+    if (this.stallTimer) clearInterval(this.stallTimer);
     const alive = this.slots.flatMap((s) => {
       if (s.restartTimer) clearTimeout(s.restartTimer);
       return s.child && s.child.exitCode === null && s.child.signalCode === null ? [s.child] : [];
@@ -107,5 +156,16 @@ export class Supervisor {
     const killer = setTimeout(() => alive.forEach((c) => c.kill('SIGKILL')), timeoutMs);
     await Promise.all(exits);
     clearTimeout(killer);
+  }
+}
+
+/** The process is stopped (SIGSTOP, a debugger): state T or t in /proc (false where unknown). */
+function stoppedBySignal(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'T' || state === 't';
+  } catch {
+    return false;
   }
 }

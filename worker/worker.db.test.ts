@@ -83,6 +83,41 @@ describe('poison jobs', () => {
   });
 });
 
+describe('poison jobs that never yield', () => {
+  test('a handler spinning its event loop for good: the supervisor kills and replaces its process, the job ends failed after exactly maxAttempts claims, the others complete', async () => {
+    const prefix = uniquePrefix('spin');
+    const queue = prefix;
+    const pool = createPool(db.url, { max: 2 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    const w = startWorkers({
+      databaseUrl: db.url,
+      redisUrl: REDIS_URL,
+      prefix,
+      processes: 2,
+      concurrency: 2,
+      queues: queue,
+      extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/spin.ts') },
+    });
+    try {
+      await waitFor('the spin type to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.spin'`)).rows.length === 1);
+      const [poison] = await ops.jobEnqueue(pool, [{ type: 'test.spin', queue, payload: {}, maxAttempts: 3 }], { doorbell });
+      const others = await ops.jobEnqueue(pool, Array.from({ length: 20 }, () => ({ type: 'demo.sleep', queue, payload: { ms: 50 } })), { doorbell });
+      await waitFor('the spinning job to reach the dead letter', async () => (await jobRow(db.pool, poison!.id)).status === 'failed', { timeoutMs: 90_000 });
+      await waitFor('every other job to complete', async () => (await completedIn(queue)) === others.length, { timeoutMs: 90_000 });
+      assert.equal((await jobRow(db.pool, poison!.id)).attempt_count, 3, 'exactly 3 claims');
+      // Each hung process was killed and replaced (before the fix they stayed, hung, for ever;
+      // with both hung no sweep ran and the job stayed running, its lease expired).
+      const killed = async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues) AND exit LIKE '%event loop blocked%'`, [queue])).rows[0].n;
+      await waitFor('the three processes the job hung to be killed by the supervisor', async () => (await killed()) === 3, { timeoutMs: 30_000 });
+    } finally {
+      await w.stop();
+      await doorbell.close();
+      await pool.end();
+    }
+  });
+});
+
 describe('supervisor', () => {
   test('a worker process killed with SIGKILL is replaced at once, and its row says it died (the console no longer counts it alive)', async () => {
     const prefix = uniquePrefix('super');

@@ -47,3 +47,17 @@ test('a query that timed out: the connection is discarded, not handed out again'
   const { rows } = await pool.query('SELECT pg_backend_pid() AS pid');
   assert.notEqual(rows[0].pid, pid);
 });
+
+test('a database whose default is synchronous_commit = off: our sessions commit durably anyway (acknowledged enqueues and claims survive a crash)', async (t) => {
+  await db.pool.query(`ALTER DATABASE "${db.name}" SET synchronous_commit = off`);
+  t.after(() => db.pool.query(`ALTER DATABASE "${db.name}" RESET synchronous_commit`));
+  for (const opts of [{ name: 'plain' }, { name: 'with-settings', settings: { jit: 'off' } }]) {
+    const pool = createPool(db.url, { ...opts, max: 1 });
+    try {
+      const { rows } = await pool.query(`SELECT current_setting('synchronous_commit') AS s`);
+      assert.equal(rows[0].s, 'on', opts.name);
+    } finally {
+      await pool.end();
+    }
+  }
+});

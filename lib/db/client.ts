@@ -32,10 +32,16 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
   });
   // One statement for all of them, run by the pool before it hands the new connection out
   // (pg-pool's onConnect hook): nothing can overlap it on that connection.
-  const calls = settings.map((_, k) => `set_config($${2 * k + 1}, $${2 * k + 2}, false)`).join(', ');
+  // Every transition must be durable when it returns (a claim lost in a crash can hand one
+  // attempt number out twice; an acknowledged enqueue must survive): a server, database or
+  // role default of synchronous_commit = off is overridden for our sessions. The other
+  // values all flush the local WAL before the commit returns, and are kept.
+  const calls = [
+    ...settings.map((_, k) => `set_config($${2 * k + 1}, $${2 * k + 2}, false)`),
+    `CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'on', false) END`,
+  ].join(', ');
   const onConnect = async (c: pg.ClientBase) => {
     c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e }));
-    if (!settings.length) return;
     await c.query(`SELECT ${calls}`, settings.flat()).catch((err) => {
       // Refused by the server: go on without them. Timed out or lost: the pool drops the connection.
       if (!(err instanceof pg.DatabaseError)) throw err;

@@ -91,6 +91,8 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     args,
     env: { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
     log,
+    // Two leases: by then the process has lost every lease it held (its heartbeats could not run).
+    stallKillMs: 2 * cfg.leaseMs,
     onDied: (pid, exit) =>
       void ops.workerDied(pool, { host, pid, exit }).catch((err) => log.warn('could not record a dead worker process', { pid, err })),
   });
