@@ -11,6 +11,7 @@ import { RefreshControl } from '@/components/layout/refresh-control';
 import { ShortcutsHelp } from '@/components/layout/shortcuts-help';
 import { Dialog } from '@/components/ui/dialog';
 import { useClockOffset } from '@/lib/api/clock';
+import { useConnectionTrouble } from '@/lib/api/connection';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { meQuery, signOut } from '@/lib/api/auth';
 import { INTERVALS, pauseReason, useRefresh } from '@/lib/ui/refresh';
@@ -28,6 +29,7 @@ export function Shell({ children }: { children: ReactNode }) {
   const [help, setHelp] = useState(false);
   const [, , toggleTheme] = useTheme();
   const offset = useClockOffset();
+  const trouble = useConnectionTrouble();
   const refreshNow = () => void qc.invalidateQueries({ predicate: (q) => q.queryKey[0] !== 'actions' });
   useShortcuts({
     '?': () => setHelp(true),
@@ -87,6 +89,7 @@ export function Shell({ children }: { children: ReactNode }) {
               intervals={INTERVALS}
               pausedReason={pauseReason(refresh)}
               userPaused={refresh.paused}
+              trouble={trouble}
               onInterval={refresh.setIntervalMs}
               onPause={refresh.setPaused}
               onRefreshNow={refreshNow}

@@ -418,6 +418,29 @@ describe('reads for the console', () => {
     assert.deepEqual(listed, [...ids].reverse());
   });
 
+  test('the dead letter samples the latest failures, not the highest ids, and lists the group that failed last first', async () => {
+    const { deadLetterGroups } = await import('@/lib/queue/dead-letter');
+    // An old job (the lowest id of the three) requeued long after and failing now, and two
+    // newer jobs that failed before it: a sample of two must hold the old one.
+    const failedAt = async (error: string, inMinutes: number) => {
+      const id = await insertJob(db.pool, { status: 'failed', type: 'demo.noop', queue: 'dl-latest' });
+      await db.pool.query(`UPDATE jobs SET error = $2, finished_at = now() + $3::int * interval '1 minute' WHERE job_id = $1`, [id, error, inMinutes]);
+      return id;
+    };
+    const fresh = await failedAt('fresh incident: the payment gateway refused', 120);
+    const older = await failedAt('older trouble: the mail relay timed out', 60);
+    await failedAt('oldest noise: a disk filled up', 30);
+    const d = await deadLetterGroups(db.pool, 2);
+    assert.deepEqual(
+      d.groups.map((g) => [g.pattern, g.sampleJobId]),
+      [
+        ['fresh incident: the payment gateway refused', fresh],
+        ['older trouble: the mail relay timed out', older],
+      ],
+    );
+    assert.deepEqual([d.examined, d.complete], [2, false]);
+  });
+
   test('errors carrying a random base64 value (a signature, a token) fall into one group, its + and / included', async () => {
     const { randomBytes } = await import('node:crypto');
     for (let i = 0; i < 4; i++) {

@@ -44,7 +44,7 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
               <td className="py-2 pr-3">
                 <p className="wrap-anywhere font-mono text-xs">{g.pattern ? <UserText text={g.pattern} multiline /> : '(no error text)'}</p>
                 {g.sampleError && (
-                  <p className="mt-0.5 line-clamp-3 wrap-anywhere text-xs text-zinc-500" title="the newest job's error">
+                  <p className="mt-0.5 line-clamp-3 wrap-anywhere text-xs text-zinc-500" title="the error of the group's latest failure">
                     e.g. <UserText text={g.sampleError} multiline />
                   </p>
                 )}

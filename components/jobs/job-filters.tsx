@@ -4,8 +4,10 @@ import { filterKey, JOB_ID_TEXT, type JobFilters } from '@/lib/api/filters';
 import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
 import { Button } from '../ui/button';
 
+// A value typed (applied or not) in the text colour, the placeholder ("any") fainter, in both
+// themes: inherited from the label, a value was dimmer than the placeholders in the dark one.
 const input =
-  'w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm placeholder:text-zinc-400 dark:border-zinc-700 dark:bg-zinc-950';
+  'w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 placeholder:text-zinc-400 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100 dark:placeholder:text-zinc-600';
 
 export interface JobFiltersProps {
   filters: JobFilters;

@@ -1,5 +1,5 @@
 'use client';
-import { duration } from '@/lib/ui/format';
+import { ago, duration } from '@/lib/ui/format';
 
 export interface RefreshControlProps {
   intervalMs: number;
@@ -7,6 +7,8 @@ export interface RefreshControlProps {
   /** Why refresh is paused (null while live). */
   pausedReason: string | null;
   userPaused: boolean;
+  /** The server stopped answering this page's refreshes (useConnectionTrouble): since when it last did. */
+  trouble?: { lastAnswerAt: number | null; now: number } | null;
   onInterval(ms: number): void;
   onPause(p: boolean): void;
   onRefreshNow(): void;
@@ -17,11 +19,19 @@ export function RefreshControl(p: RefreshControlProps) {
   return (
     <div className="flex items-center gap-1.5 text-xs" data-testid="refresh-control">
       <span
-        className={`inline-block h-2 w-2 rounded-full ${p.pausedReason ? 'bg-zinc-400' : 'animate-pulse bg-emerald-500'}`}
+        className={`inline-block h-2 w-2 rounded-full ${p.pausedReason ? 'bg-zinc-400' : p.trouble ? 'bg-red-500' : 'animate-pulse bg-emerald-500'}`}
         aria-hidden="true"
       />
-      <span className="text-zinc-500 dark:text-zinc-400" data-testid="refresh-state">
-        {p.pausedReason ? `Refresh ${p.pausedReason}` : `Live · every ${duration(p.intervalMs)}`}
+      <span
+        className={!p.pausedReason && p.trouble ? 'font-medium text-red-700 dark:text-red-400' : 'text-zinc-500 dark:text-zinc-400'}
+        data-testid="refresh-state"
+        role="status"
+      >
+        {p.pausedReason
+          ? `Refresh ${p.pausedReason}`
+          : p.trouble
+            ? `Refresh failing · last update ${p.trouble.lastAnswerAt ? ago(p.trouble.now - p.trouble.lastAnswerAt) : 'never'}`
+            : `Live · every ${duration(p.intervalMs)}`}
       </span>
       <select
         aria-label="Refresh interval"

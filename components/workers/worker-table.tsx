@@ -23,7 +23,7 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
         'Started',
         'Last heartbeat',
         { label: 'Jobs in hand', title: 'running jobs whose lease names this worker / slots' },
-        { label: 'Completed · failed · lease lost', title: 'attempts this process ended so since it started: completed, failed for good (into the dead letter), lease lost. A job requeued and failed again counts twice.' },
+        { label: 'Completed · failed · lease lost', title: 'attempts this process ended since it started: completed, failed for good (into the dead letter), lease lost. A job requeued and failed again counts twice.' },
       ]}
     >
       {workers.map((w) => {

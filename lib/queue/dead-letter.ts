@@ -1,9 +1,11 @@
 /**
  * The dead letter, triaged: failed jobs grouped by type and error fingerprint (see
- * fingerprint.ts), newest group activity first. The grouping reads at most
- * GROUP_SAMPLE of the newest failed jobs (jobs_status_idx, newest first), so its cost is
- * bounded however large the dead letter grows; the answer says when it was a sample.
- * Acting on a group resolves the group's filter over every failed job (bulk.ts).
+ * fingerprint.ts), the group that failed last first (triage starts from what is failing
+ * now; a big old group does not bury a fresh incident of three jobs). The grouping reads at
+ * most GROUP_SAMPLE of the latest failures (jobs_failed_idx, by finish time: the highest
+ * ids would leave out an old job requeued that fails again now), so its cost is bounded
+ * however large the dead letter grows; the answer says when it was a sample. Acting on a
+ * group resolves the group's filter over every failed job (bulk.ts).
  */
 import type { Executor } from '../db/client';
 import { errorPatternSql } from './fingerprint';
@@ -15,7 +17,7 @@ export interface DeadLetterGroup {
   fingerprint: string;
   /** The error's shape, variable parts replaced (# for tokens with digits, ? for quoted values). */
   pattern: string;
-  /** The newest job's full first error line. */
+  /** The first error line of the group's latest failure (sampleJobId). */
   sampleError: string | null;
   sampleJobId: string;
   count: number;
@@ -34,25 +36,28 @@ export interface DeadLetter {
 
 export async function deadLetterGroups(db: Executor, sample = GROUP_SAMPLE): Promise<DeadLetter> {
   const { rows } = await db.query(
-    `WITH recent AS (
-       -- The newest failed ids from jobs_status_idx first (the planner, left alone, walks
-       -- the primary key backwards through every finished job to find them).
-       SELECT job_id, type, queue, error, finished_at FROM jobs
-        WHERE job_id = ANY(ARRAY(SELECT job_id FROM jobs WHERE status = 'failed' ORDER BY job_id DESC LIMIT $1))
+    `WITH sampled AS (
+       -- The latest failures, from jobs_failed_idx (one more than the sample: whether
+       -- there are more).
+       SELECT ARRAY(SELECT job_id FROM jobs WHERE status = 'failed'
+                     ORDER BY finished_at DESC NULLS LAST, job_id DESC LIMIT $1 + 1) AS ids
+     ), recent AS (
+       SELECT job_id, type, queue, error, finished_at FROM jobs, sampled
+        WHERE job_id = ANY(sampled.ids[1:$1])
           AND status = 'failed'
      ), shaped AS (
        SELECT *, ${errorPatternSql('error')} AS pattern FROM recent
      )
      SELECT type, left(md5(pattern), 12) AS fingerprint, pattern, count(*)::int AS n,
-            (array_agg(split_part(coalesce(error, ''), E'\\n', 1) ORDER BY job_id DESC))[1] AS sample_error,
-            max(job_id)::text AS sample_job_id,
+            (array_agg(split_part(coalesce(error, ''), E'\\n', 1) ORDER BY finished_at DESC NULLS LAST, job_id DESC))[1] AS sample_error,
+            (array_agg(job_id ORDER BY finished_at DESC NULLS LAST, job_id DESC))[1]::text AS sample_job_id,
             (array_agg(DISTINCT queue))[1:5] AS queues,
             max(finished_at) AS newest, min(finished_at) AS oldest,
             (SELECT count(*) FROM recent)::int AS examined,
-            EXISTS (SELECT 1 FROM jobs WHERE status = 'failed' AND job_id < (SELECT min(job_id) FROM recent)) AS more,
+            (SELECT cardinality(ids) > $1 FROM sampled) AS more,
             now() AS db_now
        FROM shaped GROUP BY type, pattern
-      ORDER BY n DESC, max(job_id) DESC
+      ORDER BY max(finished_at) DESC NULLS LAST, n DESC
       LIMIT 500`,
     [sample],
   );

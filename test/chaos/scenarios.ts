@@ -339,6 +339,41 @@ const redisFlush: ChaosScenario = {
   },
 };
 
+/**
+ * Every PostgreSQL session of the workers ended by the server (pg_terminate_backend: a
+ * failover, a pooler or an administrator recycling connections) once a second while they
+ * work: claims, heartbeats and completions whose connection dies under them are retried on
+ * new ones, and a claim whose answer was lost hands its jobs back unrun. Nothing is lost,
+ * and no handler starts twice.
+ */
+const sessionsTerminated: ChaosScenario = {
+  name: "PostgreSQL ends the workers' sessions every second",
+  async run(env) {
+    const s = await env.scenario('pg_terminate');
+    try {
+      const jobs = 300;
+      await s.enqueue(jobs, () => ({ ms: 150 }));
+      s.startHost({ processes: 2, concurrency: 5 });
+      await waitFor('work to start', async () => (await s.counts()).completed >= 10);
+      let terminated = 0;
+      // The faults go on until the work is done (or the deadline: waitForAll then says what is missing).
+      const deadline = Date.now() + 120_000;
+      while ((await s.counts()).completed < jobs && Date.now() < deadline) {
+        const { rows } = await s.pool.query(
+          `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name LIKE 'leasehold%' AND application_name NOT LIKE 'leasehold:chaos-%'`,
+        );
+        terminated += rows[0].n;
+        await sleep(1_000);
+      }
+      await s.waitForAll('completed', jobs);
+      return judge(s, { jobs, allowed: 0, extraPass: terminated > 0, notes: `${terminated} worker sessions terminated` });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
 function redisDown(downMs: number | null): ChaosScenario {
   return {
     name: downMs ? `Redis down for ${downMs / 1000} s` : 'Redis killed and restarted',
@@ -839,6 +874,7 @@ export const scenarios: ChaosScenario[] = [
   redisDown(null),
   redisDown(10_000),
   postgresCrash,
+  sessionsTerminated,
   partition,
   silentUnderCompletion,
   silentHoldingQueueLock,

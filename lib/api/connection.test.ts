@@ -1,0 +1,55 @@
+/**
+ * When the header stops saying "Live": the latest thing the page's watched queries heard is
+ * a failure to reach the server (down, or failing with a 5xx), not a 404 or a refusal.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { RefreshControl } from '@/components/layout/refresh-control';
+import { ApiError } from './client';
+import { connectionTrouble } from './connection';
+
+type Q = Parameters<typeof connectionTrouble>[0][number];
+const q = (o: { data?: number; error?: Error; errorAt?: number; failures?: number; observers?: number }): Q =>
+  ({
+    getObserversCount: () => o.observers ?? 1,
+    state: {
+      dataUpdatedAt: o.data ?? 0,
+      status: o.error && o.errorAt ? 'error' : 'success',
+      error: o.errorAt ? (o.error ?? null) : null,
+      errorUpdatedAt: o.errorAt ?? 0,
+      fetchFailureCount: o.failures ?? (o.errorAt ? 1 : 0),
+      fetchFailureReason: o.error ?? null,
+    },
+  }) as unknown as Q;
+
+const down = new ApiError(0, 'network', 'the console server did not answer');
+
+test('the server not answering after the last answer is trouble, with when it last answered', () => {
+  assert.equal(connectionTrouble([q({ data: 1_000 }), q({ data: 2_000 })]), null);
+  assert.deepEqual(connectionTrouble([q({ data: 1_000 }), q({ data: 2_000, error: down, errorAt: 5_000 })]), { lastAnswerAt: 2_000 });
+  assert.deepEqual(connectionTrouble([q({ error: new ApiError(503, 'unavailable', 'db down'), errorAt: 5_000 })]), { lastAnswerAt: null });
+  // Failing while its retries run (no error recorded yet) counts too.
+  assert.ok(connectionTrouble([q({ data: 1_000, error: down, failures: 2 })]));
+});
+
+test('an answer after the failure, a 404 or a refusal, or a query no page watches is not trouble', () => {
+  assert.equal(connectionTrouble([q({ error: down, errorAt: 5_000 }), q({ data: 6_000 })]), null);
+  assert.equal(connectionTrouble([q({ data: 1_000, error: new ApiError(404, 'not_found', 'no such job'), errorAt: 5_000 })]), null);
+  assert.equal(connectionTrouble([q({ data: 1_000, error: new ApiError(403, 'forbidden', 'no'), errorAt: 5_000 })]), null);
+  assert.equal(connectionTrouble([q({ data: 1_000 }), q({ error: down, errorAt: 5_000, observers: 0 })]), null);
+});
+
+test('the header says the refreshes are failing, and since when it last heard, instead of "Live"', () => {
+  const render = (trouble: { lastAnswerAt: number | null; now: number } | null, pausedReason: string | null = null) =>
+    renderToStaticMarkup(
+      createElement(RefreshControl, { intervalMs: 2000, intervals: [2000], pausedReason, userPaused: false, trouble, onInterval() {}, onPause() {}, onRefreshNow() {} }),
+    );
+  assert.match(render(null), /Live · every 2 s/);
+  const html = render({ lastAnswerAt: 10_000, now: 55_000 });
+  assert.match(html, /Refresh failing · last update 45 s ago/);
+  assert.doesNotMatch(html, /Live/);
+  assert.match(render({ lastAnswerAt: null, now: 55_000 }), /Refresh failing · last update never/);
+  assert.match(render({ lastAnswerAt: 10_000, now: 55_000 }, 'paused'), /Refresh paused/);
+});

@@ -1,0 +1,54 @@
+'use client';
+/**
+ * Whether the console server is answering, as the page's own queries found it: the header's
+ * refresh control says "Live" only while it is. A failed refresh already shows where its data
+ * is (a list says its rows are as last read); this is the one place that says the whole page
+ * has stopped following — the server down or failing — and since when it last heard from it.
+ */
+import { type Query, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { ApiError } from './client';
+
+/** An error that says the server did not answer, or failed (not a 404 or a refusal). */
+const unreachable = (e: unknown) => e instanceof ApiError && (e.status === 0 || e.status >= 500);
+
+/**
+ * From the queries a page is watching: null while the latest thing heard is an answer, else
+ * when the last answer came (ms since the epoch; null if none ever did).
+ */
+export function connectionTrouble(queries: readonly Pick<Query, 'state' | 'getObserversCount'>[]): { lastAnswerAt: number | null } | null {
+  let lastAnswer = 0;
+  let lastFailure = 0;
+  for (const q of queries) {
+    if (q.getObserversCount() === 0) continue;
+    lastAnswer = Math.max(lastAnswer, q.state.dataUpdatedAt);
+    if (q.state.status === 'error' || q.state.fetchFailureCount > 0) {
+      if (unreachable(q.state.error ?? q.state.fetchFailureReason)) lastFailure = Math.max(lastFailure, q.state.errorUpdatedAt || Date.now());
+    }
+  }
+  return lastFailure > lastAnswer ? { lastAnswerAt: lastAnswer || null } : null;
+}
+
+/** connectionTrouble of this page's queries, kept current (and `now`, ticking while in trouble). */
+export function useConnectionTrouble(): { lastAnswerAt: number | null; now: number } | null {
+  const qc = useQueryClient();
+  const [trouble, setTrouble] = useState<{ lastAnswerAt: number | null } | null>(null);
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const cache = qc.getQueryCache();
+    const check = () =>
+      setTrouble((prev) => {
+        const next = connectionTrouble(cache.getAll());
+        return prev?.lastAnswerAt === next?.lastAnswerAt && !prev === !next ? prev : next;
+      });
+    check();
+    return cache.subscribe(check);
+  }, [qc]);
+  useEffect(() => {
+    if (!trouble) return;
+    setNow(Date.now());
+    const t = setInterval(() => setNow(Date.now()), 1_000);
+    return () => clearInterval(t);
+  }, [trouble]);
+  return trouble ? { ...trouble, now } : null;
+}
