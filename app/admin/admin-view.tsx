@@ -1,15 +1,24 @@
 'use client';
 /** /admin — operators and API tokens (admins; the API refuses everyone else). The same as `npx leasehold user|token …`. */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { TokenTable, UserTable } from '@/components/admin/access-tables';
 import { Button } from '@/components/ui/button';
+import { Dialog } from '@/components/ui/dialog';
 import { Card, ErrorState } from '@/components/ui/states';
 import { addUser, createToken, disableUser, revokeToken, tokensQuery, usersQuery, type TokenDto } from '@/lib/api/admin';
 import { meQuery, type Role } from '@/lib/api/auth';
 import { UserText } from '@/components/ui/user-text';
 
 const input = 'rounded border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-950';
+
+/** What a destructive click would do, said before it is done (a misclicked Disable ends a producer's token). */
+interface Confirm {
+  title: string;
+  body: ReactNode;
+  verb: string;
+  run(): Promise<unknown>;
+}
 
 export function AdminView() {
   const me = useQuery(meQuery());
@@ -18,6 +27,7 @@ export function AdminView() {
   const tokens = useQuery({ ...tokensQuery(), enabled: isAdmin });
   const qc = useQueryClient();
   const [secret, setSecret] = useState<string | null>(null);
+  const [confirm, setConfirm] = useState<Confirm | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: ['admin'] });
   const mutate = useMutation({
     mutationFn: (f: () => Promise<unknown>) => f(),
@@ -33,7 +43,7 @@ export function AdminView() {
         </p>
       )}
       <Card title="Operators">
-        {users.error ? <ErrorState title="Could not load the users" message={users.error.message} /> : <UserTable users={users.data?.users ?? []} me={me.data?.name ?? ''} onDisable={(n) => mutate.mutate(() => disableUser(n))} />}
+        {users.error ? <ErrorState title="Could not load the users" message={users.error.message} /> : <UserTable users={users.data?.users ?? []} me={me.data?.name ?? ''} onDisable={(n) => setConfirm(disableConfirm(n, tokens.data?.tokens ?? []))} />}
         <form
           className="mt-3 flex flex-wrap items-end gap-2"
           onSubmit={(e) => {
@@ -57,7 +67,7 @@ export function AdminView() {
         </form>
       </Card>
       <Card title="API tokens">
-        {tokens.error ? <ErrorState title="Could not load the tokens" message={tokens.error.message} /> : <TokenTable tokens={tokens.data?.tokens ?? []} onRevoke={(id) => mutate.mutate(() => revokeToken(id))} />}
+        {tokens.error ? <ErrorState title="Could not load the tokens" message={tokens.error.message} /> : <TokenTable tokens={tokens.data?.tokens ?? []} onRevoke={(id) => setConfirm(revokeConfirm(id, tokens.data?.tokens ?? []))} />}
         <form
           className="mt-3 flex flex-wrap items-end gap-2"
           onSubmit={(e) => {
@@ -86,6 +96,75 @@ export function AdminView() {
           </p>
         )}
       </Card>
+      {confirm && (
+        <Dialog title={confirm.title} onClose={() => setConfirm(null)}>
+          <div className="space-y-3 text-sm" data-testid="admin-confirm">
+            {confirm.body}
+            <div className="flex justify-end gap-2">
+              <Button variant="default" onClick={() => setConfirm(null)}>
+                Keep it
+              </Button>
+              <Button
+                variant="danger"
+                onClick={() => {
+                  const c = confirm;
+                  setConfirm(null);
+                  mutate.mutate(c.run);
+                }}
+              >
+                {confirm.verb}
+              </Button>
+            </div>
+          </div>
+        </Dialog>
+      )}
     </div>
   );
+}
+
+function disableConfirm(name: string, tokens: TokenDto[]): Confirm {
+  const made = tokens.filter((t) => t.createdBy === name && !t.revokedAt);
+  return {
+    title: `Disable ${name}?`,
+    verb: `Disable ${name}`,
+    run: () => disableUser(name),
+    body: (
+      <>
+        <p>
+          <UserText text={name} /> is signed out everywhere at once and can no longer sign in.
+        </p>
+        <p>
+          {made.length
+            ? `The ${made.length} live API token${made.length === 1 ? '' : 's'} they made ${made.length === 1 ? 'is' : 'are'} revoked with them (and any made by those tokens): `
+            : 'Any API token they made is revoked with them (none is live now).'}
+          {made.map((t, k) => (
+            <span key={t.id}>
+              {k > 0 && ', '}
+              <code className="font-mono">{t.id}</code> (<UserText text={t.name} />, {t.scope})
+            </span>
+          ))}
+          {made.length > 0 && '. A producer using one is refused from then on.'}
+        </p>
+      </>
+    ),
+  };
+}
+
+function revokeConfirm(id: string, tokens: TokenDto[]): Confirm {
+  const t = tokens.find((x) => x.id === id);
+  return {
+    title: `Revoke token ${id}?`,
+    verb: 'Revoke token',
+    run: () => revokeToken(id),
+    body: (
+      <p>
+        {t ? (
+          <>
+            <UserText text={t.name} /> ({t.scope} scope, {t.lastUsedAt ? `last used ${new Date(t.lastUsedAt).toLocaleString()}` : 'never used'}):{' '}
+          </>
+        ) : null}
+        whatever uses it is refused (401) from the next request on. This cannot be undone; a new token has a new secret.
+      </p>
+    ),
+  };
 }

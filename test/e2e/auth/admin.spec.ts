@@ -33,12 +33,28 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
   expect((await page.request.post('/api/jobs', { data: { type: 'demo.noop' }, headers: { authorization: `Bearer ${secret}` } })).status()).toBe(202);
   const row = page.getByTestId('token-table').getByRole('row').filter({ hasText: tokenName });
   await row.getByRole('button', { name: /^Revoke token/ }).click();
+  // Asked first, with what the token is: dismissed, nothing is revoked.
+  const confirm = page.getByTestId('admin-confirm');
+  await expect(confirm).toContainText(tokenName);
+  await confirm.getByRole('button', { name: 'Keep it' }).click();
+  await expect(confirm).toHaveCount(0);
+  expect((await page.request.post('/api/jobs', { data: { type: 'demo.noop' }, headers: { authorization: `Bearer ${secret}` } })).status()).toBe(202);
+  await row.getByRole('button', { name: /^Revoke token/ }).click();
+  await confirm.getByRole('button', { name: 'Revoke token' }).click();
   await expect(row).toContainText('revoked');
   expect((await page.request.post('/api/jobs', { data: { type: 'demo.noop' }, headers: { authorization: `Bearer ${secret}` } })).status()).toBe(401);
+
+  // Disabling a user says which of their tokens end with them, before it is done.
+  const userRow = page.getByTestId('user-table').getByRole('row').filter({ hasText: name });
+  await userRow.getByRole('button', { name: `Disable ${name}` }).click();
+  await expect(confirm).toContainText('signed out everywhere');
+  await confirm.getByRole('button', { name: `Disable ${name}` }).click();
+  await expect(userRow).toContainText('disabled');
 
   await page.goto('/audit?actor=adele');
   const audit = page.getByTestId('audit-table');
   await expect(audit).toContainText('user.add');
   await expect(audit).toContainText('token.create');
   await expect(audit).toContainText('token.revoke');
+  await expect(audit).toContainText('user.disable');
 });
