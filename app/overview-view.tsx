@@ -14,7 +14,7 @@ import { consoleMetaQuery } from '@/lib/api/console';
 import { forbiddenFor, meQuery } from '@/lib/api/auth';
 import { setQueuePaused } from '@/lib/api/queues';
 import { visible } from '@/lib/ui/visible';
-import { enqueueJob, statsQuery } from '@/lib/api/stats';
+import { enqueueJob, signalGaps, statsQuery } from '@/lib/api/stats';
 import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useRefreshInterval } from '@/lib/ui/refresh';
@@ -65,8 +65,10 @@ export function OverviewView() {
   const s = stats.data;
   const t = s?.throughput;
   const times = t?.points.map((p) => p.t) ?? [];
-  // Due jobs with no id waiting in Redis for them.
-  const unrung = s ? s.signal.due - (s.signal.backlog ?? 0) : 0;
+  // Due jobs with no id waiting in Redis for them, on queues live workers take from (those
+  // on paused or unserved queues wait by design, and are said apart).
+  const gaps = s ? signalGaps(s.queues) : { missing: 0, paused: 0, unserved: 0 };
+  const unrung = gaps.missing;
   return (
     <div className="space-y-6">
       <div className="flex flex-wrap items-center justify-between gap-3">
@@ -154,7 +156,21 @@ export function OverviewView() {
                         : 'no worker is alive to run the recover sweep; Recover rings them now.'}
                     </span>
                   ) : (
-                    <span className="text-emerald-700 dark:text-emerald-300">Every due job has a wake-up waiting.</span>
+                    <span className="text-emerald-700 dark:text-emerald-300">
+                      Every due job {gaps.paused + gaps.unserved > 0 ? 'of a queue a worker takes from ' : ''}has a wake-up waiting.
+                    </span>
+                  )}
+                  {gaps.paused + gaps.unserved > 0 && (
+                    <span className="text-zinc-500 dark:text-zinc-400" data-testid="signal-waiting">
+                      {' '}
+                      {[
+                        gaps.paused > 0 && `${int(gaps.paused)} wait on paused queues`,
+                        gaps.unserved > 0 && `${int(gaps.unserved)} on queues no live worker consumes`,
+                      ]
+                        .filter(Boolean)
+                        .join(' · ')}{' '}
+                      (they wait for their queue to be resumed or a worker for it to start; no wake-up is missing).
+                    </span>
                   )}
                 </>
               ) : s.signal.redisConfigured ? (

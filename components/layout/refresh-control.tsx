@@ -25,7 +25,6 @@ export function RefreshControl(p: RefreshControlProps) {
       <span
         className={!p.pausedReason && p.trouble ? 'font-medium text-red-700 dark:text-red-400' : 'text-zinc-500 dark:text-zinc-400'}
         data-testid="refresh-state"
-        role="status"
       >
         {p.pausedReason
           ? `Refresh ${p.pausedReason}`

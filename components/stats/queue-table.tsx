@@ -1,5 +1,6 @@
 import Link from 'next/link';
 import { useState } from 'react';
+import { queueSignal } from '@/lib/api/stats';
 import type { QueueStatsDto } from '@/lib/api/types';
 import { duration, int } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
@@ -76,7 +77,7 @@ export function QueueTable({
         </thead>
         <tbody>
           {queues.map((q) => {
-            const missing = q.signalBacklog === null ? null : Math.max(0, Math.min(q.due, 10_000) - q.signalBacklog);
+            const signal = queueSignal(q);
             return (
               <tr key={q.queue} className="border-t border-zinc-100 dark:border-zinc-800" data-testid={`queue-${q.queue}`}>
                 <td className="break-all py-1.5 pr-3">
@@ -97,11 +98,19 @@ export function QueueTable({
                 <td className="py-1.5 pr-3 text-xs">
                   {!usingRedis ? (
                     <span className="text-zinc-500">polling (no Redis)</span>
-                  ) : missing === 0 || missing === null ? (
+                  ) : signal.kind !== 'served' ? (
+                    signal.due === 0 ? (
+                      <span className="text-emerald-700 dark:text-emerald-300">ok</span>
+                    ) : (
+                    <span className="text-zinc-500" title="its due jobs wait by design, until the queue is resumed or a worker for it starts: no wake-up is missing">
+                      {signal.kind === 'paused' ? 'paused' : 'no worker'}
+                    </span>
+                    )
+                  ) : signal.missing === 0 || signal.missing === null ? (
                     <span className="text-emerald-700 dark:text-emerald-300">ok</span>
                   ) : (
                     <span className="text-amber-700 dark:text-amber-300" title="due jobs with no id in Redis: the recover sweep re-rings them after a grace period">
-                      {int(missing)} without a wake-up
+                      {int(signal.missing)} without a wake-up
                     </span>
                   )}
                 </td>

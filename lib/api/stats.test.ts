@@ -1,0 +1,25 @@
+/**
+ * The overview's "due jobs with no wake-up id": only on queues live workers take from. Due
+ * jobs of a paused queue, or of one no live worker consumes, wait by design (Recover would
+ * not ring them): counting them told operators to run Recover for thousands it did not touch.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { queueSignal, signalGaps } from './stats';
+
+const q = (due: number, signalBacklog: number | null, workersAlive: number, paused = false) => ({
+  due,
+  signalBacklog,
+  workersAlive,
+  controls: paused ? ({ paused: true } as never) : null,
+});
+
+test('a served queue misses the due jobs beyond its ids in Redis; paused and unserved ones miss none', () => {
+  assert.deepEqual(queueSignal(q(10, 4, 2)), { kind: 'served', missing: 6 });
+  assert.deepEqual(queueSignal(q(10, 40, 2)), { kind: 'served', missing: 0 });
+  assert.deepEqual(queueSignal(q(50_000, 0, 1)), { kind: 'served', missing: 10_000 }, 'judged within the due jobs counted');
+  assert.deepEqual(queueSignal(q(10, null, 2)), { kind: 'served', missing: null });
+  assert.deepEqual(queueSignal(q(404, 0, 2, true)), { kind: 'paused', due: 404 });
+  assert.deepEqual(queueSignal(q(1_100, 0, 0)), { kind: 'unserved', due: 1_100 });
+  assert.deepEqual(signalGaps([q(10, 7, 2), q(404, 0, 2, true), q(1_100, 0, 0), q(5, 0, 0, true)]), { missing: 3, paused: 409, unserved: 1_100 });
+});
