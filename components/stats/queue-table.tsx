@@ -1,6 +1,6 @@
 import Link from 'next/link';
 import { useState } from 'react';
-import { queueSignal } from '@/lib/api/stats';
+import { queueSignal } from '@/lib/ui/signal';
 import type { QueueStatsDto } from '@/lib/api/types';
 import { duration, int } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { queueSignal, signalGaps } from './stats';
+import { queueSignal, signalGaps } from './signal';
 
 const q = (due: number, signalBacklog: number | null, workersAlive: number, paused = false) => ({
   due,
