@@ -249,7 +249,8 @@ export function OverviewView() {
           <p className="text-xs text-zinc-500" data-testid="stats-footnote">
             Computed in {int(s.computeMs)} ms on the database, shared by every viewer, refreshed at most every {duration(s.refreshMs)}. Counts up to{' '}
             {int(s.estimates.countCap)} per status are exact; larger ones (≈) come from the live row count and the last ANALYZE. Rates come from the
-            workers&apos; counters{t?.since ? `, sampled since ${new Date(t.since).toLocaleTimeString('en-GB')}` : ''}.
+            workers&apos; counters{t?.since ? `, sampled since ${new Date(t.since).toLocaleTimeString('en-GB')}` : ''}; the dead letter&apos;s from the failed
+            jobs themselves (a failure a killed worker never reported is counted).
           </p>
         </>
       )}

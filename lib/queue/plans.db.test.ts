@@ -11,7 +11,8 @@ import { testDatabase } from '../../test/db';
 import type { Executor } from '../db/client';
 import { createLogger } from '../log';
 import { createMetricsSource } from '../metrics/source';
-import { computeConsoleStats } from './console-stats';
+import { computeConsoleStats, readDeadLettered } from './console-stats';
+import { deadLetterGroups } from './dead-letter';
 import { countNewer, listJobs } from './read';
 import { PgDoorbell } from './signal';
 import * as sql from './statements';
@@ -194,9 +195,12 @@ test('the console and /api/metrics: the stats and lists by completed status neve
   // The failed list, in the order jobs failed (jobs_failed_idx): a first page and a later one.
   const failed = await listJobs(recorder, { status: 'failed', queue: 'q3', limit: 50 });
   await listJobs(recorder, { status: 'failed', cursor: failed.nextCursor!, limit: 50 });
+  // The dead letter's groups (the latest failures) and the overview's dead-letter series.
+  await deadLetterGroups(recorder);
+  await readDeadLettered(recorder, 10_000, 3_600_000);
   // Every read of failed rows in their order (a page, a window of a filtered page) walks jobs_failed_idx.
   const inFailureOrder = seen.filter((st) => /ORDER BY finished_at DESC/.test(st.text));
-  assert.ok(inFailureOrder.length >= 2, 'both lists read in the order of failure');
+  assert.ok(inFailureOrder.length >= 4, 'both lists, the groups and the series read in the order of failure');
   for (const st of inFailureOrder) {
     const failedPlan = (await db.pool.query(`EXPLAIN (COSTS OFF) ${st.text}`, st.values)).rows.map((r) => r['QUERY PLAN']).join('\n');
     assert.match(failedPlan, st.text.includes('job_id = ANY') ? /jobs_pkey|jobs_status_idx|jobs_failed_idx/ : /jobs_failed_idx/, `${st.text}\n${failedPlan}`);

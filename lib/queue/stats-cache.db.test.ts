@@ -206,3 +206,30 @@ test('the overview tells Redis configured but not answering from Redis not confi
     await away.close();
   }
 });
+
+test('the dead-letter series counts the failed jobs themselves: failures no worker counted (its process killed mid-burst) are charted', async () => {
+  const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000 });
+  try {
+    // Two snapshots a second apart on the database clock: a rate point between them.
+    const first = await cache.get();
+    await waitFor('a second to pass on the database clock', async () =>
+      (await db.pool.query(`SELECT now() - $1::timestamptz > interval '1.1 s' AS ok`, [first.computedAt])).rows[0].ok,
+    );
+    cache.invalidate();
+    const second = await cache.get();
+    const point = second.throughput.points.at(-1)!;
+    assert.ok(point, 'a rate point');
+    // Five jobs dead-lettered in that point's bucket, by no worker (the workers table holds no counts).
+    for (let i = 0; i < 5; i++) {
+      const id = await insertJob(db.pool, { status: 'failed', queue: 'sc-dead' });
+      await db.pool.query(`UPDATE jobs SET finished_at = to_timestamp($2::float8 / 1000 + 1) WHERE job_id = $1`, [id, point.t]);
+    }
+    cache.invalidate();
+    const third = await cache.get();
+    assert.equal(third.workerTotals.failed, 0);
+    const charted = third.throughput.points.find((p) => p.t === point.t)!;
+    assert.ok(charted.failed >= 5 / (third.throughput.bucketMs / 1000), `failed ${charted.failed}/s in the bucket`);
+  } finally {
+    cache.stop();
+  }
+});

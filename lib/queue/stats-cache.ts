@@ -16,10 +16,12 @@
  *
  * Throughput and failure rates come from the workers' cumulative counters (the workers
  * table, a handful of rows), sampled every SAMPLE_MS while the console runs and kept in
- * memory for HISTORY_MS; the charts start when the console process starts.
+ * memory for HISTORY_MS; the charts start when the console process starts. The dead-letter
+ * series is the exception: counted from the failed jobs themselves with each snapshot
+ * (readDeadLettered), since a worker killed mid-burst takes its last counts with it.
  */
 import type pg from 'pg';
-import { computeConsoleStats, type ConsoleStats, readWorkerTotals, type WorkerTotals } from './console-stats';
+import { computeConsoleStats, type ConsoleStats, readDeadLettered, readWorkerTotals, type WorkerTotals } from './console-stats';
 import { useConnection } from '../db/client';
 import { log } from '../log';
 import type { Doorbell } from './signal';
@@ -44,6 +46,7 @@ export interface RatePoint {
   /** Jobs per second in the bucket. */
   claimed: number;
   completed: number;
+  /** Jobs that entered the dead letter (and are still there), by their failure time: from the jobs table. */
   failed: number;
   retried: number;
   /** Leases workers found lost (the worker survived: a stall, a partition). */
@@ -75,6 +78,8 @@ export class StatsCache {
   private failing = false;
   private refreshMs: number;
   private samples: Sample[] = [];
+  /** Jobs in the dead letter per bucket (readDeadLettered), as of the last snapshot. */
+  private deadLettered: Map<number, number> | null = null;
   private sampler: NodeJS.Timeout | null = null;
 
   constructor(
@@ -154,9 +159,15 @@ export class StatsCache {
     try {
       // On one connection, its statements one after another: the computation never takes
       // more than one of the read pool's connections from the pages viewers are loading.
-      const stats = await useConnection(this.db, (client) => computeConsoleStats(client, this.opts));
+      const [stats, deadLettered] = await useConnection(this.db, async (client) => [
+        await computeConsoleStats(client, this.opts),
+        await readDeadLettered(client, BUCKET_MS, HISTORY_MS),
+      ] as const);
       // An older computation finishing after a newer one must not put its numbers back.
-      if (!this.last || this.last.generation <= generation) this.last = { at: Date.now(), stats, generation };
+      if (!this.last || this.last.generation <= generation) {
+        this.last = { at: Date.now(), stats, generation };
+        this.deadLettered = deadLettered;
+      }
       this.failing = false;
       this.refreshMs = Math.max(this.minRefreshMs, stats.computeMs * 10);
       this.addSample(stats.dbNow.getTime(), stats.workerTotals);
@@ -198,6 +209,7 @@ export class StatsCache {
       for (const key of keys) p[key] += Math.max(0, b.totals[key] - a.totals[key]);
     }
     const points = [...buckets.values()].sort((x, y) => x.t - y.t);
+    if (this.deadLettered) for (const p of points) p.failed = this.deadLettered.get(p.t) ?? 0;
     for (const p of points) for (const key of keys) p[key] = Math.round((p[key] / (BUCKET_MS / 1000)) * 100) / 100;
     return { bucketMs: BUCKET_MS, since: this.samples[0] ? new Date(this.samples[0].at) : null, points };
   }
