@@ -15,7 +15,7 @@ import { RefreshProvider } from '@/lib/ui/refresh';
 import { JobsList } from './jobs-list';
 
 const at = '2026-01-31T12:00:00.000Z';
-const row = (id: string) => ({
+const row = (id: string, over: Record<string, unknown> = {}) => ({
   id,
   queue: 'mail',
   type: 'demo.noop',
@@ -31,9 +31,10 @@ const row = (id: string) => ({
   createdAt: at,
   startedAt: null,
   finishedAt: null,
+  ...over,
 });
 
-function render(lookupError: Error | null) {
+function render(lookupError: Error | null, over: Record<string, unknown> = {}) {
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   const filters = { status: 'queued' as const };
   const page = { jobs: [row('7')], nextCursor: null, dbNow: at, headId: '7', newerAfter: null, partial: null } as unknown as JobPageDto;
@@ -41,7 +42,7 @@ function render(lookupError: Error | null) {
   const lookup = qc.getQueryCache().build(qc, { queryKey: [...jobLookupQuery(['7'], false).queryKey] });
   // The refresh had worked (its last answer is held), then failed, or not.
   lookup.setState({
-    data: { jobs: [row('7')], dbNow: at },
+    data: { jobs: [row('7', over)], dbNow: at },
     dataUpdatedAt: Date.now() - 5_000,
     error: lookupError,
     errorUpdatedAt: lookupError ? Date.now() : 0,
@@ -60,4 +61,9 @@ test('rows whose refresh fails stay on screen, under a line saying so', () => {
 
 test('no such line while the refresh works', () => {
   assert.doesNotMatch(render(null), /Refreshing failed/);
+});
+
+test('a job that lost its lease twice in a row is flagged a suspect (a likely poison) in the list; once is not', () => {
+  assert.match(render(null, { leaseLostStreak: 2 }), /suspect: 2 leases lost in a row/);
+  assert.doesNotMatch(render(null, { leaseLostStreak: 1 }), /suspect/);
 });

@@ -19,6 +19,7 @@ import { jobKeys } from '@/lib/api/keys';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
 import type { BulkAction, JobRow } from '@/lib/api/types';
+import { SUSPECT_STREAK } from '@/lib/queue/job';
 import { int } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useShortcuts } from '@/lib/ui/shortcuts';
@@ -179,7 +180,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
         </EmptyState>
       ) : (
         <>
-          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweeping={sweeping} heartbeatMs={heartbeatMs} />}
+          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweeping={sweeping} heartbeatMs={heartbeatMs} suspectStreak={SUSPECT_STREAK} />}
           {rows.length > LOOKUP_MAX && (
             <p className="text-sm text-zinc-500" data-testid="not-live-rows">
               The first {LOOKUP_MAX} rows refresh live; the {int(rows.length - LOOKUP_MAX)} below them are as they were loaded.

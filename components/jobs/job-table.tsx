@@ -28,10 +28,12 @@ export interface JobTableProps {
   sweeping?: boolean;
   /** The renewal interval the console is configured with (see heartbeatLate); null when unknown. */
   heartbeatMs?: number | null;
+  /** Lost leases in a row from which a job is a suspect, a likely poison (lib/queue/job.ts SUSPECT_STREAK); null: not flagged. */
+  suspectStreak?: number | null;
 }
 
 /** The jobs list: one row per job, selectable (shift-click selects a range). */
-export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweeping = true, heartbeatMs = null }: JobTableProps) {
+export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweeping = true, heartbeatMs = null, suspectStreak = null }: JobTableProps) {
   const columns = useMemo(
     () => [
       col.display({
@@ -70,6 +72,15 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
         cell: (c) => (
           <span className="inline-flex flex-col gap-0.5">
             <StatusBadge status={c.getValue()} cancelRequested={!!c.row.original.cancelRequestedAt} />
+            {suspectStreak !== null && c.row.original.leaseLostStreak >= suspectStreak && !['completed', 'cancelled'].includes(c.getValue()) && (
+              <span
+                className="text-[11px] font-medium text-red-700 dark:text-red-300"
+                data-testid="suspect"
+                title="its last attempts each ended with the worker gone (a crash, a kill, a stall): a likely poison job. A worker runs at most one suspect at a time, so it takes no other job down with it"
+              >
+                suspect: {c.row.original.leaseLostStreak} leases lost in a row
+              </span>
+            )}
             {c.row.original.gone && <span className="text-[11px] text-zinc-500">no longer matches this view</span>}
           </span>
         ),
@@ -134,7 +145,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
         ),
       }),
     ],
-    [rows, nowMs, selected, onToggle, onToggleAll, sweeping, heartbeatMs],
+    [rows, nowMs, selected, onToggle, onToggleAll, sweeping, heartbeatMs, suspectStreak],
   );
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
   return (

@@ -71,7 +71,7 @@ export function LeaseCountdown({ job, nowMs, sweeping = true }: { job: LeaseFiel
       </Badge>
     );
   return (
-    <span className="tabular text-amber-700 dark:text-amber-300" title="time left on the lease (database clock)">
+    <span className="tabular text-zinc-700 dark:text-zinc-300" title="time left on the lease (database clock)">
       lease <span data-testid="lease-countdown">{duration(left)}</span>
     </span>
   );

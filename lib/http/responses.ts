@@ -102,8 +102,7 @@ export const listedJobSchema = jobWithLeaseSchema
       description: `The payload as enqueued, or null when it is over ${LIST_PAYLOAD_MAX_BYTES} bytes stored (payloadOmitted): open the job for it.`,
     }),
     error: z.string().nullable().meta({ description: `The first ${LIST_ERROR_MAX_CHARS} characters of the last error (the job has all of it).` }),
-    checkpoints: checkpointsSchema.meta({ description: 'Not read for lists: always null here (the job has them).' }),
-    leaseLostStreak: count.meta({ description: 'Not read for lists: always 0 here (the job has it).' }),
+    checkpoints: checkpointsSchema.meta({ description: `As the job has them, or null when they are over ${LIST_PAYLOAD_MAX_BYTES} bytes stored (the job has them all).` }),
     payloadBytes: count.meta({ description: 'The stored size of the payload (jsonb), in bytes.' }),
     payloadOmitted: z.boolean().meta({ description: 'True when the payload was too big for a list (payload is null): open the job for it.' }),
   })

@@ -15,6 +15,7 @@ import type { Executor } from '../db/client';
 import type { Logger } from '../log';
 import { log as rootLog } from '../log';
 import { wakeupNotify } from './ops';
+import { isJobIdText } from './job';
 
 export interface Ring {
   jobId: string;
@@ -245,10 +246,6 @@ function groupByQueue(items: readonly Ring[]) {
 
 export class SignalUnavailable extends Error {}
 
-const MAX_BIGINT = 9223372036854775807n;
-/** A job id as the jobs table has them: a positive bigint in decimal. */
-export const isJobId = (s: string) => /^[1-9][0-9]{0,18}$/.test(s) && BigInt(s) <= MAX_BIGINT;
-
 /**
  * Worker side of the Redis doorbell: one dedicated connection per process (a blocking
  * pop holds its connection), used only while the process has a free slot.
@@ -318,7 +315,7 @@ export class RedisReceiver {
       const queue = order[keys.indexOf(key)]!;
       // Only job ids: an entry that is not one (written by hand, by another program sharing
       // the prefix) would make the whole claim fail, and the real ids popped with it be dropped.
-      return ids.filter(isJobId).map((jobId) => ({ jobId, queue }));
+      return ids.filter(isJobIdText).map((jobId) => ({ jobId, queue }));
     };
     try {
       if (this.multiPop) {
