@@ -69,7 +69,7 @@ export function ActionDialog(p: ActionDialogProps) {
   const canConfirm =
     !p.forbidden && !!p.preview && !p.previewLoading && !p.applying && (willChange > 0 || willResignal > 0) && (!needsTyping || typed.trim() === String(willChange));
   return (
-    <Dialog title={p.report ? `${verb}: done` : `${verb}: what it will touch`} onClose={p.onClose} wide>
+    <Dialog title={p.report ? `${verb}: done` : `${verb}: what it will touch`} onClose={p.onClose} wide keepOnBackdrop>
       <div className="space-y-4 text-sm" data-testid="action-dialog">
         <p className="text-zinc-600 dark:text-zinc-300">
           {verb} <strong className="wrap-anywhere">

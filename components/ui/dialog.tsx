@@ -4,10 +4,24 @@ import { type ReactNode, useEffect, useId, useRef } from 'react';
 const FOCUSABLE = 'button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), a[href], [tabindex]:not([tabindex="-1"])';
 
 /**
- * A modal dialog: Escape or the backdrop closes it; focus moves into it, stays in it (Tab
- * and Shift+Tab wrap around, as aria-modal promises), and goes back where it was.
+ * A modal dialog: Escape or the backdrop closes it (not the backdrop with `keepOnBackdrop`:
+ * a dialog holding what the operator typed, which a stray click beside it would throw away);
+ * focus moves into it, stays in it (Tab and Shift+Tab wrap around, as aria-modal promises),
+ * and goes back where it was.
  */
-export function Dialog({ title, onClose, children, wide }: { title: ReactNode; onClose(): void; children: ReactNode; wide?: boolean }) {
+export function Dialog({
+  title,
+  onClose,
+  children,
+  wide,
+  keepOnBackdrop,
+}: {
+  title: ReactNode;
+  onClose(): void;
+  children: ReactNode;
+  wide?: boolean;
+  keepOnBackdrop?: boolean;
+}) {
   const id = useId();
   const ref = useRef<HTMLDivElement>(null);
   const closeRef = useRef(onClose);
@@ -37,7 +51,7 @@ export function Dialog({ title, onClose, children, wide }: { title: ReactNode; o
     };
   }, []);
   return (
-    <div className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-zinc-950/50 p-4 pt-[8vh]" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+    <div className="fixed inset-0 z-50 flex items-start justify-center overflow-y-auto bg-zinc-950/50 p-4 pt-[8vh]" onMouseDown={(e) => !keepOnBackdrop && e.target === e.currentTarget && onClose()}>
       <div
         ref={ref}
         role="dialog"

@@ -33,6 +33,10 @@ test('a failed job in the dead letter is requeued from the page and completes', 
   await page.keyboard.press('w');
   await expect(dialog.getByTestId('preview-summary')).toBeVisible();
   expect(new URL(page.url()).pathname).toBe('/dead-letter');
+  // A click beside the dialog keeps it, and what was typed in it.
+  await dialog.getByLabel('Reason').fill('replayed after the SMTP fix');
+  await page.mouse.click(5, 5);
+  await expect(dialog.getByLabel('Reason')).toHaveValue('replayed after the SMTP fix');
   await dialog.getByLabel('Reset attempts (a fresh attempt budget)').check();
   await expect(dialog.getByTestId(`action-item-${id}`)).toContainText('failed → queued with a fresh attempt budget');
   await screenshot(page, 'dead-letter-requeue-preview');
