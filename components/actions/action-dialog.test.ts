@@ -91,3 +91,13 @@ test('deleting, which cannot be undone, asks for the count to be typed above a h
   assert.match(r.html, /Type 286 to confirm/);
   assert.equal(render(report({ action: 'requeue', total: 286, changed: 286 }), { action: 'requeue' }).enabled, true, 'a requeue of as many: one click');
 });
+
+test('a requeue offers to revoke live leases only when the selection holds running jobs, and says the old run goes on until its heartbeat', () => {
+  const requeue = (byStatus: BulkReportDto['byStatus']) =>
+    render(report({ action: 'requeue', total: 2, changed: 2, byStatus }), { action: 'requeue', target: '2 selected jobs', offers: { resetAttempts: true, revokeLease: true } }).html;
+  assert.doesNotMatch(requeue({ failed: 2 }), /Revoke live leases/);
+  const mixed = requeue({ failed: 1, running: 1 });
+  assert.match(mixed, /Revoke live leases/);
+  assert.match(mixed, /runs\s+on until its next heartbeat/);
+  assert.match(mixed, /unticked, a job that used up its attempts gets one more/);
+});

@@ -83,12 +83,15 @@ export function ActionDialog(p: ActionDialogProps) {
               <label className="flex items-center gap-1.5">
                 <input type="checkbox" checked={p.options.resetAttempts} onChange={(e) => p.onOptions({ ...p.options, resetAttempts: e.target.checked })} />
                 Reset attempts (a fresh attempt budget)
+                <span className="text-xs text-zinc-500">— unticked, a job that used up its attempts gets one more</span>
               </label>
             )}
-            {p.offers.revokeLease && (
+            {/* Only where it means something: the selection holds running jobs (or it is already ticked). */}
+            {p.offers.revokeLease && (p.options.revokeLease || !p.preview || (p.preview.byStatus.running ?? 0) > 0) && (
               <label className="flex items-center gap-1.5">
                 <input type="checkbox" checked={p.options.revokeLease} onChange={(e) => p.onOptions({ ...p.options, revokeLease: e.target.checked })} />
-                Revoke live leases (take running jobs from their workers; the fence stops the old owner writing)
+                Revoke live leases (take running jobs from their workers; the fence stops the old owner writing, but its handler runs
+                on until its next heartbeat, so the two runs can overlap)
               </label>
             )}
           </fieldset>
