@@ -78,13 +78,28 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
               )}
             </td>
             <td className="tabular px-3 py-2">
-              <Link href={`/jobs?status=running&worker=${encodeURIComponent(w.workerId)}`} className="hover:underline">
-                {w.jobsInHand}
-              </Link>
-              <span className="text-xs text-zinc-500"> / {w.concurrency}</span>
+              {w.stoppedAt ? (
+                // Its running jobs have moved on (or will, when their leases end): every job
+                // it last held or ran, whatever became of it, is what an operator looks for.
+                <Link href={`/jobs?worker=${encodeURIComponent(w.workerId)}`} className="text-xs hover:underline" data-testid="worker-jobs">
+                  {w.jobsInHand > 0 ? `${w.jobsInHand} still leased · ` : ''}its jobs
+                </Link>
+              ) : (
+                <>
+                  <Link href={`/jobs?status=running&worker=${encodeURIComponent(w.workerId)}`} className="hover:underline">
+                    {w.jobsInHand}
+                  </Link>
+                  <span className="text-xs text-zinc-500"> / {w.concurrency}</span>
+                </>
+              )}
             </td>
             <td className="tabular px-3 py-2 text-xs">
               {metric(w, 'completed')} · {metric(w, 'failed')} · {metric(w, 'leaseLost')}
+              {w.exit && (
+                <span className="block text-zinc-500" title="a process that died sends no last report: what it did after its last heartbeat is in its jobs' attempts, not here">
+                  as last reported
+                </span>
+              )}
             </td>
           </tr>
         );

@@ -26,6 +26,10 @@ test('the workers page lists each process with its heartbeat, flags a stale one,
   const died = page.getByTestId('worker-e2e-host:4343:died');
   await expect(died).toContainText('died');
   await expect(died).toContainText('killed by SIGKILL');
+  // Its counts are as it last reported them; its jobs (all of them: its running ones have
+  // moved on) are one click away.
+  await expect(died).toContainText('as last reported');
+  await expect(died.getByTestId('worker-jobs')).toHaveAttribute('href', '/jobs?worker=e2e-host%3A4343%3Adied');
   await screenshot(page, 'workers');
   await db().query(`DELETE FROM workers WHERE worker_id IN ('e2e-host:4242:stale', 'e2e-host:4343:died')`);
 });
