@@ -67,3 +67,19 @@ test('a job that lost its lease twice in a row is flagged a suspect (a likely po
   assert.match(render(null, { leaseLostStreak: 2 }), /suspect: 2 leases lost in a row/);
   assert.doesNotMatch(render(null, { leaseLostStreak: 1 }), /suspect/);
 });
+
+test("a running job's row says the checkpoint its handler saved last", () => {
+  const html = render(null, {
+    status: 'running',
+    workerId: 'host:1:ab',
+    attemptCount: 2,
+    leaseExpiresAt: '2026-01-31T12:00:30.000Z',
+    heartbeatAt: at,
+    checkpoints: {
+      'step-1': { value: 1, attempt: 1, at: '2026-01-31T11:59:00.000Z' },
+      'step-2': { value: 2, attempt: 2, at: '2026-01-31T11:59:50.000Z' },
+    },
+  });
+  assert.match(html, /checkpoint <bdi>step-2<\/bdi> /);
+  assert.doesNotMatch(html, /checkpoint step-1/);
+});

@@ -115,6 +115,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
                 <LeaseCountdown job={j} nowMs={nowMs} sweeping={sweeping} />
                 <HeartbeatAge job={j} nowMs={nowMs} heartbeatMs={heartbeatMs} />
               </span>
+              <LastCheckpoint job={j} nowMs={nowMs} />
             </span>
           ) : j.workerId ? (
             <span className="break-all font-mono text-xs text-zinc-400">
@@ -179,5 +180,18 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** A running job's progress: the checkpoint its handler saved last (ctx.checkpoint), and when. */
+function LastCheckpoint({ job, nowMs }: { job: TableJob; nowMs: number }) {
+  const entries = Object.entries(job.checkpoints ?? {});
+  if (!entries.length) return null;
+  const [name, last] = entries.reduce((a, b) => (ms(b[1].at)! > ms(a[1].at)! ? b : a));
+  return (
+    <span className="text-zinc-500" data-testid="last-checkpoint" title={`${entries.length} checkpoint${entries.length === 1 ? '' : 's'} saved; the next attempt resumes from them`}>
+      checkpoint <UserText text={name} /> {ago(nowMs - ms(last.at)!)}
+      {last.attempt !== job.attemptCount && ` (attempt ${last.attempt})`}
+    </span>
   );
 }
