@@ -35,3 +35,19 @@ test('a lost lease that ended the job says where the job went; an earlier one do
   assert.ok(lines.includes('attempt 2 lease lost (the worker stopped renewing) → dead letter (no attempts left)'), lines.join('\n'));
   assert.ok(!lines.some((l) => l.startsWith('finished:')), 'the end is said once');
 });
+
+test('a due time still to come is told apart from what happened', () => {
+  const detail = (runAt: string) =>
+    ({
+      job: {
+        id: '8', queue: 'q', type: 't', status: 'queued', attemptCount: 0, maxAttempts: 3, attemptBudget: 3,
+        createdAt: '2026-12-01T10:00:00.000Z', runAt, finishedAt: null, cancelRequestedAt: null,
+      },
+      attempts: [],
+      dbNow: '2026-12-01T10:05:00.000Z',
+    }) as unknown as JobDetailDto;
+  const later = timelineEvents(detail('2026-12-01T11:00:00.000Z')).at(-1)!;
+  assert.deepEqual([later.what, later.future], ['will be due (scheduled, not yet)', true]);
+  const past = timelineEvents(detail('2026-12-01T10:01:00.000Z')).at(-1)!;
+  assert.deepEqual([past.what, past.future], ['due', false]);
+});

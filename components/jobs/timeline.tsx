@@ -7,6 +7,8 @@ interface Event {
   at: string;
   what: string;
   detail?: string;
+  /** Still to come (by the database's clock): drawn apart from what happened. */
+  future?: boolean;
 }
 
 const ENDED: Record<string, string> = {
@@ -29,7 +31,10 @@ export function timelineEvents(d: JobDetailDto, audit: AuditEntryDto[] = []): Ev
   const j = d.job;
   const ev: Event[] = [{ at: j.createdAt, what: 'enqueued', detail: `queue ${j.queue}, up to ${j.attemptBudget} attempts` }]; // as enqueued: a requeue raises maxAttempts later
   // Still to come by the database's clock (the browser's may be off).
-  if (ms(j.runAt)! > ms(j.createdAt)! + 1000 && j.status !== 'running') ev.push({ at: j.runAt, what: ms(j.runAt)! > ms(d.dbNow)! ? 'due (scheduled)' : 'due' });
+  if (ms(j.runAt)! > ms(j.createdAt)! + 1000 && j.status !== 'running') {
+    const future = ms(j.runAt)! > ms(d.dbNow)!;
+    ev.push({ at: j.runAt, what: future ? 'will be due (scheduled, not yet)' : 'due', future });
+  }
   d.attempts.forEach((a: AttemptDto) => {
     ev.push({ at: a.startedAt!, what: `attempt ${a.attempt} claimed`, detail: a.workerId });
     if (!a.finishedAt) return;
@@ -48,8 +53,11 @@ export function Timeline({ detail, audit }: { detail: JobDetailDto; audit?: Audi
   return (
     <ol className="relative space-y-2 border-l border-zinc-200 pl-4 text-sm dark:border-zinc-800" data-testid="timeline">
       {timelineEvents(detail, audit).map((e, k) => (
-        <li key={k}>
-          <span className="absolute -left-1 mt-1.5 h-2 w-2 rounded-full bg-zinc-400" aria-hidden="true" />
+        <li key={k} className={e.future ? 'italic text-zinc-500' : undefined} data-future={e.future ? '' : undefined}>
+          <span
+            className={`absolute -left-1 mt-1.5 h-2 w-2 rounded-full ${e.future ? 'border border-zinc-400 bg-white dark:bg-zinc-900' : 'bg-zinc-400'}`}
+            aria-hidden="true"
+          />
           <span className="tabular text-xs text-zinc-500">{dateTime(e.at)}</span> <span>
             <UserText text={e.what} />
           </span>
