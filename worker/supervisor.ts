@@ -48,6 +48,8 @@ export class Supervisor {
   /** Replacements made so far (tests read it). */
   restarts = 0;
   private stallTimer: NodeJS.Timeout | null = null;
+  /** performance.now() of the stall check's last run (a gap means the supervisor itself did not run). */
+  private lastCheck = 0;
 
   constructor(private readonly o: SupervisorOptions) {}
 
@@ -59,15 +61,26 @@ export class Supervisor {
     }
     const stallMs = this.o.stallKillMs ?? 0;
     if (stallMs > 0) {
-      this.stallTimer = setInterval(() => this.killStalled(stallMs), Math.min(1_000, stallMs / 4));
+      const everyMs = Math.min(1_000, stallMs / 4);
+      this.lastCheck = performance.now();
+      this.stallTimer = setInterval(() => this.killStalled(stallMs, everyMs), everyMs);
       this.stallTimer.unref();
     }
   }
 
   /** A child that beats no more while it runs (not SIGSTOPped: that is someone's choice) is killed. */
-  private killStalled(stallMs: number) {
+  private killStalled(stallMs: number, everyMs: number) {
     if (this.stopping) return;
     const now = performance.now();
+    const slept = now - this.lastCheck > 3 * everyMs;
+    this.lastCheck = now;
+    if (slept) {
+      // The supervisor itself did not run (Ctrl-Z then fg, a frozen cgroup, a debugger): the
+      // children's beats may be waiting unread in their pipes (timers run before the pipes
+      // are read). Judge them afresh from now.
+      for (const slot of this.slots) slot.lastBeat = Math.max(slot.lastBeat, now);
+      return;
+    }
     for (const slot of this.slots) {
       const child = slot.child;
       if (!child?.pid || slot.stallKilled !== null || now - slot.lastBeat < stallMs) continue;
@@ -77,10 +90,11 @@ export class Supervisor {
         continue;
       }
       slot.stallKilled = now - slot.lastBeat;
-      this.o.log.error('worker process has not run its event loop for two leases (a handler that never yields?); killing it', {
+      this.o.log.error('worker process has not run its event loop for too long (a handler that never yields?); killing it', {
         proc: slot.index,
         pid: child.pid,
         silentMs: Math.round(slot.stallKilled),
+        limitMs: stallMs,
       });
       child.kill('SIGKILL');
     }
@@ -99,11 +113,14 @@ export class Supervisor {
     });
     slot.child = child;
     slot.startedAt = performance.now();
-    // Start-up (migrations, loading handlers) is not a stall: a child is judged from its first beat.
-    slot.lastBeat = Infinity;
+    // Start-up (connecting, loading the handlers module) is not a stall: a child is judged
+    // from its first beat, or START_GRACE_MS after its start if it never beats (a handlers
+    // module that blocks as it loads would otherwise hold its slot for ever).
+    slot.lastBeat = slot.startedAt + START_GRACE_MS;
     slot.stallKilled = null;
     child.on('message', (m: { type?: string }) => {
-      if (m?.type === 'alive' || m?.type === 'ready') slot.lastBeat = performance.now();
+      // A late message of a child already replaced must not start its successor's clock.
+      if (slot.child === child && (m?.type === 'alive' || m?.type === 'ready')) slot.lastBeat = performance.now();
     });
     child.on('exit', (code, signal) => this.onExit(slot, child, code, signal));
     // A fork that could not start (no memory or pids left, the directory gone) emits 'error'
@@ -158,6 +175,9 @@ export class Supervisor {
     clearTimeout(killer);
   }
 }
+
+/** Time a new process has to start before its silence counts (on top of stallKillMs). */
+const START_GRACE_MS = 60_000;
 
 /** The process is stopped (SIGSTOP, a debugger): state T or t in /proc (false where unknown). */
 function stoppedBySignal(pid: number): boolean {

@@ -119,6 +119,35 @@ describe('poison jobs that never yield', () => {
 });
 
 describe('supervisor', () => {
+  test('a supervisor stopped past its stall limit (Ctrl-Z, a frozen cgroup) kills none of its healthy processes when it runs again', async () => {
+    const prefix = uniquePrefix('super-stopped');
+    // Lease 2 s: the stall limit is its floor, 10 s.
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 1, queues: prefix });
+    const rows = async () =>
+      (await db.pool.query(`SELECT worker_id, exit FROM workers WHERE $1 = ANY(queues)`, [prefix])).rows;
+    try {
+      await waitFor('the worker process to register', async () => (await rows()).length === 1);
+      const [before] = await rows();
+      process.kill(w.pid, 'SIGSTOP');
+      const stoppedAt = Date.now();
+      try {
+        // The fault lasts past the 10 s limit; the worker process runs on meanwhile, its beats piling up unread.
+        await waitFor('12 s with the supervisor stopped', () => Date.now() - stoppedAt > 12_000, { timeoutMs: 30_000 });
+      } finally {
+        process.kill(w.pid, 'SIGCONT');
+      }
+      const resumed = (await db.pool.query(`SELECT now() + interval '2 s' AS t`)).rows[0].t as Date;
+      // Killed at its supervisor's first tick, the process would report no more.
+      await waitFor('the same process to report after the supervisor resumed', async () =>
+        (await db.pool.query(`SELECT 1 FROM workers WHERE worker_id = $1 AND heartbeat_at > $2 AND stopped_at IS NULL`, [before.worker_id, resumed])).rows.length === 1,
+      { timeoutMs: 20_000 });
+      const after = await rows();
+      assert.deepEqual(after.map((r) => [r.worker_id, r.exit]), [[before.worker_id, null]]);
+    } finally {
+      await w.stop();
+    }
+  });
+
   test('a worker process killed with SIGKILL is replaced at once, and its row says it died (the console no longer counts it alive)', async () => {
     const prefix = uniquePrefix('super');
     const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 2, queues: prefix });

@@ -43,7 +43,7 @@ export function AdminView() {
         </p>
       )}
       <Card title="Operators">
-        {users.error ? <ErrorState title="Could not load the users" message={users.error.message} /> : <UserTable users={users.data?.users ?? []} me={me.data?.name ?? ''} onDisable={(n) => setConfirm(disableConfirm(n, tokens.data?.tokens ?? []))} />}
+        {users.error ? <ErrorState title="Could not load the users" message={users.error.message} /> : <UserTable users={users.data?.users ?? []} me={me.data?.name ?? ''} onDisable={(n) => setConfirm(disableConfirm(n, tokens.data?.tokens ?? null))} />}
         <form
           className="mt-3 flex flex-wrap items-end gap-2"
           onSubmit={(e) => {
@@ -122,8 +122,9 @@ export function AdminView() {
   );
 }
 
-function disableConfirm(name: string, tokens: TokenDto[]): Confirm {
-  const made = tokens.filter((t) => t.createdBy === name && !t.revokedAt);
+/** `tokens` null: the token list is not read (yet, or it failed): nothing is said of it that may be false. */
+function disableConfirm(name: string, tokens: TokenDto[] | null): Confirm {
+  const made = (tokens ?? []).filter((t) => t.createdBy === name && !t.revokedAt);
   return {
     title: `Disable ${name}?`,
     verb: `Disable ${name}`,
@@ -136,7 +137,9 @@ function disableConfirm(name: string, tokens: TokenDto[]): Confirm {
         <p>
           {made.length
             ? `The ${made.length} live API token${made.length === 1 ? '' : 's'} they made ${made.length === 1 ? 'is' : 'are'} revoked with them (and any made by those tokens): `
-            : 'Any API token they made is revoked with them (none is live now).'}
+            : tokens
+              ? 'Any API token they made is revoked with them (none is live now).'
+              : 'Every API token they made is revoked with them (the token list could not be read to name them).'}
           {made.map((t, k) => (
             <span key={t.id}>
               {k > 0 && ', '}

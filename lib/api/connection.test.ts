@@ -26,19 +26,25 @@ const q = (o: { data?: number; error?: Error; errorAt?: number; failures?: numbe
 
 const down = new ApiError(0, 'network', 'the console server did not answer');
 
-test('the server not answering after the last answer is trouble, with when it last answered', () => {
-  assert.equal(connectionTrouble([q({ data: 1_000 }), q({ data: 2_000 })]), null);
-  assert.deepEqual(connectionTrouble([q({ data: 1_000 }), q({ data: 2_000, error: down, errorAt: 5_000 })]), { lastAnswerAt: 2_000 });
-  assert.deepEqual(connectionTrouble([q({ error: new ApiError(503, 'unavailable', 'db down'), errorAt: 5_000 })]), { lastAnswerAt: null });
-  // Failing while its retries run (no error recorded yet) counts too.
-  assert.ok(connectionTrouble([q({ data: 1_000, error: down, failures: 2 })]));
+const NOW = 20_000;
+
+test('the server not answering after the last answer, for 5 s, is trouble, with when it last answered', () => {
+  assert.equal(connectionTrouble([q({ data: 1_000 }), q({ data: 2_000 })], NOW), null);
+  assert.deepEqual(connectionTrouble([q({ data: 1_000 }), q({ data: 2_000, error: down, errorAt: 5_000 })], NOW), { lastAnswerAt: 2_000 });
+  assert.deepEqual(connectionTrouble([q({ error: new ApiError(503, 'unavailable', 'db down'), errorAt: 5_000 })], NOW), { lastAnswerAt: null });
+});
+
+test('a blip is not trouble: an answer within 5 s, a failure its retry may still mend, one query failing beside others that answer', () => {
+  assert.equal(connectionTrouble([q({ data: 16_000, error: down, errorAt: 17_000 })], NOW), null);
+  assert.equal(connectionTrouble([q({ data: 1_000, error: down, failures: 1 })], NOW), null, 'still retrying');
+  assert.equal(connectionTrouble([q({ data: 19_000 }), q({ data: 1_000, error: new ApiError(503, 'busy', 'timed out'), errorAt: 18_000 })], NOW), null);
 });
 
 test('an answer after the failure, a 404 or a refusal, or a query no page watches is not trouble', () => {
-  assert.equal(connectionTrouble([q({ error: down, errorAt: 5_000 }), q({ data: 6_000 })]), null);
-  assert.equal(connectionTrouble([q({ data: 1_000, error: new ApiError(404, 'not_found', 'no such job'), errorAt: 5_000 })]), null);
-  assert.equal(connectionTrouble([q({ data: 1_000, error: new ApiError(403, 'forbidden', 'no'), errorAt: 5_000 })]), null);
-  assert.equal(connectionTrouble([q({ data: 1_000 }), q({ error: down, errorAt: 5_000, observers: 0 })]), null);
+  assert.equal(connectionTrouble([q({ error: down, errorAt: 5_000 }), q({ data: 6_000 })], NOW), null);
+  assert.equal(connectionTrouble([q({ data: 1_000, error: new ApiError(404, 'not_found', 'no such job'), errorAt: 5_000 })], NOW), null);
+  assert.equal(connectionTrouble([q({ data: 1_000, error: new ApiError(403, 'forbidden', 'no'), errorAt: 5_000 })], NOW), null);
+  assert.equal(connectionTrouble([q({ data: 1_000 }), q({ error: down, errorAt: 5_000, observers: 0 })], NOW), null);
 });
 
 test('the header says the refreshes are failing, and since when it last heard, instead of "Live"', () => {

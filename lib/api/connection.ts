@@ -12,21 +12,24 @@ import { ApiError } from './client';
 /** An error that says the server did not answer, or failed (not a 404 or a refusal). */
 const unreachable = (e: unknown) => e instanceof ApiError && (e.status === 0 || e.status >= 500);
 
+/** No answer for this long after a failure before the header says so: a blip is not an outage. */
+export const TROUBLE_AFTER_MS = 5_000;
+
 /**
- * From the queries a page is watching: null while the latest thing heard is an answer, else
- * when the last answer came (ms since the epoch; null if none ever did).
+ * From the queries a page is watching: null while the latest thing heard is an answer (or
+ * one came within TROUBLE_AFTER_MS: a single query failing beside others that answer, a
+ * failure its retry may still mend), else when the last answer came (ms since the epoch;
+ * null if none ever did).
  */
-export function connectionTrouble(queries: readonly Pick<Query, 'state' | 'getObserversCount'>[]): { lastAnswerAt: number | null } | null {
+export function connectionTrouble(queries: readonly Pick<Query, 'state' | 'getObserversCount'>[], now = Date.now()): { lastAnswerAt: number | null } | null {
   let lastAnswer = 0;
   let lastFailure = 0;
   for (const q of queries) {
     if (q.getObserversCount() === 0) continue;
     lastAnswer = Math.max(lastAnswer, q.state.dataUpdatedAt);
-    if (q.state.status === 'error' || q.state.fetchFailureCount > 0) {
-      if (unreachable(q.state.error ?? q.state.fetchFailureReason)) lastFailure = Math.max(lastFailure, q.state.errorUpdatedAt || Date.now());
-    }
+    if (q.state.status === 'error' && unreachable(q.state.error)) lastFailure = Math.max(lastFailure, q.state.errorUpdatedAt);
   }
-  return lastFailure > lastAnswer ? { lastAnswerAt: lastAnswer || null } : null;
+  return lastFailure > lastAnswer && now - lastAnswer >= TROUBLE_AFTER_MS ? { lastAnswerAt: lastAnswer || null } : null;
 }
 
 /** connectionTrouble of this page's queries, kept current (and `now`, ticking while in trouble). */
@@ -42,7 +45,13 @@ export function useConnectionTrouble(): { lastAnswerAt: number | null; now: numb
         return prev?.lastAnswerAt === next?.lastAnswerAt && !prev === !next ? prev : next;
       });
     check();
-    return cache.subscribe(check);
+    // Also each second: failing polls may come less often than TROUBLE_AFTER_MS passes.
+    const t = setInterval(check, 1_000);
+    const unsubscribe = cache.subscribe(check);
+    return () => {
+      clearInterval(t);
+      unsubscribe();
+    };
   }, [qc]);
   useEffect(() => {
     if (!trouble) return;

@@ -3,8 +3,8 @@
  * page for what it watches, whose events land in the same TanStack Query entries the
  * polling queries fill. While it delivers, those queries stop polling; when it breaks or
  * reports a problem they poll again (and show the error where they always have), and the
- * feed is tried again a little later. Paused refresh (hidden tab, selection, the pause
- * button) closes it, like any poll.
+ * feed is tried again a little later. Paused refresh (a hidden tab, the pause button)
+ * closes it, like any poll.
  */
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';

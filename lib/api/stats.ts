@@ -15,4 +15,3 @@ export const statsQuery = (refetchMs: number | false = 2000) =>
   });
 
 export const enqueueJob = (body: unknown) => api<{ id: string; created: boolean }>('/api/jobs', { method: 'POST', json: body });
-

@@ -51,7 +51,13 @@ test('a query that timed out: the connection is discarded, not handed out again'
 test('a database whose default is synchronous_commit = off: our sessions commit durably anyway (acknowledged enqueues and claims survive a crash)', async (t) => {
   await db.pool.query(`ALTER DATABASE "${db.name}" SET synchronous_commit = off`);
   t.after(() => db.pool.query(`ALTER DATABASE "${db.name}" RESET synchronous_commit`));
-  for (const opts of [{ name: 'plain' }, { name: 'with-settings', settings: { jit: 'off' } }]) {
+  // Also where the server refuses the pool's other settings (they are given up; durability is not).
+  const pools: { name: string; settings?: Record<string, string> }[] = [
+    { name: 'plain' },
+    { name: 'with-settings', settings: { jit: 'off' } },
+    { name: 'refused', settings: { no_such_setting: 'on' } },
+  ];
+  for (const opts of pools) {
     const pool = createPool(db.url, { ...opts, max: 1 });
     try {
       const { rows } = await pool.query(`SELECT current_setting('synchronous_commit') AS s`);

@@ -25,28 +25,32 @@ export interface PoolOptions {
   settings?: Record<string, string>;
 }
 
+const DURABLE_COMMITS = `SELECT CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'on', false) END`;
+
 export function createPool(connectionString: string, opts: PoolOptions = {}): pg.Pool {
   const settings = Object.entries({
     ...(opts.statementTimeoutMs !== undefined ? { statement_timeout: String(opts.statementTimeoutMs) } : {}),
     ...opts.settings,
   });
-  // One statement for all of them, run by the pool before it hands the new connection out
-  // (pg-pool's onConnect hook): nothing can overlap it on that connection.
-  // Every transition must be durable when it returns (a claim lost in a crash can hand one
-  // attempt number out twice; an acknowledged enqueue must survive): a server, database or
-  // role default of synchronous_commit = off is overridden for our sessions. The other
-  // values all flush the local WAL before the commit returns, and are kept.
-  const calls = [
-    ...settings.map((_, k) => `set_config($${2 * k + 1}, $${2 * k + 2}, false)`),
-    `CASE WHEN current_setting('synchronous_commit') = 'off' THEN set_config('synchronous_commit', 'on', false) END`,
-  ].join(', ');
+  // Run by the pool before it hands the new connection out (pg-pool's onConnect hook):
+  // nothing can overlap them on that connection. The settings in one statement, which the
+  // server may refuse (then the connection goes on without them).
+  const calls = settings.map((_, k) => `set_config($${2 * k + 1}, $${2 * k + 2}, false)`).join(', ');
   const onConnect = async (c: pg.ClientBase) => {
     c.on('error', (e) => log.debug('postgres client error', { pool: opts.name, err: e }));
-    await c.query(`SELECT ${calls}`, settings.flat()).catch((err) => {
-      // Refused by the server: go on without them. Timed out or lost: the pool drops the connection.
-      if (!(err instanceof pg.DatabaseError)) throw err;
-      log.warn('session settings were refused; going on without them', { pool: opts.name, settings: Object.fromEntries(settings), err });
-    });
+    if (settings.length) {
+      await c.query(`SELECT ${calls}`, settings.flat()).catch((err) => {
+        // Refused by the server: go on without them. Timed out or lost: the pool drops the connection.
+        if (!(err instanceof pg.DatabaseError)) throw err;
+        log.warn('session settings were refused; going on without them', { pool: opts.name, settings: Object.fromEntries(settings), err });
+      });
+    }
+    // Every transition must be durable when it returns (a claim lost in a crash can hand one
+    // attempt number out twice; an acknowledged enqueue must survive): a server, database or
+    // role default of synchronous_commit = off is overridden for our sessions (the other
+    // values all flush the local WAL before the commit returns, and are kept). On its own,
+    // and not excused: a connection that cannot be made durable is never handed out.
+    await c.query(DURABLE_COMMITS);
   };
   const pool = new pg.Pool({
     connectionString,

@@ -414,15 +414,16 @@ export const DEAD_LETTER_SERIES_ROWS = 100_000;
  * Jobs in the dead letter by when they failed, per `bucketMs` bucket of the last `historyMs`
  * (bucket start on the database clock → jobs): read from the jobs themselves
  * (jobs_failed_idx, newest first, at most DEAD_LETTER_SERIES_ROWS), so the chart holds every
- * failure — the workers' counters lose the ones a crash took with the process — and its
- * history outlives a restart of the console. A job requeued since has left the series.
+ * failure (the workers' counters lose the ones a crash took with the process). A job
+ * requeued since has left the series; past DEAD_LETTER_SERIES_ROWS failures in the hour,
+ * the oldest buckets are not counted (the chart then starts later than the burst).
  */
 export async function readDeadLettered(db: Executor, bucketMs: number, historyMs: number): Promise<Map<number, number>> {
   const { rows } = await db.query(
     `SELECT (floor(extract(epoch FROM finished_at) * 1000 / $1) * $1)::float8 AS t, count(*)::int AS n
        FROM (SELECT finished_at FROM jobs
               WHERE status = 'failed' AND finished_at > now() - $2::int * interval '1 ms'
-              ORDER BY finished_at DESC NULLS LAST, job_id DESC LIMIT $3) f
+              ORDER BY finished_at DESC NULLS LAST LIMIT $3) f
       GROUP BY 1`,
     [bucketMs, historyMs, DEAD_LETTER_SERIES_ROWS],
   );

@@ -40,7 +40,7 @@ export async function deadLetterGroups(db: Executor, sample = GROUP_SAMPLE): Pro
        -- The latest failures, from jobs_failed_idx (one more than the sample: whether
        -- there are more).
        SELECT ARRAY(SELECT job_id FROM jobs WHERE status = 'failed'
-                     ORDER BY finished_at DESC NULLS LAST, job_id DESC LIMIT $1 + 1) AS ids
+                     ORDER BY finished_at DESC NULLS LAST, job_id DESC NULLS LAST LIMIT $1 + 1) AS ids
      ), recent AS (
        SELECT job_id, type, queue, error, finished_at FROM jobs, sampled
         WHERE job_id = ANY(sampled.ids[1:$1])
@@ -49,8 +49,8 @@ export async function deadLetterGroups(db: Executor, sample = GROUP_SAMPLE): Pro
        SELECT *, ${errorPatternSql('error')} AS pattern FROM recent
      )
      SELECT type, left(md5(pattern), 12) AS fingerprint, pattern, count(*)::int AS n,
-            (array_agg(split_part(coalesce(error, ''), E'\\n', 1) ORDER BY finished_at DESC NULLS LAST, job_id DESC))[1] AS sample_error,
-            (array_agg(job_id ORDER BY finished_at DESC NULLS LAST, job_id DESC))[1]::text AS sample_job_id,
+            (array_agg(split_part(coalesce(error, ''), E'\\n', 1) ORDER BY finished_at DESC NULLS LAST, job_id DESC NULLS LAST))[1] AS sample_error,
+            (array_agg(job_id ORDER BY finished_at DESC NULLS LAST, job_id DESC NULLS LAST))[1]::text AS sample_job_id,
             (array_agg(DISTINCT queue))[1:5] AS queues,
             max(finished_at) AS newest, min(finished_at) AS oldest,
             (SELECT count(*) FROM recent)::int AS examined,

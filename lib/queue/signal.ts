@@ -253,11 +253,12 @@ export class SignalUnavailable extends Error {}
 export class RedisReceiver {
   readonly redis: Redis;
   private rotation = 0;
+  private warnedNotIds = false;
 
   constructor(
     url: string,
     private readonly prefix: string,
-    logger: Logger = rootLog,
+    private readonly logger: Logger = rootLog,
   ) {
     this.redis = new Redis(url, {
       ...fastOptions('leasehold:receiver'),
@@ -315,7 +316,15 @@ export class RedisReceiver {
       const queue = order[keys.indexOf(key)]!;
       // Only job ids: an entry that is not one (written by hand, by another program sharing
       // the prefix) would make the whole claim fail, and the real ids popped with it be dropped.
-      return ids.filter(isJobIdText).map((jobId) => ({ jobId, queue }));
+      const good = ids.filter(isJobIdText);
+      if (good.length < ids.length && !this.warnedNotIds) {
+        this.warnedNotIds = true; // once per process: a program writing there would flood the log
+        this.logger.warn('dropped entries of a queue list that are not job ids (is another program writing under this Redis prefix?)', {
+          key,
+          dropped: ids.filter((id) => !isJobIdText(id)).slice(0, 3),
+        });
+      }
+      return good.map((jobId) => ({ jobId, queue }));
     };
     try {
       if (this.multiPop) {

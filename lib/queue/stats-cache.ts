@@ -78,7 +78,7 @@ export class StatsCache {
   private failing = false;
   private refreshMs: number;
   private samples: Sample[] = [];
-  /** Jobs in the dead letter per bucket (readDeadLettered), as of the last snapshot. */
+  /** Jobs in the dead letter per bucket (readDeadLettered), as of the last sample. */
   private deadLettered: Map<number, number> | null = null;
   private sampler: NodeJS.Timeout | null = null;
 
@@ -159,17 +159,17 @@ export class StatsCache {
     try {
       // On one connection, its statements one after another: the computation never takes
       // more than one of the read pool's connections from the pages viewers are loading.
+      const t0 = performance.now();
       const [stats, deadLettered] = await useConnection(this.db, async (client) => [
         await computeConsoleStats(client, this.opts),
         await readDeadLettered(client, BUCKET_MS, HISTORY_MS),
       ] as const);
+      const tookMs = performance.now() - t0;
       // An older computation finishing after a newer one must not put its numbers back.
-      if (!this.last || this.last.generation <= generation) {
-        this.last = { at: Date.now(), stats, generation };
-        this.deadLettered = deadLettered;
-      }
+      if (!this.last || this.last.generation <= generation) this.last = { at: Date.now(), stats, generation };
       this.failing = false;
-      this.refreshMs = Math.max(this.minRefreshMs, stats.computeMs * 10);
+      this.refreshMs = Math.max(this.minRefreshMs, Math.round(tookMs) * 10);
+      this.deadLettered = deadLettered;
       this.addSample(stats.dbNow.getTime(), stats.workerTotals);
       return stats;
     } catch (err) {
@@ -180,9 +180,14 @@ export class StatsCache {
 
   private startSampler() {
     if (this.sampler) return;
+    // The dead-letter series is read with each sample (here and with each snapshot): a bucket
+    // a sample opens has its failures counted too, not 0 until the next snapshot.
     const tick = () =>
-      readWorkerTotals(this.db)
-        .then((r) => this.addSample(r.dbNow.getTime(), r.totals))
+      Promise.all([readWorkerTotals(this.db), readDeadLettered(this.db, BUCKET_MS, HISTORY_MS)])
+        .then(([r, deadLettered]) => {
+          this.deadLettered = deadLettered;
+          this.addSample(r.dbNow.getTime(), r.totals);
+        })
         .catch(() => {}); // the next tick tries again; the overview shows its own errors
     void tick();
     this.sampler = setInterval(tick, SAMPLE_MS);

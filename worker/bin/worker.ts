@@ -91,8 +91,9 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     args,
     env: { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
     log,
-    // Two leases: by then the process has lost every lease it held (its heartbeats could not run).
-    stallKillMs: 2 * cfg.leaseMs,
+    // Two leases: by then the process has lost every lease it held (its heartbeats could not
+    // run); and never under 10 s, far above the 500 ms beat and a GC pause, however short the lease.
+    stallKillMs: Math.max(2 * cfg.leaseMs, 10_000),
     onDied: (pid, exit) =>
       void ops.workerDied(pool, { host, pid, exit }).catch((err) => log.warn('could not record a dead worker process', { pid, err })),
   });
