@@ -17,7 +17,7 @@
  * Throughput and failure rates come from the workers' cumulative counters (the workers
  * table, a handful of rows), sampled every SAMPLE_MS while the console runs and kept in
  * memory for HISTORY_MS; the charts start when the console process starts. The dead-letter
- * series is the exception: counted from the failed jobs themselves with each snapshot
+ * series is the exception: counted from the failed jobs themselves with each sample
  * (readDeadLettered), since a worker killed mid-burst takes its last counts with it.
  */
 import type pg from 'pg';
