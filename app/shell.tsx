@@ -50,6 +50,7 @@ export function Shell({ children }: { children: ReactNode }) {
     'g d': () => router.push('/dead-letter'),
     'g w': () => router.push('/workers'),
     'g s': () => router.push('/schedules'),
+    'g a': () => router.push('/audit'),
     r: refreshNow,
     p: () => refresh.setPaused(!refresh.paused),
     t: toggleTheme,

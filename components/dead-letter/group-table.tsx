@@ -66,7 +66,7 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
                   <Button size="sm" onClick={() => onRequeue(g)} aria-label={`Requeue group ${visible(g.type)} ${g.fingerprint}`}>
                     Requeue group
                   </Button>
-                  <Button size="sm" variant="danger" onClick={() => onDelete(g)} aria-label={`Delete group ${visible(g.type)} ${g.fingerprint}`}>
+                  <Button size="sm" variant="dangerOutline" onClick={() => onDelete(g)} aria-label={`Delete group ${visible(g.type)} ${g.fingerprint}`}>
                     Delete group
                   </Button>
                 </div>

@@ -17,6 +17,7 @@ export const SHORTCUTS_HELP: [string, string][] = [
   ['g d', 'dead letter'],
   ['g w', 'workers'],
   ['g s', 'schedules'],
+  ['g a', 'audit log'],
   ['r', 'refresh now'],
   ['p', 'pause / resume live refresh'],
   ['t', 'light / dark theme'],

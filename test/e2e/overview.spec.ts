@@ -76,6 +76,9 @@ test('dark theme, the environment badge and keyboard shortcuts', async ({ page }
   await page.locator('body').click();
   await page.keyboard.press('t');
   await expect(page.locator('html')).not.toHaveClass(/dark/);
+  await page.keyboard.press('g');
+  await page.keyboard.press('a');
+  await expect(page).toHaveURL(/\/audit$/);
 });
 
 test('pausing a queue asks once more, with a reason for the audit log; resuming is one click', async ({ page, request }) => {
