@@ -374,6 +374,28 @@ const sessionsTerminated: ChaosScenario = {
   },
 };
 
+/**
+ * Every job rung five times more (a producer retrying its push, the sweep re-ringing while
+ * the first ring still waits): duplicate ids in the list are harmless, only one claim of a
+ * job can win, and no handler starts twice.
+ */
+const duplicateRings: ChaosScenario = {
+  name: 'every job rung six times',
+  async run(env) {
+    const s = await env.scenario('dup_rings');
+    try {
+      const jobs = 200;
+      const ids = await s.enqueue(jobs, () => ({ ms: 20 }));
+      for (let k = 0; k < 5; k++) await s.doorbell.ring(ids.map((jobId) => ({ jobId, queue: s.queue })));
+      s.startHost({ processes: 2, concurrency: 5 });
+      await s.waitForAll('completed', jobs);
+      return judge(s, { jobs, allowed: 0, notes: `${jobs * 6} rings for ${jobs} jobs` });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
 function redisDown(downMs: number | null): ChaosScenario {
   return {
     name: downMs ? `Redis down for ${downMs / 1000} s` : 'Redis killed and restarted',
@@ -772,6 +794,42 @@ const cancelRunning: ChaosScenario = {
   },
 };
 
+/**
+ * An operator cancels a running job and its worker process is killed at once, before (or
+ * while) its heartbeat hears of the cancel: the job ends cancelled when its lease runs out
+ * (the sweep honours the request) and never runs again.
+ */
+const cancelThenKill: ChaosScenario = {
+  name: 'cancel a running job, then SIGKILL its worker',
+  async run(env) {
+    const s = await env.scenario('cancel_kill');
+    try {
+      const host = s.startHost({ processes: 1, concurrency: 2 });
+      const [id] = await s.enqueue(1, () => ({ ms: 60_000 }));
+      await waitFor('the job to start', async () => (await s.ledger()).starts === 1);
+      const { rows } = await s.pool.query(`SELECT w.pid FROM jobs j JOIN workers w USING (worker_id) WHERE j.job_id = $1`, [id]);
+      await ops.jobCancel(s.pool, { ids: [id!] });
+      process.kill(rows[0].pid, 'SIGKILL');
+      const t0 = Date.now();
+      await waitFor('the job to be cancelled', async () => (await s.counts()).cancelled === 1, { timeoutMs: 30_000 });
+      const recoveryS = (Date.now() - t0) / 1000;
+      // Another sweep after the end changes nothing: cancelled stays cancelled, never re-run.
+      await ops.jobRecover(s.pool, {});
+      const still = (await s.counts()).cancelled === 1;
+      return judge(s, {
+        jobs: 1,
+        allowed: 0,
+        expectCompleted: 0,
+        recoveryS,
+        extraPass: still && restarted(host),
+        notes: `cancelled ${recoveryS.toFixed(1)} s after the kill; started once`,
+      });
+    } finally {
+      await s.close();
+    }
+  },
+};
+
 const checkpoints: ChaosScenario = {
   name: 'checkpoints: kill a demo.steps job after step k',
   async run(env) {
@@ -871,6 +929,7 @@ export const scenarios: ChaosScenario[] = [
   stall,
   fencing,
   redisFlush,
+  duplicateRings,
   redisDown(null),
   redisDown(10_000),
   postgresCrash,
@@ -883,6 +942,7 @@ export const scenarios: ChaosScenario[] = [
   silentListen,
   idempotency,
   cancelRunning,
+  cancelThenKill,
   checkpoints,
   clockSkew,
 ];
