@@ -421,10 +421,14 @@ function redisDown(downMs: number | null): ChaosScenario {
   };
 }
 
-const postgresCrash: ChaosScenario = {
-  name: 'PostgreSQL restarted with -m immediate mid-run',
+/**
+ * PostgreSQL restarted under load: `immediate` is a crash (no checkpoint, recovery from the
+ * WAL), `fast` an administrator's restart (sessions ended, open transactions rolled back).
+ */
+const postgresRestart = (mode: 'immediate' | 'fast'): ChaosScenario => ({
+  name: `PostgreSQL restarted with -m ${mode} mid-run`,
   async run(env) {
-    const s = await env.scenario('pg_crash');
+    const s = await env.scenario(mode === 'immediate' ? 'pg_crash' : 'pg_fast');
     // A producer that keeps enqueuing through the crash, counting what was acknowledged.
     const pool = new pg.Pool({ connectionString: s.url, max: 2 });
     pool.on('error', () => {});
@@ -450,7 +454,7 @@ const postgresCrash: ChaosScenario = {
       });
       const pidsBefore = (await s.pool.query(`SELECT pid FROM workers`)).rows.map((r) => r.pid).sort();
       const crashFrom = (await s.pool.query(`SELECT clock_timestamp() AS t`)).rows[0].t as Date;
-      await env.pg.restart('immediate');
+      await env.pg.restart(mode);
       // The crash window ends with the first statement the restarted server answers.
       const crashTo = (await waitFor('the restarted server to answer', () =>
         s.pool.query(`SELECT clock_timestamp() AS t`).then((r) => r.rows[0].t as Date, () => false),
@@ -500,7 +504,7 @@ const postgresCrash: ChaosScenario = {
       await s.close();
     }
   },
-};
+});
 
 const partition: ChaosScenario = {
   name: 'host cut off from PostgreSQL and Redis past its lease, then reconnected',
@@ -932,7 +936,8 @@ export const scenarios: ChaosScenario[] = [
   duplicateRings,
   redisDown(null),
   redisDown(10_000),
-  postgresCrash,
+  postgresRestart('immediate'),
+  postgresRestart('fast'),
   sessionsTerminated,
   partition,
   silentUnderCompletion,
