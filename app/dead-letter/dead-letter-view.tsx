@@ -44,7 +44,7 @@ export function DeadLetterView() {
         actions={
           groups.data && (
             <span className="text-xs text-zinc-500">
-              {groups.data.complete ? `all ${int(groups.data.examined)} failed jobs` : `the latest ${int(groups.data.examined)} failures (group actions cover all)`}
+              {groups.data.complete ? groups.data.examined === 1 ? 'the one failed job' : `all ${int(groups.data.examined)} failed jobs` : `the latest ${int(groups.data.examined)} failures (group actions cover all)`}
             </span>
           )
         }
