@@ -58,7 +58,12 @@ export function addWorkerOptions(cmd: Command) {
  * way (--prefetch was).
  */
 export function workerCommandArgs(opts: WorkerCommandOptions): string[] {
-  const args = ['--processes', String(opts.processes), '--concurrency', String(opts.concurrency), '--queues', opts.queues];
+  return ['--processes', String(opts.processes), ...processArgs(opts)];
+}
+
+/** The options each worker process takes (worker/process.ts): all but how many processes. */
+function processArgs(opts: WorkerCommandOptions): string[] {
+  const args = ['--concurrency', String(opts.concurrency), '--queues', opts.queues];
   if (opts.prefetch) args.push('--prefetch', String(opts.prefetch));
   return args;
 }
@@ -80,8 +85,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   const cfg = configOrExit();
   const services = await resolveServices(cfg, log);
   await runMigrations(services.databaseUrl);
-  const args = ['--concurrency', String(opts.concurrency), '--queues', opts.queues];
-  if (opts.prefetch) args.push('--prefetch', String(opts.prefetch));
+  const args = processArgs(opts);
   // One connection, for recording the processes that die (the console then stops counting
   // them alive); the workers do everything else.
   const pool = createPool(services.databaseUrl, { name: 'supervisor', max: 1 });
