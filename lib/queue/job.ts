@@ -63,7 +63,8 @@ export const MAX_JOB_ID = 9_223_372_036_854_775_807n;
  * Text that is a job id: a positive integer no larger than a bigint. Anything else never
  * reaches SQL as an id (cast to bigint there, a larger number fails the statement: a 500).
  */
-export const isJobIdText = (s: string) => JOB_ID_PATTERN.test(s) && BigInt(s) <= MAX_JOB_ID;
+// (Only a 19-digit id can pass the bigint's top: the pop judges every id it takes with this.)
+export const isJobIdText = (s: string) => JOB_ID_PATTERN.test(s) && (s.length < 19 || BigInt(s) <= MAX_JOB_ID);
 
 /**
  * The column `owner_gone` of a read from `jobs`: how a running job's worker ended, when its
