@@ -68,7 +68,7 @@ export function OverviewView() {
   const times = t?.points.map((p) => p.t) ?? [];
   // Due jobs with no id waiting in Redis for them, on queues live workers take from (those
   // on paused or unserved queues wait by design, and are said apart).
-  const gaps = s ? signalGaps(s.queues) : { missing: 0, paused: 0, unserved: 0 };
+  const gaps = s ? signalGaps(s.queues) : { missing: 0, paused: 0, unserved: 0, unhandled: 0 };
   const unrung = gaps.missing;
   return (
     <div className="space-y-6">
@@ -158,19 +158,20 @@ export function OverviewView() {
                     </span>
                   ) : (
                     <span className="text-emerald-700 dark:text-emerald-300">
-                      Every due job {gaps.paused + gaps.unserved > 0 ? 'of a queue a worker takes from ' : ''}has a wake-up waiting.
+                      Every due job {gaps.paused + gaps.unserved + gaps.unhandled > 0 ? 'a live worker can take ' : ''}has a wake-up waiting.
                     </span>
                   )}
-                  {gaps.paused + gaps.unserved > 0 && (
+                  {gaps.paused + gaps.unserved + gaps.unhandled > 0 && (
                     <span className="text-zinc-500 dark:text-zinc-400" data-testid="signal-waiting">
                       {' '}
                       {[
                         gaps.paused > 0 && `${int(gaps.paused)} wait on paused queues`,
                         gaps.unserved > 0 && `${int(gaps.unserved)} on queues no live worker consumes`,
+                        gaps.unhandled > 0 && `${int(gaps.unhandled)} are of types no live worker has a handler for`,
                       ]
                         .filter(Boolean)
                         .join(' · ')}{' '}
-                      (they wait for their queue to be resumed or a worker for it to start; no wake-up is missing).
+                      (they wait for their queue to be resumed or a worker that can run them to start; no wake-up is missing).
                     </span>
                   )}
                 </>

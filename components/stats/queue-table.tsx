@@ -106,6 +106,10 @@ export function QueueTable({
                       {signal.kind === 'paused' ? 'paused' : 'no worker'}
                     </span>
                     )
+                  ) : (signal.missing === 0 || signal.missing === null) && signal.unhandled > 0 ? (
+                    <span className="text-zinc-500" title="due jobs of types no live worker on this queue has a handler for: they wait for a worker that registers the type; no wake-up is missing" data-testid="signal-unhandled">
+                      {int(signal.unhandled)} with no handler
+                    </span>
                   ) : signal.missing === 0 || signal.missing === null ? (
                     <span className="text-emerald-700 dark:text-emerald-300">ok</span>
                   ) : (

@@ -402,6 +402,9 @@ export const statsSchema = z
         kinds: statusKinds,
         due: count.meta({ description: 'Queued or retrying jobs due now (capped: see dueCapped).' }),
         dueCapped: z.boolean(),
+        dueUnhandled: count.meta({
+          description: 'Of the due jobs counted, those of a type no live worker on the queue has a handler for: they wait for one, no wake-up is missing for them.',
+        }),
         oldestDueAgeMs: z.number().nullable().meta({ description: 'Age of the oldest waiting job; null when none waits.' }),
         signalBacklog: count.nullable().meta({ description: "Ids waiting in the queue's Redis list; null without Redis." }),
         controls: queueControlSchema.nullable().meta({ description: 'Pause and global limits; null: none.' }),

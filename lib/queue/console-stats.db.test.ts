@@ -72,3 +72,26 @@ test("a queue's queued and retrying counts come from one read, so jobs changing 
   assert.ok(one.counts.queued >= 0 && one.counts.retrying >= 0, JSON.stringify(one.counts));
   assert.deepEqual([one.counts.queued, one.kinds.queued], [1, 'exact']);
 });
+
+test('due jobs of a type no live worker on the queue handles are counted apart (they wait for a handler, not a ring)', async () => {
+  await db.pool.query(
+    `INSERT INTO jobs (queue, type, status, run_at) SELECT 'a-typed', 'mail.send', 'queued', now() - interval '2 s' FROM generate_series(1, 4);
+     INSERT INTO jobs (queue, type, status, run_at) SELECT 'a-typed', 'report.build', 'queued', now() - interval '2 s' FROM generate_series(1, 7);
+     INSERT INTO jobs (queue, type, status, run_at) VALUES ('a-typed', 'report.build', 'queued', now() + interval '1 hour');`,
+  );
+  const worker = (id: string, types: string[] | null, heartbeatAgo = '0 s') =>
+    db.pool.query(`INSERT INTO workers (worker_id, host, pid, queues, concurrency, types, heartbeat_at) VALUES ($1, 'h', 1, '{a-typed}', 1, $2, now() - $3::interval)`, [
+      id,
+      types,
+      heartbeatAgo,
+    ]);
+  assert.equal((await queue('a-typed'))!.dueUnhandled, 0, 'no live worker: the queue is unserved, no type is judged');
+  await worker('typed-mail', ['mail.send']);
+  await worker('typed-dead', ['report.build'], '1 hour');
+  const q = (await queue('a-typed'))!;
+  assert.deepEqual([q.due, q.dueUnhandled], [11, 7], 'the report jobs due now: only a dead worker had their handler; the one due later is not counted');
+  await worker('typed-none', []);
+  assert.equal((await queue('a-typed'))!.dueUnhandled, 7, 'a worker with no handlers adds none');
+  await worker('typed-old', null);
+  assert.equal((await queue('a-typed'))!.dueUnhandled, 0, 'a worker of an earlier version (no types recorded) takes any type');
+});

@@ -44,6 +44,12 @@ export interface QueueStats {
   /** Queued or retrying jobs that are due now (capped at DUE_CAP: see dueCapped). */
   due: number;
   dueCapped: boolean;
+  /**
+   * Of the due jobs counted, those of a type no live worker on the queue has a handler for:
+   * they wait for such a worker, and no ring is missing for them (a claim drops their ids).
+   * 0 when a live worker takes any type, or none is live (the queue is unserved then).
+   */
+  dueUnhandled: number;
   /** Age of the oldest due job, or null when none is due. */
   oldestDueAgeMs: number | null;
   /** Job ids waiting in the queue's Redis list; null without Redis. */
@@ -169,16 +175,26 @@ export async function computeConsoleStats(
     () =>
       db.query(
       `WITH RECURSIVE ${WAITING_QUEUES}
-       SELECT q.queue, w.waiting, w.queued, w.retrying, w.due, w.oldest_ms
-         FROM q, LATERAL (
+       SELECT q.queue, w.waiting, w.queued, w.retrying, w.due, w.due_unhandled, w.oldest_ms
+         FROM q,
+         -- The types the queue's live workers have handlers for; NULL when one of them takes
+         -- any type (recorded none) or none is live (as queueHandledTypes in statements.ts).
+         LATERAL (
+           SELECT CASE WHEN count(*) = 0 OR bool_or(types IS NULL) THEN NULL
+                       ELSE coalesce(array_agg(DISTINCT t) FILTER (WHERE t IS NOT NULL), '{}') END AS types
+             FROM workers LEFT JOIN LATERAL unnest(types) AS t ON true
+            WHERE stopped_at IS NULL AND heartbeat_at > now() - $2::int * interval '1 ms' AND q.queue = ANY(queues)
+         ) h,
+         LATERAL (
            SELECT count(*)::int AS waiting, (count(*) FILTER (WHERE status = 'queued'))::int AS queued,
                   (count(*) FILTER (WHERE status = 'retrying'))::int AS retrying,
                   (count(*) FILTER (WHERE run_at <= now()))::int AS due,
+                  (count(*) FILTER (WHERE run_at <= now() AND h.types IS NOT NULL AND type <> ALL (h.types)))::int AS due_unhandled,
                   extract(epoch FROM now() - min(run_at)) * 1000 AS oldest_ms
-             FROM (SELECT run_at, status FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') ORDER BY run_at LIMIT $1) t
+             FROM (SELECT run_at, status, type FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') ORDER BY run_at LIMIT $1) t
          ) w
         WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX + 1}`,
-      [DUE_CAP],
+      [DUE_CAP, opts.leaseMs],
     ),
     () => queueControls(db),
   ]);
@@ -229,7 +245,7 @@ export async function computeConsoleStats(
   const queueOf = (name: string) => {
     let q = queues.get(name);
     if (!q) {
-      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, oldestDueAgeMs: null, signalBacklog: null, controls: null, workersAlive: 0 };
+      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, dueUnhandled: 0, oldestDueAgeMs: null, signalBacklog: null, controls: null, workersAlive: 0 };
       // A status with no jobs at all is exactly zero everywhere.
       for (const s of JOB_STATUSES) if (!grouped.includes(s) && counts[s] > 0) q.kinds[s] = 'estimate';
       queues.set(name, q);
@@ -244,6 +260,7 @@ export async function computeConsoleStats(
     waitingIn.set(r.queue, { queued: r.queued, retrying: r.retrying, capped: r.waiting >= DUE_CAP });
     q.due = r.due;
     q.dueCapped = r.due >= DUE_CAP;
+    q.dueUnhandled = r.due_unhandled;
     q.oldestDueAgeMs = r.oldest_ms !== null && Number(r.oldest_ms) >= 0 ? Math.round(Number(r.oldest_ms)) : null;
   }
   // Every queue a worker consumed within the hour is listed, with how many consume it now.

@@ -7,19 +7,28 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { queueSignal, signalGaps } from './signal';
 
-const q = (due: number, signalBacklog: number | null, workersAlive: number, paused = false) => ({
+const q = (due: number, signalBacklog: number | null, workersAlive: number, paused = false, dueUnhandled = 0) => ({
   due,
+  dueUnhandled,
   signalBacklog,
   workersAlive,
   controls: paused ? ({ paused: true } as never) : null,
 });
 
 test('a served queue misses the due jobs beyond its ids in Redis; paused and unserved ones miss none', () => {
-  assert.deepEqual(queueSignal(q(10, 4, 2)), { kind: 'served', missing: 6 });
-  assert.deepEqual(queueSignal(q(10, 40, 2)), { kind: 'served', missing: 0 });
-  assert.deepEqual(queueSignal(q(50_000, 0, 1)), { kind: 'served', missing: 10_000 }, 'judged within the due jobs counted');
-  assert.deepEqual(queueSignal(q(10, null, 2)), { kind: 'served', missing: null });
+  assert.deepEqual(queueSignal(q(10, 4, 2)), { kind: 'served', missing: 6, unhandled: 0 });
+  assert.deepEqual(queueSignal(q(10, 40, 2)), { kind: 'served', missing: 0, unhandled: 0 });
+  assert.deepEqual(queueSignal(q(50_000, 0, 1)), { kind: 'served', missing: 10_000, unhandled: 0 }, 'judged within the due jobs counted');
+  assert.deepEqual(queueSignal(q(10, null, 2)), { kind: 'served', missing: null, unhandled: 0 });
   assert.deepEqual(queueSignal(q(404, 0, 2, true)), { kind: 'paused', due: 404 });
   assert.deepEqual(queueSignal(q(1_100, 0, 0)), { kind: 'unserved', due: 1_100 });
-  assert.deepEqual(signalGaps([q(10, 7, 2), q(404, 0, 2, true), q(1_100, 0, 0), q(5, 0, 0, true)]), { missing: 3, paused: 409, unserved: 1_100 });
+  assert.deepEqual(signalGaps([q(10, 7, 2), q(404, 0, 2, true), q(1_100, 0, 0), q(5, 0, 0, true)]), { missing: 3, paused: 409, unserved: 1_100, unhandled: 0 });
+});
+
+test('due jobs of a type no live worker handles wait for a handler, not a wake-up', () => {
+  // 537 due, 534 of a type nobody handles, 3 rung: nothing is missing.
+  assert.deepEqual(queueSignal(q(537, 3, 2, false, 534)), { kind: 'served', missing: 0, unhandled: 534 });
+  assert.deepEqual(queueSignal(q(537, 0, 2, false, 534)), { kind: 'served', missing: 3, unhandled: 534 });
+  assert.deepEqual(queueSignal(q(537, 0, 0, false, 0)), { kind: 'unserved', due: 537 });
+  assert.deepEqual(signalGaps([q(537, 1, 2, false, 534), q(10, 10, 1)]), { missing: 2, paused: 0, unserved: 0, unhandled: 534 });
 });

@@ -4,27 +4,33 @@ import type { QueueStatsDto } from '../api/types';
 /** Due jobs counted up to this many per queue (console-stats.ts): the missing ids are judged within it. */
 const DUE_COUNTED = 10_000;
 
-/**
- * A queue's wake-up signal as an operator should read it: due jobs on a paused queue, or on
- * one no live worker consumes, wait by design — no ring is missing for them, and Recover
- * would not ring them (its sweep rings only what live workers can take). Only on a served
- * queue are due jobs beyond the ids in Redis missing their wake-up.
- */
-export type QueueSignal = { kind: 'paused' | 'unserved'; due: number } | { kind: 'served'; missing: number | null };
+type SignalInput = Pick<QueueStatsDto, 'due' | 'dueUnhandled' | 'signalBacklog' | 'workersAlive' | 'controls'>;
 
-export function queueSignal(q: Pick<QueueStatsDto, 'due' | 'signalBacklog' | 'workersAlive' | 'controls'>): QueueSignal {
+/**
+ * A queue's wake-up signal as an operator should read it: due jobs on a paused queue, on
+ * one no live worker consumes, or of a type no live worker on it has a handler for, wait by
+ * design — no ring is missing for them, and Recover would not ring them (its sweep rings only
+ * what live workers can take). Only the rest, beyond the ids in Redis, miss their wake-up.
+ */
+export type QueueSignal = { kind: 'paused' | 'unserved'; due: number } | { kind: 'served'; missing: number | null; unhandled: number };
+
+export function queueSignal(q: SignalInput): QueueSignal {
   if (q.controls?.paused) return { kind: 'paused', due: q.due };
   if (q.workersAlive === 0) return { kind: 'unserved', due: q.due };
-  return { kind: 'served', missing: q.signalBacklog === null ? null : Math.max(0, Math.min(q.due, DUE_COUNTED) - q.signalBacklog) };
+  const unhandled = q.dueUnhandled;
+  const runnable = Math.min(q.due, DUE_COUNTED) - unhandled;
+  return { kind: 'served', unhandled, missing: q.signalBacklog === null ? null : Math.max(0, runnable - q.signalBacklog) };
 }
 
-/** Over every queue: due jobs missing a wake-up (served queues), and those waiting on paused or unserved ones. */
-export function signalGaps(queues: readonly Pick<QueueStatsDto, 'due' | 'signalBacklog' | 'workersAlive' | 'controls'>[]) {
-  const out = { missing: 0, paused: 0, unserved: 0 };
+/** Over every queue: due jobs missing a wake-up, and those waiting on paused or unserved queues or for a handler. */
+export function signalGaps(queues: readonly SignalInput[]) {
+  const out = { missing: 0, paused: 0, unserved: 0, unhandled: 0 };
   for (const q of queues) {
     const s = queueSignal(q);
-    if (s.kind === 'served') out.missing += s.missing ?? 0;
-    else out[s.kind] += s.due;
+    if (s.kind === 'served') {
+      out.missing += s.missing ?? 0;
+      out.unhandled += s.unhandled;
+    } else out[s.kind] += s.due;
   }
   return out;
 }
