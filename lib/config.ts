@@ -82,6 +82,12 @@ const schema = z
     LEASEHOLD_LOG: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['debug', 'info', 'warn', 'error'], { error: 'must be debug, info, warn or error' }).optional()),
     /** A module whose `handlers` export adds job handlers to the built-in ones. */
     LEASEHOLD_HANDLERS: z.string().min(1).optional(),
+    /** Payload keys hidden from viewers, comma-separated (lib/http/redact.ts). */
+    LEASEHOLD_REDACT_KEYS: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((k) => k.trim()).filter(Boolean))
+      .pipe(z.array(z.string().max(200, 'a key name of at most 200 characters')).max(200, 'at most 200 key names')),
   })
   .transform((e) => {
     const heartbeatMs = e.LEASEHOLD_HEARTBEAT_MS ?? Math.max(50, Math.floor(e.LEASEHOLD_LEASE_MS / 3));
@@ -109,6 +115,7 @@ const schema = z
       dataDir: e.LEASEHOLD_DATA_DIR,
       resultsDir: e.LEASEHOLD_RESULTS_DIR,
       handlersModule: e.LEASEHOLD_HANDLERS,
+      redactKeys: e.LEASEHOLD_REDACT_KEYS,
     };
   })
   .superRefine((c, ctx) => {

@@ -7,7 +7,9 @@
  * stats cache, the read cache).
  */
 import { type AuditQuery, auditList } from '../audit/log';
+import type { Principal } from '../auth/roles';
 import { detailDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
+import { type Redaction, redactFilter, redactionFor, redactJob, redactJsonText } from '../http/redact';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
 import { queueWorkersForType } from '../queue/ops';
@@ -15,14 +17,18 @@ import { agedBy, countNewer, dbNow, getJob, jobsByIds, listWorkers } from '../qu
 import { serverContext } from './context';
 import { readCache } from './read-cache';
 
+/** What this reader may not see of payloads (LEASEHOLD_REDACT_KEYS; null: everything). */
+export const redactionOf = (who: Principal): Redaction => redactionFor(who, serverContext().cfg.redactKeys);
+
 export const readStats = async () => statsSnapshotDto(await serverContext().stats.get());
 
-export async function readLookup(ids: readonly string[]) {
+export async function readLookup(ids: readonly string[], redaction: Redaction) {
   // The same set in any order is one read (the rows come back newest first whatever the order).
   const key = [...new Set(ids)].sort().join(',');
   const { value, ageMs } = await readCache.get(`lookup ${key}`, () => jobsByIds(serverContext().readPool, ids));
   // The rows carry the database clock and the leases left: moved on by the answer's age.
-  return lookupDto(agedBy(value, ageMs));
+  const dto = lookupDto(agedBy(value, ageMs));
+  return redaction ? { ...dto, jobs: dto.jobs.map((j) => redactJob(j, redaction)) } : dto;
 }
 
 export async function readNewer(after: string, filter: JobFilter) {
@@ -31,7 +37,7 @@ export async function readNewer(after: string, filter: JobFilter) {
 }
 
 /** A job with its attempts, the running one included (GET /api/jobs/:id); not_found when there is none. */
-export async function readJob(id: string, opts: { payload?: boolean } = {}) {
+export async function readJob(id: string, opts: { payload?: boolean }, redaction: Redaction) {
   const { readPool, cfg } = serverContext();
   const detail = await getJob(readPool, id, opts);
   if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
@@ -41,13 +47,15 @@ export async function readJob(id: string, opts: { payload?: boolean } = {}) {
   if (status === 'queued' || status === 'retrying' || status === 'running') {
     detail.workers = await queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs });
   }
-  return detailDto(detail);
+  const dto = detailDto(detail);
+  if (!redaction) return dto;
+  return { ...dto, job: redactJob(dto.job, redaction), payloadText: dto.payloadText === null ? null : redactJsonText(dto.payloadText, redaction) };
 }
 
 /** Operator actions, newest first, one keyset page (GET /api/audit; a job's page asks for its own). */
-export async function readAudit(q: AuditQuery) {
+export async function readAudit(q: AuditQuery, redaction: Redaction) {
   const page = await auditList(serverContext().readPool, q);
-  return { entries: page.entries.map((e) => ({ ...e, at: e.at.toISOString() })), nextCursor: page.nextCursor };
+  return { entries: page.entries.map((e) => ({ ...e, target: redactTarget(e.target, redaction), at: e.at.toISOString() })), nextCursor: page.nextCursor };
 }
 
 /** Worker process incarnations, live ones first; stale past a lease without a report (GET /api/workers). */
@@ -55,4 +63,11 @@ export async function readWorkers() {
   const { readPool, cfg } = serverContext();
   const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
   return workersDto(workers, cfg.leaseMs, now);
+}
+
+/** An audit entry's target, for this reader: a bulk action's payload filter on a hidden key keeps its key, not the value tested. */
+function redactTarget<T>(target: T, redaction: Redaction): T {
+  const filter = (target as { filter?: unknown } | null)?.filter;
+  if (!redaction || !filter || typeof filter !== 'object') return target;
+  return { ...target, filter: redactFilter(filter as { payload?: unknown }, redaction) };
 }

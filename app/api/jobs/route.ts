@@ -1,11 +1,13 @@
 import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { pageDto } from '@/lib/http/dto';
+import { checkFilterRedaction, redactJob } from '@/lib/http/redact';
 import { listQuery, parseEnqueueRequest, toEnqueueInput } from '@/lib/http/schemas';
 import { knownJobTypes } from '@/lib/job-types';
 import { jobEnqueue } from '@/lib/queue/ops';
 import { agedBy, listJobs } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
+import { redactionOf } from '@/lib/server/console-reads';
 import { readCache } from '@/lib/server/read-cache';
 
 /**
@@ -13,13 +15,16 @@ import { readCache } from '@/lib/server/read-cache';
  * pages; one read a second per distinct page, shared by every viewer (lib/server/read-cache.ts),
  * unless `fresh=1` asks for a read of its own.
  */
-export const GET = route('viewer', async (req: Request) => {
+export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const params = readQuery(req);
   const { fresh, ...filters } = listQuery.parse(params);
+  const redaction = redactionOf(who);
+  checkFilterRedaction(filters, redaction);
   const { readPool } = serverContext();
   const { value: page, ageMs } = await readCache.get(`jobs ${JSON.stringify(filters)}`, () => listJobs(readPool, filters), { fresh: !!fresh });
   // The page carries the database clock and the leases left: moved on by the answer's age.
-  return json(pageDto(agedBy(page, ageMs)));
+  const dto = pageDto(agedBy(page, ageMs));
+  return json(redaction ? { ...dto, jobs: dto.jobs.map((j) => redactJob(j, redaction)) } : dto);
 });
 
 /**

@@ -1,7 +1,8 @@
 import { readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { auditQuery, LIVE_MAX_MS, liveQuery } from '@/lib/http/schemas';
-import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers } from '@/lib/server/console-reads';
+import { checkFilterRedaction } from '@/lib/http/redact';
+import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers, redactionOf } from '@/lib/server/console-reads';
 import { assertLiveRoom, liveOwner, type LiveTopic, liveStream } from '@/lib/server/live';
 
 /**
@@ -21,16 +22,18 @@ const requestOf = new WeakMap<ReadableStream, Request>();
  */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(readQuery(req));
+  const redaction = redactionOf(who);
+  checkFilterRedaction(filter, redaction);
   const owner = liveOwner(who);
   assertLiveRoom(owner);
   const topics: LiveTopic[] = [];
   if (stats) topics.push({ event: 'stats', read: readStats });
-  if (ids?.length) topics.push({ event: 'lookup', read: () => readLookup(ids) });
+  if (ids?.length) topics.push({ event: 'lookup', read: () => readLookup(ids, redaction) });
   if (after) topics.push({ event: 'newer', read: () => readNewer(after, filter) });
   if (job) {
     const jobAudit = auditQuery.parse({ jobId: job });
     // Without its payload, which never changes: the page reads it once (GET /api/jobs/:id).
-    topics.push({ event: 'job', read: () => readJob(job, { payload: false }) }, { event: 'audit', read: () => readAudit(jobAudit) });
+    topics.push({ event: 'job', read: () => readJob(job, { payload: false }, redaction) }, { event: 'audit', read: () => readAudit(jobAudit, redaction) });
   }
   if (workers) topics.push({ event: 'workers', read: readWorkers });
   const stream = liveStream(topics, { everyMs: every, maxMs: LIVE_MAX_MS, signal: req.signal, owner });

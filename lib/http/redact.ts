@@ -1,0 +1,80 @@
+/**
+ * Payload values viewers may not read. Payloads carry what a job needs — an address, a
+ * customer's name, sometimes a token — and a read-only role exists so that more people can
+ * watch the queue than can act on it: they should see the shape of a payload, not its secrets.
+ * LEASEHOLD_REDACT_KEYS names keys (at any depth, case-insensitive) whose values the API shows
+ * viewers as "[redacted]" — in payloads, checkpoints, results and schedules; operators and
+ * admins, who requeue and edit what they see, read them whole, as does everyone when sign-in is
+ * off (there is no viewer then). A viewer's payload filter on such a key by value is refused:
+ * it would answer "is the password hunter2?" one job at a time.
+ *
+ * Error messages and stacks are not touched: they are the handler's text, and what it puts
+ * there is its own to keep clean.
+ */
+import type { Principal } from '../auth/roles';
+import { QueueError } from '../queue/errors';
+import { type JobFilter, parsePayloadFilter } from '../queue/filters';
+import { type JsonNode, parseJson, printJson } from '../ui/json';
+
+export const REDACTED = '[redacted]';
+
+/** The keys hidden from one reader, lower-cased; null when it may read everything. */
+export type Redaction = ReadonlySet<string> | null;
+
+export function redactionFor(who: Principal, keys: readonly string[]): Redaction {
+  if (!keys.length || who.role === 'operator' || who.role === 'admin') return null;
+  return new Set(keys.map((k) => k.toLowerCase()));
+}
+
+const hidden = (r: ReadonlySet<string>, key: string) => r.has(key.toLowerCase());
+
+/** A copy of a JSON value with the values of hidden keys replaced, at any depth. */
+export function redactValue<T>(v: T, r: Redaction): T {
+  if (!r || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => redactValue(x, r)) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = hidden(r, k) ? REDACTED : redactValue(x, r);
+  return out as T;
+}
+
+function redactNode(n: JsonNode, r: ReadonlySet<string>): JsonNode {
+  if (n.kind === 'array') return { kind: 'array', items: n.items.map((x) => redactNode(x, r)) };
+  if (n.kind !== 'object') return n;
+  return { kind: 'object', entries: n.entries.map(([k, x]) => [k, hidden(r, k) ? { kind: 'string', value: REDACTED } : redactNode(x, r)]) };
+}
+
+/** JSON text with the values of hidden keys replaced, every other number as written. */
+export function redactJsonText(text: string, r: Redaction): string {
+  if (!r) return text;
+  try {
+    return printJson(redactNode(parseJson(text), r));
+  } catch {
+    // Not JSON (a result stored as text): no keys to hide in it.
+    return text;
+  }
+}
+
+/** A job as the API shows it, for this reader: payload and checkpoints redacted. */
+export function redactJob<J extends { payload: unknown; checkpoints?: unknown }>(j: J, r: Redaction): J {
+  if (!r) return j;
+  return { ...j, payload: redactValue(j.payload, r), ...('checkpoints' in j ? { checkpoints: redactValue(j.checkpoints, r) } : {}) };
+}
+
+/** Refuses a filter that would test a hidden key's value. */
+export function checkFilterRedaction(f: Pick<JobFilter, 'payload'>, r: Redaction): void {
+  if (!r || !f.payload) return;
+  const parsed = parsePayloadFilter(f.payload);
+  if (!parsed || !('value' in parsed)) return; // a key's presence tells nothing of its value
+  const key = parsed.path.find((k) => hidden(r, k));
+  if (key !== undefined) {
+    throw new QueueError('forbidden', `payload.${parsed.path.join('.')}: "${key}" is hidden from viewers (LEASEHOLD_REDACT_KEYS), so it cannot be filtered by value; filter by its presence (payload=${parsed.path.join('.')}) or ask an operator`);
+  }
+}
+
+/** A filter as an audit entry keeps it, for this reader: a hidden key's tested value left out. */
+export function redactFilter<F extends { payload?: unknown }>(f: F, r: Redaction): F {
+  if (!r || typeof f.payload !== 'string') return f;
+  const parsed = parsePayloadFilter(f.payload);
+  if (!parsed || !('value' in parsed) || !parsed.path.some((k) => hidden(r, k))) return f;
+  return { ...f, payload: `${parsed.path.join('.')}=${REDACTED}` };
+}
