@@ -295,6 +295,37 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     assert.deepEqual(pinned.jobs.map((j) => j.id), [dueNow], 'due as of the preview');
   });
 
+  test('createdSince and finishedSince: a span back from the database clock, or a moment; refused when neither', async () => {
+    const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
+    const queue = 'since-filter-q';
+    const ids = async (qs: string) => (await get(`queue=${queue}&fresh=1&${qs}`)).jobs.map((j: { id: string }) => j.id);
+    const old = await insertJob(db.pool, { queue, status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    const recent = await insertJob(db.pool, { queue, status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    const waiting = await insertJob(db.pool, { queue });
+    // Enqueued two days ago, failed three hours ago; the others now.
+    await db.pool.query(`UPDATE jobs SET created_at = now() - interval '2 days', finished_at = now() - interval '3 hours' WHERE job_id = $1`, [old]);
+    assert.deepEqual(await ids('createdSince=1h'), [waiting, recent]);
+    assert.deepEqual(await ids('createdSince=7d'), [waiting, recent, old]);
+    assert.deepEqual(await ids('finishedSince=1h'), [recent], 'a job not finished is in no finished window');
+    assert.deepEqual(await ids('status=failed&finishedSince=24h'), [recent, old]);
+    assert.deepEqual(await ids('status=failed&finishedSince=90m'), [recent]);
+    const moment = (await db.pool.query(`SELECT to_char((now() - interval '4 hours') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS t`)).rows[0].t as string;
+    assert.deepEqual(await ids(`finishedSince=${encodeURIComponent(moment)}`), [recent, old]);
+    assert.deepEqual(await ids(`createdSince=${encodeURIComponent(moment.replace('Z', '+00:00'))}`), [waiting, recent]);
+    for (const bad of ['1w', '0h', 'yesterday', '2026-12-03', '2026-12-03T13:00:00', '12345h']) {
+      const res = await jobs.GET(new Request(`http://test/api/jobs?finishedSince=${encodeURIComponent(bad)}`));
+      assert.equal(res.status, 400, bad);
+      assert.match((await res.json()).error.message, /finishedSince/);
+    }
+    // An action over "failed in the last 4 hours" takes what its preview saw.
+    const preview = await (await actions.POST(
+      new Request('http://test/api/actions/requeue', { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://test' }, body: JSON.stringify({ filter: { queue, status: 'failed', finishedSince: '4h' }, preview: true }) }),
+      { params: Promise.resolve({ action: 'requeue' }) },
+    )).json();
+    assert.deepEqual([preview.total, preview.changed], [2, 2], JSON.stringify(preview).slice(0, 300));
+    assert.deepEqual(preview.items.map((i: { id: string }) => i.id).sort(), [old, recent].sort());
+  });
+
   test('"N new" counts a job that failed as the failed list was read (its transaction began before the read and committed after)', async () => {
     const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
     const newerCount = async (qs: string) => (await (await newer.GET(new Request(`http://test/api/jobs/newer?${qs}`))).json()).count;

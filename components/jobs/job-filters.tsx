@@ -2,6 +2,7 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { filterKey, JOB_ID_TEXT, type JobFilters } from '@/lib/api/filters';
 import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
+import { SINCE_PRESETS, sinceText } from '@/lib/since';
 import { Button } from '../ui/button';
 
 // A value typed (applied or not) in the text colour, the placeholder ("any") fainter, in both
@@ -65,7 +66,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
   useEffect(() => onPendingChange?.(pending), [pending, onPendingChange]);
   const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
   return (
-    <form onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-8 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
+    <form onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-9 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
       <label className="col-span-2 flex flex-col gap-1 text-xs text-zinc-500">
         Search (job id or error text; a number in quotes is error text)
         <input id="job-search" className={input} value={search} onChange={(e) => setSearch(e.target.value)} placeholder='e.g. 4211, timeout or "503"' maxLength={200} />
@@ -105,6 +106,33 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
         </label>
       )}
       <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        Time
+        <select
+          className={input}
+          value={timeValue(draft)}
+          aria-label="Time"
+          title="enqueued or finished within a window that moves with the clock (the database's), or since a moment given in the address"
+          onChange={(e) => submit(undefined, timeFilter(e.target.value))}
+        >
+          <option value="">any</option>
+          {(['createdSince', 'finishedSince'] as const).map((key) => (
+            <optgroup key={key} label={key === 'createdSince' ? 'enqueued' : 'finished'}>
+              {SINCE_PRESETS.map(([v]) => (
+                <option key={v} value={`${key}:${v}`}>
+                  {key === 'createdSince' ? 'enqueued' : 'finished'} {sinceText(v)}
+                </option>
+              ))}
+              {/* A value from a link that is not a preset (a moment, 90m): shown as it reads. */}
+              {draft[key] && !SINCE_PRESETS.some(([v]) => v === draft[key]) && (
+                <option value={`${key}:${draft[key]}`}>
+                  {key === 'createdSince' ? 'enqueued' : 'finished'} {sinceText(draft[key]!)}
+                </option>
+              )}
+            </optgroup>
+          ))}
+        </select>
+      </label>
+      <label className="flex flex-col gap-1 text-xs text-zinc-500">
         Queue
         <input className={input} list="filter-queues" value={draft.queue ?? ''} onChange={set('queue')} placeholder="any" maxLength={200} aria-label="Queue" />
         <datalist id="filter-queues">
@@ -130,7 +158,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
         Payload
         <input className={input} value={draft.payload ?? ''} onChange={set('payload')} placeholder="key or a.b=value" maxLength={200} aria-label="Payload" />
       </label>
-      <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-8">
+      <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-9">
         <Button type="submit" variant="primary" size="sm">
           Apply filters
         </Button>
@@ -163,6 +191,21 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
       </div>
     </form>
   );
+}
+
+/** The Time select's value for these filters: "createdSince:1h", or "" for none (one of the two at a time). */
+function timeValue(f: JobFilters): string {
+  if (f.finishedSince) return `finishedSince:${f.finishedSince}`;
+  if (f.createdSince) return `createdSince:${f.createdSince}`;
+  return '';
+}
+
+/** The filters a Time choice sets: one of the two, the other cleared. */
+function timeFilter(value: string): Pick<JobFilters, 'createdSince' | 'finishedSince'> {
+  const at = value.indexOf(':');
+  const key = value.slice(0, at);
+  const v = value.slice(at + 1) || undefined;
+  return { createdSince: key === 'createdSince' ? v : undefined, finishedSince: key === 'finishedSince' ? v : undefined };
 }
 
 function clean(f: JobFilters): JobFilters {

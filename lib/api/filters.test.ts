@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { filtersFromParams, ignoredFilters } from './filters';
+import { parseSince, sinceText } from '../since';
+import { filtersFromParams, filtersToQuery, ignoredFilters } from './filters';
 
 test('filters the address holds but the list cannot use are named, with why; the ones it uses are not', () => {
   const params = new URLSearchParams('status=faild&queue=mail&fingerprint=abc123&id=0x10&type=email.send');
@@ -23,4 +24,22 @@ test("the API's free search q is the list's too: a job id, else text in the last
   assert.deepEqual(filtersFromParams(new URLSearchParams('q=%20SMTP%20421&status=failed')), { status: 'failed', error: 'SMTP 421' });
   assert.deepEqual(filtersFromParams(new URLSearchParams('q=timeout&error=busy')), { error: 'busy' }, 'an explicit filter wins');
   assert.deepEqual(ignoredFilters(new URLSearchParams('q=no-such-error')), []);
+});
+
+test('time filters: a span or an ISO moment is kept; anything else is said as ignored', () => {
+  const p = new URLSearchParams('status=failed&finishedSince=1h&createdSince=2026-12-03T13:00:00Z');
+  assert.deepEqual(filtersFromParams(p), { status: 'failed', finishedSince: '1h', createdSince: '2026-12-03T13:00:00Z' });
+  assert.equal(filtersToQuery(filtersFromParams(p)), 'status=failed&createdSince=2026-12-03T13%3A00%3A00Z&finishedSince=1h');
+  const bad = new URLSearchParams('finishedSince=yesterday&createdSince=1w');
+  assert.deepEqual(filtersFromParams(bad), {});
+  assert.deepEqual(
+    ignoredFilters(bad).map((i) => i.name),
+    ['createdSince', 'finishedSince'],
+  );
+  assert.deepEqual(parseSince('90m'), { span: true, ms: 5_400_000 });
+  assert.deepEqual(parseSince('7d'), { span: true, ms: 604_800_000 });
+  assert.equal(parseSince('2026-12-03T13:00:00'), null, 'a moment without its offset is ambiguous');
+  assert.equal(parseSince('2026-13-45T13:00:00Z'), null, 'not a date');
+  assert.equal(sinceText('1h'), 'in the last hour');
+  assert.equal(sinceText('2026-12-03T13:00:00+01:00'), 'since 2026-12-03 12:00 UTC');
 });

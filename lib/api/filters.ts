@@ -3,6 +3,7 @@
  * parsed leniently (an unknown status is dropped, not an error page) and written back in
  * a fixed order, so a filtered view is a link that survives a reload or a paste.
  */
+import { parseSince } from '../since';
 import { isJobStatus, type JobStatus } from './statuses';
 
 /** A job id as typed or linked: a positive integer of at most 19 digits (the API bounds it by a bigint). */
@@ -18,9 +19,12 @@ export interface JobFilters {
   payload?: string;
   fingerprint?: string;
   due?: 'now' | 'later';
+  /** Enqueued / finished since: a span back from now (`1h`) or an ISO moment (lib/since.ts). */
+  createdSince?: string;
+  finishedSince?: string;
 }
 
-export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due'] as const;
+export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due', 'createdSince', 'finishedSince'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
 
 export function filtersFromParams(params: URLSearchParams | { get(name: string): string | null }): JobFilters {
@@ -36,6 +40,8 @@ export function filtersFromParams(params: URLSearchParams | { get(name: string):
       if (/^[0-9a-f]{12}$/.test(v)) f.fingerprint = v;
     } else if (k === 'due') {
       if (v === 'now' || v === 'later') f.due = v;
+    } else if (k === 'createdSince' || k === 'finishedSince') {
+      if (parseSince(v)) f[k] = v;
     } else f[k] = v.slice(0, 200);
   }
   // The API's free search (GET /api/jobs?q=): a job id, else text in the last error.
@@ -62,6 +68,8 @@ export function ignoredFilters(params: URLSearchParams | { get(name: string): st
     id: 'not a job id',
     fingerprint: 'not an error fingerprint (12 hex digits)',
     due: 'not now or later',
+    createdSince: 'not a span back from now (15m, 1h, 24h, 7d) or an ISO 8601 moment',
+    finishedSince: 'not a span back from now (15m, 1h, 24h, 7d) or an ISO 8601 moment',
   };
   const unread = FILTER_FIELDS.flatMap((name) => {
     const value = params.get(name)?.trim();

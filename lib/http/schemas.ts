@@ -14,6 +14,7 @@ import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, 
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
+import { parseSince } from '../since';
 
 // Also the HTTP API's check on payloads and checkpoints (the worker imports it from text.ts, without zod).
 export { jsonProblem, MAX_PAYLOAD_DEPTH };
@@ -199,6 +200,11 @@ const newerAnchor = z
 const failedOnly = (field: string) => ({ message: 'a place in the failed list (<microseconds>.<job id>) goes with status=failed', path: [field] });
 
 /** The job filters (lib/queue/filters.ts), as query parameters or inside an action's body. */
+const sinceText = z
+  .string()
+  .max(40)
+  .refine((s) => parseSince(s) !== null, 'must be a span back from now (15m, 1h, 24h, 7d) or a moment (ISO 8601 with its offset, e.g. 2026-12-03T13:00:00Z)');
+
 export const filterFields = {
   status: z.enum(jobStatus.enumValues).optional(),
   queue: queueName.optional(),
@@ -228,6 +234,11 @@ export const filterFields = {
     .enum(['now', 'later'])
     .optional()
     .meta({ description: 'Waiting (queued or retrying) jobs by when they are due: `now`, or `later` (scheduled for later, or a retry in its backoff).' }),
+  createdSince: sinceText.optional().meta({
+    description: 'Jobs enqueued since: a span back from now on the database clock (`15m`, `1h`, `24h`, `7d`; up to 9999 of m, h or d), or a moment (ISO 8601 with its offset).',
+    example: '1h',
+  }),
+  finishedSince: sinceText.optional().meta({ description: 'Jobs finished (completed, failed or cancelled) since: as createdSince.', example: '24h' }),
   q: safeText(1, 200).optional().meta({ description: 'Free search: a job id, or text in the last error.' }),
   maxId: jobId.optional().meta({ description: 'Only jobs with an id at most this.' }),
   finishedBy: z

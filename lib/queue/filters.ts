@@ -9,6 +9,7 @@
  * payload, fingerprint) is a filter on rows read in job_id order, so those queries scan a
  * bounded window of ids at a time instead of the whole table.
  */
+import { parseSince } from '../since';
 import { isJobIdText } from './job';
 import type { JobStatus } from './status';
 
@@ -27,6 +28,10 @@ export interface JobFilter {
   fingerprint?: string;
   /** Waiting jobs by when they are due: `now` (run_at passed) or `later` (scheduled, or a retry in its backoff). */
   due?: 'now' | 'later';
+  /** Enqueued since: a span back from now (`1h`) or a moment (ISO 8601); see lib/since.ts. */
+  createdSince?: string;
+  /** Finished (completed, failed or cancelled) since: as createdSince. */
+  finishedSince?: string;
   /** Legacy free search: a job id, or text in the last error. */
   q?: string;
   /** Only jobs with an id at most this (pins "all matching" to what a preview saw). */
@@ -63,7 +68,7 @@ export const FAILED_ANCHOR = /^(\d{1,17})\.(\d{1,19})(?:\.(\d{1,9}))?$/;
 /** The most seen failures an anchor carries (past it, the failed list anchors at its read, seen 0). */
 export const FAILED_ANCHOR_SEEN_MAX = 10_000;
 
-export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due', 'q', 'maxId', 'finishedBy'] as const;
+export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due', 'createdSince', 'finishedSince', 'q', 'maxId', 'finishedBy'] as const;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
@@ -134,6 +139,15 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
     // due between the preview and the run is not taken in (nor one dropped) unseen.
     const clock = f.finishedBy ? fromMicros(p.add(f.finishedBy)) : 'now()';
     conds.push(`status IN ('queued', 'retrying') AND run_at ${f.due === 'later' ? '>' : '<='} ${clock}`);
+    scans = true;
+  }
+  for (const [key, column] of [['createdSince', 'created_at'], ['finishedSince', 'finished_at']] as const) {
+    const since = f[key] ? parseSince(f[key]!) : null;
+    if (!since) continue;
+    // A span is reckoned on the database clock — as of the preview's moment when an action
+    // pins one (finishedBy), so the window an operator saw is the one acted on.
+    const clock = f.finishedBy ? fromMicros(p.add(f.finishedBy)) : 'now()';
+    conds.push(`${column} >= ${since.span ? `${clock} - ${p.add(since.ms / 1000)}::float8 * interval '1 second'` : `${p.add(since.at)}::timestamptz`}`);
     scans = true;
   }
   if (f.error) {

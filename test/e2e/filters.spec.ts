@@ -43,6 +43,25 @@ test('filters live in the URL and survive a reload', async ({ page, request }) =
   await expect(page.getByLabel('Status')).toHaveValue('completed');
 });
 
+test('the Time filter keeps a moving window in the URL; a moment from a link reads as one', async ({ page, request }) => {
+  const done = await enqueue(request, { type: 'demo.noop', queue: 'default', payload: { e2e: 'time-filter' } });
+  await waitForStatus(done, 'completed');
+  await page.goto('/jobs?queue=default&payload=e2e%3Dtime-filter');
+  await page.getByLabel('Time').selectOption({ label: 'finished in the last hour' });
+  await expect(page).toHaveURL(/\/jobs\?queue=default&payload=e2e%3Dtime-filter&finishedSince=1h$/);
+  await expect(page.getByTestId(`job-row-${done}`)).toBeVisible();
+  await page.getByLabel('Time').selectOption({ label: 'enqueued in the last 15 minutes' });
+  await expect(page).toHaveURL(/\/jobs\?queue=default&payload=e2e%3Dtime-filter&createdSince=15m$/);
+  await expect(page.getByTestId(`job-row-${done}`)).toBeVisible();
+  // A moment in the future: nothing was enqueued since, and the select says which moment.
+  await page.goto('/jobs?queue=default&payload=e2e%3Dtime-filter&createdSince=2999-01-01T00:00:00Z');
+  await expect(page.getByLabel('Time').locator('option:checked')).toHaveText('enqueued since 2999-01-01 00:00 UTC');
+  await expect(page.getByTestId(`job-row-${done}`)).toHaveCount(0);
+  await page.getByLabel('Time').selectOption('');
+  await expect(page).toHaveURL(/\/jobs\?queue=default&payload=e2e%3Dtime-filter$/);
+  await expect(page.getByTestId(`job-row-${done}`)).toBeVisible();
+});
+
 test('new jobs are announced in a banner instead of being pushed in under the cursor', async ({ page, request }) => {
   const first = await enqueue(request, { type: 'demo.noop', queue: 'e2e-banner' });
   await page.goto('/jobs?queue=e2e-banner');

@@ -73,6 +73,7 @@ describe('usage', () => {
       ['jobs', '--bogus'],
       ['jobs', '--status', 'bogus'],
       ['jobs', '--limit', '0'],
+      ['jobs', '--finished-since', 'yesterday'],
       ['show', 'abc'],
       ['requeue'],
       ['requeue', '--queue', 'x'],
@@ -258,6 +259,9 @@ describe('reading', () => {
     const p2 = JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--limit', '3', '--cursor', p1.nextCursor, '--json'])).stdout);
     assert.equal(p2.jobs.length, 2);
     assert.equal(p2.nextCursor, null);
+    const recent = JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--finished-since', '1h', '--json'])).stdout);
+    assert.deepEqual(recent.jobs.map((j: { id: string }) => j.id), [failed], 'the one finished job, within the hour');
+    assert.equal(JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--created-since', '2999-01-01T00:00:00Z', '--json'])).stdout).jobs.length, 0);
     const table = await cli(['jobs', '--status', 'failed', '--q', 'smtp']);
     ok(table);
     assert.match(table.stdout, new RegExp(`│ ${failed}\\s+│ failed\\s+│ cli-read .*smtp timeout`));

@@ -58,11 +58,13 @@ export function addReadCommands(program: Command) {
     .option('-t, --type <type>', 'job type')
     .option('-w, --worker <id>', 'worker id that holds (or last held) the job')
     .option('--due <when>', 'waiting jobs due now, or later (scheduled, or a retry backing off)')
+    .option('--created-since <when>', 'enqueued since: a span back from now (15m, 1h, 24h, 7d) or an ISO 8601 moment')
+    .option('--finished-since <when>', 'finished (completed, failed or cancelled) since: as --created-since')
     .option('--q <text>', 'a job id, or text in the last error')
     .option('-n, --limit <n>', 'jobs per page (1–200)', '50')
     .option('--cursor <id>', 'the next page: the cursor printed under the previous one')
     .option('--json', 'print JSON as GET /api/jobs answers ({jobs, nextCursor, dbNow})')
-    .addHelpText('after', `\nExamples:\n  leasehold jobs --status failed --queue mail\n  leasehold jobs --q "timeout" --json | jq -r '.jobs[].id'\n${EXIT_CODES_HELP}`)
+    .addHelpText('after', `\nExamples:\n  leasehold jobs --status failed --queue mail\n  leasehold jobs --status failed --finished-since 1h\n  leasehold jobs --q "timeout" --json | jq -r '.jobs[].id'\n${EXIT_CODES_HELP}`)
     .action(async (o: Record<string, string | boolean | undefined>) => {
       const { json, ...filters } = o;
       const parsed = listQuery.safeParse(Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)));

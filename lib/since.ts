@@ -1,0 +1,42 @@
+/**
+ * The jobs list's time filters (`createdSince`, `finishedSince`): a moment, or a span back from
+ * now. Shared by the API's validation, the SQL (lib/queue/filters.ts) and the console's bar.
+ *
+ * A span (`15m`, `1h`, `24h`, `7d`) is a window that moves: a link to "failed in the last hour"
+ * shows the last hour whenever it is opened, reckoned on the database's clock (the workers'
+ * and the browser's may be off). A moment (ISO 8601 with its offset) stays where it is.
+ */
+export const SINCE_SPAN = /^([1-9]\d{0,3})([mhd])$/;
+export const SINCE_MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+export type Since = { span: true; ms: number } | { span: false; at: string };
+
+/** A time filter's value, or null when it is neither a span nor a moment. */
+export function parseSince(text: string): Since | null {
+  const s = text.trim();
+  const m = SINCE_SPAN.exec(s);
+  if (m) return { span: true, ms: Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] };
+  if (SINCE_MOMENT.test(s) && Number.isFinite(Date.parse(s))) return { span: false, at: s };
+  return null;
+}
+
+/** The console's presets. */
+export const SINCE_PRESETS = [
+  ['15m', '15 minutes'],
+  ['1h', 'hour'],
+  ['24h', '24 hours'],
+  ['7d', '7 days'],
+] as const;
+
+/** How a time filter reads: "in the last hour", "since 2026-12-03 13:00 UTC". */
+export function sinceText(text: string): string {
+  const s = parseSince(text);
+  if (!s) return text;
+  if (s.span) {
+    const preset = SINCE_PRESETS.find(([v]) => v === text.trim());
+    return preset ? `in the last ${preset[1]}` : `in the last ${text.trim()}`;
+  }
+  return `since ${new Date(s.at).toISOString().replace('T', ' ').replace(/:\d{2}\.\d{3}Z$/, ' UTC')}`;
+}
