@@ -244,6 +244,37 @@ describe('CSRF', () => {
     assert.equal((await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: target }, body: {}, cookie: admin })).status, 200);
   });
 
+  test('X-Forwarded-Host counts only behind a declared proxy (LEASEHOLD_TRUST_PROXY=1), and then only its last entry, the one the proxy appended', async () => {
+    const saved = process.env.LEASEHOLD_TRUST_PROXY;
+    const target = await insertJob(db.pool, { status: 'failed' });
+    const requeue = (origin: string, headers: Record<string, string>) =>
+      send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: target }, body: {}, cookie: admin, origin, headers });
+    try {
+      delete process.env.LEASEHOLD_TRUST_PROXY;
+      const before = await stateOf(db.pool);
+      // A forged page's request (or one a client makes up) whose Origin matches only the
+      // X-Forwarded-Host it sent itself: without a declared proxy that header is the client's word.
+      for (const xfh of ['evil.example', 'evil.example, console.test']) {
+        const res = await requeue('https://evil.example', { 'x-forwarded-host': xfh });
+        assert.equal(res.status, 403, `X-Forwarded-Host ${xfh}`);
+        assert.equal((await res.json()).error.code, 'csrf');
+      }
+      assert.equal(await stateOf(db.pool), before);
+
+      process.env.LEASEHOLD_TRUST_PROXY = '1';
+      // Behind the proxy the Host is its upstream address; the host the browser asked for is
+      // the entry the proxy appended, and a client-sent one before it counts for nothing.
+      const forged = await requeue('https://evil.example', { host: '127.0.0.1:3000', 'x-forwarded-host': 'evil.example, console.test' });
+      assert.equal(forged.status, 403);
+      assert.equal(await stateOf(db.pool), before);
+      const ok = await requeue('http://console.test', { host: '127.0.0.1:3000', 'x-forwarded-host': 'evil.example, console.test' });
+      assert.equal(ok.status, 200);
+    } finally {
+      if (saved === undefined) delete process.env.LEASEHOLD_TRUST_PROXY;
+      else process.env.LEASEHOLD_TRUST_PROXY = saved;
+    }
+  });
+
   test('a bearer token is not subject to the origin checks (it carries no ambient credentials)', async () => {
     const { token } = await tokenCreate(db.pool, { name: 'ops-script', scope: 'operator', createdBy: 'test' });
     const target = await insertJob(db.pool, { status: 'failed' });

@@ -59,9 +59,17 @@ export async function authenticate(req: Request): Promise<Principal | null> {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The host the browser addressed (behind a proxy: the forwarded one). */
+/**
+ * The host the browser addressed, as sent (a port included). X-Forwarded-Host is what the
+ * client says unless a proxy was declared (LEASEHOLD_TRUST_PROXY=1): a forged one would
+ * let a cross-site page name its own origin as the host and pass the Origin check. Behind a
+ * declared proxy, its last entry, the one the proxy appended (the ones before are whatever
+ * the client sent); as hostProblem() reads it.
+ */
 export function requestHost(req: Request): string {
-  return (req.headers.get('x-forwarded-host') ?? req.headers.get('host') ?? new URL(req.url).host).split(',')[0]!.trim().toLowerCase();
+  const trustProxy = process.env.LEASEHOLD_TRUST_PROXY === '1';
+  const forwarded = trustProxy ? (req.headers.get('x-forwarded-host') ?? '').split(',').map((h) => h.trim()).filter(Boolean).pop() : undefined;
+  return (forwarded || req.headers.get('host') || new URL(req.url).host).trim().toLowerCase();
 }
 
 /**
@@ -74,11 +82,7 @@ export function requestHost(req: Request): string {
  * to the rebound name: nothing to take.)
  */
 export function hostProblem(req: Request): string | null {
-  // Behind a declared proxy, the host it says it was asked for: the last X-Forwarded-Host
-  // entry, the one it appended (the ones before are whatever the client sent).
-  const trustProxy = process.env.LEASEHOLD_TRUST_PROXY === '1';
-  const forwarded = trustProxy ? (req.headers.get('x-forwarded-host') ?? '').split(',').map((h) => h.trim()).filter(Boolean).pop() : undefined;
-  const raw = (forwarded || req.headers.get('host') || new URL(req.url).host).trim();
+  const raw = requestHost(req);
   let name: string;
   try {
     name = new URL(`http://${raw}`).hostname.toLowerCase().replace(/^\[|\]$/g, '');
