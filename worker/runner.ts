@@ -1302,6 +1302,7 @@ export class Runner {
   metrics() {
     return {
       ...this.stats,
+      notifyFallbacks: this.o.doorbell.notifyFallbacks ?? 0,
       inFlight: this.active.size,
       running: this.running,
       queueWaitMs: this.queueWait.snapshot(),

@@ -10,7 +10,8 @@ import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { JOB_STATUSES } from '../queue/status';
 import { type MetricsSource, type SummedHistogram, type WorkerCounter, type WorkerHistogram } from './source';
 
-const COUNTERS: Record<WorkerCounter, [name: string, help: string]> = {
+/** Summed from the worker rows like the rest, but exposed with the console's own (leasehold_signal_notify_fallbacks_total). */
+const COUNTERS: Record<Exclude<WorkerCounter, 'notifyFallbacks'>, [name: string, help: string]> = {
   claimed: ['leasehold_jobs_claimed_total', 'Claims (leases taken) by worker processes, summed over all worker incarnations.'],
   completed: ['leasehold_jobs_completed_total', 'Completions accepted (fenced writes that matched the lease).'],
   failed: ['leasehold_jobs_failed_total', 'Jobs moved to failed (the dead letter) by a worker.'],
@@ -192,6 +193,22 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
     },
   });
 
+  // Where each ring that fell back came from: this console process's own doorbell (enqueues
+  // and requeues from the API and the console; it starts again at 0 with the process), and
+  // every worker process's (retries, the sweep's re-rings, schedules; summed over all
+  // incarnations, like the counters below). Two series, so neither's reset reads as the other's.
+  new Counter({
+    name: 'leasehold_signal_notify_fallbacks_total',
+    help: 'Job ids rung by PostgreSQL NOTIFY although Redis is configured: Redis was down, or refused or timed out the push. Workers waiting on Redis find those jobs only at their next poll.',
+    labelNames: ['source'] as const,
+    registers: [registry],
+    async collect() {
+      const workers = (await source.workerTotals()).counters.notifyFallbacks ?? 0;
+      this.reset();
+      this.inc({ source: 'console' }, source.notifyFallbacks?.() ?? 0);
+      this.inc({ source: 'workers' }, workers);
+    },
+  });
   for (const [key, [name, help]] of Object.entries(COUNTERS) as [WorkerCounter, [string, string]][]) {
     new Counter({
       name,

@@ -30,6 +30,7 @@ export const WORKER_COUNTERS = [
   'recovered',
   'resignalled',
   'pruned',
+  'notifyFallbacks',
 ] as const;
 export type WorkerCounter = (typeof WORKER_COUNTERS)[number];
 
@@ -125,6 +126,8 @@ export interface MetricsSource {
   backlog: () => Promise<Map<string, number>>;
   /** Whether the doorbell rings through Redis (after its first connection settled). */
   usingRedis: () => Promise<boolean>;
+  /** Job ids this process's doorbell rang by NOTIFY because Redis did not take them. */
+  notifyFallbacks?: () => number;
 }
 
 export function createMetricsSource(o: {
@@ -175,5 +178,5 @@ export function createMetricsSource(o: {
     await redisSettled(o.doorbell);
     return o.doorbell.usingRedis;
   };
-  return { stats, workerTotals, backlog, usingRedis };
+  return { stats, workerTotals, backlog, usingRedis, notifyFallbacks: () => o.doorbell.notifyFallbacks ?? 0 };
 }

@@ -4,11 +4,14 @@
  * find the job), and a duplicate ring is harmless (only one claim can succeed).
  *
  *  - Producers ring after COMMIT: RPUSH the job id to the queue's Redis list. When Redis
- *    is unreachable they NOTIFY through PostgreSQL instead, and say so once in the log.
+ *    is unreachable, or refuses or times out the push, they NOTIFY through PostgreSQL
+ *    instead: counted (notifyFallbacks, leasehold_signal_notify_fallbacks_total) and told
+ *    at warn, once a minute per queue at most (NotifyFallbacks).
  *  - Workers pop ids from Redis on one blocking connection per process, only while a
  *    slot is free. When Redis is unreachable they LISTEN and poll PostgreSQL, and go back
  *    to Redis when it returns.
  */
+import { performance } from 'node:perf_hooks';
 import { Redis, type RedisOptions } from 'ioredis';
 import pg from 'pg';
 import type { Executor } from '../db/client';
@@ -38,6 +41,8 @@ export interface Doorbell {
   readonly usingRedis: boolean;
   /** True when Redis is configured (whether or not it answers now). */
   readonly redisConfigured?: boolean;
+  /** Job ids rung by PostgreSQL NOTIFY although Redis is configured (it did not take them), since this process started. */
+  readonly notifyFallbacks?: number;
   /** Empties these queues' signals (paused or limited queues are polled, their rings unread). */
   discard?(queues: readonly string[]): Promise<void>;
   /** Resolves once a first connection still being made is ready or refused, or after timeoutMs. */
@@ -108,9 +113,69 @@ const FIRST_CONNECT_WAIT_MS = 1_000;
 /** Most ids pushed by one RPUSH or LPUSH (a ring of more goes in several, pipelined). */
 export const RING_CHUNK = 10_000;
 
+/** How often, at most, one queue's rings falling back to NOTIFY are told in the log. */
+export const NOTIFY_FALLBACK_WARN_EVERY_MS = 60_000;
+
+/**
+ * Counts the rings that went by PostgreSQL NOTIFY although Redis is configured, and tells
+ * of them at warn, once per NOTIFY_FALLBACK_WARN_EVERY_MS per queue, saying how many were
+ * folded into the line since the last. Such a ring still wakes the workers listening on
+ * PostgreSQL (those without Redis), but a worker waiting on its Redis pop hears it only at
+ * its next poll: a push that Redis keeps refusing (a replica after a failover answers
+ * READONLY, a full instance OOM) while the connection stays up was a debug line only, with
+ * every job waiting a poll interval and nothing to show why. On monotonic time: a stepped
+ * wall clock must not silence the line for an hour.
+ */
+export class NotifyFallbacks {
+  /** Job ids rung by NOTIFY instead of Redis, since this process started. */
+  total = 0;
+  private readonly queues = new Map<string, { toldAt: number; folded: number; jobs: number }>();
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly everyMs = NOTIFY_FALLBACK_WARN_EVERY_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  note(byQueue: ReadonlyMap<string, readonly string[]>, why: string, err?: unknown) {
+    const now = this.now();
+    for (const [queue, ids] of byQueue) {
+      this.total += ids.length;
+      let q = this.queues.get(queue);
+      if (q && now - q.toldAt < this.everyMs) {
+        q.folded++;
+        q.jobs += ids.length;
+        continue;
+      }
+      // Queues are few; a producer naming a new one each time must not grow this for ever.
+      if (!q && this.queues.size >= 1_000) this.queues.clear();
+      const folded = q ? { foldedRings: q.folded, foldedJobs: q.jobs } : {};
+      this.logger.warn('a ring went by PostgreSQL NOTIFY instead of Redis: workers waiting on Redis find these jobs at their next poll', {
+        queue,
+        jobs: ids.length,
+        why,
+        ...(err === undefined ? {} : { err: (err as Error)?.message ?? String(err) }),
+        ...folded,
+        nextReportInS: Math.round(this.everyMs / 1000),
+      });
+      q ??= { toldAt: now, folded: 0, jobs: 0 };
+      q.toldAt = now;
+      q.folded = 0;
+      q.jobs = 0;
+      this.queues.set(queue, q);
+    }
+  }
+}
+
 /** Pushes to Redis lists; falls back to PostgreSQL NOTIFY while Redis is unreachable. */
 export class RedisDoorbell implements Doorbell {
   readonly redis: Redis;
+  private readonly fallbacks: NotifyFallbacks;
+
+  /** Job ids this doorbell rang by NOTIFY because Redis did not take them (see NotifyFallbacks). */
+  get notifyFallbacks() {
+    return this.fallbacks.total;
+  }
 
   constructor(
     url: string,
@@ -119,6 +184,7 @@ export class RedisDoorbell implements Doorbell {
     private readonly logger: Logger = rootLog,
   ) {
     this.redis = new Redis(url, fastOptions('leasehold:doorbell'));
+    this.fallbacks = new NotifyFallbacks(logger);
     watchRedis(this.redis, 'producers NOTIFY through PostgreSQL until it returns', logger);
     this.redis.once('ready', () => (this.everReady = true));
   }
@@ -165,11 +231,15 @@ export class RedisDoorbell implements Doorbell {
           else pipe.rpush(key, ...ids);
         }
         const results = await pipe.exec();
-        if (results && results.every(([err]) => !err)) return;
+        const failed = results?.find(([err]) => err)?.[0];
+        if (results && !failed) return;
+        // Some pushes may have landed: the ids are rung twice then, which is harmless.
+        this.fallbacks.note(byQueue, 'a push failed', failed ?? 'no answer');
       } catch (err) {
-        // fall through to NOTIFY
-        this.logger.debug('ringing through Redis failed; notifying PostgreSQL instead', { err });
+        this.fallbacks.note(byQueue, 'the push failed', err);
       }
+    } else {
+      this.fallbacks.note(byQueue, `Redis is not connected (${this.redis.status})`);
     }
     await notify(this.fallback, [...byQueue.keys()], this.logger);
   }
