@@ -16,7 +16,7 @@ function fakeSource(h: SummedHistogram): MetricsSource {
     dbNow: new Date(),
   });
   return {
-    stats: Object.assign(stats, { readAt: () => Date.now() }),
+    stats: Object.assign(stats, { ageMs: () => 0 }),
     workerTotals: async () => ({
       counters: Object.fromEntries(WORKER_COUNTERS.map((k, i) => [k, i + 1])) as never,
       histograms: { queueWaitMs: h, runTimeMs: h },
@@ -77,4 +77,22 @@ test('cached() shares one in-flight call, reuses the value for its TTL, and does
   fail = false;
   assert.equal(await get(), 3);
   assert.equal(calls, 3);
+});
+
+test('cached() by default times its TTL on the monotonic clock: a wall clock stepped back an hour does not keep a value for an hour', async () => {
+  const wall = Date.now;
+  let offsetMs = 0;
+  Date.now = () => wall() + offsetMs; // the wall clock as libfaketime or `date -s` would move it
+  try {
+    let calls = 0;
+    const get = cached(async () => ++calls, 20);
+    assert.equal(await get(), 1);
+    const t0 = performance.now();
+    offsetMs = -3_600_000;
+    while (performance.now() - t0 < 40) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(await get(), 2, 'read again once its 20 ms had passed');
+    assert.ok(get.ageMs()! < 1_000, 'and its age is not an hour off');
+  } finally {
+    Date.now = wall;
+  }
 });

@@ -98,8 +98,7 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
     registers: [registry],
     async collect() {
       await source.stats();
-      const at = source.stats.readAt();
-      this.set(at === null ? 0 : (Date.now() - at) / 1000);
+      this.set((source.stats.ageMs() ?? 0) / 1000);
     },
   });
   new Gauge({

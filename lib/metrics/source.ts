@@ -11,6 +11,7 @@
  * Concurrent callers share one in-flight read (single flight), so the many collectors of
  * one scrape cost one query each.
  */
+import { performance } from 'node:perf_hooks';
 import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { computeConsoleStats } from '../queue/console-stats';
@@ -92,8 +93,12 @@ export async function readWorkerTotals(db: Executor): Promise<WorkerTotals> {
   return { counters, histograms, inFlight: Number(t.in_flight), running: Number(t.running) };
 }
 
-/** fn's result, reused for `ttlMs`; concurrent callers share one in-flight call; errors are not cached. */
-export function cached<T>(fn: () => Promise<T>, ttlMs: number, now: () => number = Date.now) {
+/**
+ * fn's result, reused for `ttlMs`; concurrent callers share one in-flight call; errors are not
+ * cached. Timed on the monotonic clock: on the wall clock, a step back of an hour (NTP, an
+ * operator's `date -s`) served the same numbers for an hour.
+ */
+export function cached<T>(fn: () => Promise<T>, ttlMs: number, now: () => number = () => performance.now()) {
   let value: { v: T; at: number } | null = null;
   let inflight: Promise<T> | null = null;
   const get = (): Promise<T> => {
@@ -109,8 +114,8 @@ export function cached<T>(fn: () => Promise<T>, ttlMs: number, now: () => number
     return inflight;
   };
   return Object.assign(get, {
-    /** When the cached value was read (ms since the epoch), or null. */
-    readAt: () => value?.at ?? null,
+    /** How long ago the cached value was read (ms), or null. */
+    ageMs: () => (value ? Math.max(0, now() - value.at) : null),
   });
 }
 
@@ -120,7 +125,7 @@ export const STATS_TTL_MS_DEFAULT = 5_000;
 export const TOTALS_TTL_MS_DEFAULT = 1_000;
 
 export interface MetricsSource {
-  stats: (() => Promise<Stats>) & { readAt(): number | null };
+  stats: (() => Promise<Stats>) & { ageMs(): number | null };
   workerTotals: () => Promise<WorkerTotals>;
   /** Ids waiting in the Redis signal per queue (queues from the job counts); empty without Redis. */
   backlog: () => Promise<Map<string, number>>;

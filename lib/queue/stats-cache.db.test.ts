@@ -66,6 +66,24 @@ test('past the refresh interval a viewer gets the last snapshot at once, and one
   }
 });
 
+test('the wall clock stepped back an hour after a snapshot: the next refresh still comes after the interval, not an hour later', async () => {
+  await insertJob(db.pool, { status: 'cancelled', queue: 'sc-step' });
+  const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 50 });
+  const wall = Date.now;
+  try {
+    const first = await cache.get();
+    const before = first.counts.cancelled;
+    Date.now = () => wall() - 3_600_000; // as NTP or `date -s` would step it
+    await insertJob(db.pool, { status: 'cancelled', queue: 'sc-step' });
+    await waitFor('the new job in the numbers', async () => (await cache.get()).counts.cancelled === before + 1, { timeoutMs: 15_000, intervalMs: 20 });
+    const after = await cache.get();
+    assert.ok(after.dbNow.getTime() >= first.dbNow.getTime(), 'dbNow (the database clock) does not step back with ours');
+  } finally {
+    Date.now = wall;
+    cache.stop();
+  }
+});
+
 test('after a quiet spell the first viewer is answered from the last snapshot at once; after a failed refresh, a viewer past the bound waits and gets the error', async () => {
   await insertJob(db.pool, { status: 'cancelled', queue: 'sc-idle' });
   const { pool: counting, counter } = countingPool();

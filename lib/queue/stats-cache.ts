@@ -20,6 +20,7 @@
  * series is the exception: counted from the failed jobs themselves with each sample
  * (readDeadLettered), since a worker killed mid-burst takes its last counts with it.
  */
+import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { computeConsoleStats, type ConsoleStats, readDeadLettered, readWorkerTotals, type WorkerTotals } from './console-stats';
 import { useConnection } from '../db/client';
@@ -67,6 +68,10 @@ interface Flight {
 }
 
 export class StatsCache {
+  /**
+   * The last snapshot; `at` is performance.now() when it was read. Not the wall clock: one
+   * stepped back an hour made every snapshot look newer than now, served for that hour.
+   */
   private last: { at: number; stats: ConsoleStats; generation: number } | null = null;
   private inFlight: Flight | null = null;
   /** A computation waiting for a running one to end (see refresh). */
@@ -104,7 +109,7 @@ export class StatsCache {
 
   async get(): Promise<StatsSnapshot> {
     this.startSampler();
-    const age0 = this.last ? Date.now() - this.last.at : Infinity;
+    const age0 = this.last ? performance.now() - this.last.at : Infinity;
     const invalidated = !!this.last && this.last.generation < this.generation;
     let stats: ConsoleStats;
     if (age0 < this.refreshMs && !invalidated) stats = this.last!.stats;
@@ -119,7 +124,7 @@ export class StatsCache {
       } else stats = await next;
     }
     // dbNow is "now" on the database clock: the snapshot's time plus what elapsed since.
-    const age = this.last ? Math.max(0, Date.now() - this.last.at) : 0;
+    const age = this.last ? Math.max(0, performance.now() - this.last.at) : 0;
     return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), refreshMs: this.refreshMs };
   }
 
@@ -166,7 +171,7 @@ export class StatsCache {
       ] as const);
       const tookMs = performance.now() - t0;
       // An older computation finishing after a newer one must not put its numbers back.
-      if (!this.last || this.last.generation <= generation) this.last = { at: Date.now(), stats, generation };
+      if (!this.last || this.last.generation <= generation) this.last = { at: performance.now(), stats, generation };
       this.failing = false;
       this.refreshMs = Math.max(this.minRefreshMs, Math.round(tookMs) * 10);
       this.deadLettered = deadLettered;
