@@ -13,6 +13,7 @@ import { insertJob } from '../../test/factories';
 import { runCli, uniquePrefix } from '../../test/processes';
 import { loadRoutes } from '../../test/api-routes';
 import { send } from '../../test/auth/harness';
+import type { AuditAction } from '../../lib/audit/actions';
 
 const db = await testDatabase();
 const prefix = uniquePrefix('audit');
@@ -206,31 +207,31 @@ describe('the entry is written before the action', () => {
 
   test("while the action runs its entry is already there ('started'): a process that dies now leaves it", async () => {
     let seen: unknown;
-    await audited(db.pool, who, { action: 'test.inflight', target: {} }, async () => (seen = await stateOf('test.inflight')), () => ({ changed: 1, skipped: 0 }));
+    await audited(db.pool, who, { action: 'test.inflight' as AuditAction, target: {} }, async () => (seen = await stateOf('test.inflight')), () => ({ changed: 1, skipped: 0 }));
     assert.deepEqual(seen, { state: 'started', changed: 0, skipped: 0, details: {} });
     assert.deepEqual(await stateOf('test.inflight'), { state: 'done', changed: 1, skipped: 0, details: {} });
   });
 
   test("an action that throws leaves a 'failed' entry with its error, and the error reaches the caller", async () => {
     await assert.rejects(
-      audited(db.pool, who, { action: 'test.throws', target: {} }, async () => { throw new Error('the database went away'); }, () => ({ changed: 1, skipped: 0 })),
+      audited(db.pool, who, { action: 'test.throws' as AuditAction, target: {} }, async () => { throw new Error('the database went away'); }, () => ({ changed: 1, skipped: 0 })),
       /went away/,
     );
     // Viewers read the log: an internal error's text stays in the server's log.
     assert.deepEqual(await stateOf('test.throws'), { state: 'failed', changed: 0, skipped: 0, details: { error: 'internal error (logged on the server)', countsUnknown: true } });
     await assert.rejects(
-      audited(db.pool, who, { action: 'test.unavailable', target: {} }, async () => { throw new QueueError('unavailable', 'Redis and PostgreSQL are both away'); }, () => ({ changed: 1, skipped: 0 })),
+      audited(db.pool, who, { action: 'test.unavailable' as AuditAction, target: {} }, async () => { throw new QueueError('unavailable', 'Redis and PostgreSQL are both away'); }, () => ({ changed: 1, skipped: 0 })),
     );
     assert.equal((await stateOf('test.unavailable')).details.error, 'Redis and PostgreSQL are both away', "a QueueError's message is meant for operators");
     // A statement timeout halfway through is the database being busy, as the HTTP answer says, not a bug.
     const timeout = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
-    await assert.rejects(audited(db.pool, who, { action: 'test.timeout', target: {} }, async () => { throw timeout; }, () => ({ changed: 1, skipped: 0 })));
+    await assert.rejects(audited(db.pool, who, { action: 'test.timeout' as AuditAction, target: {} }, async () => { throw timeout; }, () => ({ changed: 1, skipped: 0 })));
     assert.equal((await stateOf('test.timeout')).details.error, 'the database is busy; the statement it was running was rolled back: try again');
   });
 
   test('an action refused before it changed anything (a 4xx from inside it) leaves no entry', async () => {
     await assert.rejects(
-      audited(db.pool, who, { action: 'test.refused', target: {} }, async () => { throw new QueueError('invalid_request', 'filter: matches too much'); }, () => ({ changed: 1, skipped: 0 })),
+      audited(db.pool, who, { action: 'test.refused' as AuditAction, target: {} }, async () => { throw new QueueError('invalid_request', 'filter: matches too much'); }, () => ({ changed: 1, skipped: 0 })),
       /matches too much/,
     );
     assert.equal(await stateOf('test.refused'), undefined);
@@ -246,7 +247,7 @@ describe('the entry is written before the action', () => {
     try {
       await client.query('BEGIN');
       await client.query('SELECT 1/0').catch(() => {});
-      await assert.rejects(audited(client, who, { action: 'test.unwritable', target: {} }, async () => (ran = true), () => ({ changed: 1, skipped: 0 })), /transaction is aborted/);
+      await assert.rejects(audited(client, who, { action: 'test.unwritable' as AuditAction, target: {} }, async () => (ran = true), () => ({ changed: 1, skipped: 0 })), /transaction is aborted/);
     } finally {
       await client.query('ROLLBACK');
       client.release();

@@ -7,9 +7,21 @@ import { AuditTable } from '@/components/audit/audit-table';
 import { Button } from '@/components/ui/button';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { auditQuery, type AuditFilters } from '@/lib/api/audit';
+import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, type AuditAction, isAuditAction } from '@/lib/audit/actions';
+import { visible } from '@/lib/ui/visible';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 
 const FIELDS = ['actor', 'action', 'jobId'] as const;
+const FIELD = 'rounded border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100';
+
+/** The known actions (lib/audit/actions.ts), grouped by what they act on: one job (no prefix), bulk, queue, schedule, user, token. */
+const ACTION_GROUPS: [string, AuditAction[]][] = Object.entries(
+  AUDIT_ACTION_NAMES.reduce<Record<string, AuditAction[]>>((g, a) => {
+    const group = a.includes('.') ? a.split('.')[0]! : 'job';
+    (g[group] ??= []).push(a);
+    return g;
+  }, {}),
+);
 
 export function AuditView() {
   const params = useSearchParams();
@@ -52,13 +64,24 @@ export function AuditView() {
         {FIELDS.map((f) => (
           <label key={f} className="flex flex-col text-xs text-zinc-500">
             {f === 'jobId' ? 'Job id' : f === 'actor' ? 'Who' : 'Action'}
-            <input
-              name={f}
-              defaultValue={filters[f] ?? ''}
-              key={filters[f] ?? ''}
-              maxLength={64}
-              className="rounded border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
-            />
+            {f === 'action' ? (
+              <select name={f} defaultValue={filters.action ?? ''} key={filters.action ?? ''} className={FIELD}>
+                <option value="">any action</option>
+                {/* An action named in the address that this console does not list (an older or newer one's) still filters, and shows as chosen. */}
+                {filters.action && !isAuditAction(filters.action) && <option value={filters.action}>{visible(filters.action)}</option>}
+                {ACTION_GROUPS.map(([group, names]) => (
+                  <optgroup key={group} label={group}>
+                    {names.map((a) => (
+                      <option key={a} value={a} title={AUDIT_ACTIONS[a]}>
+                        {a}
+                      </option>
+                    ))}
+                  </optgroup>
+                ))}
+              </select>
+            ) : (
+              <input name={f} defaultValue={filters[f] ?? ''} key={filters[f] ?? ''} maxLength={64} className={FIELD} />
+            )}
           </label>
         ))}
         <Button type="submit">Filter</Button>

@@ -1,19 +1,41 @@
 import Link from 'next/link';
 import type { AuditEntryDto } from '@/lib/api/audit';
+import { targetConditions, targetText } from '@/lib/ui/audit-target';
 import { dateTime } from '@/lib/ui/format';
 import { UserText } from '../ui/user-text';
 
-/** What an entry applied to, in words (ids, a filter, a queue…). Text only: never HTML. */
-export function auditTarget(e: AuditEntryDto): string {
-  const t = e.target;
-  if (Array.isArray(t.ids)) return t.ids.length === 1 ? `job #${t.ids[0]}` : `${t.ids.length} jobs`;
-  if (t.filter) return `filter ${JSON.stringify(t.filter)}`;
-  if (t.all) return 'the whole sweep';
-  if (typeof t.queue === 'string') return `queue ${t.queue}`;
-  if (t.user) return `user ${String(t.user)}`;
-  if (t.token) return `token ${String(t.token)}${t.name ? ` (${String(t.name)})` : ''}`;
-  if (t.schedule) return `schedule ${String(t.schedule)}`;
-  return JSON.stringify(t);
+/**
+ * What an entry applied to: a bulk action's filter as its conditions, one chip each (user
+ * text escaped), with the stored JSON under a disclosure; anything else in a few words.
+ */
+function AuditTarget({ target }: { target: Record<string, unknown> }) {
+  const conds = targetConditions(target);
+  if (!conds) return <UserText text={targetText(target)} />;
+  return (
+    <>
+      <span className="flex flex-wrap items-center gap-1" data-testid="audit-filter" title={targetText(target)}>
+        <span className="text-zinc-500">jobs where</span>
+        {conds.length === 0 && <span className="text-zinc-500">(no condition: every job)</span>}
+        {conds.map((c, k) => (
+          <span key={k} className="rounded bg-zinc-100 px-1.5 py-0.5 dark:bg-zinc-800" data-testid="audit-filter-chip">
+            <span className="text-zinc-500">
+              {c.label}
+              {c.op ? ` ${c.op}` : ''}
+            </span>{' '}
+            <span className="font-medium">
+              <UserText text={c.value} />
+            </span>
+          </span>
+        ))}
+      </span>
+      <details className="mt-0.5">
+        <summary className="cursor-pointer text-zinc-500">raw JSON</summary>
+        <pre className="whitespace-pre-wrap wrap-anywhere font-mono text-[11px]" data-testid="audit-filter-json">
+          <UserText text={JSON.stringify(target, null, 2)} multiline />
+        </pre>
+      </details>
+    </>
+  );
 }
 
 export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntryDto[]; onActor?(a: string): void; onAction?(a: string): void }) {
@@ -48,7 +70,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                 <AuditOptions entry={e} />
               </td>
               <td className="break-all px-2 py-1 text-xs">
-                <UserText text={auditTarget(e)} />
+                <AuditTarget target={e.target} />
                 {e.jobIds.length > 0 && (
                   <span className="block text-zinc-500">
                     {e.jobIds.slice(0, 10).map((id) => (

@@ -9,13 +9,15 @@ import { log } from '../log';
 import type { Principal } from '../auth/roles';
 import { knownQueueError, QueueError } from '../queue/errors';
 import type { ActionReport } from '../queue/ops';
+import type { AuditAction } from './actions';
 
 export type ActorKind = 'user' | 'token' | 'cli' | 'system' | 'anonymous';
 
 export interface AuditInput {
   actor: string;
   actorKind: ActorKind;
-  action: string;
+  /** One of the known actions (lib/audit/actions.ts): the /audit page's filter lists them. */
+  action: AuditAction;
   /** What it applied to: `{ids}`, `{filter, maxId}`, `{queue}`, `{user}`, `{token}`… */
   target: Record<string, unknown>;
   /** The jobs it touched (changed or skipped): puts the entry on their timelines. */
@@ -26,8 +28,10 @@ export interface AuditInput {
   details?: Record<string, unknown>;
 }
 
-export interface AuditEntry extends Omit<AuditInput, 'jobIds'> {
+export interface AuditEntry extends Omit<AuditInput, 'jobIds' | 'action'> {
   id: string;
+  /** As stored: a name another version of Leasehold wrote may not be one this one knows. */
+  action: string;
   at: Date;
   jobIds: string[];
   reason: string | null;
@@ -50,7 +54,7 @@ export const actorOf = (who: Principal): { actor: string; actorKind: ActorKind }
  * counts and, for one job, how it ended and why.
  */
 export function jobActionEntry(
-  action: string,
+  action: AuditAction,
   ids: readonly string[],
   reason?: string | null,
   details: Record<string, unknown> = {},

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import 'zod-openapi'; // the `.meta({ id })` typings
+import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS } from '../audit/actions';
 import { BULK_ACTIONS, type BulkReport, PREVIEW_ITEMS, REPORT_ITEMS } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { ErrorCode } from '../queue/errors';
@@ -585,7 +586,7 @@ export const auditEntrySchema = z
     at: z.string(),
     actor: z.string(),
     actorKind: z.enum(['user', 'token', 'cli', 'system', 'anonymous']),
-    action: z.string().meta({ description: 'requeue, cancel, delete, recover (one job by id), bulk.requeue, bulk.cancel, bulk.delete, bulk.recover, queue.pause, queue.resume, queue.limits, schedule.add, schedule.remove, user.add, user.set, user.disable, user.setup, token.create, token.revoke' }),
+    action: z.string().meta({ description: AUDIT_ACTION_NAMES.map((a) => `${a} (${AUDIT_ACTIONS[a]})`).join(', ') }),
     target: z.record(z.string(), z.unknown()).meta({ description: 'What it applied to: {ids}, {filter, maxId}, {all}, {queue}, {user}, {token}, {schedule}.' }),
     jobIds: z.array(z.string()).meta({ description: 'The jobs it touched (the first 50; details.jobCount has the count).' }),
     changed: z.int().min(0),

@@ -64,7 +64,7 @@ const addFilterOptions = (cmd: Command) =>
 type Act = (q: Queue, ids: string[], seen?: SeenJobs) => Promise<ops.ActionReport>;
 
 /** Ids from the arguments, or every job matching the filter (resolved page by page). */
-async function resolveAndAct(verb: string, ids: string[], o: FilterOptions, act: Act) {
+async function resolveAndAct(verb: 'requeue' | 'cancel', ids: string[], o: FilterOptions, act: Act) {
   const filtered = o.status !== undefined;
   const filterOnly = ['queue', 'type', 'worker', 'q', 'limit', 'dryRun'] as const;
   if (ids.length && filtered) throw new QueueError('invalid_request', `give job ids or --status with filters, not both`);
