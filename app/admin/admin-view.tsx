@@ -6,7 +6,8 @@ import { TokenTable, UserTable } from '@/components/admin/access-tables';
 import { Button } from '@/components/ui/button';
 import { Dialog } from '@/components/ui/dialog';
 import { Card, ErrorState } from '@/components/ui/states';
-import { addUser, createToken, disableUser, revokeToken, tokensQuery, usersQuery, type TokenDto } from '@/lib/api/admin';
+import { addUser, createToken, disableUser, revokeToken, setUserRole, tokensQuery, usersQuery, type TokenDto, type UserDto } from '@/lib/api/admin';
+import { roleAtLeast, SCOPES_ABOVE } from '@/lib/auth/roles';
 import { meQuery, type Role } from '@/lib/api/auth';
 import { UserText } from '@/components/ui/user-text';
 
@@ -17,6 +18,8 @@ interface Confirm {
   title: string;
   body: ReactNode;
   verb: string;
+  /** A change that takes nothing away (a promotion) is confirmed with a plain button, not a red one. */
+  safe?: boolean;
   run(): Promise<unknown>;
 }
 
@@ -28,7 +31,10 @@ export function AdminView() {
   const qc = useQueryClient();
   const [secret, setSecret] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<Confirm | null>(null);
-  const refresh = () => void qc.invalidateQueries({ queryKey: ['admin'] });
+  const refresh = () => {
+    void qc.invalidateQueries({ queryKey: ['admin'] });
+    void qc.invalidateQueries({ queryKey: ['auth'] }); // an admin who changed their own role
+  };
   const mutate = useMutation({
     mutationFn: (f: () => Promise<unknown>) => f(),
     onSuccess: refresh,
@@ -43,7 +49,15 @@ export function AdminView() {
         </p>
       )}
       <Card title="Operators">
-        {users.error ? <ErrorState title="Could not load the users" message={users.error.message} /> : <UserTable users={users.data?.users ?? []} me={me.data?.name ?? ''} onDisable={(n) => setConfirm(disableConfirm(n, tokens.data?.tokens ?? null))} />}
+        {users.error ? <ErrorState title="Could not load the users" message={users.error.message} /> : <UserTable
+            users={users.data?.users ?? []}
+            me={me.data?.name ?? ''}
+            onDisable={(n) => setConfirm(disableConfirm(n, tokens.data?.tokens ?? null))}
+            onRole={(n, role) => {
+              const u = users.data?.users.find((x) => x.name === n);
+              if (u && u.role !== role) setConfirm(roleConfirm(u, role, tokens.data?.tokens ?? null, n === me.data?.name));
+            }}
+          />}
         <form
           className="mt-3 flex flex-wrap items-end gap-2"
           onSubmit={(e) => {
@@ -57,7 +71,7 @@ export function AdminView() {
           }}
         >
           <input name="name" placeholder="name" required maxLength={64} className={input} aria-label="New user name" />
-          <select name="role" className={input} aria-label="Role" defaultValue="viewer">
+          <select name="role" className={input} aria-label="New user role" defaultValue="viewer">
             <option>viewer</option>
             <option>operator</option>
             <option>admin</option>
@@ -105,7 +119,7 @@ export function AdminView() {
                 Keep it
               </Button>
               <Button
-                variant="danger"
+                variant={confirm.safe ? 'primary' : 'danger'}
                 onClick={() => {
                   const c = confirm;
                   setConfirm(null);
@@ -148,6 +162,51 @@ function disableConfirm(name: string, tokens: TokenDto[] | null): Confirm {
           ))}
           {made.length > 0 && '. A producer using one is refused from then on.'}
         </p>
+      </>
+    ),
+  };
+}
+
+const MAY: Record<Role, string> = {
+  viewer: 'read every page, and change nothing',
+  operator: 'also requeue, cancel, recover, run bulk actions, pause and limit queues, and enqueue',
+  admin: 'also delete jobs, and manage users and API tokens (this page)',
+};
+
+/** A role change, said before it is made: from what to what, what the user may then do, and what ends with a demotion. */
+function roleConfirm(u: UserDto, to: Role, tokens: TokenDto[] | null, isMe: boolean): Confirm {
+  const demotion = !roleAtLeast(to, u.role);
+  const above = (tokens ?? []).filter((t) => t.createdBy === u.name && !t.revokedAt && SCOPES_ABOVE[to].includes(t.scope));
+  return {
+    title: `Change the role of ${u.name}?`,
+    verb: `Make ${u.name} ${to}`,
+    safe: !demotion,
+    run: () => setUserRole(u.name, to),
+    body: (
+      <>
+        <p className="font-medium" data-testid="role-change">
+          <UserText text={u.name} />: {u.role} → {to}
+        </p>
+        <p>
+          As {to === 'admin' ? 'an' : 'a'} {to}, they may {MAY[to]}. If signed in, they act with the new role from their next request: no need to sign in
+          again.
+        </p>
+        {demotion && SCOPES_ABOVE[to].length > 0 && (
+          <p>
+            {above.length
+              ? `The live API token${above.length === 1 ? '' : 's'} they made with a scope above ${to} ${above.length === 1 ? 'is' : 'are'} revoked with it: `
+              : tokens
+                ? `Any API token they made with a scope above ${to} is revoked with it (none is live now).`
+                : `Every API token they made with a scope above ${to} is revoked with it (the token list could not be read to name them).`}
+            {above.map((t, k) => (
+              <span key={t.id}>
+                {k > 0 && ', '}
+                <code className="font-mono">{t.id}</code> (<UserText text={t.name} />, {t.scope})
+              </span>
+            ))}
+          </p>
+        )}
+        {isMe && demotion && <p className="font-medium text-red-700 dark:text-red-300">This is you: you lose this page as soon as it is done.</p>}
       </>
     ),
   };

@@ -63,6 +63,12 @@ const post = async (cookie: string, p: string, params: Record<string, string>, b
   return res;
 };
 
+const patch = async (cookie: string, p: string, params: Record<string, string>, body: unknown, status = 200) => {
+  const res = await send(routes, 'PATCH', p, { cookie, params, body });
+  assert.equal(res.status, status, `${p} → ${res.status}: ${await res.clone().text()}`);
+  return res;
+};
+
 describe('API (and the console, which calls it)', () => {
   test('single requeue and cancel: who, what, which job, changed or skipped, and the reason', async () => {
     const failed = await insertJob(db.pool, { status: 'failed' });
@@ -153,6 +159,8 @@ describe('API (and the console, which calls it)', () => {
   test('users and tokens managed through the API: one entry each', async () => {
     let e = await one(() => post(adam, '/api/admin/users', {}, { name: 'api-user', role: 'viewer', password: 'api-user-password' }, 201));
     assert.deepEqual([e.actor, e.action, e.target], ['adam', 'user.add', { user: 'api-user' }]);
+    e = await one(() => patch(adam, '/api/admin/users/{name}', { name: 'api-user' }, { role: 'operator' }));
+    assert.deepEqual([e.action, e.target, e.changed, e.details], ['user.set', { user: 'api-user' }, 1, { role: 'operator', from: 'viewer', revokedTokens: [] }]);
     e = await one(() => post(adam, '/api/admin/users/{name}/disable', { name: 'api-user' }));
     assert.equal(e.action, 'user.disable');
     let id = '';
@@ -175,6 +183,10 @@ describe('API (and the console, which calls it)', () => {
       // An admin's request for something that does not exist is refused the same way.
       await post(adam, '/api/admin/tokens/{id}/revoke', { id: '987654321' }, {}, 404);
       await post(adam, '/api/admin/users/{name}/disable', { name: 'nobody-here' }, {}, 404);
+      await patch(adam, '/api/admin/users/{name}', { name: 'nobody-here' }, { role: 'viewer' }, 404);
+      // The last admin demoting themself: the console would have no admin.
+      const last = await patch(adam, '/api/admin/users/{name}', { name: 'adam' }, { role: 'viewer' }, 409);
+      assert.match((await last.json()).error.message, /adam is the last active admin/);
       // And so is an operator's for a job that does not exist.
       await post(olga, '/api/jobs/{id}/requeue', { id: '987654321' }, {}, 404);
       await post(olga, '/api/jobs/{id}/cancel', { id: '987654321' }, {}, 404);
@@ -278,6 +290,7 @@ describe('the command line', () => {
       [['schedule', 'add', 'nightly', '--cron', '0 3 * * *', '--type', 'demo.noop'], 'schedule.add'],
       [['schedule', 'remove', 'nightly'], 'schedule.remove'],
       [['user', 'add', 'newbie', '--role', 'viewer', '--password-stdin'], 'user.add', 'newbie-password-1\n'],
+      [['user', 'set', 'newbie', '--role', 'operator'], 'user.set'],
       [['user', 'disable', 'newbie'], 'user.disable'],
       [['token', 'create', '--name', 'ci-producer', '--scope', 'enqueue'], 'token.create'],
       [['token', 'revoke', 'ci-producer'], 'token.revoke'],
@@ -292,6 +305,7 @@ describe('the command line', () => {
       assert.match(e.actor, /^carol@/);
       if (action === 'requeue') assert.deepEqual([e.job_ids, e.reason], [[f], 'cli retry']);
       if (action === 'bulk.requeue') assert.ok(e.job_ids.includes(g) && e.changed >= 1);
+      if (action === 'user.set') assert.deepEqual([e.target, e.details], [{ user: 'newbie' }, { role: 'operator', from: 'viewer', revokedTokens: [] }]);
     }
     const { rows } = await db.pool.query(`SELECT token_hash FROM api_tokens WHERE name = 'ci-producer'`);
     assert.match(rows[0].token_hash, /^[0-9a-f]{64}$/);
@@ -301,7 +315,7 @@ describe('the command line', () => {
         assert.equal((await cli(args)).code, 0, args.join(' '));
       }
       // and neither does an action refused because what it names does not exist
-      for (const args of [['schedule', 'remove', 'no-such-schedule'], ['user', 'disable', 'nobody-here'], ['token', 'revoke', 'no-such-token']]) {
+      for (const args of [['schedule', 'remove', 'no-such-schedule'], ['user', 'disable', 'nobody-here'], ['user', 'set', 'nobody-here', '--role', 'viewer'], ['token', 'revoke', 'no-such-token']]) {
         assert.equal((await cli(args)).code, 1, args.join(' '));
       }
     });

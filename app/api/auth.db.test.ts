@@ -161,6 +161,7 @@ describe('users and tokens: admins only', () => {
     const bodies: Record<string, unknown> = {
       'post /api/admin/users': { name: 'mallory', role: 'admin', password: 'mallory-password' },
       'post /api/admin/tokens': { name: 'mallory-token', scope: 'admin' },
+      'patch /api/admin/users/{name}': { role: 'viewer' },
     };
     for (const cookie of [viewer, operator]) {
       for (const { method, path } of adminRoutes) {

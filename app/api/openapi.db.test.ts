@@ -471,6 +471,11 @@ describe('access control and the audit log', () => {
     assert.equal((await call('POST', '/api/admin/users', { body: { name: 'oa-viewer', role: 'viewer', password: 'viewer-password-1' } })).status, 409);
     assert.equal((await call('POST', '/api/admin/users', { body: { name: 'oa-x', role: 'root', password: 'viewer-password-1' } })).status, 400);
     assert.ok((await call('GET', '/api/admin/users')).body.users.some((u: { name: string }) => u.name === 'oa-viewer'));
+    const promoted = await call('PATCH', '/api/admin/users/{name}', { params: { name: 'oa-viewer' }, body: { role: 'operator' } });
+    assert.deepEqual([promoted.status, promoted.body.role, promoted.body.previousRole], [200, 'operator', 'viewer']);
+    assert.equal((await call('PATCH', '/api/admin/users/{name}', { params: { name: 'oa-viewer' }, body: { role: 'root' } })).status, 400);
+    assert.equal((await call('PATCH', '/api/admin/users/{name}', { params: { name: 'nobody-here' }, body: { role: 'viewer' } })).status, 404);
+    assert.equal((await call('PATCH', '/api/admin/users/{name}', { params: { name: 'oa-admin' }, body: { role: 'viewer' } })).status, 409);
     assert.equal((await call('POST', '/api/admin/users/{name}/disable', { params: { name: 'oa-viewer' } })).status, 200);
     assert.equal((await call('POST', '/api/admin/users/{name}/disable', { params: { name: 'oa-viewer' } })).status, 404);
     const created = await call('POST', '/api/admin/tokens', { body: { name: 'oa-producer', scope: 'enqueue' } });

@@ -18,7 +18,7 @@ export const AUDIT_ACTIONS = {
   'schedule.add': 'add or replace a recurring job',
   'schedule.remove': 'remove a recurring job',
   'user.add': 'add a user',
-  'user.set': "set a user's role and password (user add --replace)",
+  'user.set': "set a user's role (or, with user add --replace, role and password)",
   'user.disable': 'disable a user',
   'user.setup': 'the first admin, from the setup link',
   'token.create': 'create an API token',

@@ -16,6 +16,9 @@ const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
 
 export const roleAtLeast = (have: Role | null, need: Role) => have !== null && RANK[have] >= RANK[need];
 
+/** The token scopes a role may not use itself: a token carrying one would outrank its maker after a demotion. */
+export const SCOPES_ABOVE: Record<Role, readonly TokenScope[]> = { admin: [], operator: ['admin'], viewer: ['enqueue', 'operator', 'admin'] };
+
 export interface Principal {
   kind: 'user' | 'token' | 'anonymous';
   /** The user's or token's name ("auth off" when sign-in is off). */

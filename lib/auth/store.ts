@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { type Executor, useTransaction } from '../db/client';
 import { QueueError } from '../queue/errors';
 import { decoyHash, hashPassword, MAX_PASSWORD, MIN_PASSWORD, verifyPassword } from './passwords';
-import { ROLES, TOKEN_SCOPES, type Principal, type Role, type TokenScope } from './roles';
+import { ROLES, SCOPES_ABOVE, TOKEN_SCOPES, type Principal, type Role, type TokenScope } from './roles';
 
 export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const secret = (bytes = 32) => randomBytes(bytes).toString('base64url');
@@ -94,6 +94,49 @@ export async function userDisable(db: Executor, name: string): Promise<boolean> 
     [name],
   );
   return rows.length > 0;
+}
+
+export interface RoleChange {
+  user: User;
+  from: Role;
+  changed: boolean;
+  /** The ids of the API tokens revoked with a demotion. */
+  revokedTokens: string[];
+}
+
+/**
+ * Sets an active user's role. Their sessions stay signed in and act with the new role from
+ * their next request (sessionPrincipal reads the role from users on every request; the
+ * session row holds none). Demoted, the API tokens they made (or their tokens made) whose
+ * scope the new role could not use are revoked with it: a demotion must not leave the old
+ * rights in a token (as userDisable, for the same reason).
+ *
+ * Refused with 409 when it would demote the last active admin: the console would have no
+ * one left to manage users (only the CLI could add one). The lock makes role changes take
+ * turns, so two admins demoting each other at once cannot both pass that check; reads of
+ * users (every request's session lookup) go on meanwhile.
+ */
+export async function userSetRole(pool: pg.Pool, name: string, role: string): Promise<RoleChange> {
+  checkRole(role);
+  return useTransaction(pool, async (c) => {
+    await c.query('LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE');
+    const { rows } = await c.query('SELECT * FROM users WHERE name = $1 AND disabled_at IS NULL', [name]);
+    if (!rows[0]) throw new QueueError('not_found', `no active user ${JSON.stringify(name.slice(0, 64))}`);
+    const before = toUser(rows[0]);
+    if (before.role === role) return { user: before, from: before.role, changed: false, revokedTokens: [] };
+    if (before.role === 'admin') {
+      const others = await c.query(`SELECT count(*)::int AS n FROM users WHERE role = 'admin' AND disabled_at IS NULL AND user_id <> $1`, [before.id]);
+      if (others.rows[0].n === 0) {
+        throw new QueueError('state_forbids', `${before.name} is the last active admin: make another user admin first, or the console would have no admin left`);
+      }
+    }
+    const updated = await c.query('UPDATE users SET role = $2 WHERE user_id = $1 RETURNING *', [before.id, role]);
+    const revoked = await c.query(
+      `UPDATE api_tokens SET revoked_at = now() WHERE created_by_user_id = $1 AND revoked_at IS NULL AND scope = ANY($2::text[]) RETURNING token_id`,
+      [before.id, SCOPES_ABOVE[role]],
+    );
+    return { user: toUser(updated.rows[0]), from: before.role, changed: true, revokedTokens: revoked.rows.map((r) => String(r.token_id)) };
+  });
 }
 
 /**

@@ -608,6 +608,12 @@ export const userSchema = z
   .object({ name: z.string(), role: z.enum(['viewer', 'operator', 'admin']), createdAt: z.string(), disabledAt: z.string().nullable() })
   .meta({ id: 'User' });
 export const usersSchema = z.object({ users: z.array(userSchema) }).meta({ id: 'Users' });
+export const roleChangeSchema = userSchema
+  .extend({
+    previousRole: z.enum(['viewer', 'operator', 'admin']),
+    revokedTokens: z.array(z.string()).meta({ description: 'The API tokens the user made whose scope is above the new role, revoked with the demotion.' }),
+  })
+  .meta({ id: 'RoleChange' });
 
 export const tokenSchema = z
   .object({

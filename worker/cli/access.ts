@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { ROLES, TOKEN_SCOPES } from '../../lib/auth/roles';
-import { checkPassword, tokenCreate, tokenList, tokenRevoke, userAdd, userDisable, userList } from '../../lib/auth/store';
+import { checkPassword, tokenCreate, tokenList, tokenRevoke, userAdd, userDisable, userList, userSetRole } from '../../lib/auth/store';
 import { QueueError } from '../../lib/queue/errors';
 import { auditCli, cliActor, EXIT_CODES_HELP, printJson, printTable, time, withQueue } from './common';
 
@@ -49,6 +49,25 @@ export function addAccessCommands(program: Command) {
       });
       console.log(`${u.name}: ${u.role}`);
       if (generated) console.log(`password: ${password}   (shown once: store it now)`);
+    });
+  user
+    .command('set')
+    .description("change a user's role; their sessions act with it from their next request (a demotion revokes the tokens they made with a scope above it)")
+    .argument('<name>', 'sign-in name')
+    .requiredOption('--role <role>', ROLES.join(' | '))
+    .addHelpText('after', `\nExample:\n  npx leasehold user set bob --role admin\n\nThe last active admin cannot be demoted (exit 1): make another admin first.\n${EXIT_CODES_HELP}`)
+    .action(async (name: string, o: { role: string }) => {
+      // Refused from inside the audited action (no such user, the last admin): no entry.
+      const r = await withQueue((q) =>
+        auditCli(
+          q.pool,
+          { action: 'user.set', target: { user: name }, details: { role: o.role } },
+          () => userSetRole(q.pool, name, o.role),
+          (c) => ({ changed: c.changed ? 1 : 0, skipped: c.changed ? 0 : 1, details: { from: c.from, revokedTokens: c.revokedTokens } }),
+        ),
+      );
+      console.log(r.changed ? `${r.user.name}: ${r.from} → ${r.user.role}` : `${r.user.name}: already ${r.user.role}`);
+      if (r.revokedTokens.length) console.log(`revoked the API tokens they made above ${r.user.role}: ${r.revokedTokens.join(', ')}`);
     });
   user
     .command('list')

@@ -1,4 +1,4 @@
-/** /admin with sign-in on: an admin adds a user and creates and revokes a token; the audit page shows each. */
+/** /admin with sign-in on: an admin adds a user, changes its role, creates and revokes a token; the audit page shows each. */
 import { expect, test } from '@playwright/test';
 import { hashPassword } from '../../../lib/auth/passwords';
 import { closeDb, db } from '../helpers';
@@ -20,7 +20,7 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
 
   const name = `e2e-user-${Date.now()}`;
   await page.getByLabel('New user name').fill(name);
-  await page.getByLabel('Role').selectOption('operator');
+  await page.getByLabel('New user role').selectOption('operator');
   await page.getByLabel('New user password').fill('e2e-user-password');
   await page.getByRole('button', { name: 'Add user' }).click();
   await expect(page.getByTestId('user-table')).toContainText(name);
@@ -44,6 +44,22 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
   await expect(row).toContainText('revoked');
   expect((await page.request.post('/api/jobs', { data: { type: 'demo.noop' }, headers: { authorization: `Bearer ${secret}` } })).status()).toBe(401);
 
+  // A role changes after a confirmation that names the change; dismissed, nothing changes.
+  const roleOf = async (n: string) => (await db().query('SELECT role FROM users WHERE name = $1', [n])).rows[0].role;
+  const roleSelect = page.getByLabel(`Role of ${name}`);
+  await expect(roleSelect).toHaveValue('operator');
+  await roleSelect.selectOption('admin');
+  await expect(confirm).toContainText(`${name}: operator → admin`);
+  await confirm.getByRole('button', { name: 'Keep it' }).click();
+  await expect(confirm).toHaveCount(0);
+  await expect(roleSelect).toHaveValue('operator');
+  expect(await roleOf(name)).toBe('operator');
+  await roleSelect.selectOption('viewer');
+  await expect(confirm).toContainText(`${name}: operator → viewer`);
+  await confirm.getByRole('button', { name: `Make ${name} viewer` }).click();
+  await expect(roleSelect).toHaveValue('viewer');
+  expect(await roleOf(name)).toBe('viewer');
+
   // Disabling a user says which of their tokens end with them, before it is done.
   const userRow = page.getByTestId('user-table').getByRole('row').filter({ hasText: name });
   await userRow.getByRole('button', { name: `Disable ${name}` }).click();
@@ -57,4 +73,5 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
   await expect(audit).toContainText('token.create');
   await expect(audit).toContainText('token.revoke');
   await expect(audit).toContainText('user.disable');
+  await expect(audit).toContainText('user.set');
 });

@@ -1,7 +1,7 @@
 /** Sign-in, sign-out, who am I, first-admin setup, and the audit log. */
 import { z } from 'zod';
-import { auditQuery, setupBody, signInBody, tokenBody, tokenId, userBody, userName } from '../../schemas';
-import { auditPageSchema, createdTokenSchema, meSchema, okSchema, signedInSchema, tokenSchema, tokensSchema, userSchema, usersSchema } from '../../responses';
+import { auditQuery, setupBody, signInBody, tokenBody, tokenId, userBody, userName, userRoleBody } from '../../schemas';
+import { auditPageSchema, createdTokenSchema, meSchema, okSchema, roleChangeSchema, signedInSchema, tokenSchema, tokensSchema, userSchema, usersSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 export const accessRoutes = [
@@ -72,6 +72,23 @@ export const accessRoutes = [
       '201': jsonResponse('The user.', userSchema),
       '400': errorResponse('The body is invalid.'),
       '409': errorResponse('A user with this name exists.'),
+      '413': errorResponse('The body is too large.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('patch', '/api/admin/users/{name}', {
+    operationId: 'setUserRole',
+    summary: "Change a user's role (admin; audited)",
+    description:
+      "The user's sessions act with the new role from their next request. A demotion revokes the API tokens they made whose scope is above the new role.",
+    tags: ['access'],
+    requestParams: { path: z.object({ name: userName }) },
+    requestBody: { required: true, content: { 'application/json': { schema: userRoleBody } } },
+    responses: {
+      '200': jsonResponse('The user with the new role, the role before and the tokens revoked.', roleChangeSchema),
+      '400': errorResponse('The body is invalid.'),
+      '404': errorResponse('No active user of that name.'),
+      '409': errorResponse('The user is the last active admin: the console would have none.'),
       '413': errorResponse('The body is too large.'),
       ...commonErrors,
     },
