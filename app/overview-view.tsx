@@ -6,12 +6,13 @@ import { useState } from 'react';
 import { QueueTable } from '@/components/stats/queue-table';
 import { RateChart } from '@/components/stats/rate-chart';
 import { StatusCounts } from '@/components/stats/status-counts';
-import { Button } from '@/components/ui/button';
+import { ActionButton } from '@/components/actions/action-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobKeys, statsKeys } from '@/lib/api/keys';
 import { useLive } from '@/lib/api/live';
 import { consoleMetaQuery } from '@/lib/api/console';
-import { forbiddenFor, meQuery } from '@/lib/api/auth';
+import { meQuery } from '@/lib/api/auth';
+import { roleRefusal } from '@/lib/ui/role-gate';
 import { setQueuePaused } from '@/lib/api/queues';
 import { visible } from '@/lib/ui/visible';
 import { enqueueJob, statsQuery } from '@/lib/api/stats';
@@ -42,11 +43,8 @@ export function OverviewView() {
       void qc.invalidateQueries({ queryKey: jobKeys.all });
     },
   });
-  // Pause and Resume only for a role the server lets change queue controls; the demo job
-  // only for one it lets enqueue.
-  const role = useQuery(meQuery()).data?.role ?? null;
-  const mayControlQueues = !forbiddenFor('pause', role);
-  const mayEnqueue = !forbiddenFor('enqueue', role);
+  // A write the signed-in role may not make is shown disabled, saying why (the server refuses it anyway).
+  const role = useQuery(meQuery()).data?.role;
   const setPaused = useMutation({
     mutationFn: ({ queue, paused, reason }: { queue: string; paused: boolean; reason?: string }) => setQueuePaused(queue, paused, reason),
     onSuccess: () => void qc.invalidateQueries({ queryKey: statsKeys.all }),
@@ -85,12 +83,19 @@ export function OverviewView() {
               Could not enqueue: <UserText text={enqueue.error.message} />
             </span>
           )}
-          <Button onClick={recover}>Recover…</Button>
+          <ActionButton onClick={recover} why={roleRefusal('recover', role)}>
+            Recover…
+          </ActionButton>
           {/* A demo button has no place where the jobs are real, and is not this page's main action. */}
-          {!production && mayEnqueue && (
-            <Button onClick={() => enqueue.mutate()} disabled={enqueue.isPending} title="enqueues a demo.sleep job of 3 s on the default queue">
+          {!production && (
+            <ActionButton
+              onClick={() => enqueue.mutate()}
+              disabled={enqueue.isPending}
+              why={roleRefusal('enqueue', role)}
+              title={roleRefusal('enqueue', role) ? undefined : 'enqueues a demo.sleep job of 3 s on the default queue'}
+            >
               Enqueue demo job
-            </Button>
+            </ActionButton>
           )}
         </div>
       </div>
@@ -125,9 +130,9 @@ export function OverviewView() {
             <Kpi label="Running with an expired lease" testid="running-expired" warn={s.runningExpired > 0}>
               {int(s.runningExpired)}
               {s.runningExpired > 0 && (
-                <Button size="sm" className="ml-2" onClick={recover}>
+                <ActionButton size="sm" className="ml-2" onClick={recover} why={roleRefusal('recover', role)}>
                   Recover
-                </Button>
+                </ActionButton>
               )}
             </Kpi>
             <Kpi label="Workers alive" testid="workers-alive" warn={s.workersAlive === 0}>
@@ -233,7 +238,9 @@ export function OverviewView() {
               <QueueTable
                 queues={s.queues}
                 usingRedis={s.signal.usingRedis}
-                onSetPaused={mayControlQueues ? (queue, paused, reason) => setPaused.mutate({ queue, paused, reason }) : undefined}
+                onSetPaused={(queue, paused, reason) => setPaused.mutate({ queue, paused, reason })}
+                pauseWhy={roleRefusal('pause', role)}
+                resumeWhy={roleRefusal('resume', role)}
                 busyQueue={setPaused.isPending ? setPaused.variables?.queue : undefined}
               />
             ) : (

@@ -6,7 +6,9 @@ import { GroupTable } from '@/components/dead-letter/group-table';
 import { IgnoredFilters } from '@/components/jobs/ignored-filters';
 import { JobFilterBar } from '@/components/jobs/job-filters';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
+import { meQuery } from '@/lib/api/auth';
 import { deadLetterQuery } from '@/lib/api/dead-letter';
+import { roleRefusal } from '@/lib/ui/role-gate';
 import { filtersFromParams, filtersToQuery, type JobFilters } from '@/lib/api/filters';
 import type { DeadLetterGroupDto } from '@/lib/api/types';
 import { int } from '@/lib/ui/format';
@@ -24,6 +26,7 @@ export function DeadLetterView() {
   const groups = useQuery(deadLetterQuery(interval));
   const now = useDbNow();
   const flow = useActionFlow();
+  const role = useQuery(meQuery()).data?.role;
   const [pending, setPending] = useState(false);
   const filters: JobFilters = useMemo(() => ({ ...filtersFromParams(params), status: 'failed' }), [params]);
   const setFilters = (f: JobFilters) => {
@@ -64,6 +67,8 @@ export function DeadLetterView() {
             onShow={(g) => setFilters(groupFilter(g))}
             onRequeue={(g) => flow.start({ action: 'requeue', target: { filter: groupFilter(g) }, label: groupLabel(g) })}
             onDelete={(g) => flow.start({ action: 'delete', target: { filter: groupFilter(g) }, label: groupLabel(g) })}
+            requeueWhy={roleRefusal('requeue', role)}
+            deleteWhy={roleRefusal('delete', role)}
           />
         )}
       </Card>

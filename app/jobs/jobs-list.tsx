@@ -16,11 +16,13 @@ import { filterKey, hasFilters, type JobFilters } from '@/lib/api/filters';
 import { freshJobPage, jobLookupQuery, jobNewerQuery, jobPagesQuery } from '@/lib/api/jobs';
 import { useLive } from '@/lib/api/live';
 import { jobKeys } from '@/lib/api/keys';
+import { meQuery } from '@/lib/api/auth';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
 import type { BulkAction, JobRow } from '@/lib/api/types';
 import { SUSPECT_STREAK } from '@/lib/queue/job';
 import { int } from '@/lib/ui/format';
+import { roleRefusal } from '@/lib/ui/role-gate';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useShortcuts } from '@/lib/ui/shortcuts';
 import { useDbNow } from '@/lib/ui/use-now';
@@ -46,6 +48,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   const interval = useRefreshInterval();
   const now = useDbNow();
   const flow = useActionFlow();
+  const role = useQuery(meQuery()).data?.role;
   const pages = useInfiniteQuery(jobPagesQuery(filters));
   // Whether any worker is alive to recover an expired lease (the shared stats snapshot,
   // cached on the server for every viewer: cheap to ask every 15 s).
@@ -163,6 +166,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
         onSelectAllMatching={() => setAllMatching(true)}
         onClear={clear}
         onAction={act}
+        refusals={{ requeue: roleRefusal('requeue', role), cancel: roleRefusal('cancel', role), recover: roleRefusal('recover', role), delete: roleRefusal('delete', role) }}
       />
       {pages.isError ? (
         <ErrorState

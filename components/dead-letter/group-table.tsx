@@ -1,6 +1,7 @@
 import type { DeadLetterGroupDto } from '@/lib/api/types';
 import { ago, int, ms } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
+import { ActionButton } from '../actions/action-button';
 import { Button } from '../ui/button';
 import { UserText } from '../ui/user-text';
 
@@ -13,10 +14,13 @@ export interface GroupTableProps {
   onShow(g: DeadLetterGroupDto): void;
   onRequeue(g: DeadLetterGroupDto): void;
   onDelete(g: DeadLetterGroupDto): void;
+  /** Why the signed-in role may not requeue or delete (the buttons stay, disabled, saying so). */
+  requeueWhy?: string | null;
+  deleteWhy?: string | null;
 }
 
 /** Failed jobs grouped by type and error fingerprint, largest group first. */
-export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onShow, onRequeue, onDelete }: GroupTableProps) {
+export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onShow, onRequeue, onDelete, requeueWhy, deleteWhy }: GroupTableProps) {
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-sm" data-testid="dead-letter-groups">
@@ -63,12 +67,12 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
                   <Button size="sm" variant="ghost" onClick={() => onShow(g)}>
                     Show jobs
                   </Button>
-                  <Button size="sm" onClick={() => onRequeue(g)} aria-label={`Requeue group ${visible(g.type)} ${g.fingerprint}`}>
+                  <ActionButton size="sm" onClick={() => onRequeue(g)} aria-label={`Requeue group ${visible(g.type)} ${g.fingerprint}`} why={requeueWhy}>
                     Requeue group
-                  </Button>
-                  <Button size="sm" variant="dangerOutline" onClick={() => onDelete(g)} aria-label={`Delete group ${visible(g.type)} ${g.fingerprint}`}>
+                  </ActionButton>
+                  <ActionButton size="sm" variant="dangerOutline" onClick={() => onDelete(g)} aria-label={`Delete group ${visible(g.type)} ${g.fingerprint}`} why={deleteWhy}>
                     Delete group
-                  </Button>
+                  </ActionButton>
                 </div>
               </td>
             </tr>

@@ -1,4 +1,5 @@
 import { int } from '@/lib/ui/format';
+import { ActionButton } from '../actions/action-button';
 import { Button } from '../ui/button';
 import { UserText } from '../ui/user-text';
 
@@ -30,6 +31,8 @@ export interface SelectionBarProps {
   onSelectAllMatching(): void;
   onClear(): void;
   onAction(action: 'requeue' | 'cancel' | 'delete' | 'recover'): void;
+  /** Why the signed-in role may not run an action (the button stays, disabled, saying so). */
+  refusals?: Partial<Record<'requeue' | 'cancel' | 'delete' | 'recover', string | null>>;
 }
 
 /** What is selected, and the actions on it. */
@@ -65,18 +68,17 @@ export function SelectionBar(p: SelectionBarProps) {
       )}
       {any && (
         <>
-          <Button size="sm" onClick={() => p.onAction('requeue')} disabled={stale}>
-            Requeue
-          </Button>
-          <Button size="sm" onClick={() => p.onAction('cancel')} disabled={stale}>
-            Cancel
-          </Button>
-          <Button size="sm" onClick={() => p.onAction('recover')} disabled={stale}>
-            Recover
-          </Button>
-          <Button size="sm" variant="danger" onClick={() => p.onAction('delete')} disabled={stale}>
-            Delete
-          </Button>
+          {(['requeue', 'cancel', 'recover', 'delete'] as const).map((a) => (
+            <ActionButton
+              key={a}
+              size="sm"
+              variant={a === 'delete' ? 'danger' : undefined}
+              onClick={() => p.onAction(a)}
+              why={p.refusals?.[a] ?? (stale ? 'the filter bar holds changes not applied: apply or clear them first' : null)}
+            >
+              {a[0]!.toUpperCase() + a.slice(1)}
+            </ActionButton>
+          ))}
           <Button size="sm" variant="ghost" onClick={p.onClear}>
             Clear selection
           </Button>

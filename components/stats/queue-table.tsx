@@ -4,6 +4,7 @@ import { queueSignal } from '@/lib/ui/signal';
 import type { QueueStatsDto } from '@/lib/api/types';
 import { duration, int } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
+import { ActionButton } from '../actions/action-button';
 import { UserText } from '../ui/user-text';
 
 const KIND_TITLES = {
@@ -46,11 +47,16 @@ export function QueueTable({
   usingRedis,
   onSetPaused,
   busyQueue,
+  pauseWhy,
+  resumeWhy,
 }: {
   queues: QueueStatsDto[];
   usingRedis: boolean;
   onSetPaused?: (queue: string, paused: boolean, reason?: string) => void;
   busyQueue?: string;
+  /** Why the signed-in role may not pause or resume (the button stays, disabled, saying so). */
+  pauseWhy?: string | null;
+  resumeWhy?: string | null;
 }) {
   // A pause stops every worker on every host claiming from the queue: asked once more, with
   // a reason for the audit log. Resuming puts things back as they were: one click.
@@ -171,8 +177,8 @@ export function QueueTable({
                       </form>
                     ) : (
                       onSetPaused && (
-                        <button
-                          type="button"
+                        <ActionButton
+                          unstyled
                           className={BUTTON}
                           onClick={() => {
                             if (q.controls?.paused) return onSetPaused(q.queue, false);
@@ -180,10 +186,11 @@ export function QueueTable({
                             setConfirming(q.queue);
                           }}
                           disabled={busyQueue === q.queue}
+                          why={q.controls?.paused ? resumeWhy : pauseWhy}
                           aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${visible(q.queue)}`}
                         >
                           {q.controls?.paused ? 'Resume' : 'Pause…'}
-                        </button>
+                        </ActionButton>
                       )
                     )}
                   </div>

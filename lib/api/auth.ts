@@ -1,5 +1,6 @@
-/** Who is signed in, signing in and out, and what the console offers each role (the server decides; this only hides). */
+/** Who is signed in, signing in and out, and what the console offers each role (the server decides; the console only disables what it would refuse). */
 import { queryOptions } from '@tanstack/react-query';
+import { roleNeeded } from '@/lib/ui/role-gate';
 import { api } from './client';
 
 export type Role = 'viewer' | 'operator' | 'admin';
@@ -24,7 +25,7 @@ const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
 /** Why this role may not run this action (as the server will answer), or null. */
 export function forbiddenFor(action: string, role: Role | null): string | null {
   if (role === null) return null; // still loading: the server decides
-  const need: Role = action === 'delete' ? 'admin' : 'operator';
+  const need = roleNeeded(action);
   return RANK[role] >= RANK[need] ? null : `Your role (${role}) may look but not ${action}: it needs ${need}.`;
 }
 

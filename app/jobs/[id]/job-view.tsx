@@ -6,13 +6,15 @@ import { Attempts, HeartbeatAge, LeaseCountdown, leaseState } from '@/components
 import { PayloadView } from '@/components/jobs/payload-view';
 import { StatusBadge } from '@/components/jobs/status-badge';
 import { Timeline } from '@/components/jobs/timeline';
-import { Button } from '@/components/ui/button';
+import { ActionButton } from '@/components/actions/action-button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { UserText } from '@/components/ui/user-text';
 import { jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
 import { auditQuery } from '@/lib/api/audit';
 import { consoleMetaQuery } from '@/lib/api/console';
+import { meQuery } from '@/lib/api/auth';
+import { roleRefusal } from '@/lib/ui/role-gate';
 import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
 import { dateTime, duration, ms } from '@/lib/ui/format';
@@ -29,6 +31,7 @@ export function JobView({ id }: { id: string }) {
   const meta = useQuery(consoleMetaQuery()); // the renewal interval, for a late heartbeat
   const now = useDbNow();
   const flow = useActionFlow();
+  const role = useQuery(meQuery()).data?.role;
   // A 404 wins over the data held from before: the job is gone (deleted here or
   // elsewhere), and showing its last state with Delete still enabled would be a lie. The
   // dialog stays, so an operator who just deleted it still reads the report.
@@ -87,27 +90,31 @@ export function JobView({ id }: { id: string }) {
         </div>
         <div className="flex flex-wrap gap-2" aria-label="Actions">
           {/* A job scheduled for later (or waiting out a retry's backoff) is requeued due now: "run now". */}
-          <Action why={j.status === 'queued' && !scheduled ? 'already queued and due: it waits for a worker' : null} onClick={() => act('requeue')} testid="requeue-button">
+          <Action why={roleRefusal('requeue', role) ?? (j.status === 'queued' && !scheduled ? 'already queued and due: it waits for a worker' : null)} onClick={() => act('requeue')} testid="requeue-button">
             {scheduled ? 'Run now' : 'Requeue'}
           </Action>
           <Action
             why={
-              j.cancelRequestedAt
+              roleRefusal('cancel', role) ??
+              (j.cancelRequestedAt
                 ? 'a cancel is already requested: its worker stops it at its next heartbeat'
                 : !['queued', 'retrying', 'running'].includes(j.status)
                   ? `it has finished (${j.status})`
-                  : null
+                  : null)
             }
             onClick={() => act('cancel')}
           >
             Cancel
           </Action>
-          <Action why={j.status !== 'running' ? 'only a running job has a lease to recover' : null} onClick={() => act('recover')}>
+          <Action why={roleRefusal('recover', role) ?? (j.status !== 'running' ? 'only a running job has a lease to recover' : null)} onClick={() => act('recover')}>
             Recover
           </Action>
           <Action
             variant="danger"
-            why={!['completed', 'failed', 'cancelled'].includes(j.status) ? 'only a finished job (completed, failed or cancelled) can be deleted: cancel it first' : null}
+            why={
+              roleRefusal('delete', role) ??
+              (!['completed', 'failed', 'cancelled'].includes(j.status) ? 'only a finished job (completed, failed or cancelled) can be deleted: cancel it first' : null)
+            }
             onClick={() => act('delete')}
           >
             Delete
@@ -278,13 +285,11 @@ export function JobView({ id }: { id: string }) {
   );
 }
 
-/** An action button; when the job's state forbids it, disabled, with why on hover (a disabled button shows no tooltip of its own in every browser). */
+/** An action button: disabled, with why, when the signed-in role (first) or the job's state forbids it. */
 function Action({ why, onClick, children, variant, testid }: { why: string | null; onClick(): void; children: React.ReactNode; variant?: 'danger'; testid?: string }) {
   return (
-    <span title={why ?? undefined} data-testid={testid ? `${testid}-wrap` : undefined}>
-      <Button variant={variant} onClick={onClick} disabled={!!why} data-testid={testid}>
-        {children}
-      </Button>
-    </span>
+    <ActionButton variant={variant} onClick={onClick} why={why} testid={testid}>
+      {children}
+    </ActionButton>
   );
 }

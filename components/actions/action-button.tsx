@@ -1,0 +1,44 @@
+import { type ButtonHTMLAttributes, type ReactNode, useId } from 'react';
+import { Button } from '../ui/button';
+
+type Props = Parameters<typeof Button>[0] & {
+  /** Why it may not be used now (the signed-in role, or the job's state), or null. */
+  why: string | null | undefined;
+  testid?: string;
+  /** A plain <button> with only `className`'s look (the queue table's small controls). */
+  unstyled?: boolean;
+  children: ReactNode;
+};
+
+/**
+ * An action's button. One that may not be used now is still shown, so people learn the
+ * action exists, but disabled, saying why: on hover (the title sits on a wrapper, as a
+ * disabled button gets no pointer events in every browser) and as its accessible description.
+ */
+export function ActionButton({ why, testid, unstyled, children, disabled, variant, size, ...props }: Props) {
+  const id = useId();
+  const common: ButtonHTMLAttributes<HTMLButtonElement> & { 'data-testid'?: string } = {
+    ...props,
+    disabled: !!why || disabled,
+    'aria-describedby': why ? id : undefined,
+    'data-testid': testid,
+  };
+  return (
+    <span title={why ?? undefined} data-testid={testid ? `${testid}-wrap` : undefined}>
+      {unstyled ? (
+        <button type="button" {...common}>
+          {children}
+        </button>
+      ) : (
+        <Button variant={variant} size={size} {...common}>
+          {children}
+        </Button>
+      )}
+      {why && (
+        <span id={id} hidden>
+          {why}
+        </span>
+      )}
+    </span>
+  );
+}

@@ -1,0 +1,114 @@
+/**
+ * With sign-in on, the console knows the signed-in role: a write button the role may not
+ * use is shown (so people learn the action exists) but disabled, saying why on hover (title)
+ * and to assistive technology (its accessible description). The server still refuses.
+ */
+import { expect, test, type Locator, type Page } from '@playwright/test';
+import { hashPassword } from '../../../lib/auth/passwords';
+import { closeDb, db } from '../helpers';
+
+test.afterAll(closeDb);
+
+const QUEUE = `roles-q-${Date.now()}`;
+const TYPE = 'roles.missing-handler';
+
+async function user(name: string, role: string) {
+  await db().query(
+    `INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3)
+     ON CONFLICT (name) DO UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL`,
+    [name, role, await hashPassword(`${name}-password-123`)],
+  );
+}
+
+/** A failed job (the dead letter) and a queued one no worker has a handler for (it stays on the overview's queue table). */
+async function jobs(): Promise<{ failed: string; queued: string }> {
+  const { rows: f } = await db().query(
+    `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, started_at, finished_at, error)
+     VALUES ($1, $2, 'failed', '{}'::jsonb, 1, 1, 1, now(), now(), 'roles: no such handler') RETURNING job_id`,
+    [QUEUE, TYPE],
+  );
+  const { rows: q } = await db().query(`INSERT INTO jobs (queue, type, status, payload) VALUES ($1, $2, 'queued', '{}'::jsonb) RETURNING job_id`, [QUEUE, TYPE]);
+  return { failed: String(f[0].job_id), queued: String(q[0].job_id) };
+}
+
+async function signIn(page: Page, name: string) {
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Password').fill(`${name}-password-123`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Shown, disabled, and saying why: in its accessible description and in a tooltip on it or its wrapper. */
+async function refused(button: Locator, why: RegExp) {
+  await expect(button).toBeVisible();
+  await expect(button).toBeDisabled();
+  await expect(button).toHaveAccessibleDescription(why);
+  const title = await button.evaluate((b) => (b.closest('[title]') as HTMLElement | null)?.title ?? '');
+  expect(title).toMatch(why);
+}
+
+test("a viewer sees every write button disabled, with why; the server still refuses", async ({ page }) => {
+  await user('vina', 'viewer');
+  const { failed, queued } = await jobs();
+  await page.goto(`/jobs/${failed}`);
+  await signIn(page, 'vina');
+  await expect(page).toHaveURL(new RegExp(`/jobs/${failed}$`));
+  await expect(page.getByTestId('signed-in-as')).toContainText('vina · viewer');
+
+  // One job's page.
+  await refused(page.getByRole('button', { name: 'Requeue', exact: true }), /Viewers cannot requeue.*ask an operator/);
+  await refused(page.getByRole('button', { name: 'Recover', exact: true }), /Viewers cannot recover/);
+  await refused(page.getByRole('button', { name: 'Delete', exact: true }), /Viewers cannot delete.*ask an admin/);
+  // The role is the reason given, before the job's state (a failed job cannot be cancelled either).
+  await refused(page.getByRole('button', { name: 'Cancel', exact: true }), /Viewers cannot cancel/);
+
+  // The jobs list: selecting still works (to copy ids, to look); the actions on the selection say why they are off.
+  await page.goto(`/jobs?queue=${encodeURIComponent(QUEUE)}`);
+  await page.getByRole('checkbox', { name: `Select job ${failed}` }).check();
+  const bar = page.getByTestId('selection-bar');
+  for (const [name, why] of [
+    ['Requeue', /Viewers cannot requeue/],
+    ['Cancel', /Viewers cannot cancel/],
+    ['Recover', /Viewers cannot recover/],
+    ['Delete', /Viewers cannot delete/],
+  ] as const) {
+    await refused(bar.getByRole('button', { name, exact: true }), why);
+  }
+
+  // The dead letter's group actions.
+  await page.goto('/dead-letter');
+  const group = page.getByTestId('dead-letter-groups').getByRole('row').filter({ hasText: TYPE });
+  await refused(group.getByRole('button', { name: /^Requeue group/ }), /Viewers cannot requeue/);
+  await refused(group.getByRole('button', { name: /^Delete group/ }), /Viewers cannot delete/);
+
+  // The overview: Recover, the demo enqueue, and the queue's Pause.
+  await page.goto('/');
+  await refused(page.getByRole('button', { name: 'Recover…' }), /Viewers cannot recover/);
+  await refused(page.getByRole('button', { name: 'Enqueue demo job' }), /Viewers cannot enqueue/);
+  await refused(page.getByTestId(`queue-${QUEUE}`).getByRole('button', { name: `Pause queue ${QUEUE}` }), /Viewers cannot pause/);
+
+  // The server is the guard: a request crafted from the viewer's own session is refused.
+  const origin = new URL(page.url()).origin;
+  for (const [path, data] of [
+    ['/api/actions/requeue', { ids: [failed] }],
+    [`/api/jobs/${queued}/cancel`, {}],
+    [`/api/queues/${encodeURIComponent(QUEUE)}`, { paused: true }],
+  ] as const) {
+    expect((await page.request.post(path, { data, headers: { origin } })).status(), path).toBe(403);
+  }
+  expect((await db().query('SELECT status FROM jobs WHERE job_id = $1', [failed])).rows[0].status).toBe('failed');
+});
+
+test('an operator has the actions; Delete, which needs an admin, says so', async ({ page }) => {
+  await user('opal', 'operator');
+  const { failed } = await jobs();
+  await page.goto(`/jobs/${failed}`);
+  await signIn(page, 'opal');
+  await expect(page.getByTestId('signed-in-as')).toContainText('opal · operator');
+  await expect(page.getByRole('button', { name: 'Requeue', exact: true })).toBeEnabled();
+  await expect(page.getByRole('button', { name: 'Requeue', exact: true })).toHaveAccessibleDescription('');
+  await refused(page.getByRole('button', { name: 'Delete', exact: true }), /Operators cannot delete.*ask an admin/);
+
+  await page.goto('/');
+  await expect(page.getByRole('button', { name: 'Recover…' })).toBeEnabled();
+  await expect(page.getByTestId(`queue-${QUEUE}`).getByRole('button', { name: `Pause queue ${QUEUE}` })).toBeEnabled();
+});
