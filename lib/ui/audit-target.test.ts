@@ -41,3 +41,11 @@ test('the other targets: ids, the sweep, a queue, a user, a token, a schedule', 
   assert.equal(targetText({ schedule: 'nightly' }), 'schedule nightly');
   assert.equal(targetText({ other: 1 }), '{"other":1}');
 });
+
+test('time filters read as their window', () => {
+  assert.deepEqual(filterConditions({ status: 'failed', finishedSince: '1h' }), [
+    { label: 'status', op: '=', value: 'failed' },
+    { label: 'finished', op: '', value: 'in the last hour' },
+  ]);
+  assert.deepEqual(filterConditions({ createdSince: '2026-12-03T13:00:00Z' }), [{ label: 'enqueued', op: '', value: 'since 2026-12-03 13:00 UTC' }]);
+});

@@ -4,6 +4,7 @@
  * Values are returned as written (text, never HTML): the console renders them escaped
  * (components/ui/user-text.tsx), and the raw JSON stays one click away.
  */
+import { sinceText } from '../since';
 
 export interface FilterCondition {
   label: string;
@@ -22,6 +23,8 @@ const CONDITIONS: Record<string, { label: string; op: string }> = {
   payload: { label: 'payload', op: 'has' },
   fingerprint: { label: 'error group', op: '=' },
   due: { label: 'due', op: '=' },
+  createdSince: { label: 'enqueued', op: '' },
+  finishedSince: { label: 'finished', op: '' },
   q: { label: 'search', op: 'matches' },
   maxId: { label: 'job id', op: '≤' },
   finishedBy: { label: 'finished', op: 'by' },
@@ -34,6 +37,8 @@ const valueText = (key: string, v: unknown): string => {
     const d = new Date(Number(BigInt(v) / 1000n));
     if (!Number.isNaN(d.getTime())) return d.toISOString();
   }
+  // A time filter: "in the last hour", "since 2026-12-03 13:00 UTC".
+  if ((key === 'createdSince' || key === 'finishedSince') && typeof v === 'string') return sinceText(v);
   return typeof v === 'string' ? v : JSON.stringify(v);
 };
 
