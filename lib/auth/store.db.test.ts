@@ -93,3 +93,30 @@ describe('userSetRole', () => {
     assert.deepEqual([same.from, same.user.role, same.changed], ['operator', 'operator', false]);
   });
 });
+
+describe('the last active admin, by the other ways', () => {
+  test('cannot be disabled, nor replaced (user add --replace) with a lesser role; with another admin, can', async () => {
+    const cy = await user('admin');
+    await onlyThese(cy.name);
+    await assert.rejects(userDisable(db.pool, cy.name), /last active admin/);
+    await assert.rejects(userAdd(db.pool, { name: cy.name, role: 'operator', password: 'new-password-1', replace: true }), /last active admin/);
+    assert.equal(await roleOf(cy.name), 'admin');
+    assert.equal((await sessionPrincipal(db.pool, cy.session))?.role, 'admin', 'nothing changed: not even the session ended');
+    // As admin again, a replace goes through (a new password for the one admin).
+    assert.equal((await userAdd(db.pool, { name: cy.name, role: 'admin', password: 'new-password-2', replace: true })).role, 'admin');
+
+    const dee = await user('admin');
+    assert.ok(await userDisable(db.pool, cy.name), 'another admin is active');
+    await assert.rejects(userDisable(db.pool, dee.name), /last active admin/, 'and now dee is the last');
+  });
+
+  test('two admins disabling each other at once: one wins, an admin remains', async () => {
+    const e1 = await user('admin');
+    const e2 = await user('admin');
+    await onlyThese(e1.name, e2.name);
+    const results = await Promise.allSettled([userDisable(db.pool, e2.name), userDisable(db.pool, e1.name)]);
+    assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM users WHERE role = 'admin' AND disabled_at IS NULL`);
+    assert.equal(rows[0].n, 1);
+  });
+});

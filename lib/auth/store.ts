@@ -50,31 +50,40 @@ export async function userCount(db: Executor): Promise<number> {
  * user's sessions in the same statement: a password is set again because the old one may
  * have leaked, and a session signed in with it must not outlive it.
  */
-export async function userAdd(db: Executor, p: { name: string; role: string; password: string; replace?: boolean }): Promise<User> {
+export async function userAdd(pool: pg.Pool, p: { name: string; role: string; password: string; replace?: boolean }): Promise<User> {
   checkName(p.name);
   checkRole(p.role);
   checkPassword(p.password);
-  // Names that differ only by case are one name to people, and to the sign-in limiter (which
-  // counts "Alice" and "alice" together): a sign-in as ALICE must not clear alice's failures.
-  // (A --replace of an account that exists by its exact name is no new name: allowed, twin or not.)
-  const { rows: twin } = await db.query(
-    `SELECT name FROM users WHERE lower(name) = lower($1) AND name <> $1
-        AND NOT ($2::boolean AND EXISTS (SELECT 1 FROM users WHERE name = $1)) LIMIT 1`,
-    [p.name, !!p.replace],
-  );
-  if (twin[0]) throw new QueueError('state_forbids', `a user named ${twin[0].name} exists: names may not differ only by case`);
+  // Hashed before the lock: scrypt's time is not spent holding up role changes.
   const hash = await hashPassword(p.password);
-  const { rows } = await db.query(
-    `WITH u AS (
-       INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3)
-       ON CONFLICT (name) DO ${p.replace ? 'UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL' : 'NOTHING'}
-       RETURNING *
-     ), s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
-     SELECT * FROM u`,
-    [p.name, p.role, hash],
-  );
-  if (!rows[0]) throw new QueueError('state_forbids', `a user named ${p.name} exists (use --replace to set a new role and password)`);
-  return toUser(rows[0]);
+  return useTransaction(pool, async (db) => {
+    if (p.replace) {
+      // A replace with a lesser role demotes: the last active admin stays one.
+      await lockUsers(db);
+      const { rows: old } = await db.query('SELECT * FROM users WHERE name = $1', [p.name]);
+      if (old[0] && p.role !== 'admin') await keepAnAdmin(db, toUser(old[0]), 'demote');
+    }
+    // Names that differ only by case are one name to people, and to the sign-in limiter (which
+    // counts "Alice" and "alice" together): a sign-in as ALICE must not clear alice's failures.
+    // (A --replace of an account that exists by its exact name is no new name: allowed, twin or not.)
+    const { rows: twin } = await db.query(
+      `SELECT name FROM users WHERE lower(name) = lower($1) AND name <> $1
+          AND NOT ($2::boolean AND EXISTS (SELECT 1 FROM users WHERE name = $1)) LIMIT 1`,
+      [p.name, !!p.replace],
+    );
+    if (twin[0]) throw new QueueError('state_forbids', `a user named ${twin[0].name} exists: names may not differ only by case`);
+    const { rows } = await db.query(
+      `WITH u AS (
+         INSERT INTO users (name, role, password_hash) VALUES ($1, $2, $3)
+         ON CONFLICT (name) DO ${p.replace ? 'UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL' : 'NOTHING'}
+         RETURNING *
+       ), s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
+       SELECT * FROM u`,
+      [p.name, p.role, hash],
+    );
+    if (!rows[0]) throw new QueueError('state_forbids', `a user named ${p.name} exists (use --replace to set a new role and password)`);
+    return toUser(rows[0]);
+  });
 }
 
 export async function userList(db: Executor): Promise<User[]> {
@@ -83,17 +92,43 @@ export async function userList(db: Executor): Promise<User[]> {
 }
 
 /** Disables a user and ends their sessions at once. */
-export async function userDisable(db: Executor, name: string): Promise<boolean> {
-  // Its sessions end, and the API tokens it made (or its tokens made) are revoked: an admin
-  // leaving must not keep admin rights through a token minted the day before.
-  const { rows } = await db.query(
-    `WITH u AS (UPDATE users SET disabled_at = now() WHERE name = $1 AND disabled_at IS NULL RETURNING user_id)
-     , s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
-     , t AS (UPDATE api_tokens SET revoked_at = now() WHERE created_by_user_id IN (SELECT user_id FROM u) AND revoked_at IS NULL)
-     SELECT user_id FROM u`,
-    [name],
+export async function userDisable(pool: pg.Pool, name: string): Promise<boolean> {
+  return useTransaction(pool, async (db) => {
+    await lockUsers(db);
+    const { rows: found } = await db.query('SELECT * FROM users WHERE name = $1 AND disabled_at IS NULL', [name]);
+    if (found[0]) await keepAnAdmin(db, toUser(found[0]), 'disable');
+    // Its sessions end, and the API tokens it made (or its tokens made) are revoked: an admin
+    // leaving must not keep admin rights through a token minted the day before.
+    const { rows } = await db.query(
+      `WITH u AS (UPDATE users SET disabled_at = now() WHERE name = $1 AND disabled_at IS NULL RETURNING user_id)
+       , s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
+       , t AS (UPDATE api_tokens SET revoked_at = now() WHERE created_by_user_id IN (SELECT user_id FROM u) AND revoked_at IS NULL)
+       SELECT user_id FROM u`,
+      [name],
+    );
+    return rows.length > 0;
+  });
+}
+
+/**
+ * Role changes and disables take turns (reads of users, every request's session lookup, go
+ * on meanwhile): two admins demoting or disabling each other at once cannot both pass
+ * keepAnAdmin.
+ */
+const lockUsers = (c: Executor) => c.query('LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE');
+
+/**
+ * Refuses (409) to take the last active admin away — demoted, disabled or replaced by a
+ * non-admin: the console would have no one left to manage users (only the CLI could add one).
+ */
+async function keepAnAdmin(c: Executor, user: User, how: 'demote' | 'disable'): Promise<void> {
+  if (user.role !== 'admin' || user.disabledAt) return;
+  const others = await c.query(`SELECT count(*)::int AS n FROM users WHERE role = 'admin' AND disabled_at IS NULL AND user_id <> $1`, [user.id]);
+  if (others.rows[0].n > 0) return;
+  throw new QueueError(
+    'state_forbids',
+    `${user.name} is the last active admin: make another user admin first, or the console would have no admin left${how === 'disable' ? ' (disabling them would end that)' : ''}`,
   );
-  return rows.length > 0;
 }
 
 export interface RoleChange {
@@ -119,17 +154,12 @@ export interface RoleChange {
 export async function userSetRole(pool: pg.Pool, name: string, role: string): Promise<RoleChange> {
   checkRole(role);
   return useTransaction(pool, async (c) => {
-    await c.query('LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE');
+    await lockUsers(c);
     const { rows } = await c.query('SELECT * FROM users WHERE name = $1 AND disabled_at IS NULL', [name]);
     if (!rows[0]) throw new QueueError('not_found', `no active user ${JSON.stringify(name.slice(0, 64))}`);
     const before = toUser(rows[0]);
     if (before.role === role) return { user: before, from: before.role, changed: false, revokedTokens: [] };
-    if (before.role === 'admin') {
-      const others = await c.query(`SELECT count(*)::int AS n FROM users WHERE role = 'admin' AND disabled_at IS NULL AND user_id <> $1`, [before.id]);
-      if (others.rows[0].n === 0) {
-        throw new QueueError('state_forbids', `${before.name} is the last active admin: make another user admin first, or the console would have no admin left`);
-      }
-    }
+    await keepAnAdmin(c, before, 'demote');
     const updated = await c.query('UPDATE users SET role = $2 WHERE user_id = $1 RETURNING *', [before.id, role]);
     const revoked = await c.query(
       `UPDATE api_tokens SET revoked_at = now() WHERE created_by_user_id = $1 AND revoked_at IS NULL AND scope = ANY($2::text[]) RETURNING token_id`,
