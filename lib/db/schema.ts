@@ -266,6 +266,12 @@ export const schedules = pgTable('schedules', {
    */
   lastError: text('last_error'),
   lastErrorAt: timestamp('last_error_at', tz),
+  /**
+   * When an operator paused it (0018); null: running. Not `enabled`, which is the
+   * definition's and is upserted again by every worker start: a pause must outlive a deploy.
+   * No tick is enqueued while paused; a resume starts from the next tick after it.
+   */
+  pausedAt: timestamp('paused_at', tz),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
 });

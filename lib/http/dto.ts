@@ -72,7 +72,7 @@ export const statsDto = (s: Stats) => ({ ...s, dbNow: s.dbNow.toISOString() });
 
 export const queueControlDto = (c: QueueControl) => ({ ...c, pausedAt: iso(c.pausedAt) });
 
-export const scheduleDto = (s: Schedule) => ({ ...s, nextRunAt: s.nextRunAt.toISOString(), lastRunAt: iso(s.lastRunAt), lastErrorAt: iso(s.lastErrorAt) });
+export const scheduleDto = (s: Schedule) => ({ ...s, nextRunAt: s.nextRunAt.toISOString(), lastRunAt: iso(s.lastRunAt), lastErrorAt: iso(s.lastErrorAt), pausedAt: iso(s.pausedAt) });
 
 export const statsSnapshotDto = (s: StatsSnapshot) => ({
   ...s,

@@ -11,7 +11,7 @@ import { BULK_ACTIONS, type BulkReport, PREVIEW_ITEMS, REPORT_ITEMS } from '../q
 import type { CountKind } from '../queue/console-stats';
 import type { ErrorCode } from '../queue/errors';
 import { JOB_ID_PATTERN } from '../queue/job';
-import type { ActionOutcome } from '../queue/ops';
+import type { ActionOutcome, ScheduleRun } from '../queue/ops';
 import { type countNewer, LIST_ERROR_MAX_CHARS, LIST_PAYLOAD_MAX_BYTES, NEWER_CAP } from '../queue/read';
 import { ATTEMPT_OUTCOMES, JOB_STATUSES } from '../queue/status';
 import type {
@@ -377,9 +377,31 @@ export const scheduleSchema = z
       .nullable()
       .meta({ description: 'Why the due tick could not be enqueued (every worker retries it); null once a tick goes through, or after the schedule is redefined.' }),
     lastErrorAt: dateTime.nullable().meta({ description: 'When the due tick last failed.' }),
+    paused: z.boolean().meta({
+      description:
+        'Paused by an operator: no tick is enqueued until it is resumed, which starts it from the next tick after the resume (the ticks missed meanwhile are not owed). ' +
+        'Kept apart from `enabled`, the definition, which a worker start upserts again: a pause outlives it. While paused, nextRunAt is the tick it stopped at.',
+    }),
+    pausedAt: dateTime.nullable().meta({ description: 'When it was paused; null while it runs.' }),
   })
   .meta({ id: 'Schedule' });
 export const schedulesSchema = z.object({ schedules: z.array(scheduleSchema), dbNow: dateTime }).meta({ id: 'Schedules' });
+export const scheduleChangeSchema = z
+  .object({
+    schedule: scheduleSchema,
+    changed: z.boolean().meta({ description: 'false: it already was paused (or running), and nothing changed.' }),
+  })
+  .meta({ id: 'ScheduleChange' });
+export const scheduleRunSchema = z
+  .object({
+    schedule: z.string(),
+    id,
+    queue: z.string(),
+    created: z.boolean().meta({
+      description: 'false: a run-now of this schedule within the same or the previous second (database clock) made this job; no second one was enqueued.',
+    }),
+  })
+  .meta({ id: 'ScheduleRun' });
 
 export const statsSchema = z
   .object({
@@ -417,7 +439,7 @@ export const statsSchema = z
     runningExpired: count.meta({ description: 'Running jobs whose lease has expired (recover moves them on).' }),
     workersAlive: count,
     workersStale: count.meta({ description: 'Workers not stopped but silent for longer than a lease (within the last day).' }),
-    schedulesFailing: count.meta({ description: 'Enabled schedules whose due tick cannot be enqueued (GET /api/schedules says why).' }),
+    schedulesFailing: count.meta({ description: 'Enabled, unpaused schedules whose due tick cannot be enqueued (GET /api/schedules says why).' }),
     signal: z.object({
       usingRedis: z.boolean(),
       redisConfigured: z.boolean().meta({ description: 'Redis is configured; with usingRedis false, it does not answer now.' }),
@@ -561,6 +583,7 @@ export type ResponseSchemasMatchDtos = [
   None<Ties<ReturnType<typeof consoleInfoDto>, z.output<typeof consoleInfoSchema>>>,
   None<Ties<ReturnType<typeof queueControlDto>, z.output<typeof queueControlSchema>>>,
   None<Ties<ReturnType<typeof scheduleDto>, z.output<typeof scheduleSchema>>>,
+  None<Ties<ScheduleRun, z.output<typeof scheduleRunSchema>>>,
 ];
 
 // ---------------------------------------------------------------- access control and audit

@@ -158,7 +158,7 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
   });
   new Gauge({
     name: 'leasehold_schedules_failing',
-    help: 'Enabled schedules whose due tick cannot be enqueued (every worker retries it; the console and `schedule list` say why).',
+    help: 'Enabled, unpaused schedules whose due tick cannot be enqueued (every worker retries it; the console and `schedule list` say why).',
     registers: [registry],
     async collect() {
       this.set((await source.stats()).schedulesFailing);

@@ -88,7 +88,7 @@ export interface ConsoleStats {
   runningExpired: number;
   workersAlive: number;
   workersStale: number;
-  /** Enabled schedules whose due tick cannot be enqueued (their lastError is set). */
+  /** Enabled, unpaused schedules whose due tick cannot be enqueued (their lastError is set). */
   schedulesFailing: number;
   signal: { usingRedis: boolean; redisConfigured: boolean; due: number; backlog: number | null };
   workerTotals: WorkerTotals;
@@ -165,7 +165,7 @@ export async function computeConsoleStats(
                  SELECT q, (count(*) FILTER (WHERE heartbeat_at > now() - $1::int * interval '1 ms'))::int AS alive
                    FROM workers, unnest(queues) AS q
                   WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour' GROUP BY q) w) AS worker_queues,
-              (SELECT count(*) FROM schedules WHERE enabled AND last_error IS NOT NULL)::int AS schedules_failing,
+              (SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL)::int AS schedules_failing,
               now() AS db_now`,
       [opts.leaseMs, COUNT_CAP],
     ),

@@ -1093,6 +1093,129 @@ describe('schedules', () => {
   });
 });
 
+describe('schedule run now, pause and resume', () => {
+  const tickKeys = async (name: string) =>
+    (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE idempotency_key LIKE 'schedule:' || $1 || ':%'`, [name])).rows[0].n as number;
+  const stored = async (name: string) => (await ops.scheduleList(db.pool)).find((s) => s.name === name)!;
+
+  test("run now enqueues the schedule's job once, due now, and leaves its next tick where it was", async () => {
+    const name = 'run:now';
+    try {
+      await ops.scheduleUpsert(db.pool, { name, cron: '0 3 * * *', type: 'demo.sleep', queue: 'sched-run', payload: { ms: 7 }, maxAttempts: 5 });
+      const before = await stored(name);
+      const r = await ops.scheduleRunNow(db.pool, { name });
+      assert.equal(r.created, true);
+      assert.equal(r.schedule, name);
+      const job = await jobRow(db.pool, r.id);
+      assert.deepEqual([job.type, job.queue, job.payload, job.max_attempts, job.status], ['demo.sleep', 'sched-run', { ms: 7 }, 5, 'queued']);
+      const { rows } = await db.pool.query(`SELECT run_at <= now() AS due FROM jobs WHERE job_id = $1`, [r.id]);
+      assert.equal(rows[0].due, true, 'due now');
+      // Not a tick's key, whatever colons the name has.
+      assert.match(job.idempotency_key, /^schedule-run:run:now:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      const after = await stored(name);
+      assert.equal(after.nextRunAt.getTime(), before.nextRunAt.getTime(), 'the next tick did not move');
+      assert.equal(after.lastJobId, null, "a run-now is not a tick: the last tick's job stays");
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+
+  test('a double run (a double click, a retried request, two at once) enqueues one job', async () => {
+    const name = 'run-twice';
+    try {
+      await ops.scheduleUpsert(db.pool, { name, cron: '0 3 * * *', type: 'demo.noop', queue: 'sched-twice' });
+      const runs = await Promise.all(Array.from({ length: 5 }, () => ops.scheduleRunNow(db.pool, { name })));
+      const again = await ops.scheduleRunNow(db.pool, { name });
+      assert.equal(new Set([...runs, again].map((r) => r.id)).size, 1, JSON.stringify(runs));
+      assert.equal([...runs, again].filter((r) => r.created).length, 1);
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'sched-twice'`);
+      assert.equal(rows[0].n, 1);
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+
+  test("a run-now just after a second's boundary finds the one just before it; two seconds later is a new run", async () => {
+    const name = 'run-boundary';
+    try {
+      await ops.scheduleUpsert(db.pool, { name, cron: '0 3 * * *', type: 'demo.noop', queue: 'sched-boundary' });
+      // A run-now of the second before this one (a double click across the boundary).
+      const { rows: [{ at }] } = await db.pool.query(`SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS at`);
+      const earlier = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', queue: 'sched-boundary', idempotencyKey: ops.runNowKey(name, Number(at) - 1) }]);
+      const r = await ops.scheduleRunNow(db.pool, { name });
+      // The clock may have moved past the next second meanwhile: then the run is a new one.
+      const { rows: [{ now }] } = await db.pool.query(`SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS now`);
+      if (Number(now) === Number(at)) assert.deepEqual([r.id, r.created], [earlier[0]!.id, false]);
+      // Two seconds back is outside the window: a deliberate second run.
+      await db.pool.query(`UPDATE jobs SET idempotency_key = $2 WHERE idempotency_key LIKE 'schedule-run:' || $1 || ':%'`, [name, ops.runNowKey(name, Number(at) - 3)]);
+      const later = await ops.scheduleRunNow(db.pool, { name });
+      assert.equal(later.created, true);
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+
+  test('run now of no such schedule is not_found and enqueues nothing', async () => {
+    await assert.rejects(ops.scheduleRunNow(db.pool, { name: 'no-such' }), (e: Error & { code?: string }) => e.code === 'not_found');
+    await assert.rejects(ops.schedulePause(db.pool, 'no-such'), (e: Error & { code?: string }) => e.code === 'not_found');
+    await assert.rejects(ops.scheduleResume(db.pool, 'no-such'), (e: Error & { code?: string }) => e.code === 'not_found');
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE idempotency_key LIKE 'schedule-run:no-such:%'`);
+    assert.equal(rows[0].n, 0);
+  });
+
+  test('a paused schedule enqueues no tick, however long it is due; a second pause changes nothing', async () => {
+    const name = 'paused-every-second';
+    try {
+      await ops.scheduleUpsert(db.pool, { name, cron: '* * * * * *', type: 'demo.noop', queue: 'sched-paused' });
+      const p = await ops.schedulePause(db.pool, name);
+      assert.deepEqual([p.changed, p.schedule.paused, p.schedule.enabled], [true, true, true]);
+      assert.ok(p.schedule.pausedAt);
+      const again = await ops.schedulePause(db.pool, name);
+      assert.equal(again.changed, false);
+      assert.equal(again.schedule.pausedAt!.getTime(), p.schedule.pausedAt!.getTime(), 'paused since the first pause');
+      await db.pool.query(`UPDATE schedules SET next_run_at = now() - interval '1 hour' WHERE name = $1`, [name]);
+      for (let k = 0; k < 3; k++) await ops.scheduleTick(db.pool);
+      assert.equal(await tickKeys(name), 0, 'no tick while paused');
+      // A worker start upserts the definition again: the pause holds.
+      await ops.scheduleUpsert(db.pool, { name, cron: '* * * * * *', type: 'demo.noop', queue: 'sched-paused' });
+      await ops.scheduleTick(db.pool);
+      assert.equal(await tickKeys(name), 0, 'still none after the definition is upserted again');
+      assert.equal((await stored(name)).paused, true);
+      // Run now works on a paused schedule, and leaves it paused.
+      assert.equal((await ops.scheduleRunNow(db.pool, { name })).created, true);
+      assert.equal((await stored(name)).paused, true);
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+
+  test('resumed, a schedule starts from its next tick after now: the ticks missed while paused are not owed', async () => {
+    const name = 'resumed-hourly';
+    try {
+      await ops.scheduleUpsert(db.pool, { name, cron: '0 * * * *', type: 'demo.noop', queue: 'sched-resumed' });
+      await ops.schedulePause(db.pool, name);
+      // Paused for three days (and the tick it stopped at failing): 72 hourly ticks missed.
+      await db.pool.query(
+        `UPDATE schedules SET next_run_at = date_trunc('hour', now()) - interval '3 days', last_error = 'boom', last_error_at = now() - interval '3 days' WHERE name = $1`,
+        [name],
+      );
+      const r = await ops.scheduleResume(db.pool, name);
+      assert.deepEqual([r.changed, r.schedule.paused, r.schedule.pausedAt, r.schedule.lastError], [true, false, null, null]);
+      const { rows: [{ now }] } = await db.pool.query(`SELECT now()`);
+      assert.ok(r.schedule.nextRunAt > now, `next tick ${r.schedule.nextRunAt.toISOString()} is after now`);
+      assert.equal(r.schedule.nextRunAt.getTime(), nextTick('0 * * * *', 'UTC', now, name).getTime(), 'the first hour after now');
+      assert.equal((await ops.scheduleTick(db.pool)).filter((j) => j.queue === 'sched-resumed').length, 0, 'no burst of missed ticks');
+      assert.equal(await tickKeys(name), 0);
+      assert.equal((await ops.scheduleResume(db.pool, name)).changed, false, 'resuming a running schedule changes nothing');
+      // And it ticks again once that tick is due.
+      await db.pool.query(`UPDATE schedules SET next_run_at = date_trunc('second', now()) - interval '1 second' WHERE name = $1`, [name]);
+      assert.equal((await ops.scheduleTick(db.pool)).filter((j) => j.queue === 'sched-resumed').length, 1);
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+});
+
 describe('queue controls', () => {
   test('a pause does not refill the rate limit: resumed, the queue has what it had left', async () => {
     const queue = 'rate-pause';

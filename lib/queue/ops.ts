@@ -1025,6 +1025,9 @@ export interface Schedule extends Required<Omit<ScheduleInput, 'payload'>> {
   /** Why the due tick could not be enqueued (it is retried); null once a tick goes through. */
   lastError: string | null;
   lastErrorAt: Date | null;
+  /** Paused by an operator (no tick is enqueued until a resume); not part of the definition. */
+  paused: boolean;
+  pausedAt: Date | null;
 }
 
 const toSchedule = (r: any): Schedule => ({
@@ -1041,6 +1044,8 @@ const toSchedule = (r: any): Schedule => ({
   lastJobId: r.last_job_id === null ? null : String(r.last_job_id),
   lastError: r.last_error,
   lastErrorAt: r.last_error_at,
+  paused: r.paused_at !== null,
+  pausedAt: r.paused_at,
 });
 
 /** scheduleUpsert — define or redefine a recurring job (its first tick follows the database clock). */
@@ -1075,6 +1080,96 @@ export async function scheduleDelete(db: Executor, name: string): Promise<boolea
 
 export async function scheduleList(db: Executor): Promise<Schedule[]> {
   return (await run(db, sql.scheduleList, [])).rows.map(toSchedule);
+}
+
+/** What an operator's pause or resume did: the schedule as it is now, and whether it changed (false: it already was). */
+export interface ScheduleChange {
+  schedule: Schedule;
+  changed: boolean;
+}
+
+const noSchedule = (name: string) => new QueueError('not_found', `no schedule ${JSON.stringify(name.slice(0, 200))}`);
+
+/** The schedule's row, with the database clock; not_found when there is none. */
+async function scheduleRow(db: Executor, name: string) {
+  const row = (await run(db, sql.scheduleGet, [name])).rows[0];
+  if (!row) throw noSchedule(name);
+  return row;
+}
+
+/**
+ * schedulePause — stop a schedule's ticks until it is resumed (an operator's; the definition's
+ * `enabled` is left alone). Pausing a paused schedule changes nothing and says so
+ * (`changed: false`), as a queue's pause does. not_found for no such schedule.
+ */
+export async function schedulePause(db: Executor, name: string): Promise<ScheduleChange> {
+  const { rows } = await run(db, sql.schedulePause, [name]);
+  if (rows[0]) return { schedule: toSchedule(rows[0]), changed: true };
+  return { schedule: toSchedule(await scheduleRow(db, name)), changed: false };
+}
+
+/**
+ * scheduleResume — let a paused schedule tick again, from its next tick after now (database
+ * clock): the ticks it missed while paused are not owed, so a resume never makes a burst of
+ * runs. Resuming a running schedule changes nothing (`changed: false`).
+ */
+export async function scheduleResume(db: Executor, name: string): Promise<ScheduleChange> {
+  // The next tick is computed here (cron-parser), then swapped in on the cron it was computed
+  // from: a redefinition landing in between makes the statement refuse, and it is read again.
+  for (let k = 0; k < 3; k++) {
+    const row = await scheduleRow(db, name);
+    if (row.paused_at === null) return { schedule: toSchedule(row), changed: false };
+    const next = nextTick(row.cron, row.timezone, row.db_now, row.name);
+    const { rows } = await run(db, sql.scheduleResume, [name, next, row.cron, row.timezone]);
+    if (rows[0]) return { schedule: toSchedule(rows[0]), changed: true };
+  }
+  throw new QueueError('unavailable', `schedule ${JSON.stringify(name.slice(0, 200))} kept changing while it was resumed: try again`);
+}
+
+/**
+ * The idempotency key of a run-now: `schedule-run:<name>:<second>` (database clock, UTC). Its
+ * prefix is not `schedule:`, so no schedule's name can make it equal a tick's key
+ * (`schedule:<name>:<tick>`), whatever colons the name holds.
+ */
+export const runNowKey = (name: string, second: number) => `schedule-run:${name}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
+
+/** What a run-now made: the job, and whether it is new (false: a run-now a moment before made it). */
+export interface ScheduleRun extends EnqueueResult {
+  schedule: string;
+}
+
+/**
+ * scheduleRunNow — enqueue the job a schedule's ticks make, due now, leaving the schedule's
+ * next tick where it is (paused or disabled schedules too: an operator may run one by hand).
+ *
+ * A double click, two operators pressing at once, or a request retried by a proxy must not
+ * run the job twice, but a second run asked for deliberately a few seconds later must run:
+ * a run-now within the same or the next second (database clock) of the last one returns that
+ * one's job (`created: false`). So a repeat less than a second later never makes a second
+ * job, and one two seconds later or more always does. A key per second alone would let a double
+ * click across a second's boundary through; the key of the second before is looked for too.
+ * The schedule's row lock serialises run-nows, so the look sees what the one before committed.
+ */
+export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?: Doorbell | null }): Promise<ScheduleRun> {
+  const made = await useTransaction(pool, async (client) => {
+    const locked = (await run(client, sql.scheduleRunLock, [p.name])).rows[0];
+    if (!locked) throw noSchedule(p.name);
+    const second = Math.floor((locked.at as Date).getTime() / 1000);
+    const key = runNowKey(p.name, second);
+    const window = [runNowKey(p.name, second - 1), key];
+    for (let k = 0; k < KEY_FREED_TRIES; k++) {
+      const inserted = (await run(client, sql.scheduleRunNow, [p.name, key, window])).rows[0];
+      if (inserted) return { id: String(inserted.job_id), queue: inserted.queue as string, created: true, due: !!inserted.due };
+      const existing = (await run(client, sql.jobIdsByIdempotencyKey, [window])).rows;
+      // The newest, should both seconds hold one (a key given by hand to POST /api/jobs).
+      const hit = existing.sort((a, b) => (BigInt(b.job_id) > BigInt(a.job_id) ? 1 : -1))[0];
+      if (hit) return { id: String(hit.job_id), queue: hit.queue as string, created: false, due: false };
+      // Its job was deleted in between (an operator, retention): the key is free again.
+    }
+    throw new Error(`run-now of schedule ${JSON.stringify(p.name)}: its key conflicted but no job holds it`);
+  });
+  if (p.doorbell && made.created && made.due) await p.doorbell.ring([{ jobId: made.id, queue: made.queue }]);
+  return { schedule: p.name, id: made.id, queue: made.queue, created: made.created };
 }
 
 /**

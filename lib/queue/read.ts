@@ -450,7 +450,7 @@ export interface Stats {
   oldestQueuedAgeMs: number | null;
   runningExpired: number;
   workersAlive: number;
-  /** Enabled schedules whose due tick cannot be enqueued (their last_error is set). */
+  /** Enabled, unpaused schedules whose due tick cannot be enqueued (their last_error is set). */
   schedulesFailing: number;
   dbNow: Date;
 }
@@ -470,7 +470,7 @@ export async function getStats(db: Executor, opts: { aliveWithinMs: number }): P
                 WHERE status IN ('queued', 'retrying') AND run_at <= now()) AS oldest_ms,
               (SELECT count(*) FROM jobs WHERE status = 'running' AND lease_expires_at < now()) AS expired,
               (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - $1::int * interval '1 ms') AS alive,
-              (SELECT count(*) FROM schedules WHERE enabled AND last_error IS NOT NULL) AS schedules_failing,
+              (SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL) AS schedules_failing,
               now() AS db_now`,
       [aliveWithinMs],
     ),

@@ -471,7 +471,7 @@ export const queueControlsPrune: Statement = {
  */
 export const scheduleDue: Statement = {
   name: 'leasehold_schedule_due',
-  text: `SELECT *, now() AS db_now FROM schedules WHERE enabled AND next_run_at <= now()
+  text: `SELECT *, now() AS db_now FROM schedules WHERE enabled AND paused_at IS NULL AND next_run_at <= now()
           ORDER BY last_error_at NULLS FIRST, next_run_at LIMIT 100`,
 };
 
@@ -493,7 +493,7 @@ export const scheduleAdvance: Statement = {
   text: `
 UPDATE schedules
    SET next_run_at = $3, last_run_at = $2, last_job_id = $4, last_error = NULL, last_error_at = NULL, updated_at = now()
- WHERE name = $1 AND ${tickIs('$2')} AND enabled
+ WHERE name = $1 AND ${tickIs('$2')} AND enabled AND paused_at IS NULL
 RETURNING name`,
 };
 
@@ -514,7 +514,8 @@ RETURNING name`,
 /**
  * scheduleUpsert — define (or redefine) a schedule. Params: $1 name, $2 cron, $3 timezone,
  * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts, $8 first tick, $9 enabled.
- * A redefinition keeps next_run_at when the cron and timezone are unchanged.
+ * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
+ * touches paused_at: an operator's pause outlives the upsert every worker start makes.
  */
 export const scheduleUpsert: Statement = {
   name: 'leasehold_schedule_upsert',
@@ -540,7 +541,7 @@ RETURNING *`,
  */
 export const scheduleLock: Statement = {
   name: 'leasehold_schedule_lock',
-  text: `SELECT *, now() AS db_now FROM schedules WHERE name = $1 AND ${tickIs('$2')} AND enabled FOR UPDATE SKIP LOCKED`,
+  text: `SELECT *, now() AS db_now FROM schedules WHERE name = $1 AND ${tickIs('$2')} AND enabled AND paused_at IS NULL FOR UPDATE SKIP LOCKED`,
 };
 
 /** The database clock. */
@@ -554,6 +555,74 @@ export const scheduleDelete: Statement = {
 export const scheduleList: Statement = {
   name: 'leasehold_schedule_list',
   text: `SELECT *, now() AS db_now FROM schedules ORDER BY name`,
+};
+
+/** scheduleGet — one schedule, and the database clock. Params: $1 name. */
+export const scheduleGet: Statement = {
+  name: 'leasehold_schedule_get',
+  text: `SELECT *, now() AS db_now FROM schedules WHERE name = $1`,
+};
+
+/**
+ * schedulePause — an operator's pause: no tick is enqueued until a resume. Waits for a tick
+ * being enqueued (its row lock), so a pause that returns is one no later tick ignores.
+ * Params: $1 name. Compare: not paused already. Zero rows: no such schedule, or paused.
+ */
+export const schedulePause: Statement = {
+  name: 'leasehold_schedule_pause',
+  text: `
+UPDATE schedules SET paused_at = now(), updated_at = now()
+ WHERE name = $1 AND paused_at IS NULL
+RETURNING *, now() AS db_now`,
+};
+
+/**
+ * scheduleResume — end a pause, from the next tick after now: the ticks while it was paused
+ * are not owed (as for a schedule switched back on), so a resume never makes a burst of runs.
+ * Params: $1 name, $2 the next tick (computed from the cron and the database clock by the
+ * caller), $3 the cron and $4 the zone it was computed from. Compare: paused, and still that
+ * cron and zone (a redefinition in between would be given another expression's tick).
+ * The tick error is cleared: it was about a tick that is no longer owed.
+ */
+export const scheduleResume: Statement = {
+  name: 'leasehold_schedule_resume',
+  text: `
+UPDATE schedules
+   SET paused_at = NULL, next_run_at = $2, last_error = NULL, last_error_at = NULL, updated_at = now()
+ WHERE name = $1 AND paused_at IS NOT NULL AND cron = $3 AND timezone = $4
+RETURNING *, now() AS db_now`,
+};
+
+/**
+ * scheduleRunLock — lock a schedule for an operator's "run now" (waiting for another run-now,
+ * a pause or a tick that holds it), and read the database clock after the wait
+ * (clock_timestamp(), not now(), the transaction's start: a run-now that waited for another
+ * must not date itself before the one it waited for). The run-now that follows in the same
+ * transaction takes a new snapshot, so it sees the job the one before it committed.
+ * Params: $1 name.
+ */
+export const scheduleRunLock: Statement = {
+  name: 'leasehold_schedule_run_lock',
+  text: `SELECT name, clock_timestamp() AS at FROM schedules WHERE name = $1 FOR UPDATE`,
+};
+
+/**
+ * scheduleRunNow — an operator's "run now": the job the schedule's ticks make, due now, with
+ * the schedule's tick left where it is. Params: $1 name, $2 this run's idempotency key,
+ * $3 the keys of run-nows close enough to be the same click (see ops.scheduleRunNow).
+ * Compare: no job holds one of those keys (and ON CONFLICT, for $2 itself).
+ * Returns: job_id, queue, due — or no row when a run-now just made its job.
+ */
+export const scheduleRunNow: Statement = {
+  name: 'leasehold_schedule_run_now',
+  text: `
+INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
+SELECT s.queue, s.type, s.payload, s.max_attempts, s.max_attempts, now(), $2
+  FROM schedules s
+ WHERE s.name = $1
+   AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.idempotency_key = ANY($3::text[]))
+ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING job_id, queue, run_at <= now() AS due`,
 };
 
 /**
