@@ -156,6 +156,54 @@ describe('API (and the console, which calls it)', () => {
     }
   });
 
+  test('schedule run now, pause and resume: one entry each, the run on its job; unknown → 404, a viewer → 403, and no entry', async () => {
+    const { scheduleUpsert } = await import('@/lib/queue/ops');
+    await scheduleUpsert(db.pool, { name: 'audit-nightly', cron: '0 3 * * *', type: 'demo.noop', queue: 'audit-sched' });
+    const nextTick = async () => (await db.pool.query(`SELECT next_run_at FROM schedules WHERE name = 'audit-nightly'`)).rows[0].next_run_at.getTime();
+    const tickBefore = await nextTick();
+    let body: { id: string; created: boolean; queue: string; schedule: string } | undefined;
+    let e = await one(async () => {
+      body = await (await post(olga, '/api/schedules/{name}/run', { name: 'audit-nightly' }, { reason: 'the 3am run failed upstream' }, 202)).json();
+    });
+    assert.deepEqual([body!.schedule, body!.queue, body!.created], ['audit-nightly', 'audit-sched', true]);
+    assert.deepEqual([e.actor, e.action, e.target, e.job_ids, e.changed, e.skipped, e.reason], [
+      'olga', 'schedule.run', { schedule: 'audit-nightly' }, [body!.id], 1, 0, 'the 3am run failed upstream',
+    ]);
+    // A second click a moment later: the same job, logged as skipped.
+    e = await one(async () => assert.equal((await (await post(olga, '/api/schedules/{name}/run', { name: 'audit-nightly' }, undefined, 202)).json()).id, body!.id));
+    assert.deepEqual([e.action, e.job_ids, e.changed, e.skipped], ['schedule.run', [body!.id], 0, 1]);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'audit-sched'`)).rows[0].n, 1);
+    assert.equal(await nextTick(), tickBefore, 'run now leaves the next tick where it was');
+
+    e = await one(async () => {
+      const r = await (await post(olga, '/api/schedules/{name}/pause', { name: 'audit-nightly' }, { reason: 'upstream down' })).json();
+      assert.deepEqual([r.changed, r.schedule.paused], [true, true]);
+    });
+    assert.deepEqual([e.action, e.target, e.changed, e.skipped, e.reason], ['schedule.pause', { schedule: 'audit-nightly' }, 1, 0, 'upstream down']);
+    // Paused already: success that changed nothing, as a queue's second pause is.
+    e = await one(async () => assert.equal((await (await post(olga, '/api/schedules/{name}/pause', { name: 'audit-nightly' })).json()).changed, false));
+    assert.deepEqual([e.action, e.changed, e.skipped], ['schedule.pause', 0, 1]);
+    e = await one(async () => {
+      const r = await (await post(olga, '/api/schedules/{name}/resume', { name: 'audit-nightly' })).json();
+      assert.deepEqual([r.changed, r.schedule.paused, r.schedule.pausedAt], [true, false, null]);
+    });
+    assert.deepEqual([e.action, e.changed], ['schedule.resume', 1]);
+
+    const token = (await (await post(adam, '/api/admin/tokens', {}, { name: 'sched-viewer', scope: 'viewer' }, 201)).json()).token as string;
+    await entriesOf(0, async () => {
+      for (const verb of ['run', 'pause', 'resume']) {
+        const res = await post(olga, `/api/schedules/{name}/${verb}`, { name: 'no-such-schedule' }, {}, 404);
+        assert.deepEqual(Object.keys((await res.json()).error), ['code', 'message']);
+        await post(vic, `/api/schedules/{name}/${verb}`, { name: 'audit-nightly' }, {}, 403);
+        const byToken = await send(routes, 'POST', `/api/schedules/{name}/${verb}`, { bearer: token, params: { name: 'audit-nightly' }, body: {} });
+        assert.equal(byToken.status, 403, `a viewer token: ${verb}`);
+        assert.equal((await byToken.json()).error.code, 'forbidden');
+      }
+    });
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'audit-sched'`)).rows[0].n, 1, 'nothing refused was run');
+    assert.equal((await db.pool.query(`SELECT paused_at FROM schedules WHERE name = 'audit-nightly'`)).rows[0].paused_at, null);
+  });
+
   test('users and tokens managed through the API: one entry each', async () => {
     let e = await one(() => post(adam, '/api/admin/users', {}, { name: 'api-user', role: 'viewer', password: 'api-user-password' }, 201));
     assert.deepEqual([e.actor, e.action, e.target], ['adam', 'user.add', { user: 'api-user' }]);
@@ -288,6 +336,9 @@ describe('the command line', () => {
       [['queue', 'resume', 'cli-q'], 'queue.resume'],
       [['queue', 'limit', 'cli-q', '--concurrency', '2'], 'queue.limits'],
       [['schedule', 'add', 'nightly', '--cron', '0 3 * * *', '--type', 'demo.noop'], 'schedule.add'],
+      [['schedule', 'run', 'nightly', '--reason', 'run it once more'], 'schedule.run'],
+      [['schedule', 'pause', 'nightly'], 'schedule.pause'],
+      [['schedule', 'resume', 'nightly'], 'schedule.resume'],
       [['schedule', 'remove', 'nightly'], 'schedule.remove'],
       [['user', 'add', 'newbie', '--role', 'viewer', '--password-stdin'], 'user.add', 'newbie-password-1\n'],
       [['user', 'set', 'newbie', '--role', 'operator'], 'user.set'],
@@ -306,6 +357,8 @@ describe('the command line', () => {
       if (action === 'requeue') assert.deepEqual([e.job_ids, e.reason], [[f], 'cli retry']);
       if (action === 'bulk.requeue') assert.ok(e.job_ids.includes(g) && e.changed >= 1);
       if (action === 'user.set') assert.deepEqual([e.target, e.details], [{ user: 'newbie' }, { role: 'operator', from: 'viewer', revokedTokens: [] }]);
+      if (action === 'schedule.run') assert.deepEqual([e.job_ids.length, e.changed, e.reason], [1, 1, 'run it once more']);
+      if (action === 'schedule.pause' || action === 'schedule.resume') assert.deepEqual([e.target, e.changed], [{ schedule: 'nightly' }, 1]);
     }
     const { rows } = await db.pool.query(`SELECT token_hash FROM api_tokens WHERE name = 'ci-producer'`);
     assert.match(rows[0].token_hash, /^[0-9a-f]{64}$/);
@@ -315,7 +368,15 @@ describe('the command line', () => {
         assert.equal((await cli(args)).code, 0, args.join(' '));
       }
       // and neither does an action refused because what it names does not exist
-      for (const args of [['schedule', 'remove', 'no-such-schedule'], ['user', 'disable', 'nobody-here'], ['user', 'set', 'nobody-here', '--role', 'viewer'], ['token', 'revoke', 'no-such-token']]) {
+      for (const args of [
+        ['schedule', 'remove', 'no-such-schedule'],
+        ['schedule', 'run', 'no-such-schedule'],
+        ['schedule', 'pause', 'no-such-schedule'],
+        ['schedule', 'resume', 'no-such-schedule'],
+        ['user', 'disable', 'nobody-here'],
+        ['user', 'set', 'nobody-here', '--role', 'viewer'],
+        ['token', 'revoke', 'no-such-token'],
+      ]) {
         assert.equal((await cli(args)).code, 1, args.join(' '));
       }
     });

@@ -407,6 +407,14 @@ describe('every route answers as documented', () => {
     await scheduleUpsert(db.pool, { name: 'oa-nightly', cron: '0 3 * * *', type: 'demo.noop' });
     const sch = await call('GET', '/api/schedules');
     assert.equal(sch.body.schedules[0].name, 'oa-nightly');
+    const run = await call('POST', '/api/schedules/{name}/run', { params: { name: 'oa-nightly' }, body: { reason: 'by hand' } });
+    assert.deepEqual([run.status, run.body.created], [202, true]);
+    assert.equal((await call('POST', '/api/schedules/{name}/pause', { params: { name: 'oa-nightly' } })).body.schedule.paused, true);
+    assert.equal((await call('POST', '/api/schedules/{name}/resume', { params: { name: 'oa-nightly' }, body: {} })).body.changed, true);
+    for (const verb of ['run', 'pause', 'resume']) {
+      assert.equal((await call('POST', `/api/schedules/{name}/${verb}`, { params: { name: 'oa-none' } })).status, 404);
+      assert.equal((await call('POST', `/api/schedules/{name}/${verb}`, { params: { name: 'oa-nightly' }, body: { nope: 1 } })).status, 400);
+    }
   });
 
   test('GET /api/stats (estimates past the count cap), /api/workers, /api/health, /api/metrics, /api/openapi.json', async () => {

@@ -389,6 +389,14 @@ export const requeueBody = z
   .strict();
 
 export const cancelBody = z.object({ reason: reasonText.optional() }).strict();
+/**
+ * A schedule named in a path (/api/schedules/:name/run|pause|resume). Up to 1,000 characters,
+ * not the 200 a definition is held to: a schedule made by hand with a longer name, whose ticks
+ * fail, is one an operator most needs to pause.
+ */
+export const scheduleName = safeText(1, 1_000);
+/** POST /api/schedules/:name/run|pause|resume: only the operator's reason, for the audit log. */
+export const scheduleActionBody = z.object({ reason: reasonText.optional() }).strict();
 
 export const recoverBody = z
   .object({

@@ -1,6 +1,6 @@
 /**
  * `queue` and `schedule` verbs: pause/resume and limit queues (every worker on every host
- * honours them at claim time), and define recurring jobs.
+ * honours them at claim time), and define, run, pause and resume recurring jobs.
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { enqueueBody, newQueueName, toEnqueueInput } from '../../lib/http/schemas';
@@ -92,7 +92,7 @@ export function addControlCommands(program: Command) {
   const schedule = program.command('schedule').description('recurring jobs from cron expressions (each tick enqueued exactly once)');
   schedule
     .command('add')
-    .description('define (or redefine) a recurring job')
+    .description('define (or redefine) a recurring job (a paused one stays paused)')
     .argument('<name>', 'schedule name')
     .requiredOption('--cron <expr>', 'five fields, or six with seconds first ("* * * * * *" = every second)')
     .requiredOption('--type <type>', 'job type')
@@ -115,7 +115,7 @@ export function addControlCommands(program: Command) {
         );
       });
       if (o.json) return printJson(s);
-      console.log(visible(`${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}; next run ${s.nextRunAt.toISOString()}`));
+      console.log(visible(`${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}; ${s.paused ? 'paused (schedule resume to run it again)' : `next run ${s.nextRunAt.toISOString()}`}`));
     });
   schedule
     .command('list')
@@ -128,12 +128,58 @@ export function addControlCommands(program: Command) {
       if (!list.length) return console.log('no schedules');
       table(
         ['name', 'cron', 'zone', 'type', 'queue', 'enabled', 'next run', 'last job'],
-        list.map((s) => [s.name, s.cron, s.timezone, s.type, s.queue, s.enabled ? 'yes' : 'no', s.nextRunAt.toISOString(), s.lastJobId ?? '']),
+        // A paused schedule's next_run_at is the tick it stopped at, not one that will run.
+        list.map((s) => [s.name, s.cron, s.timezone, s.type, s.queue, s.enabled ? 'yes' : 'no', s.paused ? 'paused' : s.nextRunAt.toISOString(), s.lastJobId ?? '']),
       );
       for (const s of list) {
         if (s.lastError) console.log(visible(`${s.name}: its due tick cannot be enqueued (last tried ${s.lastErrorAt?.toISOString()}): ${s.lastError}`));
       }
     });
+  schedule
+    .command('run')
+    .description("enqueue the job the schedule's ticks make, now (its next tick stays where it is); a repeat within a second or so gives the same job")
+    .argument('<name>', 'schedule name')
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
+    .option('--json', 'print JSON')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(async (name: string, o) => {
+      const r = await withQueue((q) =>
+        auditCli(
+          q.pool,
+          { action: 'schedule.run', target: { schedule: name }, reason: o.reason },
+          () => ops.scheduleRunNow(q.pool, { name, doorbell: q.doorbell }),
+          (r) => ({ changed: r.created ? 1 : 0, skipped: r.created ? 0 : 1, jobIds: [r.id], details: { created: r.created } }),
+        ),
+      );
+      if (o.json) return printJson(r);
+      console.log(visible(`${name}: ${r.created ? 'enqueued' : 'already enqueued a moment ago:'} job ${r.id} on ${r.queue}`));
+    });
+  for (const verb of ['pause', 'resume'] as const) {
+    schedule
+      .command(verb)
+      .description(
+        verb === 'pause'
+          ? 'stop a schedule ticking until it is resumed (jobs already enqueued are left alone)'
+          : 'let a paused schedule tick again, from its next tick after now (the ticks missed while paused are not owed)',
+      )
+      .argument('<name>', 'schedule name')
+      .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
+      .option('--json', 'print JSON')
+      .addHelpText('after', EXIT_CODES_HELP)
+      .action(async (name: string, o) => {
+        const r = await withQueue((q) =>
+          auditCli(
+            q.pool,
+            { action: `schedule.${verb}`, target: { schedule: name }, reason: o.reason },
+            () => (verb === 'pause' ? ops.schedulePause(q.pool, name) : ops.scheduleResume(q.pool, name)),
+            (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
+          ),
+        );
+        if (o.json) return printJson(r);
+        const state = verb === 'pause' ? 'paused' : `running; next run ${r.schedule.nextRunAt.toISOString()}`;
+        console.log(visible(`${name}: ${r.changed ? '' : 'already '}${state}`));
+      });
+  }
   schedule
     .command('remove')
     .description('delete a recurring job (jobs it already enqueued stay)')

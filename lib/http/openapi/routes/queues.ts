@@ -1,8 +1,10 @@
-/** Queue controls and recurring jobs: /api/queues, /api/queues/:name, /api/schedules. */
+/** Queue controls and recurring jobs: /api/queues, /api/queues/:name, /api/schedules, /api/schedules/:name/run|pause|resume. */
 import { z } from 'zod';
-import { queueControlsBody, queueName } from '../../schemas';
-import { queueControlResultSchema, queueControlsSchema, schedulesSchema } from '../../responses';
+import { queueControlsBody, queueName, scheduleActionBody, scheduleName } from '../../schemas';
+import { queueControlResultSchema, queueControlsSchema, scheduleChangeSchema, scheduleRunSchema, schedulesSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
+
+const scheduleParams = z.object({ name: scheduleName.meta({ description: 'The schedule (URL-encoded).' }) });
 
 export const queueRoutes = [
   apiRoute('get', '/api/queues', {
@@ -33,4 +35,41 @@ export const queueRoutes = [
     tags: ['operations'],
     responses: { ...noQueryError, '200': jsonResponse('The schedules, with their next tick (database clock).', schedulesSchema), ...commonErrors },
   }),
+  apiRoute('post', '/api/schedules/{name}/run', {
+    operationId: 'runScheduleNow',
+    summary: "Enqueue the job a schedule's ticks make, now, leaving its next tick where it is",
+    description:
+      'Also for a paused or disabled schedule. The job\'s idempotency key is `schedule-run:<name>:<second>` (database clock, UTC), never a tick\'s ' +
+      '`schedule:<name>:<tick>`; a repeat within the same or the next second (a double click, a retried request) answers the job the first one made, with `created: false`.',
+    tags: ['operations', 'actions'],
+    requestParams: { path: scheduleParams },
+    requestBody: { required: false, content: { 'application/json': { schema: scheduleActionBody } } },
+    responses: {
+      '202': jsonResponse('The job (enqueued now, or by a run-now a moment before).', scheduleRunSchema),
+      '400': errorResponse('The body or the schedule name is invalid.'),
+      '404': errorResponse('No such schedule.'),
+      '413': errorResponse('The body is over 64 KiB.'),
+      ...commonErrors,
+    },
+  }),
+  ...(['pause', 'resume'] as const).map((verb) =>
+    apiRoute('post', `/api/schedules/{name}/${verb}`, {
+      operationId: `${verb}Schedule`,
+      summary:
+        verb === 'pause'
+          ? "Stop a schedule's ticks until it is resumed (jobs already enqueued are left alone)"
+          : 'Let a paused schedule tick again, from its next tick after now (the ticks missed while paused are not owed)',
+      description: `Idempotent: ${verb === 'pause' ? 'pausing a paused schedule' : 'resuming a running one'} changes nothing and answers \`changed: false\`. The pause is the operator's, kept apart from the definition's \`enabled\`: a worker start that upserts the definition again does not undo it.`,
+      tags: ['operations', 'actions'],
+      requestParams: { path: scheduleParams },
+      requestBody: { required: false, content: { 'application/json': { schema: scheduleActionBody } } },
+      responses: {
+        '200': jsonResponse('The schedule as it is now.', scheduleChangeSchema),
+        '400': errorResponse('The body or the schedule name is invalid (or, for a resume, its stored cron expression).'),
+        '404': errorResponse('No such schedule.'),
+        '413': errorResponse('The body is over 64 KiB.'),
+        ...commonErrors,
+      },
+    }),
+  ),
 ];
