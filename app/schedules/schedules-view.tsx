@@ -1,16 +1,25 @@
 'use client';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
+import { useState } from 'react';
+import { ConfirmDialog } from '@/components/actions/confirm-dialog';
 import { Badge } from '@/components/ui/badge';
+import { Button } from '@/components/ui/button';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { PageTable } from '@/components/ui/table';
 import { UserText } from '@/components/ui/user-text';
-import { schedulesQuery } from '@/lib/api/schedules';
+import { forbiddenFor, meQuery } from '@/lib/api/auth';
+import { jobKeys, scheduleKeys, statsKeys } from '@/lib/api/keys';
+import { runScheduleNow, schedulesQuery, setSchedulePaused, type ScheduleRunDto } from '@/lib/api/schedules';
 import { statsQuery } from '@/lib/api/stats';
 import type { ScheduleDto } from '@/lib/api/types';
 import { ago, dateTime, duration, ms } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useDbNow } from '@/lib/ui/use-now';
+import { visible } from '@/lib/ui/visible';
+
+/** The dialog open on the page: Run now or Pause of one schedule (Resume is one click, as a queue's is). */
+type Asking = { action: 'run' | 'pause'; schedule: ScheduleDto } | null;
 
 /** The recurring jobs: when each ticks next, when it last did, and the job that tick made. */
 export function SchedulesView() {
@@ -27,6 +36,38 @@ export function SchedulesView() {
     // (at QUEUES_MAX, 200, by name).
     return listed ? listed.workersAlive : stats.data.queuesTruncated || stats.data.queues.length >= 200 ? null : 0;
   };
+  // The buttons only for a role the server lets act (it refuses the others anyway).
+  const role = useQuery(meQuery()).data?.role ?? null;
+  const mayAct = !forbiddenFor('run', role);
+  const qc = useQueryClient();
+  const [asking, setAsking] = useState<Asking>(null);
+  // The job each schedule's last Run now made (this page, this visit): linked on its row.
+  const [ran, setRan] = useState<Record<string, ScheduleRunDto>>({});
+  const changed = () => {
+    void qc.invalidateQueries({ queryKey: scheduleKeys.all });
+    void qc.invalidateQueries({ queryKey: statsKeys.all });
+  };
+  const run = useMutation({
+    mutationFn: ({ name, reason }: { name: string; reason?: string }) => runScheduleNow(name, reason),
+    onSuccess: (r) => {
+      setRan((m) => ({ ...m, [r.schedule]: r }));
+      changed();
+      void qc.invalidateQueries({ queryKey: jobKeys.all });
+    },
+  });
+  const pause = useMutation({
+    mutationFn: ({ name, paused, reason }: { name: string; paused: boolean; reason?: string }) => setSchedulePaused(name, paused, reason),
+    onSuccess: (_r, v) => {
+      changed();
+      if (v.paused) setAsking(null);
+    },
+  });
+  const close = () => {
+    setAsking(null);
+    run.reset();
+    pause.reset();
+  };
+  const done = asking?.action === 'run' && run.data?.schedule === asking.schedule.name ? run.data : null;
   return (
     <div className="space-y-4">
       <h1 className="text-xl font-semibold">Schedules</h1>
@@ -44,21 +85,120 @@ export function SchedulesView() {
           them in code for <code>npm run worker</code>.
         </EmptyState>
       ) : (
-        <ScheduleTable schedules={q.data.schedules} nowMs={now} consumers={consumers} />
+        <>
+          {pause.isError && !asking && pause.variables && (
+            <ErrorState
+              title={`Could not ${pause.variables.paused ? 'pause' : 'resume'} schedule ${visible(pause.variables.name)}`}
+              message={pause.error.message}
+              onRetry={() => pause.mutate(pause.variables!)}
+            />
+          )}
+          <ScheduleTable
+            schedules={q.data.schedules}
+            nowMs={now}
+            consumers={consumers}
+            ran={ran}
+            actions={
+              mayAct
+                ? {
+                    onRun: (schedule) => {
+                      run.reset();
+                      setAsking({ action: 'run', schedule });
+                    },
+                    onPause: (schedule) => {
+                      pause.reset();
+                      setAsking({ action: 'pause', schedule });
+                    },
+                    onResume: (schedule) => pause.mutate({ name: schedule.name, paused: false }),
+                    busy: pause.isPending ? pause.variables?.name : undefined,
+                  }
+                : null
+            }
+          />
+        </>
+      )}
+      {asking?.action === 'run' && (
+        <ConfirmDialog
+          title="Run now"
+          confirmLabel="Run now"
+          pending={run.isPending}
+          error={run.isError ? run.error.message : null}
+          done={done && <RunDone run={done} />}
+          onConfirm={(reason) => run.mutate({ name: asking.schedule.name, reason })}
+          onClose={close}
+        >
+          Enqueue one <span className="font-mono"><UserText text={asking.schedule.type} /></span> job on{' '}
+          <strong><UserText text={asking.schedule.queue} /></strong> now, as a tick of{' '}
+          <strong className="wrap-anywhere"><UserText text={asking.schedule.name} /></strong> would. Its next tick stays where it is
+          {asking.schedule.paused ? ', and it stays paused' : ''}.
+        </ConfirmDialog>
+      )}
+      {asking?.action === 'pause' && (
+        <ConfirmDialog
+          title="Pause schedule"
+          confirmLabel="Pause schedule"
+          pending={pause.isPending}
+          error={pause.isError ? pause.error.message : null}
+          onConfirm={(reason) => pause.mutate({ name: asking.schedule.name, paused: true, reason })}
+          onClose={close}
+        >
+          No tick of <strong className="wrap-anywhere"><UserText text={asking.schedule.name} /></strong> is enqueued until it is resumed,
+          on any worker (jobs already enqueued run as usual). Resumed, it starts from its next tick after the resume: the ticks
+          it misses meanwhile are not run later.
+        </ConfirmDialog>
       )}
     </div>
   );
 }
 
-function ScheduleTable({ schedules, nowMs, consumers }: { schedules: ScheduleDto[]; nowMs: number; consumers(queue: string): number | null }) {
+/** What a Run now made: the job, or the one a run-now a moment before made (a double click). */
+function RunDone({ run }: { run: ScheduleRunDto }) {
   return (
-    <PageTable testid="schedule-table" headings={['Name', 'Cron', 'Job', 'Next tick', 'Last tick']}>
+    <p className="rounded border border-emerald-300 bg-emerald-50 p-2 text-emerald-900 dark:border-emerald-900 dark:bg-emerald-950 dark:text-emerald-200">
+      {run.created ? 'Enqueued ' : 'A run-now a moment ago already enqueued '}
+      <Link href={`/jobs/${run.id}`} className="font-medium underline" data-testid="ran-job">
+        job #{run.id}
+      </Link>
+      {run.created ? '.' : '; no second job was made.'}
+    </p>
+  );
+}
+
+interface RowActions {
+  onRun(s: ScheduleDto): void;
+  onPause(s: ScheduleDto): void;
+  onResume(s: ScheduleDto): void;
+  /** The schedule whose pause or resume is on its way. */
+  busy?: string;
+}
+
+function ScheduleTable({
+  schedules,
+  nowMs,
+  consumers,
+  ran,
+  actions,
+}: {
+  schedules: ScheduleDto[];
+  nowMs: number;
+  consumers(queue: string): number | null;
+  ran: Record<string, ScheduleRunDto>;
+  actions: RowActions | null;
+}) {
+  return (
+    <PageTable testid="schedule-table" headings={['Name', 'Cron', 'Job', 'Next tick', 'Last tick', ...(actions ? ['Actions'] : [])]}>
       {schedules.map((s) => {
         const next = ms(s.nextRunAt)! - nowMs;
+        const runsTicks = s.enabled && !s.paused;
         return (
           <tr key={s.name} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`schedule-${s.name}`}>
             <td className="break-all px-3 py-2 font-medium">
-              <UserText text={s.name} /> {!s.enabled && <Badge>disabled</Badge>}
+              <UserText text={s.name} /> {!s.enabled && <Badge>disabled</Badge>}{' '}
+              {s.paused && (
+                <Badge tone="amber" title={s.pausedAt ? `paused ${dateTime(s.pausedAt)}` : undefined}>
+                  <span data-testid="paused-badge">paused</span>
+                </Badge>
+              )}
             </td>
             <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">
               <UserText text={s.cron} />
@@ -76,14 +216,27 @@ function ScheduleTable({ schedules, nowMs, consumers }: { schedules: ScheduleDto
                 <UserText text={s.queue} />
               </Link>
               <span className="text-zinc-500"> · {s.maxAttempts} attempts</span>
-              {s.enabled && consumers(s.queue) === 0 && (
+              {runsTicks && consumers(s.queue) === 0 && (
                 <p className="mt-1 text-red-700 dark:text-red-400" data-testid="no-consumer">
                   No live worker consumes this queue: each tick&apos;s job waits until one starts.
                 </p>
               )}
             </td>
             <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.nextRunAt)} data-testid="next-tick">
-              {!s.enabled ? '—' : next >= 1_000 ? `in ${duration(next)}` : next > 0 ? 'in under a second' : 'due now'}
+              {!s.enabled ? (
+                '—'
+              ) : s.paused ? (
+                // The stored tick is the one it stopped at; a resume moves it to the next one after it.
+                <span className="text-amber-700 dark:text-amber-300" title={`paused ${dateTime(s.pausedAt)}; resumed, it runs from its next tick after the resume`}>
+                  paused{s.pausedAt ? ` ${ago(nowMs - ms(s.pausedAt)!)}` : ''}
+                </span>
+              ) : next >= 1_000 ? (
+                `in ${duration(next)}`
+              ) : next > 0 ? (
+                'in under a second'
+              ) : (
+                'due now'
+              )}
             </td>
             <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.lastRunAt)}>
               {s.lastRunAt ? ago(nowMs - ms(s.lastRunAt)!) : 'never'}
@@ -95,12 +248,38 @@ function ScheduleTable({ schedules, nowMs, consumers }: { schedules: ScheduleDto
                   </Link>
                 </>
               )}
-              {s.lastError && (
+              {ran[s.name] && (
+                <p className="mt-1" data-testid="run-now-job">
+                  run now ·{' '}
+                  <Link href={`/jobs/${ran[s.name]!.id}`} className="hover:underline">
+                    job #{ran[s.name]!.id}
+                  </Link>
+                </p>
+              )}
+              {!s.paused && s.lastError && (
                 <p className="mt-1 whitespace-normal wrap-anywhere text-red-700 dark:text-red-400" data-testid="tick-error" title={dateTime(s.lastErrorAt)}>
                   The due tick cannot be enqueued (tried {ago(nowMs - ms(s.lastErrorAt)!)}; every worker retries it): <UserText text={s.lastError} multiline />
                 </p>
               )}
             </td>
+            {actions && (
+              <td className="whitespace-nowrap px-3 py-2 text-right">
+                <div className="flex justify-end gap-1.5">
+                  <Button size="sm" onClick={() => actions.onRun(s)} aria-label={`Run now: schedule ${visible(s.name)}`} title="enqueue its job now; the next tick stays where it is">
+                    Run now
+                  </Button>
+                  {s.paused ? (
+                    <Button size="sm" onClick={() => actions.onResume(s)} disabled={actions.busy === s.name} aria-label={`Resume schedule ${visible(s.name)}`}>
+                      Resume
+                    </Button>
+                  ) : (
+                    <Button size="sm" onClick={() => actions.onPause(s)} disabled={actions.busy === s.name} aria-label={`Pause schedule ${visible(s.name)}`}>
+                      Pause…
+                    </Button>
+                  )}
+                </div>
+              </td>
+            )}
           </tr>
         );
       })}

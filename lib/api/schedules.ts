@@ -1,7 +1,7 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api } from './client';
 import { scheduleKeys } from './keys';
-import type { SchedulesDto } from './types';
+import type { ScheduleDto, SchedulesDto } from './types';
 
 export const schedulesQuery = (refetchMs: number | false) =>
   queryOptions({
@@ -9,3 +9,19 @@ export const schedulesQuery = (refetchMs: number | false) =>
     queryFn: ({ signal }) => api<SchedulesDto>('/api/schedules', { signal, clock: true }),
     refetchInterval: refetchMs,
   });
+
+/** What a run-now made (POST /api/schedules/:name/run): created false when a run-now a moment before made it. */
+export interface ScheduleRunDto {
+  schedule: string;
+  id: string;
+  queue: string;
+  created: boolean;
+}
+
+const schedulePath = (name: string, verb: 'run' | 'pause' | 'resume') => `/api/schedules/${encodeURIComponent(name)}/${verb}`;
+const withReason = (reason?: string) => (reason ? { reason } : {});
+
+export const runScheduleNow = (name: string, reason?: string) => api<ScheduleRunDto>(schedulePath(name, 'run'), { method: 'POST', json: withReason(reason) });
+
+export const setSchedulePaused = (name: string, paused: boolean, reason?: string) =>
+  api<{ schedule: ScheduleDto; changed: boolean }>(schedulePath(name, paused ? 'pause' : 'resume'), { method: 'POST', json: withReason(reason) });

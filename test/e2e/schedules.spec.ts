@@ -78,3 +78,57 @@ test('a schedule on a queue no live worker consumes says its jobs will wait', as
     await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
   }
 });
+
+test('a schedule is paused, shown paused, resumed, and run now from its row; the run links to its job', async ({ page }) => {
+  test.setTimeout(90_000);
+  const name = `e2e-operated-${process.pid}`;
+  // Daily at 03:00: no tick of its own comes while the test runs.
+  await db().query(
+    `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
+     VALUES ($1, '0 3 * * *', 'UTC', 'default', 'demo.noop', '{"from": "run now"}', 3, date_trunc('day', now()) + interval '1 day 3 hours', true)`,
+    [name],
+  );
+  try {
+    await page.goto('/schedules');
+    const row = page.getByTestId(`schedule-${name}`);
+    await expect(row.getByTestId('next-tick')).toContainText(/^in /);
+
+    // Pause asks once, with a reason for the audit log.
+    await row.getByRole('button', { name: 'Pause' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Reason').fill('upstream is down');
+    await dialog.getByRole('button', { name: 'Pause schedule' }).click();
+    await expect(dialog).toHaveCount(0);
+    await expect(row.getByTestId('paused-badge')).toHaveText('paused');
+    await expect(row.getByTestId('next-tick')).toContainText(/^paused/);
+    const paused = await db().query(`SELECT paused_at IS NOT NULL AS paused FROM schedules WHERE name = $1`, [name]);
+    expect(paused.rows[0].paused).toBe(true);
+    const audit = await db().query(`SELECT reason FROM audit_log WHERE action = 'schedule.pause' AND target->>'schedule' = $1`, [name]);
+    expect(audit.rows.map((r) => r.reason)).toEqual(['upstream is down']);
+
+    // Resume is one click; the countdown comes back.
+    await row.getByRole('button', { name: 'Resume' }).click();
+    await expect(row.getByTestId('paused-badge')).toHaveCount(0);
+    await expect(row.getByTestId('next-tick')).toContainText(/^in /);
+    await expect(row.getByRole('button', { name: 'Pause' })).toBeVisible();
+    const tick = async () => (await db().query(`SELECT next_run_at FROM schedules WHERE name = $1`, [name])).rows[0].next_run_at.getTime();
+    const tickBefore = await tick();
+
+    // Run now: confirmed, then a link to the job it made.
+    await row.getByRole('button', { name: 'Run now' }).click();
+    await dialog.getByRole('button', { name: 'Run now' }).click();
+    const link = dialog.getByTestId('ran-job');
+    await expect(link).toContainText(/^job #\d+$/);
+    await expect(row.getByTestId('run-now-job')).toContainText(/job #\d+/);
+    await link.click();
+    await expect(page).toHaveURL(/\/jobs\/\d+$/);
+    const id = new URL(page.url()).pathname.split('/').pop();
+    const { rows } = await db().query(`SELECT idempotency_key, type, payload FROM jobs WHERE job_id = $1`, [id]);
+    expect(rows[0].idempotency_key).toMatch(new RegExp(`^schedule-run:${name}:`));
+    expect([rows[0].type, rows[0].payload]).toEqual(['demo.noop', { from: 'run now' }]);
+    // The run is not a tick: the schedule's own next tick did not move.
+    expect(await tick()).toBe(tickBefore);
+  } finally {
+    await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
+  }
+});

@@ -1,0 +1,84 @@
+'use client';
+import { type ReactNode, useState } from 'react';
+import { Button } from '../ui/button';
+import { Dialog } from '../ui/dialog';
+import { UserText } from '../ui/user-text';
+
+/**
+ * Confirm one operator action on one thing (a schedule's Run now or Pause), with an optional
+ * reason for the audit log — the action dialog's confirm step without its per-job preview,
+ * which such an action has none of. After it is done, `done` is shown in its place (what it
+ * made, with a link) until the operator closes it.
+ */
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  pending,
+  error,
+  done,
+  onConfirm,
+  onClose,
+}: {
+  title: string;
+  /** What the action will do, in words. */
+  children: ReactNode;
+  confirmLabel: string;
+  pending: boolean;
+  error?: string | null;
+  done?: ReactNode;
+  onConfirm(reason: string | undefined): void;
+  onClose(): void;
+}) {
+  const [reason, setReason] = useState('');
+  return (
+    <Dialog title={title} onClose={onClose} keepOnBackdrop>
+      <form
+        className="space-y-4 text-sm"
+        data-testid="confirm-dialog"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!pending && !done) onConfirm(reason.trim() || undefined);
+        }}
+      >
+        <div className="text-zinc-600 dark:text-zinc-300">{children}</div>
+        {!done && (
+          <label className="flex flex-col gap-1 text-xs text-zinc-500">
+            Reason (optional, kept in the audit log)
+            <input
+              className="rounded border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+              value={reason}
+              maxLength={500}
+              onChange={(e) => setReason(e.target.value)}
+              aria-label="Reason"
+              data-testid="action-reason"
+              data-autofocus
+            />
+          </label>
+        )}
+        {error && (
+          <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
+            <UserText text={error} />
+          </p>
+        )}
+        {done && (
+          <div role="status" data-testid="confirm-done">
+            {done}
+          </div>
+        )}
+        <div className="flex items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">
+          <Button variant="ghost" onClick={onClose}>
+            {done ? 'Close' : 'Back'}
+          </Button>
+          {!done && (
+            // Disabled while the request runs: a second click cannot send a second request
+            // (the server would answer it with the same job anyway).
+            <Button type="submit" variant="primary" disabled={pending} data-testid="confirm-action">
+              {pending ? `${confirmLabel}…` : confirmLabel}
+            </Button>
+          )}
+        </div>
+      </form>
+    </Dialog>
+  );
+}
