@@ -4,11 +4,11 @@ import Link from 'next/link';
 import { useState } from 'react';
 import { ConfirmDialog } from '@/components/actions/confirm-dialog';
 import { Badge } from '@/components/ui/badge';
-import { Button } from '@/components/ui/button';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { PageTable } from '@/components/ui/table';
 import { UserText } from '@/components/ui/user-text';
-import { forbiddenFor, meQuery } from '@/lib/api/auth';
+import { ActionButton } from '@/components/actions/action-button';
+import { meQuery } from '@/lib/api/auth';
 import { jobKeys, scheduleKeys, statsKeys } from '@/lib/api/keys';
 import { runScheduleNow, schedulesQuery, setSchedulePaused, type ScheduleRunDto } from '@/lib/api/schedules';
 import { statsQuery } from '@/lib/api/stats';
@@ -17,6 +17,8 @@ import { ago, dateTime, duration, ms } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useDbNow } from '@/lib/ui/use-now';
 import { visible } from '@/lib/ui/visible';
+import { roleRefusal } from '@/lib/ui/role-gate';
+import type { Role } from '@/lib/auth/roles';
 
 /** The dialog open on the page: Run now or Pause of one schedule (Resume is one click, as a queue's is). */
 type Asking = { action: 'run' | 'pause'; schedule: ScheduleDto } | null;
@@ -36,9 +38,8 @@ export function SchedulesView() {
     // (at QUEUES_MAX, 200, by name).
     return listed ? listed.workersAlive : stats.data.queuesTruncated || stats.data.queues.length >= 200 ? null : 0;
   };
-  // The buttons only for a role the server lets act (it refuses the others anyway).
+  // Shown to every role, disabled with why for one the server would refuse (lib/ui/role-gate.ts).
   const role = useQuery(meQuery()).data?.role ?? null;
-  const mayAct = !forbiddenFor('run', role);
   const qc = useQueryClient();
   const [asking, setAsking] = useState<Asking>(null);
   // The job each schedule's last Run now made (this page, this visit): linked on its row.
@@ -98,22 +99,19 @@ export function SchedulesView() {
             nowMs={now}
             consumers={consumers}
             ran={ran}
-            actions={
-              mayAct
-                ? {
-                    onRun: (schedule) => {
-                      run.reset();
-                      setAsking({ action: 'run', schedule });
-                    },
-                    onPause: (schedule) => {
-                      pause.reset();
-                      setAsking({ action: 'pause', schedule });
-                    },
-                    onResume: (schedule) => pause.mutate({ name: schedule.name, paused: false }),
-                    busy: pause.isPending ? pause.variables?.name : undefined,
-                  }
-                : null
-            }
+            actions={{
+              onRun: (schedule) => {
+                run.reset();
+                setAsking({ action: 'run', schedule });
+              },
+              onPause: (schedule) => {
+                pause.reset();
+                setAsking({ action: 'pause', schedule });
+              },
+              onResume: (schedule) => pause.mutate({ name: schedule.name, paused: false }),
+              busy: pause.isPending ? pause.variables?.name : undefined,
+              role,
+            }}
           />
         </>
       )}
@@ -170,6 +168,8 @@ interface RowActions {
   onResume(s: ScheduleDto): void;
   /** The schedule whose pause or resume is on its way. */
   busy?: string;
+  /** The signed-in role (null: not known yet, or sign-in off): a button it may not use says why. */
+  role: Role | null;
 }
 
 function ScheduleTable({
@@ -265,17 +265,35 @@ function ScheduleTable({
             {actions && (
               <td className="whitespace-nowrap px-3 py-2 text-right">
                 <div className="flex justify-end gap-1.5">
-                  <Button size="sm" onClick={() => actions.onRun(s)} aria-label={`Run now: schedule ${visible(s.name)}`} title="enqueue its job now; the next tick stays where it is">
+                  <ActionButton
+                    size="sm"
+                    why={roleRefusal('schedule.run', actions.role)}
+                    onClick={() => actions.onRun(s)}
+                    aria-label={`Run now: schedule ${visible(s.name)}`}
+                    title="enqueue its job now; the next tick stays where it is"
+                  >
                     Run now
-                  </Button>
+                  </ActionButton>
                   {s.paused ? (
-                    <Button size="sm" onClick={() => actions.onResume(s)} disabled={actions.busy === s.name} aria-label={`Resume schedule ${visible(s.name)}`}>
+                    <ActionButton
+                      size="sm"
+                      why={roleRefusal('schedule.resume', actions.role)}
+                      onClick={() => actions.onResume(s)}
+                      disabled={actions.busy === s.name}
+                      aria-label={`Resume schedule ${visible(s.name)}`}
+                    >
                       Resume
-                    </Button>
+                    </ActionButton>
                   ) : (
-                    <Button size="sm" onClick={() => actions.onPause(s)} disabled={actions.busy === s.name} aria-label={`Pause schedule ${visible(s.name)}`}>
+                    <ActionButton
+                      size="sm"
+                      why={roleRefusal('schedule.pause', actions.role)}
+                      onClick={() => actions.onPause(s)}
+                      disabled={actions.busy === s.name}
+                      aria-label={`Pause schedule ${visible(s.name)}`}
+                    >
                       Pause…
-                    </Button>
+                    </ActionButton>
                   )}
                 </div>
               </td>

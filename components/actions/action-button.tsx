@@ -19,6 +19,8 @@ export function ActionButton({ why, testid, unstyled, children, disabled, varian
   const id = useId();
   const common: ButtonHTMLAttributes<HTMLButtonElement> & { 'data-testid'?: string } = {
     ...props,
+    // Refused, the reason is the one tooltip (on the wrapper): not the button's own hint too.
+    title: why ? undefined : props.title,
     disabled: !!why || disabled,
     'aria-describedby': why ? id : undefined,
     'data-testid': testid,

@@ -5,13 +5,21 @@
  */
 import { roleAtLeast, type Role } from '@/lib/auth/roles';
 
-export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'pause' | 'resume' | 'enqueue';
+export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume';
 
 /** The role each action needs: deleting jobs is the admin's; the rest the operator's (README "Roles"). */
 export const roleNeeded = (action: GatedAction | string): Role => (action === 'delete' ? 'admin' : 'operator');
 
 const PLURAL: Record<Role, string> = { admin: 'Admins', operator: 'Operators', viewer: 'Viewers' };
-const WHAT: Partial<Record<GatedAction, string>> = { delete: 'delete jobs', enqueue: 'enqueue jobs', pause: 'pause queues', resume: 'resume queues' };
+const WHAT: Partial<Record<GatedAction, string>> = {
+  delete: 'delete jobs',
+  enqueue: 'enqueue jobs',
+  pause: 'pause queues',
+  resume: 'resume queues',
+  'schedule.run': 'run schedules',
+  'schedule.pause': 'pause schedules',
+  'schedule.resume': 'resume schedules',
+};
 
 /**
  * Why `role` may not run `action` ("Viewers cannot requeue; ask an operator."), or null

@@ -5,6 +5,7 @@
  */
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { hashPassword } from '../../../lib/auth/passwords';
+import { scheduleUpsert } from '../../../lib/queue/ops';
 import { closeDb, db } from '../helpers';
 
 test.afterAll(closeDb);
@@ -86,12 +87,20 @@ test("a viewer sees every write button disabled, with why; the server still refu
   await refused(page.getByRole('button', { name: 'Enqueue demo job' }), /Viewers cannot enqueue/);
   await refused(page.getByTestId(`queue-${QUEUE}`).getByRole('button', { name: `Pause queue ${QUEUE}` }), /Viewers cannot pause/);
 
+  // The schedules page: Run now and Pause.
+  await scheduleUpsert(db(), { name: 'roles-nightly', cron: '0 3 * * *', type: 'demo.noop', queue: QUEUE });
+  await page.goto('/schedules');
+  const schedule = page.getByTestId('schedule-roles-nightly');
+  await refused(schedule.getByRole('button', { name: 'Run now: schedule roles-nightly' }), /Viewers cannot run schedules.*ask an operator/);
+  await refused(schedule.getByRole('button', { name: 'Pause schedule roles-nightly' }), /Viewers cannot pause schedules/);
+
   // The server is the guard: a request crafted from the viewer's own session is refused.
   const origin = new URL(page.url()).origin;
   for (const [path, data] of [
     ['/api/actions/requeue', { ids: [failed] }],
     [`/api/jobs/${queued}/cancel`, {}],
     [`/api/queues/${encodeURIComponent(QUEUE)}`, { paused: true }],
+    ['/api/schedules/roles-nightly/run', {}],
   ] as const) {
     expect((await page.request.post(path, { data, headers: { origin } })).status(), path).toBe(403);
   }
@@ -111,4 +120,7 @@ test('an operator has the actions; Delete, which needs an admin, says so', async
   await page.goto('/');
   await expect(page.getByRole('button', { name: 'Recover…' })).toBeEnabled();
   await expect(page.getByTestId(`queue-${QUEUE}`).getByRole('button', { name: `Pause queue ${QUEUE}` })).toBeEnabled();
+  await scheduleUpsert(db(), { name: 'roles-nightly', cron: '0 3 * * *', type: 'demo.noop', queue: QUEUE });
+  await page.goto('/schedules');
+  await expect(page.getByTestId('schedule-roles-nightly').getByRole('button', { name: 'Run now: schedule roles-nightly' })).toBeEnabled();
 });
