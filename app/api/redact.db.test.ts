@@ -133,3 +133,16 @@ test('results and schedules are redacted for a viewer; an audit entry keeps the 
   const asOperator = (await get(operator, '/api/audit')).body.entries.find((e: { id: string }) => e.id === entry.id);
   assert.equal(asOperator.target.filter.payload, 'password=hunter2');
 });
+
+test('a result nested deeper than the display parser goes is still redacted for a viewer (not served whole)', async () => {
+  const store = new FsResultStore(resultsDir);
+  const deepJob = await insertJob(db.pool, { status: 'running', workerId: 'w-deep', queue: 'red-q', type: 'mail.send' });
+  // A tree 250 levels deep (a handler's result has no depth limit: JSON.stringify takes it).
+  let tree: unknown = { leaf: true };
+  for (let k = 0; k < 250; k++) tree = { child: tree };
+  const key = await store.put(deepJob, 1, Buffer.from(JSON.stringify({ token: 'deep-secret', tree })));
+  assert.equal((await jobComplete(db.pool, { workerId: 'w-deep', items: [{ jobId: deepJob, attempt: 1, resultKey: key }] })).size, 1);
+  const res = await send(routes, 'GET', '/api/jobs/{id}/result', { cookie: viewer, params: { id: deepJob } });
+  const text = await res.text();
+  assert.equal(text.includes('deep-secret'), false, `a viewer read the hidden token (status ${res.status})`);
+});

@@ -49,9 +49,18 @@ export function redactJsonText(text: string, r: Redaction): string {
   try {
     return printJson(redactNode(parseJson(text), r));
   } catch {
+    // The display parser refuses some JSON that is valid (nested past its depth, a number
+    // longer than it reads): redacted through JSON.parse then, its big numbers rounded — never
+    // the text whole, which would hand a viewer every hidden value in it.
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
     // Not JSON (a result stored as text): no keys to hide in it.
     return text;
   }
+  return JSON.stringify(redactValue(value, r), null, 2);
 }
 
 /** A job as the API shows it, for this reader: payload and checkpoints redacted. */
