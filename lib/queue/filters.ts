@@ -141,13 +141,10 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
     conds.push(`status IN ('queued', 'retrying') AND run_at ${f.due === 'later' ? '>' : '<='} ${clock}`);
     scans = true;
   }
-  for (const [key, column] of [['createdSince', 'created_at'], ['finishedSince', 'finished_at']] as const) {
-    const since = f[key] ? parseSince(f[key]!) : null;
-    if (!since) continue;
-    // A span is reckoned on the database clock — as of the preview's moment when an action
-    // pins one (finishedBy), so the window an operator saw is the one acted on.
-    const clock = f.finishedBy ? fromMicros(p.add(f.finishedBy)) : 'now()';
-    conds.push(`${column} >= ${since.span ? `${clock} - ${p.add(since.ms / 1000)}::float8 * interval '1 second'` : `${p.add(since.at)}::timestamptz`}`);
+  for (const key of ['createdSince', 'finishedSince'] as const) {
+    const cond = sinceSql(f, key, p);
+    if (!cond) continue;
+    conds.push(cond);
     scans = true;
   }
   if (f.error) {
@@ -176,6 +173,21 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
   // An id pins the row: no scan whatever else is set.
   if (f.id || (f.q && isJobIdText(f.q))) scans = false;
   return { conds, scans };
+}
+
+/**
+ * A time filter's condition (`created_at >= …`, `finished_at >= …`), or null without one.
+ * Also the failed list's bound on its windows (read.ts): that list is in finished_at order,
+ * so the windows stop where the failures get older than finishedSince.
+ */
+export function sinceSql(f: JobFilter, key: 'createdSince' | 'finishedSince', p: SqlParams): string | null {
+  const since = f[key] ? parseSince(f[key]!) : null;
+  if (!since) return null;
+  const column = key === 'createdSince' ? 'created_at' : 'finished_at';
+  // A span is reckoned on the database clock — as of the preview's moment when an action
+  // pins one (finishedBy), so the window an operator saw is the one acted on.
+  const clock = f.finishedBy ? fromMicros(p.add(f.finishedBy)) : 'now()';
+  return `${column} >= ${since.span ? `${clock} - ${p.add(since.ms / 1000)}::float8 * interval '1 second'` : `${p.add(since.at)}::timestamptz`}`;
 }
 
 /** The filter with empty values dropped (for URLs, keys and logs). */

@@ -5,7 +5,7 @@
  */
 import type { CountKind } from './console-stats';
 import { type Executor, onOneSnapshot } from '../db/client';
-import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams } from './filters';
+import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceSql } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, type Seen, toJob } from './job';
@@ -195,9 +195,13 @@ async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
       break;
     }
     const wq = new SqlParams();
+    // "Failed in the last hour" bounds the windows themselves (jobs_failed_idx is in
+    // finished_at order): past it no failure can match, and the list ends there instead of
+    // reading FAILED_WINDOWS_PER_PAGE windows of older ones and offering a next page of none.
+    const bound = sinceSql(f, 'finishedSince', wq);
     const { rows: window } = await db.query(
       `SELECT job_id, ${MICROS('finished_at')} AS finished_us
-         FROM jobs WHERE ${["status = 'failed'", ...afterIn(wq)].join(' AND ')} ${order} LIMIT ${FAILED_WINDOW}`,
+         FROM jobs WHERE ${["status = 'failed'", ...afterIn(wq), ...(bound ? [bound] : [])].join(' AND ')} ${order} LIMIT ${FAILED_WINDOW}`,
       wq.values,
     );
     more = window.length === FAILED_WINDOW;
