@@ -82,6 +82,25 @@ describe('userSetRole', () => {
     assert.equal((await tokenPrincipal(db.pool, asViewer))?.role, 'viewer');
   });
 
+  test('a token asked for by an admin demoted (or disabled) since the request began is refused; the demotion and the making take turns', async () => {
+    const eve = await user('admin');
+    await user('admin'); // not the last admin
+    await userSetRole(db.pool, eve.name, 'operator');
+    await assert.rejects(
+      tokenCreate(db.pool, { name: 'eve-late', scope: 'admin', createdBy: eve.name, maker: { userId: eve.id } }),
+      (e: unknown) => e instanceof QueueError && e.code === 'forbidden' && /now operator/.test(e.message),
+    );
+    // At once: whichever goes first, no admin token of eve's outlives her demotion.
+    await userSetRole(db.pool, eve.name, 'admin');
+    const [made] = await Promise.allSettled([
+      tokenCreate(db.pool, { name: 'eve-race', scope: 'admin', createdBy: eve.name, maker: { userId: eve.id } }),
+      userSetRole(db.pool, eve.name, 'viewer'),
+    ]);
+    if (made.status === 'fulfilled') assert.equal(await tokenPrincipal(db.pool, made.value.token), null, 'made first: the demotion revoked it');
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM api_tokens WHERE created_by_user_id = $1 AND revoked_at IS NULL AND scope = 'admin'`, [eve.id]);
+    assert.equal(rows[0].n, 0);
+  });
+
   test('refused: an unknown role (400), a user who does not exist or is disabled (404); the same role changes nothing', async () => {
     const dan = await user('operator');
     await assert.rejects(userSetRole(db.pool, dan.name, 'root'), (e: unknown) => e instanceof QueueError && e.code === 'invalid_request');

@@ -244,7 +244,7 @@ const ALL_DIGITS = /^[0-9]+$/;
 
 /** A new token: its secret is returned once (`lh_…`) and stored only as a hash. */
 export async function tokenCreate(
-  db: Executor,
+  pool: pg.Pool,
   p: {
     name: string;
     scope: string;
@@ -260,13 +260,29 @@ export async function tokenCreate(
   if (ALL_DIGITS.test(p.name)) throw new QueueError('invalid_request', `name: ${p.name} is all digits and would read as a token id; add a letter`);
   if (!(TOKEN_SCOPES as readonly string[]).includes(p.scope)) throw new QueueError('invalid_request', `scope: one of ${TOKEN_SCOPES.join(', ')}`);
   const token = TOKEN_PREFIX + secret();
-  const { rows } = await db.query(
-    `INSERT INTO api_tokens (name, token_hash, scope, created_by, created_by_user_id)
-     VALUES ($1, $2, $3, $4, coalesce($5::bigint, (SELECT created_by_user_id FROM api_tokens WHERE token_id = $6::bigint)))
-     RETURNING *`,
-    [p.name, sha256(token), p.scope, p.createdBy.slice(0, 200), p.maker?.userId ?? null, p.maker?.tokenId ?? null],
-  );
-  return { token, info: toToken(rows[0]) };
+  return useTransaction(pool, async (db) => {
+    // Takes turns with role changes and disables (lockUsers; SHARE waits for them and they for
+    // it): a token made while its maker is demoted either sees the new role here and is
+    // refused, or is committed before the demotion, whose revoke then finds it. Checked by
+    // the route at the request's start only, a maker demoted meanwhile kept an admin token.
+    await db.query('LOCK TABLE users IN SHARE MODE');
+    if (p.maker?.userId || p.maker?.tokenId) {
+      const { rows: m } = await db.query(
+        `SELECT (SELECT role FROM users WHERE user_id = $1::bigint AND disabled_at IS NULL) AS user_role,
+                (SELECT scope FROM api_tokens WHERE token_id = $2::bigint AND revoked_at IS NULL) AS token_scope`,
+        [p.maker.userId ?? null, p.maker.tokenId ?? null],
+      );
+      const still = p.maker.userId ? m[0].user_role : m[0].token_scope;
+      if (still !== 'admin') throw new QueueError('forbidden', `only an admin makes API tokens, and the ${p.maker.userId ? 'user' : 'token'} asking is ${still ? `now ${still}` : 'no longer active'}`);
+    }
+    const { rows } = await db.query(
+      `INSERT INTO api_tokens (name, token_hash, scope, created_by, created_by_user_id)
+       VALUES ($1, $2, $3, $4, coalesce($5::bigint, (SELECT created_by_user_id FROM api_tokens WHERE token_id = $6::bigint)))
+       RETURNING *`,
+      [p.name, sha256(token), p.scope, p.createdBy.slice(0, 200), p.maker?.userId ?? null, p.maker?.tokenId ?? null],
+    );
+    return { token, info: toToken(rows[0]) };
+  });
 }
 
 export async function tokenList(db: Executor): Promise<ApiToken[]> {

@@ -1120,6 +1120,21 @@ describe('schedule run now, pause and resume', () => {
     }
   });
 
+  test('a schedule whose name is too long for a key whole (made by hand) runs now under its hash, once', async () => {
+    const short = 'run-long';
+    const name = 'x'.repeat(230);
+    try {
+      await ops.scheduleUpsert(db.pool, { name: short, cron: '0 3 * * *', type: 'demo.noop', queue: 'sched-long' });
+      await db.pool.query(`UPDATE schedules SET name = $2 WHERE name = $1`, [short, name]);
+      const r = await ops.scheduleRunNow(db.pool, { name });
+      assert.equal(r.created, true);
+      assert.match((await jobRow(db.pool, r.id)).idempotency_key, /^schedule-run:#[0-9a-f]{64}:\d{4}-/);
+      assert.deepEqual([(await ops.scheduleRunNow(db.pool, { name })).id], [r.id], 'a repeat finds it by the same key');
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name IN ($1, $2)`, [short, name]);
+    }
+  });
+
   test('a double run (a double click, a retried request, two at once) enqueues one job', async () => {
     const name = 'run-twice';
     try {

@@ -8,6 +8,7 @@
  * accepted; operator ops report per item what happened and, when nothing did, why
  * (from the job's current row, read after the refusal).
  */
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
@@ -1129,9 +1130,12 @@ export async function scheduleResume(db: Executor, name: string): Promise<Schedu
 /**
  * The idempotency key of a run-now: `schedule-run:<name>:<second>` (database clock, UTC). Its
  * prefix is not `schedule:`, so no schedule's name can make it equal a tick's key
- * (`schedule:<name>:<tick>`), whatever colons the name holds.
+ * (`schedule:<name>:<tick>`), whatever colons the name holds. A name too long for the key's
+ * 255 characters (one made by hand) is named by its hash instead.
  */
-export const runNowKey = (name: string, second: number) => `schedule-run:${name}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
+export const runNowKey = (name: string, second: number) =>
+  `schedule-run:${name.length <= RUN_NOW_NAME_MAX ? name : `#${createHash('sha256').update(name).digest('hex')}`}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
+const RUN_NOW_NAME_MAX = 200;
 
 /** What a run-now made: the job, and whether it is new (false: a run-now a moment before made it). */
 export interface ScheduleRun extends EnqueueResult {
