@@ -249,6 +249,16 @@ describe('every route answers as documented', () => {
     }
   });
 
+  test('GET /api/jobs/export as CSV and NDJSON', async () => {
+    await insertJob(db.pool, { queue: 'oa-export' });
+    const csv = await call('GET', '/api/jobs/export', { query: 'queue=oa-export' });
+    assert.equal(csv.status, 200);
+    assert.match(csv.body, /^id,status,queue,type,/);
+    const nd = await call('GET', '/api/jobs/export', { query: 'queue=oa-export&format=ndjson' });
+    assert.match(nd.body, /"export":\{"rows":1,"complete":true/);
+    assert.equal((await call('GET', '/api/jobs/export', { query: 'format=xlsx' })).status, 400);
+  });
+
   test('GET /api/jobs/{id} with checkpoints, and GET /api/jobs/{id}/result', async () => {
     const id = await insertJob(db.pool, { status: 'running', workerId: 'w-res', queue: 'oa-res' });
     const lease = { jobId: id, attempt: 1 };

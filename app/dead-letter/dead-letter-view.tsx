@@ -9,6 +9,7 @@ import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { meQuery } from '@/lib/api/auth';
 import { deadLetterQuery } from '@/lib/api/dead-letter';
 import { roleRefusal } from '@/lib/ui/role-gate';
+import { ExportLinks } from '@/components/jobs/export-links';
 import { filtersFromParams, filtersToQuery, type JobFilters } from '@/lib/api/filters';
 import type { DeadLetterGroupDto } from '@/lib/api/types';
 import { int } from '@/lib/ui/format';
@@ -37,7 +38,10 @@ export function DeadLetterView() {
   const groupLabel = (g: DeadLetterGroupDto) => `every failed ${g.type} job whose error looks like “${g.pattern}”`;
   return (
     <div className="space-y-4">
-      <h1 className="text-xl font-semibold">Dead letter</h1>
+      <div className="flex flex-wrap items-baseline justify-between gap-2">
+        <h1 className="text-xl font-semibold">Dead letter</h1>
+        <ExportLinks filters={filters} />
+      </div>
       <p className="text-sm text-zinc-600 dark:text-zinc-300">
         Jobs that failed for good: their attempts ran out, or the error was permanent. Requeue a group once its cause is fixed (optionally with a fresh
         attempt budget), or delete it.

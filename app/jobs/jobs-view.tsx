@@ -2,6 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useEffect, useMemo, useState } from 'react';
+import { ExportLinks } from '@/components/jobs/export-links';
 import { IgnoredFilters } from '@/components/jobs/ignored-filters';
 import { JobFilterBar } from '@/components/jobs/job-filters';
 import { filtersFromParams, filtersToQuery, type JobFilters } from '@/lib/api/filters';
@@ -31,7 +32,10 @@ export function JobsView() {
   };
   return (
     <div className="space-y-4">
-      <h1 className="text-xl font-semibold">Jobs</h1>
+      <div className="flex flex-wrap items-baseline justify-between gap-2">
+        <h1 className="text-xl font-semibold">Jobs</h1>
+        <ExportLinks filters={filters} />
+      </div>
       <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={mounted ? (meta.data?.jobTypes ?? []) : []} onPendingChange={setPending} />
       <IgnoredFilters params={params} />
       <JobsList filters={filters} filtersPending={pending} />

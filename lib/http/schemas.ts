@@ -266,6 +266,19 @@ export const listQuery = z
   .strict()
   .refine((q) => !q.cursor || !FAILED_POSITION.test(q.cursor) || q.status === 'failed', failedOnly('cursor'));
 
+/** Most jobs one export writes (GET /api/jobs/export?max=), and its default. */
+export const EXPORT_MAX = 100_000;
+export const EXPORT_DEFAULT = 10_000;
+
+/** GET /api/jobs/export — the list's filters, a format and how many jobs at most. */
+export const exportQuery = z
+  .object({
+    ...filterFields,
+    format: z.enum(['csv', 'ndjson']).default('csv').meta({ description: 'csv (a header row, then one row per job) or ndjson (one job per line, as the list carries it, then a summary line).' }),
+    max: queryInt(1, EXPORT_MAX, EXPORT_DEFAULT).meta({ description: 'Jobs at most; past it the export ends saying it was cut.' }),
+  })
+  .strict();
+
 export const jobFilter = z.object(filterFields).strict();
 
 export const newerQuery = z

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
 import { closeDb, enqueue, screenshot, waitForStatus } from './helpers';
 
@@ -60,6 +61,20 @@ test('the Time filter keeps a moving window in the URL; a moment from a link rea
   await page.getByLabel('Time').selectOption('');
   await expect(page).toHaveURL(/\/jobs\?queue=default&payload=e2e%3Dtime-filter$/);
   await expect(page.getByTestId(`job-row-${done}`)).toBeVisible();
+});
+
+test('Export downloads the jobs the applied filters match, as CSV', async ({ page, request }) => {
+  const done = await enqueue(request, { type: 'demo.noop', queue: 'default', payload: { e2e: 'export' } });
+  await waitForStatus(done, 'completed');
+  await page.goto('/jobs?queue=default&payload=e2e%3Dexport');
+  const csv = page.getByTestId('export-links').getByRole('link', { name: 'CSV' });
+  await expect(csv).toHaveAttribute('href', '/api/jobs/export?queue=default&payload=e2e%3Dexport&format=csv');
+  const [download] = await Promise.all([page.waitForEvent('download'), csv.click()]);
+  expect(download.suggestedFilename()).toMatch(/^jobs-all-\d{8}T\d{6}Z\.csv$/);
+  const text = await fs.promises.readFile((await download.path())!, 'utf8');
+  const lines = text.trim().split('\r\n');
+  expect(lines[0]).toBe('id,status,queue,type,attempt_count,max_attempts,worker_id,created_at,run_at,started_at,finished_at,error,payload');
+  expect(lines.filter((l) => l.startsWith(`${done},completed,default,demo.noop,`))).toHaveLength(1);
 });
 
 test('new jobs are announced in a banner instead of being pushed in under the cursor', async ({ page, request }) => {

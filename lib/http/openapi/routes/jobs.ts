@@ -1,6 +1,6 @@
 /** /api/jobs and /api/jobs/:id/* — enqueue, list, one job, its result, the CAS actions. (The console's /api/jobs/lookup and /newer are in ./console.) */
 import { z } from 'zod';
-import { cancelBody, enqueueRequest, jobDetailQuery, jobId, listQuery, requeueBody } from '../../schemas';
+import { cancelBody, enqueueRequest, exportQuery, jobDetailQuery, jobId, listQuery, requeueBody } from '../../schemas';
 import {
   actionConflictSchema,
   actionItemSchema,
@@ -45,6 +45,29 @@ export const jobRoutes = [
     responses: {
       '200': jsonResponse('A page of jobs; pass nextCursor as cursor for the next page.', jobPageSchema),
       '400': errorResponse('A filter, the cursor or the limit is invalid, or a parameter is unknown.'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('get', '/api/jobs/export', {
+    operationId: 'exportJobs',
+    summary: "Every job matching the list's filters, as a download (CSV or NDJSON)",
+    description:
+      "The list's filters and order (GET /api/jobs), walked page by page as the client reads, pinned to the jobs that existed when it began. " +
+      'Rows as lists carry them (an error cut to 500 characters, a payload over 2 KiB left out: open the job). ' +
+      'It ends at `max` jobs or after 60 s, and says so last: NDJSON ends with `{"export": {rows, complete, cut, nextCursor}}`; ' +
+      'a CSV cut short ends with a line starting `# cut at`. Text a spreadsheet would run as a formula is prefixed with \'. ' +
+      'A viewer gets the hidden payload keys (LEASEHOLD_REDACT_KEYS) redacted, as in the list.',
+    tags: ['jobs'],
+    requestParams: { query: exportQuery },
+    responses: {
+      '200': {
+        description: 'The jobs, as an attachment (`content-disposition: attachment; filename="jobs-<status>-<time>.csv"`).',
+        content: {
+          'text/csv': { schema: z.string().meta({ description: 'A header row (id, status, queue, type, attempt_count, max_attempts, worker_id, created_at, run_at, started_at, finished_at, error, payload), one row per job.' }) },
+          'application/x-ndjson': { schema: z.string().meta({ description: 'One job per line (as GET /api/jobs lists it), then the summary line.' }) },
+        },
+      },
+      '400': errorResponse('A filter, the format or max is invalid, or a parameter is unknown.'),
       ...commonErrors,
     },
   }),

@@ -1,0 +1,33 @@
+import { readQuery, route } from '@/lib/http/respond';
+import { checkFilterRedaction } from '@/lib/http/redact';
+import { exportQuery } from '@/lib/http/schemas';
+import { otherMethods } from '@/lib/http/unrouted';
+import { redactionOf } from '@/lib/server/console-reads';
+import { serverContext } from '@/lib/server/context';
+import { exportJobs } from '@/lib/server/job-export';
+
+const CONTENT_TYPE = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-ndjson; charset=utf-8' } as const;
+
+/**
+ * GET /api/jobs/export?<filters>&format=csv|ndjson&max=N — every job matching the list's
+ * filters, in the list's order, as a download (lib/server/job-export.ts); a viewer's copy
+ * redacted as the list is.
+ */
+export const GET = route('viewer', async (req: Request, _ctx, who) => {
+  const { format, max, ...filter } = exportQuery.parse(readQuery(req));
+  const redaction = redactionOf(who);
+  checkFilterRedaction(filter, redaction);
+  const { readPool } = serverContext();
+  const body = await exportJobs(readPool, filter, { format, max, redaction, signal: req.signal });
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return new Response(body, {
+    headers: {
+      'content-type': CONTENT_TYPE[format],
+      'content-disposition': `attachment; filename="jobs-${filter.status ?? 'all'}-${stamp}.${format === 'csv' ? 'csv' : 'ndjson'}"`,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
+  });
+});
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,0 +1,120 @@
+/**
+ * The jobs matching the list's filters, as a download (GET /api/jobs/export): the failed jobs
+ * of one error group to attach to an incident, last night's cancelled ones for a report.
+ *
+ * It walks the list's own keyset pages (lib/queue/read.ts listJobs: the same filters, order
+ * and bounded scans), so an export costs what paging through the console costs, one page at a
+ * time as the client reads (a slow reader holds no more than a page), pinned to the jobs that
+ * existed when it began (maxId = the newest id then). It ends at `max` jobs or after
+ * EXPORT_BUDGET_MS, and says so in its last line — a download that stops early must not pass
+ * for the whole set.
+ */
+import type { Executor } from '../db/client';
+import { listedJobDto } from '../http/dto';
+import { type Redaction, redactJob } from '../http/redact';
+import type { JobFilter } from '../queue/filters';
+import { type JobPage, listJobs } from '../queue/read';
+
+const PAGE = 200;
+/** A download is not a batch job: past this it ends where it got to, saying so. */
+export const EXPORT_BUDGET_MS = 60_000;
+
+export type ExportFormat = 'csv' | 'ndjson';
+
+export const CSV_COLUMNS = ['id', 'status', 'queue', 'type', 'attempt_count', 'max_attempts', 'worker_id', 'created_at', 'run_at', 'started_at', 'finished_at', 'error', 'payload'] as const;
+
+/**
+ * One CSV field (RFC 4180: quoted when it holds a comma, a quote or a line break). Text a
+ * spreadsheet would run as a formula (=, +, -, @, a tab or a carriage return first) is
+ * prefixed with ' — an error message or a queue name is user text, and an export is opened
+ * in a spreadsheet (OWASP, "CSV injection").
+ */
+export function csvField(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  let s = typeof v === 'string' ? v : JSON.stringify(v);
+  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+type JobLine = ReturnType<typeof listedJobDto>;
+
+function csvRow(j: JobLine): string {
+  const cells = [j.id, j.status, j.queue, j.type, j.attemptCount, j.maxAttempts, j.workerId, j.createdAt, j.runAt, j.startedAt, j.finishedAt, j.error, j.payloadOmitted ? '(too large for a list: GET /api/jobs/:id)' : j.payload];
+  return cells.map(csvField).join(',') + '\r\n';
+}
+
+export interface ExportEnd {
+  rows: number;
+  complete: boolean;
+  /** Why it ended early: `max` jobs written, or the time budget spent. */
+  cut: 'max' | 'time' | null;
+  /** Where GET /api/jobs?cursor= would go on from, when cut. */
+  nextCursor: string | null;
+}
+
+function endLine(format: ExportFormat, end: ExportEnd): string {
+  if (format === 'ndjson') return JSON.stringify({ export: end }) + '\n';
+  if (end.complete) return '';
+  // A line no job row can be (ids are digits), one field with no comma to quote: the file
+  // says it is not the whole set.
+  return csvField(`# cut at ${end.rows} jobs (${end.cut === 'max' ? 'the max asked for' : `${EXPORT_BUDGET_MS / 1000} s`}): more match; narrow the filters or go on from cursor ${end.nextCursor}`) + '\r\n';
+}
+
+/**
+ * The export as a stream. The first page is read before the stream is returned, so a
+ * filter the list refuses, or a database that does not answer, is an error response and
+ * not a broken download.
+ */
+export async function exportJobs(
+  db: Executor,
+  filter: JobFilter,
+  o: { format: ExportFormat; max: number; redaction: Redaction; signal?: AbortSignal },
+): Promise<ReadableStream<Uint8Array>> {
+  const started = performance.now();
+  // Pages never larger than what is left to write: an export cut at `max` ends on a page's
+  // own cursor (the failed list's is a place in its order, not an id).
+  const read = (cursor: string | null, left: number, maxId?: string) =>
+    listJobs(db, { ...filter, ...(maxId ? { maxId } : {}), limit: Math.min(PAGE, left), ...(cursor ? { cursor } : {}) });
+  let page: JobPage = await read(null, o.max);
+  // Pinned to the jobs there were when it began: a busy queue cannot make it run for ever.
+  const head = page.headId;
+  const pin = head && (!filter.maxId || BigInt(filter.maxId) > BigInt(head)) ? head : filter.maxId;
+  let rows = 0;
+  let ended = false;
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (o.format === 'csv') controller.enqueue(encoder.encode(CSV_COLUMNS.join(',') + '\r\n'));
+    },
+    async pull(controller) {
+      if (ended) return;
+      const finish = (end: ExportEnd) => {
+        ended = true;
+        const last = endLine(o.format, end);
+        if (last) controller.enqueue(encoder.encode(last));
+        controller.close();
+      };
+      try {
+        const text = page.jobs
+          .map((j) => {
+            const line = redactJob(listedJobDto(j), o.redaction);
+            return o.format === 'csv' ? csvRow(line) : JSON.stringify(line) + '\n';
+          })
+          .join('');
+        rows += page.jobs.length;
+        if (text) controller.enqueue(encoder.encode(text));
+        const cursor = page.nextCursor;
+        if (!cursor) return finish({ rows, complete: true, cut: null, nextCursor: null });
+        if (rows >= o.max) return finish({ rows, complete: false, cut: 'max', nextCursor: cursor });
+        if (performance.now() - started > EXPORT_BUDGET_MS || o.signal?.aborted) return finish({ rows, complete: false, cut: 'time', nextCursor: cursor });
+        page = await read(cursor, o.max - rows, pin ?? undefined);
+      } catch (err) {
+        // Headers are gone: the body's last line says the export failed, never a quiet end.
+        ended = true;
+        const why = err instanceof Error ? err.message : String(err);
+        controller.enqueue(encoder.encode(o.format === 'ndjson' ? JSON.stringify({ export: { rows, complete: false, error: why } }) + '\n' : csvField(`# export failed after ${rows} jobs: ${why}`) + '\r\n'));
+        controller.close();
+      }
+    },
+  });
+}
