@@ -124,3 +124,19 @@ test('an operator has the actions; Delete, which needs an admin, says so', async
   await page.goto('/schedules');
   await expect(page.getByTestId('schedule-roles-nightly').getByRole('button', { name: 'Run now: schedule roles-nightly' })).toBeEnabled();
 });
+
+test('a role lowered while the page is open: the first refusal reads the role again, and the buttons follow at once', async ({ page }) => {
+  await user('omar', 'operator');
+  const { failed } = await jobs();
+  await page.goto(`/jobs/${failed}`);
+  await signIn(page, 'omar');
+  await expect(page.getByTestId('signed-in-as')).toContainText('omar · operator');
+  const requeue = page.getByRole('button', { name: 'Requeue', exact: true });
+  await expect(requeue).toBeEnabled();
+  // An admin demotes omar meanwhile; the page still holds the role it read (cached a minute).
+  await db().query(`UPDATE users SET role = 'viewer' WHERE name = 'omar'`);
+  await Promise.all([page.waitForResponse((r) => r.status() === 403 && r.url().includes('/api/')), requeue.click()]);
+  await page.keyboard.press('Escape');
+  await refused(page.getByRole('button', { name: 'Requeue', exact: true }), /Viewers cannot requeue/);
+  await expect(page.getByTestId('signed-in-as')).toContainText('omar · viewer');
+});
