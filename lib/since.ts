@@ -7,7 +7,7 @@
  * and the browser's may be off). A moment (ISO 8601 with its offset) stays where it is.
  */
 export const SINCE_SPAN = /^([1-9]\d{0,3})([mhd])$/;
-export const SINCE_MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+export const SINCE_MOMENT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(Z|[+-](\d{2}):(\d{2}))$/;
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -18,8 +18,20 @@ export function parseSince(text: string): Since | null {
   const s = text.trim();
   const m = SINCE_SPAN.exec(s);
   if (m) return { span: true, ms: Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] };
-  if (SINCE_MOMENT.test(s) && Number.isFinite(Date.parse(s))) return { span: false, at: s };
-  return null;
+  const at = SINCE_MOMENT.exec(s);
+  return at && realMoment(at) ? { span: false, at: new Date(Date.parse(s)).toISOString() } : null;
+}
+
+/**
+ * Whether a moment's fields name a real one. Date.parse rolls 2026-02-30 over to March and
+ * takes offsets up to ±23:59 and the year 0, which PostgreSQL refuses (a 500 where a 400 was
+ * due); the moment then travels as the UTC ISO text of what was checked here.
+ */
+function realMoment([, y, mo, d, h, mi, sec = '0', , , oh = '0', om = '0']: RegExpExecArray): boolean {
+  const [year, month, day] = [Number(y), Number(mo), Number(d)];
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate(); // the month's last day
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > days) return false;
+  return Number(h) <= 23 && Number(mi) <= 59 && Number(sec) <= 59 && Number(oh) <= 15 && Number(om) <= 59;
 }
 
 /** The console's presets. */

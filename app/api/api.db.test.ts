@@ -312,7 +312,7 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     const moment = (await db.pool.query(`SELECT to_char((now() - interval '4 hours') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS t`)).rows[0].t as string;
     assert.deepEqual(await ids(`finishedSince=${encodeURIComponent(moment)}`), [recent, old]);
     assert.deepEqual(await ids(`createdSince=${encodeURIComponent(moment.replace('Z', '+00:00'))}`), [waiting, recent]);
-    for (const bad of ['1w', '0h', 'yesterday', '2026-12-03', '2026-12-03T13:00:00', '12345h']) {
+    for (const bad of ['1w', '0h', 'yesterday', '2026-12-03', '2026-12-03T13:00:00', '12345h', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00+20:00', '0000-01-01T00:00:00Z']) {
       const res = await jobs.GET(new Request(`http://test/api/jobs?finishedSince=${encodeURIComponent(bad)}`));
       assert.equal(res.status, 400, bad);
       assert.match((await res.json()).error.message, /finishedSince/);

@@ -69,6 +69,9 @@ export function redactJob<J extends { payload: unknown; checkpoints?: unknown }>
   return { ...j, payload: redactValue(j.payload, r), ...('checkpoints' in j ? { checkpoints: redactValue(j.checkpoints, r) } : {}) };
 }
 
+/** A list of jobs, for this reader (the list, the lookup). */
+export const redactJobs = <J extends { payload: unknown; checkpoints?: unknown }>(jobs: J[], r: Redaction): J[] => (r ? jobs.map((j) => redactJob(j, r)) : jobs);
+
 /** Refuses a filter that would test a hidden key's value. */
 export function checkFilterRedaction(f: Pick<JobFilter, 'payload'>, r: Redaction): void {
   if (!r || !f.payload) return;

@@ -9,7 +9,7 @@
 import { type AuditQuery, auditList } from '../audit/log';
 import type { Principal } from '../auth/roles';
 import { detailDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
-import { type Redaction, redactFilter, redactionFor, redactJob, redactJsonText } from '../http/redact';
+import { type Redaction, redactFilter, redactionFor, redactJob, redactJobs, redactJsonText } from '../http/redact';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
 import { queueWorkersForType } from '../queue/ops';
@@ -28,7 +28,7 @@ export async function readLookup(ids: readonly string[], redaction: Redaction) {
   const { value, ageMs } = await readCache.get(`lookup ${key}`, () => jobsByIds(serverContext().readPool, ids));
   // The rows carry the database clock and the leases left: moved on by the answer's age.
   const dto = lookupDto(agedBy(value, ageMs));
-  return redaction ? { ...dto, jobs: dto.jobs.map((j) => redactJob(j, redaction)) } : dto;
+  return { ...dto, jobs: redactJobs(dto.jobs, redaction) };
 }
 
 export async function readNewer(after: string, filter: JobFilter) {

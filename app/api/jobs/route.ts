@@ -1,7 +1,7 @@
 import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { pageDto } from '@/lib/http/dto';
-import { checkFilterRedaction, redactJob } from '@/lib/http/redact';
+import { checkFilterRedaction, redactJobs } from '@/lib/http/redact';
 import { listQuery, parseEnqueueRequest, toEnqueueInput } from '@/lib/http/schemas';
 import { knownJobTypes } from '@/lib/job-types';
 import { jobEnqueue } from '@/lib/queue/ops';
@@ -24,7 +24,7 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { value: page, ageMs } = await readCache.get(`jobs ${JSON.stringify(filters)}`, () => listJobs(readPool, filters), { fresh: !!fresh });
   // The page carries the database clock and the leases left: moved on by the answer's age.
   const dto = pageDto(agedBy(page, ageMs));
-  return json(redaction ? { ...dto, jobs: dto.jobs.map((j) => redactJob(j, redaction)) } : dto);
+  return json({ ...dto, jobs: redactJobs(dto.jobs, redaction) });
 });
 
 /**
