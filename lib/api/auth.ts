@@ -1,9 +1,10 @@
 /** Who is signed in, signing in and out, and what the console offers each role (the server decides; the console only disables what it would refuse). */
 import { queryOptions } from '@tanstack/react-query';
+import { type Role, roleAtLeast } from '@/lib/auth/roles';
 import { roleNeeded } from '@/lib/ui/role-gate';
 import { api } from './client';
 
-export type Role = 'viewer' | 'operator' | 'admin';
+export type { Role };
 
 export interface Me {
   name: string;
@@ -20,13 +21,11 @@ export const meQuery = () =>
     retry: false,
   });
 
-const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
-
 /** Why this role may not run this action (as the server will answer), or null. */
 export function forbiddenFor(action: string, role: Role | null): string | null {
   if (role === null) return null; // still loading: the server decides
   const need = roleNeeded(action);
-  return RANK[role] >= RANK[need] ? null : `Your role (${role}) may look but not ${action}: it needs ${need}.`;
+  return roleAtLeast(role, need) ? null : `Your role (${role}) may look but not ${action}: it needs ${need}.`;
 }
 
 export const signIn = (name: string, password: string) => api<{ user: { name: string; role: Role } }>('/api/auth/signin', { method: 'POST', json: { name, password } });
