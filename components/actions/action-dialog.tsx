@@ -7,6 +7,7 @@ import { StatusBadge } from '../jobs/status-badge';
 import { Badge } from '../ui/badge';
 import { Button } from '../ui/button';
 import { Dialog } from '../ui/dialog';
+import { ReasonField } from './reason-field';
 import { UserText } from '../ui/user-text';
 
 export const ACTION_VERB: Record<BulkAction, string> = { requeue: 'Requeue', cancel: 'Cancel', delete: 'Delete', recover: 'Recover' };
@@ -97,17 +98,7 @@ export function ActionDialog(p: ActionDialogProps) {
           </fieldset>
         )}
         {!p.report && (
-          <label className="flex flex-col gap-1 text-xs text-zinc-500">
-            Reason (optional, kept in the audit log)
-            <input
-              className="rounded border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
-              value={p.reason}
-              maxLength={500}
-              onChange={(e) => p.onReason(e.target.value)}
-              aria-label="Reason"
-              data-testid="action-reason"
-            />
-          </label>
+          <ReasonField value={p.reason} onChange={p.onReason} />
         )}
         {p.forbidden && !p.report && (
           <p role="note" className="rounded border border-amber-300 bg-amber-50 p-2 text-amber-900 dark:border-amber-900 dark:bg-amber-950 dark:text-amber-200">

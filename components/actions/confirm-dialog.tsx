@@ -3,6 +3,7 @@ import { type ReactNode, useState } from 'react';
 import { Button } from '../ui/button';
 import { Dialog } from '../ui/dialog';
 import { UserText } from '../ui/user-text';
+import { ReasonField } from './reason-field';
 
 /**
  * Confirm one operator action on one thing (a schedule's Run now or Pause), with an optional
@@ -43,18 +44,7 @@ export function ConfirmDialog({
       >
         <div className="text-zinc-600 dark:text-zinc-300">{children}</div>
         {!done && (
-          <label className="flex flex-col gap-1 text-xs text-zinc-500">
-            Reason (optional, kept in the audit log)
-            <input
-              className="rounded border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
-              value={reason}
-              maxLength={500}
-              onChange={(e) => setReason(e.target.value)}
-              aria-label="Reason"
-              data-testid="action-reason"
-              data-autofocus
-            />
-          </label>
+          <ReasonField value={reason} onChange={setReason} autoFocus />
         )}
         {error && (
           <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
