@@ -1,8 +1,10 @@
 /**
  * Keeps P worker processes alive. A process that dies — even by SIGKILL from a poison
  * job — is replaced at once; one that keeps dying soon after start is replaced with a
- * growing back-off, so a crash loop cannot spin the machine. Its jobs are not lost: their
- * leases expire and the recover sweep (run by the surviving processes) moves them on.
+ * growing back-off, so a crash loop cannot spin the machine. Its jobs are not lost: told of
+ * the death (onDied, with the worker id the process reported), the worker command ends their
+ * leases at once (ops.workerDied), and the recover sweep of the surviving processes moves them
+ * on; without the id, their leases run out first.
  * A process whose event loop stops beating (a handler that never yields) is killed after
  * stallKillMs and replaced the same way.
  */
@@ -22,8 +24,12 @@ export interface SupervisorOptions {
   /** A process that dies within this long of its start counts as a crash loop. */
   minUptimeMs?: number;
   maxBackoffMs?: number;
-  /** Told of each process that died (not one the supervisor stopped), e.g. to record it (ops.workerDied). */
-  onDied?: (pid: number, exit: string) => void;
+  /**
+   * Told of each process that died (not one the supervisor stopped), e.g. to record it and end
+   * its leases (ops.workerDied); `workerId` is what the process reported when it was ready
+   * (undefined if it died before its report was read).
+   */
+  onDied?: (pid: number, exit: string, workerId: string | undefined) => void;
   /**
    * A running (not stopped) process whose event loop has not beaten for this long is killed
    * and replaced: it has lost every lease already (its heartbeats cannot run). 0 = never.
@@ -40,6 +46,8 @@ interface Slot {
   /** performance.now() of the child's last beat (or of its start). */
   lastBeat: number;
   stallKilled: number | null;
+  /** The worker id the current process reported in its 'ready' message. */
+  workerId: string | undefined;
 }
 
 export class Supervisor {
@@ -55,7 +63,7 @@ export class Supervisor {
 
   start() {
     for (let i = 0; i < this.o.processes; i++) {
-      const slot: Slot = { index: i, child: null, startedAt: 0, quickDeaths: 0, restartTimer: null, lastBeat: 0, stallKilled: null };
+      const slot: Slot = { index: i, child: null, startedAt: 0, quickDeaths: 0, restartTimer: null, lastBeat: 0, stallKilled: null, workerId: undefined };
       this.slots.push(slot);
       this.spawn(slot);
     }
@@ -118,9 +126,12 @@ export class Supervisor {
     // module that blocks as it loads would otherwise hold its slot for ever).
     slot.lastBeat = slot.startedAt + START_GRACE_MS;
     slot.stallKilled = null;
-    child.on('message', (m: { type?: string }) => {
+    slot.workerId = undefined;
+    child.on('message', (m: { type?: string; workerId?: unknown }) => {
       // A late message of a child already replaced must not start its successor's clock.
-      if (slot.child === child && (m?.type === 'alive' || m?.type === 'ready')) slot.lastBeat = performance.now();
+      if (slot.child !== child) return;
+      if (m?.type === 'alive' || m?.type === 'ready') slot.lastBeat = performance.now();
+      if (m?.type === 'ready' && typeof m.workerId === 'string') slot.workerId = m.workerId;
     });
     child.on('exit', (code, signal) => this.onExit(slot, child, code, signal));
     // A fork that could not start (no memory or pids left, the directory gone) emits 'error'
@@ -151,7 +162,7 @@ export class Supervisor {
     const how = slot.stallKilled !== null
       ? `killed by the supervisor: event loop blocked for ${Math.round(slot.stallKilled / 1000)} s`
       : signal ? `killed by ${signal}` : `exited with code ${code}`;
-    if (child.pid !== undefined) this.o.onDied?.(child.pid, how);
+    if (child.pid !== undefined) this.o.onDied?.(child.pid, how, slot.workerId);
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = null;
       if (this.stopping) return;

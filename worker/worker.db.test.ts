@@ -173,6 +173,48 @@ describe('supervisor', () => {
       assert.equal(exit.code, 0, 'the supervisor stops cleanly on SIGTERM');
     }
   });
+
+  test("a worker process killed with SIGKILL: its jobs' leases end at once, and they run again long before the lease would have run out", async () => {
+    const prefix = uniquePrefix('super-lease');
+    const queue = prefix;
+    const pool = createPool(db.url, { max: 2 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    // A ten-minute lease: without the early end, the jobs would wait ten minutes for the sweep.
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 2, queues: queue, leaseMs: 600_000 });
+    try {
+      const jobs = await ops.jobEnqueue(pool, Array.from({ length: 2 }, () => ({ type: 'demo.sleep', queue, payload: { ms: 600_000 } })), { doorbell });
+      const ids = jobs.map((j) => j.id);
+      const running = async () =>
+        (await db.pool.query(`SELECT j.job_id, j.worker_id, w.pid FROM jobs j JOIN workers w USING (worker_id)
+                               WHERE j.job_id = ANY($1::bigint[]) AND j.status = 'running'`, [ids])).rows;
+      const held = await waitFor('both jobs to run', async () => ((await running()).length === 2 ? await running() : false), { timeoutMs: 30_000 });
+      const victim = held[0]!;
+      const itsJobs = held.filter((r) => r.worker_id === victim.worker_id).map((r) => String(r.job_id));
+      const others = held.filter((r) => r.worker_id !== victim.worker_id);
+      process.kill(victim.pid, 'SIGKILL');
+      // Each of the victim's jobs runs again, in attempt 2, its first attempt recorded as lost to the kill.
+      await waitFor('the dead process\'s jobs to be claimed again', async () => {
+        const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[]) AND status = 'running' AND attempt_count = 2`, [itsJobs]);
+        return rows[0].n === itsJobs.length;
+      }, { timeoutMs: 60_000 });
+      const { rows: lost } = await db.pool.query(
+        `SELECT job_id, attempt, outcome, error FROM job_attempts WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, attempt`, [ids]);
+      assert.deepEqual(lost.map((r) => [String(r.job_id), r.attempt, r.outcome]), itsJobs.sort().map((id) => [id, 1, 'lease_lost']));
+      for (const r of lost) assert.match(r.error, new RegExp(`worker ${victim.worker_id} stopped renewing \\(killed by SIGKILL\\)`));
+      // The survivor's jobs are untouched: same worker, first attempt, a lease still minutes away.
+      for (const o of others) {
+        const j = await jobRow(db.pool, String(o.job_id));
+        assert.equal(j.worker_id, o.worker_id);
+        assert.equal(j.attempt_count, 1);
+        const { rows: [left] } = await db.pool.query(`SELECT lease_expires_at > now() + interval '5 minutes' AS far FROM jobs WHERE job_id = $1`, [o.job_id]);
+        assert.equal(left.far, true);
+      }
+    } finally {
+      await w.stop();
+      await doorbell.close();
+      await pool.end();
+    }
+  });
 });
 
 describe('worker priority', () => {

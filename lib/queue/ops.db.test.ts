@@ -539,6 +539,41 @@ describe('operator actions', () => {
   });
 });
 
+describe('workerDied', () => {
+  const lease = async (id: string) =>
+    (await db.pool.query(`SELECT lease_expires_at <= now() AS ended FROM jobs WHERE job_id = $1`, [id])).rows[0].ended as boolean;
+
+  test("with the dead process's worker id: its row is marked and the leases it held end now; nobody else's do", async () => {
+    const dead = 'died-a:41:aaaaaa';
+    const alive = 'died-a:42:bbbbbb';
+    await ops.workerRegister(db.pool, { workerId: dead, host: 'died-a', pid: 41, queues: ['died'], concurrency: 2 });
+    await ops.workerRegister(db.pool, { workerId: alive, host: 'died-a', pid: 42, queues: ['died'], concurrency: 2 });
+    const [j1, j2, j3] = [await insertJob(db.pool, { queue: 'died' }), await insertJob(db.pool, { queue: 'died' }), await insertJob(db.pool, { queue: 'died' })];
+    await ops.jobClaim(db.pool, { ids: [j1!, j2!], workerId: dead, leaseMs: LEASE });
+    await ops.jobClaim(db.pool, { ids: [j3!], workerId: alive, leaseMs: LEASE });
+    const r = await ops.workerDied(db.pool, { host: 'died-a', pid: 41, exit: 'killed by SIGKILL', workerId: dead });
+    assert.deepEqual(r, { workerId: dead, leasesEnded: 2 });
+    assert.deepEqual([await lease(j1!), await lease(j2!), await lease(j3!)], [true, true, false]);
+    // Still running under the dead worker: the sweep moves them, recording how it ended.
+    const moved = await ops.jobRecover(db.pool, { ids: [j1!, j2!, j3!] });
+    assert.deepEqual(moved.expired.map((e) => e.id).sort(), [j1, j2].sort());
+    assert.match((await jobRow(db.pool, j1!)).error, /worker died-a:41:aaaaaa stopped renewing \(killed by SIGKILL\)/);
+    // Reported twice (the row is stopped now): nothing more to end.
+    assert.deepEqual(await ops.workerDied(db.pool, { host: 'died-a', pid: 41, exit: 'killed by SIGKILL', workerId: dead }), { workerId: null, leasesEnded: 0 });
+  });
+
+  test('without an id, or with an id that is not that host and pid, no lease is touched (another container may have the same host name and pid)', async () => {
+    const w = 'died-b:51:cccccc';
+    await ops.workerRegister(db.pool, { workerId: w, host: 'died-b', pid: 51, queues: ['died'], concurrency: 1 });
+    const j = await insertJob(db.pool, { queue: 'died' });
+    await ops.jobClaim(db.pool, { ids: [j], workerId: w, leaseMs: LEASE });
+    assert.deepEqual(await ops.workerDied(db.pool, { host: 'died-b', pid: 52, exit: 'killed by SIGKILL', workerId: w }), { workerId: null, leasesEnded: 0 });
+    assert.deepEqual(await ops.workerDied(db.pool, { host: 'died-b', pid: 51, exit: 'killed by SIGKILL' }), { workerId: w, leasesEnded: 0 });
+    assert.equal(await lease(j), false);
+    assert.equal((await jobRow(db.pool, j)).status, 'running');
+  });
+});
+
 describe('jobRecover', () => {
   test('moves expired leases on (retrying / failed / cancelled) and leaves live leases alone', async () => {
     const queue = 'recover-1';

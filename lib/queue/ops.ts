@@ -1301,10 +1301,17 @@ export async function workerStop(db: Executor, workerId: string, metrics: unknow
   await run(db, sql.workerStop, [workerId, JSON.stringify(metrics)]);
 }
 
-/** A worker process on `host` ended without stopping (see statements.workerDied); returns its worker id, or null. */
-export async function workerDied(db: Executor, p: { host: string; pid: number; exit: string }): Promise<string | null> {
-  const { rows } = await run(db, sql.workerDied, [p.host, p.pid, p.exit]);
-  return rows[0]?.worker_id ?? null;
+/**
+ * A worker process on `host` ended without stopping (see statements.workerDied): its row is
+ * marked, and when its worker id is known the leases it held end now. Returns the worker id
+ * marked (null: none) and how many leases ended.
+ */
+export async function workerDied(
+  db: Executor,
+  p: { host: string; pid: number; exit: string; workerId?: string | null },
+): Promise<{ workerId: string | null; leasesEnded: number }> {
+  const { rows } = await run(db, sql.workerDied, [p.host, p.pid, p.exit, p.workerId ?? null]);
+  return { workerId: rows[0]?.worker_id ?? null, leasesEnded: rows[0]?.leases_ended ?? 0 };
 }
 
 export async function workerPrune(db: Executor, olderThanMs: number) {

@@ -1248,21 +1248,45 @@ export const workerStop: Statement = {
 
 /**
  * workerDied — the supervisor saw a worker process end without stopping (a crash, SIGKILL, a
- * poison job): its latest row on this host is marked stopped, with how it ended, so the
- * console no longer counts it alive (nor, later, stale). Its jobs' leases still run out and a
- * sweep or a peer's claim takes them: this touches no job.
- * Params: $1 host, $2 pid, $3 how it ended.
- * Compare: the newest row of that host and pid not stopped yet.
- * Returns: its worker_id, or no row (it stopped itself, or never registered).
+ * poison job, its own stall kill): its row is marked stopped, with how it ended, so the
+ * console no longer counts it alive (nor, later, stale); and when the supervisor knows the
+ * process's worker id (the process said it over IPC when it started), the leases of the jobs
+ * that id still holds end now, so the next recover sweep or a peer's claim takes them within
+ * seconds instead of when the lease would have run out (30 s by default; minutes for a long
+ * lease). The exit is certain (the supervisor's own child, reaped), and a worker id names one
+ * process's one run, never reused: this can rescue no live worker (reliability.md §3.5: the
+ * host and pid alone could be another container's process, so without the id no job is
+ * touched and the leases run out as before). The lease is ended, not the job moved: the
+ * sweep does that, recording the lost attempt with this exit, exactly as for a lease that ran
+ * out. A statement the process sent before it died may still commit after this one; the
+ * fence decides it as always (its completion of a job not yet taken over stands; once taken
+ * over, it is refused).
+ * Params: $1 host, $2 pid, $3 how it ended, $4 its worker id (NULL = not known).
+ * Compare: the worker row — that id on that host and pid, else the newest of that host and
+ *          pid — not stopped yet; the jobs — running, held by that id (the fence: every
+ *          attempt that id holds is the dead process's), lease not yet expired, and only
+ *          when the id belongs to that host and pid.
+ * Swap: stopped_at = now(), exit = $3; lease_expires_at = now() (the database's clock).
+ * Returns: the worker_id marked (NULL when none was) and how many leases ended.
  */
 export const workerDied: Statement = {
   name: 'leasehold_worker_died',
   text: `
-UPDATE workers SET stopped_at = now(), exit = $3
- WHERE worker_id = (SELECT worker_id FROM workers WHERE host = $1 AND pid = $2 AND stopped_at IS NULL
-                     ORDER BY started_at DESC LIMIT 1)
-   AND stopped_at IS NULL
-RETURNING worker_id`,
+WITH marked AS (
+  UPDATE workers SET stopped_at = now(), exit = $3
+   WHERE worker_id = coalesce(
+           (SELECT worker_id FROM workers WHERE worker_id = $4::text AND host = $1 AND pid = $2),
+           (SELECT worker_id FROM workers WHERE $4::text IS NULL AND host = $1 AND pid = $2 AND stopped_at IS NULL
+             ORDER BY started_at DESC LIMIT 1))
+     AND stopped_at IS NULL
+  RETURNING worker_id
+), ended AS (
+  UPDATE jobs SET lease_expires_at = now()
+   WHERE worker_id = $4::text AND status = 'running' AND lease_expires_at > now()
+     AND EXISTS (SELECT 1 FROM workers WHERE worker_id = $4::text AND host = $1 AND pid = $2)
+  RETURNING job_id
+)
+SELECT (SELECT worker_id FROM marked) AS worker_id, (SELECT count(*) FROM ended)::int AS leases_ended`,
 };
 
 /** workerPrune — forget worker rows silent for longer than $1 ms (history, not state). */

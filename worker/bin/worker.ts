@@ -98,8 +98,11 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     // Two leases: by then the process has lost every lease it held (its heartbeats could not
     // run); and never under 10 s, far above the 500 ms beat and a GC pause, however short the lease.
     stallKillMs: Math.max(2 * cfg.leaseMs, 10_000),
-    onDied: (pid, exit) =>
-      void ops.workerDied(pool, { host, pid, exit }).catch((err) => log.warn('could not record a dead worker process', { pid, err })),
+    onDied: (pid, exit, workerId) =>
+      void ops
+        .workerDied(pool, { host, pid, exit, workerId })
+        .then((r) => r.leasesEnded && log.info("a dead worker process's leases ended early; the recover sweep takes its jobs", { pid, worker: r.workerId, leases: r.leasesEnded }))
+        .catch((err) => log.warn('could not record a dead worker process', { pid, err })),
   });
   supervisor.start();
   log.info('workers started', {
