@@ -25,11 +25,14 @@ export interface SupervisorOptions {
   minUptimeMs?: number;
   maxBackoffMs?: number;
   /**
-   * Told of each process that died (not one the supervisor stopped), e.g. to record it and end
-   * its leases (ops.workerDied); `workerId` is what the process reported when it was ready
-   * (undefined if it died before its report was read).
+   * Told of each process that died, e.g. to record it and end its leases (ops.workerDied):
+   * one the supervisor did not stop, and one that did not stop as asked (killed at the stop
+   * deadline, or ended otherwise while it drained: it handed back no leases). `workerId` is
+   * what the process reported when it was ready (undefined if it died before its report was
+   * read). stop() waits for the promise it returns, so the record is written before the
+   * supervisor exits.
    */
-  onDied?: (pid: number, exit: string, workerId: string | undefined) => void;
+  onDied?: (pid: number, exit: string, workerId: string | undefined) => unknown;
   /**
    * A running (not stopped) process whose event loop has not beaten for this long is killed
    * and replaced: it has lost every lease already (its heartbeats cannot run). 0 = never.
@@ -58,6 +61,10 @@ export class Supervisor {
   private stallTimer: NodeJS.Timeout | null = null;
   /** performance.now() of the stall check's last run (a gap means the supervisor itself did not run). */
   private lastCheck = 0;
+  /** Set when stop() killed what had not stopped: its deadline (ms). */
+  private stopKilledAfterMs: number | null = null;
+  /** onDied's writes not yet settled (stop() waits for them). */
+  private readonly reports = new Set<Promise<unknown>>();
 
   constructor(private readonly o: SupervisorOptions) {}
 
@@ -147,7 +154,18 @@ export class Supervisor {
   private onExit(slot: Slot, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) {
     if (slot.child !== child) return;
     slot.child = null;
-    if (this.stopping) return;
+    const how = slot.stallKilled !== null
+      ? `killed by the supervisor: event loop blocked for ${Math.round(slot.stallKilled / 1000)} s`
+      : signal === 'SIGKILL' && this.stopKilledAfterMs !== null
+        ? `killed by the supervisor: not stopped ${Math.round(this.stopKilledAfterMs / 1000)} s after SIGTERM`
+        : signal ? `killed by ${signal}` : `exited with code ${code}`;
+    if (this.stopping) {
+      // Stopped as asked, it drained, handed its leases back and exited 0. Killed at the stop
+      // deadline (its event loop blocked?), or ended otherwise while it drained, it handed back
+      // nothing: its leases end now, not a lease after the workers start again.
+      if (code !== 0) this.died(child, how, slot.workerId);
+      return;
+    }
     const uptime = performance.now() - slot.startedAt;
     slot.quickDeaths = uptime < (this.o.minUptimeMs ?? 10_000) ? slot.quickDeaths + 1 : 0;
     const delay = slot.quickDeaths <= 1 ? 0 : Math.min(this.o.maxBackoffMs ?? 30_000, 250 * 2 ** (slot.quickDeaths - 1));
@@ -159,16 +177,21 @@ export class Supervisor {
       uptimeMs: Math.round(uptime),
       restartInMs: delay,
     });
-    const how = slot.stallKilled !== null
-      ? `killed by the supervisor: event loop blocked for ${Math.round(slot.stallKilled / 1000)} s`
-      : signal ? `killed by ${signal}` : `exited with code ${code}`;
-    if (child.pid !== undefined) this.o.onDied?.(child.pid, how, slot.workerId);
+    this.died(child, how, slot.workerId);
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = null;
       if (this.stopping) return;
       this.restarts++;
       this.spawn(slot);
     }, delay);
+  }
+
+  /** Tells onDied, and keeps what it returns for stop() to wait on. */
+  private died(child: ChildProcess, how: string, workerId: string | undefined) {
+    if (child.pid === undefined || !this.o.onDied) return;
+    const report = Promise.resolve(this.o.onDied(child.pid, how, workerId)).catch(() => {});
+    this.reports.add(report);
+    void report.finally(() => this.reports.delete(report));
   }
 
   /** SIGTERM every process (each drains gracefully), SIGKILL whatever is left after `timeoutMs`. */
@@ -181,9 +204,14 @@ export class Supervisor {
     });
     const exits = alive.map((c) => new Promise<void>((r) => c.once('exit', () => r())));
     for (const c of alive) c.kill('SIGTERM');
-    const killer = setTimeout(() => alive.forEach((c) => c.kill('SIGKILL')), timeoutMs);
+    const killer = setTimeout(() => {
+      this.stopKilledAfterMs = timeoutMs;
+      this.o.log.warn('worker processes did not stop in time; killing them', { pids: alive.map((c) => c.pid), afterMs: timeoutMs });
+      alive.forEach((c) => c.kill('SIGKILL'));
+    }, timeoutMs);
     await Promise.all(exits);
     clearTimeout(killer);
+    await Promise.all(this.reports);
   }
 }
 

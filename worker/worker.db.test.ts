@@ -220,6 +220,45 @@ describe('supervisor', () => {
       await pool.end();
     }
   });
+
+  test('a worker process killed at the stop deadline (it did not stop in time): its row says so and its leases end, for whoever runs next', async () => {
+    const prefix = uniquePrefix('super-stop');
+    const queue = prefix;
+    const pool = createPool(db.url, { max: 2 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    // A job that never yields: its process cannot even hear SIGTERM, so the supervisor kills it
+    // at its stop deadline (grace 2 s + 10 s). A ten-minute lease: left alone, it would wait ten minutes.
+    const w = startWorkers({
+      databaseUrl: db.url,
+      redisUrl: REDIS_URL,
+      prefix,
+      processes: 1,
+      concurrency: 1,
+      queues: queue,
+      leaseMs: 600_000,
+      extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/spin.ts') },
+    });
+    let id: string | undefined;
+    try {
+      await waitFor('the spin type to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.spin'`)).rows.length === 1);
+      id = (await ops.jobEnqueue(pool, [{ type: 'test.spin', queue, payload: {} }], { doorbell }))[0]!.id;
+      const held = await waitFor('the job to run', async () => {
+        const j = await jobRow(db.pool, id!);
+        return j.status === 'running' && j;
+      }, { timeoutMs: 30_000 });
+      const exit = await w.stop();
+      assert.equal(exit.code, 0, 'the supervisor stops on SIGTERM, killing what did not stop');
+      const { rows: [row] } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE worker_id = $1`, [held.worker_id]);
+      assert.deepEqual(row, { stopped: true, exit: 'killed by the supervisor: not stopped 12 s after SIGTERM' });
+      const { rows: [lease] } = await db.pool.query(`SELECT status, lease_expires_at <= now() AS ended FROM jobs WHERE job_id = $1`, [id]);
+      assert.deepEqual(lease, { status: 'running', ended: true });
+    } finally {
+      await w.stop();
+      if (id) await db.pool.query(`DELETE FROM jobs WHERE job_id = $1`, [id]);
+      await doorbell.close();
+      await pool.end();
+    }
+  });
 });
 
 describe('worker priority', () => {

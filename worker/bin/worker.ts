@@ -87,8 +87,9 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   await runMigrations(services.databaseUrl);
   const args = processArgs(opts);
   // One connection, for recording the processes that die (the console then stops counting
-  // them alive); the workers do everything else.
-  const pool = createPool(services.databaseUrl, { name: 'supervisor', max: 1 });
+  // them alive); the workers do everything else. A record not written within 10 s is given up
+  // (the leases run out instead): the stop waits for it, and must not wait on a silent connection.
+  const pool = createPool(services.databaseUrl, { name: 'supervisor', max: 1, queryTimeoutMs: 10_000 });
   const host = os.hostname();
   const supervisor = new Supervisor({
     processes: opts.processes,
@@ -99,7 +100,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     // run); and never under 10 s, far above the 500 ms beat and a GC pause, however short the lease.
     stallKillMs: Math.max(2 * cfg.leaseMs, 10_000),
     onDied: (pid, exit, workerId) =>
-      void ops
+      ops
         .workerDied(pool, { host, pid, exit, workerId })
         .then((r) => r.leasesEnded && log.info("a dead worker process's leases ended early; the recover sweep takes its jobs", { pid, worker: r.workerId, leases: r.leasesEnded }))
         .catch((err) => log.warn('could not record a dead worker process', { pid, err })),
