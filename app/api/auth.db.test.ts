@@ -47,6 +47,8 @@ async function session(name: string, role: string) {
 const viewer = await session('vera', 'viewer');
 const operator = await session('otto', 'operator');
 const admin = await session('ada', 'admin');
+const { viewSave } = await import('@/lib/views/store');
+const savedView = (await viewSave(db.pool, { name: 'Failed in auth-q', page: 'jobs', query: 'status=failed&queue=auth-q', createdBy: null })).id;
 
 /** A request each route would act on if it were let through: real ids, a real queue, valid bodies. */
 function sampleFor(method: string, path: string): { params?: Record<string, string>; body?: unknown; query?: string } {
@@ -73,6 +75,12 @@ function sampleFor(method: string, path: string): { params?: Record<string, stri
       return { query: `after=${failed}` };
     case 'get /api/live':
       return { query: `stats=1&ids=${failed},${queued}&after=${failed}` };
+    case 'get /api/views':
+      return { query: 'page=jobs' };
+    case 'post /api/views':
+      return { body: { name: 'Queued in auth-q', page: 'jobs', query: 'status=queued&queue=auth-q' } };
+    case 'delete /api/views/{id}':
+      return { params: { id: savedView } };
     default:
       return { params: { id: failed, action: 'requeue', name: 'auth-q' } };
   }
@@ -232,6 +240,7 @@ describe('CSRF', () => {
         ['/api/queues/{name}', { name: 'auth-q' }, { paused: true }],
         ['/api/recover', {}, {}],
         ['/api/jobs', {}, { type: 'demo.noop' }],
+        ['/api/views', {}, { name: 'Forged', page: 'jobs', query: '' }],
       ] as const) {
         const res = await send(routes, 'POST', path, { params, body, ...s, cookie: admin });
         assert.equal(res.status, 403, `${what}: ${path} → ${res.status}`);

@@ -82,6 +82,7 @@ const POSTS: [string, Record<string, string>][] = [
   ['/api/queues/{name}', { name: 'victim' }],
   ['/api/auth/signin', {}],
   ['/api/auth/setup', {}],
+  ['/api/views', {}],
 ];
 for (const [path, params] of POSTS) for (const raw of BAD_JSON) add(`bad JSON ${JSON.stringify(raw.slice(0, 20))}`, 'POST', path, { params, raw });
 
@@ -134,6 +135,14 @@ const WRONG: [string, Record<string, string>, unknown][] = [
   ['/api/auth/signin', {}, { name: ['root'], password: 'x' }],
   ['/api/auth/signin', {}, { name: 'root', password: { $ne: null } }],
   ['/api/auth/setup', {}, { token: '../../x', name: 'a', password: 'b' }],
+  ['/api/views', {}, { name: 1, page: 'jobs', query: '' }],
+  ['/api/views', {}, { name: ['x'], page: 'jobs', query: '' }],
+  ['/api/views', {}, { name: 'x', page: 'admin', query: '' }],
+  ['/api/views', {}, { name: 'x', page: 'jobs', query: { status: 'failed' } }],
+  ['/api/views', {}, { name: 'x', page: 'jobs', query: 'status=exploded' }],
+  ['/api/views', {}, { name: 'x', page: 'jobs', query: 'status=failed', createdBy: 1 }],
+  ['/api/views', {}, { name: 'x', page: 'dead-letter', query: 'status=failed' }],
+  ['/api/views', {}, { name: 'x', page: 'jobs', query: 'limit=1000000&cursor=1' }],
 ];
 for (const [path, params, body] of WRONG) add(`wrong type ${JSON.stringify(body).slice(0, 60)}`, 'POST', path, { params, body });
 
@@ -154,6 +163,10 @@ for (const x of SQLI.slice(0, 4)) {
   add('SQLi as a job id (requeue)', 'POST', '/api/jobs/{id}/requeue', { params: { id: x } });
   add('SQLi as a queue name', 'POST', '/api/queues/{name}', { params: { name: x }, body: { concurrencyLimit: 0 } });
   add('SQLi as a sign-in name', 'POST', '/api/auth/signin', { body: { name: x, password: x } });
+  add('SQLi in ?page of the saved views', 'GET', '/api/views', { query: `page=${enc(x)}` });
+  add("SQLi as a saved view's filter name", 'POST', '/api/views', { body: { name: 'sqli', page: 'jobs', query: `${enc(x)}=1` } });
+  add("SQLi in a saved view's status", 'POST', '/api/views', { body: { name: x, page: 'jobs', query: `status=${enc(x)}` } });
+  add('SQLi as a saved view id', 'DELETE', '/api/views/{id}', { params: { id: x } });
 }
 
 // 5. Path traversal in every path parameter.
@@ -163,6 +176,7 @@ for (const x of TRAVERSAL) {
   add('traversal as an action', 'POST', '/api/actions/{action}', { params: { action: x }, body: { ids: ['1'] } });
   add('traversal as a queue name', 'POST', '/api/queues/{name}', { params: { name: x }, body: { paused: false } });
   add('traversal as a cancel id', 'POST', '/api/jobs/{id}/cancel', { params: { id: x } });
+  add('traversal as a saved view id', 'DELETE', '/api/views/{id}', { params: { id: x } });
 }
 
 // 6. Unicode edge cases in text fields and parameters.
@@ -173,6 +187,12 @@ for (const x of UNICODE) {
   add('unicode payload key/values', 'POST', '/api/jobs', { raw: `{"type":"demo.sleep","payload":{"ms":"${x.length > 100 ? 'x' : JSON.stringify(x).slice(1, -1)}"}}` });
   add('unicode reason', 'POST', '/api/jobs/{id}/requeue', { params: { id: '1' }, body: { reason: x, resetAttempts: 'no' } });
   add('unicode sign-in', 'POST', '/api/auth/signin', { body: { name: x, password: x } });
+  add('unicode as a saved view id', 'DELETE', '/api/views/{id}', { params: { id: x } });
+  add("unicode in a saved view's filter name", 'POST', '/api/views', { body: { name: x, page: 'jobs', query: `${enc(x)}=1` } });
+}
+// Saved view names that cannot be stored or shown as one line.
+for (const name of ['\u0000', 'a\u0000b', '\ud800', 'x\udfffy', '😀'.repeat(300), 'x'.repeat(10_000), 'two\nlines', '\u001b[31mred']) {
+  add(`saved view name ${JSON.stringify(name.slice(0, 12))}`, 'POST', '/api/views', { body: { name, page: 'jobs', query: 'status=failed' } });
 }
 // A payload filter's value is JSON-decoded: escapes of what PostgreSQL cannot store in jsonb.
 for (const v of ['"\\u0000"', '"a\\ud800"', '"\\udc00"']) {
@@ -181,6 +201,7 @@ for (const v of ['"\\u0000"', '"a\\ud800"', '"\\udc00"']) {
   add(`payload filter a=${v} (live)`, 'GET', '/api/live', { query: `after=1&every=1000&payload=${enc(`a=${v}`)}` });
   add(`payload filter a=${v} (preview)`, 'POST', '/api/actions/{action}', { params: { action: 'cancel' }, body: { filter: { payload: `a=${v}` }, preview: true } });
   add(`payload filter a=${v} (applied)`, 'POST', '/api/actions/{action}', { params: { action: 'cancel' }, body: { filter: { payload: `a=${v}` } } });
+  add(`payload filter a=${v} (saved view)`, 'POST', '/api/views', { body: { name: 'payload', page: 'jobs', query: `payload=${enc(`a=${v}`)}` } });
 }
 
 // 7. Numbers out of range.
@@ -189,6 +210,8 @@ for (const n of NUMBERS) {
   add(`?cursor=${n}`, 'GET', '/api/jobs', { query: `cursor=${enc(n)}` });
   add(`audit ?limit=${n}`, 'GET', '/api/audit', { query: `limit=${enc(n)}` });
   add(`job id ${n}`, 'GET', '/api/jobs/{id}', { params: { id: n } });
+  add(`saved view id ${n}`, 'DELETE', '/api/views/{id}', { params: { id: n } });
+  add(`saved view id=${n}`, 'POST', '/api/views', { body: { name: `id ${n}`, page: 'jobs', query: `id=${enc(n)}` } });
   add(`after=${n}`, 'GET', '/api/jobs/newer', { query: `after=${enc(n)}` });
   add(`live every=${n}`, 'GET', '/api/live', { query: `stats=1&every=${enc(n)}` });
 }
@@ -199,6 +222,9 @@ for (const v of [-1, 0, 1e300, 2 ** 53, -0, 1.5]) {
 // Unknown query parameters and repeated ones.
 add('unknown query parameter', 'GET', '/api/jobs', { query: 'drop=table' });
 add('repeated status', 'GET', '/api/jobs', { query: 'status=failed&status=queued&status=%27' });
+add('repeated status in a saved view', 'POST', '/api/views', { body: { name: 'twice', page: 'jobs', query: 'status=failed&status=queued' } });
+add('repeated page', 'GET', '/api/views', { query: 'page=jobs&page=dead-letter' });
+add('prototype pollution in a saved view', 'POST', '/api/views', { body: { name: 'proto', page: 'jobs', query: '__proto__[admin]=1&constructor[prototype][x]=1' } });
 add('prototype pollution query', 'GET', '/api/jobs', { query: '__proto__[admin]=1&constructor[prototype][x]=1' });
 
 async function firstEvents(res: Response): Promise<string> {
@@ -239,7 +265,7 @@ test(`${cases.length} hostile requests: no 5xx, every error well-formed, nothing
     }
   }
   assert.deepEqual(problems, []);
-  assert.equal(await stateOf(db.pool), before, 'no job, attempt, queue, schedule, user or token row changed');
+  assert.equal(await stateOf(db.pool), before, 'no job, attempt, queue, schedule, user, token or saved view row changed');
   const { rows } = await db.pool.query('SELECT action, changed FROM audit_log WHERE audit_id > $1', [auditBefore]);
   assert.ok(rows.every((r) => r.changed === 0), `the audit log only records attempts that changed nothing: ${JSON.stringify(rows)}`);
   const { rows: tables } = await db.pool.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN ('jobs', 'users', 'audit_log')`);

@@ -507,6 +507,22 @@ describe('access control and the audit log', () => {
   });
 });
 
+describe('saved views', () => {
+  test('GET /api/views, POST /api/views, DELETE /api/views/{id}', async () => {
+    const saved = await call('POST', '/api/views', { body: { name: 'oa failed', page: 'jobs', query: 'queue=oa&status=failed' } });
+    assert.deepEqual([saved.status, saved.body.query, saved.body.createdBy], [201, 'status=failed&queue=oa', null]);
+    assert.equal((await call('POST', '/api/views', { body: { name: 'OA FAILED', page: 'jobs', query: '' } })).status, 409);
+    assert.equal((await call('POST', '/api/views', { body: { name: 'oa bad', page: 'jobs', query: 'nope=1' } })).status, 400);
+    assert.equal((await call('POST', '/api/views', { raw: JSON.stringify({ name: 'oa big', page: 'jobs', query: 'x'.repeat(10_000) }) })).status, 413);
+    const listed = await call('GET', '/api/views', { query: 'page=jobs' });
+    assert.deepEqual(listed.body.views.map((v: { name: string }) => v.name), ['oa failed']);
+    assert.equal((await call('GET', '/api/views')).status, 200);
+    assert.equal((await call('GET', '/api/views', { query: 'page=nope' })).status, 400);
+    assert.equal((await call('DELETE', '/api/views/{id}', { params: { id: saved.body.id } })).status, 200);
+    assert.equal((await call('DELETE', '/api/views/{id}', { params: { id: saved.body.id } })).status, 404);
+  });
+});
+
 after(() => {
   // Every documented operation was called, and answered each documented 2xx at least once.
   const missing: string[] = [];

@@ -26,6 +26,8 @@ export const AUDIT_ACTIONS = {
   'user.setup': 'the first admin, from the setup link',
   'token.create': 'create an API token',
   'token.revoke': 'revoke an API token',
+  'view.save': 'save a view (named filters of /jobs or /dead-letter, shared with everyone)',
+  'view.delete': 'delete a saved view',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -388,3 +388,27 @@ export const auditLog = pgTable(
     index('audit_log_action_idx').on(t.action, t.auditId),
   ],
 );
+
+// ------------------------------------------------------------------ saved views (0019)
+
+/**
+ * The console's saved views: a name, the page (/jobs or /dead-letter) and that page's query
+ * string, shared by everyone who signs in (lib/views/store.ts). Names are unique per page
+ * whatever their case. created_by: the user who saved it (null with sign-in off, or through
+ * an API token); they or an admin may delete it.
+ */
+export const savedViews = pgTable(
+  'saved_views',
+  {
+    viewId: bigint('view_id', { mode: 'bigint' }).primaryKey().generatedByDefaultAsIdentity(),
+    name: text('name').notNull(),
+    page: text('page').notNull(),
+    query: text('query').notNull(),
+    createdBy: bigint('created_by', { mode: 'bigint' }).references(() => users.userId, { onDelete: 'set null' }),
+    createdAt: timestamp('created_at', tz).notNull().defaultNow(),
+  },
+  (t) => [
+    check('saved_views_page_known', sql`page IN ('jobs', 'dead-letter')`),
+    uniqueIndex('saved_views_page_name_idx').on(t.page, sql`lower(${t.name})`),
+  ],
+);

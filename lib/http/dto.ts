@@ -5,6 +5,8 @@ import type { ActionItem, ActionReport, QueueControl, RecoverReport, Schedule } 
 import { toJobDto } from '../queue/job';
 import type { StatsSnapshot } from '../queue/stats-cache';
 import { type Attempt, type JobDetail, type JobPage, LIST_PAYLOAD_MAX_BYTES, type ListedJob, type Stats, type WorkerRow } from '../queue/read';
+import { mayDeleteView, type SavedView } from '../views/store';
+import type { Principal } from '../auth/roles';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -115,4 +117,15 @@ export const consoleInfoDto = (
   redisPrefix: cfg.redisPrefix,
   version: o.version,
   jobTypes: o.jobTypes,
+});
+
+/** A saved view as the caller sees it: whether they may delete it is theirs (its creator, or an admin). */
+export const savedViewDto = (v: SavedView, who: Principal) => ({
+  id: v.id,
+  name: v.name,
+  page: v.page,
+  query: v.query,
+  createdBy: v.createdBy?.name ?? null,
+  createdAt: v.createdAt.toISOString(),
+  deletable: mayDeleteView(v, who),
 });

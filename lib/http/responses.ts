@@ -14,6 +14,7 @@ import { JOB_ID_PATTERN } from '../queue/job';
 import type { ActionOutcome, ScheduleRun } from '../queue/ops';
 import { type countNewer, LIST_ERROR_MAX_CHARS, LIST_PAYLOAD_MAX_BYTES, NEWER_CAP } from '../queue/read';
 import { ATTEMPT_OUTCOMES, JOB_STATUSES } from '../queue/status';
+import { VIEW_PAGES } from '../views/pages';
 import type {
   actionItemDto,
   actionReportDto,
@@ -25,6 +26,7 @@ import type {
   pageDto,
   queueControlDto,
   recoverDto,
+  savedViewDto,
   scheduleDto,
   statsSnapshotDto,
   workerDto,
@@ -610,7 +612,7 @@ export const auditEntrySchema = z
     actor: z.string(),
     actorKind: z.enum(['user', 'token', 'cli', 'system', 'anonymous']),
     action: z.string().meta({ description: AUDIT_ACTION_NAMES.map((a) => `${a} (${AUDIT_ACTIONS[a]})`).join(', ') }),
-    target: z.record(z.string(), z.unknown()).meta({ description: 'What it applied to: {ids}, {filter, maxId}, {all}, {queue}, {user}, {token}, {schedule}.' }),
+    target: z.record(z.string(), z.unknown()).meta({ description: 'What it applied to: {ids}, {filter, maxId}, {all}, {queue}, {user}, {token}, {schedule}, {view, page}.' }),
     jobIds: z.array(z.string()).meta({ description: 'The jobs it touched (the first 50; details.jobCount has the count).' }),
     changed: z.int().min(0),
     skipped: z.int().min(0),
@@ -653,3 +655,22 @@ export const tokensSchema = z.object({ tokens: z.array(tokenSchema) }).meta({ id
 export const createdTokenSchema = tokenSchema
   .extend({ token: z.string().meta({ description: 'The secret (`lh_…`): shown in this answer only.' }) })
   .meta({ id: 'CreatedApiToken' });
+
+// ---------------------------------------------------------------- saved views
+
+export const savedViewSchema = z
+  .object({
+    id: z.string().meta({ description: 'DELETE /api/views/{id} takes it.' }),
+    name: z.string(),
+    page: z.enum(VIEW_PAGES),
+    query: z.string().meta({ description: "The page's filters as its URL carries them: the view opens /jobs?<query> (or /dead-letter?<query>)." }),
+    createdBy: z.string().nullable().meta({ description: 'The user who saved it; null with sign-in off or through an API token (then only an admin deletes it).' }),
+    createdAt: dateTime,
+    deletable: z.boolean().meta({ description: 'Whether the caller may delete it: its creator (an operator or admin), or an admin.' }),
+  })
+  .meta({ id: 'SavedView' });
+export const savedViewsSchema = z
+  .object({ views: z.array(savedViewSchema).meta({ description: 'By page, then by name (case aside).' }) })
+  .meta({ id: 'SavedViews' });
+
+export type SavedViewSchemaMatchesDto = None<Ties<ReturnType<typeof savedViewDto>, z.output<typeof savedViewSchema>>>;

@@ -15,6 +15,8 @@ import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
+import { filtersFromParams } from '../api/filters';
+import { MAX_VIEW_NAME, MAX_VIEW_QUERY, VIEW_PAGE_FILTERS, VIEW_PAGE_PATHS, VIEW_PAGES, type ViewPage, viewQueryOf } from '../views/pages';
 
 // Also the HTTP API's check on payloads and checkpoints (the worker imports it from text.ts, without zod).
 export { jsonProblem, MAX_PAYLOAD_DEPTH };
@@ -492,3 +494,79 @@ export const userName = safeText(1, 64);
 export const userRoleBody = z.object({ role: z.enum(['viewer', 'operator', 'admin']) }).strict();
 /** A token's id in a path. */
 export const tokenId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a token id');
+
+// ------------------------------------------------------------------ saved views
+
+export const viewPage = z.enum(VIEW_PAGES).meta({ description: 'The console page the view filters: `jobs` (/jobs) or `dead-letter` (/dead-letter).' });
+
+/** A view's name: one line of text people choose from in a menu. */
+export const viewName = safeText(1, MAX_VIEW_NAME)
+  .refine((s) => s.trim() === s, 'must not start or end with whitespace')
+  // eslint-disable-next-line no-control-regex
+  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must be one line, without control characters');
+
+/**
+ * Why `raw` is not a query string the page reads as written, or the query as the page's URL
+ * carries it (lib/views/pages.ts viewQueryOf: its filters in the filter bar's order). Each
+ * filter is checked as the API checks it (filterFields) and must be one the page takes and
+ * keeps as written: a view saved with `statu=failed`, `status=faild` or a padded queue would
+ * show every job, as the page drops what it does not read.
+ */
+export function checkViewQuery(page: ViewPage, raw: string): { ok: true; query: string } | { ok: false; message: string } {
+  const fail = (message: string) => ({ ok: false as const, message });
+  const text = raw.startsWith('?') ? raw.slice(1) : raw;
+  for (const part of text.split(/[&=]/)) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      return fail('not valid percent-encoded UTF-8');
+    }
+  }
+  const params = new URLSearchParams(text);
+  const takes = VIEW_PAGE_FILTERS[page] as readonly string[];
+  const seen = new Set<string>();
+  for (const [key, value] of params) {
+    const name = key.slice(0, 64);
+    if (!takes.includes(key)) {
+      return fail(`${JSON.stringify(name)} is not a filter of ${VIEW_PAGE_PATHS[page]} (it takes ${takes.join(', ')})`);
+    }
+    if (seen.has(key)) return fail(`${name} is given more than once`);
+    seen.add(key);
+    if (value === '') return fail(`${name} is empty (leave the filter out)`);
+    if (value.trim() !== value) return fail(`${name} must not start or end with whitespace`);
+    const checked = filterFields[key as keyof typeof filterFields].safeParse(value);
+    if (!checked.success) return fail(`${name}: ${checked.error.issues[0]!.message}`);
+  }
+  const kept = filtersFromParams(params) as Record<string, string | undefined>;
+  const dropped = [...seen].find((k) => kept[k] !== params.get(k));
+  if (dropped) return fail(`${dropped}: ${VIEW_PAGE_PATHS[page]} would not read it as written`);
+  return { ok: true, query: viewQueryOf(page, params) };
+}
+
+/** POST /api/views: the query is stored as the page's URL carries it (checkViewQuery). */
+export const viewBody = z
+  .object({
+    name: viewName.meta({ description: `Unique on its page whatever its case; 1-${MAX_VIEW_NAME} characters, one line.`, example: 'Failed payments, last 24h' }),
+    page: viewPage,
+    query: z
+      .string()
+      .max(MAX_VIEW_QUERY)
+      .meta({
+        description:
+          "The page's filters as its URL carries them (a leading ? is dropped): only the filters that page takes, each as the jobs list's API checks it, once. Stored in the page's own order.",
+        example: 'type=payment.charge&finishedSince=24h',
+      }),
+  })
+  .strict()
+  .transform((b, ctx) => {
+    const q = checkViewQuery(b.page, b.query);
+    if (q.ok) return { ...b, query: q.query };
+    ctx.addIssue({ code: 'custom', message: q.message, path: ['query'] });
+    return z.NEVER;
+  });
+
+/** GET /api/views?page= */
+export const viewsQuery = z.object({ page: viewPage.optional().meta({ description: "One page's views; without it, every page's." }) }).strict();
+
+/** A saved view's id in a path. */
+export const viewId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a view id');

@@ -31,7 +31,7 @@ test('user text is kept as it was written (the component escapes it), never inte
   assert.equal(targetText({ filter: { queue: hostile } }), `jobs where queue = ${hostile}`);
 });
 
-test('the other targets: ids, the sweep, a queue, a user, a token, a schedule', () => {
+test('the other targets: ids, the sweep, a queue, a user, a token, a schedule, a saved view', () => {
   assert.equal(targetText({ ids: ['5'] }), 'job #5');
   assert.equal(targetText({ ids: ['5', '6'] }), '2 jobs');
   assert.equal(targetText({ all: true }), 'the whole sweep');
@@ -39,6 +39,8 @@ test('the other targets: ids, the sweep, a queue, a user, a token, a schedule', 
   assert.equal(targetText({ user: 'bob' }), 'user bob');
   assert.equal(targetText({ token: '4', name: 'billing' }), 'token 4 (billing)');
   assert.equal(targetText({ schedule: 'nightly' }), 'schedule nightly');
+  assert.equal(targetText({ view: 'Failed payments', page: 'dead-letter', id: '3' }), 'view Failed payments on /dead-letter');
+  assert.equal(targetText({ id: '3' }), '{"id":"3"}', 'a view delete refused before it knew the view leaves no entry; its raw target otherwise');
   assert.equal(targetText({ other: 1 }), '{"other":1}');
 });
 

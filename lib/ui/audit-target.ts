@@ -76,5 +76,6 @@ export function targetText(t: Record<string, unknown>): string {
   if (t.user !== undefined) return `user ${String(t.user)}`;
   if (t.token !== undefined) return `token ${String(t.token)}${t.name ? ` (${String(t.name)})` : ''}`;
   if (t.schedule !== undefined) return `schedule ${String(t.schedule)}`;
+  if (t.view !== undefined) return `view ${String(t.view)}${typeof t.page === 'string' ? ` on /${t.page}` : ''}`;
   return JSON.stringify(t);
 }

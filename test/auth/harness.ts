@@ -49,7 +49,7 @@ export async function send(routes: Routes, method: string, path: string, s: Send
   return handler(new Request(url, { method, headers, body, signal: s.signal }), { params: Promise.resolve(s.params ?? {}) });
 }
 
-/** A fingerprint of every row an operator action could change (jobs, queue controls, schedules, users, sessions, tokens). */
+/** A fingerprint of every row an operator action could change (jobs, queue controls, schedules, users, sessions, tokens, saved views). */
 export async function stateOf(pool: pg.Pool): Promise<string> {
   const { rows } = await pool.query(`
     SELECT md5(coalesce((SELECT string_agg(t::text, '|' ORDER BY job_id) FROM jobs t), '')) AS jobs,
@@ -57,7 +57,8 @@ export async function stateOf(pool: pg.Pool): Promise<string> {
            md5(coalesce((SELECT string_agg(t::text, '|' ORDER BY name) FROM queues t), '')) AS queues,
            md5(coalesce((SELECT string_agg(t::text, '|' ORDER BY name) FROM schedules t), '')) AS schedules,
            md5(coalesce((SELECT string_agg(t::text, '|' ORDER BY user_id) FROM users t), '')) AS users,
-           md5(coalesce((SELECT string_agg((t.token_id, t.name, t.scope, t.revoked_at)::text, '|' ORDER BY token_id) FROM api_tokens t), '')) AS tokens`);
+           md5(coalesce((SELECT string_agg((t.token_id, t.name, t.scope, t.revoked_at)::text, '|' ORDER BY token_id) FROM api_tokens t), '')) AS tokens,
+           md5(coalesce((SELECT string_agg(t::text, '|' ORDER BY view_id) FROM saved_views t), '')) AS views`);
   return JSON.stringify(rows[0]);
 }
 

@@ -5,5 +5,6 @@ import { jobRoutes } from './jobs';
 import { operationRoutes } from './operations';
 import { queueRoutes } from './queues';
 import { accessRoutes } from './access';
+import { viewRoutes } from './views';
 
-export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...consoleRoutes, ...operationRoutes, ...queueRoutes, ...accessRoutes];
+export const apiRoutes: readonly ApiRoute[] = [...jobRoutes, ...consoleRoutes, ...operationRoutes, ...queueRoutes, ...accessRoutes, ...viewRoutes];

@@ -1,0 +1,94 @@
+/**
+ * The saved_views table (0019): every statement that reads or writes it. A view is shared:
+ * everyone who signs in lists every view; operators save them; a view's creator or an
+ * admin deletes it. The route handlers (app/api/views) check the input (lib/http/schemas.ts)
+ * and the role; the limits that need the table (a name taken, the cap) are checked here.
+ */
+import { type Principal, roleAtLeast } from '../auth/roles';
+import type { Executor } from '../db/client';
+import { QueueError } from '../queue/errors';
+import { MAX_VIEWS_PER_PAGE, VIEW_PAGE_PATHS, type ViewPage } from './pages';
+
+export interface SavedView {
+  id: string;
+  name: string;
+  page: ViewPage;
+  query: string;
+  /** The user who saved it; null with sign-in off or through an API token. */
+  createdBy: { id: string; name: string } | null;
+  createdAt: Date;
+}
+
+const COLUMNS = `v.view_id, v.name, v.page, v.query, v.created_by, u.name AS created_by_name, v.created_at`;
+
+const toView = (r: any): SavedView => ({
+  id: String(r.view_id),
+  name: r.name,
+  page: r.page,
+  query: r.query,
+  createdBy: r.created_by === null ? null : { id: String(r.created_by), name: r.created_by_name },
+  createdAt: r.created_at,
+});
+
+/** A page's views (or every page's), by name as people read it (case aside), then by id. */
+export async function viewList(db: Executor, page?: ViewPage): Promise<SavedView[]> {
+  const { rows } = await db.query(
+    `SELECT ${COLUMNS} FROM saved_views v LEFT JOIN users u ON u.user_id = v.created_by
+      WHERE $1::text IS NULL OR v.page = $1
+      ORDER BY v.page, lower(v.name), v.view_id`,
+    [page ?? null],
+  );
+  return rows.map(toView);
+}
+
+/**
+ * Saves a view: 409 when the page has a view of this name (whatever its case), or already
+ * MAX_VIEWS_PER_PAGE views. The cap is a bound against a runaway script, not an exact
+ * count: two saves at the same moment on a page one short of it may both land.
+ */
+export async function viewSave(db: Executor, v: { name: string; page: ViewPage; query: string; createdBy: string | null }): Promise<SavedView> {
+  const { rows } = await db.query(
+    `WITH saved AS (
+       INSERT INTO saved_views (name, page, query, created_by)
+       SELECT $1, $2, $3, $4::bigint
+        WHERE (SELECT count(*) FROM saved_views WHERE page = $2) < $5
+       ON CONFLICT (page, lower(name)) DO NOTHING
+       RETURNING *
+     )
+     SELECT ${COLUMNS} FROM saved v LEFT JOIN users u ON u.user_id = v.created_by`,
+    [v.name, v.page, v.query, v.createdBy, MAX_VIEWS_PER_PAGE],
+  );
+  if (rows[0]) return toView(rows[0]);
+  const { rows: taken } = await db.query(`SELECT name FROM saved_views WHERE page = $1 AND lower(name) = lower($2)`, [v.page, v.name]);
+  const where = VIEW_PAGE_PATHS[v.page];
+  if (taken[0]) {
+    throw new QueueError('state_forbids', `a view named ${JSON.stringify(taken[0].name)} exists on ${where} (names are compared without case): choose another name, or delete that view first`);
+  }
+  throw new QueueError('state_forbids', `${where} has ${MAX_VIEWS_PER_PAGE} saved views, the most it keeps: delete one first`);
+}
+
+/**
+ * Deletes a view if `by` may: its creator (`userId`), or an admin (`admin`). 404 for no such
+ * view, 403 for someone else's; the check and the delete are one statement, so what is
+ * deleted is the view that was checked.
+ */
+export async function viewDelete(db: Executor, id: string, by: { userId: string | null; admin: boolean }): Promise<SavedView> {
+  const { rows } = await db.query(
+    `WITH gone AS (
+       DELETE FROM saved_views WHERE view_id = $1::bigint AND ($2::boolean OR created_by = $3::bigint) RETURNING *
+     )
+     SELECT ${COLUMNS} FROM gone v LEFT JOIN users u ON u.user_id = v.created_by`,
+    [id, by.admin, by.userId],
+  );
+  if (rows[0]) return toView(rows[0]);
+  const { rows: kept } = await db.query(`SELECT name FROM saved_views WHERE view_id = $1::bigint`, [id]);
+  if (!kept[0]) throw new QueueError('not_found', `no saved view with id ${id}`);
+  throw new QueueError('forbidden', `view ${JSON.stringify(kept[0].name)} was saved by someone else: only they or an admin may delete it`);
+}
+
+/**
+ * Whether `who` may delete the view (the console shows × only then): an admin, or the
+ * operator who saved it. Viewers delete nothing, their own views of before a demotion included.
+ */
+export const mayDeleteView = (v: SavedView, who: Principal): boolean =>
+  roleAtLeast(who.role, 'admin') || (roleAtLeast(who.role, 'operator') && v.createdBy !== null && v.createdBy.id === who.userId);
