@@ -17,6 +17,7 @@ import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../action-flow';
 import { JobsList } from '../jobs/jobs-list';
+import { SavedViews } from '../saved-views';
 
 /** The dead letter: failed jobs grouped by error fingerprint, and the failed jobs themselves (filters in the URL). */
 export function DeadLetterView() {
@@ -76,6 +77,9 @@ export function DeadLetterView() {
           />
         )}
       </Card>
+      <div className="flex justify-end">
+        <SavedViews page="dead-letter" />
+      </div>
       <JobFilterBar filters={filters} onChange={setFilters} fixedStatus="failed" onPendingChange={setPending} />
       <IgnoredFilters params={params} />
       <JobsList filters={filters} filtersPending={pending} emptyHint="No failed job matches these filters." />

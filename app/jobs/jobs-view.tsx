@@ -8,6 +8,7 @@ import { JobFilterBar } from '@/components/jobs/job-filters';
 import { filtersFromParams, filtersToQuery, type JobFilters } from '@/lib/api/filters';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
+import { SavedViews } from '../saved-views';
 import { JobsList } from './jobs-list';
 
 /** /jobs: the filters live in the URL (shareable, and they survive a reload). */
@@ -34,7 +35,10 @@ export function JobsView() {
     <div className="space-y-4">
       <div className="flex flex-wrap items-baseline justify-between gap-2">
         <h1 className="text-xl font-semibold">Jobs</h1>
-        <ExportLinks filters={filters} />
+        <div className="flex items-baseline gap-3">
+          <SavedViews page="jobs" />
+          <ExportLinks filters={filters} />
+        </div>
       </div>
       <JobFilterBar filters={filters} onChange={onChange} queues={stats.data?.queues.map((q) => q.queue) ?? []} types={mounted ? (meta.data?.jobTypes ?? []) : []} onPendingChange={setPending} />
       <IgnoredFilters params={params} />

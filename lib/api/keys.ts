@@ -18,3 +18,4 @@ export const scheduleKeys = { all: ['schedules'] as const };
 export const deadLetterKeys = { all: ['dead-letter'] as const };
 export const consoleKeys = { meta: ['console', 'meta'] as const };
 export const actionKeys = { all: ['actions'] as const };
+export const viewKeys = { all: ['views'] as const, page: (page: string) => [...viewKeys.all, page] as const };

@@ -2,7 +2,7 @@
  * The JSON shapes the console reads, derived from the server's DTO functions (type-only
  * imports: nothing of the server is bundled into the browser).
  */
-import type { detailDto, listedJobDto, pageDto, scheduleDto, statsSnapshotDto, workerDto } from '../http/dto';
+import type { detailDto, listedJobDto, pageDto, savedViewDto, scheduleDto, statsSnapshotDto, workerDto } from '../http/dto';
 import type { BulkAction, BulkItem, BulkReport } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { DeadLetterGroup } from '../queue/dead-letter';
@@ -23,6 +23,7 @@ export type WorkerDto = ReturnType<typeof workerDto>;
 export type WorkersDto = { workers: WorkerDto[]; staleAfterMs: number; dbNow: string };
 export type ScheduleDto = Jsonify<ReturnType<typeof scheduleDto>>;
 export type SchedulesDto = { schedules: ScheduleDto[]; dbNow: string };
+export type SavedViewDto = ReturnType<typeof savedViewDto>;
 export type BulkReportDto = Jsonify<BulkReport>;
 export type DeadLetterGroupDto = Jsonify<DeadLetterGroup>;
 export type DeadLetterDto = { groups: DeadLetterGroupDto[]; examined: number; complete: boolean; dbNow: string };

@@ -8,7 +8,8 @@ test('viewers are told which role to ask; operators only for delete; admins neve
   assert.equal(roleRefusal('pause', 'viewer'), 'Viewers cannot pause queues; ask an operator.');
   assert.equal(roleRefusal('delete', 'viewer'), 'Viewers cannot delete jobs; ask an admin.');
   assert.equal(roleRefusal('delete', 'operator'), 'Operators cannot delete jobs; ask an admin.');
-  for (const a of ['requeue', 'cancel', 'recover', 'pause', 'resume', 'enqueue'] as const) assert.equal(roleRefusal(a, 'operator'), null, a);
+  assert.equal(roleRefusal('view.save', 'viewer'), 'Viewers cannot save views; ask an operator.');
+  for (const a of ['requeue', 'cancel', 'recover', 'pause', 'resume', 'enqueue', 'view.save'] as const) assert.equal(roleRefusal(a, 'operator'), null, a);
   for (const a of ['requeue', 'cancel', 'recover', 'delete', 'pause', 'resume', 'enqueue'] as const) assert.equal(roleRefusal(a, 'admin'), null, a);
 });
 

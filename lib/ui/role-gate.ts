@@ -5,7 +5,7 @@
  */
 import { roleAtLeast, type Role } from '@/lib/auth/roles';
 
-export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume';
+export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume' | 'view.save';
 
 /** The role each action needs: deleting jobs is the admin's; the rest the operator's (README "Roles"). */
 export const roleNeeded = (action: GatedAction | string): Role => (action === 'delete' ? 'admin' : 'operator');
@@ -19,6 +19,7 @@ const WHAT: Partial<Record<GatedAction, string>> = {
   'schedule.run': 'run schedules',
   'schedule.pause': 'pause schedules',
   'schedule.resume': 'resume schedules',
+  'view.save': 'save views',
 };
 
 /**

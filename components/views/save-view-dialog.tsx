@@ -1,0 +1,84 @@
+'use client';
+import { useEffect, useRef, useState } from 'react';
+import { MAX_VIEW_NAME } from '@/lib/views/pages';
+import { Button } from '../ui/button';
+import { Dialog } from '../ui/dialog';
+import { UserText } from '../ui/user-text';
+
+/** Asks the name under which the page's applied filters are saved, for everyone. */
+export function SaveViewDialog({
+  page,
+  conditions,
+  pending,
+  error,
+  onSave,
+  onClose,
+}: {
+  /** The page, as its path (/jobs). */
+  page: string;
+  /** The applied filters in words ("status = failed"); none: the whole list. */
+  conditions: string[];
+  pending: boolean;
+  error?: string | null;
+  onSave(name: string): void;
+  onClose(): void;
+}) {
+  const [name, setName] = useState('');
+  const trimmed = name.trim();
+  // After the Dialog's own effect, which focuses its first button (the ✕) rather than a
+  // [data-autofocus] field after it: the name is what this dialog is for.
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
+  return (
+    <Dialog title="Save current filters" onClose={onClose} keepOnBackdrop>
+      <form
+        className="space-y-4 text-sm"
+        data-testid="save-view-dialog"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (trimmed && !pending) onSave(trimmed);
+        }}
+      >
+        <div className="text-zinc-600 dark:text-zinc-300">
+          Everyone who signs in will find these filters of <span className="font-mono">{page}</span> under Views:
+          {conditions.length ? (
+            <ul className="mt-1 list-disc pl-5" data-testid="view-conditions">
+              {conditions.map((c) => (
+                <li key={c} className="wrap-anywhere">
+                  <UserText text={c} />
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <p className="mt-1">no filter: the whole list.</p>
+          )}
+        </div>
+        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+          Name
+          <input
+            className="rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            maxLength={MAX_VIEW_NAME}
+            placeholder="e.g. Failed payments, last 24h"
+            ref={input}
+            required
+          />
+        </label>
+        {error && (
+          <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
+            <UserText text={error} />
+          </p>
+        )}
+        <div className="flex items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">
+          <Button variant="ghost" onClick={onClose}>
+            Back
+          </Button>
+          <Button type="submit" variant="primary" disabled={pending || !trimmed}>
+            {pending ? 'Save view…' : 'Save view'}
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
