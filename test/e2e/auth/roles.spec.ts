@@ -74,6 +74,10 @@ test("a viewer sees every write button disabled, with why; the server still refu
   ] as const) {
     await refused(bar.getByRole('button', { name, exact: true }), why);
   }
+  // Saved views: a viewer opens them, but saving the filters as one is off.
+  await page.getByTestId('saved-views').getByRole('button', { name: /^Views/ }).click();
+  await refused(page.getByRole('button', { name: 'Save current filters…' }), /Viewers cannot save views.*ask an operator/);
+  await page.keyboard.press('Escape');
 
   // The dead letter's group actions.
   await page.goto('/dead-letter');
