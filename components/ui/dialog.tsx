@@ -28,7 +28,10 @@ export function Dialog({
   closeRef.current = onClose;
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
-    const first = ref.current?.querySelector<HTMLElement>('[data-autofocus], button, input, select, textarea, a[href]');
+    // The field the dialog is for when it names one ([data-autofocus]), else the first
+    // focusable (the header's ✕). One selector list would find whichever comes first in the
+    // page, always the ✕.
+    const first = ref.current?.querySelector<HTMLElement>('[data-autofocus]') ?? ref.current?.querySelector<HTMLElement>(FOCUSABLE);
     first?.focus();
     const onKey = (e: KeyboardEvent) => {
       if (e.key === 'Escape') {

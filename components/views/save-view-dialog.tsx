@@ -1,5 +1,5 @@
 'use client';
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { MAX_VIEW_NAME } from '@/lib/views/pages';
 import { Button } from '../ui/button';
 import { Dialog } from '../ui/dialog';
@@ -25,10 +25,6 @@ export function SaveViewDialog({
 }) {
   const [name, setName] = useState('');
   const trimmed = name.trim();
-  // After the Dialog's own effect, which focuses its first button (the ✕) rather than a
-  // [data-autofocus] field after it: the name is what this dialog is for.
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => input.current?.focus(), []);
   return (
     <Dialog title="Save current filters" onClose={onClose} keepOnBackdrop>
       <form
@@ -61,7 +57,7 @@ export function SaveViewDialog({
             onChange={(e) => setName(e.target.value)}
             maxLength={MAX_VIEW_NAME}
             placeholder="e.g. Failed payments, last 24h"
-            ref={input}
+            data-autofocus
             required
           />
         </label>
