@@ -98,6 +98,8 @@ test('a schedule is paused, shown paused, resumed, and run now from its row; the
     // Pause asks once, with a reason for the audit log.
     await row.getByRole('button', { name: 'Pause' }).click();
     const dialog = page.getByRole('dialog');
+    // The reason is what the dialog asks for: it has the focus (Enter confirms), not the ✕.
+    await expect(dialog.getByLabel('Reason')).toBeFocused();
     await dialog.getByLabel('Reason').fill('upstream is down');
     await dialog.getByRole('button', { name: 'Pause schedule' }).click();
     await expect(dialog).toHaveCount(0);
