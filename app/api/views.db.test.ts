@@ -18,6 +18,7 @@ process.env.DATABASE_URL = db.url;
 process.env.REDIS_URL = REDIS_URL;
 process.env.LEASEHOLD_REDIS_PREFIX = uniquePrefix('views');
 process.env.LEASEHOLD_AUTH = 'on';
+process.env.LEASEHOLD_REDACT_KEYS = 'secret';
 cleanup(async () => (await import('@/lib/server/context')).closeServerContext());
 
 const { userAdd, sessionCreate, tokenCreate } = await import('@/lib/auth/store');
@@ -174,5 +175,24 @@ describe('deleting', () => {
     await db.pool.query(`DELETE FROM users WHERE name = 'uma'`);
     const seen = (await list(adam, 'page=jobs')).find((v) => v.id === view.id);
     assert.deepEqual([seen?.createdBy, seen?.deletable], [null, true]);
+  });
+});
+
+describe('hidden payload keys (LEASEHOLD_REDACT_KEYS)', () => {
+  test("a view filtering a hidden key by value lists its value as [redacted] to a viewer, in the menu and the audit log; whole to an operator", async () => {
+    const res = await save(olga, { name: 'One customer', page: 'jobs', query: `queue=billing&payload=${encodeURIComponent('auth.Secret="s3cr3t-v4lue"')}` });
+    assert.equal(res.status, 201, await res.clone().text());
+    const view = await res.json();
+    const asViewer = (await list(vic, 'page=jobs')).find((v) => v.id === view.id);
+    assert.equal(new URLSearchParams(asViewer!.query).get('payload'), 'auth.Secret=[redacted]');
+    assert.equal(new URLSearchParams(asViewer!.query).get('queue'), 'billing', 'the other filters as saved');
+    const audit = await send(routes, 'GET', '/api/audit', { cookie: vic });
+    const text = JSON.stringify(await (await send(routes, 'GET', '/api/views', { cookie: vic })).json()) + (await audit.text());
+    assert.equal(text.includes('s3cr3t'), false, 'the value is nowhere a viewer reads');
+    const asOperator = (await list(omar, 'page=jobs')).find((v) => v.id === view.id);
+    assert.equal(asOperator!.query, view.query, 'an operator (who may filter by it) reads it whole');
+    assert.match(JSON.stringify(await (await send(routes, 'GET', '/api/audit', { cookie: omar })).json()), /s3cr3t-v4lue/);
+    assert.equal((await remove(olga, view.id)).status, 200);
+    assert.equal((await (await send(routes, 'GET', '/api/audit', { cookie: vic })).text()).includes('s3cr3t'), false, 'nor on its delete');
   });
 });

@@ -90,3 +90,20 @@ export function redactFilter<F extends { payload?: unknown }>(f: F, r: Redaction
   if (!parsed || !('value' in parsed) || !parsed.path.some((k) => hidden(r, k))) return f;
   return { ...f, payload: `${parsed.path.join('.')}=${REDACTED}` };
 }
+
+/**
+ * A saved view's query string (lib/views/pages.ts), for this reader: its payload filter on a
+ * hidden key keeps the key, not the value tested, as an audit entry's filter does. A view is
+ * listed to everyone, so an operator's `payload=password=hunter2` would otherwise tell every
+ * viewer the value; opening the redacted view, a viewer is told why it filters nothing.
+ */
+export function redactViewQuery(query: string, r: Redaction): string {
+  if (!r) return query;
+  const params = new URLSearchParams(query);
+  const payload = params.get('payload');
+  if (payload === null) return query;
+  const redacted = redactFilter({ payload }, r).payload;
+  if (redacted === payload) return query;
+  params.set('payload', redacted);
+  return params.toString();
+}

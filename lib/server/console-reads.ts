@@ -9,7 +9,7 @@
 import { type AuditQuery, auditList } from '../audit/log';
 import type { Principal } from '../auth/roles';
 import { detailDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
-import { type Redaction, redactFilter, redactionFor, redactJob, redactJobs, redactJsonText } from '../http/redact';
+import { type Redaction, redactFilter, redactionFor, redactJob, redactJobs, redactJsonText, redactViewQuery } from '../http/redact';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
 import { queueWorkersForType } from '../queue/ops';
@@ -55,7 +55,10 @@ export async function readJob(id: string, opts: { payload?: boolean }, redaction
 /** Operator actions, newest first, one keyset page (GET /api/audit; a job's page asks for its own). */
 export async function readAudit(q: AuditQuery, redaction: Redaction) {
   const page = await auditList(serverContext().readPool, q);
-  return { entries: page.entries.map((e) => ({ ...e, target: redactTarget(e.target, redaction), at: e.at.toISOString() })), nextCursor: page.nextCursor };
+  return {
+    entries: page.entries.map((e) => ({ ...e, target: redactTarget(e.target, redaction), details: redactDetails(e.details, redaction), at: e.at.toISOString() })),
+    nextCursor: page.nextCursor,
+  };
 }
 
 /** Worker process incarnations, live ones first; stale past a lease without a report (GET /api/workers). */
@@ -63,6 +66,12 @@ export async function readWorkers() {
   const { readPool, cfg } = serverContext();
   const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
   return workersDto(workers, cfg.leaseMs, now);
+}
+
+/** An audit entry's details, for this reader: a saved view's query (view.save, view.delete) as GET /api/views shows it. */
+function redactDetails(details: Record<string, unknown>, redaction: Redaction): Record<string, unknown> {
+  if (!redaction || typeof details.query !== 'string') return details;
+  return { ...details, query: redactViewQuery(details.query, redaction) };
 }
 
 /** An audit entry's target, for this reader: a bulk action's payload filter on a hidden key keeps its key, not the value tested. */

@@ -1,16 +1,22 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { savedViewDto } from '@/lib/http/dto';
+import { redactViewQuery } from '@/lib/http/redact';
 import { json, readJson, readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { viewBody, viewsQuery } from '@/lib/http/schemas';
 import { viewList, viewSave } from '@/lib/views/store';
+import { redactionOf } from '@/lib/server/console-reads';
 import { serverContext } from '@/lib/server/context';
 
-/** GET /api/views?page=jobs|dead-letter — the saved views, shared by everyone who signs in (viewer). */
+/**
+ * GET /api/views?page=jobs|dead-letter — the saved views, shared by everyone who signs in
+ * (viewer); a viewer reads a payload filter on a hidden key without its value (LEASEHOLD_REDACT_KEYS).
+ */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { page } = viewsQuery.parse(readQuery(req));
   const views = await viewList(serverContext().readPool, page);
-  return json({ views: views.map((v) => savedViewDto(v, who)) });
+  const redaction = redactionOf(who);
+  return json({ views: views.map((v) => savedViewDto({ ...v, query: redactViewQuery(v.query, redaction) }, who)) });
 });
 
 /**

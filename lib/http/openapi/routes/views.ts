@@ -10,7 +10,7 @@ export const viewRoutes = [
     summary: "The saved views (one page's, or every page's): shared by everyone who signs in",
     tags: ['console'],
     requestParams: { query: viewsQuery },
-    responses: { '200': jsonResponse('The views, each saying whether the caller may delete it.', savedViewsSchema), '400': errorResponse('A query parameter is invalid.'), ...commonErrors },
+    responses: { '200': jsonResponse('The views, each saying whether the caller may delete it. A viewer reads a payload filter on a hidden key (LEASEHOLD_REDACT_KEYS) as `key=[redacted]`.', savedViewsSchema), '400': errorResponse('A query parameter is invalid.'), ...commonErrors },
   }),
   apiRoute('post', '/api/views', {
     operationId: 'saveView',
