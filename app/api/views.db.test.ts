@@ -121,6 +121,9 @@ describe('refused, writing nothing', () => {
     await refused(() => save(olga, { name: '', page: 'jobs', query: '' }), 400, /name: /);
     await refused(() => save(olga, { name: ' padded', page: 'jobs', query: '' }), 400, /name: must not start or end with whitespace/);
     await refused(() => save(olga, { name: 'two\nlines', page: 'jobs', query: '' }), 400, /name: must be one line/);
+    // What a menu would show as an escape, not as the name: C1 controls, line separators, bidi controls.
+    for (const name of ['next\u0085line', 'two\u2028lines', 'invoice\u202Efdp.exe'])
+      await refused(() => save(olga, { name, page: 'jobs', query: '' }), 400, /name: must be one line/);
     await refused(() => save(olga, { name: 'ok', page: 'workers', query: '' }), 400, /page: /);
     await refused(() => save(olga, { name: 'ok', page: 'jobs', query: 'x'.repeat(2001) }), 400, /query: /);
     await refused(() => save(olga, { name: 'ok', page: 'jobs', query: '', shared: true }), 400, /unknown field "shared"/);
@@ -134,6 +137,12 @@ describe('refused, writing nothing', () => {
       409,
       /a view named "Failed payments, last 24h" exists on \/jobs \(names are compared without case\)/,
     );
+  });
+
+  test('a name spelled with other Unicode code points for the same letters (é as e + U+0301) is the same name: 409', async () => {
+    assert.equal((await save(olga, { name: 'Caf\u00e9 orders', page: 'dead-letter', query: '' })).status, 201);
+    await refused(() => save(omar, { name: 'CAFE\u0301 ORDERS', page: 'dead-letter', query: 'queue=x' }), 409, /a view named "Café orders" exists on \/dead-letter/);
+    await db.pool.query(`DELETE FROM saved_views WHERE name = 'Caf\u00e9 orders'`);
   });
 
   test(`a page keeps at most ${MAX_VIEWS_PER_PAGE} views: 409`, async () => {

@@ -15,6 +15,7 @@ import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
+import { hasHidden } from '../ui/visible';
 import { filtersFromParams } from '../api/filters';
 import { MAX_VIEW_NAME, MAX_VIEW_QUERY, VIEW_PAGE_FILTERS, VIEW_PAGE_PATHS, VIEW_PAGES, type ViewPage, viewQueryOf } from '../views/pages';
 
@@ -499,11 +500,16 @@ export const tokenId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a token i
 
 export const viewPage = z.enum(VIEW_PAGES).meta({ description: 'The console page the view filters: `jobs` (/jobs) or `dead-letter` (/dead-letter).' });
 
-/** A view's name: one line of text people choose from in a menu. */
+/**
+ * A view's name: one line of text people choose from in a menu, so nothing the menu would
+ * show as an escape (lib/ui/visible.ts: controls, line separators, bidi controls). Stored in
+ * NFC: "é" typed as one code point or as e + U+0301 is one name to whoever reads it, and to
+ * the unique index.
+ */
 export const viewName = safeText(1, MAX_VIEW_NAME)
   .refine((s) => s.trim() === s, 'must not start or end with whitespace')
-  // eslint-disable-next-line no-control-regex
-  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must be one line, without control characters');
+  .refine((s) => !hasHidden(s), 'must be one line, without control characters')
+  .transform((s) => s.normalize('NFC'));
 
 /**
  * Why `raw` is not a query string the page reads as written, or the query as the page's URL

@@ -25,6 +25,9 @@ export interface VisibleOptions {
   multiline?: boolean;
 }
 
+/** Whether the text holds a character that does not show as itself (a name that must read as one line refuses them). */
+export const hasHidden = (s: string) => s.search(HIDDEN) !== -1;
+
 /** The text with every hidden character shown as its escape. */
 export const visible = (s: string, { multiline = false }: VisibleOptions = {}) =>
   s.replace(HIDDEN, (c) => (multiline && LAYOUT.has(c) ? c : escapeOf(c)));
