@@ -6,7 +6,7 @@ import { duration, int } from '@/lib/ui/format';
 import { StatusBadge } from '../jobs/status-badge';
 import { Badge } from '../ui/badge';
 import { Button } from '../ui/button';
-import { Dialog } from '../ui/dialog';
+import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { ReasonField } from './reason-field';
 import { UserText } from '../ui/user-text';
 
@@ -105,15 +105,11 @@ export function ActionDialog(p: ActionDialogProps) {
             {p.forbidden}
           </p>
         )}
-        {p.error && (
-          <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
-            <UserText text={p.error} />
-          </p>
-        )}
+        <DialogError error={p.error} />
         {!p.report && p.previewLoading && <p className="text-zinc-500">Looking at what this would touch…</p>}
         {!p.report && p.preview && !p.previewLoading && <Summary report={p.preview} verb={verb} />}
         {p.report && <Summary report={p.report} verb={verb} />}
-        <div className="flex flex-wrap items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">
+        <DialogFooter>
           {!p.report && needsTyping && (
             <label className="mr-auto flex items-center gap-2 text-xs">
               Type {int(willChange)} to confirm
@@ -133,7 +129,7 @@ export function ActionDialog(p: ActionDialogProps) {
               {p.applying ? `${verb}…` : confirmLabel(verb, willChange, willResignal, atLeast)}
             </Button>
           )}
-        </div>
+        </DialogFooter>
       </div>
     </Dialog>
   );

@@ -1,8 +1,7 @@
 'use client';
 import { type ReactNode, useState } from 'react';
 import { Button } from '../ui/button';
-import { Dialog } from '../ui/dialog';
-import { UserText } from '../ui/user-text';
+import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { ReasonField } from './reason-field';
 
 /**
@@ -46,17 +45,13 @@ export function ConfirmDialog({
         {!done && (
           <ReasonField value={reason} onChange={setReason} autoFocus />
         )}
-        {error && (
-          <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
-            <UserText text={error} />
-          </p>
-        )}
+        <DialogError error={error} />
         {done && (
           <div role="status" data-testid="confirm-done">
             {done}
           </div>
         )}
-        <div className="flex items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">
+        <DialogFooter>
           <Button variant="ghost" onClick={onClose}>
             {done ? 'Close' : 'Back'}
           </Button>
@@ -67,7 +62,7 @@ export function ConfirmDialog({
               {pending ? `${confirmLabel}…` : confirmLabel}
             </Button>
           )}
-        </div>
+        </DialogFooter>
       </form>
     </Dialog>
   );

@@ -1,5 +1,6 @@
 'use client';
 import { type ReactNode, useEffect, useId, useRef } from 'react';
+import { UserText } from './user-text';
 
 const FOCUSABLE = 'button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), a[href], [tabindex]:not([tabindex="-1"])';
 
@@ -74,4 +75,19 @@ export function Dialog({
       </div>
     </div>
   );
+}
+
+/** Why the dialog's request failed (the server's message, user text among it), announced. */
+export function DialogError({ error }: { error: string | null | undefined }) {
+  if (!error) return null;
+  return (
+    <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
+      <UserText text={error} />
+    </p>
+  );
+}
+
+/** The dialog's buttons, right-aligned under a rule (Back, then the action). */
+export function DialogFooter({ children }: { children: ReactNode }) {
+  return <div className="flex flex-wrap items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">{children}</div>;
 }

@@ -1,7 +1,7 @@
 'use client';
 import type { SavedViewDto } from '@/lib/api/types';
 import { Button } from '../ui/button';
-import { Dialog } from '../ui/dialog';
+import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { UserText } from '../ui/user-text';
 
 /** Confirms deleting a saved view: it goes for everyone, not only from this user's menu. */
@@ -30,19 +30,15 @@ export function DeleteViewDialog({
           ) : null}
           ? It goes from everyone&apos;s Views menu; the jobs it shows are not touched.
         </p>
-        {error && (
-          <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
-            <UserText text={error} />
-          </p>
-        )}
-        <div className="flex items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">
+        <DialogError error={error} />
+        <DialogFooter>
           <Button variant="ghost" onClick={onClose}>
             Back
           </Button>
           <Button variant="danger" disabled={pending} onClick={onConfirm}>
             {pending ? 'Delete view…' : 'Delete view'}
           </Button>
-        </div>
+        </DialogFooter>
       </div>
     </Dialog>
   );

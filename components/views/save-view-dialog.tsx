@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { MAX_VIEW_NAME } from '@/lib/views/pages';
 import { Button } from '../ui/button';
-import { Dialog } from '../ui/dialog';
+import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { UserText } from '../ui/user-text';
 
 /** Asks the name under which the page's applied filters are saved, for everyone. */
@@ -61,19 +61,15 @@ export function SaveViewDialog({
             required
           />
         </label>
-        {error && (
-          <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
-            <UserText text={error} />
-          </p>
-        )}
-        <div className="flex items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">
+        <DialogError error={error} />
+        <DialogFooter>
           <Button variant="ghost" onClick={onClose}>
             Back
           </Button>
           <Button type="submit" variant="primary" disabled={pending || !trimmed}>
             {pending ? 'Save view…' : 'Save view'}
           </Button>
-        </div>
+        </DialogFooter>
       </form>
     </Dialog>
   );
