@@ -147,7 +147,7 @@ describe('refused, writing nothing', () => {
 
   test(`a page keeps at most ${MAX_VIEWS_PER_PAGE} views: 409`, async () => {
     const { rows: n } = await db.pool.query(`SELECT count(*)::int AS n FROM saved_views WHERE page = 'dead-letter'`);
-    await db.pool.query(`INSERT INTO saved_views (name, page, query) SELECT 'filler ' || k, 'dead-letter', '' FROM generate_series(1, $1::int) k`, [MAX_VIEWS_PER_PAGE - n[0].n]);
+    await db.pool.query(`INSERT INTO saved_views (name, name_key, page, query) SELECT 'filler ' || k, 'filler ' || k, 'dead-letter', '' FROM generate_series(1, $1::int) k`, [MAX_VIEWS_PER_PAGE - n[0].n]);
     await refused(() => save(olga, { name: 'one too many', page: 'dead-letter', query: '' }), 409, /\/dead-letter has 200 saved views, the most it keeps: delete one first/);
     assert.equal((await save(olga, { name: 'one too many', page: 'jobs', query: '' })).status, 201, 'the other page is not full');
     await db.pool.query(`DELETE FROM saved_views WHERE name LIKE 'filler %'`);

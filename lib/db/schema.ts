@@ -394,14 +394,16 @@ export const auditLog = pgTable(
 /**
  * The console's saved views: a name, the page (/jobs or /dead-letter) and that page's query
  * string, shared by everyone who signs in (lib/views/store.ts). Names are unique per page
- * whatever their case. created_by: the user who saved it (null with sign-in off, or through
- * an API token); they or an admin may delete it.
+ * whatever their case: name_key is the name folded by the server (0020), not by lower(),
+ * which under LC_CTYPE=C folds ASCII only. created_by: the user who saved it (null with
+ * sign-in off, or through an API token); they or an admin may delete it.
  */
 export const savedViews = pgTable(
   'saved_views',
   {
     viewId: bigint('view_id', { mode: 'bigint' }).primaryKey().generatedByDefaultAsIdentity(),
     name: text('name').notNull(),
+    nameKey: text('name_key').notNull(),
     page: text('page').notNull(),
     query: text('query').notNull(),
     createdBy: bigint('created_by', { mode: 'bigint' }).references(() => users.userId, { onDelete: 'set null' }),
@@ -409,6 +411,6 @@ export const savedViews = pgTable(
   },
   (t) => [
     check('saved_views_page_known', sql`page IN ('jobs', 'dead-letter')`),
-    uniqueIndex('saved_views_page_name_idx').on(t.page, sql`lower(${t.name})`),
+    uniqueIndex('saved_views_page_name_key_idx').on(t.page, t.nameKey),
   ],
 );

@@ -30,12 +30,19 @@ const toView = (r: any): SavedView => ({
   createdAt: r.created_at,
 });
 
+/**
+ * The name as the unique index compares it: Unicode's lower case, folded here rather than by
+ * PostgreSQL's lower(), which under LC_CTYPE=C folds ASCII letters only ("Équipe" and
+ * "équipe" would be two names). Names arrive in NFC (lib/http/schemas.ts viewName).
+ */
+const nameKey = (name: string) => name.toLowerCase();
+
 /** A page's views (or every page's), by name as people read it (case aside), then by id. */
 export async function viewList(db: Executor, page?: ViewPage): Promise<SavedView[]> {
   const { rows } = await db.query(
     `SELECT ${COLUMNS} FROM saved_views v LEFT JOIN users u ON u.user_id = v.created_by
       WHERE $1::text IS NULL OR v.page = $1
-      ORDER BY v.page, lower(v.name), v.view_id`,
+      ORDER BY v.page, v.name_key, v.view_id`,
     [page ?? null],
   );
   return rows.map(toView);
@@ -49,17 +56,17 @@ export async function viewList(db: Executor, page?: ViewPage): Promise<SavedView
 export async function viewSave(db: Executor, v: { name: string; page: ViewPage; query: string; createdBy: string | null }): Promise<SavedView> {
   const { rows } = await db.query(
     `WITH saved AS (
-       INSERT INTO saved_views (name, page, query, created_by)
-       SELECT $1, $2, $3, $4::bigint
+       INSERT INTO saved_views (name, name_key, page, query, created_by)
+       SELECT $1, $6, $2, $3, $4::bigint
         WHERE (SELECT count(*) FROM saved_views WHERE page = $2) < $5
-       ON CONFLICT (page, lower(name)) DO NOTHING
+       ON CONFLICT (page, name_key) DO NOTHING
        RETURNING *
      )
      SELECT ${COLUMNS} FROM saved v LEFT JOIN users u ON u.user_id = v.created_by`,
-    [v.name, v.page, v.query, v.createdBy, MAX_VIEWS_PER_PAGE],
+    [v.name, v.page, v.query, v.createdBy, MAX_VIEWS_PER_PAGE, nameKey(v.name)],
   );
   if (rows[0]) return toView(rows[0]);
-  const { rows: taken } = await db.query(`SELECT name FROM saved_views WHERE page = $1 AND lower(name) = lower($2)`, [v.page, v.name]);
+  const { rows: taken } = await db.query(`SELECT name FROM saved_views WHERE page = $1 AND name_key = $2`, [v.page, nameKey(v.name)]);
   const where = VIEW_PAGE_PATHS[v.page];
   if (taken[0]) {
     throw new QueueError('state_forbids', `a view named ${JSON.stringify(taken[0].name)} exists on ${where} (names are compared without case): choose another name, or delete that view first`);
