@@ -50,7 +50,7 @@ export function toQueueError(err: unknown): QueueError {
 /** Requests a handler marked as having changed nothing (a preview): they leave the caches alone. */
 const changedNothing = new WeakSet<Request>();
 
-/** Tells route() that this operator request changed nothing (a preview), so the shared reads stay cached. */
+/** Tells route() that this operator request changed no job (a preview, a saved view), so the shared reads stay cached. */
 export function markChangedNothing(req: Request) {
   changedNothing.add(req);
 }

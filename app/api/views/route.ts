@@ -1,7 +1,7 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { savedViewDto } from '@/lib/http/dto';
 import { redactViewQuery } from '@/lib/http/redact';
-import { json, readJson, readQuery, route } from '@/lib/http/respond';
+import { json, markChangedNothing, readJson, readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { viewBody, viewsQuery } from '@/lib/http/schemas';
 import { viewList, viewSave } from '@/lib/views/store';
@@ -25,6 +25,8 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
  * has (whatever its case) or a page at its cap.
  */
 export const POST = route('operator', async (req: Request, _ctx, who) => {
+  // A view is no job's state: the console's shared reads and stats stay cached.
+  markChangedNothing(req);
   const body = viewBody.parse(await readJson(req, 8 * 1024));
   const { pool } = serverContext();
   const view = await audited(

@@ -1,7 +1,7 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { roleAtLeast } from '@/lib/auth/roles';
 import { savedViewDto } from '@/lib/http/dto';
-import { json, route } from '@/lib/http/respond';
+import { json, markChangedNothing, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { viewId } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
@@ -9,7 +9,9 @@ import { viewDelete } from '@/lib/views/store';
 import { serverContext } from '@/lib/server/context';
 
 /** DELETE /api/views/:id — delete a saved view: its creator or an admin (audited). 200 with the view as it was. */
-export const DELETE = route('operator', async (_req: Request, ctx: { params: Promise<{ id: string }> }, who) => {
+export const DELETE = route('operator', async (req: Request, ctx: { params: Promise<{ id: string }> }, who) => {
+  // A view is no job's state: the console's shared reads and stats stay cached.
+  markChangedNothing(req);
   const parsed = viewId.safeParse((await ctx.params).id);
   if (!parsed.success) throw new QueueError('not_found', 'no such saved view');
   const { pool } = serverContext();
