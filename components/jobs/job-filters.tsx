@@ -1,5 +1,5 @@
 'use client';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { filterKey, JOB_ID_TEXT, type JobFilters } from '@/lib/api/filters';
 import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
 import { SINCE_PRESETS, sinceText } from '@/lib/since';
@@ -51,6 +51,17 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
     setDraft(filters);
     setSearch(searchText(filters));
   }, [filters]);
+  // Typed before the page hydrated (a slow load, a fast operator): the box shows the text but
+  // React's state never saw it, so "not applied yet" stayed silent and Apply ignored it. Adopt
+  // what the boxes hold once, on mount (against what the server rendered).
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    const box = (name: string) => form.current?.querySelector<HTMLInputElement>(`input[data-field="${name}"]`)?.value ?? '';
+    const early: Partial<JobFilters> = {};
+    for (const k of ['queue', 'type', 'worker', 'payload'] as const) if (box(k) !== (filters[k] ?? '')) early[k] = box(k) || undefined;
+    if (Object.keys(early).length) setDraft((d) => ({ ...d, ...early }));
+    if (box('search') !== searchText(filters)) setSearch(box('search'));
+  }, []);
   const typed = (patch: Partial<JobFilters> = {}) => clean({ ...draft, ...patch, id: undefined, error: undefined, ...parseSearch(search) });
   const submit = (e?: FormEvent, patch: Partial<JobFilters> = {}) => {
     e?.preventDefault();
@@ -66,10 +77,10 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
   useEffect(() => onPendingChange?.(pending), [pending, onPendingChange]);
   const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
   return (
-    <form onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-9 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
+    <form ref={form} onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-9 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
       <label className="col-span-2 flex flex-col gap-1 text-xs text-zinc-500">
         Search (job id or error text; a number in quotes is error text)
-        <input id="job-search" className={input} value={search} onChange={(e) => setSearch(e.target.value)} placeholder='e.g. 4211, timeout or "503"' maxLength={200} />
+        <input id="job-search" data-field="search" className={input} value={search} onChange={(e) => setSearch(e.target.value)} placeholder='e.g. 4211, timeout or "503"' maxLength={200} />
       </label>
       {!fixedStatus && (
         <label className="flex flex-col gap-1 text-xs text-zinc-500">
@@ -134,7 +145,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
       </label>
       <label className="flex flex-col gap-1 text-xs text-zinc-500">
         Queue
-        <input className={input} list="filter-queues" value={draft.queue ?? ''} onChange={set('queue')} placeholder="any" maxLength={200} aria-label="Queue" />
+        <input className={input} list="filter-queues" data-field="queue" value={draft.queue ?? ''} onChange={set('queue')} placeholder="any" maxLength={200} aria-label="Queue" />
         <datalist id="filter-queues">
           {queues.map((q) => (
             <option key={q} value={q} />
@@ -143,7 +154,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
       </label>
       <label className="flex flex-col gap-1 text-xs text-zinc-500">
         Type
-        <input className={input} list="filter-types" value={draft.type ?? ''} onChange={set('type')} placeholder="any" maxLength={200} aria-label="Type" />
+        <input className={input} list="filter-types" data-field="type" value={draft.type ?? ''} onChange={set('type')} placeholder="any" maxLength={200} aria-label="Type" />
         <datalist id="filter-types">
           {types.map((t) => (
             <option key={t} value={t} />
@@ -152,11 +163,11 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
       </label>
       <label className="flex flex-col gap-1 text-xs text-zinc-500">
         Worker
-        <input className={input} value={draft.worker ?? ''} onChange={set('worker')} placeholder="any" maxLength={300} aria-label="Worker" />
+        <input className={input} data-field="worker" value={draft.worker ?? ''} onChange={set('worker')} placeholder="any" maxLength={300} aria-label="Worker" />
       </label>
       <label className="flex flex-col gap-1 text-xs text-zinc-500">
         Payload
-        <input className={input} value={draft.payload ?? ''} onChange={set('payload')} placeholder="key or a.b=value" maxLength={200} aria-label="Payload" />
+        <input className={input} data-field="payload" value={draft.payload ?? ''} onChange={set('payload')} placeholder="key or a.b=value" maxLength={200} aria-label="Payload" />
       </label>
       <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-9">
         <Button type="submit" variant="primary" size="sm">

@@ -134,6 +134,29 @@ test('a filter typed but not applied is said, and "every job matching" waits unt
   await expect(queueBox).toHaveValue('');
 });
 
+test('a filter typed before the page came alive is kept: said as not applied, and Apply uses it', async ({ page, request }) => {
+  const mine = await enqueue(request, { type: 'demo.noop', queue: 'e2e-early' });
+  // Hold the page's scripts back until the box is typed in: what a slow load and a quick
+  // operator do (the CI run that typed into a server-rendered box before hydration). Scripts
+  // only: a stylesheet held back would hold the parser, and the boxes, back too.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  await page.route('**/_next/static/chunks/*.js', async (route) => {
+    await released;
+    await route.continue();
+  });
+  await page.goto('/jobs?status=queued', { waitUntil: 'commit' });
+  const queueBox = page.getByLabel('Queue');
+  await queueBox.fill('e2e-early');
+  await page.getByLabel('Search (job id or error text; a number in quotes is error text)').fill(`#${mine}`);
+  release();
+  await expect(page.getByTestId('filters-pending')).toContainText('Not applied yet');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page).toHaveURL(new RegExp(`/jobs\\?status=queued&queue=e2e-early&id=${mine}$`));
+  await expect(page.getByTestId(`job-row-${mine}`)).toBeVisible();
+  await expect(page.getByTestId('filters-pending')).toHaveCount(0);
+});
+
 test("the API's q is the list's search; a parameter the list does not know is named as ignored", async ({ page, request }) => {
   const id = await enqueue(request, { type: 'demo.noop', queue: 'e2e-q' });
   await page.goto(`/jobs?q=${id}`);
