@@ -1,7 +1,7 @@
 'use client';
 
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { type ReactNode, useState } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import { ApiError } from '@/lib/api/client';
 import { meQuery } from '@/lib/api/auth';
 import { RefreshProvider } from '@/lib/ui/refresh';
@@ -25,6 +25,11 @@ export function Providers({ children }: { children: ReactNode }) {
     });
     return qc;
   });
+  // The page answers clicks and typing from here on: said on <html> for anyone who drives the
+  // console (the browser tests wait for it, test/e2e/test.ts) rather than guessing at `load`.
+  useEffect(() => {
+    document.documentElement.dataset.hydrated = '';
+  }, []);
   return (
     <QueryClientProvider client={client}>
       <RefreshProvider>{children}</RefreshProvider>

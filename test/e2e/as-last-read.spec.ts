@@ -3,7 +3,7 @@
  * whose time passed since the read is "not refreshed", never "expired" or "stale" (which
  * would blame a live worker). And a job with a big payload renders only what is open.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test';
 import { closeDb, db } from './helpers';
 
 test.afterAll(closeDb);

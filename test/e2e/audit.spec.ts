@@ -3,7 +3,7 @@
  * stored JSON one click away; the Action filter is a select of the known actions, and a
  * filter in the address (a link from chat, an action this console does not know) still applies.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test';
 import { closeDb, db } from './helpers';
 
 test.afterAll(closeDb);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { expect, type Page, test } from '@playwright/test';
+import { type Page } from '@playwright/test';
+import { expect, test } from './test';
 import { closeDb, enqueue, screenshot, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);

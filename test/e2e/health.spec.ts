@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test';
 import { e2eDatabaseUrl, e2eEnv } from './env';
 
 const freePort = () =>

@@ -5,7 +5,8 @@
  * an action's dialog; on every one of those pages no hidden character reaches the page's
  * text, its tooltips or its labels, and each one shows as its marked escape (`\u202e`).
  */
-import { expect, test, type Page } from '@playwright/test';
+import { type Page } from '@playwright/test';
+import { expect, test } from './test';
 import { closeDb, db } from './helpers';
 
 test.afterAll(closeDb);

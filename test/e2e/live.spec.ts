@@ -1,4 +1,5 @@
-import { expect, type Page, test } from '@playwright/test';
+import { type Page } from '@playwright/test';
+import { expect, test } from './test';
 import { closeDb, db, enqueue, statusCount } from './helpers';
 
 test.afterAll(closeDb);

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test';
 import type pg from 'pg';
 import { cancelQuietly, closeDb, db, enqueue, jobRow, screenshot, waitForStatus } from './helpers';
 

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test';
 import { closeDb, db, enqueue, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);

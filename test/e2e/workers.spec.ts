@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './test';
 import { closeDb, db, screenshot } from './helpers';
 
 test.afterAll(closeDb);

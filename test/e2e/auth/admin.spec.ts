@@ -1,5 +1,5 @@
 /** /admin with sign-in on: an admin adds a user, changes its role, creates and revokes a token; the audit page shows each. */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test';
 import { hashPassword } from '../../../lib/auth/passwords';
 import { closeDb, db } from '../helpers';
 

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test';
 import { findRouteFiles, HTTP_METHODS } from '../../api-routes';
 import { root } from '../../processes';
 import { closeDb, db } from '../helpers';

@@ -3,7 +3,7 @@
  * the handlers; app/api/hostile.db.test.ts sends 575 more straight to the handlers): no 5xx,
  * every API error is {"error":{"code","message"}}, and nothing changes.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test } from '../test';
 import { tokenCreate, tokenRevoke } from '../../../lib/auth/store';
 import { closeDb, db } from '../helpers';
 

@@ -3,7 +3,8 @@
  * use is shown (so people learn the action exists) but disabled, saying why on hover (title)
  * and to assistive technology (its accessible description). The server still refuses.
  */
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { type Locator, type Page } from '@playwright/test';
+import { expect, test } from '../test';
 import { hashPassword } from '../../../lib/auth/passwords';
 import { scheduleUpsert } from '../../../lib/queue/ops';
 import { closeDb, db } from '../helpers';

@@ -7,7 +7,8 @@
  *  - the requeue shows on the audit page and the job's timeline with its reason;
  *  - a viewer sees the action disabled, saying why, and the server refuses it; sign-out ends the session.
  */
-import { expect, request, test, type Page } from '@playwright/test';
+import { request, type Page } from '@playwright/test';
+import { expect, test } from '../test';
 import { hashPassword } from '../../../lib/auth/passwords';
 import { closeDb, db } from '../helpers';
 
