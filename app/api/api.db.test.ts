@@ -324,6 +324,17 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     )).json();
     assert.deepEqual([preview.total, preview.changed], [2, 2], JSON.stringify(preview).slice(0, 300));
     assert.deepEqual(preview.items.map((i: { id: string }) => i.id).sort(), [old, recent].sort());
+    // And over a window from a moment (the preview's pin once went into the statement
+    // unused, untyped: PostgreSQL refused it and the preview was a 500).
+    for (const filter of [{ finishedSince: moment }, { createdSince: moment }]) {
+      const res = await actions.POST(
+        new Request('http://test/api/actions/requeue', { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://test' }, body: JSON.stringify({ filter: { queue, status: 'failed', ...filter }, preview: true }) }),
+        { params: Promise.resolve({ action: 'requeue' }) },
+      );
+      const body = await res.json();
+      assert.equal(res.status, 200, JSON.stringify(body).slice(0, 300));
+      assert.deepEqual(body.items.map((i: { id: string }) => i.id).sort(), (filter.finishedSince ? [old, recent] : [recent]).sort(), JSON.stringify(filter));
+    }
   });
 
   test('"N new" counts a job that failed as the failed list was read (its transaction began before the read and committed after)', async () => {

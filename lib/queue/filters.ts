@@ -181,13 +181,21 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
  * so the windows stop where the failures get older than finishedSince.
  */
 export function sinceSql(f: JobFilter, key: 'createdSince' | 'finishedSince', p: SqlParams): string | null {
+  const moment = sinceMomentSql(f, key, p);
+  return moment && `${key === 'createdSince' ? 'created_at' : 'finished_at'} >= ${moment}`;
+}
+
+/** Where a time filter's window opens, as a timestamptz expression, or null without one. */
+export function sinceMomentSql(f: JobFilter, key: 'createdSince' | 'finishedSince', p: SqlParams): string | null {
   const since = f[key] ? parseSince(f[key]!) : null;
   if (!since) return null;
-  const column = key === 'createdSince' ? 'created_at' : 'finished_at';
+  if (!since.span) return `${p.add(since.at)}::timestamptz`;
   // A span is reckoned on the database clock — as of the preview's moment when an action
-  // pins one (finishedBy), so the window an operator saw is the one acted on.
+  // pins one (finishedBy), so the window an operator saw is the one acted on. (Only a span
+  // takes the pin as a parameter: one the statement never used would have no type, and
+  // PostgreSQL refuses such a statement.)
   const clock = f.finishedBy ? fromMicros(p.add(f.finishedBy)) : 'now()';
-  return `${column} >= ${since.span ? `${clock} - ${p.add(since.ms / 1000)}::float8 * interval '1 second'` : `${p.add(since.at)}::timestamptz`}`;
+  return `(${clock} - ${p.add(since.ms / 1000)}::float8 * interval '1 second')`;
 }
 
 /** The filter with empty values dropped (for URLs, keys and logs). */
