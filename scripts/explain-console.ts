@@ -27,6 +27,11 @@ const recorder: Executor = {
 
 const head = (await pool.query('SELECT max(job_id)::text AS max FROM jobs')).rows[0].max as string;
 const groups = await deadLetterGroups(pool);
+// Time windows that few jobs match: the newest 20 s of the loaded jobs' enqueues and finishes.
+const { rows: [newest] } = await pool.query(`SELECT max(created_at) AS created, max(finished_at) AS finished FROM jobs`);
+const before = (t: Date, s: number) => new Date(t.getTime() - s * 1000).toISOString();
+const createdFew = before(newest.created, 20);
+const finishedFew = before(newest.finished, 20);
 const g = groups.groups[0];
 const cases: [string, () => Promise<unknown>][] = [
   ['stats', () => computeConsoleStats(recorder, { leaseMs: 30_000 })],
@@ -39,6 +44,12 @@ const cases: [string, () => Promise<unknown>][] = [
   ['list: payload account=42', () => listJobs(recorder, { payload: 'account=42', limit: 50 })],
   ['list: worker (running)', () => listJobs(recorder, { status: 'running', worker: 'load-host:1001:dead', limit: 50 })],
   ['list: dead-letter group', () => listJobs(recorder, { status: 'failed', type: g?.type, fingerprint: g?.fingerprint, limit: 50 })],
+  ['list: createdSince (few match)', () => listJobs(recorder, { createdSince: createdFew, limit: 50 })],
+  ['list: queue=emails&createdSince (few match)', () => listJobs(recorder, { queue: 'emails', createdSince: createdFew, limit: 50 })],
+  ['list: createdSince=24h', () => listJobs(recorder, { createdSince: '24h', limit: 50 })],
+  ['list: finishedSince (few match)', () => listJobs(recorder, { finishedSince: finishedFew, limit: 50 })],
+  ['list: status=completed&finishedSince (few match)', () => listJobs(recorder, { status: 'completed', finishedSince: finishedFew, limit: 50 })],
+  ['list: status=completed&finishedSince=24h', () => listJobs(recorder, { status: 'completed', finishedSince: '24h', limit: 50 })],
   ['newer', () => countNewer(recorder, { status: 'queued' }, String(Number(head) - 1000))],
   ['lookup', () => jobsByIds(recorder, [head, String(Number(head) - 1)])],
   ['detail', () => getJob(recorder, head)],

@@ -119,6 +119,11 @@ export const jobs = pgTable(
     index('jobs_failed_idx')
       .on(t.finishedAt.desc(), t.jobId.desc())
       .where(sql`status = 'failed'`),
+    // The lists' finishedSince windows: the jobs that finished in one, whatever their ids.
+    // Finished rows only: a completion adds an entry, an enqueue or a claim none.
+    index('jobs_finished_idx')
+      .on(t.finishedAt)
+      .where(sql`finished_at IS NOT NULL`),
     uniqueIndex('jobs_idempotency_key_idx')
       .on(t.idempotencyKey)
       .where(sql`idempotency_key IS NOT NULL`),

@@ -29,7 +29,7 @@ import {
   jobRequeue,
   RECOVER_PREVIEW_LIMIT,
 } from './ops';
-import { idRange, jobsByIds, type ListedJob, SCAN_WINDOW, windowQuery } from './read';
+import { createdFloor, finishedFloor, idRange, jobsByIds, type ListedJob, SCAN_WINDOW, windowQuery } from './read';
 import type { ResultStore } from '../results';
 import type { Doorbell } from './signal';
 import type { JobStatus } from './status';
@@ -148,11 +148,18 @@ export async function resolveFilter(
   const top = f.maxId && BigInt(f.maxId) < range.max ? BigInt(f.maxId) : range.max;
   const p = new SqlParams();
   const { conds, scans } = filterSql({ ...f, maxId: undefined }, p, fingerprintSql());
-  const window = scans ? SCAN_WINDOW : top - range.min + 1n;
+  // No job below `bottom` matches the filter's time windows (read.ts createdFloor, finishedFloor).
+  let bottom = range.min;
+  if (scans) {
+    for (const floor of [await createdFloor(db, f, top, range.min), await finishedFloor(db, f, top)]) {
+      if (floor !== null && floor > bottom) bottom = floor;
+    }
+  }
+  const window = scans ? SCAN_WINDOW : top - bottom + 1n;
   const ids: string[] = [];
   let hi = top;
-  while (hi >= range.min) {
-    const lo = hi - window + 1n > range.min ? hi - window + 1n : range.min;
+  while (hi >= bottom) {
+    const lo = hi - window + 1n > bottom ? hi - window + 1n : bottom;
     let upper = hi;
     for (;;) {
       const rows = await windowQuery(db, 'job_id::text AS id, status, attempt_count', conds, p.values, scans ? f.status : undefined, lo, upper, RESOLVE_BATCH);

@@ -129,7 +129,8 @@ export async function computeConsoleStats(
   const live: number | null = b.live ?? null;
   const statusFreq = new Map<string, number>();
   (b.status_vals ?? []).forEach((v: string, k: number) => statusFreq.set(v, Number(b.status_freqs[k])));
-  // No index holds completed rows (two index entries fewer per job on the hot path): they
+  // No index holds completed rows by status (jobs_finished_idx holds them by finish time, which
+  // a count by status cannot use; two index entries fewer per job on the hot path): they
   // are counted only while the statistics say there are fewer than the cap, and estimated
   // beyond (like every large status), without reading the table.
   const counted = JOB_STATUSES.filter((st) => st !== 'completed' || live === null || (statusFreq.get(st) ?? 0) * live < COUNT_CAP);

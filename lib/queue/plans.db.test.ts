@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type pg from 'pg';
 import { testDatabase } from '../../test/db';
+import { waitFor } from '../../test/wait';
 import type { Executor } from '../db/client';
 import { createLogger } from '../log';
 import { createMetricsSource } from '../metrics/source';
@@ -168,7 +169,7 @@ for (const [what, st, values, index] of cases) {
 
 /**
  * The console's reads on the same table, with their real parameters: the overview's stats
- * (completed rows have no index: past the cap they are estimated, never counted by a scan)
+ * (completed rows are in no index by status: past the cap they are estimated, never counted by a scan)
  * and lists filtered by a status no partial index holds. scripts/explain-console.ts runs
  * the full set on a million rows.
  */
@@ -221,6 +222,97 @@ test('the console and /api/metrics: the stats and lists by completed status neve
     const p = rows.map((r) => r['QUERY PLAN']).join('\n');
     assert.doesNotMatch(p, /Seq Scan on jobs/, `${s.text}\n${p}`);
   }
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+/** The rows a statement read from jobs (returned by a scan of it, or read there and filtered out), and its scans of jobs. */
+async function jobsRowsRead(text: string, values: unknown[]): Promise<{ rows: number; scans: string[] }> {
+  const { rows } = await db.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+  let read = 0;
+  const scans: string[] = [];
+  const walk = (n: PlanNode) => {
+    if (n['Relation Name'] === 'jobs') {
+      const perLoop = n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0);
+      read += perLoop * n['Actual Loops'];
+      scans.push(`${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}: ${perLoop * n['Actual Loops']} rows`);
+    }
+    for (const c of n.Plans ?? []) walk(c);
+  };
+  walk(rows[0]['QUERY PLAN'][0].Plan);
+  return { rows: read, scans };
+}
+
+/**
+ * The list filtered by a time window (createdSince, finishedSince) that few jobs match: the
+ * windows of ids it reads must stop near the jobs the window holds, not go on down the whole
+ * table (260,000 rows here, a million in scripts/explain-console.ts) because a page of 50 was
+ * not filled. The table is the one above with a stretch of processed jobs on top (completed
+ * before the window opened: what bounds an "enqueued since" window, see read.ts createdFloor)
+ * and then the window's twenty.
+ */
+test('the list by a time window that few jobs match reads about the rows it matches, not the table', async () => {
+  const processed = await db.pool.query(`
+    INSERT INTO jobs (queue, type, status, payload, attempt_count, started_at, finished_at)
+    SELECT 'q' || (i % 5), 'demo.noop', 'completed', '{}', 1, now(), now() FROM generate_series(1, 1000) i
+    RETURNING finished_at`);
+  const doneAt = processed.rows[0].finished_at as Date;
+  // A moment to the millisecond (as the API takes one) after every job above was enqueued and finished.
+  await waitFor('the database clock a millisecond past them', async () => (await db.pool.query(`SELECT now() >= $1::timestamptz + interval '1 ms' AS past`, [doneAt])).rows[0].past);
+  const recent = await db.pool.query(`
+    INSERT INTO jobs (queue, type, status, payload, attempt_count, started_at, finished_at)
+    SELECT 'recent', 'demo.noop', s::job_status, '{}', CASE WHEN s = 'completed' THEN 1 ELSE 0 END,
+           CASE WHEN s = 'completed' THEN now() END, CASE WHEN s = 'completed' THEN now() END
+      FROM generate_series(1, 20) i, LATERAL (SELECT CASE WHEN i % 2 = 0 THEN 'completed' ELSE 'queued' END AS s) t
+    RETURNING job_id::text AS id, status, to_char(date_trunc('milliseconds', created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS since`);
+  const since = recent.rows[0].since as string;
+  const newest = (rows: { id: string; status: string }[]) => rows.map((r) => r.id).sort((a, b) => Number(b) - Number(a));
+  const all = newest(recent.rows);
+  const completed = newest(recent.rows.filter((r) => r.status === 'completed'));
+  const queued = newest(recent.rows.filter((r) => r.status === 'queued'));
+  const cases: [Omit<Parameters<typeof listJobs>[1], 'limit'>, string[]][] = [
+    [{ createdSince: since }, all],
+    [{ createdSince: since, status: 'completed' }, completed],
+    [{ createdSince: since, status: 'queued', queue: 'recent' }, queued],
+    [{ createdSince: since, queue: 'recent', type: 'demo.noop' }, all],
+    [{ finishedSince: since }, completed],
+    [{ finishedSince: since, status: 'completed' }, completed],
+    [{ finishedSince: since, queue: 'recent' }, completed],
+    [{ createdSince: since, finishedSince: since }, completed],
+  ];
+  const problems: string[] = [];
+  for (const [filter, expected] of cases) {
+    const seen: { text: string; values: unknown[] }[] = [];
+    const recorder: Executor = {
+      query: ((text: string, values?: unknown[]) => {
+        seen.push({ text, values: values ?? [] });
+        return db.pool.query(text, values ?? []);
+      }) as Executor['query'],
+    };
+    const page = await listJobs(recorder, { ...filter, limit: 50 });
+    assert.deepEqual(page.jobs.map((j) => j.id), expected, JSON.stringify(filter));
+    assert.equal(page.nextCursor, null, `${JSON.stringify(filter)}: no job below the page can match`);
+    let read = 0;
+    const scans: string[] = [];
+    for (const s of seen.filter((st) => /\bjobs\b/.test(st.text))) {
+      const r = await jobsRowsRead(s.text, s.values);
+      read += r.rows;
+      scans.push(...r.scans);
+      if (r.scans.some((x) => x.startsWith('Seq Scan'))) problems.push(`${JSON.stringify(filter)}: a sequential scan of jobs\n${s.text}\n${r.scans.join('\n')}`);
+    }
+    // Every case matches at most 20 jobs: a thousand rows read is already far more than it takes.
+    if (read > 1_000) problems.push(`${JSON.stringify(filter)}: ${read} rows of jobs read for ${expected.length} matches:\n  ${scans.join('\n  ')}`);
+  }
+  assert.equal(problems.length, 0, problems.join('\n'));
 });
 
 test('the plans are checked against a table where a sequential scan would be chosen if it could', async () => {

@@ -5,7 +5,7 @@
  */
 import type { CountKind } from './console-stats';
 import { type Executor, onOneSnapshot } from '../db/client';
-import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceSql } from './filters';
+import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceMomentSql, sinceSql } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, type Seen, toJob } from './job';
@@ -84,7 +84,8 @@ export async function idRange(db: Executor): Promise<{ min: bigint | null; max: 
 /**
  * A page of jobs, newest first, keyset-paginated by job_id (never OFFSET). Filters an
  * index serves run as one index scan; the others read a window of SCAN_WINDOW ids at a
- * time, window after window, until the page is full, the table is exhausted or the scan
+ * time, window after window, until the page is full, the table is exhausted (or, with a
+ * time filter, the ids below which none can match: createdFloor, finishedFloor) or the scan
  * budget is spent (then the page says how far it searched and the cursor continues there).
  */
 export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
@@ -114,16 +115,28 @@ export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
 
   const started = performance.now();
   const found: unknown[] = [];
+  // No job below `bottom` matches the filter's time windows: the windows stop there.
+  let bottom = range.min;
+  const raise = (floor: bigint | null) => {
+    if (floor !== null && floor > bottom) bottom = floor;
+  };
+  if (f.createdSince) raise(await createdFloor(db, f, upper, range.min));
+  // The finished window's floor is read only when the first window did not fill the page.
+  let finishedFloored = !f.finishedSince;
   let hi = upper;
-  while (hi >= range.min) {
-    const lo = hi - SCAN_WINDOW + 1n > range.min ? hi - SCAN_WINDOW + 1n : range.min;
+  while (hi >= bottom) {
+    const lo = hi - SCAN_WINDOW + 1n > bottom ? hi - SCAN_WINDOW + 1n : bottom;
     found.push(...(await run(lo, hi, f.limit + 1 - found.length)));
     if (found.length > f.limit) {
       const page = found.slice(0, f.limit);
       return { ...empty(), jobs: page.map(toListed), nextCursor: String((page[page.length - 1] as { job_id: string }).job_id) };
     }
     hi = lo - 1n;
-    if (hi >= range.min && performance.now() - started > SCAN_BUDGET_MS) {
+    if (!finishedFloored && hi >= bottom) {
+      finishedFloored = true;
+      raise(await finishedFloor(db, f, hi));
+    }
+    if (hi >= bottom && performance.now() - started > SCAN_BUDGET_MS) {
       return {
         ...empty(),
         jobs: found.map(toListed),
@@ -199,9 +212,12 @@ async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
     // finished_at order): past it no failure can match, and the list ends there instead of
     // reading FAILED_WINDOWS_PER_PAGE windows of older ones and offering a next page of none.
     const bound = sinceSql(f, 'finishedSince', wq);
+    // So does "enqueued since": a job fails after it was enqueued (in a transaction begun
+    // after its claim, which saw the enqueue committed), so one enqueued since T failed since T.
+    const created = sinceMomentSql(f, 'createdSince', wq);
     const { rows: window } = await db.query(
       `SELECT job_id, ${MICROS('finished_at')} AS finished_us
-         FROM jobs WHERE ${["status = 'failed'", ...afterIn(wq), ...(bound ? [bound] : [])].join(' AND ')} ${order} LIMIT ${FAILED_WINDOW}`,
+         FROM jobs WHERE ${["status = 'failed'", ...afterIn(wq), ...(bound ? [bound] : []), ...(created ? [`finished_at >= ${created}`] : [])].join(' AND ')} ${order} LIMIT ${FAILED_WINDOW}`,
       wq.values,
     );
     more = window.length === FAILED_WINDOW;
@@ -240,6 +256,67 @@ async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   };
 }
 
+/** Ids one probe of createdFloor looks at, and how many probes (each twice as far down as the last) it makes at most. */
+const FLOOR_PROBE_IDS = 64;
+const FLOOR_PROBES = 40;
+
+/**
+ * The lowest id a job enqueued since the filter's createdSince can have, from the ids at or
+ * below `hi` (null: no bound found above `min`). created_at is not in id order, so the id
+ * where it passes the window's start bounds nothing: it is the start of the enqueuing
+ * transaction, and one a producer holds open (lib/client.ts transaction()) draws its ids
+ * long after, past jobs enqueued since. What bounds is a job that completed before the
+ * window opened: its completion began after its claim had committed, which saw its enqueue
+ * committed, which drew its id; every smaller id was drawn before that, each by a
+ * transaction that had begun already — enqueued before the window, all of them (on the
+ * database clock). Each probe looks for the newest such job among FLOOR_PROBE_IDS ids, twice
+ * as far below `hi` as the probe before, and the first found is the bound: the list reads at
+ * most about twice the ids drawn since the window opened. A backlog enqueued before it and
+ * never run gives no bound: the list reads through it as for a filter no index serves.
+ */
+export async function createdFloor(db: Executor, f: JobFilter, hi: bigint, min: bigint): Promise<bigint | null> {
+  const p = new SqlParams();
+  const moment = sinceMomentSql(f, 'createdSince', p);
+  if (!moment) return null;
+  const w = `${p.add(FLOOR_PROBE_IDS)}::bigint`;
+  const at = `(${p.add(String(hi))}::bigint - ((1::bigint << i) - 1) * ${w})`;
+  const { rows } = await db.query(
+    `WITH RECURSIVE probe(i, hit) AS (
+       SELECT 0, NULL::bigint
+       UNION ALL
+       SELECT i + 1, (SELECT job_id FROM jobs
+                       WHERE job_id <= ${at} AND job_id > ${at} - ${w} AND status = 'completed' AND finished_at < ${moment}
+                       ORDER BY job_id DESC LIMIT 1)
+         FROM probe WHERE hit IS NULL AND i < ${p.add(FLOOR_PROBES)} AND ${at} >= ${p.add(String(min))}::bigint
+     )
+     SELECT max(hit)::text AS hit FROM probe`,
+    p.values,
+  );
+  return rows[0].hit === null ? null : BigInt(rows[0].hit) + 1n;
+}
+
+/** Jobs in a finished window up to which finishedFloor reads their lowest id. */
+const FINISHED_FLOOR_ROWS = 10_000;
+
+/**
+ * The lowest id of the jobs finished since the filter's finishedSince, of those at or below
+ * `hi` (one past `hi` when there are none), read from jobs_finished_idx; null when more than
+ * FINISHED_FLOOR_ROWS finished in the window. A job enqueued long ago may finish now: no id
+ * bounds a finished window but its own jobs'.
+ */
+export async function finishedFloor(db: Executor, f: JobFilter, hi: bigint): Promise<bigint | null> {
+  const p = new SqlParams();
+  const moment = sinceMomentSql(f, 'finishedSince', p);
+  if (!moment) return null;
+  const { rows } = await db.query(
+    `SELECT count(*)::int AS n, min(job_id)::text AS lowest
+       FROM (SELECT job_id FROM jobs WHERE finished_at >= ${moment} AND job_id <= ${p.add(String(hi))}::bigint LIMIT ${p.add(FINISHED_FLOOR_ROWS + 1)}) t`,
+    p.values,
+  );
+  if (rows[0].n > FINISHED_FLOOR_ROWS) return null;
+  return rows[0].lowest === null ? hi + 1n : BigInt(rows[0].lowest);
+}
+
 /** Status rows in an id window below which the status index drives a windowed query (see windowQuery). */
 const SPARSE_STATUS_ROWS = 20_000;
 
@@ -266,7 +343,7 @@ export async function windowQuery(
   const where = [...conds, `job_id <= ${q.add(String(hi))}::bigint`];
   if (lo !== null) {
     where.push(`job_id >= ${q.add(String(lo))}::bigint`);
-    // Completed rows are in no index (running ones are in jobs_running_idx): counting them
+    // Completed rows are in no index by status (running ones are in jobs_running_idx): counting them
     // in a window would read it.
     if (status && status !== 'completed') {
       const sparse = await db.query(

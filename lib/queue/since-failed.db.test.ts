@@ -35,6 +35,17 @@ test('failed in the last hour: the three recent failures, no cursor, and no read
   assert.ok(c.count() <= 6, `${c.count()} statements: windows of failures older than the hour were read`);
 });
 
+test('failed jobs enqueued in the last hour: the windows stop at failures older than the hour too', async () => {
+  await db.pool.query(`
+    INSERT INTO jobs (queue, type, status, payload, attempt_count, started_at, finished_at, error)
+    SELECT 'enqueued-lately', 'demo.noop', 'failed', '{}', 3, now(), now(), 'lately' FROM generate_series(1, 3) i`);
+  const c = counting();
+  const page = await listJobs(c.db, { status: 'failed', queue: 'enqueued-lately', createdSince: '1h', limit: 50 });
+  assert.equal(page.jobs.length, 3);
+  assert.equal(page.nextCursor, null, 'a job enqueued in the last hour failed in it: none below this page');
+  assert.ok(c.count() <= 6, `${c.count()} statements: windows of failures older than the hour were read`);
+});
+
 test('failed since a moment, with another condition: the same', async () => {
   const since = new Date(Date.now() - 3_600_000).toISOString();
   const page = await listJobs(db.pool, { status: 'failed', finishedSince: since, error: 'boom', limit: 50 });

@@ -926,8 +926,8 @@ DELETE FROM job_attempts a
 /**
  * jobPrune — retention: deletes finished jobs, with their attempt history, once they have
  * been finished longer than the window kept for their status, reading one range of ids at
- * a time (`$1` up). No index holds completed rows (each would cost every completion two
- * index entries): the sweep walks the primary key instead, from the oldest id, and starts
+ * a time (`$1` up). No index held completed rows when this walk was written (jobs_finished_idx,
+ * 0021, now holds finished ones by finish time): the sweep walks the primary key, from the oldest id, and starts
  * again from the bottom once a range reaches jobs younger than every window (ids follow
  * enqueue order, and a job finishes after its enqueue) or the end of the table.
  * Params: $1 cursor (ids above it), $2 ids per range, $3 completed, $4 failed, $5 cancelled
