@@ -261,6 +261,117 @@ describe('supervisor', () => {
   });
 });
 
+describe('stopping with jobs in flight (a deploy)', () => {
+  /** Alive, and not a zombie waiting for whoever adopted it to reap it. */
+  const alive = (pid: number) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
+    } catch {
+      return false;
+    }
+  };
+
+  // SIGTERM is what every deploy sends; the supervisor dying alone (the OOM killer's pick, a
+  // kill -9 of the main pid) leaves its processes to notice the closed channel. Either way the
+  // processes drain: jobs that end within the grace period complete, the others are handed
+  // back at once (queued, their attempt given back) and run elsewhere, and no job is left
+  // running under a process that has gone. A ten-minute lease: a job left to its lease would
+  // wait ten minutes, far past these waits.
+  for (const how of ['SIGTERM to the supervisor', 'the supervisor killed with SIGKILL'] as const) {
+    test(`${how}: jobs that finish within the grace complete; the rest are handed back and run on another host at once; none is left running`, async () => {
+      const prefix = uniquePrefix('drain');
+      const queue = prefix;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-drain-'));
+      const ledger = path.join(dir, 'ledger');
+      const shortGate = path.join(dir, 'short');
+      const longGate = path.join(dir, 'long');
+      const pool = createPool(db.url, { max: 2 });
+      const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+      const hostEnv = {
+        databaseUrl: db.url,
+        redisUrl: REDIS_URL,
+        prefix,
+        queues: queue,
+        leaseMs: 600_000,
+        extra: {
+          LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'),
+          LEASEHOLD_RESULTS_DIR: path.join(dir, 'results'),
+          LEASEHOLD_SHUTDOWN_GRACE_MS: '5000',
+        },
+      };
+      const a = startWorkers({ ...hostEnv, processes: 2, concurrency: 3 });
+      let b: Proc | undefined;
+      const pidsOfA: number[] = [];
+      try {
+        await waitFor('test.wait to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.wait'`)).rows.length === 1);
+        const wait = (until: string, k: number) => ({ type: 'test.wait', queue, maxAttempts: 3, payload: { ledger, until, clock: path.join(dir, `clock-${k}`) } });
+        const jobs = await ops.jobEnqueue(pool, [0, 1, 2].map((k) => wait(shortGate, k)).concat([3, 4, 5].map((k) => wait(longGate, k))), { doorbell });
+        const short = jobs.slice(0, 3).map((j) => j.id);
+        const long = jobs.slice(3).map((j) => j.id);
+        const all = [...short, ...long];
+        const started = () => (fs.existsSync(ledger) ? fs.readFileSync(ledger, 'utf8').split('\n').filter((l) => l.startsWith('start ')).length : 0);
+        await waitFor('host A to run all six jobs', () => started() === 6, { timeoutMs: 30_000 });
+        const { rows: workersOfA } = await db.pool.query(`SELECT worker_id, pid FROM workers WHERE $1 = ANY(queues)`, [queue]);
+        assert.equal(workersOfA.length, 2);
+        pidsOfA.push(...workersOfA.map((r) => r.pid as number));
+        const idsOfA = workersOfA.map((r) => r.worker_id as string);
+
+        // Host B is up, and idle: A holds every job.
+        b = startWorkers({ ...hostEnv, processes: 1, concurrency: 6 });
+        await waitFor('host B to register', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues)`, [queue])).rows[0].n === 3);
+
+        process.kill(a.pid, how === 'SIGTERM to the supervisor' ? 'SIGTERM' : 'SIGKILL');
+        fs.writeFileSync(shortGate, ''); // the short jobs end inside the grace period
+        if (how === 'SIGTERM to the supervisor') assert.deepEqual(await a.exited, { code: 0, signal: null }, 'the supervisor stops cleanly');
+        await waitFor("host A's worker processes to exit", () => pidsOfA.every((pid) => !alive(pid)), { timeoutMs: 60_000 });
+
+        // Nothing runs under a process that has gone, the moment it has gone.
+        const { rows: [held] } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running' AND worker_id = ANY($1)`, [idsOfA]);
+        assert.equal(held.n, 0, "no job is left running under host A's worker ids");
+        const { rows: stopped } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE worker_id = ANY($1)`, [idsOfA]);
+        assert.deepEqual(stopped, [{ stopped: true, exit: null }, { stopped: true, exit: null }], 'each process stopped cleanly');
+        for (const id of short) {
+          const j = await jobRow(db.pool, id);
+          assert.deepEqual([j.status, j.attempt_count], ['completed', 1], `short job ${id} completed by host A in its first attempt`);
+          assert.ok(idsOfA.includes(j.worker_id));
+        }
+        const { rows: handedBack } = await db.pool.query(
+          `SELECT job_id::text AS id, attempt, worker_id, outcome, error FROM job_attempts WHERE job_id = ANY($1::bigint[]) AND attempt = 1 ORDER BY job_id`,
+          [long],
+        );
+        assert.deepEqual(
+          handedBack.map((r) => [r.id, r.outcome, r.error, idsOfA.includes(r.worker_id)]),
+          long.map((id) => [id, 'aborted', 'worker shut down before the job finished; lease handed back', true]),
+        );
+
+        // They run on host B now, not a lease from now, and complete once.
+        fs.writeFileSync(longGate, '');
+        await waitFor('every job to complete', async () =>
+          (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[]) AND status = 'completed'`, [all])).rows[0].n === 6,
+        { timeoutMs: 60_000 });
+        for (const id of long) {
+          const j = await jobRow(db.pool, id);
+          assert.equal(j.attempt_count, 2);
+          assert.equal(j.max_attempts, 4, 'the interrupted attempt was given back');
+          assert.ok(!idsOfA.includes(j.worker_id), 'completed by host B');
+        }
+        const { rows: outcomes } = await db.pool.query(
+          `SELECT outcome::text, count(*)::int AS n FROM job_attempts WHERE job_id = ANY($1::bigint[]) GROUP BY 1 ORDER BY 1`,
+          [all],
+        );
+        assert.deepEqual(outcomes, [{ outcome: 'aborted', n: 3 }, { outcome: 'completed', n: 6 }], 'no lease lost, one completion each');
+      } finally {
+        await a.stop();
+        for (const pid of pidsOfA) if (alive(pid)) process.kill(pid, 'SIGKILL');
+        await b?.stop();
+        await doorbell.close();
+        await pool.end();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
 describe('worker priority', () => {
   /** The nice value of each of a process's threads (Linux: a nice value is per thread). */
   const threadNices = (pid: number) => fs.readdirSync(`/proc/${pid}/task`).map((tid) => os.getPriority(Number(tid)));
