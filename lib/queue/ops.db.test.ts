@@ -681,6 +681,131 @@ describe('jobRecover', () => {
   });
 });
 
+// river#1302: a rescue that updated rows by id, from an earlier read, moved jobs that had
+// completed in between back to retryable. Here the sweep re-checks each row in the statement
+// that moves it and passes by rows a completion holds; a completion waits for a row the sweep
+// holds and then meets the fence. Whichever commits first wins; the other changes nothing.
+describe('the recover sweep racing the owner on one row (separate connections)', () => {
+  const expired = () => insertJob(db.pool, { queue: 'recover-race', status: 'running', workerId: W1, leaseInMs: -1_000 });
+  const lease = (id: string) => ({ jobId: id, attempt: 1 });
+  const outcomes = async (id: string) =>
+    (await db.pool.query(`SELECT attempt, outcome::text FROM job_attempts WHERE job_id = $1 ORDER BY attempt`, [id])).rows.map((r) => `${r.attempt}:${r.outcome}`);
+  /** A connection of its own, and its server process (to see what it waits for). */
+  async function connection() {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+    return { client, pid };
+  }
+  const waitsForARow = (pid: number) =>
+    waitFor('the statement to wait for the row', async () =>
+      (await db.pool.query(`SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1`, [pid])).rows[0]?.wait_event_type === 'Lock',
+    );
+
+  test('a completion holding the row: the sweep passes it by (moves nothing, waits for nothing); the completion commits and stands', { timeout: 60_000 }, async () => {
+    const id = await expired();
+    const owner = await connection();
+    const sweeper = await connection();
+    try {
+      await owner.client.query('BEGIN');
+      assert.equal((await ops.jobComplete(owner.client, { workerId: W1, items: [lease(id)] })).size, 1);
+      // A sweep that waited for the row would wait for ever here (the owner commits after it):
+      // it fails at the lock timeout instead.
+      await sweeper.client.query(`SET lock_timeout = '5s'`);
+      assert.deepEqual((await ops.jobRecover(sweeper.client, { ids: [id] })).expired, [], 'the locked row is passed by');
+      await owner.client.query('COMMIT');
+    } finally {
+      await owner.client.end();
+      await sweeper.client.end();
+    }
+    assert.deepEqual((await ops.jobRecover(db.pool, { ids: [id] })).expired, [], 'a completed job is never moved back');
+    assert.equal((await jobRow(db.pool, id)).status, 'completed');
+    assert.deepEqual(await outcomes(id), ['1:completed']);
+  });
+
+  test("the sweep holding the row: the owner's completion and failure wait for it, then are refused; after a sweep that rolled back, the completion is accepted", { timeout: 60_000 }, async () => {
+    for (const write of ['complete', 'fail'] as const) {
+      const id = await expired();
+      const sweeper = await connection();
+      const owner = await connection();
+      try {
+        await sweeper.client.query('BEGIN');
+        assert.deepEqual((await ops.jobRecover(sweeper.client, { ids: [id] })).expired.map((e) => [e.id, e.status]), [[id, 'retrying']]);
+        const late = write === 'complete'
+          ? ops.jobComplete(owner.client, { workerId: W1, items: [lease(id)] })
+          : ops.jobFail(owner.client, { workerId: W1, items: [{ ...lease(id), error: 'late', backoffMs: 0 }] });
+        await waitsForARow(owner.pid);
+        await sweeper.client.query('COMMIT');
+        assert.equal((await late).size, 0, `the ${write} is refused once the sweep has moved the job`);
+      } finally {
+        await sweeper.client.end();
+        await owner.client.end();
+      }
+      assert.equal((await jobRow(db.pool, id)).status, 'retrying');
+      assert.deepEqual(await outcomes(id), ['1:lease_lost']);
+    }
+
+    // The sweep gave up (its transaction rolled back, its process died): the lease has run out
+    // but nobody took the job, so its owner's completion stands.
+    const id = await expired();
+    const sweeper = await connection();
+    const owner = await connection();
+    try {
+      await sweeper.client.query('BEGIN');
+      assert.equal((await ops.jobRecover(sweeper.client, { ids: [id] })).expired.length, 1);
+      const late = ops.jobComplete(owner.client, { workerId: W1, items: [lease(id)] });
+      await waitsForARow(owner.pid);
+      await sweeper.client.query('ROLLBACK');
+      assert.equal((await late).size, 1);
+    } finally {
+      await sweeper.client.end();
+      await owner.client.end();
+    }
+    assert.equal((await jobRow(db.pool, id)).status, 'completed');
+    assert.deepEqual(await outcomes(id), ['1:completed']);
+  });
+
+  test('300 expired jobs, owners completing and failing them one by one while sweeps move them in batches of 3: each ends by exactly one of them', { timeout: 60_000 }, async () => {
+    const owners = createPool(db.url, { max: 4 });
+    const sweepers = createPool(db.url, { max: 2 });
+    // A fixed sequence (a linear congruential generator): a failure repeats the same way.
+    let seed = 1302;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const wins = new Map<string, string[]>();
+    const won = (id: string, by: string) => wins.set(id, [...(wins.get(id) ?? []), by]);
+    try {
+      for (let round = 0; round < 30; round++) {
+        const ids: string[] = [];
+        for (let k = 0; k < 10; k++) ids.push(await expired());
+        const order = [...ids].sort(() => random() - 0.5);
+        await Promise.all([
+          ...order.map(async (id) => {
+            if (random() < 0.5) {
+              if ((await ops.jobComplete(owners, { workerId: W1, items: [lease(id)] })).size) won(id, 'completed');
+            } else if ((await ops.jobFail(owners, { workerId: W1, items: [{ ...lease(id), error: 'boom', backoffMs: 0 }] })).size) won(id, 'retried');
+          }),
+          ...[0, 1].map(async () => {
+            for (const e of (await ops.jobRecover(sweepers, { ids, batchSize: 3 })).expired) won(e.id, 'lease_lost');
+          }),
+        ]);
+        for (const id of ids) {
+          const by = wins.get(id) ?? [];
+          assert.equal(by.length, 1, `job ${id} ended by ${JSON.stringify(by)} (round ${round})`);
+          assert.deepEqual(await outcomes(id), [`1:${by[0]}`], `job ${id}'s attempt is recorded as its winner's`);
+          assert.equal((await jobRow(db.pool, id)).status, by[0] === 'completed' ? 'completed' : 'retrying');
+        }
+      }
+      const by = [...wins.values()].map((w) => w[0]);
+      console.log(`# ${by.length} races: ${['completed', 'retried', 'lease_lost'].map((w) => `${w} ${by.filter((x) => x === w).length}`).join(', ')}`);
+      // Every kind of winner happened, or the race was not a race.
+      for (const w of ['completed', 'retried', 'lease_lost']) assert.ok(by.includes(w), `no job was won by ${w}`);
+    } finally {
+      await owners.end();
+      await sweepers.end();
+    }
+  });
+});
+
 describe('schema invariants', () => {
   test('the database refuses rows that break the state machine', async () => {
     const bad = [
