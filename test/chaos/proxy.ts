@@ -8,7 +8,9 @@
  * silenceOn() is the other failure a long-lived connection meets: a NAT or firewall that
  * forgets an established flow. The connection whose client next sends the given bytes
  * (a prepared statement's name, say) goes quiet for good from that message on: nothing
- * more is delivered either way, nothing is closed. Other and new connections pass.
+ * more is delivered either way, nothing is closed. Other and new connections pass. With
+ * `deliver`, that message itself still reaches the server, which runs it (a statement that
+ * commits) while its answer is lost.
  */
 import net from 'node:net';
 
@@ -18,8 +20,8 @@ export interface Proxy {
   readonly accepted: number;
   cut(): void;
   heal(): void;
-  /** Resolves once a connection has been silenced (its client sent `bytes`). */
-  silenceOn(bytes: string): Promise<void>;
+  /** Resolves once a connection has been silenced (its client sent `bytes`; delivered first with `deliver`). */
+  silenceOn(bytes: string, o?: { deliver?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,7 +32,7 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
   let held: [net.Socket, Buffer][] = [];
   /** Connections gone quiet for good: what they send is dropped. */
   const silenced = new WeakSet<net.Socket>();
-  let trigger: { bytes: Buffer; fired: () => void } | null = null;
+  let trigger: { bytes: Buffer; deliver: boolean; fired: () => void } | null = null;
 
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -43,6 +45,7 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
     src.on('data', (chunk: Buffer) => {
       if (fromClient && trigger && chunk.includes(trigger.bytes)) {
         silenced.add(src).add(dst);
+        if (trigger.deliver) dst.write(chunk);
         trigger.fired();
         trigger = null;
       }
@@ -93,7 +96,7 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
       for (const [dst, chunk] of late) if (!dst.destroyed) dst.write(chunk);
       for (const s of sockets) if (!silenced.has(s)) s.resume();
     },
-    silenceOn: (bytes) => new Promise<void>((fired) => (trigger = { bytes: Buffer.from(bytes), fired })),
+    silenceOn: (bytes, o = {}) => new Promise<void>((fired) => (trigger = { bytes: Buffer.from(bytes), deliver: !!o.deliver, fired })),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

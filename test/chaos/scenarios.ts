@@ -2,7 +2,8 @@
  * The fault scenarios of ../shared/research/reliability.md §7, each against real
  * processes and servers, each judged by facts (the jobs table, the attempt history and
  * the handlers' own ledger). Common pass criteria: jobs lost = 0 and one accepted
- * completion per job; duplicate starts only where a fault hit a claimed job.
+ * completion per job, of its last attempt, whose result is kept; duplicate starts only
+ * where a fault hit a claimed job.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs';
@@ -40,6 +41,32 @@ async function duplicatedJobs(s: Scenario): Promise<string> {
 /** Whether the host's supervisor had to replace a worker process. */
 const restarted = (host: Proc) => /worker process died/.test(host.output());
 
+/**
+ * Completed jobs whose outcome is not whole (reliability.md §7.0 I2, §7.1 5 and 5b): each must
+ * have exactly one accepted completion, of its final attempt, and point to that attempt's
+ * result, which must exist. A completion whose answer was lost (a killed session, a restarted
+ * server) and that the worker then took for a refusal would delete the result the job points
+ * to: the job completed, its output gone, and every count above still right.
+ */
+async function completionsWithoutTheirResult(s: Scenario): Promise<string[]> {
+  const { rows } = await s.pool.query(
+    `SELECT j.job_id::text AS id, j.attempt_count, j.result_key,
+            array(SELECT a.attempt FROM job_attempts a WHERE a.job_id = j.job_id AND a.outcome = 'completed' ORDER BY a.attempt) AS completed
+       FROM jobs j WHERE j.status = 'completed' ORDER BY j.job_id`,
+  );
+  const dir = path.join(s.env.tmp, 'results', s.name);
+  const broken: string[] = [];
+  for (const r of rows) {
+    const why = [
+      (r.completed.length !== 1 || r.completed[0] !== r.attempt_count) && `completed attempts [${r.completed}] of ${r.attempt_count}`,
+      !r.result_key ? 'no result_key' : !String(r.result_key).startsWith(`${r.id}/${r.attempt_count}-`) ? `result ${r.result_key} is not attempt ${r.attempt_count}'s` : null,
+      r.result_key && !fs.existsSync(path.join(dir, r.result_key)) && `result ${r.result_key} missing`,
+    ].filter(Boolean);
+    if (why.length) broken.push(`job ${r.id}: ${why.join(', ')}`);
+  }
+  return broken;
+}
+
 /** Judges a finished run: all jobs accounted for, duplicates within what the faults allow. */
 async function judge(
   s: Scenario,
@@ -52,6 +79,7 @@ async function judge(
   const duplicates = l.starts - l.started_jobs;
   const lost = o.jobs - completed - c.failed - c.cancelled;
   const recoveryOk = o.recoveryS === undefined || o.recoveryS === null || o.recoveryS <= RECOVERY_BOUND_S;
+  const unbacked = await completionsWithoutTheirResult(s);
   const why = [
     completed !== expected && `completed ${completed} of ${expected}`,
     lost !== 0 && `lost ${lost}`,
@@ -59,6 +87,7 @@ async function judge(
     duplicates > o.allowed && `duplicates ${duplicates} > ${o.allowed}`,
     l.unique_effects > completed + c.failed + c.cancelled && `effects for unfinished jobs`,
     !recoveryOk && `recovery ${o.recoveryS} s > ${RECOVERY_BOUND_S} s`,
+    unbacked.length > 0 && `${unbacked.length} completed jobs without their final attempt's result (${unbacked.slice(0, 5).join('; ')})`,
     o.extraPass === false && 'scenario check failed',
   ].filter(Boolean);
   const pass = why.length === 0;
@@ -586,6 +615,8 @@ function silentConnection(o: {
   controlled?: boolean;
   /** The host without Redis (it listens on PostgreSQL instead). */
   redisOff?: boolean;
+  /** The statement reaches the server (and commits); only its answer is lost. */
+  deliver?: boolean;
   allowed: number;
   what: string;
 }): ChaosScenario {
@@ -596,7 +627,7 @@ function silentConnection(o: {
       const pgProxy = await startProxy(env.pg.port);
       try {
         if (o.controlled) await ops.queueSetControls(s.pool, { name: s.queue, concurrencyLimit: 5 });
-        const silenced = pgProxy.silenceOn(o.statement);
+        const silenced = pgProxy.silenceOn(o.statement, { deliver: o.deliver });
         const a = s.startHost({
           processes: 1,
           concurrency: 10,
@@ -610,6 +641,14 @@ function silentConnection(o: {
         const silencedAt = Date.now();
         await s.waitForAll('completed', jobs, 60_000);
         const afterS = (Date.now() - silencedAt) / 1000;
+        // Committed before its answer was lost, the completion shows at once; the host settles
+        // it (gives it up, or is refused by its own earlier write) only when the wait times out.
+        // Judged before that, what the host then does with the result would go unseen.
+        if (o.deliver) {
+          await waitFor('the host to settle the unanswered completion', () =>
+            /could not record the outcome|outcome refused by the fence|a retried (completion|outcome) was refused/.test(a.output()),
+          { timeoutMs: 30_000 });
+        }
         const more = await s.enqueue(20, () => ({ ms: 50 }));
         await s.waitForAll('completed', jobs + more.length, 60_000);
         return judge(s, {
@@ -638,6 +677,21 @@ const silentUnderCompletion = silentConnection({
   // A completion still unanswered when the lease would end is given up and the job runs again.
   allowed: 10,
   what: 'the jobs whose completion was silenced completed',
+});
+
+/**
+ * Quiet just after a completion reached the server: it commits, and its answer is lost. The
+ * worker, unanswered, gives the outcome up (or, retrying, is refused by its own earlier
+ * write); either way the jobs are completed once, are not run again, and keep their results:
+ * taken for a refusal, the worker would delete the result the completed job points to.
+ */
+const answerLostAfterCompletion = silentConnection({
+  name: 'a connection goes silent after a completion committed (its answer is lost)',
+  db: 'silent_answer',
+  statement: 'leasehold_job_complete',
+  deliver: true,
+  allowed: 0,
+  what: 'the jobs whose completion answer was lost stayed completed',
 });
 
 /**
@@ -941,6 +995,7 @@ export const scenarios: ChaosScenario[] = [
   sessionsTerminated,
   partition,
   silentUnderCompletion,
+  answerLostAfterCompletion,
   silentHoldingQueueLock,
   silentRedisPop,
   silentRedisPush,
