@@ -352,6 +352,40 @@ describe('queue limits and prefetch', () => {
     const { rows } = await db.pool.query(`SELECT DISTINCT worker_id FROM job_attempts WHERE job_id = ANY($1)`, [ids]);
     assert.ok(!rows.some((r) => r.worker_id === a.runner.workerId), 'A, with no free slot, claimed none of them');
   });
+  test('jobs claimed ahead behind a handler that never ends go back to the queue after the hold, and run on a worker with a free slot', async (t) => {
+    const prefix = uniquePrefix('held');
+    const quick: Handler = () => undefined;
+    // A: one slot, taken by a job that runs until the test ends, and room to claim 4 ahead.
+    const a = await makeRunner(t, { prefix, concurrency: 1, prefetch: 4, prefetchHoldMs: 500, handlers: { 'test.block': (_p, ctx) => new Promise((_, no) => ctx.signal.addEventListener('abort', () => no(ctx.signal.reason))), 'test.quick': quick } });
+    const busy = await a.enqueue();
+    await waitFor('A to run the long job', async () => (await jobRow(db.pool, busy)).status === 'running');
+    const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 4 }, () => ({ type: 'test.quick', queue: prefix })), { doorbell: a.doorbell })).map((r) => r.id);
+    // The case under test: A holds them, claimed ahead, with no slot to run them.
+    await waitFor('A to claim the quick jobs ahead', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'running' AND worker_id = $2`, [ids, a.runner.workerId])).rows[0].n > 0);
+    // B: free slots on the same queue, no prefetch.
+    const b = await makeRunner(t, { prefix, concurrency: 4, handlers: { 'test.quick': quick } });
+    await waitFor('every quick job to complete while A is still busy', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [ids])).rows[0].n === ids.length,
+    { timeoutMs: 20_000 });
+    const { rows } = await db.pool.query(
+      `SELECT job_id::text AS id, worker_id, outcome, error FROM job_attempts WHERE job_id = ANY($1) ORDER BY job_id, attempt`, [ids]);
+    for (const id of ids) {
+      const attempts = rows.filter((r) => r.id === id);
+      const last = attempts.at(-1);
+      assert.equal(last?.outcome, 'completed', `job ${id}: ${JSON.stringify(attempts)}`);
+      assert.equal(last?.worker_id, b.runner.workerId, `job ${id} ran on B, which had a free slot`);
+      for (const r of attempts.slice(0, -1)) {
+        assert.equal(r.worker_id, a.runner.workerId);
+        assert.equal(r.outcome, 'aborted');
+        assert.match(r.error, /claimed ahead, no slot freed within 500 ms/);
+      }
+    }
+    assert.ok(rows.some((r) => r.outcome === 'aborted'), 'A handed at least one claimed-ahead job back');
+    const { rows: [job] } = await db.pool.query(`SELECT max_attempts, attempt_count FROM jobs WHERE job_id = $1`, [ids[0]]);
+    assert.ok(job.attempt_count <= job.max_attempts, 'a handed-back attempt is given back, not spent');
+    assert.equal((await jobRow(db.pool, busy)).status, 'running', 'the long job still runs on A');
+  });
 });
 
 describe('job types a worker has no handler for', () => {

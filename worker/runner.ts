@@ -68,6 +68,8 @@ export interface RunnerOptions {
    * leases expire.
    */
   prefetch?: number;
+  /** How long a job claimed ahead may wait for a slot before it is handed back (default PREFETCH_HOLD_MS). */
+  prefetchHoldMs?: number;
   /** How long ids popped beyond the free slots may wait in the process (see Runner.held). */
   heldSignalsMs?: number;
   /** How long an aborted handler that ignores its signal keeps its slot (default: the lease). */
@@ -98,6 +100,13 @@ export const SCHEDULE_TICK_MS = 250;
 export const HELD_SIGNALS_PER_SLOT = 4;
 /** How long ids popped beyond the free slots may wait in the process before they go back. */
 export const HELD_SIGNALS_MS = 100;
+/**
+ * How long a job claimed ahead (prefetch) may wait in the process for a slot. Past it (every
+ * slot busy with longer jobs), it is handed back to its queue, at the front, for a worker
+ * with a free slot: without this, jobs claimed ahead behind handlers that run for hours would
+ * sit `running` under renewed leases, run by nobody, for hours.
+ */
+export const PREFETCH_HOLD_MS = 2_000;
 /** Attempts let go of that the worker remembers at most (see lettingGo). */
 const LET_GO_MAX = 10_000;
 
@@ -123,6 +132,8 @@ interface Entry {
   renewedAt: number;
   /** 'buffered' is claimed but waits for a slot; 'running' holds a slot; 'finishing' is writing its outcome. */
   state: 'buffered' | 'running' | 'finishing';
+  /** performance.now() when it was claimed into the buffer (see PREFETCH_HOLD_MS). */
+  bufferedAt: number;
   /** performance.now() when the handler was called. */
   startedAt: number;
   /** performance.now() when the handler ended: its outcome is recorded within a lease of it, or given up. */
@@ -248,6 +259,14 @@ export class Runner {
   private readonly active = new Map<string, Entry>();
   private running = 0;
   private readonly buffer: Entry[] = [];
+  /**
+   * Jobs this process may claim ahead of its free slots now: the prefetch asked for, halved
+   * each time claimed-ahead jobs waited PREFETCH_HOLD_MS for a slot and were handed back,
+   * doubled again (from at least 1) each time a slot frees while none wait. Handing back
+   * costs each job an `aborted` attempt record and another claim: with handlers that run for
+   * hours, a full prefetch claimed again at every free slot would pile those up.
+   */
+  private claimAhead: number;
   private stopping = false;
   private slotWaiter: (() => void) | null = null;
   private fetchDone: Promise<void> = Promise.resolve();
@@ -278,6 +297,7 @@ export class Runner {
 
   constructor(opts: RunnerOptions) {
     this.o = opts;
+    this.claimAhead = opts.prefetch ?? 0;
     this.workerId = opts.workerId ?? newWorkerId();
     this.types = Object.keys(opts.handlers).filter((name) => typeof opts.handlers[name] === 'function');
     this.failer = new Batcher(async (items) => {
@@ -341,7 +361,7 @@ export class Runner {
    * back, past the rate. Claims then take only free slots, and what they claim starts at once.
    */
   private get prefetch() {
-    return this.anyLimited ? 0 : (this.o.prefetch ?? 0);
+    return this.anyLimited ? 0 : this.claimAhead;
   }
 
   /** Jobs to claim now: room left, once the buffer has drained to half (so claims come in batches). */
@@ -798,6 +818,7 @@ export class Runner {
       ac: new LazyAbort(),
       renewedAt: claimSentAt,
       state: 'buffered',
+      bufferedAt: performance.now(),
       startedAt: 0,
       deadline: Infinity,
     };
@@ -891,6 +912,10 @@ export class Runner {
     // result), the attempt failed for running too long.
     if (e.timedOut) error = e.timedOut;
     this.running--;
+    // A slot freed with no job waiting for it: claiming ahead may grow back (see claimAhead).
+    if (!this.buffer.length && this.claimAhead < (this.o.prefetch ?? 0)) {
+      this.claimAhead = Math.min(this.o.prefetch ?? 0, Math.max(1, this.claimAhead * 2));
+    }
     this.pump();
     this.wakeFetcher();
     // The common case — success with nothing to store, no lease trouble, no fault
@@ -1210,6 +1235,30 @@ export class Runner {
     this.abortHandler(e, e.timedOut);
   }
 
+  /**
+   * Jobs claimed ahead that have waited PREFETCH_HOLD_MS for a slot go back to their queue
+   * (attempt given back, ringing at the front), for a worker with a free slot — or for this
+   * one, when a slot frees. Claiming ahead is halved (see claimAhead).
+   */
+  private handBackWaiting(now: number) {
+    const holdMs = this.o.prefetchHoldMs ?? PREFETCH_HOLD_MS;
+    // The buffer is in claim order: its head has waited longest.
+    if (this.stopping || !this.buffer.length || now - this.buffer[0]!.bufferedAt < holdMs) return;
+    const waited = this.buffer.filter((e) => now - e.bufferedAt >= holdMs);
+    for (const e of waited) {
+      e.released = true;
+      this.buffer.splice(this.buffer.indexOf(e), 1);
+      this.forget(e);
+    }
+    this.claimAhead = Math.floor(this.claimAhead / 2);
+    this.log.info('jobs claimed ahead waited too long for a slot: handed back to their queue', {
+      jobs: waited.length,
+      holdMs,
+      claimAhead: this.claimAhead,
+    });
+    void this.release(waited, `claimed ahead, no slot freed within ${holdMs} ms; lease handed back`);
+  }
+
   // ---------------------------------------------------------------- heartbeat
 
   /**
@@ -1224,6 +1273,7 @@ export class Runner {
    */
   private watchdog() {
     const now = performance.now();
+    this.handBackWaiting(now);
     const giveUpAfter = giveUpAfterMs(this.o);
     for (const e of this.active.values()) {
       if (now - e.renewedAt >= giveUpAfter) this.lose(e, 'lease_expired_locally');
@@ -1443,7 +1493,7 @@ export class Runner {
         reason,
         doorbell: this.o.doorbell,
       });
-      this.log.info('handed leases back on shutdown', { jobs: released.length });
+      this.log.info('handed leases back', { jobs: released.length, reason });
       // The release refuses a job an operator asked to cancel (it must not run again),
       // whether or not this process had heard of the request: end those as cancelled now,
       // rather than leave them running until their leases expire.
@@ -1452,7 +1502,7 @@ export class Runner {
       if (rest.length) {
         const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: rest.map((e) => e.lease) });
         this.stats.cancelled += cancelled.size;
-        if (cancelled.size) this.log.info('ended cancelled jobs on shutdown', { jobs: cancelled.size });
+        if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: cancelled.size });
       }
     } catch (err) {
       this.log.warn('could not hand leases back; they will be recovered when they expire', { err });
