@@ -120,6 +120,8 @@ interface PendingCompletion {
   e: Entry;
   resultKey: string | null;
   tries: number;
+  /** An earlier try errored without the server's answer: it may have committed. */
+  unanswered?: boolean;
   /** For settle(): told the answer (or the error); without it the queue finishes the job itself. */
   done?: (accepted: boolean | Error) => void;
 }
@@ -528,11 +530,24 @@ export class Runner {
    * back as never run, their attempts given back, when forgotten after two leases.
    */
   private readonly lettingGo = new Map<string, number>();
-  private letGo(l: Lease) {
-    this.lettingGo.set(leaseKey(l), performance.now());
+  /**
+   * Of those, the attempts whose outcome a try may have recorded after all: it errored
+   * without the server's answer (a connection lost after COMMIT). Once the database no
+   * longer shows them held here, their attempt history says how they ended, which the
+   * counters and the log then tell (see settleUnsure).
+   */
+  private readonly unsureLetGo = new Map<string, Lease>();
+  private letGo(l: Lease, unsure = false) {
+    const key = leaseKey(l);
+    this.lettingGo.set(key, performance.now());
+    if (unsure) this.unsureLetGo.set(key, l);
     // Bounded whatever the database says (it may not answer for long): past this, the
     // oldest go first, long since taken by a sweep in all but the strangest outage.
-    if (this.lettingGo.size > LET_GO_MAX) this.lettingGo.delete(this.lettingGo.keys().next().value!);
+    if (this.lettingGo.size > LET_GO_MAX) {
+      const oldest = this.lettingGo.keys().next().value!;
+      this.lettingGo.delete(oldest);
+      this.unsureLetGo.delete(oldest);
+    }
   }
   /**
    * Forgets the attempts let go of that the database (`held`: its leases of this worker,
@@ -541,7 +556,41 @@ export class Runner {
    */
   private settleLetGo(held: readonly Lease[], readAt: number) {
     const still = new Set(held.map(leaseKey));
-    for (const [key, at] of this.lettingGo) if (at < readAt && !still.has(key)) this.lettingGo.delete(key);
+    const unsure: Lease[] = [];
+    for (const [key, at] of this.lettingGo) {
+      if (at >= readAt || still.has(key)) continue;
+      this.lettingGo.delete(key);
+      const l = this.unsureLetGo.get(key);
+      if (l) unsure.push(l);
+      this.unsureLetGo.delete(key);
+    }
+    if (unsure.length) void this.settleUnsure(unsure);
+  }
+
+  /**
+   * How the attempts whose outcome this process could not confirm ended, by their history:
+   * an outcome recorded by a try whose answer was lost is counted now (the completed and
+   * failed counters would miss it), and the log says which it was, after saying it might be
+   * (a warning, as visible as that error was).
+   */
+  private async settleUnsure(leases: Lease[]) {
+    try {
+      const ended = await ops.attemptOutcomes(this.o.pool, { workerId: this.workerId, leases });
+      for (const l of leases) {
+        const outcome = ended.get(l.jobId);
+        if (outcome === 'completed') this.stats.completed++;
+        else if (outcome === 'failed') this.stats.failed++;
+        else if (outcome === 'retried') this.stats.retried++;
+        else if (outcome === 'cancelled') this.stats.cancelled++;
+        if (outcome === 'completed' || outcome === 'failed' || outcome === 'retried' || outcome === 'cancelled') {
+          this.log.warn('an outcome whose answer was lost had been recorded after all', { job: l.jobId, attempt: l.attempt, outcome });
+        } else {
+          this.log.warn('an outcome whose answer was lost had not been recorded: the job was recovered', { job: l.jobId, attempt: l.attempt, outcome: outcome ?? null });
+        }
+      }
+    } catch {
+      // The database is away again: the counters miss these, as they did before this check.
+    }
   }
   private settlingLetGo = false;
   /**
@@ -1012,19 +1061,30 @@ export class Runner {
   private completionFailed(pc: PendingCompletion, err: unknown) {
     if (pc.done) return pc.done(err instanceof Error ? err : new Error(String(err)));
     const delay = Math.min(100 * 2 ** pc.tries, 2_000);
+    const unanswered = pc.unanswered || !answeredByServer(err);
     if (!transient(err) || this.pastRecordingTime(pc.e, delay)) {
-      this.log.error('could not record the outcome; the job will be recovered when its lease ends', {
-        job: pc.e.job.id,
-        attempt: pc.e.lease.attempt,
-        err,
-      });
-      this.letGo(pc.e.lease);
+      this.givenUp(pc.e.lease, unanswered, err);
       this.forget(pc.e);
       return;
     }
     // A retry is dropped once the attempt is lost (taken over, or claimed again here: the
     // new attempt's writes are the new entry's).
-    setTimeout(() => (pc.e.lost ? this.forget(pc.e) : this.queueCompletion({ ...pc, tries: pc.tries + 1 })), delay);
+    setTimeout(() => (pc.e.lost ? this.forget(pc.e) : this.queueCompletion({ ...pc, tries: pc.tries + 1, unanswered })), delay);
+  }
+
+  /**
+   * An outcome this process gives up writing. Left to the recover sweep when its lease ends —
+   * unless a try whose answer was lost (`unanswered`) recorded it: then it stands, and the
+   * attempt history says so later (settleUnsure).
+   */
+  private givenUp(lease: Lease, unanswered: boolean, err: unknown) {
+    const { jobId: job, attempt } = lease;
+    if (unanswered) {
+      this.log.error('could not confirm the outcome: a try whose answer was lost may have recorded it; if none did, the job will be recovered when its lease ends', { job, attempt, err });
+    } else {
+      this.log.error('could not record the outcome; the job will be recovered when its lease ends', { job, attempt, err });
+    }
+    this.letGo(lease, unanswered);
   }
 
   /** ctx.log: the runner's logger, naming the job and attempt. */
@@ -1123,6 +1183,7 @@ export class Runner {
         return status !== null;
       };
     }
+    let unanswered = false; // a try errored without the server's answer: it may have committed
     for (let delay = 100, tries = 0; ; delay = Math.min(delay * 2, 2_000), tries++) {
       try {
         if (!(await write(tries))) {
@@ -1152,13 +1213,9 @@ export class Runner {
         }
         return;
       } catch (err) {
+        if (!answeredByServer(err)) unanswered = true;
         if (!transient(err) || this.pastRecordingTime(e, delay)) {
-          this.log.error('could not record the outcome; the job will be recovered when its lease ends', {
-            job: job.id,
-            attempt: lease.attempt,
-            err,
-          });
-          this.letGo(lease);
+          this.givenUp(lease, unanswered, err);
           return;
         }
         // A completion's failure was said by the completion batch; a failure's or cancel's here, once.

@@ -644,10 +644,18 @@ function silentConnection(o: {
         // Committed before its answer was lost, the completion shows at once; the host settles
         // it (gives it up, or is refused by its own earlier write) only when the wait times out.
         // Judged before that, what the host then does with the result would go unseen.
+        let settled = '';
         if (o.deliver) {
           await waitFor('the host to settle the unanswered completion', () =>
-            /could not record the outcome|outcome refused by the fence|a retried (completion|outcome) was refused/.test(a.output()),
+            /could not (record|confirm) the outcome|outcome refused by the fence|a retried (completion|outcome) was refused/.test(a.output()),
           { timeoutMs: 30_000 });
+          // Given up unconfirmed, the host reads the attempt history once the job is no longer
+          // its own (two leases on), and says the completion stood (and counts it).
+          if (/could not confirm the outcome/.test(a.output())) {
+            await waitFor('the host to find the unconfirmed completion recorded', () => /had been recorded after all/.test(a.output()), { timeoutMs: 30_000 });
+            if (/had not been recorded/.test(a.output())) throw new Error('the host took a completion that committed for one that did not');
+            settled = '; the host gave it up unconfirmed, then found it recorded';
+          } else settled = '; the host, retrying, was refused by its own earlier write';
         }
         const more = await s.enqueue(20, () => ({ ms: 50 }));
         await s.waitForAll('completed', jobs + more.length, 60_000);
@@ -655,7 +663,7 @@ function silentConnection(o: {
           jobs: jobs + more.length,
           allowed: o.allowed,
           extraPass: !restarted(a),
-          notes: `${o.what} ${afterS.toFixed(1)} s after the silence (lease ${LEASE_MS / 1000} s); then ${more.length} new jobs, no restart`,
+          notes: `${o.what} ${afterS.toFixed(1)} s after the silence (lease ${LEASE_MS / 1000} s)${settled}; then ${more.length} new jobs, no restart`,
         });
       } finally {
         await s.close();
