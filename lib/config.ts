@@ -15,8 +15,12 @@ export const POLL_INTERVAL_MS_DEFAULT = 2_000;
 export const SIGNAL_GRACE_MS_DEFAULT = 1_000;
 /** Most ids one recover sweep pushes to Redis per queue: a backlog never floods it. */
 export const SIGNAL_REPAIR_CAP_DEFAULT = 1_000;
-/** How long a stopping worker lets running jobs finish before it hands their leases back. */
-export const SHUTDOWN_GRACE_MS_DEFAULT = 10_000;
+/**
+ * How long a stopping worker lets running jobs finish before it hands their leases back.
+ * Under docker stop's 10 s (and Kubernetes' 30 s) before SIGKILL: at 10 s the hand-back
+ * would race the kill, and jobs it missed would wait out their leases and spend an attempt.
+ */
+export const SHUTDOWN_GRACE_MS_DEFAULT = 8_000;
 export const PORT_DEFAULT = 3000;
 /**
  * The CPU priority (nice value) worker processes lower themselves to; 0 leaves it alone.
