@@ -3,29 +3,21 @@
  * parsed leniently (an unknown status is dropped, not an error page) and written back in
  * a fixed order, so a filtered view is a link that survives a reload or a paste.
  */
+import type { JobFilter } from '../queue/filters';
 import { parseSince } from '../since';
-import { isJobStatus, type JobStatus } from './statuses';
+import { isJobStatus } from './statuses';
 
 /** A job id as typed or linked: a positive integer of at most 19 digits (the API bounds it by a bigint). */
 export const JOB_ID_TEXT = /^[1-9][0-9]{0,18}$/;
 
-export interface JobFilters {
-  status?: JobStatus;
-  queue?: string;
-  type?: string;
-  id?: string;
-  worker?: string;
-  error?: string;
-  payload?: string;
-  fingerprint?: string;
-  due?: 'now' | 'later';
-  /** Enqueued / finished since: a span back from now (`1h`) or an ISO moment (lib/since.ts). */
-  createdSince?: string;
-  finishedSince?: string;
-}
-
 export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due', 'createdSince', 'finishedSince'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
+
+/**
+ * The filters a URL holds: the server's filter (lib/queue/filters.ts, a type-only import, so
+ * no database code reaches the browser) less the fields only the API's bulk actions send.
+ */
+export type JobFilters = Pick<JobFilter, FilterField>;
 
 export function filtersFromParams(params: URLSearchParams | { get(name: string): string | null }): JobFilters {
   const f: JobFilters = {};
