@@ -13,7 +13,7 @@
  * every later process took it for another's. (Two processes adopting the same orphan at the
  * same instant would both stop it; it is a development convenience, and that race is left.)
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -28,8 +28,12 @@ export interface EmbeddedDatabase {
   /** True when this process started the server (and so stops it). */
   owned: boolean;
   stop(): Promise<void>;
-  /** Restarts the server (`immediate` = a crash: no checkpoint, recovery from WAL). Tests use it. */
-  restart(mode: 'immediate' | 'fast'): Promise<void>;
+  /**
+   * Restarts the server (`immediate` = a crash: no checkpoint, recovery from WAL). Tests use it.
+   * With `whileDown`, the server stays down until that resolves, and this process's event loop
+   * runs meanwhile (a test's producer and pools meet the server down, not only restarted).
+   */
+  restart(mode: 'immediate' | 'fast', opts?: { whileDown?: () => Promise<void> }): Promise<void>;
 }
 
 const USER = 'postgres';
@@ -154,6 +158,16 @@ function pgCtl(args: string[]) {
   if (r.status !== 0) throw new Error(`pg_ctl ${args[0]} failed: ${(r.stderr || r.stdout || '').trim()}`);
 }
 
+/** pg_ctl without blocking this process's event loop while it runs. */
+function pgCtlAsync(args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(postgresBinaries().pgCtl, args, { ...runAs(), encoding: 'utf8' }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`pg_ctl ${args[0]} failed: ${(stderr || stdout || err.message).trim()}`));
+      else resolve();
+    });
+  });
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void = () => {}): Promise<EmbeddedDatabase> {
   const pgDir = path.resolve(dataDir, 'pg');
   const existing = runningServer(pgDir);
@@ -190,13 +204,14 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   const port = await freePort();
   // pg_ctl starts the server in its own session: a Ctrl-C in this terminal reaches the
   // workers (which drain) but not PostgreSQL, which we stop last.
-  pgCtl([
+  const start = [
     'start',
     '-D', pgDir,
     '-l', path.join(pgDir, 'server.log'),
     '-w', '-t', '60',
     '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
-  ]);
+  ];
+  pgCtl(start);
   claimOwnership(pgDir);
   await ensureDatabase(port);
   return {
@@ -206,6 +221,14 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     owned: true,
     stop: async () => stopServer(pgDir),
     // -l: the new server must not inherit our pipes (spawnSync would wait for them forever).
-    restart: async (mode) => pgCtl(['restart', '-D', pgDir, '-l', path.join(pgDir, 'server.log'), '-m', mode, '-w', '-t', '60']),
+    restart: async (mode, opts = {}) => {
+      if (!opts.whileDown) return pgCtl(['restart', '-D', pgDir, '-l', path.join(pgDir, 'server.log'), '-m', mode, '-w', '-t', '60']);
+      await pgCtlAsync(['stop', '-D', pgDir, '-m', mode, '-w', '-t', '60']);
+      try {
+        await opts.whileDown();
+      } finally {
+        await pgCtlAsync(start);
+      }
+    },
   };
 }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createLogger } from '../../lib/log';
 import * as ops from '../../lib/queue/ops';
-import { RedisDoorbell } from '../../lib/queue/signal';
+import { PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import { firedFailpoint } from '../failpoint-marker';
 import { type Proc, startNode } from '../processes';
 import { waitFor } from '../wait';
@@ -451,6 +451,30 @@ function redisDown(downMs: number | null): ChaosScenario {
 }
 
 /**
+ * The jobs a PostgreSQL crash hit: those with an attempt under way in the crash window (from
+ * just before the stop until the server answered again: running, or writing its outcome),
+ * read from the attempt history; and those whose handler had started on a claim the crash
+ * took back before it committed (a start in the ledger without its side effect before the
+ * window, and no attempt on record for it). Each may run twice.
+ */
+async function jobsHitByCrash(s: Scenario, crashFrom: Date, crashTo: Date): Promise<number> {
+  const { rows } = await s.pool.query(
+    `SELECT count(DISTINCT job_id)::int AS n FROM (
+       SELECT job_id FROM job_attempts WHERE started_at <= $2 AND finished_at >= $1
+       UNION
+       SELECT e.job_id FROM chaos_effects e
+        WHERE e.event = 'start' AND e.at <= $2
+          AND NOT EXISTS (SELECT 1 FROM chaos_effects f
+                           WHERE f.job_id = e.job_id AND f.attempt = e.attempt AND f.pid = e.pid
+                             AND f.event = 'effect' AND f.at < $1)
+          AND NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = e.job_id AND a.attempt = e.attempt AND a.finished_at < $1)
+     ) hit`,
+    [crashFrom, crashTo],
+  );
+  return rows[0].n as number;
+}
+
+/**
  * PostgreSQL restarted under load: `immediate` is a crash (no checkpoint, recovery from the
  * WAL), `fast` an administrator's restart (sessions ended, open transactions rolled back).
  */
@@ -497,25 +521,7 @@ const postgresRestart = (mode: 'immediate' | 'fast'): ChaosScenario => ({
       const running = (await s.counts()).running;
       const pidsAfter = (await s.pool.query(`SELECT DISTINCT pid FROM workers`)).rows.map((r) => r.pid).sort();
       const samePids = pidsAfter.join() === pidsBefore.join();
-      // The jobs the crash hit: those with an attempt under way in the crash window (from
-      // just before the immediate stop until the server answered again: running, or writing
-      // its outcome), read from the attempt history; and those whose handler had started on
-      // a claim the crash took back before it committed (a start in the ledger without its
-      // side effect before the window, and no attempt on record for it).
-      const { rows: hit } = await s.pool.query(
-        `SELECT count(DISTINCT job_id)::int AS n FROM (
-           SELECT job_id FROM job_attempts WHERE started_at <= $2 AND finished_at >= $1
-           UNION
-           SELECT e.job_id FROM chaos_effects e
-            WHERE e.event = 'start' AND e.at <= $2
-              AND NOT EXISTS (SELECT 1 FROM chaos_effects f
-                               WHERE f.job_id = e.job_id AND f.attempt = e.attempt AND f.pid = e.pid
-                                 AND f.event = 'effect' AND f.at < $1)
-              AND NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = e.job_id AND a.attempt = e.attempt AND a.finished_at < $1)
-         ) hit`,
-        [crashFrom, crashTo],
-      );
-      const inFlight = hit[0].n as number;
+      const inFlight = await jobsHitByCrash(s, crashFrom, crashTo);
       const row = await judge(s, {
         jobs: total,
         allowed: inFlight,
@@ -529,6 +535,137 @@ const postgresRestart = (mode: 'immediate' | 'fast'): ChaosScenario => ({
       producing = false;
       await producer.catch(() => {});
       await doorbell.close();
+      await pool.end();
+      await s.close();
+    }
+  },
+});
+
+/**
+ * The poll interval of the hosts of postgresRestartWithoutRedis: long, so that a job started
+ * within NOTIFY_PICKUP_BOUND_MS of its enqueue was woken by NOTIFY, not found by a poll.
+ */
+const LONG_POLL_MS = 60_000;
+const NOTIFY_PICKUP_BOUND_MS = LONG_POLL_MS / 6;
+
+/**
+ * PostgreSQL restarted under load with Redis off: the workers claim on PostgreSQL's
+ * LISTEN/NOTIFY (and a poll, here a minute apart). The server stays down while a producer's
+ * requests fail (each retried, under its own idempotency key, until acknowledged), then
+ * starts again. Every job, in flight at the stop or enqueued across the outage, completes
+ * once per request, none lost, duplicates only for jobs the crash hit. Then each worker
+ * process must LISTEN again: once the backlog is done, new jobs enqueued one at a time must
+ * each start within a sixth of the poll interval. A worker whose LISTEN connection died with
+ * the server, and was not made again, finds them only at its next poll.
+ */
+const postgresRestartWithoutRedis = (mode: 'immediate' | 'fast'): ChaosScenario => ({
+  name: `PostgreSQL restarted with -m ${mode} mid-run, Redis off: workers LISTEN again`,
+  async run(env) {
+    const s = await env.scenario(mode === 'immediate' ? 'pg_crash_no_redis' : 'pg_fast_no_redis');
+    const pool = new pg.Pool({ connectionString: s.url, max: 2 });
+    pool.on('error', () => {});
+    const doorbell = new PgDoorbell(pool, log);
+    // Requests arrive every 20 ms whatever the server's state; each is retried until
+    // acknowledged, under a key of its own, so a try that committed unanswered is not doubled.
+    const acked: string[] = [];
+    const requests: Promise<void>[] = [];
+    let refusedRequests = 0; // requests with at least one try refused
+    let refusedTries = 0;
+    let producing = true;
+    let givingUp = false;
+    const request = async (key: string) => {
+      for (let tries = 0; !givingUp; tries++) {
+        try {
+          const [r] = await ops.jobEnqueue(pool, [{ type: 'chaos.work', queue: s.queue, payload: { ms: 100 }, idempotencyKey: key }], { doorbell });
+          acked.push(r!.id);
+          return;
+        } catch {
+          refusedTries++;
+          if (tries === 0) refusedRequests++;
+          await sleep(100);
+        }
+      }
+    };
+    const producer = (async () => {
+      for (let i = 0; producing; i++) {
+        requests.push(request(`req-${i}`));
+        await sleep(20);
+      }
+    })();
+    try {
+      const processes = 2;
+      const host = s.startHost({ processes, concurrency: 4, redisUrl: 'off', env: { LEASEHOLD_POLL_MS: String(LONG_POLL_MS) } });
+      await waitFor('both worker processes to run jobs', async () => {
+        const { rows: w } = await s.pool.query(`SELECT count(DISTINCT pid)::int AS n FROM chaos_effects`);
+        return w[0].n === processes && acked.length >= 100;
+      });
+      const pidsBefore = (await s.pool.query(`SELECT pid FROM workers`)).rows.map((r) => r.pid).sort();
+      const crashFrom = (await s.pool.query(`SELECT clock_timestamp() AS t`)).rows[0].t as Date;
+      let refusedWhileDown = 0;
+      await env.pg.restart(mode, {
+        // Down until 100 requests have been refused (about 2 s, past the LISTEN connection's 1 s retry).
+        whileDown: async () => {
+          const before = refusedRequests;
+          await waitFor('100 requests refused while PostgreSQL is down', () => refusedRequests - before >= 100, { timeoutMs: 30_000 });
+          refusedWhileDown = refusedRequests - before;
+        },
+      });
+      const crashTo = (await waitFor('the restarted server to answer', () =>
+        s.pool.query(`SELECT clock_timestamp() AS t`).then((r) => r.rows[0].t as Date, () => false),
+      )) as Date;
+      const ackedAtRestart = acked.length;
+      await waitFor('200 more enqueues after the restart', () => acked.length >= ackedAtRestart + 200, { timeoutMs: 60_000 });
+      producing = false;
+      await producer;
+      await Promise.all(requests);
+      const { rows: [present] } = await s.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[])`, [acked]);
+      const total = (await s.counts()).total;
+      await s.waitForAll('completed', total, 120_000);
+      const inFlight = await jobsHitByCrash(s, crashFrom, crashTo);
+      // Idle now, every process waits on its LISTEN connection (or for its poll, a minute on).
+      const { rows: [listen] } = await s.pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'leasehold:listen'`,
+      );
+      const pickups: number[] = [];
+      let late = '';
+      for (let k = 0; k < 5 && !late; k++) {
+        const [r] = await ops.jobEnqueue(pool, [{ type: 'chaos.work', queue: s.queue, payload: { ms: 50 } }], { doorbell });
+        const done = await waitFor(`job ${r!.id} to complete`, async () => (await s.pool.query(`SELECT 1 FROM jobs WHERE job_id = $1 AND status = 'completed'`, [r!.id])).rowCount === 1, {
+          timeoutMs: NOTIFY_PICKUP_BOUND_MS,
+        }).catch(() => false);
+        if (!done) {
+          late = `new job ${k + 1} (${r!.id}) not completed ${NOTIFY_PICKUP_BOUND_MS / 1000} s after its enqueue`;
+          break;
+        }
+        const { rows } = await s.pool.query(
+          `SELECT extract(epoch FROM a.started_at - j.created_at) * 1000 AS ms FROM jobs j JOIN job_attempts a USING (job_id) WHERE j.job_id = $1 AND a.attempt = 1`,
+          [r!.id],
+        );
+        pickups.push(Math.round(Number(rows[0].ms)));
+      }
+      const after = (await s.counts()).total;
+      await s.waitForAll('completed', after, 120_000);
+      const running = (await s.counts()).running;
+      const pidsAfter = (await s.pool.query(`SELECT DISTINCT pid FROM workers`)).rows.map((r) => r.pid).sort();
+      const samePids = pidsAfter.join() === pidsBefore.join();
+      return judge(s, {
+        jobs: after,
+        allowed: inFlight,
+        extraPass:
+          present.n === acked.length && total === acked.length && running === 0 && !restarted(host) && samePids && listen.n === processes && !late && refusedWhileDown > 0,
+        notes: [
+          `${acked.length} requests acknowledged, ${present.n} present, ${total} jobs for them; the server unanswering ${((crashTo.getTime() - crashFrom.getTime()) / 1000).toFixed(1)} s, ${refusedRequests} requests refused meanwhile (${refusedWhileDown} while it was held down; ${refusedTries} tries), each retried until acknowledged`,
+          `${inFlight} in flight at the crash`,
+          restarted(host) || !samePids ? `a worker process was replaced (${pidsBefore} → ${pidsAfter})` : 'workers reconnected without a restart',
+          `${listen.n} of ${processes} processes LISTEN again`,
+          late || `${pickups.length} new jobs each started ${Math.min(...pickups)}-${Math.max(...pickups)} ms after its enqueue (poll ${LONG_POLL_MS / 1000} s)`,
+        ].join('; '),
+      });
+    } finally {
+      producing = false;
+      givingUp = true;
+      await producer.catch(() => {});
+      await Promise.all(requests);
       await pool.end();
       await s.close();
     }
@@ -1000,6 +1137,8 @@ export const scenarios: ChaosScenario[] = [
   redisDown(10_000),
   postgresRestart('immediate'),
   postgresRestart('fast'),
+  postgresRestartWithoutRedis('immediate'),
+  postgresRestartWithoutRedis('fast'),
   sessionsTerminated,
   partition,
   silentUnderCompletion,
@@ -1033,3 +1172,4 @@ export function formatTable(rows: Row[]): string {
     ...lines.map((l) => `| ${l.join(' | ')} |`),
   ].join('\n');
 }
+
