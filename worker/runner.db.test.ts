@@ -685,6 +685,38 @@ describe('claiming through faults', () => {
     assert.deepEqual([row.status, row.attempt_count, row.max_attempts], ['running', 1, 3], 'left for the recover sweep, its attempt spent');
   });
 
+  test('jobs claimed ahead whose hand-back failed are handed back again, not left to wait out their leases and spend an attempt', async (t) => {
+    const { pool, fail } = faultyPool(t);
+    const prefix = uniquePrefix('handback');
+    const quick: Handler = () => undefined;
+    fail('leasehold_job_release'); // the first hand-back never reaches the database
+    // A: one slot, taken by a job that runs until the test ends, and room to claim 1 ahead
+    // (halved to none by the hand-back: its fetch loop then waits for a slot).
+    const a = await makeRunner(t, {
+      prefix,
+      pool,
+      concurrency: 1,
+      prefetch: 1,
+      prefetchHoldMs: 300,
+      leaseMs: 4_000,
+      handlers: { 'test.block': (_p, ctx) => new Promise((_, no) => ctx.signal.addEventListener('abort', () => no(ctx.signal.reason))), 'test.quick': quick },
+    });
+    const busy = await a.enqueue();
+    await waitFor('A to run the long job', async () => (await jobRow(db.pool, busy)).status === 'running');
+    // One attempt: left to wait out its lease, the job would fail without ever running.
+    const id = (await ops.jobEnqueue(db.pool, [{ type: 'test.quick', queue: prefix, maxAttempts: 1 }], { doorbell: a.doorbell }))[0]!.id;
+    const attempts = async () => (await db.pool.query(`SELECT worker_id, outcome, error FROM job_attempts WHERE job_id = $1 ORDER BY attempt`, [id])).rows;
+    await waitFor('A to claim the quick job ahead', async () => (await jobRow(db.pool, id)).worker_id === a.runner.workerId);
+    // B: a free slot on the same queue, no prefetch; its sweeps move expired leases on at once.
+    const b = await makeRunner(t, { prefix, concurrency: 2, leaseMs: 4_000, recoverMs: 1_000, handlers: { 'test.quick': quick } });
+    await waitFor('the quick job to end', async () => ['completed', 'failed'].includes((await jobRow(db.pool, id)).status), { timeoutMs: 30_000 });
+    const rows = await attempts();
+    assert.deepEqual(rows.at(-1), { worker_id: b.runner.workerId, outcome: 'completed', error: null }, JSON.stringify(rows));
+    for (const r of rows.slice(0, -1)) assert.equal(r.outcome, 'aborted', `handed back, not left to expire: ${JSON.stringify(rows)}`);
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.max_attempts - row.attempt_count, 0, 'only the attempt that ran was spent');
+  });
+
   test('a claim that took most of a lease to answer: its jobs run on a renewed lease, not given up by the local clock', async (t) => {
     const { pool, stall } = faultyPool(t);
     const leaseMs = 1_500;

@@ -392,7 +392,7 @@ export class Runner {
   private async fetchLoop() {
     let backlog = false; // PostgreSQL returned a full batch last time: more is due
     while (!this.stopping) {
-      if (this.claimInDoubt) await this.releaseUnrun();
+      if (this.claimInDoubt || this.handBackInDoubt) await this.releaseUnrun();
       await this.waitForSlot();
       if (this.stopping) break;
       const want = this.want;
@@ -521,6 +521,14 @@ export class Runner {
   /** A claim errored without the server's answer: jobs it took may be leased to us and run nowhere. */
   private claimInDoubt = false;
   /**
+   * A hand-back of jobs claimed ahead failed (handBackWaiting): they are no longer tracked
+   * here, their leases are not renewed, and left to expire they would spend an attempt they
+   * never used (a job of one attempt would fail unrun). releaseUnrun hands them back.
+   */
+  private handBackInDoubt = false;
+  /** Hand-backs of jobs claimed ahead still in flight: stop() waits for them. */
+  private readonly handingBack = new Set<Promise<void>>();
+  /**
    * Attempts this process let go of while the database may still show them running here
    * (an outcome it could not record, a lease it gave up): they ran, so they are left to the
    * recover sweep, never handed back as unrun (which would give their attempt back).
@@ -624,6 +632,9 @@ export class Runner {
    * A claim still executing on the server when this looks is left to the sweep, as before.
    */
   private async releaseUnrun() {
+    // Taken now: a hand-back failing while this runs sets it again, for the next round.
+    const handBack = this.handBackInDoubt;
+    this.handBackInDoubt = false;
     try {
       const readAt = performance.now();
       const held = await ops.leasesHeldBy(this.o.pool, { workerId: this.workerId });
@@ -632,13 +643,18 @@ export class Runner {
       const released = await ops.jobRelease(this.o.pool, {
         workerId: this.workerId,
         leases: unrun,
-        reason: 'claimed by a statement whose answer was lost; handed back without running',
+        reason: this.claimInDoubt
+          ? 'claimed by a statement whose answer was lost; handed back without running'
+          : 'claimed ahead, no slot freed; handed back without running after a hand-back that failed',
         doorbell: this.o.doorbell,
       });
+      if (released.length) {
+        this.log.warn(this.claimInDoubt ? "a claim's answer was lost: the jobs it took are handed back" : 'jobs claimed ahead whose hand-back failed are handed back', { jobs: released.map((r) => r.jobId) });
+      }
       this.claimInDoubt = false;
       this.releaseFailing = false;
-      if (released.length) this.log.warn("a claim's answer was lost: the jobs it took are handed back", { jobs: released.map((r) => r.jobId) });
     } catch (err) {
+      if (handBack) this.handBackInDoubt = true;
       // Tried again before the next round; the database is likely away, which the claims report.
       if (!this.releaseFailing) this.log.warn('could not look for jobs a lost claim took; trying again', { err });
       this.releaseFailing = true;
@@ -1313,7 +1329,15 @@ export class Runner {
       holdMs,
       claimAhead: this.claimAhead,
     });
-    void this.release(waited, `claimed ahead, no slot freed within ${holdMs} ms; lease handed back`);
+    // Failed, it is tried again (releaseUnrun, from the fetch loop): those jobs are leased
+    // here, run nowhere, and no longer renewed.
+    const p = this.release(waited, `claimed ahead, no slot freed within ${holdMs} ms; lease handed back`).then((ok) => {
+      this.handingBack.delete(p);
+      if (ok) return;
+      this.handBackInDoubt = true;
+      this.wakeFetcher();
+    });
+    this.handingBack.add(p);
   }
 
   // ---------------------------------------------------------------- heartbeat
@@ -1331,6 +1355,8 @@ export class Runner {
   private watchdog() {
     const now = performance.now();
     this.handBackWaiting(now);
+    // A failed hand-back is tried again by the fetch loop, which may be waiting for a slot.
+    if (this.handBackInDoubt) this.wakeFetcher();
     const giveUpAfter = giveUpAfterMs(this.o);
     for (const e of this.active.values()) {
       if (now - e.renewedAt >= giveUpAfter) this.lose(e, 'lease_expired_locally');
@@ -1511,9 +1537,11 @@ export class Runner {
     this.o.receiver?.close(); // ends a pending blocking pop
     this.pgReceiver?.wake();
     await this.fetchDone;
-    // A claim whose answer was lost just before the stop: its jobs are handed back now, not
-    // left to the sweep (which would spend their attempt: a job of one attempt would fail unrun).
-    if (this.claimInDoubt) await this.releaseUnrun();
+    await Promise.all(this.handingBack);
+    // A claim whose answer was lost just before the stop (or a hand-back that failed): its
+    // jobs are handed back now, not left to the sweep (which would spend their attempt: a job
+    // of one attempt would fail unrun).
+    if (this.claimInDoubt || this.handBackInDoubt) await this.releaseUnrun();
     await this.giveBackHeld();
     // Buffered jobs never started: hand them back at once, other workers can run them now.
     const buffered = this.buffer.splice(0);
@@ -1541,8 +1569,9 @@ export class Runner {
     await this.pgReceiver?.close();
   }
 
-  private async release(entries: Entry[], reason: string) {
-    if (!entries.length) return;
+  /** Hands leases back; false when the database could not be asked (see handBackInDoubt). */
+  private async release(entries: Entry[], reason: string): Promise<boolean> {
+    if (!entries.length) return true;
     try {
       const released = await ops.jobRelease(this.o.pool, {
         workerId: this.workerId,
@@ -1561,8 +1590,10 @@ export class Runner {
         this.stats.cancelled += cancelled.size;
         if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: cancelled.size });
       }
+      return true;
     } catch (err) {
       this.log.warn('could not hand leases back; they will be recovered when they expire', { err });
+      return false;
     }
   }
 }
