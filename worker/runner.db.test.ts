@@ -636,6 +636,31 @@ describe('claiming through faults', () => {
     assert.equal(row.max_attempts - row.attempt_count, 1, 'its one attempt is still to come');
   });
 
+  test('a failure whose answer was lost, then claimed again here while its retry waits: counted once the attempt history shows it recorded', async (t) => {
+    const { pool, fail, loseAnswer } = faultyPool(t);
+    // The failure commits (retrying, due in a second) and its answer is lost; every retry
+    // of it then fails before reaching the database.
+    loseAnswer('leasehold_job_fail', 1, () => fail('leasehold_job_fail', 1_000));
+    const { runner, enqueue } = await makeRunner(t, {
+      pool,
+      leaseMs: 6_000, // the retries go on for most of it: the job comes due and is claimed again meanwhile
+      handlers: {
+        'test.block': (_p, ctx) => {
+          if (ctx.attempt === 1) throw new Error('the first attempt fails');
+        },
+      },
+    });
+    const id = await enqueue({ maxAttempts: 3 });
+    await waitFor('the second attempt to complete', async () => (await jobRow(db.pool, id)).status === 'completed', { timeoutMs: 30_000 });
+    const { rows } = await db.pool.query(`SELECT attempt, outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt`, [id]);
+    assert.deepEqual(rows, [{ attempt: 1, outcome: 'retried' }, { attempt: 2, outcome: 'completed' }], 'the lost answer\'s failure committed');
+    // The first attempt's failure, recorded by the try whose answer was lost, is counted when
+    // this process settles what it could not confirm (two leases on).
+    await waitFor('the recorded failure to be counted', () => runner.stats.retried === 1, { timeoutMs: 30_000 });
+    assert.equal(runner.stats.completed, 1);
+    assert.equal(runner.stats.refusedWrites, 0);
+  });
+
   test('a job that ran but whose outcome could not be recorded is left to the sweep, not handed back as unrun', async (t) => {
     const { pool, fail, loseAnswer } = faultyPool(t);
     const handedBack = 'claimed by a statement whose answer was lost; handed back without running';

@@ -1084,8 +1084,13 @@ export class Runner {
       return;
     }
     // A retry is dropped once the attempt is lost (taken over, or claimed again here: the
-    // new attempt's writes are the new entry's).
-    setTimeout(() => (pc.e.lost ? this.forget(pc.e) : this.queueCompletion({ ...pc, tries: pc.tries + 1, unanswered })), delay);
+    // new attempt's writes are the new entry's; or given up by the watchdog) — said as given
+    // up unconfirmed when a try whose answer was lost may have recorded it (see settle).
+    setTimeout(() => {
+      if (!pc.e.lost) return this.queueCompletion({ ...pc, tries: pc.tries + 1, unanswered });
+      if (unanswered) this.givenUp(pc.e.lease, true, err);
+      this.forget(pc.e);
+    }, delay);
   }
 
   /**
@@ -1237,7 +1242,13 @@ export class Runner {
         // A completion's failure was said by the completion batch; a failure's or cancel's here, once.
         if (tries === 0 && error !== null) this.log.warn('could not record the outcome; retrying while the lease is ours', { job: job.id, attempt: lease.attempt, err });
         await sleep(delay);
-        if (e.lost) return; // lost meanwhile (taken over, or claimed again here): its writes are over
+        if (e.lost) {
+          // Lost meanwhile (taken over, claimed again here, or given up by the watchdog): its
+          // writes are over. A try whose answer was lost may have recorded it: said, and
+          // settled by the attempt history later, as when given up here.
+          if (unanswered) this.givenUp(lease, true, err);
+          return;
+        }
       }
     }
   }
