@@ -1064,10 +1064,11 @@ export class Runner {
       // The job does not point to this attempt's result: drop the orphan blob.
       if (pc.resultKey) void this.o.results?.delete(pc.resultKey).catch(() => {});
     } else {
-      this.log.warn('a retried completion was refused and the attempt history could not be read: an earlier try may have recorded it; its result is kept', {
+      this.log.warn('a retried completion was refused and the attempt history could not be read: an earlier try may have recorded it; its result is kept, and the history is read again later', {
         job: e.job.id,
         attempt: e.lease.attempt,
       });
+      this.letGo(e.lease, true); // settled from the history later (settleUnsure), and counted then
     }
     if (pc.done) pc.done(verdict === 'accepted');
     else this.forget(e);
@@ -1219,10 +1220,11 @@ export class Runner {
               return;
             }
             if (ended === null) {
-              this.log.warn('a retried outcome was refused and the attempt history could not be read: an earlier try may have recorded it', {
+              this.log.warn('a retried outcome was refused and the attempt history could not be read: an earlier try may have recorded it; the history is read again later', {
                 job: job.id,
                 attempt: lease.attempt,
               });
+              this.letGo(lease, true); // settled from the history later (settleUnsure), and counted then
               return;
             }
           }
@@ -1603,7 +1605,7 @@ export class Runner {
       }
       return true;
     } catch (err) {
-      this.log.warn('could not hand leases back; they will be recovered when they expire', { err });
+      this.log.warn('could not hand leases back; unless a later try does, the recover sweep takes them when their leases end', { err });
       return false;
     }
   }
