@@ -11,7 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createLogger } from '../../lib/log';
 import * as ops from '../../lib/queue/ops';
-import { PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
+import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import { firedFailpoint } from '../failpoint-marker';
 import { type Proc, startNode } from '../processes';
 import { waitFor } from '../wait';
@@ -475,96 +475,33 @@ async function jobsHitByCrash(s: Scenario, crashFrom: Date, crashTo: Date): Prom
 }
 
 /**
- * PostgreSQL restarted under load: `immediate` is a crash (no checkpoint, recovery from the
- * WAL), `fast` an administrator's restart (sessions ended, open transactions rolled back).
- */
-const postgresRestart = (mode: 'immediate' | 'fast'): ChaosScenario => ({
-  name: `PostgreSQL restarted with -m ${mode} mid-run`,
-  async run(env) {
-    const s = await env.scenario(mode === 'immediate' ? 'pg_crash' : 'pg_fast');
-    // A producer that keeps enqueuing through the crash, counting what was acknowledged.
-    const pool = new pg.Pool({ connectionString: s.url, max: 2 });
-    pool.on('error', () => {});
-    const doorbell = new RedisDoorbell(env.redis.url, s.prefix, pool, log);
-    const acked: string[] = [];
-    let producing = true;
-    const producer = (async () => {
-      while (producing) {
-        try {
-          const [r] = await ops.jobEnqueue(pool, [{ type: 'chaos.work', queue: s.queue, payload: { ms: 100 } }], { doorbell });
-          acked.push(r!.id);
-        } catch {
-          await sleep(50); // not acknowledged: the caller would retry
-        }
-        await sleep(10);
-      }
-    })();
-    try {
-      const host = s.startHost({ processes: 2, concurrency: 4 });
-      await waitFor('both worker processes to run jobs', async () => {
-        const { rows: w } = await s.pool.query(`SELECT count(DISTINCT pid)::int AS n FROM chaos_effects`);
-        return w[0].n === 2 && acked.length >= 100;
-      });
-      const pidsBefore = (await s.pool.query(`SELECT pid FROM workers`)).rows.map((r) => r.pid).sort();
-      const crashFrom = (await s.pool.query(`SELECT clock_timestamp() AS t`)).rows[0].t as Date;
-      await env.pg.restart(mode);
-      // The crash window ends with the first statement the restarted server answers.
-      const crashTo = (await waitFor('the restarted server to answer', () =>
-        s.pool.query(`SELECT clock_timestamp() AS t`).then((r) => r.rows[0].t as Date, () => false),
-      )) as Date;
-      await waitFor('more enqueues after the crash', () => acked.length >= 300, { timeoutMs: 60_000 });
-      producing = false;
-      await producer;
-      const { rows } = await s.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[])`, [acked]);
-      const total = (await s.counts()).total;
-      await s.waitForAll('completed', total, 120_000);
-      const running = (await s.counts()).running;
-      const pidsAfter = (await s.pool.query(`SELECT DISTINCT pid FROM workers`)).rows.map((r) => r.pid).sort();
-      const samePids = pidsAfter.join() === pidsBefore.join();
-      const inFlight = await jobsHitByCrash(s, crashFrom, crashTo);
-      const row = await judge(s, {
-        jobs: total,
-        allowed: inFlight,
-        extraPass: rows[0].n === acked.length && running === 0 && !restarted(host) && samePids,
-        notes: `${acked.length} acknowledged enqueues, ${rows[0].n} present after the crash; ${inFlight} in flight at the crash; ${
-          restarted(host) || !samePids ? `a worker process was replaced (${pidsBefore} → ${pidsAfter})` : 'workers reconnected without a restart'
-        }`,
-      });
-      return { ...row, lost: row.lost + (acked.length - rows[0].n) };
-    } finally {
-      producing = false;
-      await producer.catch(() => {});
-      await doorbell.close();
-      await pool.end();
-      await s.close();
-    }
-  },
-});
-
-/**
- * The poll interval of the hosts of postgresRestartWithoutRedis: long, so that a job started
- * within NOTIFY_PICKUP_BOUND_MS of its enqueue was woken by NOTIFY, not found by a poll.
+ * The poll interval of the hosts of postgresRestart: long, so that a job started within
+ * PICKUP_BOUND_MS of its enqueue was woken by the doorbell (a Redis pop, or a NOTIFY without
+ * Redis), not found by a poll.
  */
 const LONG_POLL_MS = 60_000;
-const NOTIFY_PICKUP_BOUND_MS = LONG_POLL_MS / 6;
+const PICKUP_BOUND_MS = LONG_POLL_MS / 6;
 
 /**
- * PostgreSQL restarted under load with Redis off: the workers claim on PostgreSQL's
- * LISTEN/NOTIFY (and a poll, here a minute apart). The server stays down while a producer's
- * requests fail (each retried, under its own idempotency key, until acknowledged), then
- * starts again. Every job, in flight at the stop or enqueued across the outage, completes
- * once per request, none lost, duplicates only for jobs the crash hit. Then each worker
- * process must LISTEN again: once the backlog is done, new jobs enqueued one at a time must
- * each start within a sixth of the poll interval. A worker whose LISTEN connection died with
- * the server, and was not made again, finds them only at its next poll.
+ * PostgreSQL restarted under load: `immediate` is a crash (no checkpoint, recovery from the
+ * WAL), `fast` an administrator's restart (sessions ended, open transactions rolled back).
+ * The server stays down while a producer's requests fail (each retried, under its own
+ * idempotency key, until acknowledged), then starts again. Every job, in flight at the stop
+ * or enqueued across the outage, completes once per request, none lost, duplicates only for
+ * jobs the crash hit, and no worker process is replaced. Then each worker process must hear
+ * the doorbell again: once the backlog is done, new jobs enqueued one at a time must each
+ * start within a sixth of the poll interval. With Redis, the workers pop its lists (their
+ * Redis connection outlives the outage, but not a fetch loop or a pop the outage broke);
+ * without (`redis: false`), they claim on PostgreSQL's LISTEN/NOTIFY, and a LISTEN connection
+ * that died with the server and was not made again finds the jobs only at the next poll.
  */
-const postgresRestartWithoutRedis = (mode: 'immediate' | 'fast'): ChaosScenario => ({
-  name: `PostgreSQL restarted with -m ${mode} mid-run, Redis off: workers LISTEN again`,
+const postgresRestart = (mode: 'immediate' | 'fast', redis: boolean): ChaosScenario => ({
+  name: `PostgreSQL restarted with -m ${mode} mid-run, ${redis ? 'Redis on: workers pop from Redis again' : 'Redis off: workers LISTEN again'}`,
   async run(env) {
-    const s = await env.scenario(mode === 'immediate' ? 'pg_crash_no_redis' : 'pg_fast_no_redis');
+    const s = await env.scenario(`${mode === 'immediate' ? 'pg_crash' : 'pg_fast'}${redis ? '' : '_no_redis'}`);
     const pool = new pg.Pool({ connectionString: s.url, max: 2 });
     pool.on('error', () => {});
-    const doorbell = new PgDoorbell(pool, log);
+    const doorbell: Doorbell = redis ? new RedisDoorbell(env.redis.url, s.prefix, pool, log) : new PgDoorbell(pool, log);
     // Requests arrive every 20 ms whatever the server's state; each is retried until
     // acknowledged, under a key of its own, so a try that committed unanswered is not doubled.
     const acked: string[] = [];
@@ -594,7 +531,7 @@ const postgresRestartWithoutRedis = (mode: 'immediate' | 'fast'): ChaosScenario 
     })();
     try {
       const processes = 2;
-      const host = s.startHost({ processes, concurrency: 4, redisUrl: 'off', env: { LEASEHOLD_POLL_MS: String(LONG_POLL_MS) } });
+      const host = s.startHost({ processes, concurrency: 4, redisUrl: redis ? undefined : 'off', env: { LEASEHOLD_POLL_MS: String(LONG_POLL_MS) } });
       await waitFor('both worker processes to run jobs', async () => {
         const { rows: w } = await s.pool.query(`SELECT count(DISTINCT pid)::int AS n FROM chaos_effects`);
         return w[0].n === processes && acked.length >= 100;
@@ -610,6 +547,7 @@ const postgresRestartWithoutRedis = (mode: 'immediate' | 'fast'): ChaosScenario 
           refusedWhileDown = refusedRequests - before;
         },
       });
+      // The crash window ends with the first statement the restarted server answers.
       const crashTo = (await waitFor('the restarted server to answer', () =>
         s.pool.query(`SELECT clock_timestamp() AS t`).then((r) => r.rows[0].t as Date, () => false),
       )) as Date;
@@ -622,19 +560,18 @@ const postgresRestartWithoutRedis = (mode: 'immediate' | 'fast'): ChaosScenario 
       const total = (await s.counts()).total;
       await s.waitForAll('completed', total, 120_000);
       const inFlight = await jobsHitByCrash(s, crashFrom, crashTo);
-      // Idle now, every process waits on its LISTEN connection (or for its poll, a minute on).
-      const { rows: [listen] } = await s.pool.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'leasehold:listen'`,
-      );
+      // Idle now, every process waits on its doorbell (or for its poll, a minute on): its
+      // blocking pop on its Redis connection, or its LISTEN connection.
+      const listening = redis ? await redisReceivers(env) : await listenSessions(s);
       const pickups: number[] = [];
       let late = '';
       for (let k = 0; k < 5 && !late; k++) {
         const [r] = await ops.jobEnqueue(pool, [{ type: 'chaos.work', queue: s.queue, payload: { ms: 50 } }], { doorbell });
         const done = await waitFor(`job ${r!.id} to complete`, async () => (await s.pool.query(`SELECT 1 FROM jobs WHERE job_id = $1 AND status = 'completed'`, [r!.id])).rowCount === 1, {
-          timeoutMs: NOTIFY_PICKUP_BOUND_MS,
+          timeoutMs: PICKUP_BOUND_MS,
         }).catch(() => false);
         if (!done) {
-          late = `new job ${k + 1} (${r!.id}) not completed ${NOTIFY_PICKUP_BOUND_MS / 1000} s after its enqueue`;
+          late = `new job ${k + 1} (${r!.id}) not completed ${PICKUP_BOUND_MS / 1000} s after its enqueue`;
           break;
         }
         const { rows } = await s.pool.query(
@@ -648,29 +585,59 @@ const postgresRestartWithoutRedis = (mode: 'immediate' | 'fast'): ChaosScenario 
       const running = (await s.counts()).running;
       const pidsAfter = (await s.pool.query(`SELECT DISTINCT pid FROM workers`)).rows.map((r) => r.pid).sort();
       const samePids = pidsAfter.join() === pidsBefore.join();
-      return judge(s, {
+      const row = await judge(s, {
         jobs: after,
         allowed: inFlight,
         extraPass:
-          present.n === acked.length && total === acked.length && running === 0 && !restarted(host) && samePids && listen.n === processes && !late && refusedWhileDown > 0,
+          acked.length === requests.length &&
+          present.n === acked.length &&
+          total === acked.length &&
+          running === 0 &&
+          !restarted(host) &&
+          samePids &&
+          listening === processes &&
+          !late &&
+          refusedWhileDown > 0,
         notes: [
-          `${acked.length} requests acknowledged, ${present.n} present, ${total} jobs for them; the server unanswering ${((crashTo.getTime() - crashFrom.getTime()) / 1000).toFixed(1)} s, ${refusedRequests} requests refused meanwhile (${refusedWhileDown} while it was held down; ${refusedTries} tries), each retried until acknowledged`,
+          `${acked.length} of ${requests.length} requests acknowledged, ${present.n} present, ${total} jobs for them; the server unanswering ${((crashTo.getTime() - crashFrom.getTime()) / 1000).toFixed(1)} s, ${refusedRequests} requests refused meanwhile (${refusedWhileDown} while it was held down; ${refusedTries} tries), each retried until acknowledged`,
           `${inFlight} in flight at the crash`,
           restarted(host) || !samePids ? `a worker process was replaced (${pidsBefore} → ${pidsAfter})` : 'workers reconnected without a restart',
-          `${listen.n} of ${processes} processes LISTEN again`,
+          `${listening} of ${processes} processes ${redis ? 'connected to Redis to pop' : 'LISTEN again'}`,
           late || `${pickups.length} new jobs each started ${Math.min(...pickups)}-${Math.max(...pickups)} ms after its enqueue (poll ${LONG_POLL_MS / 1000} s)`,
         ].join('; '),
       });
+      // An acknowledged request with no job is a lost job.
+      return { ...row, lost: row.lost + (acked.length - present.n) };
     } finally {
       producing = false;
       givingUp = true;
       await producer.catch(() => {});
       await Promise.all(requests);
+      await doorbell.close?.();
       await pool.end();
       await s.close();
     }
   },
 });
+
+/** The scenario's worker processes' LISTEN sessions. */
+async function listenSessions(s: Scenario): Promise<number> {
+  const { rows } = await s.pool.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'leasehold:listen'`,
+  );
+  return rows[0].n as number;
+}
+
+/** The worker processes' connections to the suite's Redis for their pops (one scenario runs at a time). */
+async function redisReceivers(env: ChaosEnv): Promise<number> {
+  const client = env.redis.client();
+  try {
+    const list = (await client.client('LIST')) as string;
+    return list.split('\n').filter((l) => / name=leasehold:receiver /.test(l)).length;
+  } finally {
+    client.disconnect();
+  }
+}
 
 const partition: ChaosScenario = {
   name: 'host cut off from PostgreSQL and Redis past its lease, then reconnected',
@@ -1135,10 +1102,10 @@ export const scenarios: ChaosScenario[] = [
   duplicateRings,
   redisDown(null),
   redisDown(10_000),
-  postgresRestart('immediate'),
-  postgresRestart('fast'),
-  postgresRestartWithoutRedis('immediate'),
-  postgresRestartWithoutRedis('fast'),
+  postgresRestart('immediate', true),
+  postgresRestart('fast', true),
+  postgresRestart('immediate', false),
+  postgresRestart('fast', false),
   sessionsTerminated,
   partition,
   silentUnderCompletion,
