@@ -586,11 +586,7 @@ export class Runner {
       const ended = await ops.attemptOutcomes(this.o.pool, { workerId: this.workerId, leases });
       for (const l of leases) {
         const outcome = ended.get(l.jobId);
-        if (outcome === 'completed') this.stats.completed++;
-        else if (outcome === 'failed') this.stats.failed++;
-        else if (outcome === 'retried') this.stats.retried++;
-        else if (outcome === 'cancelled') this.stats.cancelled++;
-        if (outcome === 'completed' || outcome === 'failed' || outcome === 'retried' || outcome === 'cancelled') {
+        if (outcome && this.countRecorded(outcome)) {
           this.log.warn('an outcome whose answer was lost had been recorded after all', { job: l.jobId, attempt: l.attempt, outcome });
         } else {
           this.log.warn('an outcome whose answer was lost had not been recorded: the job was recovered', { job: l.jobId, attempt: l.attempt, outcome: outcome ?? null });
@@ -599,6 +595,15 @@ export class Runner {
     } catch {
       // The database is away again: the counters miss these, as they did before this check.
     }
+  }
+  /** Counts an outcome this process recorded, found in the attempt history; false for one it did not record (a lost lease, a hand-back). */
+  private countRecorded(outcome: AttemptOutcome): boolean {
+    if (outcome === 'completed') this.stats.completed++;
+    else if (outcome === 'failed') this.stats.failed++;
+    else if (outcome === 'retried') this.stats.retried++;
+    else if (outcome === 'cancelled') this.stats.cancelled++;
+    else return false;
+    return true;
   }
   private settlingLetGo = false;
   /**
@@ -1214,9 +1219,7 @@ export class Runner {
             const ended = await this.recordedEarlier([lease]);
             const outcome = ended?.get(lease.jobId);
             if (outcome && recordedAs.includes(outcome)) {
-              if (outcome === 'failed') this.stats.failed++;
-              if (outcome === 'retried') this.stats.retried++;
-              if (outcome === 'cancelled') this.stats.cancelled++;
+              this.countRecorded(outcome);
               return;
             }
             if (ended === null) {
@@ -1330,10 +1333,11 @@ export class Runner {
     const holdMs = this.o.prefetchHoldMs ?? PREFETCH_HOLD_MS;
     // The buffer is in claim order: its head has waited longest.
     if (this.stopping || !this.buffer.length || now - this.buffer[0]!.bufferedAt < holdMs) return;
-    const waited = this.buffer.filter((e) => now - e.bufferedAt >= holdMs);
+    let n = 1;
+    while (n < this.buffer.length && now - this.buffer[n]!.bufferedAt >= holdMs) n++;
+    const waited = this.buffer.splice(0, n);
     for (const e of waited) {
       e.released = true;
-      this.buffer.splice(this.buffer.indexOf(e), 1);
       this.forget(e);
     }
     this.claimAhead = Math.floor(this.claimAhead / 2);

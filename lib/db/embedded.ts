@@ -30,8 +30,8 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
   /**
    * Restarts the server (`immediate` = a crash: no checkpoint, recovery from WAL). Tests use it.
-   * With `whileDown`, the server stays down until that resolves, and this process's event loop
-   * runs meanwhile (a test's producer and pools meet the server down, not only restarted).
+   * With `whileDown`, the server stays down until that resolves; this process's event loop runs
+   * throughout (a test's producer and pools meet the server down, not only restarted).
    */
   restart(mode: 'immediate' | 'fast', opts?: { whileDown?: () => Promise<void> }): Promise<void>;
 }
@@ -220,12 +220,12 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     port,
     owned: true,
     stop: async () => stopServer(pgDir),
-    // -l: the new server must not inherit our pipes (spawnSync would wait for them forever).
+    // Stopped and started without blocking the event loop (a test's producer and pools meet the
+    // server down); started as at first, with -l: the new server must not inherit our pipes.
     restart: async (mode, opts = {}) => {
-      if (!opts.whileDown) return pgCtl(['restart', '-D', pgDir, '-l', path.join(pgDir, 'server.log'), '-m', mode, '-w', '-t', '60']);
       await pgCtlAsync(['stop', '-D', pgDir, '-m', mode, '-w', '-t', '60']);
       try {
-        await opts.whileDown();
+        await opts.whileDown?.();
       } finally {
         await pgCtlAsync(start);
       }

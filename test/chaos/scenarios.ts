@@ -1139,4 +1139,3 @@ export function formatTable(rows: Row[]): string {
     ...lines.map((l) => `| ${l.join(' | ')} |`),
   ].join('\n');
 }
-
