@@ -103,11 +103,23 @@ log.info('worker process started', { worker: runner.workerId, concurrency, queue
 // Forked by a supervisor that went away while this process started: its 'disconnect' came
 // before the handler below (and a send on the closed channel would throw), so stop now.
 if (process.send && !process.connected) setImmediate(() => void shutdown('supervisor went away during start'));
-else process.send?.({ type: 'ready', workerId: runner.workerId });
+else tellSupervisor({ type: 'ready', workerId: runner.workerId });
 // A beat from the event loop: the supervisor kills a process whose loop has been blocked
 // for two leases (a handler that never yields), which otherwise would hold its slot, run no
 // sweep and be replaced by no one, for ever.
-if (process.send) setInterval(() => process.connected && process.send!({ type: 'alive' }), 500).unref();
+if (process.send) setInterval(() => tellSupervisor({ type: 'alive' }), 500).unref();
+
+/**
+ * A message to the supervisor, if there is one. A supervisor killed with SIGKILL closes the
+ * channel before this process has read its end (a handler held the event loop, and the
+ * overdue beat runs first): the send then fails with EPIPE, which, with no callback, Node
+ * raises as an 'error' on `process` — unhandled, it ended the process there and then, its
+ * jobs left running under its id until their leases ran out. The failure is dropped: the
+ * 'disconnect' that follows drains the process.
+ */
+function tellSupervisor(message: { type: string; workerId?: string }) {
+  if (process.send && process.connected) process.send(message, (err: Error | null) => void err);
+}
 
 let stopping = false;
 async function shutdown(why: string) {

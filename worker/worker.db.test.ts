@@ -327,7 +327,7 @@ describe('stopping with jobs in flight (a deploy)', () => {
 
         // Nothing runs under a process that has gone, the moment it has gone.
         const { rows: [held] } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running' AND worker_id = ANY($1)`, [idsOfA]);
-        assert.equal(held.n, 0, "no job is left running under host A's worker ids");
+        assert.equal(held.n, 0, `no job is left running under host A's worker ids; host A said:\n${a.output()}`);
         const { rows: stopped } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE worker_id = ANY($1)`, [idsOfA]);
         assert.deepEqual(stopped, [{ stopped: true, exit: null }, { stopped: true, exit: null }], 'each process stopped cleanly');
         for (const id of short) {
@@ -370,6 +370,61 @@ describe('stopping with jobs in flight (a deploy)', () => {
       }
     });
   }
+
+  // A process beats to its supervisor every 500 ms. After a SIGKILL of the supervisor the
+  // channel is gone before the process has read its end-of-file: a beat sent then (a handler
+  // held the event loop, and the overdue beat timer runs before the read) fails with EPIPE,
+  // which, unhandled, ended the process at once — its jobs left running under its id until
+  // their leases ran out, instead of drained and handed back.
+  test('a worker process busy when its supervisor is killed with SIGKILL still drains: its beat to the dead supervisor does not end it', async () => {
+    const prefix = uniquePrefix('orphan-beat');
+    const queue = prefix;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-orphan-'));
+    const ledger = path.join(dir, 'ledger');
+    const pool = createPool(db.url, { max: 2 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    const host = startWorkers({
+      databaseUrl: db.url,
+      redisUrl: REDIS_URL,
+      prefix,
+      processes: 1,
+      concurrency: 2,
+      queues: queue,
+      leaseMs: 600_000,
+      extra: {
+        LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'),
+        LEASEHOLD_RESULTS_DIR: path.join(dir, 'results'),
+        LEASEHOLD_SHUTDOWN_GRACE_MS: '2000',
+      },
+    });
+    let pid: number | undefined;
+    try {
+      await waitFor('test.block to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.block'`)).rows.length === 1);
+      const started = (id: string) => fs.existsSync(ledger) && fs.readFileSync(ledger, 'utf8').includes(`start ${id} `);
+      const [waiting] = await ops.jobEnqueue(pool, [{ type: 'test.wait', queue, maxAttempts: 3, payload: { ledger, until: path.join(dir, 'never'), clock: path.join(dir, 'clock') } }], { doorbell });
+      await waitFor('the waiting job to start', async () => (await jobRow(db.pool, waiting!.id)).status === 'running');
+      const { rows: [worker] } = await db.pool.query(`SELECT worker_id, pid FROM workers WHERE $1 = ANY(queues)`, [queue]);
+      pid = worker.pid as number;
+      // Four seconds of a blocked event loop: the supervisor is killed inside them.
+      const [blocking] = await ops.jobEnqueue(pool, [{ type: 'test.block', queue, maxAttempts: 3, payload: { ledger, ms: 4_000 } }], { doorbell });
+      await waitFor('the blocking job to start', () => started(blocking!.id), { intervalMs: 10 });
+      process.kill(host.pid, 'SIGKILL');
+      await waitFor('the worker process to exit', () => !alive(pid!), { timeoutMs: 60_000 });
+
+      const { rows: [w] } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE worker_id = $1`, [worker.worker_id]);
+      assert.deepEqual(w, { stopped: true, exit: null }, `the process stopped cleanly; it said:\n${host.output()}`);
+      assert.equal((await jobRow(db.pool, blocking!.id)).status, 'completed', 'the blocked job ended within the grace');
+      assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back, not left running');
+      const { rows: attempts } = await db.pool.query(`SELECT attempt, outcome FROM job_attempts WHERE job_id = $1`, [waiting!.id]);
+      assert.deepEqual(attempts, [{ attempt: 1, outcome: 'aborted' }]);
+    } finally {
+      await host.stop();
+      if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
+      await doorbell.close();
+      await pool.end();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('worker priority', () => {
