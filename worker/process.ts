@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, redisDisabled } from '../lib/config';
 import { createPool } from '../lib/db/client';
 import { type JobTypeSpec, jobTypes } from '../lib/job-types';
-import { createLogger } from '../lib/log';
+import { createLogger, outliveLostOutput } from '../lib/log';
 import { type Doorbell, PgDoorbell, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import * as ops from '../lib/queue/ops';
 import { FsResultStore, resultsDir } from '../lib/results';
@@ -35,6 +35,7 @@ const concurrency = Number(values.concurrency);
 const queues = values.queues!.split(',').map((q) => q.trim()).filter(Boolean);
 
 const log = createLogger({ proc: process.env.LEASEHOLD_WORKER_INDEX ?? '0', pid: process.pid });
+outliveLostOutput();
 lowerPriority(cfg.workerNice);
 // No statement of the worker waits longer than a lease, and no transaction of it sits idle
 // longer on the server. A connection can go quiet (a NAT forgetting the flow: no FIN, no

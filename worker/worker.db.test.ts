@@ -427,6 +427,55 @@ describe('stopping with jobs in flight (a deploy)', () => {
   });
 });
 
+describe('output', () => {
+  // `npm run worker 2>&1 | some-log-shipper`, and the shipper ends: every later log line is a
+  // write to a closed pipe. Node raises its EPIPE as an 'error' on the stream, which, with no
+  // listener, ended the supervisor and its processes at their next line — the stop itself
+  // logs one — leaving their jobs running until the leases ran out. The lines are lost; the
+  // work, and the drain, go on.
+  test('a supervisor and its processes whose output pipe closes keep working, and still drain cleanly on SIGTERM', async () => {
+    const prefix = uniquePrefix('no-output');
+    const queue = prefix;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-no-output-'));
+    const ledger = path.join(dir, 'ledger');
+    const pool = createPool(db.url, { max: 2 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    const host = startWorkers({
+      databaseUrl: db.url,
+      redisUrl: REDIS_URL,
+      prefix,
+      processes: 2,
+      concurrency: 2,
+      queues: queue,
+      leaseMs: 600_000,
+      extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'), LEASEHOLD_RESULTS_DIR: path.join(dir, 'results'), LEASEHOLD_LOG: 'debug' },
+    });
+    try {
+      await waitFor('test.wait to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.wait'`)).rows.length === 1);
+      await waitFor('both processes to register', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues)`, [queue])).rows[0].n === 2);
+      // The reader goes away: the pipe's only read end is ours.
+      host.child.stdout!.destroy();
+      host.child.stderr!.destroy();
+      const [waiting] = await ops.jobEnqueue(pool, [{ type: 'test.wait', queue, maxAttempts: 3, payload: { ledger, until: path.join(dir, 'never'), clock: path.join(dir, 'clock') } }], { doorbell });
+      const quick = await ops.jobEnqueue(pool, Array.from({ length: 20 }, () => ({ type: 'demo.noop', queue })), { doorbell });
+      await waitFor('the quick jobs to complete', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[]) AND status = 'completed'`, [quick.map((j) => j.id)])).rows[0].n === 20);
+      await waitFor('the waiting job to start', async () => (await jobRow(db.pool, waiting!.id)).status === 'running');
+
+      process.kill(host.pid, 'SIGTERM');
+      assert.deepEqual(await host.exited, { code: 0, signal: null }, 'the supervisor stops cleanly');
+      const { rows: stopped } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE $1 = ANY(queues)`, [queue]);
+      assert.deepEqual(stopped, [{ stopped: true, exit: null }, { stopped: true, exit: null }], 'each process stopped cleanly');
+      assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back');
+    } finally {
+      await host.stop();
+      await doorbell.close();
+      await pool.end();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('worker priority', () => {
   /** The nice value of each of a process's threads (Linux: a nice value is per thread). */
   const threadNices = (pid: number) => fs.readdirSync(`/proc/${pid}/task`).map((tid) => os.getPriority(Number(tid)));

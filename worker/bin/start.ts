@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
-import { createLogger } from '../../lib/log';
+import { createLogger, outliveLostOutput } from '../../lib/log';
 import { createPool } from '../../lib/db/client';
 import { setupTokenCreate, userCount } from '../../lib/auth/store';
 import { configOrExit, projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
@@ -26,6 +26,7 @@ const program = addWorkerOptions(new Command('start'))
 const opts = program.opts<WorkerCommandOptions & { worker: boolean }>();
 
 const log = createLogger({ role: 'start' });
+outliveLostOutput();
 const cfg = configOrExit();
 const host = process.env.HOST ?? '127.0.0.1';
 let stopping = false;

@@ -11,7 +11,7 @@ import type { Config } from '../../lib/config';
 import { createPool } from '../../lib/db/client';
 import * as ops from '../../lib/queue/ops';
 import { runMigrations } from '../../lib/db/migrate';
-import { createLogger } from '../../lib/log';
+import { createLogger, outliveLostOutput } from '../../lib/log';
 import path from 'node:path';
 import { configOrExit, projectRoot, redact, resolveServices } from '../bootstrap';
 import { watchParent } from '../parent-watch.mjs';
@@ -82,6 +82,7 @@ export function childEnv(cfg: Config): Record<string, string> {
 
 export async function runWorkers(opts: WorkerCommandOptions) {
   const log = createLogger({ role: 'supervisor' });
+  outliveLostOutput();
   const cfg = configOrExit();
   const services = await resolveServices(cfg, log);
   await runMigrations(services.databaseUrl);
