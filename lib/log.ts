@@ -49,20 +49,3 @@ export function createLogger(base: Record<string, unknown> = {}): Logger {
 }
 
 export const log = createLogger();
-
-/**
- * For a long-running process (npm start, the supervisor, a worker process): when whoever
- * reads its output goes away (`npm run worker 2>&1 | a-log-shipper`, and the shipper ends),
- * each later write fails with EPIPE, which Node raises as an 'error' on the stream and,
- * unhandled, ends the process at its next line — a worker's jobs then left running until
- * their leases run out, and the stop itself logs a line. The lines are lost instead; the
- * work, and a clean stop, go on. Any other stream error is still raised.
- */
-export function outliveLostOutput() {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
-      throw err;
-    });
-  }
-}

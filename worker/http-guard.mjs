@@ -8,12 +8,15 @@
  *    per address must not key on a header the client chose (lib/auth/rate-limit.ts), which
  *    trusts the header only where this guard left its mark on globalThis;
  *  - when the process that started the console goes away, the console stops (SIGTERM to
- *    itself, so Next closes as it would on a signal) instead of serving on as an orphan.
+ *    itself, so Next closes as it would on a signal) instead of serving on as an orphan;
+ *  - a closed output pipe does not end it at its next log line (lost-output.mjs).
  */
 import http from 'node:http';
+import { outliveLostOutput } from './lost-output.mjs';
 import { watchParent } from './parent-watch.mjs';
 
 watchParent(() => process.kill(process.pid, 'SIGTERM'));
+outliveLostOutput();
 
 const PEER_HEADER = 'x-leasehold-peer'; // read by lib/auth/rate-limit.ts (PEER_HEADER there)
 // Tells lib/auth/rate-limit.ts (PEER_GUARD there) that PEER_HEADER can be trusted in this process.

@@ -474,6 +474,27 @@ describe('output', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test("the console's process (behind its preload) outlives a closed output pipe too", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-no-output-'));
+    const lines = path.join(dir, 'lines');
+    // Logs a line to each stream every 20 ms, then counts it in a file: the count goes on
+    // growing only while the process lives through its writes to the closed pipe.
+    const script = `let n = 0; setInterval(() => { console.log('out'); console.error('err'); require('fs').appendFileSync(${JSON.stringify(lines)}, (n++) + '\\n'); }, 20);`;
+    const web = spawn(process.execPath, ['--import', path.join(root, 'worker/http-guard.mjs'), '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const count = () => (fs.existsSync(lines) ? fs.readFileSync(lines, 'utf8').split('\n').length - 1 : 0);
+    try {
+      await waitFor('the first lines', () => count() > 0);
+      web.stdout!.destroy();
+      web.stderr!.destroy();
+      const after = count();
+      await waitFor('fifty more lines written after the pipe closed', () => count() > after + 50 || web.exitCode !== null);
+      assert.equal(web.exitCode, null, 'still running');
+    } finally {
+      web.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('worker priority', () => {

@@ -11,9 +11,10 @@ import type { Config } from '../../lib/config';
 import { createPool } from '../../lib/db/client';
 import * as ops from '../../lib/queue/ops';
 import { runMigrations } from '../../lib/db/migrate';
-import { createLogger, outliveLostOutput } from '../../lib/log';
+import { createLogger } from '../../lib/log';
 import path from 'node:path';
 import { configOrExit, projectRoot, redact, resolveServices } from '../bootstrap';
+import { outliveLostOutput } from '../lost-output.mjs';
 import { watchParent } from '../parent-watch.mjs';
 import { Supervisor } from '../supervisor';
 

@@ -1,0 +1,2 @@
+/** Types of lost-output.mjs (plain JavaScript: see there). */
+export declare function outliveLostOutput(): void;
