@@ -27,6 +27,44 @@ async function completedIn(queue: string) {
   return rows[0].n as number;
 }
 
+/**
+ * A queue of its own served by the handlers of test/handlers/faults.ts (test.wait, test.block,
+ * which keep a ledger of their starts and ends), a producer's pool and doorbell on its Redis
+ * prefix, and a scratch directory; `host` is the environment of a supervisor on it, with a
+ * ten-minute lease (a job left to its lease would wait far past these tests' waits).
+ */
+function faultRig(what: string, extra: Record<string, string> = {}) {
+  const prefix = uniquePrefix(what);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lh-${what}-`));
+  const pool = createPool(db.url, { max: 2 });
+  const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+  const ledger = path.join(dir, 'ledger');
+  return {
+    queue: prefix,
+    dir,
+    ledger,
+    host: {
+      databaseUrl: db.url,
+      redisUrl: REDIS_URL,
+      prefix,
+      queues: prefix,
+      leaseMs: 600_000,
+      extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'), LEASEHOLD_RESULTS_DIR: path.join(dir, 'results'), ...extra },
+    },
+    enqueue: (jobs: { type: string; payload: unknown }[]) => ops.jobEnqueue(pool, jobs.map((j) => ({ ...j, queue: prefix, maxAttempts: 3 })), { doorbell }),
+    /** test.wait until the file `until` exists. */
+    waitJob: (until: string, k = 0) => ({ type: 'test.wait', payload: { ledger, until, clock: path.join(dir, `clock-${k}`) } }),
+    /** The handlers are registered: a supervisor on the queue has started. */
+    registered: () => waitFor('the fault handlers to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.block'`)).rows.length === 1),
+    workers: async () => (await db.pool.query(`SELECT worker_id, pid, stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE $1 = ANY(queues) ORDER BY worker_id`, [prefix])).rows,
+    close: async () => {
+      await doorbell.close();
+      await pool.end();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 describe('recover', () => {
   test('a queued job with no Redis entry and a running job with an expired lease both run to completion; a live lease is left alone', async () => {
     const prefix = uniquePrefix('recover');
@@ -279,46 +317,28 @@ describe('stopping with jobs in flight (a deploy)', () => {
   // wait ten minutes, far past these waits.
   for (const how of ['SIGTERM to the supervisor', 'the supervisor killed with SIGKILL'] as const) {
     test(`${how}: jobs that finish within the grace complete; the rest are handed back and run on another host at once; none is left running`, async () => {
-      const prefix = uniquePrefix('drain');
-      const queue = prefix;
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-drain-'));
-      const ledger = path.join(dir, 'ledger');
-      const shortGate = path.join(dir, 'short');
-      const longGate = path.join(dir, 'long');
-      const pool = createPool(db.url, { max: 2 });
-      const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
-      const hostEnv = {
-        databaseUrl: db.url,
-        redisUrl: REDIS_URL,
-        prefix,
-        queues: queue,
-        leaseMs: 600_000,
-        extra: {
-          LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'),
-          LEASEHOLD_RESULTS_DIR: path.join(dir, 'results'),
-          LEASEHOLD_SHUTDOWN_GRACE_MS: '5000',
-        },
-      };
-      const a = startWorkers({ ...hostEnv, processes: 2, concurrency: 3 });
+      const rig = faultRig('drain', { LEASEHOLD_SHUTDOWN_GRACE_MS: '5000' });
+      const shortGate = path.join(rig.dir, 'short');
+      const longGate = path.join(rig.dir, 'long');
+      const a = startWorkers({ ...rig.host, processes: 2, concurrency: 3 });
       let b: Proc | undefined;
       const pidsOfA: number[] = [];
       try {
-        await waitFor('test.wait to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.wait'`)).rows.length === 1);
-        const wait = (until: string, k: number) => ({ type: 'test.wait', queue, maxAttempts: 3, payload: { ledger, until, clock: path.join(dir, `clock-${k}`) } });
-        const jobs = await ops.jobEnqueue(pool, [0, 1, 2].map((k) => wait(shortGate, k)).concat([3, 4, 5].map((k) => wait(longGate, k))), { doorbell });
+        await rig.registered();
+        const jobs = await rig.enqueue([0, 1, 2].map((k) => rig.waitJob(shortGate, k)).concat([3, 4, 5].map((k) => rig.waitJob(longGate, k))));
         const short = jobs.slice(0, 3).map((j) => j.id);
         const long = jobs.slice(3).map((j) => j.id);
         const all = [...short, ...long];
-        const started = () => (fs.existsSync(ledger) ? fs.readFileSync(ledger, 'utf8').split('\n').filter((l) => l.startsWith('start ')).length : 0);
+        const started = () => (fs.existsSync(rig.ledger) ? fs.readFileSync(rig.ledger, 'utf8').split('\n').filter((l) => l.startsWith('start ')).length : 0);
         await waitFor('host A to run all six jobs', () => started() === 6, { timeoutMs: 30_000 });
-        const { rows: workersOfA } = await db.pool.query(`SELECT worker_id, pid FROM workers WHERE $1 = ANY(queues)`, [queue]);
+        const workersOfA = await rig.workers();
         assert.equal(workersOfA.length, 2);
         pidsOfA.push(...workersOfA.map((r) => r.pid as number));
         const idsOfA = workersOfA.map((r) => r.worker_id as string);
 
         // Host B is up, and idle: A holds every job.
-        b = startWorkers({ ...hostEnv, processes: 1, concurrency: 6 });
-        await waitFor('host B to register', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues)`, [queue])).rows[0].n === 3);
+        b = startWorkers({ ...rig.host, processes: 1, concurrency: 6 });
+        await waitFor('host B to register', async () => (await rig.workers()).length === 3);
 
         process.kill(a.pid, how === 'SIGTERM to the supervisor' ? 'SIGTERM' : 'SIGKILL');
         fs.writeFileSync(shortGate, ''); // the short jobs end inside the grace period
@@ -364,9 +384,7 @@ describe('stopping with jobs in flight (a deploy)', () => {
         await a.stop();
         for (const pid of pidsOfA) if (alive(pid)) process.kill(pid, 'SIGKILL');
         await b?.stop();
-        await doorbell.close();
-        await pool.end();
-        fs.rmSync(dir, { recursive: true, force: true });
+        await rig.close();
       }
     });
   }
@@ -377,42 +395,24 @@ describe('stopping with jobs in flight (a deploy)', () => {
   // which, unhandled, ended the process at once — its jobs left running under its id until
   // their leases ran out, instead of drained and handed back.
   test('a worker process busy when its supervisor is killed with SIGKILL still drains: its beat to the dead supervisor does not end it', async () => {
-    const prefix = uniquePrefix('orphan-beat');
-    const queue = prefix;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-orphan-'));
-    const ledger = path.join(dir, 'ledger');
-    const pool = createPool(db.url, { max: 2 });
-    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
-    const host = startWorkers({
-      databaseUrl: db.url,
-      redisUrl: REDIS_URL,
-      prefix,
-      processes: 1,
-      concurrency: 2,
-      queues: queue,
-      leaseMs: 600_000,
-      extra: {
-        LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'),
-        LEASEHOLD_RESULTS_DIR: path.join(dir, 'results'),
-        LEASEHOLD_SHUTDOWN_GRACE_MS: '2000',
-      },
-    });
+    const rig = faultRig('orphan-beat', { LEASEHOLD_SHUTDOWN_GRACE_MS: '2000' });
+    const host = startWorkers({ ...rig.host, processes: 1, concurrency: 2 });
     let pid: number | undefined;
     try {
-      await waitFor('test.block to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.block'`)).rows.length === 1);
-      const started = (id: string) => fs.existsSync(ledger) && fs.readFileSync(ledger, 'utf8').includes(`start ${id} `);
-      const [waiting] = await ops.jobEnqueue(pool, [{ type: 'test.wait', queue, maxAttempts: 3, payload: { ledger, until: path.join(dir, 'never'), clock: path.join(dir, 'clock') } }], { doorbell });
+      await rig.registered();
+      const started = (id: string) => fs.existsSync(rig.ledger) && fs.readFileSync(rig.ledger, 'utf8').includes(`start ${id} `);
+      const [waiting] = await rig.enqueue([rig.waitJob(path.join(rig.dir, 'never'))]);
       await waitFor('the waiting job to start', async () => (await jobRow(db.pool, waiting!.id)).status === 'running');
-      const { rows: [worker] } = await db.pool.query(`SELECT worker_id, pid FROM workers WHERE $1 = ANY(queues)`, [queue]);
+      const [worker] = await rig.workers();
       pid = worker.pid as number;
       // Four seconds of a blocked event loop: the supervisor is killed inside them.
-      const [blocking] = await ops.jobEnqueue(pool, [{ type: 'test.block', queue, maxAttempts: 3, payload: { ledger, ms: 4_000 } }], { doorbell });
+      const [blocking] = await rig.enqueue([{ type: 'test.block', payload: { ledger: rig.ledger, ms: 4_000 } }]);
       await waitFor('the blocking job to start', () => started(blocking!.id), { intervalMs: 10 });
       process.kill(host.pid, 'SIGKILL');
       await waitFor('the worker process to exit', () => !alive(pid!), { timeoutMs: 60_000 });
 
-      const { rows: [w] } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE worker_id = $1`, [worker.worker_id]);
-      assert.deepEqual(w, { stopped: true, exit: null }, `the process stopped cleanly; it said:\n${host.output()}`);
+      const [w] = await rig.workers();
+      assert.deepEqual([w.stopped, w.exit], [true, null], `the process stopped cleanly; it said:\n${host.output()}`);
       assert.equal((await jobRow(db.pool, blocking!.id)).status, 'completed', 'the blocked job ended within the grace');
       assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back, not left running');
       const { rows: attempts } = await db.pool.query(`SELECT attempt, outcome FROM job_attempts WHERE job_id = $1`, [waiting!.id]);
@@ -420,9 +420,7 @@ describe('stopping with jobs in flight (a deploy)', () => {
     } finally {
       await host.stop();
       if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
-      await doorbell.close();
-      await pool.end();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await rig.close();
     }
   });
 });
@@ -434,44 +432,27 @@ describe('output', () => {
   // logs one — leaving their jobs running until the leases ran out. The lines are lost; the
   // work, and the drain, go on.
   test('a supervisor and its processes whose output pipe closes keep working, and still drain cleanly on SIGTERM', async () => {
-    const prefix = uniquePrefix('no-output');
-    const queue = prefix;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-no-output-'));
-    const ledger = path.join(dir, 'ledger');
-    const pool = createPool(db.url, { max: 2 });
-    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
-    const host = startWorkers({
-      databaseUrl: db.url,
-      redisUrl: REDIS_URL,
-      prefix,
-      processes: 2,
-      concurrency: 2,
-      queues: queue,
-      leaseMs: 600_000,
-      extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'), LEASEHOLD_RESULTS_DIR: path.join(dir, 'results'), LEASEHOLD_LOG: 'debug' },
-    });
+    const rig = faultRig('no-output', { LEASEHOLD_LOG: 'debug' });
+    const host = startWorkers({ ...rig.host, processes: 2, concurrency: 2 });
     try {
-      await waitFor('test.wait to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.wait'`)).rows.length === 1);
-      await waitFor('both processes to register', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues)`, [queue])).rows[0].n === 2);
+      await rig.registered();
+      await waitFor('both processes to register', async () => (await rig.workers()).length === 2);
       // The reader goes away: the pipe's only read end is ours.
       host.child.stdout!.destroy();
       host.child.stderr!.destroy();
-      const [waiting] = await ops.jobEnqueue(pool, [{ type: 'test.wait', queue, maxAttempts: 3, payload: { ledger, until: path.join(dir, 'never'), clock: path.join(dir, 'clock') } }], { doorbell });
-      const quick = await ops.jobEnqueue(pool, Array.from({ length: 20 }, () => ({ type: 'demo.noop', queue })), { doorbell });
+      const [waiting] = await rig.enqueue([rig.waitJob(path.join(rig.dir, 'never'))]);
+      const quick = await rig.enqueue(Array.from({ length: 20 }, () => ({ type: 'demo.noop', payload: {} })));
       await waitFor('the quick jobs to complete', async () =>
         (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[]) AND status = 'completed'`, [quick.map((j) => j.id)])).rows[0].n === 20);
       await waitFor('the waiting job to start', async () => (await jobRow(db.pool, waiting!.id)).status === 'running');
 
       process.kill(host.pid, 'SIGTERM');
       assert.deepEqual(await host.exited, { code: 0, signal: null }, 'the supervisor stops cleanly');
-      const { rows: stopped } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE $1 = ANY(queues)`, [queue]);
-      assert.deepEqual(stopped, [{ stopped: true, exit: null }, { stopped: true, exit: null }], 'each process stopped cleanly');
+      assert.deepEqual((await rig.workers()).map((w) => [w.stopped, w.exit]), [[true, null], [true, null]], 'each process stopped cleanly');
       assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back');
     } finally {
       await host.stop();
-      await doorbell.close();
-      await pool.end();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await rig.close();
     }
   });
 
