@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testDatabase } from '../../test/db';
 import { waitFor } from '../../test/wait';
+import { startProxy } from '../../test/chaos/proxy';
 import { PgReceiver } from './signal';
 
 const db = await testDatabase();
@@ -26,4 +27,28 @@ test('a wake-up rung while nobody waits (the worker was claiming) wakes the next
   ]);
   assert.equal(woke, 'woken');
   assert.equal(receiver.pending, false, 'used up by that wait');
+});
+
+// A worker stopping while its database does not answer (a partition, a frozen server or
+// pooler: no FIN, no RST) closed its LISTEN connection by ending it politely and waiting for
+// the server's side to close, which never came: the process stayed, all its work done, until
+// its supervisor killed it — and, orphaned, for as long as the database stayed silent.
+test('close() returns while the database does not answer: a stopping worker is not held up by its LISTEN connection', async () => {
+  const url = new URL(db.url);
+  const proxy = await startProxy(Number(url.port || 5432), url.hostname);
+  url.port = String(proxy.port);
+  const receiver = new PgReceiver(url.toString());
+  try {
+    await receiver.start();
+    await waitFor('the LISTEN connection to be made', () => proxy.accepted === 1);
+    proxy.cut();
+    const closed = await Promise.race([
+      receiver.close().then(() => 'closed' as const),
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 20_000).unref()),
+    ]);
+    assert.equal(closed, 'closed');
+  } finally {
+    proxy.heal();
+    await proxy.close();
+  }
 });

@@ -12,6 +12,7 @@
  *    to Redis when it returns.
  */
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import pg from 'pg';
 import type { Executor } from '../db/client';
@@ -530,6 +531,11 @@ export class PgReceiver {
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.wakeAll();
-    await this.client?.end().catch(() => {});
+    // Ended politely, but waited on no longer than a setup: the end waits for the server's
+    // side to close, which a connection gone quiet (a partition, a frozen server or pooler)
+    // never does, and a stopping worker waited on it for ever — its work done, until its
+    // supervisor killed it, or, orphaned, for as long as the database stayed silent.
+    const ended = this.client?.end().catch(() => {});
+    if (ended) await Promise.race([ended, sleep(LISTEN_SETUP_TIMEOUT_MS, undefined, { ref: false })]);
   }
 }
