@@ -137,6 +137,9 @@ async function shutdown(why: string) {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+// A terminal that hangs up sends SIGHUP to the whole foreground job, this process too:
+// Node's default would end it at once, its jobs left running until their leases ran out.
+process.on('SIGHUP', () => void shutdown('SIGHUP'));
 process.on('disconnect', () => void shutdown('supervisor went away'));
 
 /**

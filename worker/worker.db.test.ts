@@ -425,6 +425,60 @@ describe('stopping with jobs in flight (a deploy)', () => {
   });
 });
 
+describe('a hangup', () => {
+  // A terminal that closes (an SSH session that drops) hangs up the foreground job: every
+  // process of it gets SIGHUP — the supervisor and its processes alike (forked into its
+  // process group). Node's default for SIGHUP ends the process at once (even under nohup:
+  // Node resets the signal to its default), so nothing drained: the jobs were left running
+  // until their leases ran out, and no supervisor was left to tell of the deaths.
+  test('SIGHUP to the supervisor and its processes drains them as SIGTERM does', async () => {
+    const prefix = uniquePrefix('hangup');
+    const queue = prefix;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-hangup-'));
+    const ledger = path.join(dir, 'ledger');
+    const pool = createPool(db.url, { max: 2 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    const host = startWorkers({
+      databaseUrl: db.url,
+      redisUrl: REDIS_URL,
+      prefix,
+      processes: 2,
+      concurrency: 2,
+      queues: queue,
+      leaseMs: 600_000,
+      extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'), LEASEHOLD_RESULTS_DIR: path.join(dir, 'results') },
+    });
+    let pids: number[] = [];
+    try {
+      await waitFor('test.wait to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.wait'`)).rows.length === 1);
+      pids = await waitFor('both processes to register', async () => {
+        const { rows } = await db.pool.query(`SELECT pid FROM workers WHERE $1 = ANY(queues)`, [queue]);
+        return rows.length === 2 && rows.map((r) => r.pid as number);
+      });
+      const [waiting] = await ops.jobEnqueue(pool, [{ type: 'test.wait', queue, maxAttempts: 3, payload: { ledger, until: path.join(dir, 'never'), clock: path.join(dir, 'clock') } }], { doorbell });
+      await waitFor('the waiting job to start', async () => (await jobRow(db.pool, waiting!.id)).status === 'running');
+
+      for (const pid of [host.pid, ...pids]) process.kill(pid, 'SIGHUP');
+      assert.deepEqual(await host.exited, { code: 0, signal: null }, `the supervisor stops cleanly; it said:\n${host.output()}`);
+      const { rows: stopped } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE $1 = ANY(queues)`, [queue]);
+      assert.deepEqual(stopped, [{ stopped: true, exit: null }, { stopped: true, exit: null }], `each process stopped cleanly; they said:\n${host.output()}`);
+      assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back');
+    } finally {
+      await host.stop();
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone, as it should be
+        }
+      }
+      await doorbell.close();
+      await pool.end();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('output', () => {
   // `npm run worker 2>&1 | some-log-shipper`, and the shipper ends: every later log line is a
   // write to a closed pipe. Node raises its EPIPE as an 'error' on the stream, which, with no

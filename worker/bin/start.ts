@@ -49,6 +49,9 @@ async function shutdown(signal: string) {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+// A terminal that hangs up sends SIGHUP to every process of the job: Node's default would
+// end this one at once, the embedded server left running.
+process.on('SIGHUP', () => void shutdown('SIGHUP'));
 // `npm start` does not pass SIGTERM on: npm exits and leaves us running. When our parent
 // goes away like that, stop as if we had been sent the signal ourselves.
 watchParent(() => void shutdown('parent process exited'));

@@ -28,6 +28,7 @@ const stop = async (exitCode = 0) => {
 };
 process.on('SIGTERM', () => void stop());
 process.on('SIGINT', () => void stop());
+process.on('SIGHUP', () => void stop()); // a terminal that hangs up: the embedded server is stopped too
 // npm does not pass SIGTERM on (see start.ts): when our parent goes away, stop.
 watchParent(() => void stop());
 

@@ -128,6 +128,8 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // A terminal that hangs up (an SSH session that drops) sends SIGHUP: drained too, not ended at once.
+  process.on('SIGHUP', () => void stop('SIGHUP'));
   // Started by `npm start` (or any parent) that then died: drain rather than run on as an orphan.
   watchParent(() => void stop('parent process exited'));
   return supervisor;
