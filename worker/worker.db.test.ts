@@ -432,36 +432,21 @@ describe('a hangup', () => {
   // Node resets the signal to its default), so nothing drained: the jobs were left running
   // until their leases ran out, and no supervisor was left to tell of the deaths.
   test('SIGHUP to the supervisor and its processes drains them as SIGTERM does', async () => {
-    const prefix = uniquePrefix('hangup');
-    const queue = prefix;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-hangup-'));
-    const ledger = path.join(dir, 'ledger');
-    const pool = createPool(db.url, { max: 2 });
-    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
-    const host = startWorkers({
-      databaseUrl: db.url,
-      redisUrl: REDIS_URL,
-      prefix,
-      processes: 2,
-      concurrency: 2,
-      queues: queue,
-      leaseMs: 600_000,
-      extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts'), LEASEHOLD_RESULTS_DIR: path.join(dir, 'results') },
-    });
+    const rig = faultRig('hangup');
+    const host = startWorkers({ ...rig.host, processes: 2, concurrency: 2 });
     let pids: number[] = [];
     try {
-      await waitFor('test.wait to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.wait'`)).rows.length === 1);
+      await rig.registered();
       pids = await waitFor('both processes to register', async () => {
-        const { rows } = await db.pool.query(`SELECT pid FROM workers WHERE $1 = ANY(queues)`, [queue]);
+        const rows = await rig.workers();
         return rows.length === 2 && rows.map((r) => r.pid as number);
       });
-      const [waiting] = await ops.jobEnqueue(pool, [{ type: 'test.wait', queue, maxAttempts: 3, payload: { ledger, until: path.join(dir, 'never'), clock: path.join(dir, 'clock') } }], { doorbell });
+      const [waiting] = await rig.enqueue([rig.waitJob(path.join(rig.dir, 'never'))]);
       await waitFor('the waiting job to start', async () => (await jobRow(db.pool, waiting!.id)).status === 'running');
 
       for (const pid of [host.pid, ...pids]) process.kill(pid, 'SIGHUP');
       assert.deepEqual(await host.exited, { code: 0, signal: null }, `the supervisor stops cleanly; it said:\n${host.output()}`);
-      const { rows: stopped } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE $1 = ANY(queues)`, [queue]);
-      assert.deepEqual(stopped, [{ stopped: true, exit: null }, { stopped: true, exit: null }], `each process stopped cleanly; they said:\n${host.output()}`);
+      assert.deepEqual((await rig.workers()).map((w) => [w.stopped, w.exit]), [[true, null], [true, null]], `each process stopped cleanly; they said:\n${host.output()}`);
       assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back');
     } finally {
       await host.stop();
@@ -472,9 +457,7 @@ describe('a hangup', () => {
           // gone, as it should be
         }
       }
-      await doorbell.close();
-      await pool.end();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await rig.close();
     }
   });
 });
@@ -528,6 +511,53 @@ describe('output', () => {
     } finally {
       web.kill('SIGKILL');
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // `npm run worker >> worker.log 2>&1`, and the disk fills or the file reaches its size
+  // limit: each later line fails (ENOSPC, EFBIG; a terminal that hung up: EIO). Only EPIPE was
+  // dropped at first, and any other such error ended the process at its next line, as above.
+  // Here the file reaches the supervisor's RLIMIT_FSIZE (prlimit), which needs no full disk.
+  test('a supervisor and its processes whose log file cannot grow keep working, and still drain cleanly on SIGTERM', async () => {
+    const rig = faultRig('log-full');
+    const logFile = path.join(rig.dir, 'worker.log');
+    const limit = 16 * 1024 * 1024;
+    const out = fs.openSync(logFile, 'a');
+    const args = ['--processes', '2', '--concurrency', '2', '--queues', rig.queue];
+    const child = spawn('prlimit', [`--fsize=${limit}`, process.execPath, '--import', tsx, path.join(root, 'worker/bin/worker.ts'), ...args], {
+      cwd: root,
+      env: { ...process.env, LEASEHOLD_LOG: 'info', ...workerEnv(rig.host) },
+      stdio: ['ignore', out, out],
+    });
+    fs.closeSync(out);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+    try {
+      await rig.registered();
+      await waitFor('both processes to register', async () => (await rig.workers()).length === 2);
+      const [waiting] = await rig.enqueue([rig.waitJob(path.join(rig.dir, 'never'))]);
+      await waitFor('the waiting job to start', async () => (await jobRow(db.pool, waiting!.id)).status === 'running');
+      const before = fs.readFileSync(logFile, 'utf8');
+      fs.truncateSync(logFile, limit); // as large as it may grow: every later line fails with EFBIG
+      const quick = await rig.enqueue(Array.from({ length: 20 }, () => ({ type: 'demo.noop', payload: {} })));
+      await waitFor('the quick jobs to complete', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[]) AND status = 'completed'`, [quick.map((j) => j.id)])).rows[0].n === 20);
+
+      child.kill('SIGTERM');
+      assert.deepEqual(await exited, { code: 0, signal: null }, `the supervisor stops cleanly; it said before its log stopped growing:\n${before}`);
+      assert.deepEqual((await rig.workers()).map((w) => [w.stopped, w.exit]), [[true, null], [true, null]], 'each process stopped cleanly');
+      assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+      // Its processes, should the supervisor have died without stopping them.
+      for (const w of await rig.workers()) {
+        try {
+          if (!w.stopped) process.kill(w.pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      await rig.close();
     }
   });
 });
