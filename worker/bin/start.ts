@@ -7,7 +7,6 @@
  * handler that crashes its process never takes the console down. SIGTERM or SIGINT stops
  * all of it cleanly: workers drain, the console exits, the embedded server shuts down.
  */
-import type { ChildProcess } from 'node:child_process';
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -17,6 +16,7 @@ import { setupTokenCreate, userCount } from '../../lib/auth/store';
 import { configOrExit, projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
 import { outliveLostOutput } from '../lost-output.mjs';
 import { watchParent } from '../parent-watch.mjs';
+import { keepAlive } from '../keep-alive';
 import { prepareConsole, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions, workerCommandArgs } from './worker';
 
@@ -62,33 +62,8 @@ if (stopping) await new Promise(() => {}); // shutdown() ends the process
 
 const env = { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' };
 
-/** Keeps one child alive: restarted when it dies, with a back-off if it keeps dying. */
-function keepAlive(name: string, start: () => ChildProcess) {
-  let child: ChildProcess;
-  let quick = 0;
-  const run = () => {
-    const t0 = Date.now();
-    child = start();
-    child.on('exit', (code, signal) => {
-      if (stopping) return;
-      quick = Date.now() - t0 < 10_000 ? quick + 1 : 0;
-      const delay = Math.min(30_000, quick <= 1 ? 0 : 500 * 2 ** quick);
-      log.warn(`${name} exited; restarting`, { code, signal, restartInMs: delay });
-      setTimeout(() => !stopping && run(), delay);
-    });
-  };
-  run();
-  return {
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
-web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env }));
+const kept = { log, stopping: () => stopping };
+web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env }), kept);
 workers = opts.worker
   ? keepAlive('worker supervisor', () =>
       fork(
@@ -96,7 +71,7 @@ workers = opts.worker
         workerCommandArgs(opts),
         { execArgv: ['--import', tsxImport], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
       ),
-    )
+    kept)
   : null;
 
 
