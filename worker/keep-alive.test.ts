@@ -2,34 +2,64 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { createLogger } from '../lib/log';
+import type { Logger } from '../lib/log';
 import { waitFor } from '../test/wait';
 import { keepAlive } from './keep-alive';
 
-const quiet = createLogger({ test: 'keep-alive' });
+/** A logger that keeps its lines, for the test to read. */
+function recording() {
+  const lines: string[] = [];
+  const log: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: (m) => void lines.push(m),
+    error: (m) => void lines.push(m),
+    child: () => log,
+  };
+  return { log, lines };
+}
 
-test('a child that cannot be started (its spawn fails) is tried again, and the keeper stops at once', async () => {
+test('a child whose spawn fails with an error event (ENOENT) is tried again; stop ends the keeping', async () => {
+  const { log, lines } = recording();
   const starts: ChildProcess[] = [];
-  let stopping = false;
-  // A real spawn that fails: ENOENT comes as an 'error' event, never an 'exit'.
-  const kept = keepAlive('missing', () => starts[starts.push(spawn('/nonexistent/leasehold-child')) - 1]!, { log: quiet, stopping: () => stopping });
+  const kept = keepAlive('missing', () => starts[starts.push(spawn('/nonexistent/leasehold-child')) - 1]!, { log });
   await waitFor('a second start after the failed one', () => starts.length >= 2, { timeoutMs: 30_000 });
   assert.equal(starts[0]!.pid, undefined, 'the first start failed');
-  stopping = true;
+  assert.match(lines[0]!, /^missing could not be started; restarting$/);
+  await kept.stop();
+  const after = starts.length;
+  await new Promise((r) => setImmediate(r));
+  assert.equal(starts.length, after, 'no start after the stop');
+});
+
+test('a child whose spawn throws (ENOMEM, E2BIG) is tried again, the first start included', async () => {
+  const { log, lines } = recording();
+  let calls = 0;
+  const kept = keepAlive(
+    'throwing',
+    () => {
+      calls++;
+      // A real spawn that throws: an argument past the kernel's limit for one string.
+      return spawn(process.execPath, ['-e', '', 'x'.repeat(256 * 1024)]);
+    },
+    { log },
+  );
+  await waitFor('a second start after the thrown one', () => calls >= 2, { timeoutMs: 30_000 });
+  assert.match(lines[0]!, /^throwing could not be started; restarting$/);
   await kept.stop();
 });
 
-test('a child that exits is started again; stop ends the one running', async () => {
+test('a child that exits is started again; stop ends the one running and starts no other', async () => {
+  const { log, lines } = recording();
   const starts: ChildProcess[] = [];
-  let stopping = false;
   const kept = keepAlive(
     'short-lived',
     // The first exits at once; the next ones run until stopped.
     () => starts[starts.push(spawn(process.execPath, ['-e', starts.length === 0 ? 'process.exit(3)' : 'setInterval(() => {}, 1000)'])) - 1]!,
-    { log: quiet, stopping: () => stopping },
+    { log },
   );
   await waitFor('a second start after the exit', () => starts.length === 2 && starts[1]!.pid !== undefined);
-  stopping = true;
+  assert.deepEqual(lines, ['short-lived exited; restarting']);
   await kept.stop();
   assert.equal(starts[1]!.signalCode, 'SIGTERM');
   assert.equal(starts.length, 2);

@@ -5,37 +5,50 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../lib/log';
 
-export function keepAlive(name: string, start: () => ChildProcess, o: { log: Logger; stopping: () => boolean }) {
-  let child: ChildProcess;
+export function keepAlive(name: string, start: () => ChildProcess, o: { log: Logger }) {
+  let child: ChildProcess | null = null;
   let quick = 0;
-  const run = () => {
-    const t0 = Date.now();
-    child = start();
-    const ended = (code: number | null, signal: NodeJS.Signals | null) => {
-      if (o.stopping()) return;
-      quick = Date.now() - t0 < 10_000 ? quick + 1 : 0;
-      const delay = Math.min(30_000, quick <= 1 ? 0 : 500 * 2 ** quick);
-      o.log.warn(`${name} exited; restarting`, { code, signal, restartInMs: delay });
-      setTimeout(() => !o.stopping() && run(), delay);
-    };
-    child.on('exit', ended);
-    // A start that fails (no memory, pids or file descriptors left) emits 'error' and never
-    // 'exit': tried again like a child that died, not an uncaught error ending npm start
-    // (its embedded server left running). Other errors (a failed kill) come from a running
-    // child, whose 'exit' follows in its time.
-    const begun = child;
-    begun.on('error', (err) => {
-      o.log.error(`could not start the ${name}`, { err });
-      if (begun.pid === undefined) ended(null, null);
-    });
+  let stopped = false;
+  let restartTimer: NodeJS.Timeout | null = null;
+  const restart = (t0: number, what: string, fields: Record<string, unknown>) => {
+    if (stopped) return;
+    quick = Date.now() - t0 < 10_000 ? quick + 1 : 0;
+    const delay = Math.min(30_000, quick <= 1 ? 0 : 500 * 2 ** quick);
+    o.log.warn(`${name} ${what}; restarting`, { ...fields, restartInMs: delay });
+    restartTimer = setTimeout(run, delay);
   };
+  // A start that fails (no memory, pids or file descriptors left) is tried again like a child
+  // that died, not an uncaught error ending npm start, its embedded server left running. Node
+  // reports it one of two ways: thrown by the spawn (ENOMEM, E2BIG), or, for a few errors
+  // (EAGAIN, EMFILE, ENFILE, ENOENT, EACCES), as an 'error' event with no 'exit' to follow.
+  function run() {
+    restartTimer = null;
+    const t0 = Date.now();
+    let begun: ChildProcess;
+    try {
+      begun = start();
+    } catch (err) {
+      child = null;
+      return restart(t0, 'could not be started', { err });
+    }
+    child = begun;
+    begun.on('exit', (code, signal) => restart(t0, 'exited', { code, signal }));
+    begun.on('error', (err) => {
+      if (begun.pid === undefined) restart(t0, 'could not be started', { err });
+      // Otherwise a running child's (a failed kill): its 'exit' follows in its time.
+      else o.log.warn(`${name}: a signal could not be sent`, { err });
+    });
+  }
   run();
   return {
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
+        stopped = true;
+        if (restartTimer) clearTimeout(restartTimer);
+        const c = child;
+        if (!c || c.pid === undefined || c.exitCode !== null || c.signalCode !== null) return resolve();
+        c.once('exit', () => resolve());
+        c.kill('SIGTERM');
       }),
   };
 }

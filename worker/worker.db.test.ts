@@ -27,6 +27,15 @@ async function completedIn(queue: string) {
   return rows[0].n as number;
 }
 
+/** Alive, and not a zombie waiting for whoever adopted it to reap it. */
+function alive(pid: number) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A queue of its own served by the handlers of test/handlers/faults.ts (test.wait, test.block,
  * which keep a ledger of their starts and ends), a producer's pool and doorbell on its Redis
@@ -300,15 +309,6 @@ describe('supervisor', () => {
 });
 
 describe('stopping with jobs in flight (a deploy)', () => {
-  /** Alive, and not a zombie waiting for whoever adopted it to reap it. */
-  const alive = (pid: number) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
-    } catch {
-      return false;
-    }
-  };
-
   // SIGTERM is what every deploy sends; the supervisor dying alone (the OOM killer's pick, a
   // kill -9 of the main pid) leaves its processes to notice the closed channel. Either way the
   // processes drain: jobs that end within the grace period complete, the others are handed
@@ -408,6 +408,7 @@ describe('stopping with jobs in flight (a deploy)', () => {
       // Four seconds of a blocked event loop: the supervisor is killed inside them.
       const [blocking] = await rig.enqueue([{ type: 'test.block', payload: { ledger: rig.ledger, ms: 4_000 } }]);
       await waitFor('the blocking job to start', () => started(blocking!.id), { intervalMs: 10 });
+      assert.ok(!fs.readFileSync(rig.ledger, 'utf8').includes(`end ${blocking!.id} `), 'the kill lands while the loop is blocked');
       process.kill(host.pid, 'SIGKILL');
       await waitFor('the worker process to exit', () => !alive(pid!), { timeoutMs: 60_000 });
 
@@ -450,13 +451,7 @@ describe('a hangup', () => {
       assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back');
     } finally {
       await host.stop();
-      for (const pid of pids) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // gone, as it should be
-        }
-      }
+      for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
       await rig.close();
     }
   });
@@ -530,7 +525,11 @@ describe('output', () => {
       stdio: ['ignore', out, out],
     });
     fs.closeSync(out);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+    // prlimit missing (util-linux) fails the test with its ENOENT, not the whole file.
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r, reject) => {
+      child.once('exit', (code, signal) => r({ code, signal }));
+      child.once('error', reject);
+    });
     try {
       await rig.registered();
       await waitFor('both processes to register', async () => (await rig.workers()).length === 2);
@@ -548,15 +547,9 @@ describe('output', () => {
       assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back');
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
+      await exited.catch(() => {});
       // Its processes, should the supervisor have died without stopping them.
-      for (const w of await rig.workers()) {
-        try {
-          if (!w.stopped) process.kill(w.pid, 'SIGKILL');
-        } catch {
-          // gone already
-        }
-      }
+      for (const w of await rig.workers()) if (!w.stopped && alive(w.pid)) process.kill(w.pid, 'SIGKILL');
       await rig.close();
     }
   });
@@ -683,14 +676,6 @@ describe('Redis going away', () => {
 });
 
 describe('when whoever started them goes away', () => {
-  /** Alive, and not a zombie waiting for whoever adopted it to reap it. */
-  const alive = (pid: number) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
-    } catch {
-      return false;
-    }
-  };
   // A parent like `npm start`: it forks the supervisor (with an IPC channel, as start.ts
   // does) and starts a process with the console's preload, then is killed with SIGKILL.
   const PARENT = `

@@ -533,9 +533,14 @@ export class PgReceiver {
     this.wakeAll();
     // Ended politely, but waited on no longer than a setup: the end waits for the server's
     // side to close, which a connection gone quiet (a partition, a frozen server or pooler)
-    // never does, and a stopping worker waited on it for ever — its work done, until its
-    // supervisor killed it, or, orphaned, for as long as the database stayed silent.
-    const ended = this.client?.end().catch(() => {});
-    if (ended) await Promise.race([ended, sleep(LISTEN_SETUP_TIMEOUT_MS, undefined, { ref: false })]);
+    // never does — a stopping worker waited on it until its supervisor killed it at the
+    // deadline or, orphaned, for as long as the database stayed silent. Not ended by then,
+    // its socket is let go at once: left open, it would hold the process alive.
+    const client = this.client;
+    if (!client) return;
+    const ended = client.end().then(() => true, () => true);
+    if (!(await Promise.race([ended, sleep(LISTEN_SETUP_TIMEOUT_MS, false, { ref: false })]))) {
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    }
   }
 }

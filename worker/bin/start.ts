@@ -62,8 +62,7 @@ if (stopping) await new Promise(() => {}); // shutdown() ends the process
 
 const env = { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' };
 
-const kept = { log, stopping: () => stopping };
-web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env }), kept);
+web = keepAlive('console', () => spawnWeb({ port: cfg.port, host, env }), { log });
 workers = opts.worker
   ? keepAlive('worker supervisor', () =>
       fork(
@@ -71,7 +70,7 @@ workers = opts.worker
         workerCommandArgs(opts),
         { execArgv: ['--import', tsxImport], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
       ),
-    kept)
+    { log })
   : null;
 
 

@@ -2,11 +2,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { createLogger } from '../../lib/log';
 import { configOrExit, redact, resolveServices, type Services } from '../bootstrap';
+import { outliveLostOutput } from '../lost-output.mjs';
 import { watchParent } from '../parent-watch.mjs';
 import { prepareConsole, spawnWeb } from '../web';
 import { childEnv } from './worker';
 
 const log = createLogger({ role: 'web' });
+outliveLostOutput(); // its log lines must not end it before it stops the embedded server
 const cfg = configOrExit();
 const host = process.env.HOST ?? '127.0.0.1';
 let child: ChildProcess | null = null;
@@ -43,8 +45,9 @@ child = spawnWeb({
 log.info('console starting', { url: `http://${host}:${cfg.port}`, postgres: redact(services.databaseUrl), redis: services.redisUrl ?? 'none' });
 child.on('exit', (code, signal) => {
   if (stopping) return; // stop() takes it from here
-  // A Ctrl-C reaches the console too (same process group), often before our own handler.
-  const interrupted = signal === 'SIGINT' || signal === 'SIGTERM' || code === 130 || code === 143;
+  // A Ctrl-C (or a terminal's hangup) reaches the console too (same process group), often
+  // before our own handler.
+  const interrupted = signal === 'SIGINT' || signal === 'SIGTERM' || signal === 'SIGHUP' || code === 130 || code === 143 || code === 129;
   if (interrupted) log.info('console stopped', { code, signal });
   else log.warn('console exited', { code, signal });
   void stop(interrupted ? 0 : (code ?? 1));
