@@ -1017,6 +1017,42 @@ describe('retention (jobPrune)', () => {
     assert.equal((await ops.recoverSweep(db.pool, {}))?.pruned, null, 'no retention: no walk');
     fs.rmSync(results.dir, { recursive: true, force: true });
   });
+
+  // A finished job another transaction holds locked (an operator's session left open on
+  // `SELECT … FOR UPDATE`, which the contract lets operators run) must not stop recovery:
+  // the prune's DELETE waited for that row inside the sweep, holding the cluster-wide sweep
+  // lock; the worker's query timeout gave up on the statement, but the server process went
+  // on waiting (it does not notice a client gone while it waits for a lock), lock in hand,
+  // so every later sweep found the lock taken and returned null — no running job with a
+  // cancel request or no attempts left, nor any of a limited queue, was moved on again.
+  test('a finished job locked by another transaction is left for a later walk: the sweep never waits for it', async () => {
+    await freshWalk();
+    const held = await finishedAgo('completed', 10);
+    const free = await finishedAgo('completed', 10);
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    // As a worker's pool: a query gives up after a (short) lease.
+    const pool = createPool(db.url, { name: 'sweep-held-row', max: 2, queryTimeoutMs: 2_000 });
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM jobs WHERE job_id = $1 FOR UPDATE', [held]);
+      await ops.recoverSweep(pool, { retention: week }).catch(() => null);
+      // Its worker died with a cancel requested: only the sweep moves it on.
+      const stuck = await insertJob(db.pool, { queue: 'prune-held', status: 'running', workerId: W1, leaseInMs: -1_000, cancelRequested: true });
+      await waitFor('the sweep to move the expired job on', async () => {
+        await ops.recoverSweep(pool, { retention: week }).catch(() => null);
+        return (await jobRow(db.pool, stuck)).status === 'cancelled';
+      }, { timeoutMs: 15_000 });
+      assert.deepEqual(await exists([held, free]), [held], 'the free one pruned, the held one left');
+      await locker.query('COMMIT');
+      await freshWalk();
+      assert.equal((await ops.pruneFor(db.pool, { retention: week, restMs: 0 })).deleted, 1, 'and taken by a later walk');
+    } finally {
+      await locker.query('ROLLBACK').catch(() => {});
+      await locker.end();
+      await pool.end();
+    }
+  });
 });
 
 describe('queue controls', () => {
