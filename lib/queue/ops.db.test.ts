@@ -1053,6 +1053,32 @@ describe('retention (jobPrune)', () => {
       await pool.end();
     }
   });
+
+  // The same, one step on: the attempt history of a job being pruned held locked. The
+  // sweep's statement waits for it and its client gives up; the server must then end that
+  // session (and free the sweep lock) rather than wait on, lock in hand, for as long as the
+  // other transaction lasts.
+  test('a sweep statement its client gave up on does not keep the sweep lock: the next sweeps recover', async () => {
+    await freshWalk();
+    const held = await finishedAgo('completed', 10);
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    const pool = createPool(db.url, { name: 'sweep-held-history', max: 2, queryTimeoutMs: 2_000 });
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM job_attempts WHERE job_id = $1 FOR UPDATE', [held]);
+      await assert.rejects(ops.recoverSweep(pool, { retention: week }), /timeout/i, 'the prune waits on the held history until the client gives up');
+      const stuck = await insertJob(db.pool, { queue: 'prune-held-history', status: 'running', workerId: W1, leaseInMs: -1_000, cancelRequested: true });
+      await waitFor('a later sweep to move the expired job on', async () => {
+        await ops.recoverSweep(pool, { retention: week }).catch(() => null);
+        return (await jobRow(db.pool, stuck)).status === 'cancelled';
+      }, { timeoutMs: 20_000 });
+    } finally {
+      await locker.query('ROLLBACK').catch(() => {});
+      await locker.end();
+      await pool.end();
+    }
+  });
 });
 
 describe('queue controls', () => {

@@ -896,7 +896,8 @@ export async function pruneFor(
  * (a session advisory lock on a dedicated connection). The lock must never outlive the
  * sweeper's ability to sweep: a process that dies loses its session (and the lock) at
  * once, and one that stalls (SIGSTOP, a partition) holding it is cut off by the server's
- * idle_session_timeout, so a frozen sweeper cannot stop recovery for everyone.
+ * idle_session_timeout, so a frozen sweeper cannot stop recovery for everyone; nor can a
+ * statement its sweeper gave up on (client_connection_check_interval).
  * The sweeper also gives the jobs table its first planner statistics (ensureJobStatistics).
  * Returns null when another process holds the lock.
  */
@@ -915,7 +916,10 @@ export async function recoverSweep(
   let broken: unknown;
   let out: RecoverReport & { analyzed: 'analyzed' | 'refused' | null; pruned: PruneReport | null };
   try {
-    await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}`);
+    // And one whose client gave up on a statement (its query timeout: the connection is then
+    // discarded) is ended by the server within a second: waiting for a row lock, a server
+    // process notices no client gone by itself, and would hold the sweep lock while it waits.
+    await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}; SET client_connection_check_interval = 1000`);
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
     const report = await jobRecover(client, { ...p, dryRun: false });
@@ -929,7 +933,7 @@ export async function recoverSweep(
     throw err;
   } finally {
     if (!broken && locked) await run(client, sql.recoverUnlock, []).catch((err) => (broken = err));
-    if (!broken) await client.query('RESET idle_session_timeout').catch((err) => (broken = err));
+    if (!broken) await client.query('RESET idle_session_timeout; RESET client_connection_check_interval').catch((err) => (broken = err));
     // A connection that failed mid-sweep (or may still hold the lock) is discarded, not reused.
     client.release(broken ? new Error('recover sweep connection discarded', { cause: broken }) : undefined);
   }
