@@ -17,6 +17,7 @@ import { setQueuePaused } from '@/lib/api/queues';
 import { visible } from '@/lib/ui/visible';
 import { enqueueJob, statsQuery } from '@/lib/api/stats';
 import { signalGaps } from '@/lib/ui/signal';
+import { sweepStoppedFor } from '@/lib/ui/sweep';
 import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useRefreshInterval } from '@/lib/ui/refresh';
@@ -68,6 +69,7 @@ export function OverviewView() {
   // on paused or unserved queues wait by design, and are said apart).
   const gaps = s ? signalGaps(s.queues) : { missing: 0, paused: 0, unserved: 0, unhandled: 0 };
   const unrung = gaps.missing;
+  const sweepStopped = s ? sweepStoppedFor(s, now - ms(s.computedAt)!) : null;
   return (
     <div className="space-y-6">
       <div className="flex flex-wrap items-center justify-between gap-3">
@@ -118,6 +120,17 @@ export function OverviewView() {
                 see why on the Schedules page
               </Link>
               .
+            </p>
+          )}
+          {sweepStopped !== null && (
+            <p className="text-sm text-red-700 dark:text-red-300" role="alert" data-testid="sweep-stopped">
+              The recover sweep last ran {shortDuration(sweepStopped)} ago, although {s.workersAlive === 1 ? '1 worker process is' : `${int(s.workersAlive)} worker processes are`}{' '}
+              alive: nothing moves expired leases on (jobs whose worker died with a cancel asked, or with no attempts left, stay running).
+              Something holds its lock without sweeping — a session waiting on a lock, or a frozen process; in psql,{' '}
+              <code className="text-xs">
+                SELECT pid, state, wait_event, query FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE locktype = &apos;advisory&apos;)
+              </code>{' '}
+              finds it. Recover moves expired leases on meanwhile.
             </p>
           )}
           <dl className="grid grid-cols-2 gap-3 text-sm md:grid-cols-5">

@@ -1510,6 +1510,7 @@ export class Runner {
         stallTimeoutMs: Math.max(1_000, this.o.recoverMs * 2),
         retention: this.o.retention,
         results: this.o.results,
+        sweeper: this.workerId,
       });
       if (r?.pruned) {
         this.stats.pruned += r.pruned.deleted;

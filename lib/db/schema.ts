@@ -246,6 +246,21 @@ export const retentionWalk = pgTable(
 );
 
 /**
+ * When the recover sweep last ran, and in which worker process (one row, written under the
+ * sweep's lock with the database clock): the console warns when it has stopped while workers
+ * are alive (lib/queue/ops.ts recoverSweep).
+ */
+export const recoverSweep = pgTable(
+  'recover_sweep',
+  {
+    id: boolean('id').primaryKey().default(true),
+    sweptAt: timestamp('swept_at', tz),
+    sweptBy: text('swept_by'),
+  },
+  () => [check('recover_sweep_id_check', sql`id`)],
+);
+
+/**
  * Recurring jobs: a cron expression (with seconds) per schedule. Each tick is enqueued
  * exactly once across all worker processes: the process that moves next_run_at on (a
  * compare-and-swap) inserts the job in the same transaction.

@@ -442,6 +442,12 @@ export const statsSchema = z
     workersAlive: count,
     workersStale: count.meta({ description: 'Workers not stopped but silent for longer than a lease (within the last day).' }),
     schedulesFailing: count.meta({ description: 'Enabled, unpaused schedules whose due tick cannot be enqueued (GET /api/schedules says why).' }),
+    sweptAgoMs: z.number().nullable().meta({
+      description: "How long ago the recover sweep last ran (database clock; the snapshot's age not included); null when it never has.",
+    }),
+    sweepStaleAfterMs: count.meta({
+      description: 'Older than this while workers are alive, the sweep has stopped (its lock held by a session that does not sweep): expired leases are not moved on.',
+    }),
     signal: z.object({
       usingRedis: z.boolean(),
       redisConfigured: z.boolean().meta({ description: 'Redis is configured; with usingRedis false, it does not answer now.' }),

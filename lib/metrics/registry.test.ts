@@ -5,7 +5,7 @@ import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { createMetricsRegistry } from './registry';
 import { cached, type MetricsSource, type SummedHistogram, WORKER_COUNTERS } from './source';
 
-function fakeSource(h: SummedHistogram): MetricsSource {
+function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500): MetricsSource {
   const stats = async () => ({
     counts: { queued: 2, running: 1, retrying: 0, completed: 5, failed: 1, cancelled: 0 },
     queues: [{ queue: 'mail', counts: { queued: 2, running: 1, retrying: 0, completed: 5, failed: 1, cancelled: 0 } }],
@@ -13,6 +13,7 @@ function fakeSource(h: SummedHistogram): MetricsSource {
     runningExpired: 0,
     workersAlive: 3,
     schedulesFailing: 2,
+    sweptAgoMs,
     dbNow: new Date(),
   });
   return {
@@ -53,6 +54,14 @@ test('per-bucket counts in ms become cumulative `le` buckets in seconds, +Inf = 
   assert.equal(families.find((f) => f.name === 'leasehold_signal_backlog')!.metrics[0]!.labels!.queue, 'mail');
   assert.equal(families.find((f) => f.name === 'leasehold_oldest_due_job_age_seconds')!.metrics[0]!.value, '1.5');
   assert.equal(families.find((f) => f.name === 'leasehold_schedules_failing')!.metrics[0]!.value, '2');
+  assert.equal(families.find((f) => f.name === 'leasehold_recover_sweep_age_seconds')!.metrics[0]!.value, '2.5');
+});
+
+test('the sweep age is NaN, not 0 ("just now"), when the sweep never ran', async () => {
+  const none = { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sumMs: 0, count: 0 };
+  const text = await createMetricsRegistry(fakeSource(none, null), { defaultMetrics: false }).metrics();
+  // prom-client writes "Nan"; Prometheus reads NaN in any case.
+  assert.match(parsePrometheusTextFormat(text).find((f) => f.name === 'leasehold_recover_sweep_age_seconds')!.metrics[0]!.value!, /^nan$/i);
 });
 
 test('cached() shares one in-flight call, reuses the value for its TTL, and does not cache errors', async () => {

@@ -143,6 +143,19 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
       this.set((await source.stats()).workersAlive);
     },
   });
+  // The sweep is what moves expired leases on: stopped while workers are alive (its lock
+  // held by a session that does not sweep), nothing else says so. One alert:
+  // leasehold_recover_sweep_age_seconds > 60 and on () leasehold_workers_alive > 0.
+  new Gauge({
+    name: 'leasehold_recover_sweep_age_seconds',
+    help: 'Seconds since the recover sweep last ran (database clock); NaN when it never has.',
+    registers: [registry],
+    async collect() {
+      const ago = (await source.stats()).sweptAgoMs;
+      // NaN, not 0 (which would read "just now"): a comparison with it is never true.
+      this.set(ago === null || ago === undefined ? Number.NaN : ago / 1000);
+    },
+  });
   // Per queue, so that "jobs wait and nobody consumes their queue" is one alert:
   // leasehold_queue_oldest_due_job_age_seconds > 60 and on (queue) leasehold_queue_workers_alive == 0.
   new Gauge({

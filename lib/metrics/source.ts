@@ -161,6 +161,7 @@ export function createMetricsSource(o: {
       runningExpired: s.runningExpired,
       workersAlive: s.workersAlive,
       schedulesFailing: s.schedulesFailing,
+      sweptAgoMs: s.sweptAgoMs,
       dbNow: s.dbNow,
     };
   }, o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);

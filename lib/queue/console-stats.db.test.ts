@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { testDatabase } from '../../test/db';
 import type { Executor } from '../db/client';
 import { computeConsoleStats, GROUP_CAP, QUEUES_MAX } from './console-stats';
+import { recoverSweep } from './ops';
 
 const db = await testDatabase();
 const stats = () => computeConsoleStats(db.pool, { leaseMs: 30_000 });
@@ -94,4 +95,20 @@ test('due jobs of a type no live worker on the queue handles are counted apart (
   assert.equal((await queue('a-typed'))!.dueUnhandled, 7, 'a worker with no handlers adds none');
   await worker('typed-old', null);
   assert.equal((await queue('a-typed'))!.dueUnhandled, 0, 'a worker of an earlier version (no types recorded) takes any type');
+});
+
+// The recover sweep is what moves expired leases on; stopped while workers are alive (its
+// lock held by a session that does not sweep), nothing else would tell an operator.
+test('a sweep records when it ran (database clock) and in which worker; the stats say how long ago, and the bound past which it has stopped', async () => {
+  await db.pool.query(`UPDATE recover_sweep SET swept_at = now() - interval '10 minutes', swept_by = 'gone:1:old'`);
+  const before = await computeConsoleStats(db.pool, { leaseMs: 30_000, recoverMs: 5_000 });
+  assert.ok(before.sweptAgoMs! >= 600_000 && before.sweptAgoMs! < 660_000, `ten minutes ago (${before.sweptAgoMs})`);
+  assert.equal(before.sweepStaleAfterMs, 60_000, 'ten intervals, never under a minute');
+  assert.equal((await computeConsoleStats(db.pool, { leaseMs: 30_000, recoverMs: 30_000 })).sweepStaleAfterMs, 300_000);
+
+  assert.ok(await recoverSweep(db.pool, { sweeper: 'host:2:now' }), 'the sweep ran');
+  const after = await computeConsoleStats(db.pool, { leaseMs: 30_000 });
+  assert.ok(after.sweptAgoMs !== null && after.sweptAgoMs < 10_000, `just now (${after.sweptAgoMs})`);
+  const { rows } = await db.pool.query(`SELECT swept_by FROM recover_sweep`);
+  assert.deepEqual(rows, [{ swept_by: 'host:2:now' }]);
 });

@@ -20,6 +20,7 @@
  *
  * Nothing here runs per viewer: stats-cache.ts shares one computation among all of them.
  */
+import { RECOVER_INTERVAL_MS_DEFAULT } from '../config';
 import type { Executor } from '../db/client';
 import { type QueueControl, queueControls } from './ops';
 import type { Doorbell } from './signal';
@@ -90,10 +91,21 @@ export interface ConsoleStats {
   workersStale: number;
   /** Enabled, unpaused schedules whose due tick cannot be enqueued (their lastError is set). */
   schedulesFailing: number;
+  /** How long ago the recover sweep last ran (database clock); null: never (or not since this table was added). */
+  sweptAgoMs: number | null;
+  /** Older than this while workers are alive, the sweep has stopped: the console says so. */
+  sweepStaleAfterMs: number;
   signal: { usingRedis: boolean; redisConfigured: boolean; due: number; backlog: number | null };
   workerTotals: WorkerTotals;
   dbNow: Date;
 }
+
+/**
+ * How old the last sweep may grow before the console calls it stopped: ten intervals (a sweep
+ * can be slow: a big recovery, a prune's time budget, a busy database), and never under a
+ * minute.
+ */
+export const sweepStaleAfterMs = (recoverMs: number) => Math.max(60_000, 10 * recoverMs);
 
 /** The queues holding queued or retrying jobs, by name: a loose index scan of jobs_claim_idx. */
 const WAITING_QUEUES = `q AS (
@@ -121,7 +133,7 @@ const BASIS_SQL = `SELECT st.n_live_tup::float8 AS live, greatest(st.last_analyz
 
 export async function computeConsoleStats(
   db: Executor,
-  opts: { doorbell?: Doorbell | null; leaseMs: number },
+  opts: { doorbell?: Doorbell | null; leaseMs: number; /** The workers' sweep interval (LEASEHOLD_RECOVER_MS). */ recoverMs?: number },
 ): Promise<ConsoleStats> {
   const t0 = performance.now();
   const basis = await db.query(BASIS_SQL);
@@ -167,6 +179,7 @@ export async function computeConsoleStats(
                    FROM workers, unnest(queues) AS q
                   WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour' GROUP BY q) w) AS worker_queues,
               (SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL)::int AS schedules_failing,
+              (SELECT extract(epoch FROM now() - swept_at)::float8 * 1000 FROM recover_sweep) AS swept_ago_ms,
               now() AS db_now`,
       [opts.leaseMs, COUNT_CAP],
     ),
@@ -329,6 +342,8 @@ export async function computeConsoleStats(
     workersAlive: m.alive,
     workersStale: m.stale,
     schedulesFailing: m.schedules_failing,
+    sweptAgoMs: m.swept_ago_ms === null || m.swept_ago_ms === undefined ? null : Math.max(0, Math.round(Number(m.swept_ago_ms))),
+    sweepStaleAfterMs: sweepStaleAfterMs(opts.recoverMs ?? RECOVER_INTERVAL_MS_DEFAULT),
     signal: {
       usingRedis,
       redisConfigured: !!opts.doorbell?.redisConfigured,

@@ -909,6 +909,8 @@ export async function recoverSweep(
     retention?: Retention | null;
     /** Where pruned jobs' results are deleted from, once the sweep has let go of its lock. */
     results?: ResultStore | null;
+    /** Who sweeps (a worker id), recorded with the time of the sweep. */
+    sweeper?: string | null;
   },
 ): Promise<(RecoverReport & { analyzed: 'analyzed' | 'refused' | null; pruned: PruneReport | null }) | null> {
   const client = await pool.connect();
@@ -923,6 +925,9 @@ export async function recoverSweep(
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
     const report = await jobRecover(client, { ...p, dryRun: false });
+    // Recorded once the recovery is done: the console warns when this grows old while
+    // workers are alive (the lock held by a session that does not sweep).
+    await run(client, sql.recoverSwept, [p.sweeper ?? null]);
     // After the recovery, in its time budget: history never delays a job that is stuck.
     const pruned = keeps(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
     // On a connection of its own, and never in the way of the recovery above.

@@ -533,6 +533,8 @@ export interface Stats {
   workersAlive: number;
   /** Enabled, unpaused schedules whose due tick cannot be enqueued (their last_error is set). */
   schedulesFailing: number;
+  /** How long ago the recover sweep last ran (null: never); the metrics' read only. */
+  sweptAgoMs?: number | null;
   dbNow: Date;
 }
 

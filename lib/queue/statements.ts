@@ -1227,6 +1227,12 @@ export const recoverUnlock: Statement = {
   text: `SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`,
 };
 
+/** recoverSwept — the sweep ran (under its lock): when, by the database clock, and by whom ($1, or NULL). */
+export const recoverSwept: Statement = {
+  name: 'leasehold_recover_swept',
+  text: `UPDATE recover_sweep SET swept_at = now(), swept_by = $1`,
+};
+
 /** The Postgres-only doorbell: wakes LISTENing workers (used when Redis is unreachable). */
 export const wakeupNotify: Statement = {
   name: 'leasehold_wakeup_notify',

@@ -89,7 +89,7 @@ export class StatsCache {
 
   constructor(
     private readonly db: pg.Pool,
-    private readonly opts: { doorbell?: Doorbell | null; leaseMs: number; minRefreshMs?: number; maxStaleMs?: number },
+    private readonly opts: { doorbell?: Doorbell | null; leaseMs: number; recoverMs?: number; minRefreshMs?: number; maxStaleMs?: number },
   ) {
     this.refreshMs = this.minRefreshMs;
   }

@@ -62,7 +62,7 @@ export function serverContext(): ServerContext {
   });
   const redisUrl = redisDisabled(cfg.redisUrl) ? null : (cfg.redisUrl ?? DEFAULT_REDIS_URL);
   const doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool) : new PgDoorbell(pool);
-  const stats = new StatsCache(readPool, { doorbell, leaseMs: cfg.leaseMs });
+  const stats = new StatsCache(readPool, { doorbell, leaseMs: cfg.leaseMs, recoverMs: cfg.recoverMs });
   g.__leaseholdServer = { cfg, pool, readPool, doorbell, stats, results: new FsResultStore(resultsDir(cfg)) };
   return g.__leaseholdServer;
 }

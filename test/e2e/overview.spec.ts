@@ -56,6 +56,29 @@ test('enqueued jobs move the counts, the queue table and the throughput chart', 
   for (const r of rows) await request.post(`/api/jobs/${r.id}/cancel`);
 });
 
+// A session that holds the recover sweep's lock without sweeping (here the test's own; in
+// life, one stuck behind a row lock, or a frozen process): the workers' sweeps find the lock
+// taken and return, and nothing moves expired leases on. The overview says so, and stops
+// saying it once the lock is let go and a sweep runs.
+test('a recover sweep that has stopped while workers are alive is called out, until it runs again', async ({ page }) => {
+  // The overview's snapshot is shared and refreshed at ten times its own cost: on a busy
+  // machine, tens of seconds.
+  test.setTimeout(240_000);
+  const holder = await db().connect();
+  try {
+    // Taken as a worker's sweep takes it; a sweep in progress finishes first.
+    await expect.poll(async () => (await holder.query(`SELECT pg_try_advisory_lock(hashtext('leasehold.recover')) AS mine`)).rows[0].mine, { timeout: 30_000 }).toBe(true);
+    // As if it had been held for ten minutes (the bound is a minute at the least).
+    await db().query(`UPDATE recover_sweep SET swept_at = now() - interval '10 minutes'`);
+    await page.goto('/');
+    await expect(page.getByTestId('sweep-stopped')).toContainText(/The recover sweep last ran 1\d min( \d+ s)? ago, although \d+ worker process/, { timeout: 90_000 });
+  } finally {
+    await holder.query(`SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`).catch(() => {});
+    holder.release();
+  }
+  await expect(page.getByTestId('sweep-stopped')).toHaveCount(0, { timeout: 90_000 });
+});
+
 test('dark theme, the environment badge and keyboard shortcuts', async ({ page }) => {
   await page.goto('/');
   await expect(page.getByTestId('count-queued')).toBeVisible();

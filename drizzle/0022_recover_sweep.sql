@@ -1,0 +1,10 @@
+-- When the recover sweep last ran, and in which worker process (lib/queue/ops.ts recoverSweep):
+-- the console and /api/metrics tell an operator when it has stopped while workers are alive
+-- (its lock held by a session that does not sweep), which nothing else would show. One row,
+-- written under the sweep's lock with the database's clock.
+CREATE TABLE IF NOT EXISTS "recover_sweep" (
+  "id" boolean PRIMARY KEY DEFAULT true CHECK ("id"),
+  "swept_at" timestamp with time zone,
+  "swept_by" text
+);--> statement-breakpoint
+INSERT INTO "recover_sweep" ("id") VALUES (true) ON CONFLICT DO NOTHING;
