@@ -125,10 +125,11 @@ export function OverviewView() {
           {sweepStopped !== null && (
             <p className="text-sm text-red-700 dark:text-red-300" role="alert" data-testid="sweep-stopped">
               The recover sweep last ran {shortDuration(sweepStopped)} ago, although {s.workersAlive === 1 ? '1 worker process is' : `${int(s.workersAlive)} worker processes are`}{' '}
-              alive: nothing moves expired leases on (jobs whose worker died with a cancel asked, or with no attempts left, stay running).
-              Something holds its lock without sweeping — a session waiting on a lock, or a frozen process; in psql,{' '}
+              alive: the jobs only it moves on stay running (expired leases of paused or limited queues; jobs whose worker died with a
+              cancel asked, or with no attempts left). Either every sweep fails (the workers&apos; log says &quot;recover sweep failed&quot;) or a
+              session holds its lock without sweeping; in psql,{' '}
               <code className="text-xs">
-                SELECT pid, state, wait_event, query FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE locktype = &apos;advisory&apos;)
+                SELECT pid, state, wait_event, query FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE locktype = &apos;advisory&apos; AND granted)
               </code>{' '}
               finds it. Recover moves expired leases on meanwhile.
             </p>

@@ -7,4 +7,5 @@ CREATE TABLE IF NOT EXISTS "recover_sweep" (
   "swept_at" timestamp with time zone,
   "swept_by" text
 );--> statement-breakpoint
-INSERT INTO "recover_sweep" ("id") VALUES (true) ON CONFLICT DO NOTHING;
+-- The clock starts now: a sweep that never succeeds after this upgrade is called out too.
+INSERT INTO "recover_sweep" ("id", "swept_at") VALUES (true, now()) ON CONFLICT DO NOTHING;

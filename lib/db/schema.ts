@@ -250,7 +250,7 @@ export const retentionWalk = pgTable(
  * sweep's lock with the database clock): the console warns when it has stopped while workers
  * are alive (lib/queue/ops.ts recoverSweep).
  */
-export const recoverSweep = pgTable(
+export const recoverSweepRecord = pgTable(
   'recover_sweep',
   {
     id: boolean('id').primaryKey().default(true),

@@ -111,4 +111,9 @@ test('a sweep records when it ran (database clock) and in which worker; the stat
   assert.ok(after.sweptAgoMs !== null && after.sweptAgoMs < 10_000, `just now (${after.sweptAgoMs})`);
   const { rows } = await db.pool.query(`SELECT swept_by FROM recover_sweep`);
   assert.deepEqual(rows, [{ swept_by: 'host:2:now' }]);
+
+  // A row deleted by hand is made again by the next sweep, not left to read "never".
+  await db.pool.query(`DELETE FROM recover_sweep`);
+  await recoverSweep(db.pool, { sweeper: 'host:3:again' });
+  assert.deepEqual((await db.pool.query(`SELECT swept_by FROM recover_sweep`)).rows, [{ swept_by: 'host:3:again' }]);
 });

@@ -891,6 +891,9 @@ export async function pruneFor(
   return out;
 }
 
+/** The server takes client_connection_check_interval (see recoverSweep); false once refused. */
+let connectionCheck = true;
+
 /**
  * recoverSweep — one periodic sweep, run by at most one process at a time cluster-wide
  * (a session advisory lock on a dedicated connection). The lock must never outlive the
@@ -918,16 +921,20 @@ export async function recoverSweep(
   let broken: unknown;
   let out: RecoverReport & { analyzed: 'analyzed' | 'refused' | null; pruned: PruneReport | null };
   try {
+    await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}`);
     // And one whose client gave up on a statement (its query timeout: the connection is then
     // discarded) is ended by the server within a second: waiting for a row lock, a server
     // process notices no client gone by itself, and would hold the sweep lock while it waits.
-    await client.query(`SET idle_session_timeout = ${Math.max(1_000, Math.round(p.stallTimeoutMs ?? 10_000))}; SET client_connection_check_interval = 1000`);
+    // Refused where the server cannot tell a closed socket (Windows; some managed services):
+    // the sweep goes on without it, and does not ask again.
+    if (connectionCheck) await client.query('SET client_connection_check_interval = 1000').catch(() => (connectionCheck = false));
     locked = (await run(client, sql.recoverTryLock, [])).rows[0]?.locked === true;
     if (!locked) return null;
     const report = await jobRecover(client, { ...p, dryRun: false });
     // Recorded once the recovery is done: the console warns when this grows old while
-    // workers are alive (the lock held by a session that does not sweep).
-    await run(client, sql.recoverSwept, [p.sweeper ?? null]);
+    // workers are alive (the lock held by a session that does not sweep, or every sweep
+    // failing). Only a record: a refusal (a role without the right) never stops a sweep.
+    await run(client, sql.recoverSwept, [p.sweeper ?? null]).catch(() => {});
     // After the recovery, in its time budget: history never delays a job that is stuck.
     const pruned = keeps(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
     // On a connection of its own, and never in the way of the recovery above.

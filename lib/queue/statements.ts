@@ -1227,10 +1227,14 @@ export const recoverUnlock: Statement = {
   text: `SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`,
 };
 
-/** recoverSwept — the sweep ran (under its lock): when, by the database clock, and by whom ($1, or NULL). */
+/**
+ * recoverSwept — the sweep ran (under its lock): when, by the database clock, and by whom
+ * ($1, or NULL). An upsert: a row deleted by hand is made again, not left to read "never".
+ */
 export const recoverSwept: Statement = {
   name: 'leasehold_recover_swept',
-  text: `UPDATE recover_sweep SET swept_at = now(), swept_by = $1`,
+  text: `INSERT INTO recover_sweep (id, swept_at, swept_by) VALUES (true, now(), $1)
+         ON CONFLICT (id) DO UPDATE SET swept_at = excluded.swept_at, swept_by = excluded.swept_by`,
 };
 
 /** The Postgres-only doorbell: wakes LISTENing workers (used when Redis is unreachable). */

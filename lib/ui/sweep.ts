@@ -5,9 +5,10 @@ type SweepInput = Pick<StatsDto, 'workersAlive' | 'sweptAgoMs' | 'sweepStaleAfte
 
 /**
  * How long the recover sweep has not run, when that is long enough to call it stopped while
- * workers are alive (its lock held by a session that does not sweep: nothing moves expired
- * leases on); null otherwise. With no worker alive nobody sweeps by design (the overview says
- * so apart), and a sweep that never ran (a table older than the record) is not judged.
+ * workers are alive (every sweep failing, or its lock held by a session that does not sweep:
+ * the jobs only the sweep moves on stay running); null otherwise. With no worker alive nobody
+ * sweeps by design (the overview says so apart), and a sweep never recorded is not judged (the
+ * migration starts the clock).
  * `snapshotAgeMs`: how old the stats snapshot is, added to its age.
  */
 export function sweepStoppedFor(s: SweepInput, snapshotAgeMs: number): number | null {
