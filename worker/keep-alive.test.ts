@@ -2,33 +2,36 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../lib/log';
 import { waitFor } from '../test/wait';
 import { keepAlive } from './keep-alive';
 
-/** A logger that keeps its lines, for the test to read. */
+/** A logger that keeps its lines (and the restart delays they name), for the test to read. */
 function recording() {
   const lines: string[] = [];
-  const log: Logger = {
-    debug: () => {},
-    info: () => {},
-    warn: (m) => void lines.push(m),
-    error: (m) => void lines.push(m),
-    child: () => log,
+  const delays: number[] = [];
+  const keep = (m: string, f?: Record<string, unknown>) => {
+    lines.push(m);
+    if (typeof f?.restartInMs === 'number') delays.push(f.restartInMs);
   };
-  return { log, lines };
+  const log: Logger = { debug: () => {}, info: () => {}, warn: keep, error: keep, child: () => log };
+  return { log, lines, delays };
 }
 
 test('a child whose spawn fails with an error event (ENOENT) is tried again; stop ends the keeping', async () => {
-  const { log, lines } = recording();
+  const { log, lines, delays } = recording();
   const starts: ChildProcess[] = [];
   const kept = keepAlive('missing', () => starts[starts.push(spawn('/nonexistent/leasehold-child')) - 1]!, { log });
-  await waitFor('a second start after the failed one', () => starts.length >= 2, { timeoutMs: 30_000 });
+  // The second failure, quick after the first, schedules its restart after a back-off.
+  await waitFor('the second start to fail', () => delays.length >= 2, { timeoutMs: 30_000 });
   assert.equal(starts[0]!.pid, undefined, 'the first start failed');
   assert.match(lines[0]!, /^missing could not be started; restarting$/);
+  assert.ok(delays[1]! > 0, 'a back-off');
   await kept.stop();
   const after = starts.length;
-  await new Promise((r) => setImmediate(r));
+  // Past the pending restart's time (a negative, so a bounded wait): the stop cancelled it.
+  await sleep(delays[1]! + 500);
   assert.equal(starts.length, after, 'no start after the stop');
 });
 

@@ -1018,40 +1018,54 @@ describe('retention (jobPrune)', () => {
     fs.rmSync(results.dir, { recursive: true, force: true });
   });
 
-  // A finished job another transaction holds locked (an operator's session left open on
-  // `SELECT … FOR UPDATE`, which the contract lets operators run) must not stop recovery:
-  // the prune's DELETE waited for that row inside the sweep, holding the cluster-wide sweep
-  // lock; the worker's query timeout gave up on the statement, but the server process went
-  // on waiting (it does not notice a client gone while it waits for a lock), lock in hand,
-  // so every later sweep found the lock taken and returned null — no running job with a
-  // cancel request or no attempts left, nor any of a limited queue, was moved on again.
-  test('a finished job locked by another transaction is left for a later walk: the sweep never waits for it', async () => {
-    await freshWalk();
-    const held = await finishedAgo('completed', 10);
-    const free = await finishedAgo('completed', 10);
+  /**
+   * `lockSql` ($1: a job id) held by another session, as an operator's psql left open on
+   * `SELECT … FOR UPDATE` holds it (the contract lets operators query the tables), while
+   * `body` sweeps through a pool like a worker's: a query gives up after a (short) lease.
+   * `body` may end the other transaction itself (`commit`).
+   */
+  async function whileHeld(lockSql: string, id: string, body: (pool: pg.Pool, commit: () => Promise<unknown>) => Promise<void>) {
     const locker = new pg.Client({ connectionString: db.url });
     await locker.connect();
-    // As a worker's pool: a query gives up after a (short) lease.
-    const pool = createPool(db.url, { name: 'sweep-held-row', max: 2, queryTimeoutMs: 2_000 });
+    const pool = createPool(db.url, { name: 'sweep-held', max: 2, queryTimeoutMs: 2_000 });
     try {
       await locker.query('BEGIN');
-      await locker.query('SELECT 1 FROM jobs WHERE job_id = $1 FOR UPDATE', [held]);
-      await ops.recoverSweep(pool, { retention: week }).catch(() => null);
-      // Its worker died with a cancel requested: only the sweep moves it on.
-      const stuck = await insertJob(db.pool, { queue: 'prune-held', status: 'running', workerId: W1, leaseInMs: -1_000, cancelRequested: true });
-      await waitFor('the sweep to move the expired job on', async () => {
-        await ops.recoverSweep(pool, { retention: week }).catch(() => null);
-        return (await jobRow(db.pool, stuck)).status === 'cancelled';
-      }, { timeoutMs: 15_000 });
-      assert.deepEqual(await exists([held, free]), [held], 'the free one pruned, the held one left');
-      await locker.query('COMMIT');
-      await freshWalk();
-      assert.equal((await ops.pruneFor(db.pool, { retention: week, restMs: 0 })).deleted, 1, 'and taken by a later walk');
+      await locker.query(lockSql, [id]);
+      await body(pool, () => locker.query('COMMIT'));
     } finally {
       await locker.query('ROLLBACK').catch(() => {});
       await locker.end();
       await pool.end();
     }
+  }
+
+  /** A running job whose worker died with a cancel asked (only the sweep moves it on), swept until it is cancelled. */
+  async function sweptToCancelled(pool: pg.Pool, queue: string, timeoutMs: number) {
+    const stuck = await insertJob(db.pool, { queue, status: 'running', workerId: W1, leaseInMs: -1_000, cancelRequested: true });
+    await waitFor('a sweep to move the expired job on', async () => {
+      await ops.recoverSweep(pool, { retention: week }).catch(() => null);
+      return (await jobRow(db.pool, stuck)).status === 'cancelled';
+    }, { timeoutMs });
+  }
+
+  // A finished job another transaction holds locked must not stop recovery: the prune's
+  // DELETE waited for that row inside the sweep, holding the cluster-wide sweep lock; the
+  // worker's query timeout gave up on the statement, but the server process went on waiting
+  // (it does not notice a client gone while it waits for a lock), lock in hand, so every
+  // later sweep found the lock taken and returned null — no running job with a cancel
+  // request or no attempts left, nor any of a limited queue, was moved on again.
+  test('a finished job locked by another transaction is left for a later walk: the sweep never waits for it', async () => {
+    await freshWalk();
+    const held = await finishedAgo('completed', 10);
+    const free = await finishedAgo('completed', 10);
+    await whileHeld('SELECT 1 FROM jobs WHERE job_id = $1 FOR UPDATE', held, async (pool, commit) => {
+      await ops.recoverSweep(pool, { retention: week }).catch(() => null);
+      await sweptToCancelled(pool, 'prune-held', 15_000);
+      assert.deepEqual(await exists([held, free]), [held], 'the free one pruned, the held one left');
+      await commit();
+      await freshWalk();
+      assert.equal((await ops.pruneFor(db.pool, { retention: week, restMs: 0 })).deleted, 1, 'and taken by a later walk');
+    });
   });
 
   // The same, one step on: the attempt history of a job being pruned held locked. The
@@ -1061,23 +1075,10 @@ describe('retention (jobPrune)', () => {
   test('a sweep statement its client gave up on does not keep the sweep lock: the next sweeps recover', async () => {
     await freshWalk();
     const held = await finishedAgo('completed', 10);
-    const locker = new pg.Client({ connectionString: db.url });
-    await locker.connect();
-    const pool = createPool(db.url, { name: 'sweep-held-history', max: 2, queryTimeoutMs: 2_000 });
-    try {
-      await locker.query('BEGIN');
-      await locker.query('SELECT 1 FROM job_attempts WHERE job_id = $1 FOR UPDATE', [held]);
+    await whileHeld('SELECT 1 FROM job_attempts WHERE job_id = $1 FOR UPDATE', held, async (pool) => {
       await assert.rejects(ops.recoverSweep(pool, { retention: week }), /timeout/i, 'the prune waits on the held history until the client gives up');
-      const stuck = await insertJob(db.pool, { queue: 'prune-held-history', status: 'running', workerId: W1, leaseInMs: -1_000, cancelRequested: true });
-      await waitFor('a later sweep to move the expired job on', async () => {
-        await ops.recoverSweep(pool, { retention: week }).catch(() => null);
-        return (await jobRow(db.pool, stuck)).status === 'cancelled';
-      }, { timeoutMs: 20_000 });
-    } finally {
-      await locker.query('ROLLBACK').catch(() => {});
-      await locker.end();
-      await pool.end();
-    }
+      await sweptToCancelled(pool, 'prune-held-history', 20_000);
+    });
   });
 });
 
