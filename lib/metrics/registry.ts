@@ -143,8 +143,8 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
       this.set((await source.stats()).workersAlive);
     },
   });
-  // The sweep is what moves expired leases on: stopped while workers are alive (its lock
-  // held by a session that does not sweep), nothing else says so. One alert:
+  // The sweep is what moves expired leases on: stopped while workers are alive (every sweep
+  // failing, or its lock held by a session that does not sweep), nothing else says so. One alert:
   // leasehold_recover_sweep_age_seconds > 60 and on () leasehold_workers_alive > 0.
   new Gauge({
     name: 'leasehold_recover_sweep_age_seconds',

@@ -91,7 +91,7 @@ export interface ConsoleStats {
   workersStale: number;
   /** Enabled, unpaused schedules whose due tick cannot be enqueued (their lastError is set). */
   schedulesFailing: number;
-  /** How long ago the recover sweep last ran (database clock); null: never (or not since this table was added). */
+  /** How long ago the recover sweep last ran (database clock); null: never recorded (the migration starts the clock). */
   sweptAgoMs: number | null;
   /** Older than this while workers are alive, the sweep has stopped: the console says so. */
   sweepStaleAfterMs: number;
