@@ -550,26 +550,44 @@ describe('GET /api/jobs/:id', () => {
   };
   const register = (queue: string, types: string[] | null) =>
     workerRegister(db.pool, { workerId: uniquePrefix('w'), host: 'test', pid: 1, queues: [queue], concurrency: 1, types });
+  // The worker counts alone (the sweep's age has a test of its own below).
+  const counts = async (id: string) => {
+    const { sweptAgoMs, sweepStaleAfterMs, ...rest } = (await detail(id)).workers;
+    assert.equal(typeof sweepStaleAfterMs, 'number');
+    assert.ok(sweptAgoMs === null || typeof sweptAgoMs === 'number');
+    return rest;
+  };
 
   test('a waiting job says how many live workers serve its queue and how many of them have its handler', async () => {
     const queue = uniquePrefix('handlers');
     const id = await insertJob(db.pool, { queue, type: 'demo.noop' });
-    const first = (await detail(id)).workers;
+    const first = await counts(id);
     const base = first.anywhere as number; // live workers of other tests in this database
     assert.deepEqual(first, { onQueue: 0, withHandler: 0, anywhere: base, queuePaused: false });
     await register(queue, ['other.type']);
-    assert.deepEqual((await detail(id)).workers, { onQueue: 1, withHandler: 0, anywhere: base + 1, queuePaused: false });
+    assert.deepEqual(await counts(id), { onQueue: 1, withHandler: 0, anywhere: base + 1, queuePaused: false });
     await register(queue, ['demo.noop', 'other.type']);
     // A worker of an earlier version (no types recorded) claimed any type.
     await register(queue, null);
-    assert.deepEqual((await detail(id)).workers, { onQueue: 3, withHandler: 2, anywhere: base + 3, queuePaused: false });
+    assert.deepEqual(await counts(id), { onQueue: 3, withHandler: 2, anywhere: base + 3, queuePaused: false });
     await register(uniquePrefix('elsewhere'), ['demo.noop']);
-    assert.deepEqual((await detail(id)).workers, { onQueue: 3, withHandler: 2, anywhere: base + 4, queuePaused: false }, 'a worker of another queue counts only as a sweeper');
+    assert.deepEqual(await counts(id), { onQueue: 3, withHandler: 2, anywhere: base + 4, queuePaused: false }, 'a worker of another queue counts only as a sweeper');
     await queueSetControls(db.pool, { name: queue, paused: true });
     assert.equal((await detail(id)).workers.queuePaused, true, 'and a paused queue says so');
     const running = await insertJob(db.pool, { queue, type: 'demo.noop', status: 'running', leaseInMs: -1_000 });
     assert.equal((await detail(running)).workers.anywhere, base + 4, 'a running job: who would recover it');
     const done = await insertJob(db.pool, { queue, type: 'demo.noop', status: 'completed' });
     assert.equal((await detail(done)).workers, undefined, 'not for a finished job');
+  });
+
+  test("a running job's page says how long ago the recover sweep ran, and past what it has stopped (as the stats)", async () => {
+    const running = await insertJob(db.pool, { queue: uniquePrefix('swept'), type: 'demo.noop', status: 'running', leaseInMs: -1_000 });
+    // No worker of this file sweeps: the record is what the test writes.
+    await db.pool.query(`UPDATE recover_sweep SET swept_at = now() - interval '10 minutes'`);
+    const w = (await detail(running)).workers;
+    assert.ok(w.sweptAgoMs >= 600_000 && w.sweptAgoMs < 660_000, `swept ${w.sweptAgoMs} ms ago`);
+    assert.equal(w.sweepStaleAfterMs, 60_000, 'ten sweep intervals (5 s), a minute at the least');
+    await db.pool.query(`UPDATE recover_sweep SET swept_at = now()`);
+    assert.ok((await detail(running)).workers.sweptAgoMs < 60_000);
   });
 });

@@ -21,10 +21,11 @@ import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
 import type { BulkAction, JobRow } from '@/lib/api/types';
 import { SUSPECT_STREAK } from '@/lib/queue/job';
-import { int } from '@/lib/ui/format';
+import { int, ms } from '@/lib/ui/format';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useShortcuts } from '@/lib/ui/shortcuts';
+import { SWEEPING, sweepOf } from '@/lib/ui/sweep';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../action-flow';
 
@@ -50,10 +51,11 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   const flow = useActionFlow();
   const role = useQuery(meQuery()).data?.role;
   const pages = useInfiniteQuery(jobPagesQuery(filters));
-  // Whether any worker is alive to recover an expired lease (the shared stats snapshot,
-  // cached on the server for every viewer: cheap to ask every 15 s).
+  // Who recovers an expired lease: the live workers' sweep, unless none is alive or their
+  // sweep has stopped (the shared stats snapshot, cached on the server for every viewer:
+  // cheap to ask every 15 s).
   const stats = useQuery(statsQuery(15_000));
-  const sweeping = stats.data ? stats.data.workersAlive > 0 : true;
+  const sweep = stats.data ? sweepOf(stats.data, now - ms(stats.data.computedAt)!) : SWEEPING;
   const heartbeatMs = useQuery(consoleMetaQuery()).data?.heartbeatMs ?? null;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
@@ -184,7 +186,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
         </EmptyState>
       ) : (
         <>
-          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweeping={sweeping} heartbeatMs={heartbeatMs} suspectStreak={SUSPECT_STREAK} />}
+          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweep={sweep} heartbeatMs={heartbeatMs} suspectStreak={SUSPECT_STREAK} />}
           {rows.length > LOOKUP_MAX && (
             <p className="text-sm text-zinc-500" data-testid="not-live-rows">
               The first {LOOKUP_MAX} rows refresh live; the {int(rows.length - LOOKUP_MAX)} below them are as they were loaded.

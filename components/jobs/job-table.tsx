@@ -4,6 +4,7 @@ import Link from 'next/link';
 import { useMemo } from 'react';
 import type { JobRow } from '@/lib/api/types';
 import { ago, ms } from '@/lib/ui/format';
+import { SWEEPING, type Sweep } from '@/lib/ui/sweep';
 import { visible } from '@/lib/ui/visible';
 import { UserText } from '../ui/user-text';
 import { Attempts, HeartbeatAge, LeaseCountdown } from './lease';
@@ -24,8 +25,8 @@ export interface JobTableProps {
   selected: ReadonlySet<string>;
   onToggle(id: string, range: boolean): void;
   onToggleAll(select: boolean): void;
-  /** Some worker is alive to run the recover sweep (see LeaseCountdown); true when unknown. */
-  sweeping?: boolean;
+  /** Who moves an expired lease on (see LeaseCountdown); the live workers' sweep when unknown. */
+  sweep?: Sweep;
   /** The renewal interval the console is configured with (see heartbeatLate); null when unknown. */
   heartbeatMs?: number | null;
   /** Lost leases in a row from which a job is a suspect, a likely poison (lib/queue/job.ts SUSPECT_STREAK); null: not flagged. */
@@ -33,7 +34,7 @@ export interface JobTableProps {
 }
 
 /** The jobs list: one row per job, selectable (shift-click selects a range). */
-export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweeping = true, heartbeatMs = null, suspectStreak = null }: JobTableProps) {
+export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep = SWEEPING, heartbeatMs = null, suspectStreak = null }: JobTableProps) {
   const columns = useMemo(
     () => [
       col.display({
@@ -112,7 +113,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
                 <UserText text={j.workerId} />
               </span>
               <span className="flex flex-wrap gap-2">
-                <LeaseCountdown job={j} nowMs={nowMs} sweeping={sweeping} />
+                <LeaseCountdown job={j} nowMs={nowMs} sweep={sweep} />
                 <HeartbeatAge job={j} nowMs={nowMs} heartbeatMs={heartbeatMs} />
               </span>
               <LastCheckpoint job={j} nowMs={nowMs} />
@@ -146,7 +147,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweepin
         ),
       }),
     ],
-    [rows, nowMs, selected, onToggle, onToggleAll, sweeping, heartbeatMs, suspectStreak],
+    [rows, nowMs, selected, onToggle, onToggleAll, sweep, heartbeatMs, suspectStreak],
   );
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
   return (

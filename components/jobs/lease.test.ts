@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { heartbeatLate, LeaseCountdown, leaseState } from './lease';
+import type { Sweep } from '@/lib/ui/sweep';
 
 const job = (over: Record<string, unknown> = {}) => ({
   status: 'running',
@@ -55,8 +56,14 @@ test('late is judged by the renewal interval the console is configured with, whe
   assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:01.800Z' }), at('2026-12-01T10:00:02.000Z'), 1_000), false);
 });
 
-test('an expired lease says who moves it on: the sweep, or nobody while no worker is alive', () => {
+test('an expired lease says who moves it on: the sweep, or nobody while no worker is alive or their sweep has stopped', () => {
   const expired = { job: job({ readAt: '2026-12-01T10:00:31.000Z' }), nowMs: at('2026-12-01T10:00:32.000Z') };
-  assert.match(renderToStaticMarkup(createElement(LeaseCountdown, expired)), /expired — will be recovered/);
-  assert.match(renderToStaticMarkup(createElement(LeaseCountdown, { ...expired, sweeping: false })), /expired — no live worker to recover it/);
+  const html = (sweep?: Sweep) => renderToStaticMarkup(createElement(LeaseCountdown, { ...expired, sweep }));
+  assert.match(html(), /expired — will be recovered/);
+  assert.match(html({ state: 'sweeping' }), /expired — will be recovered/);
+  assert.match(html({ state: 'no-workers' }), /expired — no live worker to recover it/);
+  assert.match(html({ state: 'stopped', agoMs: 11 * 60_000 }), /expired — no recover sweep for 11 min/);
+  // A lease still running is not blamed on the sweep.
+  const running = { job: job({ readAt: '2026-12-01T10:00:10.000Z' }), nowMs: at('2026-12-01T10:00:10.000Z') };
+  assert.doesNotMatch(renderToStaticMarkup(createElement(LeaseCountdown, { ...running, sweep: { state: 'stopped', agoMs: 11 * 60_000 } })), /expired|sweep/);
 });

@@ -1,4 +1,5 @@
-import { ago, duration, ms } from '@/lib/ui/format';
+import { ago, duration, ms, shortDuration } from '@/lib/ui/format';
+import { SWEEPING, type Sweep } from '@/lib/ui/sweep';
 import { Badge } from '../ui/badge';
 
 export interface LeaseFields {
@@ -34,10 +35,10 @@ export function leaseState(j: LeaseFields, nowMs: number): 'left' | 'expired' | 
 
 /**
  * A running job's lease: countdown (ticks with nowMs), heartbeat age, and the expired badge.
- * `sweeping`: some worker is alive to run the recover sweep (false: nothing moves an expired
- * lease on but a peer's claim or an operator's Recover).
+ * `sweep`: who moves an expired lease on — the live workers' recover sweep, or nobody but a
+ * peer's claim or an operator's Recover (no worker alive, or the sweep stopped).
  */
-export function LeaseCountdown({ job, nowMs, sweeping = true }: { job: LeaseFields; nowMs: number; sweeping?: boolean }) {
+export function LeaseCountdown({ job, nowMs, sweep = SWEEPING }: { job: LeaseFields; nowMs: number; sweep?: Sweep }) {
   const state = leaseState(job, nowMs);
   const left = leaseRemaining(job, nowMs)!;
   if (state === null) return null;
@@ -47,7 +48,16 @@ export function LeaseCountdown({ job, nowMs, sweeping = true }: { job: LeaseFiel
         <span data-testid="lease-unseen">lease end passed — row not refreshed</span>
       </Badge>
     );
-  if (state === 'expired' && !sweeping)
+  if (state === 'expired' && sweep.state === 'stopped')
+    return (
+      <Badge
+        tone="red"
+        title={`the lease ran out ${duration(-left)} ago, and the recover sweep has not run for ${shortDuration(sweep.agoMs)} although workers are alive (every sweep failing, or a session holding its lock: the overview says how to find it): Recover moves the job on now`}
+      >
+        <span data-testid="lease-expired">expired — no recover sweep for {shortDuration(sweep.agoMs)}</span>
+      </Badge>
+    );
+  if (state === 'expired' && sweep.state === 'no-workers')
     return (
       <Badge tone="red" title={`the lease ran out ${duration(-left)} ago and no worker is alive to run the recover sweep: Recover moves the job on now, or a worker that starts does`}>
         <span data-testid="lease-expired">expired — no live worker to recover it</span>

@@ -177,6 +177,10 @@ export const jobDetailSchema = z
         onQueue: count,
         withHandler: count,
         anywhere: count.meta({ description: 'Live workers on any queue: each runs the recover sweep, which moves an expired lease on.' }),
+        sweptAgoMs: z.number().nullable().meta({ description: 'How long ago (ms, database clock) the recover sweep last ran; null when none was recorded. As sweptAgoMs in GET /api/stats.' }),
+        sweepStaleAfterMs: count.meta({
+          description: 'Past this age (ms) the sweep counts as stopped while workers are alive: ten sweep intervals, a minute at the least. As in GET /api/stats.',
+        }),
         queuePaused: z.boolean(),
       })
       .optional()

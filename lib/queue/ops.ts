@@ -1301,12 +1301,20 @@ export async function workerRegister(
 
 /**
  * queueWorkersForType — the live workers (reported within `aliveWithinMs`) serving a queue,
- * and how many of them have a handler for a type: why a waiting job waits.
+ * and how many of them have a handler for a type: why a waiting job waits; the live workers
+ * anywhere and how long ago the recover sweep ran (null: never recorded): who moves an
+ * expired lease on.
  */
 export async function queueWorkersForType(db: Executor, p: { queue: string; type: string; aliveWithinMs: number }) {
   const { rows } = await run(db, sql.queueWorkersForType, [p.queue, p.type, Math.round(p.aliveWithinMs)]);
   const r = rows[0];
-  return { onQueue: r.on_queue as number, withHandler: r.with_handler as number, anywhere: r.anywhere as number, queuePaused: r.paused as boolean };
+  return {
+    onQueue: r.on_queue as number,
+    withHandler: r.with_handler as number,
+    anywhere: r.anywhere as number,
+    sweptAgoMs: r.swept_ago_ms === null ? null : Math.max(0, Math.round(Number(r.swept_ago_ms))),
+    queuePaused: r.paused as boolean,
+  };
 }
 
 export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}) {

@@ -452,11 +452,12 @@ export interface JobDetail {
    * For a job waiting its turn (queued or retrying) or running, the live workers that serve
    * its queue and how many of them have a handler for its type (a worker claims no other
    * type): none of them is why such a job never starts; the live workers anywhere (each runs
-   * the recover sweep, which moves an expired lease on); and whether its queue is paused
-   * (ops.queueWorkersForType). Absent for finished jobs, or when not asked for (the
+   * the recover sweep, which moves an expired lease on), how long ago the sweep last ran and
+   * past how long that means it has stopped (as ConsoleStats); and whether its queue is
+   * paused (ops.queueWorkersForType). Absent for finished jobs, or when not asked for (the
    * console's read adds it).
    */
-  workers?: { onQueue: number; withHandler: number; anywhere: number; queuePaused: boolean };
+  workers?: { onQueue: number; withHandler: number; anywhere: number; sweptAgoMs: number | null; sweepStaleAfterMs: number; queuePaused: boolean };
 }
 
 /**

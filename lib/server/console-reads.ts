@@ -10,6 +10,7 @@ import { type AuditQuery, auditList } from '../audit/log';
 import type { Principal } from '../auth/roles';
 import { detailDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
 import { type Redaction, redactFilter, redactionFor, redactJob, redactJobs, redactJsonText, redactViewQuery } from '../http/redact';
+import { sweepStaleAfterMs } from '../queue/console-stats';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
 import { queueWorkersForType } from '../queue/ops';
@@ -42,10 +43,12 @@ export async function readJob(id: string, opts: { payload?: boolean }, redaction
   const detail = await getJob(readPool, id, opts);
   if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
   const { queue, type, status } = detail.job;
-  // A waiting job's page says who could run it, a running one's who would recover it; a
-  // worker counts as live within a lease of its last report, as on the workers page.
+  // A waiting job's page says who could run it, a running one's who would recover it (and
+  // whether their sweep has stopped, as the overview judges it); a worker counts as live
+  // within a lease of its last report, as on the workers page.
   if (status === 'queued' || status === 'retrying' || status === 'running') {
-    detail.workers = await queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs });
+    const workers = await queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs });
+    detail.workers = { ...workers, sweepStaleAfterMs: sweepStaleAfterMs(cfg.recoverMs) };
   }
   const dto = detailDto(detail);
   if (!redaction) return dto;

@@ -1,5 +1,6 @@
 import { expect, test } from './test';
-import { closeDb, db, enqueue, screenshot, statusCount, waitForStatus } from './helpers';
+import { insertJob } from '../factories';
+import { cancelQuietly, closeDb, db, enqueue, screenshot, statusCount, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);
 
@@ -60,11 +61,12 @@ test('enqueued jobs move the counts, the queue table and the throughput chart', 
 // life, one stuck behind a row lock, or a frozen process): the workers' sweeps find the lock
 // taken and return, and nothing moves expired leases on. The overview says so, and stops
 // saying it once the lock is let go and a sweep runs.
-test('a recover sweep that has stopped while workers are alive is called out, until it runs again', async ({ page }) => {
+test('a recover sweep that has stopped while workers are alive is called out, until it runs again', async ({ page, request }) => {
   // The overview's snapshot is shared and refreshed at ten times its own cost: on a busy
   // machine, tens of seconds.
   test.setTimeout(240_000);
   const holder = await db().connect();
+  let stuck = '';
   try {
     // Taken as a worker's sweep takes it; a sweep in progress finishes first.
     await expect.poll(async () => (await holder.query(`SELECT pg_try_advisory_lock(hashtext('leasehold.recover')) AS mine`)).rows[0].mine, { timeout: 30_000 }).toBe(true);
@@ -72,11 +74,22 @@ test('a recover sweep that has stopped while workers are alive is called out, un
     await db().query(`UPDATE recover_sweep SET swept_at = now() - interval '10 minutes'`);
     await page.goto('/');
     await expect(page.getByTestId('sweep-stopped')).toContainText(/The recover sweep last ran 1\d min( \d+ s)? ago, although \d+ worker process/, { timeout: 90_000 });
+    // A lease that ran out meanwhile (on a queue no worker takes from, so no claim takes it
+    // over): its page and its row in the list say nothing moves it on, not "will be recovered".
+    stuck = await insertJob(db(), { queue: 'e2e-unswept', status: 'running', workerId: 'e2e-dead-worker', leaseInMs: -5_000 });
+    await page.goto(`/jobs/${stuck}`);
+    await expect(page.getByTestId('lease-expired')).toHaveText(/^expired — no recover sweep for 1\d min/);
+    await expect(page.getByTestId('expired-notice')).toContainText(/The recover sweep has not run for 1\d min( \d+ s)? although workers are alive/);
+    await page.goto('/jobs?queue=e2e-unswept');
+    await expect(page.getByTestId('lease-expired')).toHaveText(/^expired — no recover sweep for 1\d min/, { timeout: 60_000 });
   } finally {
     await holder.query(`SELECT pg_advisory_unlock(hashtext('leasehold.recover'))`).catch(() => {});
     holder.release(true); // discarded, not pooled: it cannot go on holding the lock
   }
   await expect(page.getByTestId('sweep-stopped')).toHaveCount(0, { timeout: 90_000 });
+  // The sweep runs again and moves the expired lease on.
+  await waitForStatus(stuck, 'retrying', 60_000);
+  await cancelQuietly(request, stuck);
 });
 
 test('dark theme, the environment badge and keyboard shortcuts', async ({ page }) => {

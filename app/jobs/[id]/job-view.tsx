@@ -17,8 +17,9 @@ import { meQuery } from '@/lib/api/auth';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
-import { dateTime, duration, ms } from '@/lib/ui/format';
+import { dateTime, duration, ms, shortDuration } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
+import { SWEEPING, sweepOf } from '@/lib/ui/sweep';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../../action-flow';
 
@@ -58,6 +59,9 @@ export function JobView({ id }: { id: string }) {
   // next read not back): "not refreshed", never "expired", which would blame a live worker.
   const j = { ...d.job, readAt: d.dbNow };
   const lease = leaseState(j, now);
+  // Who moves an expired lease on: the live workers' sweep, unless none is alive or it stopped.
+  const w = d.workers;
+  const sweep = w ? sweepOf({ workersAlive: w.anywhere, sweptAgoMs: w.sweptAgoMs, sweepStaleAfterMs: w.sweepStaleAfterMs }, now - ms(d.dbNow)!) : SWEEPING;
   const heartbeatMs = meta.data?.heartbeatMs ?? null;
   // The job's error is its last failure's; a later attempt that ended otherwise (a revoked
   // lease, a cancel) has its own, newer one.
@@ -155,7 +159,7 @@ export function JobView({ id }: { id: string }) {
             <div>
               <dt className="text-xs text-zinc-500">Lease</dt>
               <dd>
-                <LeaseCountdown job={j} nowMs={now} sweeping={d.workers?.anywhere !== 0} />
+                <LeaseCountdown job={j} nowMs={now} sweep={sweep} />
               </dd>
             </div>
             <div>
@@ -174,9 +178,11 @@ export function JobView({ id }: { id: string }) {
           {lease === 'expired' && (
             <p className="mt-3 text-sm text-red-700 dark:text-red-300" data-testid="expired-notice">
               <UserText text={j.workerId} /> stopped renewing this lease.{' '}
-              {d.workers?.anywhere === 0
+              {sweep.state === 'no-workers'
                 ? 'No worker is alive to run the recover sweep: nothing moves the job on until one starts.'
-                : 'The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;'}{' '}
+                : sweep.state === 'stopped'
+                  ? `The recover sweep has not run for ${shortDuration(sweep.agoMs)} although workers are alive (the overview says why): nothing moves the job on until it runs again.`
+                  : 'The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;'}{' '}
               Recover does it now.
             </p>
           )}
