@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useState } from 'react';
+import { DatabaseHealth } from '@/components/stats/database-health';
 import { QueueTable } from '@/components/stats/queue-table';
 import { RateChart } from '@/components/stats/rate-chart';
 import { StatusCounts } from '@/components/stats/status-counts';
@@ -134,6 +135,7 @@ export function OverviewView() {
               finds it. Recover moves expired leases on meanwhile.
             </p>
           )}
+          <DatabaseHealth database={s.database} snapshotAgeMs={now - ms(s.computedAt)!} />
           <dl className="grid grid-cols-2 gap-3 text-sm md:grid-cols-5">
             <Kpi label="Jobs in the table" testid="total">
               {s.totalKind === 'exact' ? int(s.total) : `≈${compact(s.total)}`}

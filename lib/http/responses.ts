@@ -459,6 +459,25 @@ export const statsSchema = z
       backlog: count.nullable().meta({ description: 'Ids in Redis over all queues; null without Redis.' }),
     }),
     workerTotals: workerTotals.meta({ description: "The workers' cumulative counters, summed over the workers table." }),
+    database: z
+      .object({
+        oldestTransaction: z
+          .object({
+            ageMs: count,
+            pid: z.number().int(),
+            state: z.string().nullable().meta({ description: "pg_stat_activity.state: 'idle in transaction' is a session that began one and went quiet." }),
+            application: z.string().nullable(),
+            user: z.string().nullable(),
+          })
+          .nullable()
+          .meta({
+            description:
+              'The client session of this database with the oldest open transaction that holds a snapshot or a transaction id: while it lasts, vacuum cannot clear rows finished after it began. Null when none (sessions of other roles are seen only with pg_read_all_stats).',
+          }),
+        deadRows: count.nullable().meta({ description: "Dead rows in jobs (the statistics collector's count); null when unknown." }),
+        xidAge: count.nullable().meta({ description: "Age in transaction ids of the database's oldest unfrozen one: PostgreSQL stops accepting writes near 2^31." }),
+      })
+      .meta({ description: 'What holds back vacuum of the jobs table, and what it costs.' }),
     dbNow: dateTime,
     throughput: z
       .object({

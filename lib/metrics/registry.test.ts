@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import type { DatabaseHealth } from '../queue/console-stats';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { createMetricsRegistry } from './registry';
 import { cached, type MetricsSource, type SummedHistogram, WORKER_COUNTERS } from './source';
 
-function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500): MetricsSource {
+const HEALTHY = { oldestTransaction: null, deadRows: 120, xidAge: 4_500 };
+
+function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500, database: DatabaseHealth = HEALTHY): MetricsSource {
   const stats = async () => ({
     counts: { queued: 2, running: 1, retrying: 0, completed: 5, failed: 1, cancelled: 0 },
     queues: [{ queue: 'mail', counts: { queued: 2, running: 1, retrying: 0, completed: 5, failed: 1, cancelled: 0 } }],
@@ -14,6 +17,7 @@ function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500): Metri
     workersAlive: 3,
     schedulesFailing: 2,
     sweptAgoMs,
+    database,
     dbNow: new Date(),
   });
   return {
@@ -62,6 +66,18 @@ test('the sweep age is NaN, not 0 ("just now"), when the sweep never ran', async
   const text = await createMetricsRegistry(fakeSource(none, null), { defaultMetrics: false }).metrics();
   // prom-client writes "Nan"; Prometheus reads NaN in any case.
   assert.match(parsePrometheusTextFormat(text).find((f) => f.name === 'leasehold_recover_sweep_age_seconds')!.metrics[0]!.value!, /^nan$/i);
+});
+
+test("what holds back vacuum: the oldest transaction's age (0 when none), the dead rows in jobs, the xid age", async () => {
+  const none = { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sumMs: 0, count: 0 };
+  const value = async (database: DatabaseHealth, name: string) =>
+    parsePrometheusTextFormat(await createMetricsRegistry(fakeSource(none, 2500, database), { defaultMetrics: false }).metrics()).find((f) => f.name === name)!.metrics[0]!.value;
+  assert.equal(await value(HEALTHY, 'leasehold_db_oldest_transaction_seconds'), '0');
+  const held = { ...HEALTHY, oldestTransaction: { ageMs: 754_250, pid: 4242, state: 'idle in transaction', application: 'psql', user: 'ops' } };
+  assert.equal(await value(held, 'leasehold_db_oldest_transaction_seconds'), '754.25');
+  assert.equal(await value(HEALTHY, 'leasehold_jobs_dead_rows'), '120');
+  assert.match((await value({ ...HEALTHY, deadRows: null }, 'leasehold_jobs_dead_rows'))!, /^nan$/i, 'unknown is not 0');
+  assert.equal(await value(HEALTHY, 'leasehold_db_xid_age'), '4500');
 });
 
 test('cached() shares one in-flight call, reuses the value for its TTL, and does not cache errors', async () => {

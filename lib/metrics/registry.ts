@@ -156,6 +156,35 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
       this.set(ago === null || ago === undefined ? Number.NaN : ago / 1000);
     },
   });
+  // What holds back vacuum of jobs: a transaction left open (an idle psql session, a backup)
+  // lets dead rows pile up, and every claim and count reads past them.
+  new Gauge({
+    name: 'leasehold_db_oldest_transaction_seconds',
+    help: 'Age of the oldest open transaction of a client session in this database that holds a snapshot or a transaction id (vacuum cannot clear rows finished after it began); 0 when none.',
+    registers: [registry],
+    async collect() {
+      const t = (await source.stats()).database?.oldestTransaction;
+      this.set(t ? t.ageMs / 1000 : 0);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_jobs_dead_rows',
+    help: "Dead rows in the jobs table (the statistics collector's count); NaN when unknown.",
+    registers: [registry],
+    async collect() {
+      const n = (await source.stats()).database?.deadRows;
+      this.set(n === null || n === undefined ? Number.NaN : n);
+    },
+  });
+  new Gauge({
+    name: 'leasehold_db_xid_age',
+    help: "Age in transaction ids of the database's oldest unfrozen one (datfrozenxid): PostgreSQL stops accepting writes near 2^31 unless vacuum freezes them.",
+    registers: [registry],
+    async collect() {
+      const n = (await source.stats()).database?.xidAge;
+      this.set(n === null || n === undefined ? Number.NaN : n);
+    },
+  });
   // Per queue, so that "jobs wait and nobody consumes their queue" is one alert:
   // leasehold_queue_oldest_due_job_age_seconds > 60 and on (queue) leasehold_queue_workers_alive == 0.
   new Gauge({

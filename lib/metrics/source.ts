@@ -162,6 +162,7 @@ export function createMetricsSource(o: {
       workersAlive: s.workersAlive,
       schedulesFailing: s.schedulesFailing,
       sweptAgoMs: s.sweptAgoMs,
+      database: s.database,
       dbNow: s.dbNow,
     };
   }, o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);

@@ -117,3 +117,40 @@ test('a sweep records when it ran (database clock) and in which worker; the stat
   await recoverSweep(db.pool, { sweeper: 'host:3:again' });
   assert.deepEqual((await db.pool.query(`SELECT swept_by FROM recover_sweep`)).rows, [{ swept_by: 'host:3:again' }]);
 });
+
+// A transaction left open (an idle psql session, a backup) keeps vacuum from clearing every
+// row finished after it began: dead rows pile up and each claim and count reads past them.
+test('the stats name the session whose open transaction holds back vacuum, the dead rows in jobs and the xid age', async () => {
+  const quiet = (await stats()).database;
+  assert.equal(quiet.oldestTransaction, null, 'no other session holds a transaction');
+  assert.ok(quiet.xidAge !== null && quiet.xidAge > 0, `xid age ${quiet.xidAge}`);
+
+  const holder = await db.pool.connect();
+  try {
+    await holder.query(`SET application_name = 'lh-test-holder'`);
+    await holder.query('BEGIN');
+    await holder.query('SELECT txid_current()'); // a transaction id: vacuum's horizon stops here
+    const pid = (await holder.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    // Rows finished after it began stay, dead: the collector counts them (flushed now, not in a second).
+    const { rows: ids } = await db.pool.query(`INSERT INTO jobs (queue, type) SELECT 'dead-rows', 'demo.noop' FROM generate_series(1, 500) RETURNING job_id`);
+    const cleaner = await db.pool.connect();
+    try {
+      await cleaner.query(`DELETE FROM jobs WHERE job_id = ANY($1::bigint[])`, [ids.map((r) => r.job_id)]);
+      await cleaner.query('SELECT pg_stat_force_next_flush()');
+      await cleaner.query('SELECT 1'); // its stats go out at the end of a transaction
+    } finally {
+      cleaner.release();
+    }
+    const held = (await stats()).database;
+    assert.equal(held.oldestTransaction?.pid, pid);
+    assert.equal(held.oldestTransaction?.state, 'idle in transaction');
+    assert.equal(held.oldestTransaction?.application, 'lh-test-holder');
+    assert.ok(held.oldestTransaction!.ageMs >= 0);
+    assert.ok(held.deadRows! >= 500, `dead rows ${held.deadRows}`);
+    await holder.query('ROLLBACK');
+    assert.equal((await stats()).database.oldestTransaction, null, 'gone with its end');
+  } finally {
+    await holder.query('ROLLBACK').catch(() => {});
+    holder.release();
+  }
+});

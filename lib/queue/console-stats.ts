@@ -97,7 +97,23 @@ export interface ConsoleStats {
   sweepStaleAfterMs: number;
   signal: { usingRedis: boolean; redisConfigured: boolean; due: number; backlog: number | null };
   workerTotals: WorkerTotals;
+  database: DatabaseHealth;
   dbNow: Date;
+}
+
+/**
+ * What holds back vacuum of the jobs table, and what that costs. `oldestTransaction`: the
+ * client session of this database whose open transaction is oldest among those that hold a
+ * snapshot or a transaction id (while it lasts, vacuum cannot clear any row finished after
+ * it began, and claims and counts read past them); sessions of other roles are seen only by
+ * a role with pg_read_all_stats. `deadRows`: the statistics collector's dead rows in jobs.
+ * `xidAge`: how many transaction ids old the database's oldest unfrozen one is (PostgreSQL
+ * stops accepting writes near 2^31, unless vacuum freezes them first).
+ */
+export interface DatabaseHealth {
+  oldestTransaction: { ageMs: number; pid: number; state: string | null; application: string | null; user: string | null } | null;
+  deadRows: number | null;
+  xidAge: number | null;
 }
 
 /**
@@ -106,6 +122,23 @@ export interface ConsoleStats {
  * minute.
  */
 export const sweepStaleAfterMs = (recoverMs: number) => Math.max(60_000, 10 * recoverMs);
+
+function databaseHealth(oldest: Record<string, unknown> | null, dead: unknown, xidAge: unknown): DatabaseHealth {
+  const known = (v: unknown) => (v === null || v === undefined ? null : Math.round(Number(v)));
+  return {
+    oldestTransaction: oldest
+      ? {
+          ageMs: Math.max(0, Math.round(Number(oldest.ageMs))),
+          pid: Number(oldest.pid),
+          state: (oldest.state as string | null) ?? null,
+          application: (oldest.application as string | null) ?? null,
+          user: (oldest.user as string | null) ?? null,
+        }
+      : null,
+    deadRows: known(dead),
+    xidAge: known(xidAge),
+  };
+}
 
 /** The queues holding queued or retrying jobs, by name: a loose index scan of jobs_claim_idx. */
 const WAITING_QUEUES = `q AS (
@@ -119,7 +152,7 @@ const zero = <T>(v: T) => Object.fromEntries(JOB_STATUSES.map((s) => [s, v])) as
 const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
 
 /** The table's live row count and the planner's statistics of status and queue (what estimates are made from). */
-const BASIS_SQL = `SELECT st.n_live_tup::float8 AS live, greatest(st.last_analyze, st.last_autoanalyze) AS analyzed_at,
+const BASIS_SQL = `SELECT st.n_live_tup::float8 AS live, st.n_dead_tup::float8 AS dead, greatest(st.last_analyze, st.last_autoanalyze) AS analyzed_at,
               (SELECT most_common_vals::text::text[] FROM pg_stats
                 WHERE schemaname = st.schemaname AND tablename = 'jobs' AND attname = 'status') AS status_vals,
               (SELECT most_common_freqs FROM pg_stats
@@ -180,6 +213,13 @@ export async function computeConsoleStats(
                   WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour' GROUP BY q) w) AS worker_queues,
               (SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL)::int AS schedules_failing,
               (SELECT extract(epoch FROM now() - swept_at)::float8 * 1000 FROM recover_sweep) AS swept_ago_ms,
+              (SELECT json_build_object('ageMs', extract(epoch FROM now() - a.xact_start)::float8 * 1000, 'pid', a.pid, 'state', a.state,
+                                        'application', nullif(a.application_name, ''), 'user', a.usename)
+                 FROM pg_stat_activity a
+                WHERE a.datname = current_database() AND a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()
+                  AND a.xact_start IS NOT NULL AND (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL)
+                ORDER BY a.xact_start LIMIT 1) AS oldest_xact,
+              (SELECT age(datfrozenxid) FROM pg_database WHERE datname = current_database())::float8 AS xid_age,
               now() AS db_now`,
       [opts.leaseMs, COUNT_CAP],
     ),
@@ -350,6 +390,7 @@ export async function computeConsoleStats(
       due: list.reduce((n, q) => n + q.due, 0),
       backlog: usingRedis ? list.reduce((n, q) => n + (q.signalBacklog ?? 0), 0) : null,
     },
+    database: databaseHealth(m.oldest_xact, b.dead, m.xid_age),
     workerTotals: {
       claimed: num(totals.claimed),
       completed: num(totals.completed),

@@ -3,7 +3,7 @@
  * actions go through ops.ts, which re-checks everything in its own statements.
  * Reads are keyset-paginated (never OFFSET) and served by the indexes in schema.ts.
  */
-import type { CountKind } from './console-stats';
+import type { CountKind, DatabaseHealth } from './console-stats';
 import { type Executor, onOneSnapshot } from '../db/client';
 import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceMomentSql, sinceSql } from './filters';
 import { QueueError } from './errors';
@@ -536,6 +536,8 @@ export interface Stats {
   schedulesFailing: number;
   /** How long ago the recover sweep last ran (null: never); the metrics' read only. */
   sweptAgoMs?: number | null;
+  /** What holds back vacuum of jobs (console-stats.ts DatabaseHealth); the metrics' read only. */
+  database?: DatabaseHealth;
   dbNow: Date;
 }
 
