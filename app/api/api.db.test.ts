@@ -242,6 +242,23 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     }
   });
 
+  test('a parameter given empty filters nothing, as the contract spells the call (?status=&queue=&type=&q=&cursor=&limit=); an unknown one is still refused', async () => {
+    for (let i = 0; i < 3; i++) await insertJob(db.pool, { queue: 'empty-q', status: 'failed' });
+    await insertJob(db.pool, { queue: 'empty-q', status: 'queued' });
+    const get = (path: string) => jobs.GET(new Request(`http://test${path}`));
+    const ids = async (res: Response) => {
+      assert.equal(res.status, 200, await res.clone().text());
+      return ((await res.json()).jobs as { id: string }[]).map((j) => j.id);
+    };
+    assert.deepEqual(await ids(await get('/api/jobs?status=&queue=&type=&q=&cursor=&limit=&fresh=1')), await ids(await get('/api/jobs?fresh=1')));
+    const failed = await ids(await get('/api/jobs?status=failed&queue=empty-q&type=&q=&cursor=&limit='));
+    assert.equal(failed.length, 3);
+    for (const qs of ['zz_unknown=', 'status=%20', 'status=&status=failed']) assert.equal((await get(`/api/jobs?${qs}`)).status, 400, qs);
+    const exported = await (await import('./jobs/export/route')).GET(new Request('http://test/api/jobs/export?queue=empty-q&status=&type=&format=ndjson'));
+    assert.equal(exported.status, 200, await exported.clone().text());
+    assert.equal((await exported.text()).trim().split('\n').length, 4 + 1, "the queue's four jobs and the summary line");
+  });
+
   test('the failed list is in the order jobs failed, newest first; "N new" counts a job that fails later whatever its id', async () => {
     const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
     const newerCount = async (qs: string) => (await (await newer.GET(new Request(`http://test/api/jobs/newer?${qs}`))).json()).count;

@@ -163,6 +163,16 @@ export function readQuery(req: Request): Record<string, string> {
 }
 
 /**
+ * A list's query (readQuery) with the parameters it takes left out when given empty:
+ * `?status=&queue=mail` (the contract's own spelling of GET /api/jobs, or a form's untouched
+ * field) filters by queue only, as the console's /jobs page reads it (lib/api/filters.ts). A
+ * name it does not take stays, empty or not, for its schema to refuse.
+ */
+export function readListQuery(req: Request, takes: readonly string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(readQuery(req)).filter(([k, v]) => v !== '' || !takes.includes(k)));
+}
+
+/**
  * For an endpoint that takes no query parameters (or only `allowed` flags): any other is a
  * 400, as on the endpoints that take some, so a script that thinks it filtered (GET
  * /api/dead-letter?queue=mail) learns it did not.

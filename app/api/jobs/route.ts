@@ -1,4 +1,4 @@
-import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readQuery, route } from '@/lib/http/respond';
+import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readListQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { pageDto } from '@/lib/http/dto';
 import { checkFilterRedaction, redactJobs } from '@/lib/http/redact';
@@ -13,11 +13,10 @@ import { readCache } from '@/lib/server/read-cache';
 /**
  * GET /api/jobs?status=&queue=&type=&worker=&q=&cursor=&limit=&fresh= — newest first, keyset
  * pages; one read a second per distinct page, shared by every viewer (lib/server/read-cache.ts),
- * unless `fresh=1` asks for a read of its own.
+ * unless `fresh=1` asks for a read of its own. A parameter given empty filters nothing.
  */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
-  const params = readQuery(req);
-  const { fresh, ...filters } = listQuery.parse(params);
+  const { fresh, ...filters } = listQuery.parse(readListQuery(req, Object.keys(listQuery.shape)));
   const redaction = redactionOf(who);
   checkFilterRedaction(filters, redaction);
   const { readPool } = serverContext();

@@ -1,4 +1,4 @@
-import { readQuery, route } from '@/lib/http/respond';
+import { readListQuery, route } from '@/lib/http/respond';
 import { checkFilterRedaction } from '@/lib/http/redact';
 import { exportQuery } from '@/lib/http/schemas';
 import { otherMethods } from '@/lib/http/unrouted';
@@ -11,10 +11,10 @@ const CONTENT_TYPE = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-nd
 /**
  * GET /api/jobs/export?<filters>&format=csv|ndjson&max=N — every job matching the list's
  * filters, in the list's order, as a download (lib/server/job-export.ts); a viewer's copy
- * redacted as the list is.
+ * redacted as the list is. A parameter given empty filters nothing, as on the list.
  */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
-  const { format, max, ...filter } = exportQuery.parse(readQuery(req));
+  const { format, max, ...filter } = exportQuery.parse(readListQuery(req, Object.keys(exportQuery.shape)));
   const redaction = redactionOf(who);
   checkFilterRedaction(filter, redaction);
   const { readPool } = serverContext();
