@@ -45,3 +45,14 @@ export async function resolveRedisUrl(env: string | undefined): Promise<string |
   if (env) return env;
   return (await redisAnswers(DEFAULT_REDIS_URL)) ? DEFAULT_REDIS_URL : null;
 }
+
+/**
+ * `npm start`'s line about Redis (`url` already redacted): the one in use with its keys, or
+ * that the workers claim from PostgreSQL — also when REDIS_URL names a server that does not
+ * answer (kept: the workers return to it once it does).
+ */
+export function redisBanner(url: string | null, prefix: string, answering: boolean): string {
+  const fromPg = 'workers claim from PostgreSQL (poll + LISTEN/NOTIFY)';
+  if (!url) return `none: ${fromPg}`;
+  return `${url} (keys ${prefix}:*)${answering ? '' : `, not answering: ${fromPg} until it does`}`;
+}

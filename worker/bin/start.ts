@@ -17,6 +17,7 @@ import { configOrExit, projectRoot, redact, resolveServices, type Services, tsxI
 import { outliveLostOutput } from '../lost-output.mjs';
 import { watchParent } from '../parent-watch.mjs';
 import { keepAlive } from '../keep-alive';
+import { redisAnswers, redisBanner } from '../../lib/redis-url';
 import { prepareConsole, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions, workerCommandArgs } from './worker';
 
@@ -79,6 +80,9 @@ const consoleUp = await waitForHttp(`${consoleUrl}/api/health`, 60_000).then(
   () => true,
   (e) => (log.error('the console did not come up: the workers run on; see its log above', { err: e }), false),
 );
+// REDIS_URL set to a server that is down is kept (the workers return to it), but not printed as in use.
+// (A rediss:// one is not asked: the check speaks plain TCP.)
+const redisAnswering = !!services.redisUrl && (services.redisUrl.startsWith('rediss:') || (await redisAnswers(services.redisUrl)));
 const lines = [
   '',
   consoleUp ? `  Leasehold is running` : `  Leasehold is running WITHOUT its console (it did not answer within 60 s)`,
@@ -87,7 +91,7 @@ const lines = [
   // printed whole, for your own producers (its port changes at each start).
   `  postgres    ${services.embedded ? `embedded PostgreSQL 15, data in ${services.embedded.dataDir} (${services.databaseUrl})` : redact(services.databaseUrl)}`,
   // The key prefix too: two installations sharing one Redis must not share it.
-  `  redis       ${services.redisUrl ? `${redact(services.redisUrl)} (keys ${cfg.redisPrefix}:*)` : 'none: workers claim from PostgreSQL (poll + LISTEN/NOTIFY)'}`,
+  `  redis       ${redisBanner(services.redisUrl && redact(services.redisUrl), cfg.redisPrefix, redisAnswering)}`,
   `  workers     ${opts.worker ? `${opts.processes} process${opts.processes === 1 ? '' : 'es'} × ${opts.concurrency} concurrent jobs, queues ${opts.queues}` : 'not started (--no-worker)'}`,
   `  lease       ${cfg.leaseMs} ms, renewed every ${cfg.heartbeatMs} ms`,
   '',
