@@ -995,3 +995,13 @@ describe('an operator cancel the worker has not heard of yet', () => {
     assert.deepEqual(rows, [{ outcome: 'cancelled' }]);
   });
 });
+
+describe('what a heartbeat reports', () => {
+  test("the process's resident memory, for the workers page", async (t) => {
+    const { runner } = await makeRunner(t);
+    const rss = async () => Number((await db.pool.query(`SELECT metrics->>'rssBytes' AS rss FROM workers WHERE worker_id = $1`, [runner.workerId])).rows[0]?.rss);
+    // A Node process with pg and ioredis loaded holds tens of MB; under 4 GB on these machines.
+    await waitFor('a heartbeat with the memory', async () => (await rss()) > 20 * 2 ** 20);
+    assert.ok((await rss()) < 4 * 2 ** 30);
+  });
+});

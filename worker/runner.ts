@@ -1457,6 +1457,9 @@ export class Runner {
       running: this.running,
       queueWaitMs: this.queueWait.snapshot(),
       runTimeMs: this.runTime.snapshot(),
+      // The process's resident memory (the workers page shows it: a leak, or a handler that
+      // holds too much, is seen before the kernel's OOM killer ends the process).
+      rssBytes: process.memoryUsage.rss(),
     };
   }
 

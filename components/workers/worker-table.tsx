@@ -10,7 +10,13 @@ const metric = (w: WorkerDto, k: string) => {
   return typeof v === 'number' ? int(v) : '—';
 };
 
-/** Worker processes: where they run, since when, their last heartbeat, the jobs they hold. */
+/** Resident memory in MB, as last reported; a process of an earlier version reported none. */
+const rss = (w: WorkerDto) => {
+  const v = (w.metrics as Record<string, unknown>).rssBytes;
+  return typeof v === 'number' ? `${int(v / 2 ** 20)} MB` : '—';
+};
+
+/** Worker processes: where they run, since when, their last heartbeat, the jobs they hold, their memory. */
 export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers: WorkerDto[]; nowMs: number; staleAfterMs: number; readAt: string }) {
   return (
     <PageTable
@@ -24,6 +30,7 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
         'Last heartbeat',
         { label: 'Jobs in hand', title: 'running jobs whose lease names this worker / slots' },
         { label: 'Completed · failed · lease lost', title: 'attempts this process ended since it started: completed, failed for good (into the dead letter), lease lost. A job requeued and failed again counts twice.' },
+        { label: 'Memory', title: "the process's resident memory (RSS) as of its last heartbeat" },
       ]}
     >
       {workers.map((w) => {
@@ -100,6 +107,9 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
                   as last reported
                 </span>
               )}
+            </td>
+            <td className="tabular whitespace-nowrap px-3 py-2 text-xs" data-testid="worker-rss">
+              {rss(w)}
             </td>
           </tr>
         );

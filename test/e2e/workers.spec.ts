@@ -19,7 +19,11 @@ test('the workers page lists each process with its heartbeat, flags a stale one,
   const { rows } = await db().query(`SELECT worker_id FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '5 seconds'`);
   expect(rows.length).toBeGreaterThan(0);
   await page.goto('/workers');
-  for (const r of rows) await expect(page.getByTestId(`worker-${r.worker_id}`)).toContainText('live');
+  for (const r of rows) {
+    await expect(page.getByTestId(`worker-${r.worker_id}`)).toContainText('live');
+    // Its memory as of its last heartbeat (a worker process of Node holds tens of MB at least).
+    await expect(page.getByTestId(`worker-${r.worker_id}`).getByTestId('worker-rss')).toHaveText(/^[1-9]\d+ MB$/);
+  }
   const stale = page.getByTestId('worker-e2e-host:4242:stale');
   await expect(stale).toContainText('stale');
   await expect(stale).toContainText('2 min');
@@ -30,6 +34,7 @@ test('the workers page lists each process with its heartbeat, flags a stale one,
   // moved on) are one click away.
   await expect(died).toContainText('as last reported');
   await expect(died.getByTestId('worker-jobs')).toHaveAttribute('href', '/jobs?worker=e2e-host%3A4343%3Adied');
+  await expect(died.getByTestId('worker-rss')).toHaveText('—', { useInnerText: true });
   await screenshot(page, 'workers');
   await db().query(`DELETE FROM workers WHERE worker_id IN ('e2e-host:4242:stale', 'e2e-host:4343:died')`);
 });
