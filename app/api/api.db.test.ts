@@ -25,6 +25,7 @@ const jobs = await import('./jobs/route');
 const one = await import('./jobs/[id]/route');
 const requeue = await import('./jobs/[id]/requeue/route');
 const cancel = await import('./jobs/[id]/cancel/route');
+const copy = await import('./jobs/[id]/copy/route');
 const recover = await import('./recover/route');
 const stats = await import('./stats/route');
 const newer = await import('./jobs/newer/route');
@@ -505,6 +506,52 @@ describe('actions', () => {
     const applied = await (await recover.POST(new Request('http://test', { method: 'POST', body: '{}' }))).json();
     assert.ok(applied.expired.some((e: { id: string; status: string }) => e.id === id && e.status === 'retrying'));
     assert.equal((await jobRow(db.pool, id)).status, 'retrying');
+  });
+
+  test("copy a dead job with its payload mended: a new job of its type, the original left as it ran, one audit entry on both", async () => {
+    const dead = await insertJob(db.pool, { status: 'failed', type: 'demo.sleep', queue: 'copy-q', payload: { ms: 'ten' }, attemptCount: 3, maxAttempts: 3 });
+    const before = await jobRow(db.pool, dead);
+    const res = await action(copy.POST, dead, { payload: { ms: 10 }, reason: 'ms was a word' });
+    assert.equal(res.status, 202);
+    const body = await res.json();
+    assert.equal(body.copyOf, dead);
+    assert.equal(body.created, true);
+    const made = await jobRow(db.pool, body.id);
+    assert.deepEqual(
+      { type: made.type, queue: made.queue, status: made.status, payload: made.payload, max_attempts: made.max_attempts, attempt_count: made.attempt_count },
+      { type: 'demo.sleep', queue: 'copy-q', status: 'queued', payload: { ms: 10 }, max_attempts: 3, attempt_count: 0 },
+    );
+    assert.deepEqual(await jobRow(db.pool, dead), before, 'the original is untouched');
+    const { rows } = await db.pool.query(`SELECT action, state, job_ids, reason, details FROM audit_log WHERE $1 = ANY(job_ids) ORDER BY audit_id`, [dead]);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].action, 'copy');
+    assert.equal(rows[0].state, 'done');
+    assert.deepEqual(rows[0].job_ids.map(String), [dead, body.id]);
+    assert.equal(rows[0].reason, 'ms was a word');
+    assert.equal(rows[0].details.copy, body.id);
+
+    // Left out: the payload and queue as they were; another queue when asked.
+    const same = await (await action(copy.POST, body.id)).json();
+    assert.deepEqual((await jobRow(db.pool, same.id)).payload, { ms: 10 });
+    const moved = await (await action(copy.POST, body.id, { queue: 'copy-elsewhere', maxAttempts: 1 })).json();
+    const m = await jobRow(db.pool, moved.id);
+    assert.deepEqual([m.queue, m.max_attempts], ['copy-elsewhere', 1]);
+  });
+
+  test('a copy checked as an enqueue: a payload its type refuses, a bad field or no such job writes nothing', async () => {
+    const dead = await insertJob(db.pool, { status: 'failed', type: 'demo.sleep', queue: 'copy-bad-q', payload: { ms: 'ten' } });
+    const jobsBefore = await count();
+    const audits = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'copy'`)).rows[0].n as number;
+    const auditsBefore = await audits();
+    const refused = await action(copy.POST, dead);
+    assert.equal(refused.status, 400, 'the original payload does not fit demo.sleep');
+    assert.match((await refused.json()).error.message, /^payload\.ms: /);
+    assert.equal((await action(copy.POST, dead, { payload: { ms: 2 ** 60 } })).status, 400, 'a number JSON cannot carry exactly');
+    assert.equal((await action(copy.POST, dead, { type: 'demo.noop' } as never)).status, 400, 'the type is the original\'s');
+    assert.equal((await action(copy.POST, dead, { queue: ' padded ' })).status, 400);
+    assert.equal((await action(copy.POST, '987654321', { payload: { ms: 1 } })).status, 404);
+    assert.equal(await count(), jobsBefore);
+    assert.equal(await audits(), auditsBefore, 'a refused copy leaves no audit entry');
   });
 
   test('stats count jobs per status and queue', async () => {

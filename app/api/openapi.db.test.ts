@@ -209,6 +209,13 @@ describe('every route answers as documented', () => {
     assert.equal((await call('POST', '/api/jobs/{id}/cancel', { params: { id: queued }, body: { nope: 1 } })).status, 400);
   });
 
+  test('POST /api/jobs/{id}/copy', async () => {
+    const failed = await insertJob(db.pool, { status: 'failed', type: 'demo.sleep', payload: { ms: 'x' } });
+    assert.equal((await call('POST', '/api/jobs/{id}/copy', { params: { id: failed }, body: { payload: { ms: 1 }, reason: 'mended' } })).status, 202);
+    assert.equal((await call('POST', '/api/jobs/{id}/copy', { params: { id: failed } })).status, 400);
+    assert.equal((await call('POST', '/api/jobs/{id}/copy', { params: { id: '424242424' } })).status, 404);
+  });
+
   test('POST /api/recover', async () => {
     await insertJob(db.pool, { status: 'running', workerId: 'gone', leaseInMs: -5_000 });
     await insertJob(db.pool, { runInMs: -60_000 }); // due, waiting, never rung

@@ -1,6 +1,7 @@
 /** A job's timeline tells its history as it happened, not as the job stands now. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { AuditEntryDto } from '@/lib/api/audit';
 import type { JobDetailDto } from '@/lib/api/types';
 import { timelineEvents } from './timeline';
 
@@ -50,4 +51,22 @@ test('a due time still to come is told apart from what happened', () => {
   assert.deepEqual([later.what, later.future], ['will be due (scheduled, not yet)', true]);
   const past = timelineEvents(detail('2026-12-01T10:01:00.000Z')).at(-1)!;
   assert.deepEqual([past.what, past.future], ['due', false]);
+});
+
+test('a copy is told on both jobs: the original names the copy, the copy its original; a bulk action stays bulk', () => {
+  const detail = (id: string) =>
+    ({
+      job: { id, queue: 'q', type: 'demo.sleep', status: 'failed', attemptCount: 1, maxAttempts: 1, attemptBudget: 1, createdAt: '2026-12-01T10:00:00.000Z', runAt: '2026-12-01T10:00:00.000Z', finishedAt: null, cancelRequestedAt: null },
+      attempts: [],
+      dbNow: '2026-12-01T10:05:00.000Z',
+    }) as unknown as JobDetailDto;
+  const entry = (action: string, jobIds: string[], state: AuditEntryDto['state'] = 'done'): AuditEntryDto => ({
+    id: '1', at: '2026-12-01T10:02:00.000Z', actor: 'ana', actorKind: 'user', action, target: { ids: [jobIds[0]] }, jobIds, changed: state === 'done' ? 1 : 0, skipped: 0, reason: 'bad ms', details: {}, state,
+  });
+  const line = (id: string, e: AuditEntryDto) => timelineEvents(detail(id), [e]).find((x) => x.at === e.at)!;
+  assert.equal(line('9', entry('copy', ['9', '12'])).what, 'copied by ana → job #12');
+  assert.equal(line('9', entry('copy', ['9', '12'])).detail, 'reason: bad ms');
+  assert.equal(line('12', entry('copy', ['9', '12'])).what, 'enqueued by ana as a copy of job #9');
+  assert.equal(line('9', entry('copy', ['9'], 'failed')).what, 'copied by ana — failed');
+  assert.equal(line('9', entry('requeue', ['9', '10'])).what, 'requeue (bulk) by ana');
 });

@@ -20,11 +20,18 @@ const ENDED: Record<string, string> = {
   aborted: 'lease handed back or revoked',
 };
 
-/** An operator's action on this job, from the audit log (text only). */
-function auditEvent(e: AuditEntryDto): Event {
-  const scope = e.jobIds.length > 1 || e.target.filter ? ' (bulk)' : '';
+/** An operator's action on job `jobId`, from the audit log (text only). */
+function auditEvent(e: AuditEntryDto, jobId: string): Event {
   const result = e.state === 'started' ? ' — outcome unknown' : e.state === 'failed' ? ' — failed' : e.changed > 0 ? '' : ' — skipped';
-  return { at: e.at, what: `${e.action}${scope} by ${e.actor}${result}`, detail: e.reason ? `reason: ${e.reason}` : undefined };
+  const detail = e.reason ? `reason: ${e.reason}` : undefined;
+  if (e.action === 'copy') {
+    // One entry on both jobs: the original first, then the copy it made.
+    const [from, to] = e.jobIds;
+    const what = jobId === from ? `copied by ${e.actor}${to ? ` → job #${to}` : ''}${result}` : `enqueued by ${e.actor} as a copy of job #${from}`;
+    return { at: e.at, what, detail };
+  }
+  const scope = e.jobIds.length > 1 || e.target.filter ? ' (bulk)' : '';
+  return { at: e.at, what: `${e.action}${scope} by ${e.actor}${result}`, detail };
 }
 
 export function timelineEvents(d: JobDetailDto, audit: AuditEntryDto[] = []): Event[] {
@@ -45,7 +52,7 @@ export function timelineEvents(d: JobDetailDto, audit: AuditEntryDto[] = []): Ev
   });
   if (j.cancelRequestedAt) ev.push({ at: j.cancelRequestedAt, what: 'cancel requested by an operator' });
   if (j.finishedAt && !d.attempts.some((a) => a.finishedAt === j.finishedAt)) ev.push({ at: j.finishedAt, what: `finished: ${j.status}` });
-  for (const a of audit) ev.push(auditEvent(a));
+  for (const a of audit) ev.push(auditEvent(a, j.id));
   return ev.sort((a, b) => ms(a.at)! - ms(b.at)!);
 }
 

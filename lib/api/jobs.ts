@@ -63,3 +63,7 @@ export const jobPayloadQuery = (id: string) =>
     refetchOnWindowFocus: false,
     retry: (n, err) => (err as { status?: number }).status !== 404 && n < 1,
   });
+
+/** POST /api/jobs/:id/copy: a new job of the job's type; fields left out are the original's. */
+export const copyJob = (id: string, body: { payload?: unknown; queue?: string; reason?: string }) =>
+  api<{ id: string; created: true; copyOf: string }>(`/api/jobs/${encodeURIComponent(id)}/copy`, { method: 'POST', json: body });

@@ -8,6 +8,7 @@ export const AUDIT_ACTIONS = {
   cancel: 'cancel one job',
   delete: 'delete one job',
   recover: 'recover one job, or run the recover sweep',
+  copy: 'enqueue a copy of one job (its type; the payload, queue and attempts as given, else its own)',
   'bulk.requeue': 'requeue several jobs (ids or a filter)',
   'bulk.cancel': 'cancel several jobs',
   'bulk.delete': 'delete several jobs',

@@ -195,6 +195,9 @@ export const enqueuedSchema = z
   .object({ id, created: z.boolean().meta({ description: 'false when an earlier job with the same idempotency key was returned.' }) })
   .meta({ id: 'Enqueued' });
 export const enqueuedManySchema = z.object({ jobs: z.array(enqueuedSchema) }).meta({ id: 'EnqueuedMany' });
+export const copiedSchema = z
+  .object({ id, created: z.literal(true), copyOf: id.meta({ description: 'The job copied.' }) })
+  .meta({ id: 'Copied' });
 
 const ACTION_OUTCOMES = ['requeued', 'revoked', 'cancelled', 'cancel_requested', 'deleted', 'recovered', 'skipped', 'not_found'] as const satisfies readonly ActionOutcome[];
 

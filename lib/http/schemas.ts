@@ -405,6 +405,21 @@ export const requeueBody = z
   .strict();
 
 export const cancelBody = z.object({ reason: reasonText.optional() }).strict();
+
+/**
+ * POST /api/jobs/:id/copy: what the copy changes of the original (each field as POST
+ * /api/jobs takes it; left out: the original's payload, queue and enqueued attempts, due now),
+ * and the operator's reason.
+ */
+export const copyBody = z
+  .object({
+    payload: z.unknown().optional(),
+    queue: newQueueName.optional(),
+    maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
+    runAt: isoDate.optional().nullable(),
+    reason: reasonText.optional(),
+  })
+  .strict();
 /**
  * A schedule named in a path (/api/schedules/:name/run|pause|resume). Up to 1,000 characters,
  * not the 200 a definition is held to: a schedule made by hand with a longer name, whose ticks

@@ -5,7 +5,7 @@
  */
 import { roleAtLeast, type Role } from '@/lib/auth/roles';
 
-export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume' | 'view.save';
+export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'copy' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume' | 'view.save';
 
 /** The role each action needs: deleting jobs is the admin's; the rest the operator's (README "Roles"). */
 export const roleNeeded = (action: GatedAction | string): Role => (action === 'delete' ? 'admin' : 'operator');
@@ -13,6 +13,7 @@ export const roleNeeded = (action: GatedAction | string): Role => (action === 'd
 const PLURAL: Record<Role, string> = { admin: 'Admins', operator: 'Operators', viewer: 'Viewers' };
 const WHAT: Partial<Record<GatedAction, string>> = {
   delete: 'delete jobs',
+  copy: 'enqueue copies of jobs',
   enqueue: 'enqueue jobs',
   pause: 'pause queues',
   resume: 'resume queues',

@@ -1,7 +1,9 @@
 'use client';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
+import { useState } from 'react';
 import { AttemptList } from '@/components/jobs/attempt-list';
+import { CopyJobDialog, type CopyRequest } from '@/components/jobs/copy-dialog';
 import { Attempts, HeartbeatAge, LeaseCountdown, leaseState } from '@/components/jobs/lease';
 import { PayloadView } from '@/components/jobs/payload-view';
 import { StatusBadge } from '@/components/jobs/status-badge';
@@ -10,7 +12,7 @@ import { ActionButton } from '@/components/actions/action-button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { UserText } from '@/components/ui/user-text';
-import { jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
+import { copyJob, jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
 import { auditQuery } from '@/lib/api/audit';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { meQuery } from '@/lib/api/auth';
@@ -33,6 +35,13 @@ export function JobView({ id }: { id: string }) {
   const now = useDbNow();
   const flow = useActionFlow();
   const role = useQuery(meQuery()).data?.role;
+  const [copying, setCopying] = useState(false);
+  const qc = useQueryClient();
+  const copy = useMutation({
+    mutationFn: (request: CopyRequest) => copyJob(id, request),
+    // The timeline shows the copy (its audit entry is on both jobs).
+    onSuccess: () => void qc.invalidateQueries({ queryKey: ['audit'] }),
+  });
   // A 404 wins over the data held from before: the job is gone (deleted here or
   // elsewhere), and showing its last state with Delete still enabled would be a lie. The
   // dialog stays, so an operator who just deleted it still reads the report.
@@ -112,6 +121,9 @@ export function JobView({ id }: { id: string }) {
           </Action>
           <Action why={roleRefusal('recover', role) ?? (j.status !== 'running' ? 'only a running job has a lease to recover' : null)} onClick={() => act('recover')}>
             Recover
+          </Action>
+          <Action why={roleRefusal('copy', role)} onClick={() => setCopying(true)} testid="copy-button">
+            Enqueue a copy…
           </Action>
           <Action
             variant="danger"
@@ -287,6 +299,21 @@ export function JobView({ id }: { id: string }) {
         )}
       </Card>
       {flow.element}
+      {copying && (
+        <CopyJobDialog
+          job={j}
+          stored={payload.data}
+          storedError={payload.isError ? payload.error.message : null}
+          pending={copy.isPending}
+          error={copy.error?.message}
+          made={copy.data?.id}
+          onCopy={(request) => copy.mutate(request)}
+          onClose={() => {
+            setCopying(false);
+            copy.reset();
+          }}
+        />
+      )}
     </div>
   );
 }

@@ -1,9 +1,10 @@
 /** /api/jobs and /api/jobs/:id/* — enqueue, list, one job, its result, the CAS actions. (The console's /api/jobs/lookup and /newer are in ./console.) */
 import { z } from 'zod';
-import { cancelBody, enqueueRequest, exportQuery, jobDetailQuery, jobId, listQuery, requeueBody } from '../../schemas';
+import { cancelBody, copyBody, enqueueRequest, exportQuery, jobDetailQuery, jobId, listQuery, requeueBody } from '../../schemas';
 import {
   actionConflictSchema,
   actionItemSchema,
+  copiedSchema,
   enqueuedManySchema,
   enqueuedSchema,
   jobDetailSchema,
@@ -128,6 +129,24 @@ export const jobRoutes = [
       '404': errorResponse('No such job.'),
       '413': errorResponse('The body is over 64 KiB.'),
       '409': jsonResponse("The job's state forbids it; the reason and the job as it stands.", actionConflictSchema),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('post', '/api/jobs/{id}/copy', {
+    operationId: 'copyJob',
+    summary: "Enqueue a new job of this job's type: its payload mended, or as it was (the original stays as it ran)",
+    description:
+      "Fields left out are the original's: payload, queue and the attempts it was enqueued with; due now unless runAt. The copy is checked as POST /api/jobs checks a job. " +
+      'Audited as `copy` on both jobs.',
+    tags: ['jobs', 'actions'],
+    requestParams: { path: idParam },
+    requestBody: { required: false, content: { 'application/json': { schema: copyBody } } },
+    responses: {
+      '202': jsonResponse('Enqueued and committed.', copiedSchema),
+      '400': errorResponse('The body is invalid, or the payload does not fit the type (or holds a number JSON cannot carry exactly).'),
+      '404': errorResponse('No such job.'),
+      '413': errorResponse('The body or the payload is too large.'),
+      '422': errorResponse('The type is no longer known (no worker registers it).'),
       ...commonErrors,
     },
   }),

@@ -1,0 +1,37 @@
+import { insertJob } from '../factories';
+import { expect, test } from './test';
+import { closeDb, db, jobRow, screenshot, waitForStatus } from './helpers';
+
+test.afterAll(closeDb);
+
+// A dead job whose input was wrong: the operator mends the payload in a copy and runs it,
+// and the original stays in the dead letter as it ran, each job's timeline naming the other.
+test('a dead job is copied with its payload mended: the copy runs, the original stays as it was', async ({ page }) => {
+  const dead = await insertJob(db(), { status: 'failed', type: 'demo.sleep', payload: { ms: 'ten' }, attemptCount: 3, maxAttempts: 3 });
+  await page.goto(`/jobs/${dead}`);
+  await page.getByRole('button', { name: 'Enqueue a copy…' }).click();
+  const dialog = page.getByRole('dialog', { name: `Enqueue a copy of job #${dead}` });
+  const payload = dialog.getByRole('textbox', { name: 'Payload' });
+  await expect(payload).toHaveValue('{"ms": "ten"}');
+  // As it was, the type's schema refuses it: the server's reason, nothing enqueued.
+  await dialog.getByRole('button', { name: 'Enqueue copy' }).click();
+  await expect(dialog.getByRole('alert')).toContainText('payload.ms');
+  await payload.fill('{"ms": 20');
+  await dialog.getByRole('button', { name: 'Enqueue copy' }).click();
+  await expect(dialog.getByRole('alert')).toContainText('The payload is not valid JSON');
+  await payload.fill('{"ms": 20}');
+  await dialog.getByLabel('Reason').fill('ms was a word');
+  await screenshot(page, 'copy-dialog');
+  await dialog.getByRole('button', { name: 'Enqueue copy' }).click();
+  const made = dialog.getByTestId('copy-made').getByRole('link');
+  await expect(made).toHaveText(/^#\d+$/);
+  const copy = (await made.innerText()).slice(1);
+  await waitForStatus(copy, 'completed');
+  expect((await jobRow(copy)).payload).toEqual({ ms: 20 });
+  expect((await jobRow(dead)).status).toBe('failed');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByTestId('timeline')).toContainText(new RegExp(`copied by .+ → job #${copy}`));
+  await page.goto(`/jobs/${copy}`);
+  await expect(page.getByTestId('timeline')).toContainText(`as a copy of job #${dead}`);
+  await expect(page.getByTestId('timeline')).toContainText('reason: ms was a word');
+});
