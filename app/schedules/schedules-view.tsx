@@ -192,7 +192,7 @@ function ScheduleTable({
         const runsTicks = s.enabled && !s.paused;
         return (
           <tr key={s.name} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`schedule-${s.name}`}>
-            <td className="break-all px-3 py-2 font-medium">
+            <td className="min-w-[10rem] break-all px-3 py-2 font-medium">
               <UserText text={s.name} /> {!s.enabled && <Badge>disabled</Badge>}{' '}
               {s.paused && (
                 <Badge tone="amber" title={s.pausedAt ? `paused ${dateTime(s.pausedAt)}` : undefined}>
@@ -207,7 +207,7 @@ function ScheduleTable({
                 <UserText text={s.timezone} />)
               </span>
             </td>
-            <td className="break-all px-3 py-2 text-xs">
+            <td className="min-w-[10rem] break-all px-3 py-2 text-xs">
               <span className="font-mono">
                 <UserText text={s.type} />
               </span>{' '}
@@ -217,7 +217,7 @@ function ScheduleTable({
               </Link>
               <span className="text-zinc-500"> · {s.maxAttempts} attempts</span>
               {runsTicks && consumers(s.queue) === 0 && (
-                <p className="mt-1 text-red-700 dark:text-red-400" data-testid="no-consumer">
+                <p className="mt-1 break-normal text-red-700 dark:text-red-400" data-testid="no-consumer">
                   No live worker consumes this queue: each tick&apos;s job waits until one starts.
                 </p>
               )}

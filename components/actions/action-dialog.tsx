@@ -245,13 +245,13 @@ function ItemTable({ items, destructive = false }: { items: BulkItem[]; destruct
                 </Link>
               </td>
               <td className="px-2 py-1">{i.status && <StatusBadge status={i.status} />}</td>
-              <td className="break-all px-2 py-1">
+              <td className="min-w-[9rem] break-all px-2 py-1">
                 <UserText text={i.queue} /> ·{' '}
                 <span className="font-mono">
                   <UserText text={i.type} />
                 </span>
               </td>
-              <td className="break-all px-2 py-1 font-mono">
+              <td className="min-w-[9rem] break-all px-2 py-1 font-mono">
                 <UserText text={i.workerId} />
               </td>
               <td className="px-2 py-1">

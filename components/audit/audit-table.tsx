@@ -57,11 +57,11 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
           {entries.map((e) => (
             <tr key={e.id} className="border-t border-zinc-100 align-top dark:border-zinc-800" data-testid={`audit-${e.id}`}>
               <td className="tabular whitespace-nowrap px-2 py-1 text-xs text-zinc-500">{dateTime(e.at)}</td>
-              <td className="break-all px-2 py-1">
+              <td className="min-w-[8rem] break-all px-2 py-1">
                 <button type="button" className="hover:underline" onClick={() => onActor?.(e.actor)}>
                   <UserText text={e.actor} />
                 </button>{' '}
-                <span className="text-xs text-zinc-500">({e.actorKind})</span>
+                <span className="whitespace-nowrap text-xs text-zinc-500">({e.actorKind})</span>
               </td>
               <td className="px-2 py-1 font-mono text-xs">
                 <button type="button" className="hover:underline" onClick={() => onAction?.(e.action)}>
@@ -69,7 +69,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                 </button>
                 <AuditOptions entry={e} />
               </td>
-              <td className="break-all px-2 py-1 text-xs">
+              <td className="min-w-[12rem] break-all px-2 py-1 text-xs">
                 <AuditTarget target={e.target} />
                 {e.jobIds.length > 0 && (
                   <span className="block text-zinc-500">
@@ -100,7 +100,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                   )}
                 </td>
               )}
-              <td className="wrap-anywhere px-2 py-1 text-xs">{e.reason ? <UserText text={e.reason} multiline /> : <span className="text-zinc-400">—</span>}</td>
+              <td className="min-w-[10rem] wrap-anywhere px-2 py-1 text-xs">{e.reason ? <UserText text={e.reason} multiline /> : <span className="text-zinc-400">—</span>}</td>
             </tr>
           ))}
         </tbody>

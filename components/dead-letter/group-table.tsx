@@ -42,10 +42,10 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
               data-testid={`group-${g.fingerprint}`}
             >
               <td className="tabular py-2 pr-3 font-semibold">{int(g.count)}</td>
-              <td className="break-all py-2 pr-3 font-mono text-xs">
+              <td className="min-w-[9rem] break-all py-2 pr-3 font-mono text-xs">
                 <UserText text={g.type} />
               </td>
-              <td className="py-2 pr-3">
+              <td className="min-w-[14rem] py-2 pr-3">
                 <p className="wrap-anywhere font-mono text-xs">{g.pattern ? <UserText text={g.pattern} multiline /> : '(no error text)'}</p>
                 {g.sampleError && (
                   <p className="mt-0.5 line-clamp-3 wrap-anywhere text-xs text-zinc-500" title="the error of the group's latest failure">
@@ -53,7 +53,7 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
                   </p>
                 )}
               </td>
-              <td className="break-all py-2 pr-3 text-xs">
+              <td className="min-w-[7rem] break-all py-2 pr-3 text-xs">
                 {g.queues.map((q, k) => (
                   <span key={q}>
                     {k > 0 && ', '}

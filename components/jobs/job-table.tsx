@@ -108,7 +108,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
         header: 'Owner · lease',
         cell: ({ row: { original: j } }) =>
           j.status === 'running' ? (
-            <span className="flex flex-col gap-0.5 text-xs">
+            <span className="flex min-w-[10rem] flex-col gap-0.5 text-xs">
               <span className="break-all font-mono" data-testid="owner">
                 <UserText text={j.workerId} />
               </span>
@@ -119,7 +119,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
               <LastCheckpoint job={j} nowMs={nowMs} />
             </span>
           ) : j.workerId ? (
-            <span className="break-all font-mono text-xs text-zinc-400">
+            <span className="block min-w-[10rem] break-all font-mono text-xs text-zinc-400">
               <UserText text={j.workerId} />
             </span>
           ) : null,
@@ -141,7 +141,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
       col.accessor('error', {
         header: 'Last error',
         cell: (c) => (
-          <span className="line-clamp-2 max-w-md wrap-anywhere text-xs text-red-700 dark:text-red-300">
+          <span className="line-clamp-2 min-w-[12rem] max-w-md wrap-anywhere text-xs text-red-700 dark:text-red-300">
             <UserText text={c.getValue()} multiline />
           </span>
         ),

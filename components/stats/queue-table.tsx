@@ -86,7 +86,7 @@ export function QueueTable({
             const signal = queueSignal(q);
             return (
               <tr key={q.queue} className="border-t border-zinc-100 dark:border-zinc-800" data-testid={`queue-${q.queue}`}>
-                <td className="break-all py-1.5 pr-3">
+                <td className="min-w-[8rem] break-all py-1.5 pr-3">
                   <Link href={`/jobs?queue=${encodeURIComponent(q.queue)}`} className="hover:underline">
                     <UserText text={q.queue} />
                   </Link>

@@ -41,7 +41,7 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
         const unseen = !w.stoppedAt && !stale && age > staleAfterMs;
         return (
           <tr key={w.workerId} className="border-b border-zinc-100 last:border-0 dark:border-zinc-800/60" data-testid={`worker-${w.workerId}`}>
-            <td className="break-all px-3 py-2 font-mono text-xs">
+            <td className="min-w-[9rem] break-all px-3 py-2 font-mono text-xs">
               <UserText text={w.workerId} />
             </td>
             <td className="px-3 py-2">
@@ -66,7 +66,7 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
             <td className="px-3 py-2 text-xs [overflow-wrap:anywhere]">
               <UserText text={w.host} /> · <span className="whitespace-nowrap">{w.pid}</span>
             </td>
-            <td className="break-all px-3 py-2 text-xs">
+            <td className="min-w-[9rem] break-all px-3 py-2 text-xs">
               <UserText text={w.queues.join(', ')} />
               {/* The types it claims (it claims no other); none recorded: an earlier version, which claimed any. */}
               {w.types && (

@@ -139,12 +139,12 @@ export function JobView({ id }: { id: string }) {
       </div>
       {q.isError && <ErrorState title="Refreshing failed: showing the last known state" message={q.error.message} />}
       {d.workers?.queuePaused && (j.status === 'queued' || j.status === 'retrying') && (
-        <p className="rounded border border-amber-300 bg-amber-50 p-3 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200" data-testid="paused-notice">
+        <p className="rounded border border-amber-300 bg-amber-50 p-3 text-sm wrap-anywhere text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200" data-testid="paused-notice">
           Queue <UserText text={j.queue} /> is paused: no worker claims its jobs until it is resumed (the overview&apos;s queue table).
         </p>
       )}
       {d.workers && j.status !== 'running' && (d.workers.onQueue === 0 || d.workers.withHandler === 0) && (
-        <p className="rounded border border-amber-300 bg-amber-50 p-3 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200" data-testid="waiting-notice">
+        <p className="rounded border border-amber-300 bg-amber-50 p-3 text-sm wrap-anywhere text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-200" data-testid="waiting-notice">
           {d.workers.onQueue === 0 ? (
             <>
               No live worker serves queue <UserText text={j.queue} />: the job waits until one starts.

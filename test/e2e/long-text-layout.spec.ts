@@ -1,0 +1,114 @@
+/**
+ * Long user text (an error of thousands of characters with no space in it, a queue name of
+ * 200 characters, a long reason) next to short names, at a laptop's 1280 px and a phone's
+ * 390 px. A table cell that may break anywhere has a min-content width of one character,
+ * so without a floor of its own the long text beside it squeezed it: `payment.capture` read
+ * as `paymen t.captu re` in the dead letter at 1280 px, the audit log's `Who` broke
+ * mid-name, and at 390 px every job's owner and error were a few characters wide (rows
+ * hundreds of pixels tall); a job's "no live worker serves queue …" notice ran off the page.
+ * Here the short names stay on one line, the squeezed columns keep a readable width, and
+ * no page scrolls sideways (a table may, inside its own frame).
+ */
+import type { Locator, Page } from '@playwright/test';
+import { expect, test } from './test';
+import { closeDb, db } from './helpers';
+
+test.afterAll(closeDb);
+
+const LAPTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+/** How many lines the text takes: an inline box broken over lines has one rectangle per line. */
+const lines = (text: Locator) => text.evaluate((e) => e.getClientRects().length);
+const width = (el: Locator) => el.evaluate((e) => e.getBoundingClientRect().width);
+const pageOverflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+
+async function failedJob(f: { queue: string; type: string; error: string; worker: string }): Promise<string> {
+  const { rows } = await db().query(
+    `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, worker_id, started_at, finished_at, error)
+     VALUES ($1, $2, 'failed', '{}', 1, 1, 1, $3, now(), now(), $4) RETURNING job_id`,
+    [f.queue, f.type, f.worker, f.error],
+  );
+  return String(rows[0].job_id);
+}
+
+/** A failed job whose error is 2,000 characters with no space, beside the short names an operator reads. */
+async function longErrorJob() {
+  const token = `tok${Date.now()}`;
+  const error = `ECONNREFUSED 10.0.0.12:5432 ${token}${'averyveryverylongtokenwithoutanyspaces'.repeat(60)}`;
+  const id = await failedJob({ queue: 'billing', type: 'payment.capture', error, worker: 'vm:9307:65041e' });
+  return { id, token, error };
+}
+
+test("the dead letter at 1280 px: a group's type is not squeezed by its long error", async ({ page }) => {
+  const { token } = await longErrorJob();
+  await page.setViewportSize(LAPTOP);
+  await page.goto('/dead-letter');
+  const group = page.getByTestId('dead-letter-groups').locator('tr', { hasText: token });
+  await expect(group).toBeVisible();
+  const type = group.locator('td').nth(1).locator('bdi');
+  await expect(type).toHaveText('payment.capture');
+  await expect.poll(() => lines(type), { message: 'the type on one line' }).toBe(1);
+  await expect.poll(() => pageOverflow(page)).toBeLessThanOrEqual(0);
+});
+
+test('the jobs list at 390 px: the owner reads as one id and the error column is wide enough to read', async ({ page }) => {
+  const { id, token } = await longErrorJob();
+  await page.setViewportSize(PHONE);
+  await page.goto(`/jobs?status=failed&error=${token}`);
+  const row = page.getByTestId(`job-row-${id}`);
+  await expect(row).toBeVisible();
+  const owner = row.locator('td').nth(6).locator('bdi');
+  await expect(owner).toHaveText('vm:9307:65041e');
+  await expect.poll(() => lines(owner), { message: 'the owner on one line' }).toBe(1);
+  await expect.poll(() => width(row.locator('td').nth(8)), { message: 'the last error column' }).toBeGreaterThanOrEqual(180);
+  await expect.poll(() => pageOverflow(page)).toBeLessThanOrEqual(0);
+});
+
+test('the audit log at 1280 px: who did it reads as a name beside a long reason and filter', async ({ page }) => {
+  const { id, token, error } = await longErrorJob();
+  const actor = `maria.${token.slice(-5)}`;
+  await db().query(
+    `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, details, state, reason)
+     VALUES ($1, 'user', 'bulk.requeue', $2, $3, 1, 0, '{}', 'done', $4)`,
+    [actor, JSON.stringify({ filter: { status: 'failed', queue: 'q'.repeat(200) } }), [id], `${'y'.repeat(400)} ${error}`],
+  );
+  await page.setViewportSize(LAPTOP);
+  await page.goto(`/audit?actor=${actor}`);
+  const who = page.getByTestId('audit-table').getByRole('button', { name: actor }).locator('bdi');
+  await expect(who).toHaveText(actor);
+  await expect.poll(() => lines(who), { message: 'the actor on one line' }).toBe(1);
+});
+
+/** A job on a 200-character queue, and one on `reminders`: no worker here serves either, so both wait and are listed. */
+async function longQueueJob() {
+  const queue = `q${Date.now()}${'verylongqueuename'.repeat(12)}`.slice(0, 200);
+  const { rows } = await db().query(
+    `INSERT INTO jobs (queue, type, payload) VALUES ($1, 'demo.noop', '{}'), ('reminders', 'demo.noop', '{}') RETURNING job_id`,
+    [queue],
+  );
+  return { queue, id: String(rows[0].job_id) };
+}
+
+test('a job on a 200-character queue no worker serves: its page does not scroll sideways, at 1280 px or 390 px', async ({ page }) => {
+  const { id } = await longQueueJob();
+  for (const size of [LAPTOP, PHONE]) {
+    await page.setViewportSize(size);
+    await page.goto(`/jobs/${id}`);
+    await expect(page.getByTestId('waiting-notice')).toContainText('No live worker serves queue');
+    await expect.poll(() => pageOverflow(page), { message: `sideways scroll at ${size.width} px` }).toBeLessThanOrEqual(0);
+  }
+});
+
+test("the overview at 390 px: a 200-character queue name wraps in its cell, and a short one beside it is not cut in two", async ({ page }) => {
+  const { queue } = await longQueueJob();
+  await page.setViewportSize(PHONE);
+  await page.goto('/');
+  // The jobs were written to the table, not enqueued through this console: the overview lists
+  // them from its next snapshot, up to one refresh interval later (ten times a slow computation).
+  await expect(page.getByTestId('queue-table').locator('tr', { hasText: queue.slice(0, 10) })).toBeVisible({ timeout: 45_000 });
+  const cell = page.getByTestId('queue-reminders').locator('td').first().locator('bdi');
+  await expect(cell).toHaveText('reminders');
+  await expect.poll(() => lines(cell), { message: '`reminders` on one line' }).toBe(1);
+  await expect.poll(() => pageOverflow(page)).toBeLessThanOrEqual(0);
+});
