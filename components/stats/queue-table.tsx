@@ -62,6 +62,12 @@ export function QueueTable({
   // a reason for the audit log. Resuming puts things back as they were: one click.
   const [confirming, setConfirming] = useState<string | null>(null);
   const [reason, setReason] = useState('');
+  // Back from the confirmation without pausing: the Pause… button takes its place, and the focus.
+  const keepRunning = (from: HTMLElement) => {
+    const cell = from.closest('td');
+    setConfirming(null);
+    requestAnimationFrame(() => cell?.querySelector('button')?.focus());
+  };
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-sm" data-testid="queue-table">
@@ -153,6 +159,12 @@ export function QueueTable({
                       <form
                         className="flex flex-wrap items-center gap-1"
                         data-testid="pause-confirm"
+                        // Escape keeps the queue running, as it closes every dialog (the focus goes back to Pause…).
+                        onKeyDown={(e) => {
+                          if (e.key !== 'Escape') return;
+                          e.preventDefault();
+                          keepRunning(e.currentTarget);
+                        }}
                         onSubmit={(e) => {
                           e.preventDefault();
                           onSetPaused(q.queue, true, reason.trim() || undefined);
@@ -171,7 +183,7 @@ export function QueueTable({
                         <button type="submit" className={`${BUTTON} border-amber-400 bg-amber-50 dark:border-amber-700 dark:bg-amber-950`} title="no worker on any host claims from it until it is resumed; running jobs finish">
                           Pause {q.queue.length > 24 ? 'queue' : <UserText text={q.queue} />}
                         </button>
-                        <button type="button" className={BUTTON} onClick={() => setConfirming(null)}>
+                        <button type="button" className={BUTTON} onClick={(e) => keepRunning(e.currentTarget)}>
                           Keep running
                         </button>
                       </form>

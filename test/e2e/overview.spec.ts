@@ -125,6 +125,11 @@ test('pausing a queue asks once more, with a reason for the audit log; resuming 
   await row.getByRole('button', { name: 'Pause queue e2e-pausable' }).click();
   await row.getByRole('button', { name: 'Keep running' }).click();
   await expect(row.getByTestId('pause-confirm')).toHaveCount(0);
+  // Escape in the reason box keeps it running too, as it closes a dialog, and the focus is back on Pause….
+  await row.getByRole('button', { name: 'Pause queue e2e-pausable' }).click();
+  await row.getByLabel('Reason for pausing queue e2e-pausable').press('Escape');
+  await expect(row.getByTestId('pause-confirm')).toHaveCount(0);
+  await expect(row.getByRole('button', { name: 'Pause queue e2e-pausable' })).toBeFocused();
   const paused = async () => (await db().query(`SELECT paused_at IS NOT NULL AS p FROM queues WHERE name = 'e2e-pausable'`)).rows[0]?.p ?? false;
   expect(await paused(), 'nothing paused before the confirmation').toBe(false);
   await row.getByRole('button', { name: 'Pause queue e2e-pausable' }).click();
