@@ -66,6 +66,25 @@ test('past the refresh interval a viewer gets the last snapshot at once, and one
   }
 });
 
+test('the refresh interval grows with the computation, not with the wait for its connection', async () => {
+  // A connection that takes 3 s to come (the console's first, opened while it starts up; a
+  // busy pool): ten times that would keep the start's snapshot for half a minute or more.
+  const slowConnect = new Proxy(db.pool, {
+    get(t, prop) {
+      if (prop === 'connect') return async () => (await new Promise((r) => setTimeout(r, 3_000)), t.connect());
+      const v = Reflect.get(t, prop, t);
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  }) as pg.Pool;
+  const cache = new StatsCache(slowConnect, { leaseMs: 30_000, minRefreshMs: 50 });
+  try {
+    const first = await cache.get();
+    assert.ok(first.refreshMs < 10 * 3_000, `refreshed every ${first.refreshMs} ms after a computation of ${first.computeMs} ms`);
+  } finally {
+    cache.stop();
+  }
+});
+
 test('the wall clock stepped back an hour after a snapshot: the next refresh still comes after the interval, not an hour later', async () => {
   await insertJob(db.pool, { status: 'cancelled', queue: 'sc-step' });
   const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 50 });
