@@ -290,6 +290,30 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     }
   });
 
+  test('minAttempts=2 lists the jobs that needed more than one try; a bulk action on that filter touches only them', async () => {
+    const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
+    const queue = 'attempts-filter-q';
+    await insertJob(db.pool, { queue, status: 'completed', attemptCount: 1, maxAttempts: 3 });
+    const second = await insertJob(db.pool, { queue, status: 'completed', attemptCount: 2, maxAttempts: 3 });
+    const dead = await insertJob(db.pool, { queue, status: 'failed', attemptCount: 3, maxAttempts: 3 });
+    await insertJob(db.pool, { queue }); // never claimed
+    const ids = async (qs: string) => (await get(`queue=${queue}&${qs}`)).jobs.map((j: { id: string }) => j.id);
+    assert.deepEqual(await ids('minAttempts=2'), [dead, second]);
+    assert.deepEqual(await ids('minAttempts=3'), [dead]);
+    assert.deepEqual(await ids('minAttempts=2&status=completed'), [second]);
+    for (const bad of ['0', '101', 'x']) {
+      const res = await jobs.GET(new Request(`http://test/api/jobs?minAttempts=${bad}`));
+      assert.equal(res.status, 400, bad);
+      assert.match((await res.json()).error.message, /minAttempts/);
+    }
+    const preview = await actions.POST(
+      new Request('http://test/api/actions/requeue', { method: 'POST', body: JSON.stringify({ filter: { queue, minAttempts: '2' }, preview: true }) }),
+      { params: Promise.resolve({ action: 'requeue' }) },
+    );
+    assert.equal(preview.status, 200);
+    assert.equal((await preview.json()).total, 2);
+  });
+
   test('due=now and due=later split the waiting jobs by when they are due (a scheduled view)', async () => {
     const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
     const queue = 'due-filter-q';

@@ -77,7 +77,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
   useEffect(() => onPendingChange?.(pending), [pending, onPendingChange]);
   const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
   return (
-    <form ref={form} onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-9 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
+    <form ref={form} onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-10 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
       <label className="col-span-2 flex flex-col gap-1 text-xs text-zinc-500">
         Search (job id or error text; a number in quotes is error text)
         <input id="job-search" data-field="search" className={input} value={search} onChange={(e) => setSearch(e.target.value)} placeholder='e.g. 4211, timeout or "503"' maxLength={200} />
@@ -116,6 +116,25 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           </select>
         </label>
       )}
+      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        Attempts
+        <select
+          className={input}
+          value={draft.minAttempts ?? ''}
+          aria-label="Attempts"
+          title="jobs claimed at least this many times: those that needed more than one try"
+          onChange={(e) => submit(undefined, { minAttempts: e.target.value || undefined })}
+        >
+          <option value="">any</option>
+          {MIN_ATTEMPTS_PRESETS.map((n) => (
+            <option key={n} value={n}>
+              {n} or more
+            </option>
+          ))}
+          {/* A value from a link that is not a preset (7): shown as it reads. */}
+          {draft.minAttempts && !MIN_ATTEMPTS_PRESETS.includes(draft.minAttempts) && <option value={draft.minAttempts}>{draft.minAttempts} or more</option>}
+        </select>
+      </label>
       <label className="flex flex-col gap-1 text-xs text-zinc-500">
         Time
         <select
@@ -169,7 +188,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
         Payload
         <input className={input} data-field="payload" value={draft.payload ?? ''} onChange={set('payload')} placeholder="key or a.b=value" maxLength={200} aria-label="Payload" />
       </label>
-      <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-9">
+      <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-10">
         <Button type="submit" variant="primary" size="sm">
           Apply filters
         </Button>
@@ -203,6 +222,9 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
     </form>
   );
 }
+
+/** The Attempts select's choices: more than one try, and the counts a retry policy reaches. */
+const MIN_ATTEMPTS_PRESETS = ['2', '3', '5', '10'];
 
 /** The Time select's value for these filters: "createdSince:1h", or "" for none (one of the two at a time). */
 function timeValue(f: JobFilters): string {

@@ -43,3 +43,13 @@ test('time filters: a span or an ISO moment is kept; anything else is said as ig
   assert.equal(sinceText('1h'), 'in the last hour');
   assert.equal(sinceText('2026-12-03T13:00:00+01:00'), 'since 2026-12-03 12:00 UTC');
 });
+
+test('a least number of attempts: 1-100 is kept and written back; anything else is said as ignored', () => {
+  assert.deepEqual(filtersFromParams(new URLSearchParams('status=completed&minAttempts=2')), { status: 'completed', minAttempts: '2' });
+  assert.equal(filtersToQuery({ status: 'completed', minAttempts: '2' }), 'status=completed&minAttempts=2');
+  for (const bad of ['0', '02', '101', '2.5', '-1', 'two']) {
+    assert.deepEqual(filtersFromParams(new URLSearchParams(`minAttempts=${bad}`)), {}, bad);
+    assert.deepEqual(ignoredFilters(new URLSearchParams(`minAttempts=${bad}`)), [{ name: 'minAttempts', value: bad, why: 'not a number of attempts (1-100)' }], bad);
+  }
+  assert.deepEqual(filtersFromParams(new URLSearchParams('minAttempts=100')), { minAttempts: '100' });
+});

@@ -16,7 +16,7 @@ import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
-import { filtersFromParams } from '../api/filters';
+import { filtersFromParams, MIN_ATTEMPTS_TEXT } from '../api/filters';
 import { MAX_VIEW_NAME, MAX_VIEW_QUERY, VIEW_PAGE_FILTERS, VIEW_PAGE_PATHS, VIEW_PAGES, type ViewPage, viewQueryOf } from '../views/pages';
 
 // Also the HTTP API's check on payloads and checkpoints (the worker imports it from text.ts, without zod).
@@ -233,6 +233,11 @@ export const filterFields = {
     .regex(FINGERPRINT_RE, 'must be an error fingerprint (12 hex digits)')
     .optional()
     .meta({ description: "An error fingerprint (the dead letter's groups): failed jobs whose last error has this shape." }),
+  minAttempts: z
+    .string()
+    .regex(MIN_ATTEMPTS_TEXT, 'must be a number of attempts, 1-100')
+    .optional()
+    .meta({ description: 'Jobs claimed at least this many times (`2`: every job that needed more than one try).', example: '2' }),
   due: z
     .enum(['now', 'later'])
     .optional()

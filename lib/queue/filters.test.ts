@@ -20,6 +20,9 @@ test('filters become parameterised conditions; only unindexed ones ask for a win
   assert.equal(filterSql({ status: 'failed' }, new SqlParams(), 'fp').scans, false);
   assert.equal(filterSql({ status: 'running', worker: 'w' }, new SqlParams(), 'fp').scans, false);
   assert.equal(filterSql({ queue: 'q', id: '5' }, new SqlParams(), 'fp').scans, false, 'an id pins the row');
+  const attempts = new SqlParams();
+  const least = filterSql({ status: 'completed', minAttempts: '2' }, attempts, 'fp');
+  assert.deepEqual([least.conds, attempts.values, least.scans], [['status = $1::job_status', 'attempt_count >= $2::int'], ['completed', '2'], true]);
 });
 
 test('q: a number too large for a bigint is searched as text, never cast to a job id', () => {

@@ -26,6 +26,8 @@ export interface JobFilter {
   payload?: string;
   /** An error fingerprint (see fingerprint.ts). */
   fingerprint?: string;
+  /** Jobs claimed at least this many times (a decimal, 1-100): "which jobs needed more than one try". */
+  minAttempts?: string;
   /** Waiting jobs by when they are due: `now` (run_at passed) or `later` (scheduled, or a retry in its backoff). */
   due?: 'now' | 'later';
   /** Enqueued since: a span back from now (`1h`) or a moment (ISO 8601); see lib/since.ts. */
@@ -68,7 +70,7 @@ export const FAILED_ANCHOR = /^(\d{1,17})\.(\d{1,19})(?:\.(\d{1,9}))?$/;
 /** The most seen failures an anchor carries (past it, the failed list anchors at its read, seen 0). */
 export const FAILED_ANCHOR_SEEN_MAX = 10_000;
 
-export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'due', 'createdSince', 'finishedSince', 'q', 'maxId', 'finishedBy'] as const;
+export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'due', 'createdSince', 'finishedSince', 'q', 'maxId', 'finishedBy'] as const;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
@@ -132,6 +134,10 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
   if (f.worker) {
     conds.push(`worker_id = ${p.add(f.worker)}`);
     if (f.status !== 'running') scans = true;
+  }
+  if (f.minAttempts) {
+    conds.push(`attempt_count >= ${p.add(f.minAttempts)}::int`);
+    scans = true;
   }
   if (f.due) {
     // Only waiting jobs have a due time that matters: a finished job's run_at is history.

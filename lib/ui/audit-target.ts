@@ -22,6 +22,7 @@ const CONDITIONS: Record<string, { label: string; op: string }> = {
   error: { label: 'error', op: 'contains' },
   payload: { label: 'payload', op: 'has' },
   fingerprint: { label: 'error group', op: '=' },
+  minAttempts: { label: 'attempts', op: '≥' },
   due: { label: 'due', op: '=' },
   createdSince: { label: 'enqueued', op: '' },
   finishedSince: { label: 'finished', op: '' },

@@ -45,6 +45,24 @@ test('filters live in the URL and survive a reload', async ({ page, request }) =
   await expect(page.getByLabel('Status')).toHaveValue('completed');
 });
 
+// Which jobs needed more than one try (a flaky dependency, a handler that times out): a
+// job that failed once and then completed, beside one that completed at once.
+test('the Attempts filter lists the jobs claimed at least n times, and keeps it in the URL', async ({ page, request }) => {
+  const once = await enqueue(request, { type: 'demo.sleep', queue: 'default', payload: { ms: 1 } });
+  const twice = await enqueue(request, { type: 'demo.sleep', queue: 'default', payload: { ms: 1, failTimes: 1 } });
+  await waitForStatus(once, 'completed');
+  await waitForStatus(twice, 'completed', 60_000);
+  await page.goto('/jobs?status=completed&type=demo.sleep');
+  await expect(page.getByTestId(`job-row-${once}`)).toBeVisible();
+  await page.getByLabel('Attempts').selectOption('2');
+  await expect(page).toHaveURL(/\/jobs\?status=completed&type=demo\.sleep&minAttempts=2$/);
+  await expect(page.getByTestId(`job-row-${twice}`)).toBeVisible();
+  await expect(page.getByTestId(`job-row-${once}`)).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByLabel('Attempts')).toHaveValue('2');
+  await expect(page.getByTestId(`job-row-${twice}`)).toContainText('2/');
+});
+
 test('the Time filter keeps a moving window in the URL; a moment from a link reads as one', async ({ page, request }) => {
   const done = await enqueue(request, { type: 'demo.noop', queue: 'default', payload: { e2e: 'time-filter' } });
   await waitForStatus(done, 'completed');

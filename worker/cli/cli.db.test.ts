@@ -262,6 +262,9 @@ describe('reading', () => {
     const recent = JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--finished-since', '1h', '--json'])).stdout);
     assert.deepEqual(recent.jobs.map((j: { id: string }) => j.id), [failed], 'the one finished job, within the hour');
     assert.equal(JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--created-since', '2999-01-01T00:00:00Z', '--json'])).stdout).jobs.length, 0);
+    const retried = JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--min-attempts', '2', '--json'])).stdout);
+    assert.deepEqual(retried.jobs.map((j: { id: string }) => j.id), [failed], 'the one job claimed more than once');
+    ok(await cli(['jobs', '--min-attempts', '0']), 2);
     const table = await cli(['jobs', '--status', 'failed', '--q', 'smtp']);
     ok(table);
     assert.match(table.stdout, new RegExp(`│ ${failed}\\s+│ failed\\s+│ cli-read .*smtp timeout`));
