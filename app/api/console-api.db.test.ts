@@ -563,21 +563,33 @@ describe('GET /api/jobs/:id', () => {
     const id = await insertJob(db.pool, { queue, type: 'demo.noop' });
     const first = await counts(id);
     const base = first.anywhere as number; // live workers of other tests in this database
-    assert.deepEqual(first, { onQueue: 0, withHandler: 0, anywhere: base, queuePaused: false });
+    assert.deepEqual(first, { onQueue: 0, withHandler: 0, anywhere: base, queuePaused: false, queueControlled: false });
     await register(queue, ['other.type']);
-    assert.deepEqual(await counts(id), { onQueue: 1, withHandler: 0, anywhere: base + 1, queuePaused: false });
+    assert.deepEqual(await counts(id), { onQueue: 1, withHandler: 0, anywhere: base + 1, queuePaused: false, queueControlled: false });
     await register(queue, ['demo.noop', 'other.type']);
     // A worker of an earlier version (no types recorded) claimed any type.
     await register(queue, null);
-    assert.deepEqual(await counts(id), { onQueue: 3, withHandler: 2, anywhere: base + 3, queuePaused: false });
+    assert.deepEqual(await counts(id), { onQueue: 3, withHandler: 2, anywhere: base + 3, queuePaused: false, queueControlled: false });
     await register(uniquePrefix('elsewhere'), ['demo.noop']);
-    assert.deepEqual(await counts(id), { onQueue: 3, withHandler: 2, anywhere: base + 4, queuePaused: false }, 'a worker of another queue counts only as a sweeper');
+    assert.deepEqual(await counts(id), { onQueue: 3, withHandler: 2, anywhere: base + 4, queuePaused: false, queueControlled: false }, 'a worker of another queue counts only as a sweeper');
     await queueSetControls(db.pool, { name: queue, paused: true });
     assert.equal((await detail(id)).workers.queuePaused, true, 'and a paused queue says so');
     const running = await insertJob(db.pool, { queue, type: 'demo.noop', status: 'running', leaseInMs: -1_000 });
     assert.equal((await detail(running)).workers.anywhere, base + 4, 'a running job: who would recover it');
     const done = await insertJob(db.pool, { queue, type: 'demo.noop', status: 'completed' });
     assert.equal((await detail(done)).workers, undefined, 'not for a finished job');
+  });
+
+  // A claim takes over an expired lease only on a queue that is neither paused nor limited
+  // (jobClaimExpired): on such a queue, only the sweep moves it on, and the job's page must
+  // not promise otherwise while the sweep has stopped.
+  test('a job says whether its queue is controlled (paused or limited), where no claim takes over an expired lease', async () => {
+    const queue = uniquePrefix('controlled');
+    const running = await insertJob(db.pool, { queue, type: 'demo.noop', status: 'running', leaseInMs: -1_000 });
+    assert.equal((await detail(running)).workers.queueControlled, false);
+    await queueSetControls(db.pool, { name: queue, concurrencyLimit: 2 });
+    const limited = (await detail(running)).workers;
+    assert.deepEqual([limited.queuePaused, limited.queueControlled], [false, true], 'limited, not paused');
   });
 
   test("a running job's page says how long ago the recover sweep ran, and past what it has stopped (as the stats)", async () => {

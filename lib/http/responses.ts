@@ -182,6 +182,10 @@ export const jobDetailSchema = z
           description: 'Past this age (ms) the sweep counts as stopped while workers are alive: ten sweep intervals, a minute at the least. As in GET /api/stats.',
         }),
         queuePaused: z.boolean(),
+        queueControlled: z.boolean().meta({
+          description:
+            "The queue is paused or limited: an expired lease of its jobs is moved on by the recover sweep (or Recover) only. On any other queue a live worker of the queue with the type's handler also takes it over with a claim (attempts left, no cancel asked).",
+        }),
       })
       .optional()
       .meta({

@@ -1314,6 +1314,7 @@ export async function queueWorkersForType(db: Executor, p: { queue: string; type
     anywhere: r.anywhere as number,
     sweptAgoMs: r.swept_ago_ms === null ? null : Math.max(0, Math.round(Number(r.swept_ago_ms))),
     queuePaused: r.paused as boolean,
+    queueControlled: r.controlled as boolean,
   };
 }
 

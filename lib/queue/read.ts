@@ -454,10 +454,11 @@ export interface JobDetail {
    * type): none of them is why such a job never starts; the live workers anywhere (each runs
    * the recover sweep, which moves an expired lease on), how long ago the sweep last ran and
    * past how long that means it has stopped (as ConsoleStats); and whether its queue is
-   * paused (ops.queueWorkersForType). Absent for finished jobs, or when not asked for (the
+   * paused, or controlled (paused or limited: no claim takes over an expired lease of such a
+   * queue, only the sweep moves it on) (ops.queueWorkersForType). Absent for finished jobs, or when not asked for (the
    * console's read adds it).
    */
-  workers?: { onQueue: number; withHandler: number; anywhere: number; sweptAgoMs: number | null; sweepStaleAfterMs: number; queuePaused: boolean };
+  workers?: { onQueue: number; withHandler: number; anywhere: number; sweptAgoMs: number | null; sweepStaleAfterMs: number; queuePaused: boolean; queueControlled: boolean };
 }
 
 /**

@@ -1145,8 +1145,9 @@ SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM live) OR EXISTS (SELECT 1 FROM live W
  * queueWorkersForType — the live workers serving a queue, how many of them have a handler
  * for a type (a worker with no types recorded, of an earlier version, claims any), how many
  * live workers there are at all (each runs the recover sweep), how long ago the sweep last
- * ran (NULL: never recorded), and whether the queue is paused. Read-only: why a job waits,
- * or who will move an expired lease on.
+ * ran (NULL: never recorded), whether the queue is paused, and whether it is controlled
+ * (paused or limited: a row in queues, which the claims that take over an expired lease
+ * leave to the sweep). Read-only: why a job waits, or who will move an expired lease on.
  * Params: $1 queue, $2 type, $3 alive within (ms).
  */
 export const queueWorkersForType: Statement = {
@@ -1156,7 +1157,8 @@ SELECT count(*) FILTER (WHERE $1 = ANY(queues))::int AS on_queue,
        count(*) FILTER (WHERE $1 = ANY(queues) AND (types IS NULL OR $2 = ANY(types)))::int AS with_handler,
        count(*)::int AS anywhere,
        (SELECT extract(epoch FROM now() - swept_at)::float8 * 1000 FROM recover_sweep) AS swept_ago_ms,
-       EXISTS (SELECT 1 FROM queues WHERE name = $1 AND paused_at IS NOT NULL) AS paused
+       EXISTS (SELECT 1 FROM queues WHERE name = $1 AND paused_at IS NOT NULL) AS paused,
+       EXISTS (SELECT 1 FROM queues WHERE name = $1) AS controlled
   FROM workers
  WHERE ${liveWorker('$3')}`,
 };

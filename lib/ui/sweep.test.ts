@@ -1,7 +1,7 @@
 /** The overview's "the recover sweep has stopped": only while workers are alive, past the bound, the snapshot's age counted. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sweepOf, sweepStoppedFor } from './sweep';
+import { claimTakesOver, expiredLeaseMover, sweepOf, sweepStoppedFor } from './sweep';
 
 const s = (workersAlive: number, sweptAgoMs: number | null) => ({ workersAlive, sweptAgoMs, sweepStaleAfterMs: 60_000 });
 
@@ -24,4 +24,21 @@ test('who moves an expired lease on: the sweep, nobody with no worker alive, or 
   assert.deepEqual(sweepOf(s(0, 5_000), 0), { state: 'no-workers' });
   assert.deepEqual(sweepOf(s(0, 600_000), 0), { state: 'no-workers' }, 'no worker alive says so, whatever the record');
   assert.deepEqual(sweepOf(s(1, 600_000), 3_000), { state: 'stopped', agoMs: 603_000 });
+});
+
+test("with the sweep stopped, a job's page says a claim takes an expired lease over where one does, and nothing moves it on elsewhere", () => {
+  const served = { withHandler: 1, queueControlled: false };
+  const job = { attemptCount: 1, maxAttempts: 3, cancelRequestedAt: null };
+  assert.equal(claimTakesOver(job, served), true);
+  assert.equal(claimTakesOver(job, { ...served, queueControlled: true }), false, 'a paused or limited queue: jobClaimExpired leaves it to the sweep');
+  assert.equal(claimTakesOver(job, { ...served, withHandler: 0 }), false, 'no live worker with the handler');
+  assert.equal(claimTakesOver({ ...job, attemptCount: 3 }, served), false, 'no attempts left: the sweep fails it');
+  assert.equal(claimTakesOver({ ...job, cancelRequestedAt: '2026-12-01T10:00:00.000Z' }, served), false, 'a cancel asked: the sweep cancels it');
+  const fmt = (ms: number) => `${ms / 60_000} min`;
+  const stopped = { state: 'stopped', agoMs: 12 * 60_000 } as const;
+  assert.doesNotMatch(expiredLeaseMover(stopped, true, fmt), /nothing moves/);
+  assert.match(expiredLeaseMover(stopped, true, fmt), /not run for 12 min .*a live worker of this queue takes the lease over when it has a free slot/);
+  assert.match(expiredLeaseMover(stopped, false, fmt), /not run for 12 min .*nothing moves the job on until it runs again/);
+  assert.match(expiredLeaseMover({ state: 'no-workers' }, true, fmt), /No worker is alive/);
+  assert.match(expiredLeaseMover({ state: 'sweeping' }, true, fmt), /moves the job to retrying/);
 });

@@ -31,3 +31,27 @@ export function sweepOf(s: SweepInput, snapshotAgeMs: number): Sweep {
   const agoMs = sweepStoppedFor(s, snapshotAgeMs);
   return agoMs === null ? SWEEPING : { state: 'stopped', agoMs };
 }
+
+/**
+ * Whether a live worker's claim takes over this job's expired lease without the sweep
+ * (statements.ts jobClaimExpired, what a worker with a free slot runs every poll): a queue
+ * that is not controlled (paused or limited), a live worker on it with the type's handler,
+ * attempts left and no cancel asked. Every other expired lease only the sweep (or Recover)
+ * moves on: while the sweep has stopped, nothing does.
+ */
+export function claimTakesOver(
+  job: { attemptCount: number; maxAttempts: number; cancelRequestedAt?: string | null },
+  workers: { withHandler: number; queueControlled: boolean },
+): boolean {
+  return !workers.queueControlled && workers.withHandler > 0 && job.attemptCount < job.maxAttempts && !job.cancelRequestedAt;
+}
+
+/** What a job's page says moves its expired lease on (before "Recover does it now."). */
+export function expiredLeaseMover(sweep: Sweep, claimable: boolean, fmt: (ms: number) => string): string {
+  if (sweep.state === 'no-workers') return 'No worker is alive to run the recover sweep: nothing moves the job on until one starts.';
+  if (sweep.state === 'stopped')
+    return claimable
+      ? `The recover sweep has not run for ${fmt(sweep.agoMs)} although workers are alive (the overview says why); a live worker of this queue takes the lease over when it has a free slot;`
+      : `The recover sweep has not run for ${fmt(sweep.agoMs)} although workers are alive (the overview says why): nothing moves the job on until it runs again.`;
+  return 'The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;';
+}

@@ -21,7 +21,7 @@ import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
 import { dateTime, duration, ms, shortDuration } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
-import { SWEEPING, sweepOf } from '@/lib/ui/sweep';
+import { claimTakesOver, expiredLeaseMover, SWEEPING, sweepOf } from '@/lib/ui/sweep';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../../action-flow';
 
@@ -190,11 +190,7 @@ export function JobView({ id }: { id: string }) {
           {lease === 'expired' && (
             <p className="mt-3 text-sm text-red-700 dark:text-red-300" data-testid="expired-notice">
               <UserText text={j.workerId} /> stopped renewing this lease.{' '}
-              {sweep.state === 'no-workers'
-                ? 'No worker is alive to run the recover sweep: nothing moves the job on until one starts.'
-                : sweep.state === 'stopped'
-                  ? `The recover sweep has not run for ${shortDuration(sweep.agoMs)} although workers are alive (the overview says why): nothing moves the job on until it runs again.`
-                  : 'The recover sweep moves the job to retrying (or failed, with no attempts left) within a few seconds;'}{' '}
+              {expiredLeaseMover(sweep, !!w && claimTakesOver(j, w), shortDuration)}{' '}
               Recover does it now.
             </p>
           )}
