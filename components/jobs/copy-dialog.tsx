@@ -26,6 +26,7 @@ export function CopyJobDialog({
   error,
   made,
   onCopy,
+  onEdit,
   onClose,
 }: {
   job: { id: string; type: string; queue: string };
@@ -35,6 +36,8 @@ export function CopyJobDialog({
   error?: string | null;
   made?: string | null;
   onCopy(request: CopyRequest): void;
+  /** The operator changed what they send: the last answer's error no longer applies. */
+  onEdit?(): void;
   onClose(): void;
 }) {
   const [edited, setEdited] = useState<string | null>(null);
@@ -96,6 +99,7 @@ export function CopyJobDialog({
               onChange={(e) => {
                 setEdited(e.target.value);
                 setInvalid(null);
+                onEdit?.();
               }}
               disabled={stored === undefined}
               spellCheck={false}
@@ -108,7 +112,10 @@ export function CopyJobDialog({
             <input
               className="rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
               value={queue}
-              onChange={(e) => setQueue(e.target.value)}
+              onChange={(e) => {
+                setQueue(e.target.value);
+                onEdit?.();
+              }}
               aria-label="Queue"
               required
             />

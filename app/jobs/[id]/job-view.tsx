@@ -304,6 +304,7 @@ export function JobView({ id }: { id: string }) {
           error={copy.error?.message}
           made={copy.data?.id}
           onCopy={(request) => copy.mutate(request)}
+          onEdit={() => copy.error && copy.reset()}
           onClose={() => {
             setCopying(false);
             copy.reset();
