@@ -104,7 +104,9 @@ const adapter = {
     s.doorbell = new RedisDoorbell(redisUrl(cfg), ctx.redisPrefix, s.pool, log);
     s.receiver = new RedisReceiver(redisUrl(cfg), ctx.redisPrefix, log);
     await s.receiver.ready(5_000);
-    await s.pool.query('SELECT 1');
+    // Open every connection now, as the graphile-worker peer does, so that connecting (a
+    // backend's start and the session settings) is not part of the run.
+    await Promise.all([openAll(s.pool, Math.min(cfg.C, 8) + 2), openAll(s.heartbeatPool, 2)]);
     if (process.env.LEASEHOLD_BENCH_TRACE) s.trace = traceQueries(s.pool);
   },
   async startWorkers(ctx, onJob) {
@@ -141,6 +143,11 @@ const adapter = {
     await closeAll(() => s.runner?.stop(1_000), () => s.receiver?.close(), () => s.doorbell?.close(), () => s.pool?.end(), () => s.heartbeatPool?.end());
   },
 };
+
+async function openAll(pool, n) {
+  const clients = await Promise.all(Array.from({ length: n }, () => pool.connect()));
+  clients.forEach((c) => c.release());
+}
 
 /** Every query of the worker's pool: when it was sent (ms from the first), how long it took, its name, its rows. */
 function traceQueries(pool) {
