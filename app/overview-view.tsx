@@ -7,6 +7,7 @@ import { DatabaseHealth } from '@/components/stats/database-health';
 import { QueueTable } from '@/components/stats/queue-table';
 import { RateChart } from '@/components/stats/rate-chart';
 import { StatusCounts } from '@/components/stats/status-counts';
+import { TypeTable } from '@/components/stats/type-table';
 import { ActionButton } from '@/components/actions/action-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobKeys, statsKeys } from '@/lib/api/keys';
@@ -267,6 +268,22 @@ export function OverviewView() {
             {s.queuesTruncated && (
               <p className="mt-2 text-xs text-amber-700 dark:text-amber-300" data-testid="queues-truncated">
                 More queues hold waiting jobs than are listed: these are the first {int(s.queues.length)} by name. The oldest due job above counts them all; filter the jobs list by queue for the rest.
+              </p>
+            )}
+          </Card>
+          <Card title={`Job types: the last ${duration(s.types.windowMs)}`}>
+            {s.types.rows.length ? (
+              <TypeTable rows={s.types.rows} />
+            ) : (
+              <EmptyState title={s.types.since ? 'No attempt ended' : 'Collecting'}>
+                {s.types.since
+                  ? `No worker ended an attempt since ${new Date(s.types.since).toLocaleTimeString('en-GB')}.`
+                  : 'Per job type, what the attempts did appears after two samples of the workers’ counters.'}
+              </EmptyState>
+            )}
+            {s.types.since && s.types.rows.length > 0 && ms(s.types.until)! - ms(s.types.since)! < s.types.windowMs - 60_000 && (
+              <p className="mt-2 text-xs text-zinc-500" data-testid="types-since">
+                Since {new Date(s.types.since).toLocaleTimeString('en-GB')}, when this console process began sampling.
               </p>
             )}
           </Card>

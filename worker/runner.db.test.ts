@@ -12,6 +12,7 @@ import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
 import { PermanentError } from '../lib/queue/errors';
 import { FsResultStore } from '../lib/results';
+import { readTypeTotals } from '../lib/queue/type-metrics';
 import * as ops from '../lib/queue/ops';
 import { queueKey, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
@@ -997,6 +998,58 @@ describe('an operator cancel the worker has not heard of yet', () => {
 });
 
 describe('what a heartbeat reports', () => {
+  test('per queue and job type: the outcomes and run times of its attempts, which the console and /api/metrics sum', async (t) => {
+    const prefix = uniquePrefix('bytype');
+    const { runner, doorbell } = await makeRunner(t, {
+      prefix,
+      handlers: {
+        'test.ok': () => 'done',
+        'test.flaky': () => {
+          throw new Error('not yet');
+        },
+        'test.bad': () => {
+          throw new PermanentError('never');
+        },
+      },
+    });
+    const enqueue = (type: string, n: number, maxAttempts = 3) =>
+      ops.jobEnqueue(db.pool, Array.from({ length: n }, () => ({ type, queue: prefix, maxAttempts })), { doorbell });
+    await enqueue('test.ok', 3);
+    await enqueue('test.flaky', 1, 2); // retried once, then to the dead letter
+    await enqueue('test.bad', 2);
+    const byType = async () => {
+      const { rows } = await db.pool.query(`SELECT metrics->'byType' AS t FROM workers WHERE worker_id = $1`, [runner.workerId]);
+      return (rows[0]?.t ?? []) as { queue: string; type: string; completed: number; retried: number; failed: number; cancelled: number; runTimeMs: { count: number } }[];
+    };
+    const of = (rows: Awaited<ReturnType<typeof byType>>, type: string) => rows.find((r) => r.type === type && r.queue === prefix);
+    await waitFor('a heartbeat with every outcome', async () => (of(await byType(), 'test.flaky')?.failed ?? 0) === 1 && (of(await byType(), 'test.ok')?.completed ?? 0) === 3);
+    const reported = await byType();
+    assert.deepEqual(
+      ['test.ok', 'test.flaky', 'test.bad'].map((type) => {
+        const r = of(reported, type)!;
+        return [type, r.completed, r.retried, r.failed, r.cancelled, r.runTimeMs.count];
+      }),
+      [
+        ['test.ok', 3, 0, 0, 0, 3],
+        ['test.flaky', 0, 1, 1, 0, 2],
+        ['test.bad', 0, 0, 2, 0, 2],
+      ],
+    );
+    // The process-wide counters are the sums of the per-type ones.
+    const sum = (k: 'completed' | 'retried' | 'failed') => reported.reduce((n, r) => n + r[k], 0);
+    assert.deepEqual([sum('completed'), sum('retried'), sum('failed')], [runner.stats.completed, runner.stats.retried, runner.stats.failed]);
+    // What the console and the scrape read: the same, summed over the worker rows.
+    const summed = (await readTypeTotals(db.pool)).filter((r) => r.queue === prefix);
+    assert.deepEqual(
+      summed.map((r) => [r.type, r.completed, r.retried, r.failed, r.runTimeMs.count, r.runTimeMs.counts.reduce((a, b) => a + b, 0)]),
+      [
+        ['test.bad', 0, 0, 2, 2, 2],
+        ['test.flaky', 0, 1, 1, 2, 2],
+        ['test.ok', 3, 0, 0, 3, 3],
+      ],
+    );
+  });
+
   test("the process's resident memory, for the workers page", async (t) => {
     const { runner } = await makeRunner(t);
     const rss = async () => Number((await db.pool.query(`SELECT metrics->>'rssBytes' AS rss FROM workers WHERE worker_id = $1`, [runner.workerId])).rows[0]?.rss);

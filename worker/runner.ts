@@ -34,6 +34,7 @@ import type { AttemptOutcome, JobStatus } from '../lib/queue/status';
 import * as ops from '../lib/queue/ops';
 import { type Doorbell, PgReceiver, RedisReceiver, type Ring, SignalUnavailable } from '../lib/queue/signal';
 import { Histogram } from '../lib/queue/histogram';
+import { type JobKind, TypeTally, type TypeOutcome } from '../lib/queue/type-metrics';
 import { jsonProblem } from '../lib/queue/text';
 import { Batcher } from './batcher';
 import type { Handler, JobContext } from './handlers/types';
@@ -255,6 +256,8 @@ export class Runner {
   /** Due-to-claimed wait and handler run time, reported with each heartbeat. */
   readonly queueWait = new Histogram();
   readonly runTime = new Histogram();
+  /** Outcomes and run times per queue and job type (lib/queue/type-metrics.ts), reported likewise. */
+  readonly byType = new TypeTally();
   /** Heartbeat ticks so far (tests check that a lost lease is noticed by the next one). */
   heartbeatTicks = 0;
   private readonly o: RunnerOptions;
@@ -544,11 +547,12 @@ export class Runner {
    * longer shows them held here, their attempt history says how they ended, which the
    * counters and the log then tell (see settleUnsure).
    */
-  private readonly unsureLetGo = new Map<string, Lease>();
-  private letGo(l: Lease, unsure = false) {
+  private readonly unsureLetGo = new Map<string, { lease: Lease; kind: JobKind }>();
+  /** `kind` (the job's queue and type) is what an unsure outcome is counted under once settled. */
+  private letGo(l: Lease, unsure: { kind: JobKind } | false = false) {
     const key = leaseKey(l);
     this.lettingGo.set(key, performance.now());
-    if (unsure) this.unsureLetGo.set(key, l);
+    if (unsure) this.unsureLetGo.set(key, { lease: l, kind: unsure.kind });
     // Bounded whatever the database says (it may not answer for long): past this, the
     // oldest go first, long since taken by a sweep in all but the strangest outage.
     if (this.lettingGo.size > LET_GO_MAX) {
@@ -564,7 +568,7 @@ export class Runner {
    */
   private settleLetGo(held: readonly Lease[], readAt: number) {
     const still = new Set(held.map(leaseKey));
-    const unsure: Lease[] = [];
+    const unsure: { lease: Lease; kind: JobKind }[] = [];
     for (const [key, at] of this.lettingGo) {
       if (at >= readAt || still.has(key)) continue;
       this.lettingGo.delete(key);
@@ -581,12 +585,12 @@ export class Runner {
    * failed counters would miss it), and the log says which it was, after saying it might be
    * (a warning, as visible as that error was).
    */
-  private async settleUnsure(leases: Lease[]) {
+  private async settleUnsure(unsure: { lease: Lease; kind: JobKind }[]) {
     try {
-      const ended = await ops.attemptOutcomes(this.o.pool, { workerId: this.workerId, leases });
-      for (const l of leases) {
+      const ended = await ops.attemptOutcomes(this.o.pool, { workerId: this.workerId, leases: unsure.map((u) => u.lease) });
+      for (const { lease: l, kind } of unsure) {
         const outcome = ended.get(l.jobId);
-        if (outcome && this.countRecorded(outcome)) {
+        if (outcome && this.countRecorded(outcome, kind)) {
           this.log.warn('an outcome whose answer was lost had been recorded after all', { job: l.jobId, attempt: l.attempt, outcome });
         } else {
           this.log.warn('an outcome whose answer was lost had not been recorded: the job was recovered', { job: l.jobId, attempt: l.attempt, outcome: outcome ?? null });
@@ -597,13 +601,17 @@ export class Runner {
     }
   }
   /** Counts an outcome this process recorded, found in the attempt history; false for one it did not record (a lost lease, a hand-back). */
-  private countRecorded(outcome: AttemptOutcome): boolean {
-    if (outcome === 'completed') this.stats.completed++;
-    else if (outcome === 'failed') this.stats.failed++;
-    else if (outcome === 'retried') this.stats.retried++;
-    else if (outcome === 'cancelled') this.stats.cancelled++;
-    else return false;
-    return true;
+  private countRecorded(outcome: AttemptOutcome, kind: JobKind): boolean {
+    if (outcome === 'completed' || outcome === 'failed' || outcome === 'retried' || outcome === 'cancelled') {
+      this.countOutcome(outcome, kind);
+      return true;
+    }
+    return false;
+  }
+  /** An attempt this process ran ended so, its outcome recorded: the process's counters and its job type's. */
+  private countOutcome(outcome: TypeOutcome, kind: JobKind, n = 1) {
+    this.stats[outcome] += n;
+    this.byType.count(kind, outcome, n);
   }
   private settlingLetGo = false;
   /**
@@ -974,6 +982,7 @@ export class Runner {
     if (e.state !== 'running') return;
     e.finishedAt = performance.now();
     this.runTime.observe(e.finishedAt - e.startedAt);
+    this.byType.observeRunTime(e.job, e.finishedAt - e.startedAt);
     e.state = 'finishing';
     // Cancelled while it ran: what it returns after its signal fired is not recorded
     // (handlers/types.ts); the cancel is acknowledged instead.
@@ -1062,7 +1071,7 @@ export class Runner {
 
   private completionSettled(pc: PendingCompletion, verdict: 'accepted' | 'refused' | 'unknown') {
     const { e } = pc;
-    if (verdict === 'accepted') this.stats.completed++;
+    if (verdict === 'accepted') this.countOutcome('completed', e.job);
     else if (verdict === 'refused') {
       this.stats.refusedWrites++;
       this.log.warn('outcome refused by the fence: the lease was taken over; nothing written', { job: e.job.id, attempt: e.lease.attempt });
@@ -1073,7 +1082,7 @@ export class Runner {
         job: e.job.id,
         attempt: e.lease.attempt,
       });
-      this.letGo(e.lease, true); // settled from the history later (settleUnsure), and counted then
+      this.letGo(e.lease, { kind: e.job }); // settled from the history later (settleUnsure), and counted then
     }
     if (pc.done) pc.done(verdict === 'accepted');
     else this.forget(e);
@@ -1085,7 +1094,7 @@ export class Runner {
     const delay = Math.min(100 * 2 ** pc.tries, 2_000);
     const unanswered = pc.unanswered || !answeredByServer(err);
     if (!transient(err) || this.pastRecordingTime(pc.e, delay)) {
-      this.givenUp(pc.e.lease, unanswered, err);
+      this.givenUp(pc.e, unanswered, err);
       this.forget(pc.e);
       return;
     }
@@ -1094,7 +1103,7 @@ export class Runner {
     // up unconfirmed when a try whose answer was lost may have recorded it (see settle).
     setTimeout(() => {
       if (!pc.e.lost) return this.queueCompletion({ ...pc, tries: pc.tries + 1, unanswered });
-      if (unanswered) this.givenUp(pc.e.lease, true, err);
+      if (unanswered) this.givenUp(pc.e, true, err);
       this.forget(pc.e);
     }, delay);
   }
@@ -1104,14 +1113,15 @@ export class Runner {
    * unless a try whose answer was lost (`unanswered`) recorded it: then it stands, and the
    * attempt history says so later (settleUnsure).
    */
-  private givenUp(lease: Lease, unanswered: boolean, err: unknown) {
+  private givenUp(e: Entry, unanswered: boolean, err: unknown) {
+    const { lease } = e;
     const { jobId: job, attempt } = lease;
     if (unanswered) {
       this.log.error('could not confirm the outcome: a try whose answer was lost may have recorded it; if none did, the job will be recovered when its lease ends', { job, attempt, err });
     } else {
       this.log.error('could not record the outcome; the job will be recovered when its lease ends', { job, attempt, err });
     }
-    this.letGo(lease, unanswered);
+    this.letGo(lease, unanswered && { kind: e.job });
   }
 
   /** ctx.log: the runner's logger, naming the job and attempt. */
@@ -1189,7 +1199,7 @@ export class Runner {
       recordedAs = ['cancelled'];
       write = async () => {
         const ok = (await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [lease] })).has(lease.jobId);
-        if (ok) this.stats.cancelled++;
+        if (ok) this.countOutcome('cancelled', job);
         return ok;
       };
     } else {
@@ -1204,9 +1214,9 @@ export class Runner {
           permanent,
           backoffMs: backoffMs(attemptInBudget(job)),
         });
-        if (status === 'failed') this.stats.failed++;
-        if (status === 'retrying') this.stats.retried++;
-        if (status === 'cancelled') this.stats.cancelled++; // an operator's cancel this process had not heard of yet
+        if (status === 'failed') this.countOutcome('failed', job);
+        if (status === 'retrying') this.countOutcome('retried', job);
+        if (status === 'cancelled') this.countOutcome('cancelled', job); // an operator's cancel this process had not heard of yet
         return status !== null;
       };
     }
@@ -1219,7 +1229,7 @@ export class Runner {
             const ended = await this.recordedEarlier([lease]);
             const outcome = ended?.get(lease.jobId);
             if (outcome && recordedAs.includes(outcome)) {
-              this.countRecorded(outcome);
+              this.countRecorded(outcome, job);
               return;
             }
             if (ended === null) {
@@ -1227,7 +1237,7 @@ export class Runner {
                 job: job.id,
                 attempt: lease.attempt,
               });
-              this.letGo(lease, true); // settled from the history later (settleUnsure), and counted then
+              this.letGo(lease, { kind: job }); // settled from the history later (settleUnsure), and counted then
               return;
             }
           }
@@ -1241,7 +1251,7 @@ export class Runner {
       } catch (err) {
         if (!answeredByServer(err)) unanswered = true;
         if (!transient(err) || this.pastRecordingTime(e, delay)) {
-          this.givenUp(lease, unanswered, err);
+          this.givenUp(e, unanswered, err);
           return;
         }
         // A completion's failure was said by the completion batch; a failure's or cancel's here, once.
@@ -1251,7 +1261,7 @@ export class Runner {
           // Lost meanwhile (taken over, claimed again here, or given up by the watchdog): its
           // writes are over. A try whose answer was lost may have recorded it: said, and
           // settled by the attempt history later, as when given up here.
-          if (unanswered) this.givenUp(lease, true, err);
+          if (unanswered) this.givenUp(e, true, err);
           return;
         }
       }
@@ -1457,6 +1467,7 @@ export class Runner {
       running: this.running,
       queueWaitMs: this.queueWait.snapshot(),
       runTimeMs: this.runTime.snapshot(),
+      byType: this.byType.snapshot(),
       // The process's resident memory (the workers page shows it: a leak, or a handler that
       // holds too much, is seen before the kernel's OOM killer ends the process).
       rssBytes: process.memoryUsage.rss(),
@@ -1608,7 +1619,7 @@ export class Runner {
       const rest = entries.filter((e) => !back.has(e.lease.jobId));
       if (rest.length) {
         const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: rest.map((e) => e.lease) });
-        this.stats.cancelled += cancelled.size;
+        for (const e of rest) if (cancelled.has(e.lease.jobId)) this.countOutcome('cancelled', e.job);
         if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: cancelled.size });
       }
       return true;

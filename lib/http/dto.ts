@@ -83,6 +83,7 @@ export const statsSnapshotDto = (s: StatsSnapshot) => ({
   dbNow: s.dbNow.toISOString(),
   estimates: { ...s.estimates, analyzedAt: iso(s.estimates.analyzedAt) },
   throughput: { ...s.throughput, since: iso(s.throughput.since) },
+  types: { ...s.types, since: iso(s.types.since), until: iso(s.types.until) },
 });
 
 export const workerDto = (w: WorkerRow) => ({

@@ -503,6 +503,27 @@ export const statsSchema = z
         ),
       })
       .meta({ description: "Jobs per second per bucket, from the workers' counters." }),
+    types: z
+      .object({
+        windowMs: count.meta({ description: 'The longest span the rows cover.' }),
+        since: dateTime.nullable().meta({ description: 'The earlier of the two samples the rows compare (within windowMs of until); null before the console process has two.' }),
+        until: dateTime.nullable().meta({ description: 'The later sample (the latest).' }),
+        rows: z.array(
+          z.object({
+            queue: z.string(),
+            type: z.string(),
+            completed: count,
+            retried: count.meta({ description: 'Attempts that failed with attempts left (the job retries).' }),
+            failed: count.meta({ description: 'Attempts that failed for good: the job went to the dead letter.' }),
+            cancelled: count,
+            runs: count.meta({ description: 'Handler runs that ended (whatever their outcome, lost leases too).' }),
+            runP50Ms: z.number().nullable().meta({ description: 'Median handler run time, interpolated within the histogram bucket (as histogram_quantile); null with no run.' }),
+            runP95Ms: z.number().nullable(),
+            runMeanMs: z.number().nullable(),
+          }),
+        ),
+      })
+      .meta({ description: "Per queue and job type, the attempts that ended between two samples of the workers' totals, busiest first." }),
     refreshMs: count.meta({ description: 'How long a snapshot is served before it is computed again.' }),
   })
   .meta({ id: 'Stats' });

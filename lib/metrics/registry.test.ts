@@ -27,6 +27,10 @@ function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500, databa
       histograms: { queueWaitMs: h, runTimeMs: h },
       inFlight: 4,
       running: 2,
+      byType: [
+        { queue: 'mail', type: 'email.send', completed: 40, retried: 3, failed: 1, cancelled: 0, runTimeMs: { counts: h.counts, sum: h.sumMs, count: h.count } },
+        { queue: 'default', type: 'report.build', completed: 2, retried: 0, failed: 0, cancelled: 1, runTimeMs: { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sum: 0, count: 0 } },
+      ],
     }),
     backlog: async () => new Map([['mail', 7]]),
     usingRedis: async () => true,
@@ -59,6 +63,36 @@ test('per-bucket counts in ms become cumulative `le` buckets in seconds, +Inf = 
   assert.equal(families.find((f) => f.name === 'leasehold_oldest_due_job_age_seconds')!.metrics[0]!.value, '1.5');
   assert.equal(families.find((f) => f.name === 'leasehold_schedules_failing')!.metrics[0]!.value, '2');
   assert.equal(families.find((f) => f.name === 'leasehold_recover_sweep_age_seconds')!.metrics[0]!.value, '2.5');
+});
+
+test('per queue and job type: outcomes as one labelled counter, run time as a labelled histogram; the unlabelled series stay single', async () => {
+  const counts = new Array(DURATION_BUCKETS_MS.length + 1).fill(0);
+  counts[2] = 5; // ≤ 10 ms
+  counts[9] = 1; // ≤ 2.5 s
+  const text = await createMetricsRegistry(fakeSource({ counts, sumMs: 2_540, count: 6 }), { defaultMetrics: false }).metrics();
+  const families = parsePrometheusTextFormat(text);
+  const outcomes = families.find((f) => f.name === 'leasehold_job_outcomes_total')!;
+  assert.equal(outcomes.type, 'COUNTER');
+  const value = (queue: string, type: string, outcome: string) =>
+    outcomes.metrics.find((m) => m.labels!.queue === queue && m.labels!.type === type && m.labels!.outcome === outcome)?.value;
+  assert.equal(value('mail', 'email.send', 'completed'), '40');
+  assert.equal(value('mail', 'email.send', 'retried'), '3');
+  assert.equal(value('mail', 'email.send', 'failed'), '1');
+  assert.equal(value('default', 'report.build', 'cancelled'), '1');
+  assert.equal(outcomes.metrics.length, 8, 'four outcomes for each of the two kinds, zeros included');
+
+  assert.equal(families.find((f) => f.name === 'leasehold_job_type_run_seconds')!.type, 'HISTOGRAM');
+  // Read from the text itself: the parser folds a histogram's label sets into one.
+  const sample = (series: string) => text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1];
+  const mail = 'queue="mail",type="email.send"';
+  assert.deepEqual(
+    ['0.005', '0.01', '2.5', '+Inf'].map((le) => sample(`leasehold_job_type_run_seconds_bucket{${mail},le="${le}"}`)),
+    ['0', '5', '6', '6'],
+  );
+  assert.equal(sample(`leasehold_job_type_run_seconds_sum{${mail}}`), '2.54');
+  assert.equal(sample(`leasehold_job_type_run_seconds_count{${mail}}`), '6');
+  assert.equal(sample('leasehold_job_type_run_seconds_count{queue="default",type="report.build"}'), '0');
+  assert.equal(families.find((f) => f.name === 'leasehold_job_run_seconds')!.metrics.length, 1, 'the process-wide histogram keeps one series');
 });
 
 test('the sweep age is NaN, not 0 ("just now"), when the sweep never ran', async () => {

@@ -8,6 +8,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { JOB_STATUSES } from '../queue/status';
+import { TYPE_OUTCOMES } from '../queue/type-metrics';
 import { type MetricsSource, type SummedHistogram, type WorkerCounter, type WorkerHistogram } from './source';
 
 /** Summed from the worker rows like the rest, but exposed with the console's own (leasehold_signal_notify_fallbacks_total). */
@@ -42,9 +43,11 @@ class SummedHistogramMetric extends Histogram<string> {
     private readonly metricName: string,
     private readonly metricHelp: string,
     registry: Registry,
-    private readonly read: () => Promise<SummedHistogram>,
+    /** One histogram per label set ({} for an unlabelled one). */
+    private readonly read: () => Promise<{ labels: Record<string, string>; h: SummedHistogram }[]>,
+    labelNames: readonly string[] = [],
   ) {
-    super({ name: metricName, help: metricHelp, buckets: BUCKETS_SECONDS, registers: [registry] });
+    super({ name: metricName, help: metricHelp, buckets: BUCKETS_SECONDS, labelNames, registers: [registry] });
   }
 
   // @ts-expect-error prom-client types MetricObject.type as an enum; at run time it is the string.
@@ -54,24 +57,18 @@ class SummedHistogramMetric extends Histogram<string> {
 
   /** What the registry formats (prom-client's Histogram reads its own observations here). */
   async getForPromString() {
-    const h = await this.read();
-    let cumulative = 0;
-    const values = BUCKETS_SECONDS.map((le, k) => {
-      cumulative += h.counts[k] ?? 0;
-      return { labels: { le }, value: cumulative, metricName: `${this.metricName}_bucket` };
-    });
-    values.push({ labels: { le: '+Inf' as unknown as number }, value: h.count, metricName: `${this.metricName}_bucket` });
-    return {
-      name: this.metricName,
-      help: this.metricHelp,
-      type: 'histogram',
-      aggregator: 'sum' as const,
-      values: [
-        ...values,
-        { labels: {}, value: h.sumMs / 1000, metricName: `${this.metricName}_sum` },
-        { labels: {}, value: h.count, metricName: `${this.metricName}_count` },
-      ],
-    };
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+    for (const { labels, h } of await this.read()) {
+      let cumulative = 0;
+      BUCKETS_SECONDS.forEach((le, k) => {
+        cumulative += h.counts[k] ?? 0;
+        values.push({ labels: { ...labels, le }, value: cumulative, metricName: `${this.metricName}_bucket` });
+      });
+      values.push({ labels: { ...labels, le: '+Inf' }, value: h.count, metricName: `${this.metricName}_bucket` });
+      values.push({ labels, value: h.sumMs / 1000, metricName: `${this.metricName}_sum` });
+      values.push({ labels, value: h.count, metricName: `${this.metricName}_count` });
+    }
+    return { name: this.metricName, help: this.metricHelp, type: 'histogram', aggregator: 'sum' as const, values };
   }
 }
 
@@ -263,7 +260,31 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
     });
   }
   for (const [key, [name, help]] of Object.entries(HISTOGRAMS) as [WorkerHistogram, [string, string]][]) {
-    new SummedHistogramMetric(name, help, registry, async () => (await source.workerTotals()).histograms[key]);
+    new SummedHistogramMetric(name, help, registry, async () => [{ labels: {}, h: (await source.workerTotals()).histograms[key] }]);
   }
+  // Per queue and job type: which job fails, which got slow. Labelled series of their own, so
+  // the process-wide ones above keep their single series (and the queries written for them).
+  new Counter({
+    name: 'leasehold_job_outcomes_total',
+    help: 'Attempts ended, per queue, job type and outcome (completed; retried: failed with attempts left; failed: to the dead letter; cancelled), summed over all worker incarnations.',
+    labelNames: ['queue', 'type', 'outcome'] as const,
+    registers: [registry],
+    async collect() {
+      const byType = (await source.workerTotals()).byType;
+      this.reset();
+      for (const t of byType) for (const outcome of TYPE_OUTCOMES) this.inc({ queue: t.queue, type: t.type, outcome }, t[outcome]);
+    },
+  });
+  new SummedHistogramMetric(
+    'leasehold_job_type_run_seconds',
+    'Handler run time per attempt, per queue and job type.',
+    registry,
+    async () =>
+      (await source.workerTotals()).byType.map((t) => ({
+        labels: { queue: t.queue, type: t.type },
+        h: { counts: t.runTimeMs.counts, sumMs: t.runTimeMs.sum, count: t.runTimeMs.count },
+      })),
+    ['queue', 'type'],
+  );
   return registry;
 }

@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { computeConsoleStats } from '../queue/console-stats';
+import { readTypeTotals, type TypeTotals } from '../queue/type-metrics';
 import type { Stats } from '../queue/read';
 import type { Doorbell } from '../queue/signal';
 import { redisSettled } from '../redis-settled';
@@ -51,6 +52,8 @@ export interface WorkerTotals {
   /** Summed over live worker processes only (not stopped, heartbeat within a minute). */
   inFlight: number;
   running: number;
+  /** Outcomes and run times per queue and job type (lib/queue/type-metrics.ts). */
+  byType: TypeTotals[];
 }
 
 /** A JSON number at `path` of the metrics row, or NULL (a missing or malformed field adds nothing). */
@@ -74,7 +77,7 @@ const BUCKETS_SQL = `
    GROUP BY h.name, b.ord`;
 
 export async function readWorkerTotals(db: Executor): Promise<WorkerTotals> {
-  const [totals, buckets] = await Promise.all([db.query(TOTALS_SQL), db.query(BUCKETS_SQL)]);
+  const [totals, buckets, byType] = await Promise.all([db.query(TOTALS_SQL), db.query(BUCKETS_SQL), readTypeTotals(db)]);
   const t = totals.rows[0];
   const counters = Object.fromEntries(WORKER_COUNTERS.map((k) => [k, Number(t[k])])) as Record<WorkerCounter, number>;
   const histograms = Object.fromEntries(
@@ -90,7 +93,7 @@ export async function readWorkerTotals(db: Executor): Promise<WorkerTotals> {
     const k = Math.min(r.ord - 1, DURATION_BUCKETS_MS.length);
     if (h) h.counts[k]! += Number(r.n);
   }
-  return { counters, histograms, inFlight: Number(t.in_flight), running: Number(t.running) };
+  return { counters, histograms, inFlight: Number(t.in_flight), running: Number(t.running), byType };
 }
 
 /**

@@ -10,7 +10,10 @@ import type pg from 'pg';
 import { testDatabase } from '../../test/db';
 import { insertJob } from '../../test/factories';
 import { waitFor } from '../../test/wait';
-import { MIN_REFRESH_MS, StatsCache } from './stats-cache';
+import { statsSnapshotDto } from '../http/dto';
+import * as ops from './ops';
+import { MIN_REFRESH_MS, StatsCache, TYPES_WINDOW_MS } from './stats-cache';
+import { TypeTally } from './type-metrics';
 
 const db = await testDatabase();
 
@@ -266,6 +269,49 @@ test('the dead-letter series counts the failed jobs themselves: failures no work
     assert.equal(third.workerTotals.failed, 0);
     const charted = third.throughput.points.find((p) => p.t === point.t)!;
     assert.ok(charted.failed >= 5 / (third.throughput.bucketMs / 1000), `failed ${charted.failed}/s in the bucket`);
+  } finally {
+    cache.stop();
+  }
+});
+
+test('job types: what each queue and type did between the earliest sample of the window and the latest, from the worker rows', async () => {
+  const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000 });
+  try {
+    const workerId = `sc-types:${process.pid}:${Date.now()}`;
+    await ops.workerRegister(db.pool, { workerId, host: 'test', pid: 1, queues: ['sc-types'], concurrency: 1 });
+    const tally = new TypeTally();
+    const kind = { queue: 'sc-types', type: 'email.send' };
+    const beat = () => ops.workerHeartbeat(db.pool, workerId, { byType: tally.snapshot() });
+    // Before the window: counted in the earliest sample, so not in the window.
+    for (let i = 0; i < 10; i++) tally.count(kind, 'completed');
+    await beat();
+    const first = await cache.get();
+    assert.equal(first.types.since, null, 'one sample: nothing to compare yet');
+    assert.deepEqual(first.types.rows, []);
+    // In the window: 4 completed (3 ms each), one retried and one to the dead letter (400 ms each).
+    for (let i = 0; i < 4; i++) {
+      tally.count(kind, 'completed');
+      tally.observeRunTime(kind, 3);
+    }
+    tally.count(kind, 'retried');
+    tally.count(kind, 'failed');
+    tally.observeRunTime(kind, 400);
+    tally.observeRunTime(kind, 400);
+    await beat();
+    await waitFor('a second to pass on the database clock', async () =>
+      (await db.pool.query(`SELECT now() - $1::timestamptz > interval '1.1 s' AS ok`, [first.computedAt])).rows[0].ok,
+    );
+    cache.invalidate();
+    const second = await cache.get();
+    assert.equal(second.types.windowMs, TYPES_WINDOW_MS);
+    assert.ok(second.types.since && second.types.until && second.types.since < second.types.until);
+    const row = second.types.rows.find((r) => r.queue === 'sc-types' && r.type === 'email.send');
+    assert.ok(row, 'a row for the kind');
+    assert.deepEqual([row.completed, row.retried, row.failed, row.cancelled, row.runs], [4, 1, 1, 0, 6]);
+    assert.ok(row.runP50Ms! > 1 && row.runP50Ms! <= 5, `median ${row.runP50Ms} ms: in the (1, 5] ms bucket`);
+    assert.ok(row.runP95Ms! > 250 && row.runP95Ms! <= 500, `p95 ${row.runP95Ms} ms: in the (250, 500] ms bucket`);
+    // The console's JSON carries it as the schema says.
+    assert.equal(statsSnapshotDto(second).types.since, second.types.since.toISOString());
   } finally {
     cache.stop();
   }

@@ -24,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { computeConsoleStats, type ConsoleStats, readDeadLettered, readWorkerTotals, type WorkerTotals } from './console-stats';
 import { useConnection } from '../db/client';
+import { readTypeTotals, typeWindow, type TypeTotals, type TypeWindowRow } from './type-metrics';
 import { log } from '../log';
 import type { Doorbell } from './signal';
 
@@ -35,10 +36,14 @@ export const MAX_IDLE_STALE_MS = 5 * 60_000;
 export const SAMPLE_MS = 5_000;
 export const BUCKET_MS = 10_000;
 export const HISTORY_MS = 60 * 60_000;
+/** The overview's "Job types" table: what each queue and type did over the last this long. */
+export const TYPES_WINDOW_MS = 15 * 60_000;
 
 interface Sample {
   at: number;
   totals: WorkerTotals;
+  /** Per queue and type; dropped from samples past the types window (only two are ever compared). */
+  byType?: TypeTotals[];
 }
 
 export interface RatePoint {
@@ -58,6 +63,12 @@ export interface RatePoint {
 
 export interface StatsSnapshot extends ConsoleStats {
   throughput: { bucketMs: number; since: Date | null; points: RatePoint[] };
+  /**
+   * Per queue and job type, what ended between two samples of the workers' totals: the
+   * earliest within TYPES_WINDOW_MS of the latest (`since`), and the latest (`until`). Null
+   * bounds until there are two samples (the console process just started).
+   */
+  types: { windowMs: number; since: Date | null; until: Date | null; rows: TypeWindowRow[] };
   refreshMs: number;
 }
 
@@ -125,7 +136,7 @@ export class StatsCache {
     }
     // dbNow is "now" on the database clock: the snapshot's time plus what elapsed since.
     const age = this.last ? Math.max(0, performance.now() - this.last.at) : 0;
-    return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), refreshMs: this.refreshMs };
+    return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), types: this.types(), refreshMs: this.refreshMs };
   }
 
   /**
@@ -169,9 +180,9 @@ export class StatsCache {
       // it made the start's first snapshot (6 s to get a connection, 0.3 s of statements) the
       // overview's numbers for a whole minute.
       let tookMs = 0;
-      const [stats, deadLettered] = await useConnection(this.db, async (client) => {
+      const [stats, deadLettered, byType] = await useConnection(this.db, async (client) => {
         const t0 = performance.now();
-        const out = [await computeConsoleStats(client, this.opts), await readDeadLettered(client, BUCKET_MS, HISTORY_MS)] as const;
+        const out = [await computeConsoleStats(client, this.opts), await readDeadLettered(client, BUCKET_MS, HISTORY_MS), await readTypeTotals(client)] as const;
         tookMs = performance.now() - t0;
         return out;
       });
@@ -180,7 +191,7 @@ export class StatsCache {
       this.failing = false;
       this.refreshMs = Math.max(this.minRefreshMs, Math.round(tookMs) * 10);
       this.deadLettered = deadLettered;
-      this.addSample(stats.dbNow.getTime(), stats.workerTotals);
+      this.addSample(stats.dbNow.getTime(), stats.workerTotals, byType);
       return stats;
     } catch (err) {
       this.failing = true;
@@ -193,10 +204,12 @@ export class StatsCache {
     // The dead-letter series is read with each sample (here and with each snapshot): a bucket
     // a sample opens has its failures counted too, not 0 until the next snapshot.
     const tick = () =>
-      Promise.all([readWorkerTotals(this.db), readDeadLettered(this.db, BUCKET_MS, HISTORY_MS)])
-        .then(([r, deadLettered]) => {
+      Promise.all([readWorkerTotals(this.db), readDeadLettered(this.db, BUCKET_MS, HISTORY_MS), readTypeTotals(this.db)])
+        .then(([r, deadLettered, byType]) => {
           this.deadLettered = deadLettered;
-          this.addSample(r.dbNow.getTime(), r.totals);
+          // The type totals were read by another statement, on another connection, a moment
+          // apart from the counters: close enough for a window of minutes.
+          this.addSample(r.dbNow.getTime(), r.totals, byType);
         })
         .catch(() => {}); // the next tick tries again; the overview shows its own errors
     void tick();
@@ -204,11 +217,23 @@ export class StatsCache {
     this.sampler.unref();
   }
 
-  private addSample(at: number, totals: WorkerTotals) {
+  private addSample(at: number, totals: WorkerTotals, byType: TypeTotals[]) {
     const lastAt = this.samples[this.samples.length - 1]?.at ?? 0;
     if (at - lastAt < 1_000) return;
-    this.samples.push({ at, totals });
+    this.samples.push({ at, totals, byType });
     while (this.samples.length && this.samples[0]!.at < at - HISTORY_MS) this.samples.shift();
+    for (const s of this.samples) {
+      if (s.at >= at - TYPES_WINDOW_MS) break;
+      delete s.byType;
+    }
+  }
+
+  /** What each queue and type did between the earliest sample within the window and the latest. */
+  private types(): StatsSnapshot['types'] {
+    const latest = this.samples[this.samples.length - 1];
+    const earliest = latest && this.samples.find((s) => s.byType && s.at >= latest.at - TYPES_WINDOW_MS);
+    if (!latest?.byType || !earliest || earliest === latest) return { windowMs: TYPES_WINDOW_MS, since: null, until: null, rows: [] };
+    return { windowMs: TYPES_WINDOW_MS, since: new Date(earliest.at), until: new Date(latest.at), rows: typeWindow(earliest.byType!, latest.byType) };
   }
 
   /** Rates per BUCKET_MS bucket from consecutive samples; a counter that went down (a pruned worker row) counts as 0. */

@@ -108,6 +108,17 @@ test('a scrape during a real run: counters move, histograms are cumulative, gaug
   assert.ok(Number(run.sum) >= (N - FAILING) * 0.15, 'the sum is in seconds');
   const wait = after.family('leasehold_job_queue_wait_seconds').metrics[0]!;
   assert.equal(Number(wait.count), N + FAILING);
+  // Per queue and job type, summed over both processes: the same attempts.
+  const kind = { queue: 'default', type: 'demo.sleep' };
+  assert.equal(after.family('leasehold_job_outcomes_total').type, 'COUNTER');
+  assert.equal(after.value('leasehold_job_outcomes_total', { ...kind, outcome: 'completed' }), N);
+  assert.equal(after.value('leasehold_job_outcomes_total', { ...kind, outcome: 'retried' }), FAILING);
+  assert.equal(after.value('leasehold_job_outcomes_total', { ...kind, outcome: 'failed' }), 0);
+  const text = await (await metrics.GET()).text();
+  const sample = (series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1]);
+  const labels = 'queue="default",type="demo.sleep"';
+  assert.equal(sample(`leasehold_job_type_run_seconds_count{${labels}}`), N + FAILING);
+  assert.equal(sample(`leasehold_job_type_run_seconds_bucket{${labels},le="0.1"}`), 2 * FAILING, 'the 20 ms attempts, as in the process-wide histogram');
 
   // Job counts are cached for a few seconds per process, then show the finished run.
   await waitFor('the job gauge to show every job completed', async () => (await scrape()).value('leasehold_jobs', { queue: 'default', status: 'completed' }) === N, { timeoutMs: 20_000, intervalMs: 250 });

@@ -1,0 +1,92 @@
+import Link from 'next/link';
+import type { StatsDto } from '@/lib/api/types';
+import { int, runTime } from '@/lib/ui/format';
+import { UserText } from '../ui/user-text';
+
+type TypeRow = StatsDto['types']['rows'][number];
+
+/** Failed attempts (retried or to the dead letter) among those that ended with an outcome, as a percentage; null with none. */
+export function failureRate(r: Pick<TypeRow, 'completed' | 'retried' | 'failed'>): number | null {
+  const ended = r.completed + r.retried + r.failed;
+  return ended > 0 ? (100 * (r.retried + r.failed)) / ended : null;
+}
+
+const percent = (p: number | null) => (p === null ? '—' : p === 0 ? '0 %' : p < 0.1 ? '<0.1 %' : `${p.toFixed(p < 10 ? 1 : 0)} %`);
+const jobsOf = (r: TypeRow, status?: string) =>
+  `/jobs?${new URLSearchParams({ queue: r.queue, type: r.type, ...(status ? { status } : {}) })}`;
+
+/**
+ * Per queue and job type, what the workers' attempts did in the window: which job fails, which
+ * got slow (run time quantiles from the workers' histograms, interpolated within a bucket).
+ */
+export function TypeTable({ rows }: { rows: TypeRow[] }) {
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-sm" data-testid="type-table">
+        <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
+          <tr>
+            <th className="py-1 pr-3">Type</th>
+            <th className="py-1 pr-3">Queue</th>
+            <th className="py-1 pr-3 text-right">Completed</th>
+            <th className="py-1 pr-3 text-right" title="attempts that failed with attempts left: the job runs again after a backoff">
+              Retried
+            </th>
+            <th className="py-1 pr-3 text-right" title="attempts that failed for good: the job is in the dead letter">
+              Failed
+            </th>
+            <th className="py-1 pr-3 text-right">Cancelled</th>
+            <th className="py-1 pr-3 text-right" title="retried and failed attempts among those that completed, retried or failed">
+              Failure rate
+            </th>
+            <th className="py-1 pr-3 text-right" title="handler run time: median and 95th percentile of the runs that ended (within a histogram bucket)">
+              Run time p50 / p95
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => {
+            const rate = failureRate(r);
+            return (
+              <tr key={`${r.queue}\u0000${r.type}`} className="border-t border-zinc-100 dark:border-zinc-800" data-testid="type-row" data-type={r.type} data-queue={r.queue}>
+                <td className="min-w-32 py-1 pr-3 font-mono text-xs wrap-anywhere">
+                  <Link href={jobsOf(r)} className="hover:underline">
+                    <UserText text={r.type} />
+                  </Link>
+                </td>
+                <td className="min-w-24 py-1 pr-3 wrap-anywhere">
+                  <UserText text={r.queue} />
+                </td>
+                <td className="tabular py-1 pr-3 text-right" data-testid="type-completed">
+                  {int(r.completed)}
+                </td>
+                <td className={`tabular py-1 pr-3 text-right ${r.retried > 0 ? 'text-amber-700 dark:text-amber-300' : ''}`} data-testid="type-retried">
+                  {int(r.retried)}
+                </td>
+                <td className="tabular py-1 pr-3 text-right" data-testid="type-failed">
+                  {r.failed > 0 ? (
+                    <Link href={jobsOf(r, 'failed')} className="text-red-700 hover:underline dark:text-red-300">
+                      {int(r.failed)}
+                    </Link>
+                  ) : (
+                    0
+                  )}
+                </td>
+                <td className="tabular py-1 pr-3 text-right">{int(r.cancelled)}</td>
+                <td className={`tabular py-1 pr-3 text-right ${(rate ?? 0) > 0 ? 'text-amber-700 dark:text-amber-300' : ''}`} data-testid="type-failure-rate">
+                  {percent(rate)}
+                </td>
+                <td
+                  className="tabular whitespace-nowrap py-1 pr-3 text-right"
+                  data-testid="type-run-time"
+                  title={r.runs > 0 ? `${int(r.runs)} runs, mean ${runTime(r.runMeanMs)}` : 'no run ended in the window'}
+                >
+                  {runTime(r.runP50Ms)} / {runTime(r.runP95Ms)}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

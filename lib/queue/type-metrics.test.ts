@@ -1,0 +1,73 @@
+/** Per job type figures: a worker's tally, the quantiles of a bucketed run time, and what changed between two samples. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DURATION_BUCKETS_MS } from './histogram';
+import { histogramQuantile, TypeTally, type TypeTotals, typeWindow } from './type-metrics';
+
+const buckets = (at: Record<number, number>) => DURATION_BUCKETS_MS.map((_, k) => at[k] ?? 0).concat(at[DURATION_BUCKETS_MS.length] ?? 0);
+
+test('a tally keeps each queue and type apart, outcomes and run times', () => {
+  const t = new TypeTally();
+  t.count({ queue: 'mail', type: 'email.send' }, 'completed');
+  t.count({ queue: 'mail', type: 'email.send' }, 'completed');
+  t.count({ queue: 'mail', type: 'email.send' }, 'retried');
+  t.count({ queue: 'bulk', type: 'email.send' }, 'failed');
+  t.count({ queue: 'bulk', type: 'email.send' }, 'cancelled', 3);
+  t.observeRunTime({ queue: 'mail', type: 'email.send' }, 4);
+  t.observeRunTime({ queue: 'mail', type: 'email.send' }, 700);
+  const snap = t.snapshot();
+  assert.equal(snap.length, 2);
+  const mail = snap.find((s) => s.queue === 'mail')!;
+  assert.deepEqual({ ...mail, runTimeMs: undefined }, { queue: 'mail', type: 'email.send', completed: 2, retried: 1, failed: 0, cancelled: 0, runTimeMs: undefined });
+  assert.deepEqual(mail.runTimeMs, { counts: buckets({ 1: 1, 8: 1 }), sum: 704, count: 2 });
+  const bulk = snap.find((s) => s.queue === 'bulk')!;
+  assert.equal(bulk.failed, 1);
+  assert.equal(bulk.cancelled, 3);
+  assert.equal(bulk.runTimeMs.count, 0);
+  assert.doesNotThrow(() => JSON.parse(JSON.stringify(snap)), 'what a heartbeat carries is plain JSON');
+});
+
+test('quantiles are interpolated within their bucket, as histogram_quantile does', () => {
+  assert.equal(histogramQuantile(buckets({}), 0.5), null);
+  // 10 runs in (5, 10] ms: the median halfway through the bucket.
+  assert.equal(histogramQuantile(buckets({ 2: 10 }), 0.5), 7.5);
+  // 90 runs ≤ 1 ms and 10 in (100, 250] ms: p50 in the first bucket, p95 halfway through the slow one.
+  const skewed = buckets({ 0: 90, 6: 10 });
+  assert.equal(histogramQuantile(skewed, 0.5), 50 / 90);
+  assert.equal(histogramQuantile(skewed, 0.95), 175);
+  // Past the last bound the histogram knows no more than that bound.
+  assert.equal(histogramQuantile(buckets({ [DURATION_BUCKETS_MS.length]: 4 }), 0.5), DURATION_BUCKETS_MS[DURATION_BUCKETS_MS.length - 1]);
+});
+
+const totals = (queue: string, type: string, n: Partial<Record<'completed' | 'retried' | 'failed' | 'cancelled', number>>, run: Record<number, number> = {}): TypeTotals => {
+  const counts = buckets(run);
+  const count = counts.reduce((a, b) => a + b, 0);
+  return { queue, type, completed: 0, retried: 0, failed: 0, cancelled: 0, ...n, runTimeMs: { counts, sum: count * 3, count } };
+};
+
+test('a window is the later totals less the earlier: new kinds count from 0, idle ones are left out, the busiest come first', () => {
+  const earlier = [totals('mail', 'email.send', { completed: 100, retried: 5 }, { 1: 105 }), totals('default', 'idle', { completed: 7 }, { 0: 7 })];
+  const later = [
+    totals('mail', 'email.send', { completed: 130, retried: 9, failed: 1 }, { 1: 120, 3: 20 }),
+    totals('default', 'idle', { completed: 7 }, { 0: 7 }),
+    totals('default', 'report.build', { completed: 2, failed: 50 }, { 9: 52 }),
+  ];
+  const rows = typeWindow(earlier, later);
+  assert.deepEqual(
+    rows.map((r) => [r.queue, r.type, r.completed, r.retried, r.failed, r.runs]),
+    [
+      ['default', 'report.build', 2, 0, 50, 52],
+      ['mail', 'email.send', 30, 4, 1, 35],
+    ],
+  );
+  const mail = rows[1]!;
+  // 15 runs in (1, 5] ms and 20 in (10, 25]: the median is in the slow bucket.
+  assert.equal(mail.runP50Ms, 10 + 15 * ((17.5 - 15) / 20));
+  assert.equal(mail.runMeanMs, 3);
+});
+
+test('a counter that went down (worker rows pruned) counts as if from 0, never negative', () => {
+  const rows = typeWindow([totals('q', 't', { completed: 500 }, { 0: 500 })], [totals('q', 't', { completed: 20 }, { 0: 20 })]);
+  assert.equal(rows[0]!.completed, 20);
+  assert.equal(rows[0]!.runs, 20);
+});
