@@ -32,18 +32,23 @@ export interface TypeTotals extends JobKind, Record<TypeOutcome, number> {
 
 const kindKey = (k: JobKind) => `${k.queue}\u0000${k.type}`;
 
+type TallyEntry = JobKind & Record<TypeOutcome, number> & { runTime: Histogram };
+
 /** A worker process's figures per queue and type, since it started. */
 export class TypeTally {
-  private readonly byKind = new Map<string, JobKind & Record<TypeOutcome, number> & { runTime: Histogram }>();
+  private readonly byKind = new Map<string, TallyEntry>();
+  /** The entry used last: a drain's jobs are mostly of one kind, and this is on every job's path. */
+  private last: TallyEntry | null = null;
 
   private entry(k: JobKind) {
+    if (this.last && this.last.type === k.type && this.last.queue === k.queue) return this.last;
     const key = kindKey(k);
     let e = this.byKind.get(key);
     if (!e) {
       e = { queue: k.queue, type: k.type, completed: 0, retried: 0, failed: 0, cancelled: 0, runTime: new Histogram() };
       this.byKind.set(key, e);
     }
-    return e;
+    return (this.last = e);
   }
 
   count(k: JobKind, outcome: TypeOutcome, n = 1) {
