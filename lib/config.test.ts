@@ -37,3 +37,13 @@ test('LEASEHOLD_LOG takes a level; empty is unset', () => {
 test('a renewal interval too long for the lease names the figures configured', () => {
   assert.match(refused({ LEASEHOLD_LEASE_MS: '3000', LEASEHOLD_HEARTBEAT_MS: '2900' }), /LEASEHOLD_HEARTBEAT_MS \(2900 ms\) must be shorter .*\(2700 ms of 3000\)/);
 });
+
+test('LEASEHOLD_LOG_URL: an http(s) URL template of known placeholders; empty is unset', () => {
+  assert.equal(loadConfig({}).logUrl, null);
+  assert.equal(loadConfig({ LEASEHOLD_LOG_URL: ' ' }).logUrl, null);
+  const ok = 'https://logs.example.com/search?q=job%3A{id}&from={startedMs}&to={finishedMs}';
+  assert.equal(loadConfig({ LEASEHOLD_LOG_URL: ok }).logUrl, ok);
+  assert.match(refused({ LEASEHOLD_LOG_URL: 'https://logs.example.com/?q={job}' }), /LEASEHOLD_LOG_URL: unknown placeholder \{job\}; known: \{id\} \{attempt\}/);
+  assert.match(refused({ LEASEHOLD_LOG_URL: 'javascript:alert({id})' }), /LEASEHOLD_LOG_URL: must be an http:\/\/ or https:\/\/ URL/);
+  assert.match(refused({ LEASEHOLD_LOG_URL: 'logs/{id}' }), /LEASEHOLD_LOG_URL: must be an absolute URL/);
+});

@@ -4,6 +4,7 @@
  * message naming the variable.
  */
 import { giveUpAfterMs } from './lease';
+import { logUrlTemplateProblem } from './log-links';
 import { z } from 'zod';
 
 export const LEASE_MS_DEFAULT = 30_000;
@@ -86,6 +87,19 @@ const schema = z
     LEASEHOLD_LOG: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['debug', 'info', 'warn', 'error'], { error: 'must be debug, info, warn or error' }).optional()),
     /** A module whose `handlers` export adds job handlers to the built-in ones. */
     LEASEHOLD_HANDLERS: z.string().min(1).optional(),
+    /** A link from each attempt on a job's page to its logs: a URL template (lib/log-links.ts). Empty is unset. */
+    LEASEHOLD_LOG_URL: z.preprocess(
+      (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+      z
+        .string()
+        .trim()
+        .max(4_000, 'at most 4000 characters')
+        .superRefine((v, ctx) => {
+          const problem = logUrlTemplateProblem(v);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional(),
+    ),
     /** Payload keys hidden from viewers, comma-separated (lib/http/redact.ts). */
     LEASEHOLD_REDACT_KEYS: z
       .string()
@@ -120,6 +134,8 @@ const schema = z
       resultsDir: e.LEASEHOLD_RESULTS_DIR,
       handlersModule: e.LEASEHOLD_HANDLERS,
       redactKeys: e.LEASEHOLD_REDACT_KEYS,
+      /** URL template of an attempt's logs (null: no link). */
+      logUrl: e.LEASEHOLD_LOG_URL ?? null,
     };
   })
   .superRefine((c, ctx) => {

@@ -16,3 +16,19 @@ test('other attempts: how long they took, or run so far', () => {
   assert.match(attemptTiming({ outcome: 'completed' as const, startedAt: at(0), heartbeatAt: null, finishedAt: at(2) }, Date.parse(at(2))), /^took 2\.0 s$|^took 2 s$/);
   assert.match(attemptTiming({ outcome: null, startedAt: at(0), heartbeatAt: at(10), finishedAt: null }, Date.parse(at(12))), /^running for 12 s · last heartbeat /);
 });
+
+test("each attempt links to its logs when a template is set, its own worker and times filled in; none without", async () => {
+  const { createElement } = await import('react');
+  const { renderToStaticMarkup } = await import('react-dom/server');
+  const { AttemptList } = await import('./attempt-list');
+  const attempts = [
+    { attempt: 1, workerId: 'h:1:aaa', outcome: 'retried', startedAt: at(0), heartbeatAt: null, finishedAt: at(2), error: 'boom', errorStack: null },
+    { attempt: 2, workerId: 'h:2:bbb', outcome: null, startedAt: at(5), heartbeatAt: null, finishedAt: null, error: null, errorStack: null },
+  ] as Parameters<typeof AttemptList>[0]['attempts'];
+  const job = { id: '7', queue: 'q', type: 't' };
+  const html = renderToStaticMarkup(createElement(AttemptList, { attempts, nowMs: Date.parse(at(9)), logs: { template: 'https://logs.example.com/?job={id}&w={worker}&to={finishedMs}', job } }));
+  assert.match(html, /href="https:\/\/logs.example.com\/\?job=7&amp;w=h%3A1%3Aaaa&amp;to=\d+" target="_blank" rel="noopener noreferrer"/);
+  assert.match(html, /href="https:\/\/logs.example.com\/\?job=7&amp;w=h%3A2%3Abbb&amp;to=now"/, 'the running attempt: up to now');
+  const none = renderToStaticMarkup(createElement(AttemptList, { attempts, nowMs: Date.parse(at(9)), logs: { template: null, job } }));
+  assert.ok(!none.includes('attempt-logs'));
+});

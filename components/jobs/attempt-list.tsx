@@ -1,4 +1,5 @@
 import type { AttemptDto } from '@/lib/api/types';
+import { logUrl } from '@/lib/log-links';
 import { dateTime, ms, shortDuration } from '@/lib/ui/format';
 import { Badge, type Tone } from '../ui/badge';
 import { UserText } from '../ui/user-text';
@@ -28,13 +29,27 @@ export function attemptTiming(a: Pick<AttemptDto, 'outcome' | 'startedAt' | 'fin
   return beat !== null ? `${took} · last heartbeat ${dateTime(a.heartbeatAt)}` : took;
 }
 
-/** Each attempt: who ran it, when, how it ended, and its error with the stack. */
-export function AttemptList({ attempts, nowMs }: { attempts: AttemptDto[]; nowMs: number }) {
+/**
+ * Each attempt: who ran it, when, how it ended, its error with the stack, and a link to its
+ * logs when the console has a template for them (LEASEHOLD_LOG_URL; `job` fills its queue and type).
+ */
+export function AttemptList({
+  attempts,
+  nowMs,
+  logs,
+}: {
+  attempts: AttemptDto[];
+  nowMs: number;
+  logs?: { template: string | null; job: { id: string; queue: string; type: string } };
+}) {
   return (
     <ol className="space-y-3" data-testid="attempts-list">
       {[...attempts].reverse().map((a) => {
         const [tone, label] = a.outcome ? OUTCOME[a.outcome] ?? ['zinc', a.outcome] : ['amber', 'running'];
         const end = a.finishedAt ? ms(a.finishedAt)! : nowMs;
+        const logsHref = logs
+          ? logUrl(logs.template, { jobId: logs.job.id, attempt: a.attempt, workerId: a.workerId, queue: logs.job.queue, type: logs.job.type, startedAt: a.startedAt, finishedAt: a.finishedAt })
+          : null;
         return (
           <li key={a.attempt} className="rounded-md border border-zinc-200 p-3 dark:border-zinc-800" data-testid={`attempt-${a.attempt}`}>
             <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-sm">
@@ -46,6 +61,11 @@ export function AttemptList({ attempts, nowMs }: { attempts: AttemptDto[]; nowMs
               <span className="text-xs text-zinc-500" data-testid="attempt-timing">
                 started {dateTime(a.startedAt)} · {attemptTiming(a, end)}
               </span>
+              {logsHref && (
+                <a href={logsHref} target="_blank" rel="noopener noreferrer" className="text-xs text-sky-700 hover:underline dark:text-sky-300" data-testid="attempt-logs">
+                  logs ↗
+                </a>
+              )}
             </div>
             {a.error && (
               <p className="mt-2 whitespace-pre-wrap wrap-anywhere text-sm text-red-700 dark:text-red-300">

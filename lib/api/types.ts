@@ -37,4 +37,6 @@ export type ConsoleMeta = {
   version: string | null;
   /** Built in, and registered by workers (the type filter suggests them). */
   jobTypes: string[];
+  /** LEASEHOLD_LOG_URL: an attempt's logs (lib/log-links.ts); null without. */
+  logUrl: string | null;
 };

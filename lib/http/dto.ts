@@ -107,7 +107,7 @@ export const deadLetterDto = (d: DeadLetter) => ({
 
 /** What the console shows about its own installation (GET /api/console). */
 export const consoleInfoDto = (
-  cfg: Pick<Config, 'leaseMs' | 'heartbeatMs' | 'recoverMs' | 'redisPrefix'>,
+  cfg: Pick<Config, 'leaseMs' | 'heartbeatMs' | 'recoverMs' | 'redisPrefix' | 'logUrl'>,
   o: { environment: string | null; redis: boolean; version: string; jobTypes: string[] },
 ) => ({
   environment: o.environment,
@@ -118,6 +118,7 @@ export const consoleInfoDto = (
   redisPrefix: cfg.redisPrefix,
   version: o.version,
   jobTypes: o.jobTypes,
+  logUrl: cfg.logUrl,
 });
 
 /** A saved view as the caller sees it: whether they may delete it is theirs (its creator, or an admin). */

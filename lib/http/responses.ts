@@ -592,6 +592,10 @@ export const consoleInfoSchema = z
     redisPrefix: z.string(),
     version: z.string(),
     jobTypes: z.array(z.string()).meta({ description: 'The job types producers may enqueue: the built-in ones and those workers registered.' }),
+    logUrl: z
+      .string()
+      .nullable()
+      .meta({ description: "LEASEHOLD_LOG_URL: the URL template of an attempt's logs ({id}, {attempt}, {worker}, {queue}, {type}, {startedAt}, {finishedAt}, {startedMs}, {finishedMs}); null when unset." }),
   })
   .meta({ id: 'ConsoleInfo' });
 

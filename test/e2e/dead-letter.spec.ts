@@ -48,6 +48,15 @@ test('a failed job in the dead letter is requeued from the page and completes', 
   await expect(page.getByTestId('job-status').first()).toContainText('completed');
   await expect(page.getByTestId('attempt-1')).toContainText('failed (dead letter)');
   await expect(page.getByTestId('attempt-2')).toContainText('completed');
+  // Each attempt links to its own logs: its worker and its time span (LEASEHOLD_LOG_URL, test/e2e/env.ts).
+  const { rows: ran } = await db().query(`SELECT attempt, worker_id FROM job_attempts WHERE job_id = $1 ORDER BY attempt`, [id]);
+  for (const { attempt, worker_id } of ran) {
+    await expect(page.getByTestId(`attempt-${attempt}`).getByTestId('attempt-logs')).toHaveAttribute(
+      'href',
+      new RegExp(`^http://127\\.0\\.0\\.1:9/logs\\?job=${id}&attempt=${attempt}&worker=${encodeURIComponent(worker_id).replace(/[.]/g, '\\.')}&from=\\d{13}&to=\\d{13}$`),
+    );
+  }
+  expect(ran.length).toBe(2);
 });
 
 test('a whole error group is requeued: the preview counts exactly the jobs it will touch', async ({ page, request }) => {

@@ -15,6 +15,8 @@ export function e2eEnv(): Record<string, string> {
     LEASEHOLD_SHUTDOWN_GRACE_MS: '1000',
     LEASEHOLD_LOG: 'warn',
     LEASEHOLD_ENV: 'e2e',
+    // Links from each attempt to its logs (never followed by the tests: only their addresses are checked).
+    LEASEHOLD_LOG_URL: 'http://127.0.0.1:9/logs?job={id}&attempt={attempt}&worker={worker}&from={startedMs}&to={finishedMs}',
     // The browser specs written before sign-in existed; test/e2e/auth.spec.ts signs in through a second console.
     LEASEHOLD_AUTH: 'off',
   };

@@ -272,7 +272,7 @@ export function JobView({ id }: { id: string }) {
 
       <Card title={`Attempts (${d.attempts.length})`}>
         {d.attempts.length ? (
-          <AttemptList attempts={d.attempts} nowMs={now} />
+          <AttemptList attempts={d.attempts} nowMs={now} logs={{ template: meta.data?.logUrl ?? null, job: j }} />
         ) : (
           <p className="text-sm text-zinc-500" data-testid="no-attempts">
             {scheduled

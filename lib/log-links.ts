@@ -1,0 +1,85 @@
+/**
+ * Links from an attempt to its logs (LEASEHOLD_LOG_URL): the job page knows which worker ran
+ * which attempt when, and the log system holds what the handler said. Sidekiq and GoodJob
+ * leave this to a template override; here it is one URL template, e.g.
+ *
+ *   https://kibana.example.com/app/discover#/?_g=(time:(from:'{startedAt}',to:'{finishedAt}'))&_a=(query:(language:kuery,query:'job:{id}'))
+ *   https://app.datadoghq.com/logs?query=job%3A{id}&from_ts={startedMs}&to_ts={finishedMs}
+ *
+ * Each placeholder is replaced by its value, percent-encoded (the template's own text is kept
+ * as written). Pure functions: the configuration checks the template once, the console's
+ * pages expand it.
+ */
+
+/** What a template may name. */
+export const LOG_URL_FIELDS = {
+  id: 'the job id',
+  attempt: 'the attempt number',
+  worker: "the attempt's worker id (host:pid:suffix)",
+  queue: 'the queue',
+  type: 'the job type',
+  startedAt: 'when the attempt started (ISO 8601, UTC)',
+  finishedAt: 'when it ended (ISO 8601, UTC); "now" while it runs',
+  startedMs: 'when the attempt started (ms since the epoch)',
+  finishedMs: 'when it ended (ms since the epoch); "now" while it runs',
+} as const;
+export type LogUrlField = keyof typeof LOG_URL_FIELDS;
+
+export interface LoggedAttempt {
+  jobId: string;
+  attempt: number;
+  workerId: string;
+  queue: string;
+  type: string;
+  startedAt: string;
+  /** null while the attempt runs. */
+  finishedAt: string | null;
+}
+
+const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
+
+/** Why a template cannot be used (an unknown placeholder, not an http(s) URL), or null. */
+export function logUrlTemplateProblem(template: string): string | null {
+  const unknown = [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((f) => !(f in LOG_URL_FIELDS));
+  if (unknown.length) return `unknown placeholder${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => `{${f}}`).join(', ')}; known: ${Object.keys(LOG_URL_FIELDS).map((f) => `{${f}}`).join(' ')}`;
+  const sample = expand(template, { jobId: '1', attempt: 1, workerId: 'host:1:abc', queue: 'default', type: 'demo.noop', startedAt: new Date(0).toISOString(), finishedAt: null });
+  let url: URL;
+  try {
+    url = new URL(sample);
+  } catch {
+    return 'must be an absolute URL (https://…), with placeholders such as {id}';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http:// or https:// URL';
+  return null;
+}
+
+function expand(template: string, a: LoggedAttempt): string {
+  const ms = (iso: string | null) => (iso === null ? 'now' : String(Date.parse(iso)));
+  const values: Record<LogUrlField, string> = {
+    id: a.jobId,
+    attempt: String(a.attempt),
+    worker: a.workerId,
+    queue: a.queue,
+    type: a.type,
+    startedAt: a.startedAt,
+    finishedAt: a.finishedAt ?? 'now',
+    startedMs: ms(a.startedAt),
+    finishedMs: ms(a.finishedAt),
+  };
+  return template.replace(PLACEHOLDER, (whole, f: string) => (f in values ? encodeURIComponent(values[f as LogUrlField]) : whole));
+}
+
+/**
+ * The attempt's log link, or null without a template or when the expansion is not an http(s)
+ * URL (checked again here: the link is followed from an operator's browser).
+ */
+export function logUrl(template: string | null | undefined, a: LoggedAttempt): string | null {
+  if (!template) return null;
+  const out = expand(template, a);
+  try {
+    const { protocol } = new URL(out);
+    return protocol === 'https:' || protocol === 'http:' ? out : null;
+  } catch {
+    return null;
+  }
+}
