@@ -17,19 +17,24 @@ import { meQuery } from '@/lib/api/auth';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import { setQueuePaused } from '@/lib/api/queues';
 import { visible } from '@/lib/ui/visible';
-import { enqueueJob, statsQuery } from '@/lib/api/stats';
+import { enqueueJob, type HistoryRange, statsHistoryQuery, statsQuery } from '@/lib/api/stats';
 import { signalGaps } from '@/lib/ui/signal';
 import { sweepStoppedFor } from '@/lib/ui/sweep';
-import { compact, duration, int, ms, shortDuration } from '@/lib/ui/format';
+import { compact, dateTime, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { UserText } from '@/components/ui/user-text';
 import { useActionFlow } from './action-flow';
+import type { RatePointDto } from '@/lib/api/types';
 
 export function OverviewView() {
   const interval = useRefreshInterval();
   const live = useLive({ stats: true }, interval);
   const stats = useQuery(statsQuery(live ? false : interval));
+  // The charts and the Job types table: live (this console's samples, the last hour) or a
+  // range of the record the recover sweep keeps (a sample a minute, a week long).
+  const [range, setRange] = useState<'live' | HistoryRange>('live');
+  const history = useQuery(statsHistoryQuery(range === 'live' ? '24h' : range, range !== 'live'));
   const meta = useQuery(consoleMetaQuery());
   const production = /prod/i.test(meta.data?.environment ?? '');
   const now = useDbNow();
@@ -66,7 +71,8 @@ export function OverviewView() {
   }
   const s = stats.data;
   const t = s?.throughput;
-  const times = t?.points.map((p) => p.t) ?? [];
+  const h = range === 'live' ? null : history.data;
+  const rangeName = range === '24h' ? '24 hours' : range === '7d' ? '7 days' : null;
   // Due jobs with no id waiting in Redis for them, on queues live workers take from (those
   // on paused or unserved queues wait by design, and are said apart).
   const gaps = s ? signalGaps(s.queues) : { missing: 0, paused: 0, unserved: 0, unhandled: 0 };
@@ -209,38 +215,69 @@ export function OverviewView() {
               )}
             </p>
           </Card>
-          <div className="grid gap-4 lg:grid-cols-2">
-            <Card title="Throughput (jobs/s)">
-              {times.length > 1 ? (
-                <RateChart
-                  label="throughput chart"
-                  times={times}
-                  series={[
-                    { label: 'completed', color: '#10b981', values: t!.points.map((p) => p.completed) },
-                    { label: 'claimed', color: '#0ea5e9', values: t!.points.map((p) => p.claimed) },
-                  ]}
-                />
-              ) : (
-                <EmptyState title="Collecting">The charts fill in as the console samples the workers&apos; counters (every 5 s).</EmptyState>
-              )}
-            </Card>
-            <Card title="Failures (jobs/s)">
-              {times.length > 1 ? (
-                <RateChart
-                  label="failure chart"
-                  times={times}
-                  series={[
-                    { label: 'failed (dead letter)', color: '#ef4444', values: t!.points.map((p) => p.failed) },
-                    { label: 'retried', color: '#f97316', values: t!.points.map((p) => p.retried) },
-                    // Recovered, not the workers' own leaseLost: a SIGKILLed worker never counts its loss.
-                    { label: 'lease lost', color: '#a855f7', values: t!.points.map((p) => p.recovered) },
-                  ]}
-                />
-              ) : (
-                <EmptyState title="Collecting">Rates appear after two samples.</EmptyState>
-              )}
-            </Card>
+          <div className="flex flex-wrap items-center justify-between gap-2">
+            <h2 className="text-sm font-semibold">Activity</h2>
+            <label className="flex items-center gap-2 text-sm">
+              <span className="text-zinc-500">Charts and job types over</span>
+              <select
+                value={range}
+                onChange={(e) => setRange(e.target.value as typeof range)}
+                className="rounded border border-zinc-300 bg-white px-1.5 py-0.5 dark:border-zinc-700 dark:bg-zinc-900"
+                data-testid="activity-range"
+              >
+                <option value="live">the last hour (live)</option>
+                <option value="24h">the last 24 hours</option>
+                <option value="7d">the last 7 days</option>
+              </select>
+            </label>
           </div>
+          {range !== 'live' && history.isError && <ErrorState title={`Cannot load the last ${rangeName}`} message={history.error.message} onRetry={() => void history.refetch()} />}
+          {range !== 'live' && !h ? (
+            !history.isError && <p className="text-sm text-zinc-500">Loading the last {rangeName}…</p>
+          ) : h ? (
+            <>
+              <ActivityCharts
+                points={h.points}
+                per={duration(h.bucketMs)}
+                empty="The recover sweep records the workers' counters once a minute; a chart needs two samples in the range."
+              />
+              <Card title={`Job types: the last ${rangeName}`}>
+                {h.types.length ? (
+                  <TypeTable rows={h.types} />
+                ) : (
+                  <EmptyState title={h.since ? 'No attempt ended' : 'Not recorded yet'}>
+                    {h.since ? `No worker ended an attempt since ${dateTime(h.since)}.` : 'The recover sweep records the workers’ counters once a minute.'}
+                  </EmptyState>
+                )}
+                {h.since && ms(h.until)! - ms(h.since)! < h.rangeMs - 2 * h.bucketMs && (
+                  <p className="mt-2 text-xs text-zinc-500" data-testid="history-since">
+                    Since {dateTime(h.since)}, the first sample recorded in the range. The rates here are the workers&apos; own counts (a worker killed
+                    mid-minute takes its last counts with it).
+                  </p>
+                )}
+              </Card>
+            </>
+          ) : (
+            <>
+            <ActivityCharts points={t?.points ?? []} empty="The charts fill in as the console samples the workers' counters (every 5 s)." />
+            <Card title={`Job types: the last ${duration(s.types.windowMs)}`}>
+              {s.types.rows.length ? (
+                <TypeTable rows={s.types.rows} />
+              ) : (
+                <EmptyState title={s.types.since ? 'No attempt ended' : 'Collecting'}>
+                  {s.types.since
+                    ? `No worker ended an attempt since ${new Date(s.types.since).toLocaleTimeString('en-GB')}.`
+                    : 'Per job type, what the attempts did appears after two samples of the workers’ counters.'}
+                </EmptyState>
+              )}
+              {s.types.since && s.types.rows.length > 0 && ms(s.types.until)! - ms(s.types.since)! < s.types.windowMs - 60_000 && (
+                <p className="mt-2 text-xs text-zinc-500" data-testid="types-since">
+                  Since {new Date(s.types.since).toLocaleTimeString('en-GB')}, when this console process began sampling.
+                </p>
+              )}
+            </Card>
+            </>
+          )}
           <Card title="Queues">
             {setPaused.isError && setPaused.variables && (
               <div className="mb-3" data-testid="queue-control-error">
@@ -271,22 +308,6 @@ export function OverviewView() {
               </p>
             )}
           </Card>
-          <Card title={`Job types: the last ${duration(s.types.windowMs)}`}>
-            {s.types.rows.length ? (
-              <TypeTable rows={s.types.rows} />
-            ) : (
-              <EmptyState title={s.types.since ? 'No attempt ended' : 'Collecting'}>
-                {s.types.since
-                  ? `No worker ended an attempt since ${new Date(s.types.since).toLocaleTimeString('en-GB')}.`
-                  : 'Per job type, what the attempts did appears after two samples of the workers’ counters.'}
-              </EmptyState>
-            )}
-            {s.types.since && s.types.rows.length > 0 && ms(s.types.until)! - ms(s.types.since)! < s.types.windowMs - 60_000 && (
-              <p className="mt-2 text-xs text-zinc-500" data-testid="types-since">
-                Since {new Date(s.types.since).toLocaleTimeString('en-GB')}, when this console process began sampling.
-              </p>
-            )}
-          </Card>
           <p className="text-xs text-zinc-500" data-testid="stats-footnote">
             Computed in {int(s.computeMs)} ms on the database, shared by every viewer, refreshed at most every {duration(s.refreshMs)}. Counts up to{' '}
             {int(s.estimates.countCap)} per status are exact; larger ones (≈) come from the live row count and the last ANALYZE. Rates come from the
@@ -296,6 +317,39 @@ export function OverviewView() {
         </>
       )}
       {flow.element}
+    </div>
+  );
+}
+
+/**
+ * Throughput and failures, jobs per second per point: the live samples or a range of the
+ * record. "Lease lost" is the jobs recovered, not the workers' own leaseLost: a SIGKILLed
+ * worker never counts its loss.
+ */
+function ActivityCharts({ points, per, empty }: { points: Pick<RatePointDto, 't' | 'completed' | 'claimed' | 'failed' | 'retried' | 'recovered'>[]; per?: string; empty: string }) {
+  const times = points.map((p) => p.t);
+  const unit = per ? `jobs/s, per ${per}` : 'jobs/s';
+  const chart = (label: string, series: { label: string; color: string; key: 'completed' | 'claimed' | 'failed' | 'retried' | 'recovered' }[]) =>
+    times.length > 1 ? (
+      <RateChart label={label} times={times} series={series.map((s) => ({ label: s.label, color: s.color, values: points.map((p) => p[s.key]) }))} />
+    ) : (
+      <EmptyState title="Collecting">{empty}</EmptyState>
+    );
+  return (
+    <div className="grid gap-4 lg:grid-cols-2">
+      <Card title={`Throughput (${unit})`}>
+        {chart('throughput chart', [
+          { label: 'completed', color: '#10b981', key: 'completed' },
+          { label: 'claimed', color: '#0ea5e9', key: 'claimed' },
+        ])}
+      </Card>
+      <Card title={`Failures (${unit})`}>
+        {chart('failure chart', [
+          { label: 'failed (dead letter)', color: '#ef4444', key: 'failed' },
+          { label: 'retried', color: '#f97316', key: 'retried' },
+          { label: 'lease lost', color: '#a855f7', key: 'recovered' },
+        ])}
+      </Card>
     </div>
   );
 }

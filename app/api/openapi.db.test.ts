@@ -453,6 +453,12 @@ describe('every route answers as documented', () => {
     assert.equal(stats.body.kinds.running, 'exact');
     assert.ok(stats.body.queues.some((q: { queue: string }) => q.queue === 'oa-bulk'));
 
+    const history = await call('GET', '/api/stats/history', { query: 'range=24h' });
+    assert.equal(history.status, 200);
+    assert.equal(history.body.bucketMs, 300_000);
+    assert.equal((await call('GET', '/api/stats/history', { query: 'range=1y' })).status, 400);
+    assert.equal((await call('GET', '/api/stats/history')).status, 400);
+
     await workerRegister(db.pool, { workerId: 'oa-host:1:abc', host: 'oa-host', pid: 1, queues: ['default', 'oa'], concurrency: 4 });
     await workerHeartbeat(db.pool, 'oa-host:1:abc', { claimed: 5, completed: 4 });
     await workerRegister(db.pool, { workerId: 'oa-host:2:def', host: 'oa-host', pid: 2, queues: ['oa'], concurrency: 1 });

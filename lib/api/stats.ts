@@ -1,9 +1,21 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api } from './client';
 import { statsKeys } from './keys';
-import type { StatsDto } from './types';
+import type { StatsDto, StatsHistoryDto } from './types';
 
-export type { StatsDto };
+export type { StatsDto, StatsHistoryDto };
+
+/** The ranges of the stats record the overview offers (lib/queue/history.ts HISTORY_RANGES). */
+export type HistoryRange = StatsHistoryDto['range'];
+
+/** The workers' counters over a range, from the record the recover sweep keeps: it gains a sample a minute. */
+export const statsHistoryQuery = (range: HistoryRange, enabled = true) =>
+  queryOptions({
+    queryKey: [...statsKeys.all, 'history', range] as const,
+    queryFn: ({ signal }) => api<StatsHistoryDto>(`/api/stats/history?range=${range}`, { signal }),
+    refetchInterval: 60_000,
+    enabled,
+  });
 
 export const statsQuery = (refetchMs: number | false = 2000) =>
   queryOptions({

@@ -2,7 +2,7 @@
  * The JSON shapes the console reads, derived from the server's DTO functions (type-only
  * imports: nothing of the server is bundled into the browser).
  */
-import type { detailDto, listedJobDto, pageDto, savedViewDto, scheduleDto, statsSnapshotDto, workerDto } from '../http/dto';
+import type { detailDto, historyDto, listedJobDto, pageDto, savedViewDto, scheduleDto, statsSnapshotDto, workerDto } from '../http/dto';
 import type { BulkAction, BulkItem, BulkReport } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { DeadLetterGroup } from '../queue/dead-letter';
@@ -17,6 +17,7 @@ export type JobPageDto = ReturnType<typeof pageDto>;
 export type JobDetailDto = ReturnType<typeof detailDto>;
 export type AttemptDto = JobDetailDto['attempts'][number];
 export type StatsDto = ReturnType<typeof statsSnapshotDto>;
+export type StatsHistoryDto = ReturnType<typeof historyDto>;
 export type QueueStatsDto = StatsDto['queues'][number];
 export type RatePointDto = StatsDto['throughput']['points'][number];
 export type WorkerDto = ReturnType<typeof workerDto>;

@@ -261,6 +261,18 @@ export const recoverSweepRecord = pgTable(
 );
 
 /**
+ * The workers' summed counters, one row a minute for a week (lib/queue/history.ts): the
+ * overview's charts and Job types over 24 hours or 7 days. Written by the recover sweep.
+ */
+export const statsSamples = pgTable('stats_samples', {
+  at: timestamp('at', tz).primaryKey(),
+  /** The process-wide counters summed (console-stats.ts WorkerTotals). */
+  counters: jsonb('counters').notNull(),
+  /** Per queue and job type (type-metrics.ts TypeTotals[]). */
+  byType: jsonb('by_type').notNull(),
+});
+
+/**
  * Recurring jobs: a cron expression (with seconds) per schedule. Each tick is enqueued
  * exactly once across all worker processes: the process that moves next_run_at on (a
  * compare-and-swap) inserts the job in the same transaction.

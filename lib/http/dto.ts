@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import type { DeadLetter } from '../queue/dead-letter';
 import type { ActionItem, ActionReport, QueueControl, RecoverReport, Schedule } from '../queue/ops';
 import { toJobDto } from '../queue/job';
+import type { History } from '../queue/history';
 import type { StatsSnapshot } from '../queue/stats-cache';
 import { type Attempt, type JobDetail, type JobPage, LIST_PAYLOAD_MAX_BYTES, type ListedJob, type Stats, type WorkerRow } from '../queue/read';
 import { mayDeleteView, type SavedView } from '../views/store';
@@ -75,6 +76,8 @@ export const statsDto = (s: Stats) => ({ ...s, dbNow: s.dbNow.toISOString() });
 export const queueControlDto = (c: QueueControl) => ({ ...c, pausedAt: iso(c.pausedAt) });
 
 export const scheduleDto = (s: Schedule) => ({ ...s, nextRunAt: s.nextRunAt.toISOString(), lastRunAt: iso(s.lastRunAt), lastErrorAt: iso(s.lastErrorAt), pausedAt: iso(s.pausedAt) });
+
+export const historyDto = (h: History) => ({ ...h, since: iso(h.since), until: iso(h.until) });
 
 export const statsSnapshotDto = (s: StatsSnapshot) => ({
   ...s,

@@ -29,6 +29,7 @@ import type {
   savedViewDto,
   scheduleDto,
   statsSnapshotDto,
+  historyDto,
   workerDto,
   workersDto,
 } from './dto';
@@ -416,6 +417,24 @@ export const scheduleRunSchema = z
   })
   .meta({ id: 'ScheduleRun' });
 
+/** Per queue and job type, what the attempts did between two samples of the workers' totals, busiest first. */
+const typeRowsSchema = z.array(
+  z
+    .object({
+      queue: z.string(),
+      type: z.string(),
+      completed: count,
+      retried: count.meta({ description: 'Attempts that failed with attempts left (the job retries).' }),
+      failed: count.meta({ description: 'Attempts that failed for good: the job went to the dead letter.' }),
+      cancelled: count,
+      runs: count.meta({ description: 'Handler runs that ended (whatever their outcome, lost leases too).' }),
+      runP50Ms: z.number().nullable().meta({ description: 'Median handler run time, interpolated within the histogram bucket (as histogram_quantile); null with no run.' }),
+      runP95Ms: z.number().nullable(),
+      runMeanMs: z.number().nullable(),
+    })
+    .meta({ id: 'JobTypeWindow' }),
+);
+
 export const statsSchema = z
   .object({
     computedAt: dateTime.meta({ description: 'The database clock when these numbers were computed (the cache is shared by every viewer).' }),
@@ -508,25 +527,33 @@ export const statsSchema = z
         windowMs: count.meta({ description: 'The longest span the rows cover.' }),
         since: dateTime.nullable().meta({ description: 'The earlier of the two samples the rows compare (within windowMs of until); null before the console process has two.' }),
         until: dateTime.nullable().meta({ description: 'The later sample (the latest).' }),
-        rows: z.array(
-          z.object({
-            queue: z.string(),
-            type: z.string(),
-            completed: count,
-            retried: count.meta({ description: 'Attempts that failed with attempts left (the job retries).' }),
-            failed: count.meta({ description: 'Attempts that failed for good: the job went to the dead letter.' }),
-            cancelled: count,
-            runs: count.meta({ description: 'Handler runs that ended (whatever their outcome, lost leases too).' }),
-            runP50Ms: z.number().nullable().meta({ description: 'Median handler run time, interpolated within the histogram bucket (as histogram_quantile); null with no run.' }),
-            runP95Ms: z.number().nullable(),
-            runMeanMs: z.number().nullable(),
-          }),
-        ),
+        rows: typeRowsSchema,
       })
       .meta({ description: "Per queue and job type, the attempts that ended between two samples of the workers' totals, busiest first." }),
     refreshMs: count.meta({ description: 'How long a snapshot is served before it is computed again.' }),
   })
   .meta({ id: 'Stats' });
+
+export const statsHistorySchema = z
+  .object({
+    range: z.enum(['24h', '7d']),
+    rangeMs: count,
+    bucketMs: count.meta({ description: 'The width of each point: 5 minutes over 24 hours, an hour over 7 days.' }),
+    since: dateTime.nullable().meta({ description: 'The first sample within the range; null when the record holds none yet.' }),
+    until: dateTime.nullable().meta({ description: 'The latest sample.' }),
+    points: z.array(
+      z.object({
+        t: z.number().meta({ description: 'Bucket start, ms since the epoch (database clock).' }),
+        claimed: z.number(),
+        completed: z.number(),
+        failed: z.number().meta({ description: "Jobs the workers moved to the dead letter (their own count)." }),
+        retried: z.number(),
+        recovered: z.number(),
+      }),
+    ).meta({ description: 'Jobs per second in each bucket, from one sample in it to the next.' }),
+    types: typeRowsSchema,
+  })
+  .meta({ id: 'StatsHistory', description: 'The workers\' counters over a range, from the record the recover sweep keeps (a sample a minute, a week long).' });
 
 export const workerSchema = z
   .object({
@@ -640,6 +667,7 @@ export type ResponseSchemasMatchDtos = [
   None<Ties<BulkReport, z.output<typeof bulkReportSchema>>>,
   None<Ties<ReturnType<typeof recoverDto>, z.output<typeof recoverReportSchema>>>,
   None<Ties<ReturnType<typeof statsSnapshotDto>, z.output<typeof statsSchema>>>,
+  None<Ties<ReturnType<typeof historyDto>, z.output<typeof statsHistorySchema>>>,
   None<Ties<ReturnType<typeof workerDto>, z.output<typeof workerSchema>>>,
   None<Ties<ReturnType<typeof workersDto>, z.output<typeof workersSchema>>>,
   None<Ties<ReturnType<typeof deadLetterDto>, z.output<typeof deadLetterSchema>>>,

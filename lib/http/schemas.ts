@@ -305,6 +305,11 @@ export const jobDetailQuery = z
   .strict();
 
 /** ?ids=1,2,3 — at most MAX_PAGE ids. */
+/** GET /api/stats/history: which range of the record. */
+export const historyQuery = z
+  .object({ range: z.enum(['24h', '7d'], { error: 'range: must be 24h or 7d' }) })
+  .strict();
+
 export const lookupQuery = z
   .object({
     ids: z

@@ -23,6 +23,9 @@
 import { RECOVER_INTERVAL_MS_DEFAULT } from '../config';
 import type { Executor } from '../db/client';
 import { type QueueControl, queueControls } from './ops';
+import type { WorkerTotals } from './worker-totals';
+
+export { readWorkerTotals, type WorkerTotals } from './worker-totals';
 import type { Doorbell } from './signal';
 import { JOB_STATUSES, type JobStatus } from './status';
 
@@ -59,16 +62,6 @@ export interface QueueStats {
   controls: QueueControl | null;
   /** Worker processes alive (a heartbeat within a lease) that consume this queue. */
   workersAlive: number;
-}
-
-export interface WorkerTotals {
-  claimed: number;
-  completed: number;
-  failed: number;
-  retried: number;
-  cancelled: number;
-  leaseLost: number;
-  recovered: number;
 }
 
 export interface ConsoleStats {
@@ -447,29 +440,6 @@ async function oldestDueOfAll(db: Executor): Promise<number | null> {
   return v === null || v === undefined ? null : Math.round(Number(v));
 }
 
-/** Only the workers' counters (the throughput sampler reads these between full refreshes). */
-export async function readWorkerTotals(db: Executor): Promise<{ totals: WorkerTotals; dbNow: Date }> {
-  const { rows } = await db.query(
-    `SELECT coalesce(sum((metrics->>'claimed')::float8), 0) AS claimed, coalesce(sum((metrics->>'completed')::float8), 0) AS completed,
-            coalesce(sum((metrics->>'failed')::float8), 0) AS failed, coalesce(sum((metrics->>'retried')::float8), 0) AS retried,
-            coalesce(sum((metrics->>'cancelled')::float8), 0) AS cancelled, coalesce(sum((metrics->>'leaseLost')::float8), 0) AS "leaseLost",
-            coalesce(sum((metrics->>'recovered')::float8), 0) AS recovered, now() AS db_now
-       FROM workers`,
-  );
-  const r = rows[0];
-  return {
-    totals: {
-      claimed: num(r.claimed),
-      completed: num(r.completed),
-      failed: num(r.failed),
-      retried: num(r.retried),
-      cancelled: num(r.cancelled),
-      leaseLost: num(r.leaseLost),
-      recovered: num(r.recovered),
-    },
-    dbNow: r.db_now,
-  };
-}
 
 /**
  * The statements one after another: the stats run on one connection, which would run them

@@ -21,6 +21,7 @@ import type { AttemptOutcome, JobStatus } from './status';
 import { QueueError } from './errors';
 import { nextTick } from './cron';
 import { storableText } from './text';
+import { recordStatsSample } from './history';
 
 const run = <R extends pg.QueryResultRow = any>(db: Executor, st: sql.Statement, values: unknown[]) =>
   db.query<R>({ name: st.name, text: st.text, values });
@@ -935,6 +936,9 @@ export async function recoverSweep(
     // workers are alive (the lock held by a session that does not sweep, or every sweep
     // failing). Only a record: a refusal (a role without the right) never stops a sweep.
     await run(client, sql.recoverSwept, [p.sweeper ?? null]).catch(() => {});
+    // The counters' record for the overview's 24-hour and 7-day views: one sample a minute,
+    // written here so that one process writes it. Never in the way of a sweep either.
+    await recordStatsSample(client).catch((err) => log.warn('could not record the stats sample', { err }));
     // After the recovery, in its time budget: history never delays a job that is stuck.
     const pruned = keeps(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
     // On a connection of its own, and never in the way of the recovery above.

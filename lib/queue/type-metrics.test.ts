@@ -66,8 +66,10 @@ test('a window is the later totals less the earlier: new kinds count from 0, idl
   assert.equal(mail.runMeanMs, 3);
 });
 
-test('a counter that went down (worker rows pruned) counts as if from 0, never negative', () => {
-  const rows = typeWindow([totals('q', 't', { completed: 500 }, { 0: 500 })], [totals('q', 't', { completed: 20 }, { 0: 20 })]);
-  assert.equal(rows[0]!.completed, 20);
-  assert.equal(rows[0]!.runs, 20);
+test('a sum that went down (worker rows deleted) counts as nothing, never as every attempt ever made, nor negative', () => {
+  const rows = typeWindow(
+    [totals('q', 't', { completed: 500, retried: 3 }, { 0: 503 })],
+    [totals('q', 't', { completed: 20, retried: 5 }, { 0: 25 })],
+  );
+  assert.deepEqual([rows[0]!.completed, rows[0]!.retried, rows[0]!.runs], [0, 2, 0]);
 });

@@ -146,18 +146,17 @@ export interface TypeWindowRow extends JobKind, Record<TypeOutcome, number> {
 
 /**
  * What happened between two samples of the totals, per queue and type: the later minus the
- * earlier, a counter that went down (a pruned worker row) as if from 0. Kinds with nothing in
- * the window are left out; the busiest come first.
+ * earlier (never below 0). Kinds with nothing in the window are left out; the busiest come first.
  */
 export function typeWindow(earlier: readonly TypeTotals[], later: readonly TypeTotals[]): TypeWindowRow[] {
   const before = new Map(earlier.map((t) => [kindKey(t), t]));
   const rows: TypeWindowRow[] = [];
   for (const t of later) {
     const b = before.get(kindKey(t));
-    const diff = (now: number, then: number | undefined) => {
-      const d = now - (then ?? 0);
-      return d >= 0 ? d : now;
-    };
+    // A sum that went down (worker rows deleted by hand) counts as nothing: the deleted rows'
+    // totals are gone from it, and counting the whole sum instead would report every attempt
+    // ever made as made in the window. As the throughput rates count it.
+    const diff = (now: number, then: number | undefined) => Math.max(0, now - (then ?? 0));
     const counts = t.runTimeMs.counts.map((n, k) => diff(n, b?.runTimeMs.counts[k]));
     const runs = diff(t.runTimeMs.count, b?.runTimeMs.count);
     const sum = diff(t.runTimeMs.sum, b?.runTimeMs.sum);

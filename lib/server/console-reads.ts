@@ -8,7 +8,8 @@
  */
 import { type AuditQuery, auditList } from '../audit/log';
 import type { Principal } from '../auth/roles';
-import { detailDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
+import { detailDto, historyDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
+import { type HistoryRange, readHistory } from '../queue/history';
 import { type Redaction, redactFilter, redactionFor, redactJob, redactJobs, redactJsonText, redactViewQuery } from '../http/redact';
 import { sweepStaleAfterMs } from '../queue/console-stats';
 import { QueueError } from '../queue/errors';
@@ -22,6 +23,15 @@ import { readCache } from './read-cache';
 export const redactionOf = (who: Principal): Redaction => redactionFor(who, serverContext().cfg.redactKeys);
 
 export const readStats = async () => statsSnapshotDto(await serverContext().stats.get());
+
+/** How long a range of the stats record is shared by every viewer: it gains a sample a minute. */
+export const HISTORY_CACHE_MS = 30_000;
+
+/** The stats record over a range (GET /api/stats/history), read once per half minute for every viewer. */
+export async function readStatsHistory(range: HistoryRange) {
+  const { value } = await readCache.get(`history ${range}`, () => readHistory(serverContext().readPool, range), { ttlMs: HISTORY_CACHE_MS });
+  return historyDto(value);
+}
 
 export async function readLookup(ids: readonly string[], redaction: Redaction) {
   // The same set in any order is one read (the rows come back newest first whatever the order).

@@ -71,6 +71,13 @@ test('job types: per queue and type, what the attempts did and how long they ran
   await expect(row.getByTestId('type-run-time')).toHaveText(/^[\d.]+ (ms|s) \/ [\d.]+ (ms|s)$/);
   await page.getByTestId('type-table').scrollIntoViewIfNeeded();
   await screenshot(page, 'job-types');
+  // The last 24 hours come from the record the recover sweep keeps (a sample a minute).
+  await page.getByTestId('activity-range').selectOption('24h');
+  await expect(page.getByText('Throughput (jobs/s, per 5 min)')).toBeVisible();
+  await expect(page.getByText('Job types: the last 24 hours')).toBeVisible();
+  const { rows } = await db().query(`SELECT count(*)::int AS n FROM stats_samples`);
+  expect(rows[0].n).toBeGreaterThanOrEqual(1);
+  await page.getByTestId('activity-range').selectOption('live');
   await row.getByRole('link', { name: 'demo.sleep' }).click();
   await expect(page).toHaveURL(/\/jobs\?queue=default&type=demo\.sleep$/);
 });

@@ -1,7 +1,7 @@
 /** Operating the queue: recover, stats, workers, health, metrics, and this document. */
 import { z } from 'zod';
-import { recoverBody } from '../../schemas';
-import { healthSchema, recoverReportSchema, statsSchema, workersSchema } from '../../responses';
+import { historyQuery, recoverBody } from '../../schemas';
+import { healthSchema, recoverReportSchema, statsHistorySchema, statsSchema, workersSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 export const operationRoutes = [
@@ -23,6 +23,18 @@ export const operationRoutes = [
     summary: 'Counts per status and queue, oldest due job, expired leases, workers alive',
     tags: ['operations'],
     responses: { ...noQueryError, '200': jsonResponse('The counts.', statsSchema), ...commonErrors },
+  }),
+  apiRoute('get', '/api/stats/history', {
+    operationId: 'getStatsHistory',
+    summary: "The workers' counters over the last 24 hours or 7 days: rates per bucket and per job type",
+    description: 'From the record the recover sweep keeps (one sample a minute, a week long), shared by every viewer of a console process for 30 s.',
+    tags: ['operations'],
+    requestParams: { query: historyQuery },
+    responses: {
+      '200': jsonResponse('The range.', statsHistorySchema),
+      '400': errorResponse('range is missing or not 24h or 7d, or another parameter was given.'),
+      ...commonErrors,
+    },
   }),
   apiRoute('get', '/api/workers', {
     operationId: 'listWorkers',

@@ -1,0 +1,87 @@
+/**
+ * The stats record: the recover sweep writes a sample a minute (one writer, however many
+ * sweep), a week is kept, and a range reads back as rates per bucket and per-type totals.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { testDatabase } from '../../test/db';
+import { readHistory, recordStatsSample } from './history';
+import * as ops from './ops';
+import { TypeTally } from './type-metrics';
+
+const db = await testDatabase();
+const samples = async () => (await db.pool.query(`SELECT at, counters, by_type FROM stats_samples ORDER BY at`)).rows;
+
+test('a sweep records a sample of the summed counters, at most one a minute; a week is kept', async () => {
+  await db.pool.query('DELETE FROM stats_samples');
+  const tally = new TypeTally();
+  tally.count({ queue: 'h', type: 'mail' }, 'completed', 7);
+  await ops.workerRegister(db.pool, { workerId: 'hist:1:a', host: 'hist', pid: 1, queues: ['h'], concurrency: 1 });
+  await ops.workerHeartbeat(db.pool, 'hist:1:a', { claimed: 9, completed: 7, failed: 1, byType: tally.snapshot() });
+  // A sample from eight days ago goes when the next is written.
+  await db.pool.query(`INSERT INTO stats_samples (at, counters, by_type) VALUES (now() - interval '8 days', '{}', '[]')`);
+
+  assert.notEqual(await ops.recoverSweep(db.pool, {}), null, 'this process swept');
+  const after = await samples();
+  assert.equal(after.length, 1, 'the week-old sample deleted, one written');
+  assert.equal(after[0].counters.claimed, 9);
+  assert.equal(after[0].counters.completed, 7);
+  assert.deepEqual(
+    after[0].by_type.map((t: { queue: string; type: string; completed: number }) => [t.queue, t.type, t.completed]),
+    [['h', 'mail', 7]],
+  );
+  // Sweeps every few seconds: no second sample within the minute.
+  assert.notEqual(await ops.recoverSweep(db.pool, {}), null);
+  assert.equal(await recordStatsSample(db.pool), false);
+  assert.equal((await samples()).length, 1);
+  // A minute on (the last sample moved back by hand): the next sweep writes again.
+  await db.pool.query(`UPDATE stats_samples SET at = at - interval '1 minute'`);
+  assert.equal(await recordStatsSample(db.pool), true);
+  assert.equal((await samples()).length, 2);
+});
+
+test('a range reads back as rates per bucket, and per queue and type between its first sample and its last', async () => {
+  await db.pool.query('DELETE FROM stats_samples');
+  const kind = (completed: number, failed: number) => [{ queue: 'h', type: 'mail', completed, retried: 0, failed, cancelled: 0, runTimeMs: { counts: [completed + failed], sum: 0, count: completed + failed } }];
+  // Three samples ten minutes apart (each in a bucket of five minutes of its own), and one from two days ago.
+  const put = (ago: string, completed: number, failed: number) =>
+    db.pool.query(`INSERT INTO stats_samples (at, counters, by_type) VALUES (now() - $1::interval, $2::jsonb, $3::jsonb)`, [
+      ago,
+      JSON.stringify({ claimed: completed + failed, completed, failed, retried: 0, cancelled: 0, leaseLost: 0, recovered: 0 }),
+      JSON.stringify(kind(completed, failed)),
+    ]);
+  await put('2 days', 1, 0);
+  await put('30 minutes', 100, 0);
+  await put('20 minutes', 700, 6);
+  await put('10 minutes', 1300, 6);
+
+  const day = await readHistory(db.pool, '24h');
+  assert.equal(day.bucketMs, 300_000);
+  assert.equal(day.points.length, 2, 'a rate between each pair of consecutive samples');
+  // 600 completed in the 600 s between the first two samples: 1 a second.
+  assert.deepEqual(
+    day.points.map((p) => [p.completed, p.failed]),
+    [
+      [1, 0.01],
+      [1, 0],
+    ],
+  );
+  assert.ok(day.points[0]!.t < day.points[1]!.t && day.points[0]!.t % 300_000 === 0, 'points at bucket starts, in order');
+  assert.deepEqual(
+    day.types.map((t) => [t.queue, t.type, t.completed, t.failed, t.runs]),
+    [['h', 'mail', 1200, 6, 1206]],
+    'the sample from two days ago is outside the range',
+  );
+  const span = day.until!.getTime() - day.since!.getTime();
+  assert.ok(Math.abs(span - 20 * 60_000) < 5_000, `from the first sample in the range to the last: ${span} ms`);
+
+  const week = await readHistory(db.pool, '7d');
+  assert.deepEqual(week.types.map((t) => t.completed), [1299], 'over the week, from the two-day-old sample');
+  assert.equal(week.bucketMs, 3_600_000);
+});
+
+test('an empty record reads as nothing yet', async () => {
+  await db.pool.query('DELETE FROM stats_samples');
+  const h = await readHistory(db.pool, '7d');
+  assert.deepEqual([h.since, h.until, h.points, h.types], [null, null, [], []]);
+});

@@ -1,0 +1,104 @@
+/**
+ * The workers' counters over days: one sample a minute in `stats_samples`, kept a week.
+ *
+ * The console's live charts come from samples each console process takes while it runs (an
+ * hour at most, lost when it restarts): "what happened overnight" needs a record that does not
+ * depend on a console being open. The recover sweep writes it (recordStatsSample, under the
+ * sweep's lock: one writer a minute however many workers run), from the same sums the console
+ * reads; the overview reads a range of it back (readHistory) as rates per bucket and the Job
+ * types table over the range.
+ */
+import type { Executor } from '../db/client';
+import { readWorkerTotals, type WorkerTotals } from './worker-totals';
+import { readTypeTotals, type TypeTotals, typeWindow, type TypeWindowRow } from './type-metrics';
+
+/** One sample at most this often (a little under the minute: a sweep every 5 s lands within one). */
+export const HISTORY_SAMPLE_MS = 55_000;
+/** Samples older than this are deleted as new ones are written. */
+export const HISTORY_KEEP_MS = 7 * 86_400_000;
+
+/** The ranges the overview offers, and the width of each chart bucket. */
+export const HISTORY_RANGES = {
+  '24h': { rangeMs: 86_400_000, bucketMs: 5 * 60_000 },
+  '7d': { rangeMs: 7 * 86_400_000, bucketMs: 60 * 60_000 },
+} as const;
+export type HistoryRange = keyof typeof HISTORY_RANGES;
+
+/**
+ * Writes a sample when the last one is a minute old (or there is none), and deletes those
+ * past the week. Run under the recover sweep's lock; true when it wrote one.
+ */
+export async function recordStatsSample(db: Executor): Promise<boolean> {
+  const { rows } = await db.query(`SELECT coalesce((SELECT max(at) FROM stats_samples) <= now() - interval '${HISTORY_SAMPLE_MS} milliseconds', true) AS due`);
+  if (rows[0]?.due !== true) return false;
+  const { totals } = await readWorkerTotals(db);
+  const byType = await readTypeTotals(db);
+  await db.query(`INSERT INTO stats_samples (at, counters, by_type) VALUES (now(), $1::jsonb, $2::jsonb) ON CONFLICT (at) DO NOTHING`, [
+    JSON.stringify(totals),
+    JSON.stringify(byType),
+  ]);
+  await db.query(`DELETE FROM stats_samples WHERE at < now() - interval '${HISTORY_KEEP_MS} milliseconds'`);
+  return true;
+}
+
+/** Rates per bucket over a range (jobs per second), from the first sample of each bucket to the next's. */
+export interface HistoryPoint {
+  /** Bucket start, ms since the epoch (database clock). */
+  t: number;
+  claimed: number;
+  completed: number;
+  /** Jobs the workers moved to the dead letter (their own count: a worker killed mid-burst takes its last minute with it). */
+  failed: number;
+  retried: number;
+  recovered: number;
+}
+
+export interface History {
+  range: HistoryRange;
+  rangeMs: number;
+  bucketMs: number;
+  /** The first and last samples the range holds (null: none yet). */
+  since: Date | null;
+  until: Date | null;
+  points: HistoryPoint[];
+  /** Per queue and job type, between the first sample and the last. */
+  types: TypeWindowRow[];
+}
+
+const RATE_KEYS = ['claimed', 'completed', 'failed', 'retried', 'recovered'] as const;
+
+/**
+ * A range of the record: one sample per bucket (the first in it, by the primary key), the
+ * rate between consecutive ones, and the per-type totals of the range's two ends only (a
+ * week of per-type rows is never read whole).
+ */
+export async function readHistory(db: Executor, range: HistoryRange): Promise<History> {
+  const { rangeMs, bucketMs } = HISTORY_RANGES[range];
+  const { rows } = await db.query(
+    `SELECT DISTINCT ON (floor(extract(epoch FROM at) * 1000 / $2::float8))
+            floor(extract(epoch FROM at) * 1000 / $2::float8) * $2::float8 AS t, extract(epoch FROM at) * 1000 AS at_ms, counters
+       FROM stats_samples
+      WHERE at >= now() - $1::float8 * interval '1 millisecond'
+      ORDER BY floor(extract(epoch FROM at) * 1000 / $2::float8), at`,
+    [rangeMs, bucketMs],
+  );
+  const samples = rows.map((r) => ({ t: Number(r.t), at: Number(r.at_ms), counters: r.counters as Partial<WorkerTotals> }));
+  const points: HistoryPoint[] = [];
+  for (let k = 1; k < samples.length; k++) {
+    const a = samples[k - 1]!;
+    const b = samples[k]!;
+    const seconds = (b.at - a.at) / 1000;
+    if (seconds <= 0) continue;
+    const rate = (key: (typeof RATE_KEYS)[number]) => Math.round((Math.max(0, Number(b.counters[key] ?? 0) - Number(a.counters[key] ?? 0)) / seconds) * 100) / 100;
+    points.push({ t: a.t, claimed: rate('claimed'), completed: rate('completed'), failed: rate('failed'), retried: rate('retried'), recovered: rate('recovered') });
+  }
+  const { rows: ends } = await db.query(
+    `(SELECT at, by_type FROM stats_samples WHERE at >= now() - $1::float8 * interval '1 millisecond' ORDER BY at LIMIT 1)
+     UNION ALL
+     (SELECT at, by_type FROM stats_samples WHERE at >= now() - $1::float8 * interval '1 millisecond' ORDER BY at DESC LIMIT 1)`,
+    [rangeMs],
+  );
+  const [first, last] = ends as { at: Date; by_type: TypeTotals[] }[];
+  const types = first && last && first.at < last.at ? typeWindow(first.by_type, last.by_type) : [];
+  return { range, rangeMs, bucketMs, since: first?.at ?? null, until: last?.at ?? null, points, types };
+}
