@@ -42,3 +42,10 @@ test('only http(s) is linked, and a template is checked once, at start', () => {
   assert.match(logUrlTemplateProblem('ftp://l.example.com/{id}')!, /http:\/\/ or https:\/\//);
   assert.match(logUrlTemplateProblem('/logs/{id}')!, /absolute URL/);
 });
+
+test("a name the object prototype has ({constructor}, {toString}) is no placeholder: refused at start, never filled with a function's text", () => {
+  assert.match(logUrlTemplateProblem('https://l.example.com/?job={id}&x={constructor}')!, /^unknown placeholder \{constructor\}; known: /);
+  assert.match(logUrlTemplateProblem('https://l.example.com/{toString}/{hasOwnProperty}')!, /^unknown placeholders \{toString\}, \{hasOwnProperty\}/);
+  // A template that got past the check (the link is built in the browser from what the API says) keeps such text as written.
+  assert.equal(logUrl('https://l.example.com/?job={id}&x={constructor}', attempt), 'https://l.example.com/?job=42&x={constructor}');
+});

@@ -37,10 +37,12 @@ export interface LoggedAttempt {
 }
 
 const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
+/** Own fields only: `in` would take what every object inherits ({constructor}, {toString}) for a placeholder. */
+const isField = (f: string): f is LogUrlField => Object.hasOwn(LOG_URL_FIELDS, f);
 
 /** Why a template cannot be used (an unknown placeholder, not an http(s) URL), or null. */
 export function logUrlTemplateProblem(template: string): string | null {
-  const unknown = [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((f) => !(f in LOG_URL_FIELDS));
+  const unknown = [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((f) => !isField(f));
   if (unknown.length) return `unknown placeholder${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => `{${f}}`).join(', ')}; known: ${Object.keys(LOG_URL_FIELDS).map((f) => `{${f}}`).join(' ')}`;
   const sample = expand(template, { jobId: '1', attempt: 1, workerId: 'host:1:abc', queue: 'default', type: 'demo.noop', startedAt: new Date(0).toISOString(), finishedAt: null });
   let url: URL;
@@ -66,7 +68,7 @@ function expand(template: string, a: LoggedAttempt): string {
     startedMs: ms(a.startedAt),
     finishedMs: ms(a.finishedAt),
   };
-  return template.replace(PLACEHOLDER, (whole, f: string) => (f in values ? encodeURIComponent(values[f as LogUrlField]) : whole));
+  return template.replace(PLACEHOLDER, (whole, f: string) => (isField(f) ? encodeURIComponent(values[f]) : whole));
 }
 
 /**
