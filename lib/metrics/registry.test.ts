@@ -27,11 +27,11 @@ function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500, databa
       histograms: { queueWaitMs: h, runTimeMs: h },
       inFlight: 4,
       running: 2,
-      byType: [
-        { queue: 'mail', type: 'email.send', completed: 40, retried: 3, failed: 1, cancelled: 0, runTimeMs: { counts: h.counts, sum: h.sumMs, count: h.count } },
-        { queue: 'default', type: 'report.build', completed: 2, retried: 0, failed: 0, cancelled: 1, runTimeMs: { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sum: 0, count: 0 } },
-      ],
     }),
+    typeTotals: async () => [
+      { queue: 'mail', type: 'email.send', completed: 40, retried: 3, failed: 1, cancelled: 0, runTimeMs: { counts: h.counts, sum: h.sumMs, count: h.count } },
+      { queue: 'default', type: 'report.build', completed: 2, retried: 0, failed: 0, cancelled: 1, runTimeMs: { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sum: 0, count: 0 } },
+    ],
     backlog: async () => new Map([['mail', 7]]),
     usingRedis: async () => true,
   };

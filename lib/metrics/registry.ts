@@ -270,7 +270,7 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
     labelNames: ['queue', 'type', 'outcome'] as const,
     registers: [registry],
     async collect() {
-      const byType = (await source.workerTotals()).byType;
+      const byType = await source.typeTotals();
       this.reset();
       for (const t of byType) for (const outcome of TYPE_OUTCOMES) this.inc({ queue: t.queue, type: t.type, outcome }, t[outcome]);
     },
@@ -280,7 +280,7 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
     'Handler run time per attempt, per queue and job type.',
     registry,
     async () =>
-      (await source.workerTotals()).byType.map((t) => ({
+      (await source.typeTotals()).map((t) => ({
         labels: { queue: t.queue, type: t.type },
         h: { counts: t.runTimeMs.counts, sumMs: t.runTimeMs.sum, count: t.runTimeMs.count },
       })),

@@ -52,8 +52,6 @@ export interface WorkerTotals {
   /** Summed over live worker processes only (not stopped, heartbeat within a minute). */
   inFlight: number;
   running: number;
-  /** Outcomes and run times per queue and job type (lib/queue/type-metrics.ts). */
-  byType: TypeTotals[];
 }
 
 /** A JSON number at `path` of the metrics row, or NULL (a missing or malformed field adds nothing). */
@@ -77,7 +75,7 @@ const BUCKETS_SQL = `
    GROUP BY h.name, b.ord`;
 
 export async function readWorkerTotals(db: Executor): Promise<WorkerTotals> {
-  const [totals, buckets, byType] = await Promise.all([db.query(TOTALS_SQL), db.query(BUCKETS_SQL), readTypeTotals(db)]);
+  const [totals, buckets] = await Promise.all([db.query(TOTALS_SQL), db.query(BUCKETS_SQL)]);
   const t = totals.rows[0];
   const counters = Object.fromEntries(WORKER_COUNTERS.map((k) => [k, Number(t[k])])) as Record<WorkerCounter, number>;
   const histograms = Object.fromEntries(
@@ -93,7 +91,7 @@ export async function readWorkerTotals(db: Executor): Promise<WorkerTotals> {
     const k = Math.min(r.ord - 1, DURATION_BUCKETS_MS.length);
     if (h) h.counts[k]! += Number(r.n);
   }
-  return { counters, histograms, inFlight: Number(t.in_flight), running: Number(t.running), byType };
+  return { counters, histograms, inFlight: Number(t.in_flight), running: Number(t.running) };
 }
 
 /**
@@ -126,10 +124,14 @@ export function cached<T>(fn: () => Promise<T>, ttlMs: number, now: () => number
 export const STATS_TTL_MS_DEFAULT = 5_000;
 /** Worker totals are cheap, but one scrape asks for them from a dozen collectors. */
 export const TOTALS_TTL_MS_DEFAULT = 1_000;
+/** The per-type totals: see createMetricsSource. */
+export const TYPES_TTL_MS_DEFAULT = 15_000;
 
 export interface MetricsSource {
   stats: (() => Promise<Stats>) & { ageMs(): number | null };
   workerTotals: () => Promise<WorkerTotals>;
+  /** Outcomes and run times per queue and job type (lib/queue/type-metrics.ts). */
+  typeTotals: () => Promise<TypeTotals[]>;
   /** Ids waiting in the Redis signal per queue (queues from the job counts); empty without Redis. */
   backlog: () => Promise<Map<string, number>>;
   /** Whether the doorbell rings through Redis (after its first connection settled). */
@@ -145,6 +147,7 @@ export function createMetricsSource(o: {
   leaseMs: number;
   statsTtlMs?: number;
   totalsTtlMs?: number;
+  typesTtlMs?: number;
 }): MetricsSource {
   // Not getStats (the CLI's exact count): grouping a million rows by queue and status, with
   // the oldest due job's age, took 432-541 ms a refresh in every web process (this: 67-174 ms).
@@ -171,6 +174,9 @@ export function createMetricsSource(o: {
   }, o.statsTtlMs ?? STATS_TTL_MS_DEFAULT);
   const totalsTtl = o.totalsTtlMs ?? TOTALS_TTL_MS_DEFAULT;
   const workerTotals = cached(() => readWorkerTotals(o.db), totalsTtl);
+  // Their read walks every worker row's list of types (1.8 s at 10,000 rows of 20 types):
+  // shared for longer than a scrape interval's usual 15 s.
+  const typeTotals = cached(() => readTypeTotals(o.db), o.typesTtlMs ?? TYPES_TTL_MS_DEFAULT);
   // One collector asks for it per scrape: LLEN per known queue, not cached.
   const backlog = async () => {
     const out = new Map<string, number>();
@@ -188,5 +194,5 @@ export function createMetricsSource(o: {
     await redisSettled(o.doorbell);
     return o.doorbell.usingRedis;
   };
-  return { stats, workerTotals, backlog, usingRedis, notifyFallbacks: () => o.doorbell.notifyFallbacks ?? 0 };
+  return { stats, workerTotals, typeTotals, backlog, usingRedis, notifyFallbacks: () => o.doorbell.notifyFallbacks ?? 0 };
 }

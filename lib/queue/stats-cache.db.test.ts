@@ -275,7 +275,7 @@ test('the dead-letter series counts the failed jobs themselves: failures no work
 });
 
 test('job types: what each queue and type did between the earliest sample of the window and the latest, from the worker rows', async () => {
-  const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000 });
+  const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000, typesMinSampleMs: 0 });
   try {
     const workerId = `sc-types:${process.pid}:${Date.now()}`;
     await ops.workerRegister(db.pool, { workerId, host: 'test', pid: 1, queues: ['sc-types'], concurrency: 1 });
@@ -286,8 +286,10 @@ test('job types: what each queue and type did between the earliest sample of the
     for (let i = 0; i < 10; i++) tally.count(kind, 'completed');
     await beat();
     const first = await cache.get();
-    assert.equal(first.types.since, null, 'one sample: nothing to compare yet');
+    assert.equal(first.types.since, null, 'one sample at most: nothing to compare yet');
     assert.deepEqual(first.types.rows, []);
+    // The per-type samples come with the sampler's ticks (every 5 s): the first one holds the 10 completions.
+    await waitFor('the first per-type sample', async () => (cache as unknown as { typeSamples: unknown[] }).typeSamples.length >= 1);
     // In the window: 4 completed (3 ms each), one retried and one to the dead letter (400 ms each).
     for (let i = 0; i < 4; i++) {
       tally.count(kind, 'completed');
@@ -301,8 +303,10 @@ test('job types: what each queue and type did between the earliest sample of the
     await waitFor('a second to pass on the database clock', async () =>
       (await db.pool.query(`SELECT now() - $1::timestamptz > interval '1.1 s' AS ok`, [first.computedAt])).rows[0].ok,
     );
-    cache.invalidate();
-    const second = await cache.get();
+    const second = await waitFor('a per-type sample after the heartbeat', async () => {
+      const s = await cache.get();
+      return s.types.rows.some((r) => r.queue === 'sc-types') && s;
+    });
     assert.equal(second.types.windowMs, TYPES_WINDOW_MS);
     assert.ok(second.types.since && second.types.until && second.types.since < second.types.until);
     const row = second.types.rows.find((r) => r.queue === 'sc-types' && r.type === 'email.send');

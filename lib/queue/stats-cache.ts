@@ -38,12 +38,21 @@ export const BUCKET_MS = 10_000;
 export const HISTORY_MS = 60 * 60_000;
 /** The overview's "Job types" table: what each queue and type did over the last this long. */
 export const TYPES_WINDOW_MS = 15 * 60_000;
+/**
+ * The per-type totals are read at most this often, and never more than a twentieth of the
+ * time: their read walks every worker row's list of types (1.8 s at 10,000 worker rows of 20
+ * types each, where the counters take milliseconds), and a 15-minute window needs no more.
+ */
+export const TYPES_MIN_SAMPLE_MS = 10_000;
 
 interface Sample {
   at: number;
   totals: WorkerTotals;
-  /** Per queue and type; dropped from samples past the types window (only two are ever compared). */
-  byType?: TypeTotals[];
+}
+
+interface TypeSample {
+  at: number;
+  byType: TypeTotals[];
 }
 
 export interface RatePoint {
@@ -98,9 +107,22 @@ export class StatsCache {
   private deadLettered: Map<number, number> | null = null;
   private sampler: NodeJS.Timeout | null = null;
 
+  /** Per-type samples (sampleTypes), the last TYPES_WINDOW_MS of them. */
+  private typeSamples: TypeSample[] = [];
+  private nextTypeSampleAt = 0;
+  private typesBusy = false;
+
   constructor(
     private readonly db: pg.Pool,
-    private readonly opts: { doorbell?: Doorbell | null; leaseMs: number; recoverMs?: number; minRefreshMs?: number; maxStaleMs?: number },
+    private readonly opts: {
+      doorbell?: Doorbell | null;
+      leaseMs: number;
+      recoverMs?: number;
+      minRefreshMs?: number;
+      maxStaleMs?: number;
+      /** Tests: the least time between two per-type samples (TYPES_MIN_SAMPLE_MS). */
+      typesMinSampleMs?: number;
+    },
   ) {
     this.refreshMs = this.minRefreshMs;
   }
@@ -180,9 +202,9 @@ export class StatsCache {
       // it made the start's first snapshot (6 s to get a connection, 0.3 s of statements) the
       // overview's numbers for a whole minute.
       let tookMs = 0;
-      const [stats, deadLettered, byType] = await useConnection(this.db, async (client) => {
+      const [stats, deadLettered] = await useConnection(this.db, async (client) => {
         const t0 = performance.now();
-        const out = [await computeConsoleStats(client, this.opts), await readDeadLettered(client, BUCKET_MS, HISTORY_MS), await readTypeTotals(client)] as const;
+        const out = [await computeConsoleStats(client, this.opts), await readDeadLettered(client, BUCKET_MS, HISTORY_MS)] as const;
         tookMs = performance.now() - t0;
         return out;
       });
@@ -191,7 +213,7 @@ export class StatsCache {
       this.failing = false;
       this.refreshMs = Math.max(this.minRefreshMs, Math.round(tookMs) * 10);
       this.deadLettered = deadLettered;
-      this.addSample(stats.dbNow.getTime(), stats.workerTotals, byType);
+      this.addSample(stats.dbNow.getTime(), stats.workerTotals);
       return stats;
     } catch (err) {
       this.failing = true;
@@ -204,12 +226,11 @@ export class StatsCache {
     // The dead-letter series is read with each sample (here and with each snapshot): a bucket
     // a sample opens has its failures counted too, not 0 until the next snapshot.
     const tick = () =>
-      Promise.all([readWorkerTotals(this.db), readDeadLettered(this.db, BUCKET_MS, HISTORY_MS), readTypeTotals(this.db)])
-        .then(([r, deadLettered, byType]) => {
+      Promise.all([readWorkerTotals(this.db), readDeadLettered(this.db, BUCKET_MS, HISTORY_MS)])
+        .then(([r, deadLettered]) => {
           this.deadLettered = deadLettered;
-          // The type totals were read by another statement, on another connection, a moment
-          // apart from the counters: close enough for a window of minutes.
-          this.addSample(r.dbNow.getTime(), r.totals, byType);
+          this.addSample(r.dbNow.getTime(), r.totals);
+          void this.sampleTypes(r.dbNow.getTime());
         })
         .catch(() => {}); // the next tick tries again; the overview shows its own errors
     void tick();
@@ -217,23 +238,40 @@ export class StatsCache {
     this.sampler.unref();
   }
 
-  private addSample(at: number, totals: WorkerTotals, byType: TypeTotals[]) {
+  private addSample(at: number, totals: WorkerTotals) {
     const lastAt = this.samples[this.samples.length - 1]?.at ?? 0;
     if (at - lastAt < 1_000) return;
-    this.samples.push({ at, totals, byType });
+    this.samples.push({ at, totals });
     while (this.samples.length && this.samples[0]!.at < at - HISTORY_MS) this.samples.shift();
-    for (const s of this.samples) {
-      if (s.at >= at - TYPES_WINDOW_MS) break;
-      delete s.byType;
+  }
+
+  /**
+   * A per-type sample, when TYPES_MIN_SAMPLE_MS (and twenty times the last read's cost) have
+   * passed; `at` is the database clock of the counters read with it. One at a time.
+   */
+  private async sampleTypes(at: number) {
+    if (this.typesBusy || performance.now() < this.nextTypeSampleAt) return;
+    this.typesBusy = true;
+    try {
+      const t0 = performance.now();
+      const byType = await readTypeTotals(this.db);
+      const cost = performance.now() - t0;
+      this.nextTypeSampleAt = performance.now() + Math.max(this.opts.typesMinSampleMs ?? TYPES_MIN_SAMPLE_MS, 20 * cost);
+      this.typeSamples.push({ at, byType });
+      while (this.typeSamples.length > 1 && this.typeSamples[1]!.at <= at - TYPES_WINDOW_MS) this.typeSamples.shift();
+    } catch {
+      // The next tick tries again.
+    } finally {
+      this.typesBusy = false;
     }
   }
 
-  /** What each queue and type did between the earliest sample within the window and the latest. */
+  /** What each queue and type did between the earliest per-type sample within the window and the latest. */
   private types(): StatsSnapshot['types'] {
-    const latest = this.samples[this.samples.length - 1];
-    const earliest = latest && this.samples.find((s) => s.byType && s.at >= latest.at - TYPES_WINDOW_MS);
-    if (!latest?.byType || !earliest || earliest === latest) return { windowMs: TYPES_WINDOW_MS, since: null, until: null, rows: [] };
-    return { windowMs: TYPES_WINDOW_MS, since: new Date(earliest.at), until: new Date(latest.at), rows: typeWindow(earliest.byType!, latest.byType) };
+    const latest = this.typeSamples[this.typeSamples.length - 1];
+    const earliest = latest && this.typeSamples.find((s) => s.at >= latest.at - TYPES_WINDOW_MS);
+    if (!latest || !earliest || earliest === latest) return { windowMs: TYPES_WINDOW_MS, since: null, until: null, rows: [] };
+    return { windowMs: TYPES_WINDOW_MS, since: new Date(earliest.at), until: new Date(latest.at), rows: typeWindow(earliest.byType, latest.byType) };
   }
 
   /** Rates per BUCKET_MS bucket from consecutive samples; a counter that went down (a pruned worker row) counts as 0. */

@@ -34,6 +34,7 @@ test('a malformed row whose numbers are negative takes no total below 0, and /ap
   const source = {
     stats: Object.assign(async () => ({ counts: {}, queues: [], oldestQueuedAgeMs: 0, runningExpired: 0, workersAlive: 0, schedulesFailing: 0, sweptAgoMs: 0, database: null, dbNow: new Date() }), { ageMs: () => 0 }),
     workerTotals: () => readWorkerTotals(db.pool),
+    typeTotals: () => readTypeTotals(db.pool),
     backlog: async () => new Map<string, number>(),
     usingRedis: async () => false,
   } as unknown as Parameters<typeof createMetricsRegistry>[0];

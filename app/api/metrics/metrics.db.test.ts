@@ -108,12 +108,16 @@ test('a scrape during a real run: counters move, histograms are cumulative, gaug
   assert.ok(Number(run.sum) >= (N - FAILING) * 0.15, 'the sum is in seconds');
   const wait = after.family('leasehold_job_queue_wait_seconds').metrics[0]!;
   assert.equal(Number(wait.count), N + FAILING);
-  // Per queue and job type, summed over both processes: the same attempts.
+  // Per queue and job type, summed over both processes: the same attempts (read at most every
+  // 15 s per console process, lib/metrics/source.ts: wait for a read after the run).
   const kind = { queue: 'default', type: 'demo.sleep' };
-  assert.equal(after.family('leasehold_job_outcomes_total').type, 'COUNTER');
-  assert.equal(after.value('leasehold_job_outcomes_total', { ...kind, outcome: 'completed' }), N);
-  assert.equal(after.value('leasehold_job_outcomes_total', { ...kind, outcome: 'retried' }), FAILING);
-  assert.equal(after.value('leasehold_job_outcomes_total', { ...kind, outcome: 'failed' }), 0);
+  const perType = await waitFor('the per-type counters to show the run', async () => {
+    const s = await scrape();
+    return s.value('leasehold_job_outcomes_total', { ...kind, outcome: 'completed' }) === N && s;
+  }, { timeoutMs: 40_000, intervalMs: 500 });
+  assert.equal(perType.family('leasehold_job_outcomes_total').type, 'COUNTER');
+  assert.equal(perType.value('leasehold_job_outcomes_total', { ...kind, outcome: 'retried' }), FAILING);
+  assert.equal(perType.value('leasehold_job_outcomes_total', { ...kind, outcome: 'failed' }), 0);
   const text = await (await metrics.GET()).text();
   const sample = (series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1]);
   const labels = 'queue="default",type="demo.sleep"';
