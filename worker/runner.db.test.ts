@@ -997,6 +997,54 @@ describe('an operator cancel the worker has not heard of yet', () => {
   });
 });
 
+describe('quieted by an operator', () => {
+  test('a quiet worker claims nothing new and pops no id, finishes the job in hand, and claims again once resumed', async (t) => {
+    const prefix = uniquePrefix('quiet');
+    const queue = prefix;
+    const ran: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { runner, doorbell } = await makeRunner(t, {
+      prefix,
+      pollMs: 200,
+      handlers: {
+        'test.gate': async (_p, ctx) => {
+          ran.push(ctx.job.id);
+          await gate;
+        },
+        'test.ok': (_p, ctx) => void ran.push(ctx.job.id),
+      },
+    });
+    const [inHand] = await ops.jobEnqueue(db.pool, [{ type: 'test.gate', queue }], { doorbell });
+    await waitFor('the job in hand to start', () => ran.includes(inHand!.id));
+    assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: true, by: 'test' }), [runner.workerId]);
+    const quietSeen = async () => (await db.pool.query(`SELECT metrics->>'quiet' AS q FROM workers WHERE worker_id = $1`, [runner.workerId])).rows[0]?.q === 'true';
+    await waitFor('the worker to report itself quiet', quietSeen);
+    const [waiting] = await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue }], { doorbell });
+    // Chances to claim it: five polls of PostgreSQL and three heartbeats since the enqueue.
+    const ticks = runner.heartbeatTicks;
+    const since = Date.now();
+    await waitFor('three heartbeats and five poll intervals', () => runner.heartbeatTicks >= ticks + 3 && Date.now() - since > 5 * 200);
+    assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'not claimed while quiet');
+    const redis = new Redis(REDIS_URL);
+    t.after(() => redis.disconnect());
+    assert.equal(await redis.llen(queueKey(prefix, queue)), 1, 'its ring left in Redis for the other workers');
+    // The job in hand finishes, its lease renewed meanwhile.
+    release();
+    await waitFor('the job in hand to complete', async () => (await jobRow(db.pool, inHand!.id)).status === 'completed');
+    assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued');
+    // Resumed: the waiting job runs.
+    assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: false, by: 'test' }), [runner.workerId]);
+    await waitFor('the waiting job to complete once resumed', async () => (await jobRow(db.pool, waiting!.id)).status === 'completed');
+    // Its report said quiet when it was sent (the heartbeat that brought the resume): the next one says not.
+    await waitFor('the worker to report itself claiming again', async () => !(await quietSeen()));
+    // Quieting a quiet worker (or resuming one that claims) changes nothing; a stopped one is not quieted.
+    assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: false, by: 'test' }), []);
+    await runner.stop(0);
+    assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: true, by: 'test' }), []);
+  });
+});
+
 describe('what a heartbeat reports', () => {
   test('per queue and job type: the outcomes and run times of its attempts, which the console and /api/metrics sum', async (t) => {
     const prefix = uniquePrefix('bytype');

@@ -778,10 +778,23 @@ export class Runner {
     }
   }
 
-  /** This process's queues split by their controls (paused ones in neither list). */
+  /**
+   * Quieted by an operator (read with each heartbeat): no new claims, from any queue, while
+   * the jobs in hand finish and their leases are renewed; the sweep and the schedules go on.
+   * No id is popped from Redis meanwhile: the other workers take them.
+   */
+  private quiet = false;
+  private setQuiet(quiet: boolean) {
+    if (quiet === this.quiet) return;
+    this.quiet = quiet;
+    this.log.info(quiet ? 'quieted by an operator: claiming no new jobs; those in hand finish' : 'resumed by an operator: claiming again');
+  }
+
+  /** This process's queues split by their controls (paused ones in neither list; none while quiet). */
   private queueSets(): { fast: string[]; controlled: string[] } {
     const fast: string[] = [];
     const controlled: string[] = [];
+    if (this.quiet) return { fast, controlled };
     for (const q of this.o.queues) {
       const c = this.controls.get(q);
       if (!c) fast.push(q);
@@ -1424,6 +1437,7 @@ export class Runner {
       ]);
       if (report.status === 'rejected' && !this.reportFailing) this.log.warn('could not update this worker\'s row (the workers page shows it late)', { err: report.reason });
       this.reportFailing = report.status === 'rejected';
+      if (report.status === 'fulfilled') this.setQuiet(report.value.quiet);
       if (leases.status === 'rejected') throw leases.reason;
       const { renewed, busy } = leases.value;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
@@ -1465,6 +1479,8 @@ export class Runner {
       notifyFallbacks: this.o.doorbell.notifyFallbacks ?? 0,
       inFlight: this.active.size,
       running: this.running,
+      // Acknowledged: the workers page says "quiet" once the process itself does, "quieting" before.
+      quiet: this.quiet,
       queueWaitMs: this.queueWait.snapshot(),
       runTimeMs: this.runTime.snapshot(),
       byType: this.byType.snapshot(),

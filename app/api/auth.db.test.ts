@@ -77,6 +77,8 @@ function sampleFor(method: string, path: string): { params?: Record<string, stri
       return { query: `stats=1&ids=${failed},${queued}&after=${failed}` };
     case 'get /api/views':
       return { query: 'page=jobs' };
+    case 'get /api/stats/history':
+      return { query: 'range=24h' };
     case 'post /api/views':
       return { body: { name: 'Queued in auth-q', page: 'jobs', query: 'status=queued&queue=auth-q' } };
     case 'delete /api/views/{id}':

@@ -472,6 +472,28 @@ describe('every route answers as documented', () => {
       ],
     );
     assert.equal(workers.workers[0].metrics.claimed, 5);
+    // Quiet and resume: changed, then already so; an unknown worker 404, a stopped one 409.
+    const quiet = await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-host:1:abc' }, body: { reason: 'host maintenance' } });
+    assert.deepEqual(quiet.body, { workerId: 'oa-host:1:abc', quiet: true, changed: true });
+    assert.equal((await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-host:1:abc' } })).body.changed, false);
+    const listed = (await call('GET', '/api/workers')).body.workers.find((w: { workerId: string }) => w.workerId === 'oa-host:1:abc');
+    assert.ok(listed.quietAt);
+    assert.equal(listed.quietSeen, false, 'the process has not reported it yet');
+    assert.equal((await call('POST', '/api/workers/{id}/resume', { params: { id: 'oa-host:1:abc' } })).body.changed, true);
+    assert.equal((await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-nobody:1:x' } })).status, 404);
+    await db.pool.query(`UPDATE workers SET stopped_at = now() WHERE worker_id = 'oa-host:2:def'`);
+    assert.equal((await call('POST', '/api/workers/{id}/resume', { params: { id: 'oa-host:2:def' } })).status, 409);
+    assert.equal((await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-host:1:abc' }, body: { nope: 1 } })).status, 400);
+    const { rows: entries } = await db.pool.query(`SELECT action, target, reason, changed, skipped FROM audit_log WHERE action LIKE 'worker.%' ORDER BY audit_id`);
+    assert.deepEqual(
+      entries.map((e) => [e.action, e.target.worker, e.reason, e.changed, e.skipped]),
+      [
+        ['worker.quiet', 'oa-host:1:abc', 'host maintenance', 1, 0],
+        ['worker.quiet', 'oa-host:1:abc', null, 0, 1],
+        ['worker.resume', 'oa-host:1:abc', null, 1, 0],
+      ],
+      'refusals leave no entry',
+    );
     assert.deepEqual((await call('GET', '/api/health')).body, { ok: true });
     assert.equal((await call('GET', '/api/health', { query: 'ready' })).body.postgres, 'ok');
     assert.match((await call('GET', '/api/metrics')).body, /leasehold_jobs\{/);

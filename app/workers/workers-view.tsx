@@ -1,9 +1,12 @@
 'use client';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { WorkerTable } from '@/components/workers/worker-table';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { useLive } from '@/lib/api/live';
-import { workersQuery } from '@/lib/api/workers';
+import { meQuery } from '@/lib/api/auth';
+import { workerKeys } from '@/lib/api/keys';
+import { setWorkerQuiet, workersQuery } from '@/lib/api/workers';
+import { roleRefusal } from '@/lib/ui/role-gate';
 import { duration } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useDbNow } from '@/lib/ui/use-now';
@@ -13,14 +16,24 @@ export function WorkersView() {
   const live = useLive({ workers: true }, interval);
   const q = useQuery(workersQuery(live ? false : interval));
   const now = useDbNow();
+  const qc = useQueryClient();
+  const role = useQuery(meQuery()).data?.role;
+  const quiet = useMutation({
+    mutationFn: ({ workerId, quiet }: { workerId: string; quiet: boolean }) => setWorkerQuiet(workerId, quiet),
+    onSettled: () => void qc.invalidateQueries({ queryKey: workerKeys.all }),
+  });
   return (
     <div className="space-y-4">
       <h1 className="text-xl font-semibold">Workers</h1>
       {q.data && (
         <p className="text-sm text-zinc-600 dark:text-zinc-300">
           One row per worker process. A worker is <strong>stale</strong> when it has not reported for longer than a lease ({duration(q.data.staleAfterMs)}):
-          its jobs are moved on by the recover sweep.
+          its jobs are moved on by the recover sweep. A <strong>quiet</strong> worker claims no new job (an operator quieted it, before
+          maintenance or a deploy); the jobs in hand finish. It reads the request with its next heartbeat.
         </p>
+      )}
+      {quiet.isError && quiet.variables && (
+        <ErrorState title={`Could not ${quiet.variables.quiet ? 'quiet' : 'resume'} the worker`} message={quiet.error.message} onRetry={() => quiet.mutate(quiet.variables!)} />
       )}
       {q.isError && !q.data ? (
         <ErrorState title="Cannot load workers" message={q.error.message} onRetry={() => void q.refetch()} />
@@ -31,7 +44,15 @@ export function WorkersView() {
           Start workers with <code>npm start</code> (console and workers) or <code>npm run worker -- --processes 2 --concurrency 10</code>.
         </EmptyState>
       ) : (
-        <WorkerTable workers={q.data.workers} nowMs={now} staleAfterMs={q.data.staleAfterMs} readAt={q.data.dbNow} />
+        <WorkerTable
+          workers={q.data.workers}
+          nowMs={now}
+          staleAfterMs={q.data.staleAfterMs}
+          readAt={q.data.dbNow}
+          onQuiet={(workerId, q) => quiet.mutate({ workerId, quiet: q })}
+          quietWhy={roleRefusal('worker.quiet', role)}
+          busyWorker={quiet.isPending ? quiet.variables?.workerId : undefined}
+        />
       )}
     </div>
   );

@@ -1,6 +1,7 @@
 import Link from 'next/link';
 import type { WorkerDto } from '@/lib/api/types';
 import { ago, dateTime, int, ms } from '@/lib/ui/format';
+import { ActionButton } from '../actions/action-button';
 import { Badge } from '../ui/badge';
 import { PageTable } from '../ui/table';
 import { UserText } from '../ui/user-text';
@@ -16,8 +17,29 @@ const rss = (w: WorkerDto) => {
   return typeof v === 'number' ? `${int(v / 2 ** 20)} MB` : '—';
 };
 
-/** Worker processes: where they run, since when, their last heartbeat, the jobs they hold, their memory. */
-export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers: WorkerDto[]; nowMs: number; staleAfterMs: number; readAt: string }) {
+/**
+ * Worker processes: where they run, since when, their last heartbeat, the jobs they hold, their
+ * memory; a live one can be quieted (it claims no new job, those in hand finish) and resumed.
+ */
+export function WorkerTable({
+  workers,
+  nowMs,
+  staleAfterMs,
+  readAt,
+  onQuiet,
+  quietWhy,
+  busyWorker,
+}: {
+  workers: WorkerDto[];
+  nowMs: number;
+  staleAfterMs: number;
+  readAt: string;
+  /** Quiet (true) or resume (false) a worker; no buttons without it. */
+  onQuiet?: (workerId: string, quiet: boolean) => void;
+  /** Why the signed-in role may not (the buttons stay, disabled, saying so). */
+  quietWhy?: string | null;
+  busyWorker?: string;
+}) {
   return (
     <PageTable
       testid="worker-table"
@@ -59,8 +81,29 @@ export function WorkerTable({ workers, nowMs, staleAfterMs, readAt }: { workers:
                 <Badge title="no heartbeat since this page last read the workers, for longer than a lease: refresh is paused, or the next read is not back. Refresh to see.">
                   <span data-testid="worker-unseen">not refreshed</span>
                 </Badge>
+              ) : w.quietAt ? (
+                <Badge
+                  tone="amber"
+                  title={`quieted${w.quietBy ? ` by ${w.quietBy}` : ''} ${dateTime(w.quietAt)}: it claims no new job; those in hand finish${w.quietSeen ? '' : ' (it reads the request with its next heartbeat)'}`}
+                >
+                  <span data-testid="worker-quiet">{w.quietSeen ? 'quiet' : 'quieting…'}</span>
+                </Badge>
               ) : (
                 <Badge tone="emerald">live</Badge>
+              )}
+              {onQuiet && !w.stoppedAt && (
+                <span className="mt-1 block">
+                  <ActionButton
+                    size="sm"
+                    testid="worker-quiet-button"
+                    why={quietWhy}
+                    disabled={busyWorker === w.workerId}
+                    onClick={() => onQuiet(w.workerId, !w.quietAt)}
+                    title={w.quietAt ? 'claim jobs again' : 'claim no new job; the jobs in hand finish (before maintenance or a deploy)'}
+                  >
+                    {w.quietAt ? 'Resume' : 'Quiet'}
+                  </ActionButton>
+                </span>
               )}
             </td>
             <td className="px-3 py-2 text-xs [overflow-wrap:anywhere]">

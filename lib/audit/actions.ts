@@ -16,6 +16,8 @@ export const AUDIT_ACTIONS = {
   'queue.pause': 'pause a queue',
   'queue.resume': 'resume a queue',
   'queue.limits': "set a queue's concurrency or rate limit",
+  'worker.quiet': 'quiet a worker process (it claims no new job; those in hand finish)',
+  'worker.resume': 'let a quieted worker process claim again',
   'schedule.add': 'add or replace a recurring job',
   'schedule.remove': 'remove a recurring job',
   'schedule.run': "enqueue a recurring job's job now (its next tick stays)",

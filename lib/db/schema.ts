@@ -196,6 +196,10 @@ export const workers = pgTable(
      * them over all incarnations, so counters survive process restarts.
      */
     metrics: jsonb('metrics').notNull().default({}),
+    /** Set while an operator has quieted the process: it claims nothing new (it reads this with its heartbeat). */
+    quietAt: timestamp('quiet_at', tz),
+    /** Who quieted it (the audit log's actor). */
+    quietBy: text('quiet_by'),
   },
   (t) => [index('workers_heartbeat_idx').on(t.heartbeatAt)],
 );

@@ -94,6 +94,7 @@ export const workerDto = (w: WorkerRow) => ({
   startedAt: w.startedAt.toISOString(),
   heartbeatAt: w.heartbeatAt.toISOString(),
   stoppedAt: iso(w.stoppedAt),
+  quietAt: iso(w.quietAt),
 });
 
 export const workersDto = (workers: WorkerRow[], staleAfterMs: number, dbNow: Date) => ({

@@ -577,8 +577,19 @@ export const workerSchema = z
     heartbeatAgeMs: z.number(),
     stale: z.boolean().meta({ description: 'Not stopped, but silent for longer than staleAfterMs: its leases run out and recover takes its jobs.' }),
     metrics: z.record(z.string(), z.unknown()).meta({ description: "The process's own counters, as last reported." }),
+    quietAt: dateTime.nullable().meta({ description: 'When an operator quieted it (POST /api/workers/{id}/quiet): it claims no new job; null while it claims.' }),
+    quietBy: z.string().nullable().meta({ description: 'Who quieted it.' }),
+    quietSeen: z.boolean().meta({ description: 'The process has read the request with a heartbeat (quiet), rather than not yet (quieting).' }),
   })
   .meta({ id: 'Worker' });
+
+export const workerQuietSchema = z
+  .object({
+    workerId: z.string(),
+    quiet: z.boolean().meta({ description: 'What was asked: true to quiet, false to resume.' }),
+    changed: z.boolean().meta({ description: 'false: it already was so, and nothing changed.' }),
+  })
+  .meta({ id: 'WorkerQuiet' });
 
 export const workersSchema = z
   .object({

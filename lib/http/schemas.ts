@@ -439,6 +439,10 @@ export const scheduleName = safeText(1, 1_000);
 /** POST /api/schedules/:name/run|pause|resume: only the operator's reason, for the audit log. */
 export const scheduleActionBody = z.object({ reason: reasonText.optional() }).strict();
 
+/** A worker process's id (host:pid:suffix) in a path. */
+export const workerIdParam = safeText(1, 300);
+export const workerActionBody = z.object({ reason: reasonText.optional() }).strict();
+
 export const recoverBody = z
   .object({
     dryRun: z.boolean().optional(),

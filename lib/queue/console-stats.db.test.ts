@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { testDatabase } from '../../test/db';
 import type { Executor } from '../db/client';
 import { computeConsoleStats, GROUP_CAP, QUEUES_MAX } from './console-stats';
-import { recoverSweep } from './ops';
+import { recoverSweep, workerSetQuiet } from './ops';
 
 const db = await testDatabase();
 const stats = () => computeConsoleStats(db.pool, { leaseMs: 30_000 });
@@ -95,6 +95,20 @@ test('due jobs of a type no live worker on the queue handles are counted apart (
   assert.equal((await queue('a-typed'))!.dueUnhandled, 7, 'a worker with no handlers adds none');
   await worker('typed-old', null);
   assert.equal((await queue('a-typed'))!.dueUnhandled, 0, 'a worker of an earlier version (no types recorded) takes any type');
+});
+
+test('a quiet worker is alive but serves no queue: its queue reads unserved, and its handlers are not counted', async () => {
+  await db.pool.query(`INSERT INTO jobs (queue, type, status, run_at) SELECT 'a-quiet', 'mail.send', 'queued', now() - interval '2 s' FROM generate_series(1, 3)`);
+  await db.pool.query(`INSERT INTO workers (worker_id, host, pid, queues, concurrency, types) VALUES ('quiet-1', 'h', 1, '{a-quiet}', 1, '{mail.send}')`);
+  const stats = () => computeConsoleStats(db.pool as Executor, { leaseMs: 30_000 });
+  const before = await stats();
+  const q0 = before.queues.find((q) => q.queue === 'a-quiet')!;
+  assert.deepEqual([q0.workersAlive, q0.dueUnhandled], [1, 0]);
+  assert.deepEqual(await workerSetQuiet(db.pool, { workerIds: ['quiet-1'], quiet: true, by: 'test' }), ['quiet-1']);
+  const after = await stats();
+  const q1 = after.queues.find((q) => q.queue === 'a-quiet')!;
+  assert.equal(q1.workersAlive, 0, 'nobody claims from it');
+  assert.equal(after.workersAlive, before.workersAlive, 'the process is still alive');
 });
 
 // The recover sweep is what moves expired leases on; stopped while workers are alive (its

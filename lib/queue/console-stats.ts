@@ -201,7 +201,7 @@ export async function computeConsoleStats(
                  'cancelled', sum((metrics->>'cancelled')::float8), 'leaseLost', sum((metrics->>'leaseLost')::float8),
                  'recovered', sum((metrics->>'recovered')::float8)) FROM workers) AS totals,
               (SELECT json_object_agg(q, alive) FROM (
-                 SELECT q, (count(*) FILTER (WHERE heartbeat_at > now() - $1::int * interval '1 ms'))::int AS alive
+                 SELECT q, (count(*) FILTER (WHERE heartbeat_at > now() - $1::int * interval '1 ms' AND quiet_at IS NULL))::int AS alive
                    FROM workers, unnest(queues) AS q
                   WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour' GROUP BY q) w) AS worker_queues,
               (SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL)::int AS schedules_failing,
@@ -230,7 +230,7 @@ export async function computeConsoleStats(
            SELECT CASE WHEN count(*) = 0 OR bool_or(types IS NULL) THEN NULL
                        ELSE coalesce(array_agg(DISTINCT t) FILTER (WHERE t IS NOT NULL), '{}') END AS types
              FROM workers LEFT JOIN LATERAL unnest(types) AS t ON true
-            WHERE stopped_at IS NULL AND heartbeat_at > now() - $2::int * interval '1 ms' AND q.queue = ANY(queues)
+            WHERE stopped_at IS NULL AND heartbeat_at > now() - $2::int * interval '1 ms' AND quiet_at IS NULL AND q.queue = ANY(queues)
          ) h,
          LATERAL (
            SELECT count(*)::int AS waiting, (count(*) FILTER (WHERE status = 'queued'))::int AS queued,

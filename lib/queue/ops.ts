@@ -1322,8 +1322,32 @@ export async function queueWorkersForType(db: Executor, p: { queue: string; type
   };
 }
 
-export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}) {
-  await run(db, sql.workerHeartbeat, [workerId, JSON.stringify(metrics)]);
+/** The process is alive (its counters so far); answers whether an operator has quieted it. */
+export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}): Promise<{ quiet: boolean }> {
+  const { rows } = await run(db, sql.workerHeartbeat, [workerId, JSON.stringify(metrics)]);
+  return { quiet: rows[0]?.quiet === true };
+}
+
+/**
+ * workerSetQuiet — quiet (or resume) running worker processes: a quiet one claims no new job
+ * and finishes those in hand; it reads the request with its next heartbeat (a third of a
+ * lease by default). Answers the ids it changed (one stopped, unknown, or already so is not).
+ */
+export async function workerSetQuiet(db: Executor, p: { workerIds: readonly string[]; quiet: boolean; by: string }): Promise<string[]> {
+  const { rows } = await run(db, sql.workerQuiet, [p.workerIds, p.quiet, p.by]);
+  return rows.map((r) => r.worker_id as string);
+}
+
+/**
+ * One worker quieted or resumed (the console's and the API's): whether it changed; not_found
+ * for no such worker, state_forbids for one that has stopped (it claims nothing anyway).
+ */
+export async function workerQuietOne(db: Executor, p: { workerId: string; quiet: boolean; by: string }): Promise<{ changed: boolean }> {
+  if ((await workerSetQuiet(db, { ...p, workerIds: [p.workerId] })).length) return { changed: true };
+  const { rows } = await run(db, sql.workerQuietState, [p.workerId]);
+  if (!rows[0]) throw new QueueError('not_found', `no worker ${JSON.stringify(p.workerId.slice(0, 120))}`);
+  if (rows[0].stopped) throw new QueueError('state_forbids', 'the worker has stopped: it claims nothing');
+  return { changed: false };
 }
 
 export async function workerStop(db: Executor, workerId: string, metrics: unknown = {}) {

@@ -601,6 +601,11 @@ export interface WorkerRow {
   stale: boolean;
   /** The process's own counters (worker/runner.ts metrics()), as last reported. */
   metrics: Record<string, unknown>;
+  /** When an operator quieted it (it claims nothing new), and who; null while it claims. */
+  quietAt: Date | null;
+  quietBy: string | null;
+  /** The process has read the request (its last heartbeat said so): "quiet", not "quieting". */
+  quietSeen: boolean;
 }
 
 export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } = {}): Promise<WorkerRow[]> {
@@ -627,6 +632,9 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
     heartbeatAgeMs: Math.round(Number(r.heartbeat_age_ms)),
     stale: r.stopped_at === null && Number(r.heartbeat_age_ms) > staleAfterMs,
     metrics: r.metrics ?? {},
+    quietAt: r.quiet_at ?? null,
+    quietBy: r.quiet_by ?? null,
+    quietSeen: r.metrics?.quiet === true,
   }));
 }
 

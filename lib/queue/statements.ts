@@ -1122,8 +1122,8 @@ SELECT c.*
 
 /** Workers that reported within `aliveParam` ms (database clock) and have not stopped: the live ones. */
 const liveWorker = (aliveParam: string) => `stopped_at IS NULL AND heartbeat_at > now() - ${ms(aliveParam)}`;
-/** The live workers serving queue `queueParam`. */
-const liveWorkersOn = (queueParam: string, aliveParam: string) => `${liveWorker(aliveParam)} AND ${queueParam} = ANY(queues)`;
+/** The live workers serving queue `queueParam` (a quiet one serves none). */
+const liveWorkersOn = (queueParam: string, aliveParam: string) => `${liveWorker(aliveParam)} AND quiet_at IS NULL AND ${queueParam} = ANY(queues)`;
 
 /**
  * queueHandledTypes — what the live workers serving a queue can run: `types`, the union of
@@ -1153,8 +1153,8 @@ SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM live) OR EXISTS (SELECT 1 FROM live W
 export const queueWorkersForType: Statement = {
   name: 'leasehold_queue_workers_for_type',
   text: `
-SELECT count(*) FILTER (WHERE $1 = ANY(queues))::int AS on_queue,
-       count(*) FILTER (WHERE $1 = ANY(queues) AND (types IS NULL OR $2 = ANY(types)))::int AS with_handler,
+SELECT count(*) FILTER (WHERE $1 = ANY(queues) AND quiet_at IS NULL)::int AS on_queue,
+       count(*) FILTER (WHERE $1 = ANY(queues) AND quiet_at IS NULL AND (types IS NULL OR $2 = ANY(types)))::int AS with_handler,
        count(*)::int AS anywhere,
        (SELECT extract(epoch FROM now() - swept_at)::float8 * 1000 FROM recover_sweep) AS swept_ago_ms,
        EXISTS (SELECT 1 FROM queues WHERE name = $1 AND paused_at IS NOT NULL) AS paused,
@@ -1260,10 +1260,34 @@ ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, q
 RETURNING started_at`,
 };
 
-/** workerHeartbeat — the process is alive; its counters so far. Params: $1 worker_id, $2 metrics (JSON). */
+/**
+ * workerHeartbeat — the process is alive; its counters so far. Answers whether an operator
+ * has quieted it (no row: its row was deleted, answered as not quiet). Params: $1 worker_id,
+ * $2 metrics (JSON).
+ */
 export const workerHeartbeat: Statement = {
   name: 'leasehold_worker_heartbeat',
-  text: `UPDATE workers SET heartbeat_at = now(), metrics = $2::jsonb WHERE worker_id = $1`,
+  text: `UPDATE workers SET heartbeat_at = now(), metrics = $2::jsonb WHERE worker_id = $1 RETURNING quiet_at IS NOT NULL AS quiet`,
+};
+
+/** workerQuietState — a worker's row, when a quiet or resume changed nothing: why. Params: $1 worker_id. */
+export const workerQuietState: Statement = {
+  name: 'leasehold_worker_quiet_state',
+  text: `SELECT stopped_at IS NOT NULL AS stopped, quiet_at IS NOT NULL AS quiet FROM workers WHERE worker_id = $1`,
+};
+
+/**
+ * workerQuiet — quiet (true) or resume (false) running worker processes: a quiet one claims
+ * nothing new (it reads the request with its next heartbeat). Only a process that has not
+ * stopped; quieting a quiet one keeps its time. Answers the rows it changed.
+ * Params: $1 worker_id[], $2 quiet, $3 by (actor).
+ */
+export const workerQuiet: Statement = {
+  name: 'leasehold_worker_quiet',
+  text: `
+UPDATE workers SET quiet_at = CASE WHEN $2::boolean THEN now() END, quiet_by = CASE WHEN $2::boolean THEN $3::text END
+ WHERE worker_id = ANY($1::text[]) AND stopped_at IS NULL AND (quiet_at IS NOT NULL) <> $2::boolean
+RETURNING worker_id`,
 };
 
 /** workerStop — the process stopped cleanly. Params: $1 worker_id, $2 final metrics (JSON). */

@@ -58,3 +58,35 @@ test("a waiting job's page says when no live worker can run it: none serves its 
     await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [[nobodysQueue, unknownType]]);
   }
 });
+
+test('a worker quieted from its row claims no new job while the other runs them, and claims again once resumed', async ({ page, request }) => {
+  test.setTimeout(90_000);
+  const { rows } = await db().query(
+    `SELECT worker_id FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '5 seconds' AND worker_id NOT LIKE 'e2e-host:%' ORDER BY worker_id`,
+  );
+  expect(rows.length).toBeGreaterThanOrEqual(2);
+  const quieted: string = rows[0].worker_id;
+  const row = page.getByTestId(`worker-${quieted}`);
+  await page.goto('/workers');
+  try {
+    await row.getByTestId('worker-quiet-button').click();
+    // "quieting…" until the process reads the request with a heartbeat (every second here), then "quiet".
+    await expect(row.getByTestId('worker-quiet')).toHaveText('quiet', { timeout: 20_000 });
+    await screenshot(page, 'workers-quiet');
+    const res = await request.post('/api/jobs', { data: Array.from({ length: 12 }, () => ({ type: 'demo.noop' })) });
+    expect(res.status()).toBe(202);
+    const ids = ((await res.json()).jobs as { id: string }[]).map((j) => j.id);
+    await expect
+      .poll(async () => (await db().query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[]) AND status = 'completed'`, [ids])).rows[0].n, { timeout: 30_000 })
+      .toBe(12);
+    const { rows: by } = await db().query(`SELECT DISTINCT worker_id FROM jobs WHERE job_id = ANY($1::bigint[])`, [ids]);
+    expect(by.map((r) => r.worker_id)).not.toContain(quieted);
+    const { rows: audit } = await db().query(`SELECT action FROM audit_log WHERE action = 'worker.quiet' AND target->>'worker' = $1`, [quieted]);
+    expect(audit.length).toBe(1);
+    await row.getByTestId('worker-quiet-button').click();
+    await expect(row).toContainText('live');
+    await expect(row.getByTestId('worker-quiet')).toHaveCount(0);
+  } finally {
+    await request.post(`/api/workers/${encodeURIComponent(quieted)}/resume`);
+  }
+});

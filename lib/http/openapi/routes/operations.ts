@@ -1,7 +1,7 @@
 /** Operating the queue: recover, stats, workers, health, metrics, and this document. */
 import { z } from 'zod';
-import { historyQuery, recoverBody } from '../../schemas';
-import { healthSchema, recoverReportSchema, statsHistorySchema, statsSchema, workersSchema } from '../../responses';
+import { historyQuery, recoverBody, workerActionBody, workerIdParam } from '../../schemas';
+import { healthSchema, recoverReportSchema, statsHistorySchema, statsSchema, workerQuietSchema, workersSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 export const operationRoutes = [
@@ -42,6 +42,27 @@ export const operationRoutes = [
     tags: ['operations'],
     responses: { ...noQueryError, '200': jsonResponse('The worker processes.', workersSchema), ...commonErrors },
   }),
+  ...(['quiet', 'resume'] as const).map((verb) =>
+    apiRoute('post', `/api/workers/{id}/${verb}`, {
+      operationId: `${verb}Worker`,
+      summary:
+        verb === 'quiet'
+          ? 'Quiet a worker process: it claims no new job; those in hand finish, their leases renewed'
+          : 'Let a quieted worker process claim again',
+      description: `The process reads the request with its next heartbeat (a third of a lease by default). Idempotent: ${verb === 'quiet' ? 'quieting a quiet worker' : 'resuming one that claims'} answers \`changed: false\`. A restarted process (a new id) claims again. Operator or admin; audited (\`worker.${verb}\`).`,
+      tags: ['operations', 'actions'],
+      requestParams: { path: z.object({ id: workerIdParam.meta({ description: 'The worker id (host:pid:suffix, URL-encoded).' }) }) },
+      requestBody: { required: false, content: { 'application/json': { schema: workerActionBody } } },
+      responses: {
+        '200': jsonResponse('What was asked, and whether it changed anything.', workerQuietSchema),
+        '400': errorResponse('The body or the worker id is invalid.'),
+        '404': errorResponse('No such worker.'),
+        '409': errorResponse('The worker has stopped: it claims nothing.'),
+        '413': errorResponse('The body is over 64 KiB.'),
+        ...commonErrors,
+      },
+    }),
+  ),
   apiRoute('get', '/api/health', {
     operationId: 'health',
     summary: 'Liveness; with ?ready, readiness (PostgreSQL answers; whether Redis is in use)',

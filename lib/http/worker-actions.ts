@@ -1,0 +1,34 @@
+/**
+ * Quiet or resume one worker process (POST /api/workers/:id/quiet|resume): the same ops
+ * function as the console's buttons, inside its audit entry (written before the action; a
+ * refused one, an unknown or stopped worker, leaves none).
+ */
+import { actorOf, audited } from '../audit/log';
+import { QueueError } from '../queue/errors';
+import { workerQuietOne } from '../queue/ops';
+import { serverContext } from '../server/context';
+import { json, readJsonOptional, route } from './respond';
+import { workerActionBody, workerIdParam } from './schemas';
+
+type Ctx = { params: Promise<{ id: string }> };
+
+/**
+ * 200 with whether it changed. Quieting a quiet worker (or resuming one that claims) is not
+ * refused — it already is what was asked for — and is logged as skipped.
+ */
+export const workerQuietRoute = (verb: 'quiet' | 'resume') =>
+  route('operator', async (req: Request, ctx: Ctx, who) => {
+    const id = workerIdParam.safeParse((await ctx.params).id);
+    if (!id.success) throw new QueueError('invalid_request', `worker id: ${id.error.issues[0]!.message}`);
+    const { reason } = workerActionBody.parse(await readJsonOptional(req));
+    const { pool } = serverContext();
+    const actor = actorOf(who);
+    const r = await audited(
+      pool,
+      actor,
+      { action: `worker.${verb}`, target: { worker: id.data }, reason },
+      () => workerQuietOne(pool, { workerId: id.data, quiet: verb === 'quiet', by: actor.actor }),
+      (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
+    );
+    return json({ workerId: id.data, quiet: verb === 'quiet', changed: r.changed });
+  });
