@@ -11,6 +11,7 @@ const attempt = {
   type: 'email.send',
   startedAt: '2026-12-04T10:00:00.000Z',
   finishedAt: '2026-12-04T10:00:02.500Z',
+  nowMs: Date.parse('2026-12-04T10:00:09.000Z'),
 };
 
 test('every placeholder filled, each value percent-encoded', () => {
@@ -21,8 +22,11 @@ test('every placeholder filled, each value percent-encoded', () => {
   );
 });
 
-test('a running attempt ends "now"; no template, no link', () => {
-  assert.equal(logUrl('https://l.example.com/?from={startedMs}&to={finishedMs}&t={finishedAt}', { ...attempt, finishedAt: null }), 'https://l.example.com/?from=1796378400000&to=now&t=now');
+test("a running attempt's span ends at the page's time; no template, no link", () => {
+  assert.equal(
+    logUrl('https://l.example.com/?from={startedMs}&to={finishedMs}&t={finishedAt}', { ...attempt, finishedAt: null }),
+    'https://l.example.com/?from=1796378400000&to=1796378409000&t=2026-12-04T10%3A00%3A09.000Z',
+  );
   assert.equal(logUrl(null, attempt), null);
   assert.equal(logUrl('', attempt), null);
 });
@@ -33,6 +37,8 @@ test("the template's own braces and text are kept; a value cannot break out of i
   const hostile = logUrl('https://l.example.com/?q={queue}', { ...attempt, queue: '"><script>x</script>&admin=1#' })!;
   assert.equal(new URL(hostile).searchParams.get('q'), '"><script>x</script>&admin=1#');
   assert.equal(new URL(hostile).searchParams.get('admin'), null);
+  // A quote cannot close the quoted string the template puts the value in.
+  assert.equal(logUrl("https://k.example.com/#/?_a=(query:'queue:{queue}')", { ...attempt, queue: "x') OR ('1" }), "https://k.example.com/#/?_a=(query:'queue:x%27%29%20OR%20%28%271')");
 });
 
 test('only http(s) is linked, and a template is checked once, at start', () => {

@@ -19,9 +19,9 @@ export const LOG_URL_FIELDS = {
   queue: 'the queue',
   type: 'the job type',
   startedAt: 'when the attempt started (ISO 8601, UTC)',
-  finishedAt: 'when it ended (ISO 8601, UTC); "now" while it runs',
+  finishedAt: 'when it ended (ISO 8601, UTC); the time of the page while it runs',
   startedMs: 'when the attempt started (ms since the epoch)',
-  finishedMs: 'when it ended (ms since the epoch); "now" while it runs',
+  finishedMs: 'when it ended (ms since the epoch); the time of the page while it runs',
 } as const;
 export type LogUrlField = keyof typeof LOG_URL_FIELDS;
 
@@ -32,8 +32,10 @@ export interface LoggedAttempt {
   queue: string;
   type: string;
   startedAt: string;
-  /** null while the attempt runs. */
+  /** null while the attempt runs: the span then ends at `nowMs`. */
   finishedAt: string | null;
+  /** The page's time (ms since the epoch, the database's clock): the end of a running attempt's span. */
+  nowMs: number;
 }
 
 const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
@@ -44,7 +46,7 @@ const isField = (f: string): f is LogUrlField => Object.hasOwn(LOG_URL_FIELDS, f
 export function logUrlTemplateProblem(template: string): string | null {
   const unknown = [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((f) => !isField(f));
   if (unknown.length) return `unknown placeholder${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => `{${f}}`).join(', ')}; known: ${Object.keys(LOG_URL_FIELDS).map((f) => `{${f}}`).join(' ')}`;
-  const sample = expand(template, { jobId: '1', attempt: 1, workerId: 'host:1:abc', queue: 'default', type: 'demo.noop', startedAt: new Date(0).toISOString(), finishedAt: null });
+  const sample = expand(template, { jobId: '1', attempt: 1, workerId: 'host:1:abc', queue: 'default', type: 'demo.noop', startedAt: new Date(0).toISOString(), finishedAt: null, nowMs: 0 });
   let url: URL;
   try {
     url = new URL(sample);
@@ -55,8 +57,16 @@ export function logUrlTemplateProblem(template: string): string | null {
   return null;
 }
 
+/**
+ * A value for its place in a URL: percent-encoded as encodeURIComponent does, and ' ( ) * !
+ * too (RFC 3986's reserved characters it leaves): a quote in a queue name must not close the
+ * quoted string a template puts it in (Kibana's rison: query:'job:{id}').
+ */
+const encode = (v: string) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 function expand(template: string, a: LoggedAttempt): string {
-  const ms = (iso: string | null) => (iso === null ? 'now' : String(Date.parse(iso)));
+  // A running attempt's span ends now: every log system reads a time there ("now" is Kibana's alone).
+  const end = a.finishedAt ?? new Date(a.nowMs).toISOString();
   const values: Record<LogUrlField, string> = {
     id: a.jobId,
     attempt: String(a.attempt),
@@ -64,11 +74,11 @@ function expand(template: string, a: LoggedAttempt): string {
     queue: a.queue,
     type: a.type,
     startedAt: a.startedAt,
-    finishedAt: a.finishedAt ?? 'now',
-    startedMs: ms(a.startedAt),
-    finishedMs: ms(a.finishedAt),
+    finishedAt: end,
+    startedMs: String(Date.parse(a.startedAt)),
+    finishedMs: String(Date.parse(end)),
   };
-  return template.replace(PLACEHOLDER, (whole, f: string) => (isField(f) ? encodeURIComponent(values[f]) : whole));
+  return template.replace(PLACEHOLDER, (whole, f: string) => (isField(f) ? encode(values[f]) : whole));
 }
 
 /**

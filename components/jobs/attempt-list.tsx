@@ -48,7 +48,7 @@ export function AttemptList({
         const [tone, label] = a.outcome ? OUTCOME[a.outcome] ?? ['zinc', a.outcome] : ['amber', 'running'];
         const end = a.finishedAt ? ms(a.finishedAt)! : nowMs;
         const logsHref = logs
-          ? logUrl(logs.template, { jobId: logs.job.id, attempt: a.attempt, workerId: a.workerId, queue: logs.job.queue, type: logs.job.type, startedAt: a.startedAt, finishedAt: a.finishedAt })
+          ? logUrl(logs.template, { jobId: logs.job.id, attempt: a.attempt, workerId: a.workerId, queue: logs.job.queue, type: logs.job.type, startedAt: a.startedAt, finishedAt: a.finishedAt, nowMs })
           : null;
         return (
           <li key={a.attempt} className="rounded-md border border-zinc-200 p-3 dark:border-zinc-800" data-testid={`attempt-${a.attempt}`}>
