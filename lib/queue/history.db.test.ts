@@ -85,3 +85,26 @@ test('an empty record reads as nothing yet', async () => {
   const h = await readHistory(db.pool, '7d');
   assert.deepEqual([h.since, h.until, h.points, h.types], [null, null, [], []]);
 });
+
+test('a hole in the record (no sweep for hours) is not averaged into the bucket before it, and the latest bucket has its point', async () => {
+  await db.pool.query('DELETE FROM stats_samples');
+  // Bucket-aligned times (five-minute buckets), the base four hours back: two samples a minute
+  // apart in one bucket, nothing for three hours (every worker down), then two more in one.
+  const put = (offsetS: number, completed: number) =>
+    db.pool.query(
+      `INSERT INTO stats_samples (at, counters, by_type)
+       VALUES (to_timestamp(floor(extract(epoch FROM now()) / 300) * 300 - 4 * 3600 + $1), $2::jsonb, '[]')`,
+      [offsetS, JSON.stringify({ claimed: completed, completed, failed: 0, retried: 0, cancelled: 0, leaseLost: 0, recovered: 0 })],
+    );
+  await put(10, 0);
+  await put(70, 60); // 1 a second within the first bucket
+  await put(3 * 3600 + 10, 60);
+  await put(3 * 3600 + 70, 180); // 2 a second within the last one
+  const day = await readHistory(db.pool, '24h');
+  assert.deepEqual(
+    day.points.map((p) => p.completed),
+    [1, 2],
+    'each bucket its own rate: not 60 jobs spread over three hours, and the last bucket not left out',
+  );
+  assert.equal(day.points[1]!.t - day.points[0]!.t, 3 * 3600_000);
+});

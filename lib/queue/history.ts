@@ -41,7 +41,11 @@ export async function recordStatsSample(db: Executor): Promise<boolean> {
   return true;
 }
 
-/** Rates per bucket over a range (jobs per second), from the first sample of each bucket to the next's. */
+/**
+ * Rates per bucket over a range (jobs per second): from the first sample of each bucket to the
+ * next bucket's first, or to the bucket's own last sample for the latest bucket and for one a
+ * hole in the record follows (see HISTORY_HOLE_BUCKETS).
+ */
 export interface HistoryPoint {
   /** Bucket start, ms since the epoch (database clock). */
   t: number;
@@ -68,29 +72,50 @@ export interface History {
 const RATE_KEYS = ['claimed', 'completed', 'failed', 'retried', 'recovered'] as const;
 
 /**
- * A range of the record: one sample per bucket (the first in it, by the primary key), the
- * rate between consecutive ones, and the per-type totals of the range's two ends only (a
- * week of per-type rows is never read whole).
+ * Samples further apart than this many buckets have a hole between them (no sweep ran: every
+ * worker down, or the database unreachable): the bucket before it is not given the average
+ * over the hole (a busy hour before a night without workers read as a trickle), but its own
+ * samples' rate. Below it, a sparse record (a sweep every few minutes) still reads as rates.
+ */
+export const HISTORY_HOLE_BUCKETS = 3;
+
+/**
+ * A range of the record: two samples per bucket (its first and its last), the rate from each
+ * bucket's first to the next one's (to its own last for the latest bucket, and before a hole),
+ * and the per-type totals of the range's two ends only (a week of per-type rows is never read
+ * whole).
  */
 export async function readHistory(db: Executor, range: HistoryRange): Promise<History> {
   const { rangeMs, bucketMs } = HISTORY_RANGES[range];
+  // Per bucket its first sample and its last (by the primary key's order within the range).
   const { rows } = await db.query(
-    `SELECT DISTINCT ON (floor(extract(epoch FROM at) * 1000 / $2::float8))
-            floor(extract(epoch FROM at) * 1000 / $2::float8) * $2::float8 AS t, extract(epoch FROM at) * 1000 AS at_ms, counters
-       FROM stats_samples
-      WHERE at >= now() - $1::float8 * interval '1 millisecond'
-      ORDER BY floor(extract(epoch FROM at) * 1000 / $2::float8), at`,
+    `WITH s AS (
+       SELECT floor(extract(epoch FROM at) * 1000 / $2::float8) AS b, extract(epoch FROM at) * 1000 AS at_ms, counters
+         FROM stats_samples
+        WHERE at >= now() - $1::float8 * interval '1 millisecond'
+     )
+     SELECT f.b, f.b * $2::float8 AS t, f.at_ms AS first_ms, f.counters AS first_counters, l.at_ms AS last_ms, l.counters AS last_counters
+       FROM (SELECT DISTINCT ON (b) b, at_ms, counters FROM s ORDER BY b, at_ms) f
+       JOIN (SELECT DISTINCT ON (b) b, at_ms, counters FROM s ORDER BY b, at_ms DESC) l USING (b)
+      ORDER BY f.b`,
     [rangeMs, bucketMs],
   );
-  const samples = rows.map((r) => ({ t: Number(r.t), at: Number(r.at_ms), counters: r.counters as Partial<WorkerTotals> }));
+  type Sample = { at: number; counters: Partial<WorkerTotals> };
+  const buckets = rows.map((r) => ({
+    t: Number(r.t),
+    first: { at: Number(r.first_ms), counters: r.first_counters as Partial<WorkerTotals> } as Sample,
+    last: { at: Number(r.last_ms), counters: r.last_counters as Partial<WorkerTotals> } as Sample,
+  }));
   const points: HistoryPoint[] = [];
-  for (let k = 1; k < samples.length; k++) {
-    const a = samples[k - 1]!;
-    const b = samples[k]!;
+  for (let k = 0; k < buckets.length; k++) {
+    const bucket = buckets[k]!;
+    const a = bucket.first;
+    const next = buckets[k + 1]?.first;
+    const b = next && next.at - bucket.last.at <= HISTORY_HOLE_BUCKETS * bucketMs ? next : bucket.last;
     const seconds = (b.at - a.at) / 1000;
     if (seconds <= 0) continue;
     const rate = (key: (typeof RATE_KEYS)[number]) => Math.round((Math.max(0, Number(b.counters[key] ?? 0) - Number(a.counters[key] ?? 0)) / seconds) * 100) / 100;
-    points.push({ t: a.t, claimed: rate('claimed'), completed: rate('completed'), failed: rate('failed'), retried: rate('retried'), recovered: rate('recovered') });
+    points.push({ t: bucket.t, claimed: rate('claimed'), completed: rate('completed'), failed: rate('failed'), retried: rate('retried'), recovered: rate('recovered') });
   }
   const { rows: ends } = await db.query(
     `(SELECT at, by_type FROM stats_samples WHERE at >= now() - $1::float8 * interval '1 millisecond' ORDER BY at LIMIT 1)
