@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { testDatabase } from '../../test/db';
 import type { Executor } from '../db/client';
 import { computeConsoleStats, GROUP_CAP, QUEUES_MAX } from './console-stats';
-import { recoverSweep, workerSetQuiet } from './ops';
+import { recoverSweep, workerRegister, workerSetQuiet } from './ops';
 
 const db = await testDatabase();
 const stats = () => computeConsoleStats(db.pool, { leaseMs: 30_000 });
@@ -109,6 +109,19 @@ test('a quiet worker is alive but serves no queue: its queue reads unserved, and
   const q1 = after.queues.find((q) => q.queue === 'a-quiet')!;
   assert.equal(q1.workersAlive, 0, 'nobody claims from it');
   assert.equal(after.workersAlive, before.workersAlive, 'the process is still alive');
+});
+
+test('a worker id registered again (a new incarnation) is not left quiet: it claims from its start', async () => {
+  const w = { workerId: 'quiet-again:1:a', host: 'h', pid: 1, queues: ['a-quiet-again'], concurrency: 1 };
+  await db.pool.query(`INSERT INTO jobs (queue, type, status) VALUES ('a-quiet-again', 'mail.send', 'queued')`);
+  await workerRegister(db.pool, w);
+  assert.deepEqual(await workerSetQuiet(db.pool, { workerIds: [w.workerId], quiet: true, by: 'test' }), [w.workerId]);
+  await db.pool.query(`UPDATE workers SET stopped_at = now() WHERE worker_id = $1`, [w.workerId]);
+  await workerRegister(db.pool, w);
+  const { rows } = await db.pool.query(`SELECT quiet_at, quiet_by FROM workers WHERE worker_id = $1`, [w.workerId]);
+  assert.deepEqual(rows[0], { quiet_at: null, quiet_by: null }, 'its runner starts claiming: the row must not read quiet');
+  const q = (await computeConsoleStats(db.pool as Executor, { leaseMs: 30_000 })).queues.find((x) => x.queue === 'a-quiet-again');
+  assert.equal(q?.workersAlive, 1, 'counted as serving its queue');
 });
 
 // The recover sweep is what moves expired leases on; stopped while workers are alive (its

@@ -1248,7 +1248,10 @@ export const wakeupNotify: Statement = {
 };
 
 /**
- * workerRegister — one row per worker process incarnation.
+ * workerRegister — one row per worker process incarnation. An id registered again (a runner
+ * given a fixed workerId, restarted) is a new incarnation: it claims from its start, so an
+ * operator's quiet of the previous one is cleared (kept, the row read "quiet" while the new
+ * process claimed until its first heartbeat, then stopped claiming on a request it never got).
  * Params: $1 worker_id, $2 host, $3 pid, $4 queues, $5 concurrency, $6 handled job types (NULL = any).
  */
 export const workerRegister: Statement = {
@@ -1256,7 +1259,8 @@ export const workerRegister: Statement = {
   text: `
 INSERT INTO workers (worker_id, host, pid, queues, concurrency, types)
 VALUES ($1, $2, $3, $4::text[], $5, $6::text[])
-ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, queues = EXCLUDED.queues, types = EXCLUDED.types, concurrency = EXCLUDED.concurrency
+ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, queues = EXCLUDED.queues, types = EXCLUDED.types, concurrency = EXCLUDED.concurrency,
+  quiet_at = NULL, quiet_by = NULL
 RETURNING started_at`,
 };
 
