@@ -460,7 +460,7 @@ describe('every route answers as documented', () => {
     assert.equal((await call('GET', '/api/stats/history')).status, 400);
 
     await workerRegister(db.pool, { workerId: 'oa-host:1:abc', host: 'oa-host', pid: 1, queues: ['default', 'oa'], concurrency: 4 });
-    await workerHeartbeat(db.pool, 'oa-host:1:abc', { claimed: 5, completed: 4 });
+    await workerHeartbeat(db.pool, 'oa-host:1:abc', { claimed: 5, completed: 4, quiet: false });
     await workerRegister(db.pool, { workerId: 'oa-host:2:def', host: 'oa-host', pid: 2, queues: ['oa'], concurrency: 1 });
     await db.pool.query(`UPDATE workers SET heartbeat_at = now() - interval '10 minutes' WHERE worker_id = 'oa-host:2:def'`);
     const workers = (await call('GET', '/api/workers')).body;
@@ -481,6 +481,12 @@ describe('every route answers as documented', () => {
     assert.equal(listed.quietSeen, false, 'the process has not reported it yet');
     assert.equal((await call('POST', '/api/workers/{id}/resume', { params: { id: 'oa-host:1:abc' } })).body.changed, true);
     assert.equal((await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-nobody:1:x' } })).status, 404);
+    // A process that has not said it reads quiet requests (an earlier version) is not quieted.
+    await workerRegister(db.pool, { workerId: 'oa-host:3:old', host: 'oa-host', pid: 3, queues: ['oa'], concurrency: 1 });
+    await workerHeartbeat(db.pool, 'oa-host:3:old', { claimed: 1 });
+    const old = await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-host:3:old' } });
+    assert.equal(old.status, 409);
+    assert.match(old.body.error.message, /does not read quiet requests/);
     await db.pool.query(`UPDATE workers SET stopped_at = now() WHERE worker_id = 'oa-host:2:def'`);
     assert.equal((await call('POST', '/api/workers/{id}/resume', { params: { id: 'oa-host:2:def' } })).status, 409);
     assert.equal((await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-host:1:abc' }, body: { nope: 1 } })).status, 400);

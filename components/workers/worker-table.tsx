@@ -96,7 +96,7 @@ export function WorkerTable({
                   <ActionButton
                     size="sm"
                     testid="worker-quiet-button"
-                    why={quietWhy}
+                    why={quietWhy ?? (!w.quietAt && !('quiet' in (w.metrics as Record<string, unknown>)) ? 'This process does not read quiet requests: an earlier version, or it has not reported since it started.' : null)}
                     disabled={busyWorker === w.workerId}
                     onClick={() => onQuiet(w.workerId, !w.quietAt)}
                     title={w.quietAt ? 'claim jobs again' : 'claim no new job; the jobs in hand finish (before maintenance or a deploy)'}

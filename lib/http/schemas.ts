@@ -304,12 +304,12 @@ export const jobDetailQuery = z
   .object({ payload: z.enum(['0', '1']).optional().meta({ description: '0: leave the payload out (job.payload and payloadText null, payloadOmitted true).' }) })
   .strict();
 
-/** ?ids=1,2,3 — at most MAX_PAGE ids. */
 /** GET /api/stats/history: which range of the record. */
 export const historyQuery = z
   .object({ range: z.enum(['24h', '7d'], { error: 'range: must be 24h or 7d' }) })
   .strict();
 
+/** ?ids=1,2,3 — at most MAX_PAGE ids. */
 export const lookupQuery = z
   .object({
     ids: z

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { testDatabase } from '../../test/db';
 import type { Executor } from '../db/client';
 import { computeConsoleStats, GROUP_CAP, QUEUES_MAX } from './console-stats';
-import { recoverSweep, workerRegister, workerSetQuiet } from './ops';
+import { recoverSweep, workerHeartbeat, workerRegister, workerSetQuiet } from './ops';
 
 const db = await testDatabase();
 const stats = () => computeConsoleStats(db.pool, { leaseMs: 30_000 });
@@ -99,7 +99,7 @@ test('due jobs of a type no live worker on the queue handles are counted apart (
 
 test('a quiet worker is alive but serves no queue: its queue reads unserved, and its handlers are not counted', async () => {
   await db.pool.query(`INSERT INTO jobs (queue, type, status, run_at) SELECT 'a-quiet', 'mail.send', 'queued', now() - interval '2 s' FROM generate_series(1, 3)`);
-  await db.pool.query(`INSERT INTO workers (worker_id, host, pid, queues, concurrency, types) VALUES ('quiet-1', 'h', 1, '{a-quiet}', 1, '{mail.send}')`);
+  await db.pool.query(`INSERT INTO workers (worker_id, host, pid, queues, concurrency, types, metrics) VALUES ('quiet-1', 'h', 1, '{a-quiet}', 1, '{mail.send}', '{"quiet": false}')`);
   const stats = () => computeConsoleStats(db.pool as Executor, { leaseMs: 30_000 });
   const before = await stats();
   const q0 = before.queues.find((q) => q.queue === 'a-quiet')!;
@@ -115,6 +115,7 @@ test('a worker id registered again (a new incarnation) is not left quiet: it cla
   const w = { workerId: 'quiet-again:1:a', host: 'h', pid: 1, queues: ['a-quiet-again'], concurrency: 1 };
   await db.pool.query(`INSERT INTO jobs (queue, type, status) VALUES ('a-quiet-again', 'mail.send', 'queued')`);
   await workerRegister(db.pool, w);
+  await workerHeartbeat(db.pool, w.workerId, { quiet: false }); // it reads quiet requests
   assert.deepEqual(await workerSetQuiet(db.pool, { workerIds: [w.workerId], quiet: true, by: 'test' }), [w.workerId]);
   await db.pool.query(`UPDATE workers SET stopped_at = now() WHERE worker_id = $1`, [w.workerId]);
   await workerRegister(db.pool, w);

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { type Executor, useConnection, useTransaction } from '../db/client';
+import { answeredByServer, type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
 import { type ClaimedJob, type Job, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
 import { log } from '../log';
@@ -905,6 +905,8 @@ let connectionCheck = true;
  * The sweeper also gives the jobs table its first planner statistics (ensureJobStatistics).
  * Returns null when another process holds the lock.
  */
+let sampleRefusalSaid = false;
+
 export async function recoverSweep(
   pool: pg.Pool,
   p: RecoverParams & {
@@ -938,7 +940,13 @@ export async function recoverSweep(
     await run(client, sql.recoverSwept, [p.sweeper ?? null]).catch(() => {});
     // The counters' record for the overview's 24-hour and 7-day views: one sample a minute,
     // written here so that one process writes it. Never in the way of a sweep either.
-    await recordStatsSample(client).catch((err) => log.warn('could not record the stats sample', { err }));
+    // A refusal the server answered (a role without the right) is said once; a timeout or a
+    // lost connection breaks the sweep, whose connection is then discarded, as for its other steps.
+    await recordStatsSample(client).catch((err) => {
+      if (!answeredByServer(err)) throw err;
+      if (!sampleRefusalSaid) log.warn('could not record the stats sample (the overview\'s 24-hour and 7-day views); said once', { err });
+      sampleRefusalSaid = true;
+    });
     // After the recovery, in its time budget: history never delays a job that is stuck.
     const pruned = keeps(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
     // On a connection of its own, and never in the way of the recovery above.
@@ -1347,6 +1355,9 @@ export async function workerQuietOne(db: Executor, p: { workerId: string; quiet:
   const { rows } = await run(db, sql.workerQuietState, [p.workerId]);
   if (!rows[0]) throw new QueueError('not_found', `no worker ${JSON.stringify(p.workerId.slice(0, 120))}`);
   if (rows[0].stopped) throw new QueueError('state_forbids', 'the worker has stopped: it claims nothing');
+  if (p.quiet && !rows[0].quiet && !rows[0].reads_quiet) {
+    throw new QueueError('state_forbids', 'the worker does not read quiet requests: it runs an earlier version, or has not reported since it started (its first heartbeat comes within a third of a lease)');
+  }
   return { changed: false };
 }
 

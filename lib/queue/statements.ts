@@ -1277,7 +1277,7 @@ export const workerHeartbeat: Statement = {
 /** workerQuietState — a worker's row, when a quiet or resume changed nothing: why. Params: $1 worker_id. */
 export const workerQuietState: Statement = {
   name: 'leasehold_worker_quiet_state',
-  text: `SELECT stopped_at IS NOT NULL AS stopped, quiet_at IS NOT NULL AS quiet FROM workers WHERE worker_id = $1`,
+  text: `SELECT stopped_at IS NOT NULL AS stopped, quiet_at IS NOT NULL AS quiet, metrics ? 'quiet' AS reads_quiet FROM workers WHERE worker_id = $1`,
 };
 
 /**
@@ -1291,6 +1291,9 @@ export const workerQuiet: Statement = {
   text: `
 UPDATE workers SET quiet_at = CASE WHEN $2::boolean THEN now() END, quiet_by = CASE WHEN $2::boolean THEN $3::text END
  WHERE worker_id = ANY($1::text[]) AND stopped_at IS NULL AND (quiet_at IS NOT NULL) <> $2::boolean
+   -- Quieted only once it has said it reads the request (its metrics carry "quiet"): a process
+   -- of an earlier version would go on claiming while the console counted it out of its queues.
+   AND (NOT $2::boolean OR metrics ? 'quiet')
 RETURNING worker_id`,
 };
 

@@ -57,7 +57,7 @@ export const operationRoutes = [
         '200': jsonResponse('What was asked, and whether it changed anything.', workerQuietSchema),
         '400': errorResponse('The body or the worker id is invalid.'),
         '404': errorResponse('No such worker.'),
-        '409': errorResponse('The worker has stopped: it claims nothing.'),
+        '409': errorResponse('The worker has stopped (it claims nothing), or has not said it reads quiet requests (an earlier version, or not reported since it started).'),
         '413': errorResponse('The body is over 64 KiB.'),
         ...commonErrors,
       },
