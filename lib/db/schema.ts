@@ -265,6 +265,22 @@ export const recoverSweepRecord = pgTable(
 );
 
 /**
+ * The counters of worker incarnations gone for a week, folded into one row by the recover
+ * sweep (lib/queue/worker-totals.ts): every sum over the workers' counters reads it too.
+ */
+export const workerTotalsArchive = pgTable(
+  'worker_totals_archive',
+  {
+    id: boolean('id').primaryKey().default(true),
+    metrics: jsonb('metrics').notNull().default({}),
+    /** How many incarnations were folded in. */
+    workers: integer('workers').notNull().default(0),
+    foldedAt: timestamp('folded_at', tz).notNull().defaultNow(),
+  },
+  () => [check('worker_totals_archive_id_check', sql`id`)],
+);
+
+/**
  * The workers' summed counters, one row a minute for a week (lib/queue/history.ts): the
  * overview's charts and Job types over 24 hours or 7 days. Written by the recover sweep.
  */

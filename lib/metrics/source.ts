@@ -16,6 +16,7 @@ import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { computeConsoleStats } from '../queue/console-stats';
 import { readTypeTotals, type TypeTotals } from '../queue/type-metrics';
+import { WORKER_METRICS } from '../queue/worker-totals';
 import type { Stats } from '../queue/read';
 import type { Doorbell } from '../queue/signal';
 import { redisSettled } from '../redis-settled';
@@ -63,11 +64,11 @@ const TOTALS_SQL = `
          ${WORKER_HISTOGRAMS.map((h) => `coalesce(sum(${num(`${h},sum`)}), 0) AS "${h}_sum", coalesce(sum(${num(`${h},count`)}), 0) AS "${h}_count"`).join(',\n         ')},
          coalesce(sum(${num('inFlight')}) FILTER (WHERE ${LIVE}), 0) AS in_flight,
          coalesce(sum(${num('running')}) FILTER (WHERE ${LIVE}), 0) AS running
-    FROM workers`;
+    FROM ${WORKER_METRICS} w`;
 
 const BUCKETS_SQL = `
   SELECT h.name, b.ord::int AS ord, sum(b.n::numeric) AS n
-    FROM workers w
+    FROM ${WORKER_METRICS} w
    CROSS JOIN LATERAL (VALUES ${WORKER_HISTOGRAMS.map((h) => `('${h}', w.metrics #> '{${h},counts}')`).join(', ')}) AS h(name, counts)
    CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(h.counts) = 'array' THEN h.counts ELSE '[]'::jsonb END)
          WITH ORDINALITY AS b(n, ord)

@@ -23,7 +23,7 @@
 import { RECOVER_INTERVAL_MS_DEFAULT } from '../config';
 import type { Executor } from '../db/client';
 import { type QueueControl, queueControls } from './ops';
-import type { WorkerTotals } from './worker-totals';
+import { WORKER_METRICS, type WorkerTotals } from './worker-totals';
 
 export { readWorkerTotals, type WorkerTotals } from './worker-totals';
 import type { Doorbell } from './signal';
@@ -199,7 +199,7 @@ export async function computeConsoleStats(
                  'claimed', sum((metrics->>'claimed')::float8), 'completed', sum((metrics->>'completed')::float8),
                  'failed', sum((metrics->>'failed')::float8), 'retried', sum((metrics->>'retried')::float8),
                  'cancelled', sum((metrics->>'cancelled')::float8), 'leaseLost', sum((metrics->>'leaseLost')::float8),
-                 'recovered', sum((metrics->>'recovered')::float8)) FROM workers) AS totals,
+                 'recovered', sum((metrics->>'recovered')::float8)) FROM ${WORKER_METRICS} w) AS totals,
               (SELECT json_object_agg(q, alive) FROM (
                  SELECT q, (count(*) FILTER (WHERE heartbeat_at > now() - $1::int * interval '1 ms' AND quiet_at IS NULL))::int AS alive
                    FROM workers, unnest(queues) AS q

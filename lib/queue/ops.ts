@@ -22,6 +22,7 @@ import { QueueError } from './errors';
 import { nextTick } from './cron';
 import { storableText } from './text';
 import { recordStatsSample } from './history';
+import { foldOldWorkers } from './worker-totals';
 
 const run = <R extends pg.QueryResultRow = any>(db: Executor, st: sql.Statement, values: unknown[]) =>
   db.query<R>({ name: st.name, text: st.text, values });
@@ -942,11 +943,15 @@ export async function recoverSweep(
     // written here so that one process writes it. Never in the way of a sweep either.
     // A refusal the server answered (a role without the right) is said once; a timeout or a
     // lost connection breaks the sweep, whose connection is then discarded, as for its other steps.
-    await recordStatsSample(client).catch((err) => {
+    const sampled = await recordStatsSample(client).catch((err) => {
       if (!answeredByServer(err)) throw err;
       if (!sampleRefusalSaid) log.warn('could not record the stats sample (the overview\'s 24-hour and 7-day views); said once', { err });
       sampleRefusalSaid = true;
+      return false;
     });
+    // With the minute's sample, worker rows silent for a week are folded into the archive (on
+    // a connection of its own, in its own transaction): the table keeps the recent ones.
+    if (sampled) await foldOldWorkers(pool).catch((err) => log.warn('could not fold old worker rows into the archive; the next minute tries again', { err }));
     // After the recovery, in its time budget: history never delays a job that is stuck.
     const pruned = keeps(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
     // On a connection of its own, and never in the way of the recovery above.

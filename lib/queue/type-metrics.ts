@@ -15,6 +15,7 @@
  */
 import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS, Histogram, type HistogramSnapshot } from './histogram';
+import { WORKER_METRICS } from './worker-totals';
 
 /** How an attempt ended, as counted per type: retried and failed (to the dead letter) are both failed attempts. */
 export const TYPE_OUTCOMES = ['completed', 'retried', 'failed', 'cancelled'] as const;
@@ -66,7 +67,7 @@ export class TypeTally {
 
 /** The `byType` entries of every worker row that are well formed (a malformed one adds nothing). */
 const ENTRIES = `
-  SELECT e FROM workers w
+  SELECT e FROM ${WORKER_METRICS} w
    CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(w.metrics -> 'byType') = 'array' THEN w.metrics -> 'byType' ELSE '[]'::jsonb END) AS e
    WHERE jsonb_typeof(e) = 'object' AND jsonb_typeof(e -> 'queue') = 'string' AND jsonb_typeof(e -> 'type') = 'string'`;
 const sumOf = (path: string) => `coalesce(sum(CASE WHEN jsonb_typeof(e #> '{${path}}') = 'number' THEN (e #>> '{${path}}')::numeric END), 0)`;
