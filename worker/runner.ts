@@ -552,7 +552,8 @@ export class Runner {
   private letGo(l: Lease, unsure: { kind: JobKind } | false = false) {
     const key = leaseKey(l);
     this.lettingGo.set(key, performance.now());
-    if (unsure) this.unsureLetGo.set(key, { lease: l, kind: unsure.kind });
+    // The kind alone, not the job it came from: an entry may wait here for minutes, its payload with it.
+    if (unsure) this.unsureLetGo.set(key, { lease: l, kind: { queue: unsure.kind.queue, type: unsure.kind.type } });
     // Bounded whatever the database says (it may not answer for long): past this, the
     // oldest go first, long since taken by a sweep in all but the strangest outage.
     if (this.lettingGo.size > LET_GO_MAX) {
