@@ -482,8 +482,7 @@ describe('every route answers as documented', () => {
     assert.equal((await call('POST', '/api/workers/{id}/resume', { params: { id: 'oa-host:1:abc' } })).body.changed, true);
     assert.equal((await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-nobody:1:x' } })).status, 404);
     // A process that has not said it reads quiet requests (an earlier version) is not quieted.
-    await workerRegister(db.pool, { workerId: 'oa-host:3:old', host: 'oa-host', pid: 3, queues: ['oa'], concurrency: 1 });
-    await workerHeartbeat(db.pool, 'oa-host:3:old', { claimed: 1 });
+    await db.pool.query(`INSERT INTO workers (worker_id, host, pid, queues, concurrency, metrics) VALUES ('oa-host:3:old', 'oa-host', 3, '{oa}', 1, '{"claimed": 1}')`);
     const old = await call('POST', '/api/workers/{id}/quiet', { params: { id: 'oa-host:3:old' } });
     assert.equal(old.status, 409);
     assert.match(old.body.error.message, /does not read quiet requests/);

@@ -1248,7 +1248,8 @@ export const wakeupNotify: Statement = {
 };
 
 /**
- * workerRegister — one row per worker process incarnation. An id registered again (a runner
+ * workerRegister — one row per worker process incarnation. Its report starts with `quiet: false`:
+ * this version reads quiet requests from the start (workerQuiet quiets only such a process). An id registered again (a runner
  * given a fixed workerId, restarted) is a new incarnation: it claims from its start, so an
  * operator's quiet of the previous one is cleared (kept, the row read "quiet" while the new
  * process claimed until its first heartbeat, then stopped claiming on a request it never got).
@@ -1257,10 +1258,10 @@ export const wakeupNotify: Statement = {
 export const workerRegister: Statement = {
   name: 'leasehold_worker_register',
   text: `
-INSERT INTO workers (worker_id, host, pid, queues, concurrency, types)
-VALUES ($1, $2, $3, $4::text[], $5, $6::text[])
+INSERT INTO workers (worker_id, host, pid, queues, concurrency, types, metrics)
+VALUES ($1, $2, $3, $4::text[], $5, $6::text[], '{"quiet": false}')
 ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, queues = EXCLUDED.queues, types = EXCLUDED.types, concurrency = EXCLUDED.concurrency,
-  quiet_at = NULL, quiet_by = NULL
+  quiet_at = NULL, quiet_by = NULL, metrics = workers.metrics || '{"quiet": false}'
 RETURNING started_at`,
 };
 
