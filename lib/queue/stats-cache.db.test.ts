@@ -288,8 +288,13 @@ test('job types: what each queue and type did between the earliest sample of the
     const first = await cache.get();
     assert.equal(first.types.since, null, 'one sample at most: nothing to compare yet');
     assert.deepEqual(first.types.rows, []);
-    // The per-type samples come with the sampler's ticks (every 5 s): the first one holds the 10 completions.
-    await waitFor('the first per-type sample', async () => (cache as unknown as { typeSamples: unknown[] }).typeSamples.length >= 1);
+    // The per-type samples come with the sampler's ticks (every 5 s). Two taken before anything
+    // more happens: both hold the 10 completions, and nothing ended between them.
+    const quiet = await waitFor('two per-type samples', async () => {
+      const s = await cache.get();
+      return s.types.since !== null && s;
+    });
+    assert.deepEqual(quiet.types.rows.filter((r) => r.queue === 'sc-types'), [], 'nothing ended between the two samples');
     // In the window: 4 completed (3 ms each), one retried and one to the dead letter (400 ms each).
     for (let i = 0; i < 4; i++) {
       tally.count(kind, 'completed');
