@@ -18,7 +18,7 @@ const N = Number(process.env.N ?? 20_000);
 const B = Number(process.env.B ?? 500);
 await runMigrations(url);
 const pool = new pg.Pool({ connectionString: url, max: 1 });
-await pool.query('TRUNCATE jobs, job_attempts');
+await pool.query('TRUNCATE jobs, ended_attempts');
 await pool.query(`INSERT INTO jobs (type, queue, payload) SELECT 'bench', 'bench', jsonb_build_object('i', g) FROM generate_series(1, $1::int) g`, [N]);
 await pool.query('VACUUM ANALYZE jobs');
 await pool.query('CHECKPOINT'); // every run starts with the same full-page writes ahead

@@ -277,9 +277,9 @@ async function drain(round: string, queue: string): Promise<number> {
  * autovacuum (this one's shared PostgreSQL has it off) keeps, and later rounds read slower.
  */
 async function removeBatches(pattern: string) {
-  await pool.query(`DELETE FROM job_attempts WHERE job_id IN (SELECT job_id FROM jobs WHERE queue LIKE $1)`, [pattern]);
+  await pool.query(`DELETE FROM ended_attempts WHERE job_id IN (SELECT job_id FROM jobs WHERE queue LIKE $1)`, [pattern]);
   await pool.query(`DELETE FROM jobs WHERE queue LIKE $1`, [pattern]);
-  await pool.query('VACUUM (ANALYZE) jobs, job_attempts');
+  await pool.query('VACUUM (ANALYZE) jobs, ended_attempts');
 }
 
 const median = (xs: number[]) => percentile(xs, 50);

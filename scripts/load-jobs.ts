@@ -94,7 +94,7 @@ SELECT queue, type, status::job_status, payload, attempts, 3, 3,
 
 // Attempt rows for the jobs whose history an operator looks at (failed and retrying).
 const attempts = `
-INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack)
+INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack)
 SELECT j.job_id, a, j.worker_id, j.created_at + a * interval '1 s', j.created_at + a * interval '1 s',
        j.created_at + a * interval '1 s' + interval '300 ms',
        CASE WHEN j.status = 'failed' AND a = j.attempt_count THEN 'failed'::attempt_outcome ELSE 'retried'::attempt_outcome END,
@@ -115,7 +115,7 @@ for (let from = 1; from <= rows; from += chunk) {
 }
 const tv = performance.now();
 await client.query('VACUUM (ANALYZE) jobs');
-await client.query('VACUUM (ANALYZE) job_attempts');
+await client.query('VACUUM (ANALYZE) ended_attempts');
 console.log(`VACUUM ANALYZE: ${((performance.now() - tv) / 1000).toFixed(1)} s`);
 const { rows: counts } = await client.query(`SELECT status, count(*)::bigint AS n FROM jobs GROUP BY 1 ORDER BY 1`);
 console.log(counts.map((r) => `${r.status} ${Number(r.n).toLocaleString('en')}`).join(', '));

@@ -100,8 +100,11 @@ describe('fencing', () => {
     const { runner } = await makeRunner(t, { prefix });
     await waitFor('the expired lease to be taken over', async () => (await jobRow(db.pool, id)).worker_id === runner.workerId);
     assert.equal(runner.stats.recovered, 1);
-    const { rows } = await db.pool.query(`SELECT attempt, worker_id, outcome FROM job_attempts WHERE job_id = $1`, [id]);
-    assert.deepEqual(rows, [{ attempt: 1, worker_id: 'gone:1:dead00', outcome: 'lease_lost' }]);
+    const { rows } = await db.pool.query(`SELECT attempt, worker_id, outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt`, [id]);
+    assert.deepEqual(rows, [
+      { attempt: 1, worker_id: 'gone:1:dead00', outcome: 'lease_lost' },
+      { attempt: 2, worker_id: runner.workerId, outcome: null }, // in progress
+    ]);
   });
 
   test('after a takeover the old owner writes nothing, its handler aborts at the next heartbeat, and the new outcome stands', async (t) => {
@@ -677,7 +680,7 @@ describe('claiming through faults', () => {
     // Then a claim's answer is lost: the runner looks for jobs leased to it that it does not run.
     for (const st of ['leasehold_job_claim_fresh', 'leasehold_job_claim', 'leasehold_job_claim_next']) loseAnswer(st);
     const unrun = await enqueue();
-    const reasons = async (id: string) => (await db.pool.query('SELECT error FROM job_attempts WHERE job_id = $1', [id])).rows.map((r) => r.error);
+    const reasons = async (id: string) => (await db.pool.query('SELECT error FROM ended_attempts WHERE job_id = $1', [id])).rows.map((r) => r.error);
     await waitFor('the second job to be handed back', async () => (await reasons(unrun)).includes(handedBack));
     assert.deepEqual(await reasons(ran), [], 'the job that ran is not handed back (its attempt is not given back)');
     assert.equal((await jobRow(db.pool, ran)).status, 'running', 'left for the recover sweep');
@@ -704,7 +707,7 @@ describe('claiming through faults', () => {
     });
     for (const st of ['leasehold_job_claim_fresh', 'leasehold_job_claim', 'leasehold_job_claim_next']) loseAnswer(st);
     const unrun = await enqueue();
-    const reasons = async (id: string) => (await db.pool.query('SELECT error FROM job_attempts WHERE job_id = $1', [id])).rows.map((r) => r.error);
+    const reasons = async (id: string) => (await db.pool.query('SELECT error FROM ended_attempts WHERE job_id = $1', [id])).rows.map((r) => r.error);
     await waitFor('the second job to be handed back', async () => (await reasons(unrun)).length > 0);
     assert.deepEqual(await reasons(ran), [], 'the job that ran is not handed back (its attempt is not given back)');
     const row = await jobRow(db.pool, ran);

@@ -245,7 +245,7 @@ describe('supervisor', () => {
         return rows[0].n === itsJobs.length;
       }, { timeoutMs: 60_000 });
       const { rows: lost } = await db.pool.query(
-        `SELECT job_id, attempt, worker_id, outcome, error FROM job_attempts WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, attempt`, [ids]);
+        `SELECT job_id, attempt, worker_id, outcome, error FROM ended_attempts WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, attempt`, [ids]);
       assert.deepEqual(
         lost.map((r) => [String(r.job_id), r.attempt, r.worker_id, r.outcome]),
         itsJobs.sort((a, b) => Number(a) - Number(b)).map((id) => [id, 1, victim.worker_id, 'lease_lost']),

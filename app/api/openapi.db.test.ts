@@ -178,7 +178,7 @@ describe('every route answers as documented', () => {
     const running = await insertJob(db.pool, { status: 'running', workerId: 'w-oa', queue: 'oa' });
     const failed = await insertJob(db.pool, { status: 'failed', attemptCount: 1, maxAttempts: 1, queue: 'oa' });
     await db.pool.query(
-      `INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, outcome, error, error_stack)
+      `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, outcome, error, error_stack)
        VALUES ($1, 1, 'w-oa', now() - interval '1 s', 'failed', 'boom', 'Error: boom\n    at x')`,
       [failed],
     );

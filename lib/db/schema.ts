@@ -149,12 +149,16 @@ export const jobs = pgTable(
 );
 
 /**
- * One row per finished attempt. No foreign key to jobs: rows are only written by the
- * statements that hold the job's row lock, and jobDelete deletes them with the job; the
- * foreign key's per-row trigger cost a third of every completion.
+ * One row per ended attempt, written by the statement that ends it. No foreign key to jobs:
+ * rows are only written by the statements that hold the job's row lock, and jobDelete
+ * deletes them with the job; the foreign key's per-row trigger cost a third of every
+ * completion.
+ *
+ * `job_attempts`, the view operators query (one row per claim, CONTRACT.md), is these rows
+ * and each running job's attempt in progress (drizzle/0026_job_attempts_view.sql).
  */
-export const jobAttempts = pgTable(
-  'job_attempts',
+export const endedAttempts = pgTable(
+  'ended_attempts',
   {
     jobId: bigint('job_id', { mode: 'bigint' }).notNull(),
     attempt: integer('attempt').notNull(),
@@ -167,7 +171,7 @@ export const jobAttempts = pgTable(
     error: text('error'),
     errorStack: text('error_stack'),
   },
-  (t) => [primaryKey({ columns: [t.jobId, t.attempt] })],
+  (t) => [primaryKey({ name: 'ended_attempts_pkey', columns: [t.jobId, t.attempt] })],
 );
 
 /** One row per worker process incarnation. */

@@ -111,11 +111,11 @@ describe('jobClaim', () => {
     const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W2, leaseMs: LEASE });
     assert.equal(job!.workerId, W2);
     assert.equal(job!.attemptCount, 2);
-    const { rows } = await db.pool.query('SELECT * FROM job_attempts WHERE job_id = $1', [id]);
-    assert.equal(rows.length, 1);
-    assert.equal(rows[0].outcome, 'lease_lost');
-    assert.equal(rows[0].worker_id, W1);
-    assert.equal(rows[0].attempt, 1);
+    const { rows } = await db.pool.query('SELECT attempt, worker_id, outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [id]);
+    assert.deepEqual(rows, [
+      { attempt: 1, worker_id: W1, outcome: 'lease_lost' },
+      { attempt: 2, worker_id: W2, outcome: null }, // the attempt now in progress
+    ]);
   });
 
   test('never takes a job whose attempts are used up, even with an expired lease', async () => {
@@ -472,7 +472,7 @@ describe('operator actions', () => {
         return rows[0].n > 0;
       }, { intervalMs: 10 });
       await db.pool.query(
-        `INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome) VALUES ($1, 2, $2, now(), now(), 'completed')`,
+        `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome) VALUES ($1, 2, $2, now(), now(), 'completed')`,
         [later, W1],
       );
       await locker.query('COMMIT');
@@ -853,8 +853,8 @@ describe('jobClaimExpired', () => {
     await insertJob(db.pool, { queue, status: 'running', leaseInMs: -1_000, cancelRequested: true });
     const got = await ops.jobClaimExpired(db.pool, { queue, workerId: W2, leaseMs: LEASE });
     assert.deepEqual(got.map((j) => [j.id, j.attemptCount]), [[expired, 2]]);
-    const { rows } = await db.pool.query('SELECT outcome, worker_id FROM job_attempts WHERE job_id = $1', [expired]);
-    assert.deepEqual(rows, [{ outcome: 'lease_lost', worker_id: 'dead:1:x' }]);
+    const { rows } = await db.pool.query('SELECT outcome, worker_id FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [expired]);
+    assert.deepEqual(rows, [{ outcome: 'lease_lost', worker_id: 'dead:1:x' }, { outcome: null, worker_id: W2 }]);
   });
 });
 
@@ -920,7 +920,7 @@ describe('retention (jobPrune)', () => {
       `UPDATE jobs SET finished_at = now() - $2::int * interval '1 day', created_at = now() - $2::int * interval '1 day' - interval '1 hour',
                        started_at = now() - $2::int * interval '1 day' WHERE job_id = $1`, [id, days]);
     await db.pool.query(
-      `INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+      `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
        VALUES ($1, 1, 'w', now() - $2::int * interval '1 day', now() - $2::int * interval '1 day', $3)`,
       [id, days, status === 'failed' ? 'failed' : status === 'cancelled' ? 'cancelled' : 'completed']);
     return id;
@@ -1075,7 +1075,7 @@ describe('retention (jobPrune)', () => {
   test('a sweep statement its client gave up on does not keep the sweep lock: the next sweeps recover', async () => {
     await freshWalk();
     const held = await finishedAgo('completed', 10);
-    await whileHeld('SELECT 1 FROM job_attempts WHERE job_id = $1 FOR UPDATE', held, async (pool) => {
+    await whileHeld('SELECT 1 FROM ended_attempts WHERE job_id = $1 FOR UPDATE', held, async (pool) => {
       await assert.rejects(ops.recoverSweep(pool, { retention: week }), /timeout/i, 'the prune waits on the held history until the client gives up');
       await sweptToCancelled(pool, 'prune-held-history', 20_000);
     });

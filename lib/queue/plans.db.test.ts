@@ -14,7 +14,7 @@ import { createLogger } from '../log';
 import { createMetricsSource } from '../metrics/source';
 import { computeConsoleStats, readDeadLettered } from './console-stats';
 import { deadLetterGroups } from './dead-letter';
-import { countNewer, listJobs } from './read';
+import { ATTEMPTS_OF_JOB_SQL, countNewer, listJobs } from './read';
 import { PgDoorbell } from './signal';
 import * as sql from './statements';
 
@@ -49,10 +49,10 @@ before(async () => {
     INSERT INTO jobs (queue, type, status, payload, run_at) SELECT '${STRANDED}', 'other.gone', 'queued', '{}', now() - interval '1 hour' FROM generate_series(1, 30000) i;
     INSERT INTO jobs (queue, type, status, payload) SELECT '${STRANDED}', 'demo.noop', 'queued', '{}' FROM generate_series(1, 100) i;
     -- attempt history for the completed jobs (an empty table is read whole, rightly)
-    INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+    INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
     SELECT job_id, 1, 'w1', now(), now(), 'completed' FROM jobs WHERE status = 'completed';
     ANALYZE jobs;
-    ANALYZE job_attempts;`);
+    ANALYZE ended_attempts;`);
   ids = (await db.pool.query(`SELECT job_id FROM jobs WHERE status = 'running' ORDER BY job_id LIMIT 100`)).rows.map((r) => String(r.job_id));
 });
 
@@ -138,7 +138,8 @@ const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['delete finished jobs as a filter saw them', sql.jobDelete, () => [ids, byId('failed:1')], /jobs_pkey/],
   ['requeue jobs as a filter saw them', sql.jobRequeue, () => [ids, false, byId('failed:1')], /jobs_pkey/],
   ['cancel jobs as a filter saw them', sql.jobCancel, () => [ids, byId('queued:0')], /jobs_pkey/],
-  ['attempts of deleted jobs', sql.attemptsOfDeletedJobs, () => [ids], /job_attempts_job_id_attempt_pk/],
+  ['attempts of deleted jobs', sql.attemptsOfDeletedJobs, () => [ids], /ended_attempts_pkey/],
+  ['a job\'s attempts, the one in progress included (the job_attempts view)', { name: 'attempts_of_job', text: ATTEMPTS_OF_JOB_SQL }, () => [ids[0]], /ended_attempts_pkey[\s\S]*jobs_pkey/],
   ['retention: finished jobs of a range of ids past their window', sql.jobPrune, () => [0, 5000, 7 * 86_400_000, null, 7 * 86_400_000, 7 * 86_400_000], /jobs_pkey/],
 ];
 
@@ -146,7 +147,7 @@ for (const [what, st, values, index] of cases) {
   for (const mode of ['force_custom_plan', 'force_generic_plan'] as const) {
     test(`${what}: ${mode === 'force_custom_plan' ? 'custom' : 'generic'} plan uses ${index.source} and never scans jobs sequentially`, async () => {
       const p = await plan(st, values(), mode);
-      assert.doesNotMatch(p, /Seq Scan on (jobs|job_attempts)\b/, p);
+      assert.doesNotMatch(p, /Seq Scan on (jobs|ended_attempts)\b/, p);
       assert.match(p, index, p);
       if (index.source === 'jobs_claim_type_idx' && (values()[0] === BACKLOG || values()[0] === STRANDED)) {
         // One range of the index per type, read in order and cut at the limit, then merged:

@@ -462,6 +462,14 @@ export interface JobDetail {
 }
 
 /**
+ * A job's attempts, oldest first: the ended ones and the one in progress, which the
+ * job_attempts view reads from the running job's own row (drizzle/0026_job_attempts_view.sql).
+ */
+export const ATTEMPTS_OF_JOB_SQL = `
+SELECT attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack
+  FROM job_attempts WHERE job_id = $1::bigint ORDER BY attempt`;
+
+/**
  * One job with its attempts. `payload: false` leaves the payload out (job.payload and
  * payloadText): it never changes after the enqueue, and a page refreshing a job every two
  * seconds would otherwise carry up to a megabyte of it each time.
@@ -479,11 +487,7 @@ export async function getJob(db: Executor, id: string, { payload = true }: { pay
   const r = rows[0];
   if (!r) return null;
   const job = toJob(r);
-  const att = await db.query(
-    `SELECT attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack
-       FROM job_attempts WHERE job_id = $1::bigint ORDER BY attempt`,
-    [id],
-  );
+  const att = await db.query(ATTEMPTS_OF_JOB_SQL, [id]);
   const attempts: Attempt[] = att.rows.map((a) => ({
     attempt: a.attempt,
     workerId: a.worker_id,
@@ -494,19 +498,6 @@ export async function getJob(db: Executor, id: string, { payload = true }: { pay
     error: a.error,
     errorStack: a.error_stack,
   }));
-  // The running attempt has no row yet (an attempt row is written when it ends).
-  if (job.status === 'running' && !attempts.some((a) => a.attempt === job.attemptCount)) {
-    attempts.push({
-      attempt: job.attemptCount,
-      workerId: job.workerId!,
-      startedAt: job.startedAt!,
-      heartbeatAt: job.heartbeatAt,
-      finishedAt: null,
-      outcome: null,
-      error: null,
-      errorStack: null,
-    });
-  }
   return {
     job,
     payloadText: r.payload_text,

@@ -23,7 +23,7 @@
  *    each row carries its own fence.
  *
  * Only lib/queue/ops.ts imports this file (a test enforces it); nothing else in the
- * repository writes the jobs or job_attempts tables.
+ * repository writes the jobs or ended_attempts tables.
  */
 
 import { OWNER_GONE_SQL, SUSPECT_STREAK } from './job';
@@ -154,7 +154,7 @@ const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '', cloc
   RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.attempt_budget, j.worker_id, j.checkpoints, j.lease_lost_streak,
             extract(epoch FROM ${clock} - j.run_at) * 1000 AS waited_ms, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
 ), lost AS (
-  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count - 1, old_worker_id, old_started_at, old_heartbeat_at, ${clock}, 'lease_lost',
          'lease expired: the worker stopped renewing (' || ${whyStopped('old_worker_id')} || '); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
@@ -706,7 +706,7 @@ WITH done AS (
    WHERE ${fence('$4')}
   RETURNING jobs.job_id, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
-  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome)
+  INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'completed' FROM done
 )
 SELECT job_id FROM done`,
@@ -743,7 +743,7 @@ WITH done AS (
   RETURNING jobs.job_id, jobs.status, jobs.queue, jobs.run_at, jobs.attempt_count, jobs.worker_id,
             jobs.started_at, jobs.heartbeat_at, jobs.error, ${at('$4', 'text')} AS error_stack
 ), recorded AS (
-  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack)
+  INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(),
          CASE status WHEN 'failed' THEN 'failed'::attempt_outcome WHEN 'cancelled' THEN 'cancelled'::attempt_outcome
                      ELSE 'retried'::attempt_outcome END,
@@ -770,7 +770,7 @@ WITH done AS (
      AND jobs.cancel_requested_at IS NOT NULL
   RETURNING jobs.job_id, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
-  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'cancelled', 'cancelled by an operator'
     FROM done
 )
@@ -798,7 +798,7 @@ WITH done AS (
      AND jobs.cancel_requested_at IS NULL
   RETURNING jobs.job_id, jobs.queue, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
-  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'aborted', $4 FROM done
 )
 SELECT job_id, queue FROM done`,
@@ -883,7 +883,7 @@ WITH done AS (
      AND ${asSeen('$4')}
   RETURNING ${JOB_COLUMNS}
 ), recorded AS (
-  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'aborted', $2 FROM done
 )
 SELECT * FROM done`,
@@ -905,7 +905,7 @@ WITH gone AS (
      AND ${asSeen('$2')}
   RETURNING job_id, result_key
 ), attempts AS (
-  DELETE FROM job_attempts WHERE job_id = ANY (ARRAY(SELECT job_id FROM gone))
+  DELETE FROM ended_attempts WHERE job_id = ANY (ARRAY(SELECT job_id FROM gone))
 )
 SELECT job_id, result_key FROM gone`,
 };
@@ -918,7 +918,7 @@ SELECT job_id, result_key FROM gone`,
 export const attemptsOfDeletedJobs: Statement = {
   name: 'leasehold_attempts_of_deleted_jobs',
   text: `
-DELETE FROM job_attempts a
+DELETE FROM ended_attempts a
  WHERE a.job_id = ANY($1::bigint[])
    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = a.job_id)`,
 };
@@ -966,7 +966,7 @@ WITH span AS MATERIALIZED (
      AND ${pruneable}
   RETURNING j.job_id, j.result_key, j.attempt_count
 ), attempts AS (
-  DELETE FROM job_attempts WHERE job_id = ANY (ARRAY(SELECT job_id FROM gone))
+  DELETE FROM ended_attempts WHERE job_id = ANY (ARRAY(SELECT job_id FROM gone))
 )
 SELECT (SELECT count(*) FROM span)::int AS scanned,
        (SELECT max(job_id) FROM span)::text AS last_id,
@@ -1031,7 +1031,7 @@ WITH target AS (
   RETURNING j.job_id, j.queue, j.type, j.status, j.attempt_count, j.max_attempts, j.worker_id, j.started_at,
             j.heartbeat_at, j.error, extract(epoch FROM now() - target.lease_expires_at) * 1000 AS expired_ms
 ), recorded AS (
-  INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
+  INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'lease_lost', error FROM moved
 )
 SELECT job_id, queue, type, status, attempt_count, max_attempts, worker_id, expired_ms FROM moved`,
@@ -1187,7 +1187,7 @@ export const attemptOutcomes: Statement = {
   text: `
 SELECT a.job_id, a.outcome
   FROM unnest($1::bigint[], $2::int[]) AS t(job_id, attempt)
-  JOIN job_attempts a ON a.job_id = t.job_id AND a.attempt = t.attempt
+  JOIN ended_attempts a ON a.job_id = t.job_id AND a.attempt = t.attempt
  WHERE a.worker_id = $3`,
 };
 

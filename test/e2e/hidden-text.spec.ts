@@ -29,7 +29,7 @@ async function hiddenTextJob(): Promise<string> {
   );
   const id = String(rows[0].job_id);
   await db().query(
-    `INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, outcome, error, error_stack) VALUES ($1, 1, $2, now(), 'failed', $3, $4)`,
+    `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, outcome, error, error_stack) VALUES ($1, 1, $2, now(), 'failed', $3, $4)`,
     [id, JOB.worker, JOB.error, JOB.stack],
   );
   return id;

@@ -76,6 +76,10 @@ if (garbled !== -1) {
 
 try {
   await program.parseAsync();
+  // Done: everything the verb opened is closed. Exit rather than wait for the event loop to
+  // empty: ioredis leaves a refused connection's connect timer armed, which held every verb
+  // 2 s past its answer while Redis was down. (stdout and stderr are synchronous on Linux.)
+  process.exit(process.exitCode ?? EXIT.ok);
 } catch (err) {
   if (err instanceof CommanderError) {
     // --help and --version end here with 0; usage errors were printed by commander.

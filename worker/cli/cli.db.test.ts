@@ -242,7 +242,7 @@ describe('reading', () => {
   test('status, jobs (filters, pages, --json) and show', async () => {
     const failed = await insertJob(db.pool, { queue: 'cli-read', status: 'failed', attemptCount: 3, maxAttempts: 3 });
     await db.pool.query(
-      `INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, outcome, error) VALUES ($1, 3, 'w-cli', now(), 'failed', 'smtp timeout')`,
+      `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, outcome, error) VALUES ($1, 3, 'w-cli', now(), 'failed', 'smtp timeout')`,
       [failed],
     );
     await db.pool.query(`UPDATE jobs SET error = 'smtp timeout' WHERE job_id = $1`, [failed]);
@@ -307,7 +307,7 @@ describe('reading', () => {
     const error = 'boom\u009b2J\r\u001b[1A\u001b[2Kforged line\u007f';
     const id = await insertJob(db.pool, { queue, type: 'demo.\u001b[31mred', status: 'failed', workerId: 'w-\u0007bell' });
     await db.pool.query(`UPDATE jobs SET error = $2 WHERE job_id = $1`, [id, error]);
-    await db.pool.query(`INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, outcome, error) VALUES ($1, 1, 'w-\u0007bell', now(), 'failed', $2)`, [id, error]);
+    await db.pool.query(`INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, outcome, error) VALUES ($1, 1, 'w-\u0007bell', now(), 'failed', $2)`, [id, error]);
     const runs = { jobs: await cli(['jobs', '--queue', queue]), show: await cli(['show', id]), status: await cli(['status']) };
     for (const [verb, r] of Object.entries(runs)) {
       ok(r);
