@@ -14,6 +14,7 @@ import { PermanentError } from '../lib/queue/errors';
 import { FsResultStore } from '../lib/results';
 import { readTypeTotals } from '../lib/queue/type-metrics';
 import * as ops from '../lib/queue/ops';
+import { listWorkers } from '../lib/queue/read';
 import { queueKey, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
@@ -1021,8 +1022,8 @@ describe('quieted by an operator', () => {
     const [inHand] = await ops.jobEnqueue(db.pool, [{ type: 'test.gate', queue }], { doorbell });
     await waitFor('the job in hand to start', () => ran.includes(inHand!.id));
     assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: true, by: 'test' }), [runner.workerId]);
-    const quietSeen = async () => (await db.pool.query(`SELECT metrics->>'quiet' AS q FROM workers WHERE worker_id = $1`, [runner.workerId])).rows[0]?.q === 'true';
-    await waitFor('the worker to report itself quiet', quietSeen);
+    const reported = async () => (await db.pool.query(`SELECT metrics->'quiet' AS q FROM workers WHERE worker_id = $1`, [runner.workerId])).rows[0]?.q;
+    await waitFor('the worker to report itself quiet', async () => (await listWorkers(db.pool)).find((w) => w.workerId === runner.workerId)?.quietSeen === true);
     const [waiting] = await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue }], { doorbell });
     // Chances to claim it: five polls of PostgreSQL and three heartbeats since the enqueue.
     const ticks = runner.heartbeatTicks;
@@ -1039,8 +1040,8 @@ describe('quieted by an operator', () => {
     // Resumed: the waiting job runs.
     assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: false, by: 'test' }), [runner.workerId]);
     await waitFor('the waiting job to complete once resumed', async () => (await jobRow(db.pool, waiting!.id)).status === 'completed');
-    // Its report said quiet when it was sent (the heartbeat that brought the resume): the next one says not.
-    await waitFor('the worker to report itself claiming again', async () => !(await quietSeen()));
+    // Its report named the request when it was sent (the heartbeat that brought the resume): the next one says it claims.
+    await waitFor('the worker to report itself claiming again', async () => (await reported()) === false);
     // Quieting a quiet worker (or resuming one that claims) changes nothing; a stopped one is not quieted.
     assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: false, by: 'test' }), []);
     await runner.stop(0);

@@ -785,7 +785,10 @@ export class Runner {
    * No id is popped from Redis meanwhile: the other workers take them.
    */
   private quiet = false;
-  private setQuiet(quiet: boolean) {
+  /** The quiet request this process runs by (its token, reported back with the next heartbeat). */
+  private quietToken: string | null = null;
+  private setQuiet(quiet: boolean, token: string | null) {
+    this.quietToken = quiet ? token : null;
     if (quiet === this.quiet) return;
     this.quiet = quiet;
     this.log.info(quiet ? 'quieted by an operator: claiming no new jobs; those in hand finish' : 'resumed by an operator: claiming again');
@@ -1438,7 +1441,7 @@ export class Runner {
       ]);
       if (report.status === 'rejected' && !this.reportFailing) this.log.warn('could not update this worker\'s row (the workers page shows it late)', { err: report.reason });
       this.reportFailing = report.status === 'rejected';
-      if (report.status === 'fulfilled') this.setQuiet(report.value.quiet);
+      if (report.status === 'fulfilled') this.setQuiet(report.value.quiet, report.value.quietToken);
       if (leases.status === 'rejected') throw leases.reason;
       const { renewed, busy } = leases.value;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
@@ -1480,8 +1483,10 @@ export class Runner {
       notifyFallbacks: this.o.doorbell.notifyFallbacks ?? 0,
       inFlight: this.active.size,
       running: this.running,
-      // Acknowledged: the workers page says "quiet" once the process itself does, "quieting" before.
-      quiet: this.quiet,
+      // Acknowledged: the token of the quiet request it runs by (false while it claims). The
+      // workers page says "quiet" once the report names the current request, "quieting" before;
+      // sent a heartbeat after the request was read, when no claim begun before it is in flight.
+      quiet: this.quiet ? (this.quietToken ?? true) : false,
       queueWaitMs: this.queueWait.snapshot(),
       runTimeMs: this.runTime.snapshot(),
       byType: this.byType.snapshot(),

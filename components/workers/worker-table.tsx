@@ -84,7 +84,7 @@ export function WorkerTable({
               ) : w.quietAt ? (
                 <Badge
                   tone="amber"
-                  title={`quieted${w.quietBy ? ` by ${w.quietBy}` : ''} ${dateTime(w.quietAt)}: it claims no new job; those in hand finish${w.quietSeen ? '' : ' (it reads the request with its next heartbeat)'}`}
+                  title={`quieted${w.quietBy ? ` by ${w.quietBy}` : ''} ${dateTime(w.quietAt)}: it claims no new job; those in hand finish${w.quietSeen ? '' : ' (not confirmed yet: it reads the request with its next heartbeat and confirms it with the one after)'}`}
                 >
                   <span data-testid="worker-quiet">{w.quietSeen ? 'quiet' : 'quieting…'}</span>
                 </Badge>

@@ -579,7 +579,7 @@ export const workerSchema = z
     metrics: z.record(z.string(), z.unknown()).meta({ description: "The process's own counters, as last reported." }),
     quietAt: dateTime.nullable().meta({ description: 'When an operator quieted it (POST /api/workers/{id}/quiet): it claims no new job; null while it claims.' }),
     quietBy: z.string().nullable().meta({ description: 'Who quieted it.' }),
-    quietSeen: z.boolean().meta({ description: 'The process has read the request with a heartbeat (quiet), rather than not yet (quieting).' }),
+    quietSeen: z.boolean().meta({ description: 'The process has read this request and reported, with a later heartbeat, that it claims nothing (quiet); false before (quieting).' }),
   })
   .meta({ id: 'Worker' });
 

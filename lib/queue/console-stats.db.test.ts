@@ -11,6 +11,7 @@ import { testDatabase } from '../../test/db';
 import type { Executor } from '../db/client';
 import { computeConsoleStats, GROUP_CAP, QUEUES_MAX } from './console-stats';
 import { recoverSweep, workerHeartbeat, workerRegister, workerSetQuiet } from './ops';
+import { listWorkers } from './read';
 
 const db = await testDatabase();
 const stats = () => computeConsoleStats(db.pool, { leaseMs: 30_000 });
@@ -123,6 +124,36 @@ test('a worker id registered again (a new incarnation) is not left quiet: it cla
   assert.deepEqual(rows[0], { quiet_at: null, quiet_by: null }, 'its runner starts claiming: the row must not read quiet');
   const q = (await computeConsoleStats(db.pool as Executor, { leaseMs: 30_000 })).queues.find((x) => x.queue === 'a-quiet-again');
   assert.equal(q?.workersAlive, 1, 'counted as serving its queue');
+});
+
+test('the workers page says "quiet" once the process reports this request back, not an earlier one read before a resume', async () => {
+  const w = { workerId: 'quiet-seen:1:a', host: 'h', pid: 1, queues: ['a-quiet-seen'], concurrency: 1 };
+  await workerRegister(db.pool, w);
+  const seen = async () => {
+    const row = (await listWorkers(db.pool)).find((x) => x.workerId === w.workerId)!;
+    return [row.quietAt !== null, row.quietSeen];
+  };
+  // Each report is what a runner sends: the request it runs by, read with an earlier heartbeat.
+  await workerSetQuiet(db.pool, { workerIds: [w.workerId], quiet: true, by: 'test' });
+  assert.deepEqual(await seen(), [true, false], 'quieting: not read yet');
+  const first = await workerHeartbeat(db.pool, w.workerId, { quiet: false });
+  assert.equal(first.quiet, true);
+  assert.match(first.quietToken ?? '', /^\d+(\.\d+)?$/);
+  assert.deepEqual(await seen(), [true, false], 'read, but a claim begun before may still be under way');
+  await workerHeartbeat(db.pool, w.workerId, { quiet: first.quietToken });
+  assert.deepEqual(await seen(), [true, true], 'quiet: reported back');
+  // Resumed, read, and quieted again before the next report: the process claims meanwhile.
+  await workerSetQuiet(db.pool, { workerIds: [w.workerId], quiet: false, by: 'test' });
+  assert.deepEqual(await workerHeartbeat(db.pool, w.workerId, { quiet: first.quietToken }), { quiet: false, quietToken: null });
+  await workerSetQuiet(db.pool, { workerIds: [w.workerId], quiet: true, by: 'test' });
+  assert.deepEqual(await seen(), [true, false], 'quieting again: the report names the earlier request');
+  const second = await workerHeartbeat(db.pool, w.workerId, { quiet: false });
+  assert.notEqual(second.quietToken, first.quietToken);
+  await workerHeartbeat(db.pool, w.workerId, { quiet: second.quietToken });
+  assert.deepEqual(await seen(), [true, true]);
+  // A process of the version before tokens reports true.
+  await workerHeartbeat(db.pool, w.workerId, { quiet: true });
+  assert.deepEqual(await seen(), [true, true]);
 });
 
 // The recover sweep is what moves expired leases on; stopped while workers are alive (its

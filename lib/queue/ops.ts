@@ -1335,10 +1335,13 @@ export async function queueWorkersForType(db: Executor, p: { queue: string; type
   };
 }
 
-/** The process is alive (its counters so far); answers whether an operator has quieted it. */
-export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}): Promise<{ quiet: boolean }> {
+/**
+ * The process is alive (its counters so far); answers whether an operator has quieted it,
+ * and the request's token, which the process reports as its `quiet` once it claims nothing.
+ */
+export async function workerHeartbeat(db: Executor, workerId: string, metrics: unknown = {}): Promise<{ quiet: boolean; quietToken: string | null }> {
   const { rows } = await run(db, sql.workerHeartbeat, [workerId, JSON.stringify(metrics)]);
-  return { quiet: rows[0]?.quiet === true };
+  return { quiet: rows[0]?.quiet === true, quietToken: rows[0]?.quiet_token ?? null };
 }
 
 /**

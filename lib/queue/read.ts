@@ -8,7 +8,7 @@ import { type Executor, onOneSnapshot } from '../db/client';
 import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceMomentSql, sinceSql } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
-import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, type Seen, toJob } from './job';
+import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, type Seen, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
 
@@ -595,7 +595,7 @@ export interface WorkerRow {
   /** When an operator quieted it (it claims nothing new), and who; null while it claims. */
   quietAt: Date | null;
   quietBy: string | null;
-  /** The process has read the request (its last heartbeat said so): "quiet", not "quieting". */
+  /** The process has read this request and claims nothing (its last heartbeat said so): "quiet", not "quieting". */
   quietSeen: boolean;
 }
 
@@ -603,7 +603,10 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
   const staleAfterMs = opts.staleAfterMs ?? 60_000;
   const { rows } = await db.query(
     `SELECT w.*, extract(epoch FROM now() - w.heartbeat_at) * 1000 AS heartbeat_age_ms,
-            (SELECT count(*) FROM jobs j WHERE j.status = 'running' AND j.worker_id = w.worker_id) AS jobs_in_hand
+            (SELECT count(*) FROM jobs j WHERE j.status = 'running' AND j.worker_id = w.worker_id) AS jobs_in_hand,
+            -- Read: this request's token reported back (a process of the version before
+            -- tokens reports true).
+            w.quiet_at IS NOT NULL AND (w.metrics->'quiet' = 'true'::jsonb OR w.metrics->>'quiet' = ${quietTokenSql('w')}) AS quiet_seen
        FROM workers w
       ORDER BY w.stopped_at IS NOT NULL, w.heartbeat_at DESC
       LIMIT 500`,
@@ -625,7 +628,7 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
     metrics: r.metrics ?? {},
     quietAt: r.quiet_at ?? null,
     quietBy: r.quiet_by ?? null,
-    quietSeen: r.metrics?.quiet === true,
+    quietSeen: r.quiet_seen === true,
   }));
 }
 

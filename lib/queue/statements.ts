@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { OWNER_GONE_SQL, SUSPECT_STREAK } from './job';
+import { OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -1267,12 +1267,17 @@ RETURNING started_at`,
 
 /**
  * workerHeartbeat — the process is alive; its counters so far. Answers whether an operator
- * has quieted it (no row: its row was deleted, answered as not quiet). Params: $1 worker_id,
- * $2 metrics (JSON).
+ * has quieted it (no row: its row was deleted, answered as not quiet), and which request:
+ * `quiet_token`, the request's time as exact text, which the process reports back once it
+ * has stopped claiming (its report's `quiet`), so the workers page says "quiet" for this
+ * request, never for an earlier one the process had read before a resume.
+ * Params: $1 worker_id, $2 metrics (JSON).
  */
 export const workerHeartbeat: Statement = {
   name: 'leasehold_worker_heartbeat',
-  text: `UPDATE workers SET heartbeat_at = now(), metrics = $2::jsonb WHERE worker_id = $1 RETURNING quiet_at IS NOT NULL AS quiet`,
+  text: `
+UPDATE workers SET heartbeat_at = now(), metrics = $2::jsonb WHERE worker_id = $1
+RETURNING quiet_at IS NOT NULL AS quiet, ${quietTokenSql('workers')} AS quiet_token`,
 };
 
 /** workerQuietState — a worker's row, when a quiet or resume changed nothing: why. Params: $1 worker_id. */
