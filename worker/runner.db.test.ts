@@ -1047,6 +1047,42 @@ describe('quieted by an operator', () => {
     await runner.stop(0);
     assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: true, by: 'test' }), []);
   });
+
+  test('jobs a quieted worker claimed ahead and has not started go back to their queue, their attempts given back', async (t) => {
+    const prefix = uniquePrefix('quiet-ahead');
+    const ran: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { runner, doorbell } = await makeRunner(t, {
+      prefix,
+      concurrency: 1,
+      prefetch: 2,
+      handlers: {
+        'test.gate': async (_p, ctx) => {
+          ran.push(ctx.job.id);
+          await gate;
+        },
+        'test.ok': (_p, ctx) => void ran.push(ctx.job.id),
+      },
+    });
+    const [inHand] = await ops.jobEnqueue(db.pool, [{ type: 'test.gate', queue: prefix }], { doorbell });
+    await waitFor('the job in hand to start', () => ran.includes(inHand!.id));
+    const ahead = (await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue: prefix, maxAttempts: 2 }, { type: 'test.ok', queue: prefix, maxAttempts: 2 }], { doorbell })).map((r) => r.id);
+    await waitFor('both to be claimed ahead, waiting for the busy slot', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND worker_id = $2 AND status = 'running'`, [ahead, runner.workerId])).rows[0].n === 2);
+    assert.deepEqual(ran, [inHand!.id]);
+    await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: true, by: 'test' });
+    await waitFor('the jobs claimed ahead to be handed back', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'queued' AND max_attempts - attempt_count = 2`, [ahead])).rows[0].n === 2);
+    const { rows } = await db.pool.query(`SELECT outcome, error FROM ended_attempts WHERE job_id = ANY($1)`, [ahead]);
+    assert.deepEqual(rows.map((r) => r.outcome), ['aborted', 'aborted']);
+    for (const r of rows) assert.match(r.error, /quieted by an operator/);
+    assert.equal((await jobRow(db.pool, inHand!.id)).status, 'running', 'the job in hand runs on');
+    release();
+    await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: false, by: 'test' });
+    await waitFor('every job to complete once resumed', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [[inHand!.id, ...ahead]])).rows[0].n === 3);
+  });
 });
 
 describe('what a heartbeat reports', () => {

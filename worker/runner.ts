@@ -791,6 +791,8 @@ export class Runner {
     this.quietToken = quiet ? token : null;
     if (quiet === this.quiet) return;
     this.quiet = quiet;
+    // Jobs claimed ahead and not started would wait here for a slot: the other workers take them.
+    if (quiet && this.buffer.length && !this.stopping) this.handBack(this.buffer.splice(0), 'the worker was quieted by an operator before it started the job; lease handed back');
     this.log.info(quiet ? 'quieted by an operator: claiming no new jobs; those in hand finish' : 'resumed by an operator: claiming again');
   }
 
@@ -1363,19 +1365,24 @@ export class Runner {
     let n = 1;
     while (n < this.buffer.length && now - this.buffer[n]!.bufferedAt >= holdMs) n++;
     const waited = this.buffer.splice(0, n);
-    for (const e of waited) {
-      e.released = true;
-      this.forget(e);
-    }
     this.claimAhead = Math.floor(this.claimAhead / 2);
     this.log.info('jobs claimed ahead waited too long for a slot: handed back to their queue', {
       jobs: waited.length,
       holdMs,
       claimAhead: this.claimAhead,
     });
+    this.handBack(waited, `claimed ahead, no slot freed within ${holdMs} ms; lease handed back`);
+  }
+
+  /** Jobs taken out of the buffer, not started, handed back to their queue (attempt given back). */
+  private handBack(entries: Entry[], reason: string) {
+    for (const e of entries) {
+      e.released = true;
+      this.forget(e);
+    }
     // Failed, it is tried again (releaseUnrun, from the fetch loop): those jobs are leased
     // here, run nowhere, and no longer renewed.
-    const p = this.release(waited, `claimed ahead, no slot freed within ${holdMs} ms; lease handed back`).then((ok) => {
+    const p = this.release(entries, reason).then((ok) => {
       this.handingBack.delete(p);
       if (ok) return;
       this.handBackInDoubt = true;
