@@ -142,6 +142,32 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGHUP', () => void shutdown('SIGHUP'));
 process.on('disconnect', () => void shutdown('supervisor went away'));
 
+// The supervisor's SIGTSTP (worker/bin/worker.ts) quiets this process, as the workers page's
+// Quiet does and with the same statement (audited, shown there, undone by Resume): it claims
+// no new job, those in hand finish.
+process.on('message', (m: { type?: string; why?: string }) => {
+  if (m?.type === 'quiet') void quietBySupervisor(String(m.why ?? 'the supervisor'));
+});
+async function quietBySupervisor(why: string) {
+  if (stopping) return;
+  const actor = { actor: why, actorKind: 'system' as const };
+  try {
+    // Loaded here: a worker never quieted this way does not carry the audit code.
+    const { audited } = await import('../lib/audit/log');
+    const r = await audited(
+      pool,
+      actor,
+      { action: 'worker.quiet', target: { worker: runner.workerId } },
+      () => ops.workerQuietOne(pool, { workerId: runner.workerId, quiet: true, by: actor.actor }),
+      (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
+    );
+    runner.quietNow();
+    if (r.changed) log.info('quieted: claiming no new jobs; those in hand finish (Resume on the workers page undoes it)', { why });
+  } catch (err) {
+    log.warn('could not quiet this worker (it claims on)', { why, err });
+  }
+}
+
 /**
  * Below the console (LEASEHOLD_WORKER_NICE, lib/config.ts): while nothing else wants the
  * CPU the drain runs as fast, and when the console answers an operator it goes first.

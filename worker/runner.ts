@@ -796,6 +796,14 @@ export class Runner {
     this.log.info(quiet ? 'quieted by an operator: claiming no new jobs; those in hand finish' : 'resumed by an operator: claiming again');
   }
 
+  /**
+   * Quiet at once, the request already written (SIGTSTP, worker/process.ts): as if the next
+   * heartbeat had brought it, which then brings its token.
+   */
+  quietNow() {
+    this.setQuiet(true, this.quietToken);
+  }
+
   /** This process's queues split by their controls (paused ones in neither list; none while quiet). */
   private queueSets(): { fast: string[]; controlled: string[] } {
     const fast: string[] = [];

@@ -119,6 +119,14 @@ export class Supervisor {
     return this.slots.map((s) => s.child?.pid).filter((p): p is number => !!p);
   }
 
+  /** Asks every running process to quiet itself (worker/process.ts), saying why. */
+  quietAll(why: string) {
+    for (const s of this.slots) {
+      const c = s.child;
+      if (c && c.connected && c.exitCode === null && c.signalCode === null) c.send({ type: 'quiet', why }, (err: Error | null) => void err);
+    }
+  }
+
   private spawn(slot: Slot) {
     const child = fork(path.join(projectRoot, 'worker/process.ts'), this.o.args, {
       execArgv: ['--import', tsxImport],

@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
 import * as ops from '../lib/queue/ops';
+import { listWorkers } from '../lib/queue/read';
 import { RedisDoorbell } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
@@ -166,6 +167,35 @@ describe('poison jobs that never yield', () => {
 });
 
 describe('supervisor', () => {
+  test('SIGTSTP to the supervisor quiets every worker process (audited, shown quiet); those in hand finish, nothing new is claimed until Resume', async () => {
+    const prefix = uniquePrefix('tstp');
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 1, queues: prefix });
+    const workers = async () =>
+      (await db.pool.query(`SELECT worker_id, quiet_by, heartbeat_at FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL ORDER BY worker_id`, [prefix])).rows;
+    try {
+      await waitFor('both worker processes to register', async () => (await workers()).length === 2);
+      const [inHand] = await ops.jobEnqueue(db.pool, [{ type: 'demo.sleep', queue: prefix, payload: { ms: 1_500 } }]);
+      await waitFor('a process to run it', async () => (await jobRow(db.pool, inHand!.id)).status === 'running');
+      process.kill(w.pid, 'SIGTSTP');
+      await waitFor('both to be quieted, by the signal', async () => (await workers()).every((r) => /^SIGTSTP to pid \d+$/.test(r.quiet_by ?? '')));
+      const ids = (await workers()).map((r) => r.worker_id);
+      await waitFor('both to confirm it', async () => (await listWorkers(db.pool)).filter((x) => ids.includes(x.workerId) && x.quietSeen).length === 2);
+      const [waiting] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', queue: prefix }]);
+      // Chances to claim it: two heartbeats of each process since the enqueue (and their polls).
+      const since = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+      await waitFor('two heartbeats of each process', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE worker_id = ANY($1) AND heartbeat_at > $2::timestamptz + interval '1 s'`, [ids, since])).rows[0].n === 2);
+      assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'not claimed while quiet');
+      await waitFor('the job in hand to finish', async () => (await jobRow(db.pool, inHand!.id)).status === 'completed');
+      const { rows: audit } = await db.pool.query(`SELECT actor_kind, target->>'worker' AS worker FROM audit_log WHERE action = 'worker.quiet' AND target->>'worker' = ANY($1) ORDER BY 2`, [ids]);
+      assert.deepEqual(audit, ids.map((id) => ({ actor_kind: 'system', worker: id })));
+      await ops.workerSetQuiet(db.pool, { workerIds: ids, quiet: false, by: 'test' });
+      await waitFor('the waiting job to run once resumed', async () => (await jobRow(db.pool, waiting!.id)).status === 'completed');
+    } finally {
+      await w.stop();
+    }
+  });
+
   test('a supervisor stopped past its stall limit (Ctrl-Z, a frozen cgroup) kills none of its healthy processes when it runs again', async () => {
     const prefix = uniquePrefix('super-stopped');
     // Lease 2 s: the stall limit is its floor, 10 s.

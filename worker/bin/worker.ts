@@ -130,6 +130,16 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   process.on('SIGINT', () => void stop('SIGINT'));
   // A terminal that hangs up (an SSH session that drops) sends SIGHUP: drained too, not ended at once.
   process.on('SIGHUP', () => void stop('SIGHUP'));
+  // SIGTSTP quiets every process, as the workers page's Quiet does (Sidekiq's TSTP): before a
+  // deploy, send it, wait for the jobs in hand, then SIGTERM. Not under `npm start` (forked,
+  // with a channel to it): there a terminal's Ctrl-Z suspends everything, as it always has,
+  // rather than leave the workers quiet after `fg`.
+  if (!process.send) {
+    process.on('SIGTSTP', () => {
+      log.info('SIGTSTP: quieting every worker process (Resume on the workers page undoes it)');
+      supervisor.quietAll(`SIGTSTP to pid ${process.pid}`);
+    });
+  }
   // Started by `npm start` (or any parent) that then died: drain rather than run on as an orphan.
   watchParent(() => void stop('parent process exited'));
   return supervisor;
