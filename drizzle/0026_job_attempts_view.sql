@@ -9,6 +9,10 @@
 -- version still running through a deploy inserts its attempts' ends into job_attempts and its
 -- retention deletes them from it, and an operator's own DELETE keeps working. The triggers
 -- send those to ended_attempts; a running attempt's row is the job's and is not deleted here.
+-- The rename waits for the table's lock: behind a long query on job_attempts it would hold every
+-- completion queued behind it, so it gives up after 5 s instead (the start fails, saying so; run
+-- it again once that query is done).
+SET LOCAL lock_timeout = '5s';--> statement-breakpoint
 ALTER TABLE "job_attempts" RENAME TO "ended_attempts";--> statement-breakpoint
 ALTER TABLE "ended_attempts" RENAME CONSTRAINT "job_attempts_job_id_attempt_pk" TO "ended_attempts_pkey";--> statement-breakpoint
 CREATE VIEW "job_attempts" AS
@@ -29,6 +33,9 @@ END $$;--> statement-breakpoint
 CREATE FUNCTION "job_attempts_delete"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM ended_attempts WHERE job_id = OLD.job_id AND attempt = OLD.attempt AND OLD.finished_at IS NOT NULL;
+  IF NOT FOUND THEN
+    RETURN NULL; -- a running attempt (the job's own row): not deleted, not counted
+  END IF;
   RETURN OLD;
 END $$;--> statement-breakpoint
 CREATE TRIGGER "job_attempts_insert" INSTEAD OF INSERT ON "job_attempts" FOR EACH ROW EXECUTE FUNCTION "job_attempts_insert"();--> statement-breakpoint

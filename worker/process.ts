@@ -91,6 +91,7 @@ const runner = new Runner({
   signalGraceMs: cfg.signalGraceMs,
   retention: cfg.retention,
   prefetch: Number(values.prefetch),
+  startQuiet: !!process.env.LEASEHOLD_START_QUIET,
   log,
 });
 // A rejection nobody handles comes from handler code (a ctx.checkpoint not awaited, a promise
@@ -161,12 +162,15 @@ async function quietBySupervisor(why: string) {
       () => ops.workerQuietOne(pool, { workerId: runner.workerId, quiet: true, by: actor.actor }),
       (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
     );
-    runner.quietNow();
+    runner.quietNow(r.quietToken);
     if (r.changed) log.info('quieted: claiming no new jobs; those in hand finish (Resume on the workers page undoes it)', { why });
   } catch (err) {
+    runner.unpinQuiet();
     log.warn('could not quiet this worker (it claims on)', { why, err });
   }
 }
+// Started by a supervisor already quieted: claiming nothing since its start, it records why.
+if (process.env.LEASEHOLD_START_QUIET) void quietBySupervisor(process.env.LEASEHOLD_START_QUIET);
 
 /**
  * Below the console (LEASEHOLD_WORKER_NICE, lib/config.ts): while nothing else wants the

@@ -69,6 +69,12 @@ export interface RunnerOptions {
    * leases expire.
    */
   prefetch?: number;
+  /**
+   * Start quiet, claiming nothing, and stay so whatever heartbeats answer until quietNow()
+   * (the request written) or unpinQuiet() (it could not be): a process its supervisor starts
+   * after a SIGTSTP (worker/supervisor.ts).
+   */
+  startQuiet?: boolean;
   /** How long a job claimed ahead may wait for a slot before it is handed back (default PREFETCH_HOLD_MS). */
   prefetchHoldMs?: number;
   /** How long ids popped beyond the free slots may wait in the process (see Runner.held). */
@@ -303,6 +309,10 @@ export class Runner {
   constructor(opts: RunnerOptions) {
     this.o = opts;
     this.claimAhead = opts.prefetch ?? 0;
+    if (opts.startQuiet) {
+      this.quiet = true;
+      this.quietNowAt = Infinity;
+    }
     this.workerId = opts.workerId ?? newWorkerId();
     this.types = Object.keys(opts.handlers).filter((name) => typeof opts.handlers[name] === 'function');
     this.failer = new Batcher(async (items) => {
@@ -797,12 +807,19 @@ export class Runner {
   }
 
   /**
-   * Quiet at once, the request already written (SIGTSTP, worker/process.ts): as if the next
-   * heartbeat had brought it, which then brings its token.
+   * Quiet at once, the request already written (SIGTSTP, worker/process.ts), as if a heartbeat
+   * had brought it. A heartbeat sent before it may still answer "not quiet": that answer is
+   * older than the request and is not followed (see heartbeat).
    */
-  quietNow() {
-    this.setQuiet(true, this.quietToken);
+  quietNow(token: string | null) {
+    this.quietNowAt = performance.now();
+    this.setQuiet(true, token ?? this.quietToken);
   }
+  /** Started quiet, but the request could not be written: heartbeats' answers rule again. */
+  unpinQuiet() {
+    if (this.quietNowAt === Infinity) this.quietNowAt = -Infinity;
+  }
+  private quietNowAt = -Infinity;
 
   /** This process's queues split by their controls (paused ones in neither list; none while quiet). */
   private queueSets(): { fast: string[]; controlled: string[] } {
@@ -1456,7 +1473,7 @@ export class Runner {
       ]);
       if (report.status === 'rejected' && !this.reportFailing) this.log.warn('could not update this worker\'s row (the workers page shows it late)', { err: report.reason });
       this.reportFailing = report.status === 'rejected';
-      if (report.status === 'fulfilled') this.setQuiet(report.value.quiet, report.value.quietToken);
+      if (report.status === 'fulfilled' && (report.value.quiet || sentAt > this.quietNowAt)) this.setQuiet(report.value.quiet, report.value.quietToken);
       if (leases.status === 'rejected') throw leases.reason;
       const { renewed, busy } = leases.value;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');

@@ -119,19 +119,25 @@ export class Supervisor {
     return this.slots.map((s) => s.child?.pid).filter((p): p is number => !!p);
   }
 
-  /** Asks every running process to quiet itself (worker/process.ts), saying why. */
+  /**
+   * Asks every process to quiet itself (worker/process.ts), saying why: those running now by a
+   * message, and each one started from now on (a replacement for one that died) from its start.
+   * One still starting gets both (a quiet worker quieted again changes nothing).
+   */
   quietAll(why: string) {
-    for (const s of this.slots) {
-      const c = s.child;
+    this.quietWhy = why;
+    for (const { child: c } of this.slots) {
       if (c && c.connected && c.exitCode === null && c.signalCode === null) c.send({ type: 'quiet', why }, (err: Error | null) => void err);
     }
   }
+  private quietWhy: string | null = null;
 
   private spawn(slot: Slot) {
     const child = fork(path.join(projectRoot, 'worker/process.ts'), this.o.args, {
       execArgv: ['--import', tsxImport],
       cwd: projectRoot,
-      env: { ...this.o.env, LEASEHOLD_WORKER_INDEX: String(slot.index) },
+      // Started after a SIGTSTP: quiet from its first claim on (worker/process.ts).
+      env: { ...this.o.env, LEASEHOLD_WORKER_INDEX: String(slot.index), ...(this.quietWhy ? { LEASEHOLD_START_QUIET: this.quietWhy } : {}) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     slot.child = child;

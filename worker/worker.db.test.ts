@@ -189,7 +189,14 @@ describe('supervisor', () => {
       await waitFor('the job in hand to finish', async () => (await jobRow(db.pool, inHand!.id)).status === 'completed');
       const { rows: audit } = await db.pool.query(`SELECT actor_kind, target->>'worker' AS worker FROM audit_log WHERE action = 'worker.quiet' AND target->>'worker' = ANY($1) ORDER BY 2`, [ids]);
       assert.deepEqual(audit, ids.map((id) => ({ actor_kind: 'system', worker: id })));
-      await ops.workerSetQuiet(db.pool, { workerIds: ids, quiet: false, by: 'test' });
+      // A process started after the signal (a replacement for one that died) is quieted too.
+      const { rows: [victim] } = await db.pool.query(`SELECT pid FROM workers WHERE worker_id = $1`, [ids[0]]);
+      process.kill(victim.pid, 'SIGKILL');
+      await waitFor('its replacement to register and be quieted by the signal', async () =>
+        (await workers()).some((r) => !ids.includes(r.worker_id) && /^SIGTSTP to pid \d+$/.test(r.quiet_by ?? '')), { timeoutMs: 30_000 });
+      assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'not claimed by the replacement either');
+      const now = (await workers()).map((r) => r.worker_id);
+      await ops.workerSetQuiet(db.pool, { workerIds: now, quiet: false, by: 'test' });
       await waitFor('the waiting job to run once resumed', async () => (await jobRow(db.pool, waiting!.id)).status === 'completed');
     } finally {
       await w.stop();

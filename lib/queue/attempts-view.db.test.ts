@@ -88,6 +88,10 @@ test('a process of an earlier version still writes through job_attempts: its ins
 
   // Its retention's delete, and an operator's.
   await db.pool.query(`WITH gone AS (DELETE FROM job_attempts WHERE job_id = ANY($1::bigint[])) SELECT 1`, [[done, running]]);
+  const recount = await db.pool.query(`INSERT INTO job_attempts (job_id, attempt, worker_id, started_at, outcome) VALUES ($1, 1, $2, now(), 'completed')`, [done, W1]);
+  assert.equal(recount.rowCount, 1);
+  const deleted = await db.pool.query(`DELETE FROM job_attempts WHERE job_id = ANY($1::bigint[])`, [[done, running]]);
+  assert.equal(deleted.rowCount, 1, 'the stored row is counted, not the running attempt');
   assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM ended_attempts WHERE job_id = $1`, [done])).rows[0].n, 0);
   assert.deepEqual((await attemptsOf(running)).map((a) => [a.worker_id, a.open]), [[W1, true]], 'the running job\'s attempt is its own row, not deleted');
   assert.equal((await db.pool.query(`SELECT status FROM jobs WHERE job_id = $1`, [running])).rows[0].status, 'running');

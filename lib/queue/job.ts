@@ -72,14 +72,6 @@ export const isJobIdText = (s: string) => JOB_ID_PATTERN.test(s) && (s.length < 
  * lease has no one behind it and only runs out. Null for a live owner, and for every job not
  * running. Read by the lists and the detail (read.ts) and by an action's refusal (jobCurrent).
  */
-/**
- * A quiet request as exact text (its time, to the microsecond), of a `workers` row named
- * `row`: what the heartbeat hands a quieted process and the process reports back once it
- * claims nothing, so "quiet" on the workers page means this request was read, not an
- * earlier one read before a resume (statements.ts workerHeartbeat, read.ts listWorkers).
- */
-export const quietTokenSql = (row: string) => `extract(epoch FROM ${row}.quiet_at)::numeric::text`;
-
 export const OWNER_GONE_SQL = `CASE WHEN status = 'running' THEN
     (SELECT coalesce(w.exit, 'stopped without handing the job back') FROM workers w WHERE w.worker_id = jobs.worker_id AND w.stopped_at IS NOT NULL)
   END AS owner_gone`;
@@ -179,3 +171,11 @@ export function toJobDto(j: Job) {
     finishedAt: iso(j.finishedAt),
   };
 }
+
+/**
+ * A quiet request as exact text (its time, to the microsecond), of a `workers` row named
+ * `row`: what the heartbeat hands a quieted process and the process reports back once it
+ * claims nothing, so "quiet" on the workers page means this request was read, not an
+ * earlier one read before a resume (statements.ts workerHeartbeat, read.ts listWorkers).
+ */
+export const quietTokenSql = (row: string) => `extract(epoch FROM ${row}.quiet_at)::numeric::text`;

@@ -1355,18 +1355,24 @@ export async function workerSetQuiet(db: Executor, p: { workerIds: readonly stri
 }
 
 /**
- * One worker quieted or resumed (the console's and the API's): whether it changed; not_found
- * for no such worker, state_forbids for one that has stopped (it claims nothing anyway).
+ * One worker quieted or resumed (the console's and the API's): whether it changed, and the
+ * quiet request's token (a process quieting itself adopts it at once: worker/process.ts);
+ * not_found for no such worker, state_forbids for one that has stopped (it claims nothing anyway).
  */
-export async function workerQuietOne(db: Executor, p: { workerId: string; quiet: boolean; by: string }): Promise<{ changed: boolean }> {
-  if ((await workerSetQuiet(db, { ...p, workerIds: [p.workerId] })).length) return { changed: true };
+export async function workerQuietOne(
+  db: Executor,
+  p: { workerId: string; quiet: boolean; by: string },
+): Promise<{ changed: boolean; quietToken: string | null }> {
+  const changed = (await workerSetQuiet(db, { ...p, workerIds: [p.workerId] })).length > 0;
+  if (changed && !p.quiet) return { changed, quietToken: null };
   const { rows } = await run(db, sql.workerQuietState, [p.workerId]);
+  if (changed) return { changed, quietToken: rows[0]?.quiet_token ?? null };
   if (!rows[0]) throw new QueueError('not_found', `no worker ${JSON.stringify(p.workerId.slice(0, 120))}`);
   if (rows[0].stopped) throw new QueueError('state_forbids', 'the worker has stopped: it claims nothing');
   if (p.quiet && !rows[0].quiet && !rows[0].reads_quiet) {
     throw new QueueError('state_forbids', 'the worker does not read quiet requests: it runs an earlier version, or has not reported since it started (its first heartbeat comes within a third of a lease)');
   }
-  return { changed: false };
+  return { changed: false, quietToken: rows[0].quiet_token ?? null };
 }
 
 export async function workerStop(db: Executor, workerId: string, metrics: unknown = {}) {

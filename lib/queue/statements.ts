@@ -1280,10 +1280,14 @@ UPDATE workers SET heartbeat_at = now(), metrics = $2::jsonb WHERE worker_id = $
 RETURNING quiet_at IS NOT NULL AS quiet, ${quietTokenSql('workers')} AS quiet_token`,
 };
 
-/** workerQuietState — a worker's row, when a quiet or resume changed nothing: why. Params: $1 worker_id. */
+/**
+ * workerQuietState — a worker's row, when a quiet or resume changed nothing: why; and the
+ * quiet request's token (see workerHeartbeat). Params: $1 worker_id.
+ */
 export const workerQuietState: Statement = {
   name: 'leasehold_worker_quiet_state',
-  text: `SELECT stopped_at IS NOT NULL AS stopped, quiet_at IS NOT NULL AS quiet, metrics ? 'quiet' AS reads_quiet FROM workers WHERE worker_id = $1`,
+  text: `SELECT stopped_at IS NOT NULL AS stopped, quiet_at IS NOT NULL AS quiet, metrics ? 'quiet' AS reads_quiet, ${quietTokenSql('workers')} AS quiet_token
+  FROM workers WHERE worker_id = $1`,
 };
 
 /**

@@ -63,6 +63,7 @@ addWorkerOptions(program.command('worker').description('run worker processes und
   .addHelpText('after', EXIT_CODES_HELP)
   .action(async (o: WorkerCommandOptions) => {
     await runWorkers(o);
+    await new Promise(() => {}); // runs until a signal: its stop ends the process
   });
 
 // Node decodes the command line leniently: a byte that is not UTF-8 (a Latin-1 "é") reaches

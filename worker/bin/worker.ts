@@ -131,10 +131,11 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   // A terminal that hangs up (an SSH session that drops) sends SIGHUP: drained too, not ended at once.
   process.on('SIGHUP', () => void stop('SIGHUP'));
   // SIGTSTP quiets every process, as the workers page's Quiet does (Sidekiq's TSTP): before a
-  // deploy, send it, wait for the jobs in hand, then SIGTERM. Not under `npm start` (forked,
-  // with a channel to it): there a terminal's Ctrl-Z suspends everything, as it always has,
-  // rather than leave the workers quiet after `fg`.
-  if (!process.send) {
+  // deploy, send it, wait for the jobs in hand, then SIGTERM. Only for a supervisor run by a
+  // process manager or a script: under `npm start` (forked, with a channel to it) or in a
+  // terminal, Ctrl-Z sends SIGTSTP to every process of the job, and there it suspends them
+  // all, as it always has, rather than leave the workers quiet after `fg`.
+  if (!process.send && !process.stdin.isTTY) {
     process.on('SIGTSTP', () => {
       log.info('SIGTSTP: quieting every worker process (Resume on the workers page undoes it)');
       supervisor.quietAll(`SIGTSTP to pid ${process.pid}`);

@@ -12,7 +12,8 @@ import { cleanup } from '../../test/cleanup';
 import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
 import { insertJob, jobRow } from '../../test/factories';
-import { type CliRun, runCli, uniquePrefix } from '../../test/processes';
+import { type CliRun, runCli, startNode, uniquePrefix, workerEnv } from '../../test/processes';
+import { waitFor } from '../../test/wait';
 
 const db = await testDatabase();
 const prefix = uniquePrefix('cli');
@@ -446,6 +447,27 @@ describe('schedules', () => {
       assert.match(status.stdout, /schedules that cannot tick: 1 \(schedule list says why\)/);
     } finally {
       await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
+    }
+  });
+});
+
+// Last: its jobs stay in the table, which the usage tests expect empty.
+describe('worker', () => {
+  test('worker: runs workers until it is stopped (the verb does not end when they have started)', async () => {
+    const queue = uniquePrefix('cli-worker');
+    const w = startNode('bin/leasehold.mjs', ['worker', '--processes', '1', '--concurrency', '1', '--queues', queue], workerEnv({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix }));
+    try {
+      const first = await insertJob(db.pool, { queue, type: 'demo.noop', payload: {} });
+      await waitFor('the first job to complete', async () => (await jobRow(db.pool, first)).status === 'completed');
+      // Seconds later, still there to run the next.
+      const started = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+      await waitFor('two more seconds of its heartbeats', async () =>
+        (await db.pool.query(`SELECT 1 FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL AND heartbeat_at > $2::timestamptz + interval '2 s'`, [queue, started])).rows.length === 1);
+      const second = await insertJob(db.pool, { queue, type: 'demo.noop', payload: {} });
+      await waitFor('the second job to complete', async () => (await jobRow(db.pool, second)).status === 'completed');
+      assert.equal(w.child.exitCode, null, `still running:\n${w.output()}`);
+    } finally {
+      assert.equal((await w.stop()).code, 0, w.output());
     }
   });
 });
