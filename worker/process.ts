@@ -94,6 +94,19 @@ const runner = new Runner({
   startQuiet: !!process.env.LEASEHOLD_START_QUIET,
   log,
 });
+// The supervisor's SIGTSTP (worker/bin/worker.ts) quiets this process, as the workers page's
+// Quiet does and with the same statement (audited, shown there, undone by Resume): it claims
+// no new job, those in hand finish. A request that comes while the process starts (or one it
+// was started with) claims nothing from the start and is recorded once it has started (below).
+let quietRequest: string | null = process.env.LEASEHOLD_START_QUIET || null;
+let started = false;
+process.on('message', (m: { type?: string; why?: string }) => {
+  if (m?.type !== 'quiet') return;
+  const why = String(m.why ?? 'the supervisor');
+  if (started) return void quietBySupervisor(why);
+  quietRequest = why;
+  runner.pinQuiet();
+});
 // A rejection nobody handles comes from handler code (a ctx.checkpoint not awaited, a promise
 // left behind). Node's default would end this process and every job it runs, each then
 // waiting out its lease and spending an attempt; the rejection is logged instead (whatever
@@ -143,12 +156,6 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGHUP', () => void shutdown('SIGHUP'));
 process.on('disconnect', () => void shutdown('supervisor went away'));
 
-// The supervisor's SIGTSTP (worker/bin/worker.ts) quiets this process, as the workers page's
-// Quiet does and with the same statement (audited, shown there, undone by Resume): it claims
-// no new job, those in hand finish.
-process.on('message', (m: { type?: string; why?: string }) => {
-  if (m?.type === 'quiet') void quietBySupervisor(String(m.why ?? 'the supervisor'));
-});
 async function quietBySupervisor(why: string) {
   if (stopping) return;
   const actor = { actor: why, actorKind: 'system' as const };
@@ -169,8 +176,10 @@ async function quietBySupervisor(why: string) {
     log.warn('could not quiet this worker (it claims on)', { why, err });
   }
 }
-// Started by a supervisor already quieted: claiming nothing since its start, it records why.
-if (process.env.LEASEHOLD_START_QUIET) void quietBySupervisor(process.env.LEASEHOLD_START_QUIET);
+// Quieted while it started (or started so by a supervisor already quieted): claiming nothing
+// since, it records why now that its row exists.
+started = true;
+if (quietRequest) void quietBySupervisor(quietRequest);
 
 /**
  * Below the console (LEASEHOLD_WORKER_NICE, lib/config.ts): while nothing else wants the

@@ -309,10 +309,7 @@ export class Runner {
   constructor(opts: RunnerOptions) {
     this.o = opts;
     this.claimAhead = opts.prefetch ?? 0;
-    if (opts.startQuiet) {
-      this.quiet = true;
-      this.quietNowAt = Infinity;
-    }
+    if (opts.startQuiet) this.pinQuiet();
     this.workerId = opts.workerId ?? newWorkerId();
     this.types = Object.keys(opts.handlers).filter((name) => typeof opts.handlers[name] === 'function');
     this.failer = new Batcher(async (items) => {
@@ -815,7 +812,12 @@ export class Runner {
     this.quietNowAt = performance.now();
     this.setQuiet(true, token ?? this.quietToken);
   }
-  /** Started quiet, but the request could not be written: heartbeats' answers rule again. */
+  /** Quiet, whatever heartbeats answer, until quietNow() or unpinQuiet(): see startQuiet. */
+  pinQuiet() {
+    this.quiet = true;
+    this.quietNowAt = Infinity;
+  }
+  /** Pinned quiet, but the request could not be written: heartbeats' answers rule again. */
   unpinQuiet() {
     if (this.quietNowAt === Infinity) this.quietNowAt = -Infinity;
   }

@@ -121,8 +121,8 @@ export class Supervisor {
 
   /**
    * Asks every process to quiet itself (worker/process.ts), saying why: those running now by a
-   * message, and each one started from now on (a replacement for one that died) from its start.
-   * One still starting gets both (a quiet worker quieted again changes nothing).
+   * message (one still starting takes it up once started), and each one started from now on (a
+   * replacement for one that died) from its start.
    */
   quietAll(why: string) {
     this.quietWhy = why;
