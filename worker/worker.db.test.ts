@@ -203,6 +203,25 @@ describe('supervisor', () => {
     }
   });
 
+  test('SIGTSTP while the worker processes start: they claim nothing from their start, and record the quiet once registered', async () => {
+    const prefix = uniquePrefix('tstp-start');
+    const [waiting] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', queue: prefix }]);
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 1, queues: prefix });
+    try {
+      // Its handler is in place once it says the workers are started; they are still loading.
+      await waitFor('the supervisor to start its processes', () => w.output().includes('workers started'));
+      process.kill(w.pid, 'SIGTSTP');
+      await waitFor('both to register quiet, by the signal', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL AND quiet_by ~ '^SIGTSTP to pid [0-9]+$'`, [prefix])).rows[0].n === 2);
+      const since = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+      await waitFor('two heartbeats of each and a poll', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL AND heartbeat_at > $2::timestamptz + interval '1 s'`, [prefix, since])).rows[0].n === 2);
+      assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'not claimed: quiet from the start');
+    } finally {
+      await w.stop();
+    }
+  });
+
   test('a supervisor stopped past its stall limit (Ctrl-Z, a frozen cgroup) kills none of its healthy processes when it runs again', async () => {
     const prefix = uniquePrefix('super-stopped');
     // Lease 2 s: the stall limit is its floor, 10 s.
