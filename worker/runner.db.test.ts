@@ -1048,6 +1048,25 @@ describe('quieted by an operator', () => {
     assert.deepEqual(await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: true, by: 'test' }), []);
   });
 
+  test('a pop under way when the quiet arrives claims nothing: the id it returns goes back to Redis for the others', async (t) => {
+    const prefix = uniquePrefix('quiet-pop');
+    const ran: string[] = [];
+    // A long poll period: an idle runner waits up to 5 s in each blocking pop.
+    const { runner, doorbell } = await makeRunner(t, { prefix, pollMs: 5_000, handlers: { 'test.ok': (_p, ctx) => void ran.push(ctx.job.id) } });
+    const ticks0 = runner.heartbeatTicks;
+    await waitFor('the runner to idle in its pop', () => runner.heartbeatTicks >= ticks0 + 2);
+    await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: true, by: 'test' });
+    await waitFor('the runner to confirm the quiet', async () => (await listWorkers(db.pool)).find((w) => w.workerId === runner.workerId)?.quietSeen === true);
+    const [job] = await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue: prefix }], { doorbell });
+    const ticks = runner.heartbeatTicks;
+    await waitFor('two heartbeats since the ring', () => runner.heartbeatTicks >= ticks + 2);
+    assert.deepEqual(ran, [], 'not run while quiet');
+    assert.equal((await jobRow(db.pool, job!.id)).status, 'queued');
+    const redis = new Redis(REDIS_URL);
+    t.after(() => redis.disconnect());
+    assert.deepEqual(await redis.lrange(queueKey(prefix, prefix), 0, -1), [job!.id], 'its ring is in Redis for the other workers');
+  });
+
   test('jobs a quieted worker claimed ahead and has not started go back to their queue, their attempts given back', async (t) => {
     const prefix = uniquePrefix('quiet-ahead');
     const ran: string[] = [];

@@ -455,7 +455,9 @@ export class Runner {
         } else if (receiver && receiver.available && performance.now() >= this.popRetryAt) {
           this.leavePgMode();
           const ids = await this.signalled(receiver, fast, rest, popWait);
-          if (ids?.length) {
+          if (this.quiet) {
+            // Quieted while the pop waited: nothing more is claimed (its ids went back).
+          } else if (ids?.length) {
             if (failpointsEnabled) await failpoint('after_pop', ids);
             firstClaim();
             await ops.jobClaim(this.o.pool, { ids, workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(jobs), types: this.types }, jobs);
@@ -706,14 +708,17 @@ export class Runner {
    * the pop is one to Redis (with claims of 500, every other claim carried the 40 held ids).
    */
   private async signalled(receiver: RedisReceiver, queues: readonly string[], rest: number, waitMs: number): Promise<string[] | null> {
+    const taken: Ring[] = [];
     const take: string[] = [];
     if (this.held.length) {
       // One pass: the first `rest` held ids of queues still popped from; the others stay
       // (a queue paused meanwhile: its ids go back with the rest when the timer ends).
       const keep: Ring[] = [];
       for (const r of this.held) {
-        if (take.length < rest && queues.includes(r.queue)) take.push(r.jobId);
-        else keep.push(r);
+        if (take.length < rest && queues.includes(r.queue)) {
+          taken.push(r);
+          take.push(r.jobId);
+        } else keep.push(r);
       }
       if (take.length) {
         this.held = keep;
@@ -736,6 +741,13 @@ export class Runner {
       throw err;
     }
     this.lastPopFull = !!popped && popped.length >= want + extra;
+    if (this.quiet) {
+      // Quieted while the pop waited (a heartbeat brought it): these ids are for the other
+      // workers, back at the front of their lists.
+      this.held.push(...taken, ...(popped ?? []));
+      void this.giveBackHeld();
+      return [];
+    }
     if (!popped) return take.length ? take : null;
     if (popped.length > want) {
       this.held.push(...popped.splice(want));
