@@ -161,14 +161,8 @@ async function quietBySupervisor(why: string) {
   const actor = { actor: why, actorKind: 'system' as const };
   try {
     // Loaded here: a worker never quieted this way does not carry the audit code.
-    const { audited } = await import('../lib/audit/log');
-    const r = await audited(
-      pool,
-      actor,
-      { action: 'worker.quiet', target: { worker: runner.workerId } },
-      () => ops.workerQuietOne(pool, { workerId: runner.workerId, quiet: true, by: actor.actor }),
-      (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
-    );
+    const { auditedWorkerQuiet } = await import('../lib/audit/log');
+    const r = await auditedWorkerQuiet(pool, actor, { workerId: runner.workerId, quiet: true });
     runner.quietNow(r.quietToken);
     if (r.changed) log.info('quieted: claiming no new jobs; those in hand finish (Resume on the workers page undoes it)', { why });
   } catch (err) {

@@ -8,7 +8,7 @@ import type { Executor } from '../db/client';
 import { log } from '../log';
 import type { Principal } from '../auth/roles';
 import { knownQueueError, QueueError } from '../queue/errors';
-import type { ActionReport } from '../queue/ops';
+import { type ActionReport, workerQuietOne } from '../queue/ops';
 import type { AuditAction } from './actions';
 
 export type ActorKind = 'user' | 'token' | 'cli' | 'system' | 'anonymous';
@@ -194,4 +194,23 @@ export async function auditList(db: Executor, q: AuditQuery): Promise<{ entries:
   const more = rows.length > q.limit;
   const entries = rows.slice(0, q.limit).map((r) => ({ ...toEntry(r), details: { ...r.details, jobCount: r.job_count } }));
   return { entries, nextCursor: more ? entries[entries.length - 1]!.id : null };
+}
+
+/**
+ * Quiet or resume one worker process inside its audit entry: the API's and the console's
+ * (lib/http/worker-actions.ts) and a worker's own on its supervisor's SIGTSTP
+ * (worker/process.ts). The ops function's answer: whether it changed, and the request's token.
+ */
+export async function auditedWorkerQuiet(
+  db: Executor,
+  who: Pick<AuditInput, 'actor' | 'actorKind'>,
+  p: { workerId: string; quiet: boolean; reason?: string | null },
+) {
+  return audited(
+    db,
+    who,
+    { action: p.quiet ? 'worker.quiet' : 'worker.resume', target: { worker: p.workerId }, reason: p.reason ?? null },
+    () => workerQuietOne(db, { workerId: p.workerId, quiet: p.quiet, by: who.actor }),
+    (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
+  );
 }

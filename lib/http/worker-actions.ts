@@ -3,9 +3,8 @@
  * function as the console's buttons, inside its audit entry (written before the action; a
  * refused one, an unknown or stopped worker, leaves none).
  */
-import { actorOf, audited } from '../audit/log';
+import { actorOf, auditedWorkerQuiet } from '../audit/log';
 import { QueueError } from '../queue/errors';
-import { workerQuietOne } from '../queue/ops';
 import { serverContext } from '../server/context';
 import { json, readJsonOptional, route } from './respond';
 import { workerActionBody, workerIdParam } from './schemas';
@@ -22,13 +21,6 @@ export const workerQuietRoute = (verb: 'quiet' | 'resume') =>
     if (!id.success) throw new QueueError('invalid_request', `worker id: ${id.error.issues[0]!.message}`);
     const { reason } = workerActionBody.parse(await readJsonOptional(req));
     const { pool } = serverContext();
-    const actor = actorOf(who);
-    const r = await audited(
-      pool,
-      actor,
-      { action: `worker.${verb}`, target: { worker: id.data }, reason },
-      () => workerQuietOne(pool, { workerId: id.data, quiet: verb === 'quiet', by: actor.actor }),
-      (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
-    );
+    const r = await auditedWorkerQuiet(pool, actorOf(who), { workerId: id.data, quiet: verb === 'quiet', reason });
     return json({ workerId: id.data, quiet: verb === 'quiet', changed: r.changed });
   });
