@@ -1001,23 +1001,33 @@ describe('an operator cancel the worker has not heard of yet', () => {
   });
 });
 
+/**
+ * Handlers that record the jobs they run: `test.gate` holds its slot until release(),
+ * `test.ok` returns at once.
+ */
+function gatedHandlers() {
+  const ran: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const handlers: Record<string, Handler> = {
+    'test.gate': async (_p, ctx) => {
+      ran.push(ctx.job.id);
+      await gate;
+    },
+    'test.ok': (_p, ctx) => void ran.push(ctx.job.id),
+  };
+  return { ran, release, handlers };
+}
+
 describe('quieted by an operator', () => {
   test('a quiet worker claims nothing new and pops no id, finishes the job in hand, and claims again once resumed', async (t) => {
     const prefix = uniquePrefix('quiet');
     const queue = prefix;
-    const ran: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
+    const { ran, release, handlers } = gatedHandlers();
     const { runner, doorbell } = await makeRunner(t, {
       prefix,
       pollMs: 200,
-      handlers: {
-        'test.gate': async (_p, ctx) => {
-          ran.push(ctx.job.id);
-          await gate;
-        },
-        'test.ok': (_p, ctx) => void ran.push(ctx.job.id),
-      },
+      handlers,
     });
     const [inHand] = await ops.jobEnqueue(db.pool, [{ type: 'test.gate', queue }], { doorbell });
     await waitFor('the job in hand to start', () => ran.includes(inHand!.id));
@@ -1069,20 +1079,12 @@ describe('quieted by an operator', () => {
 
   test('jobs a quieted worker claimed ahead and has not started go back to their queue, their attempts given back', async (t) => {
     const prefix = uniquePrefix('quiet-ahead');
-    const ran: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
+    const { ran, release, handlers } = gatedHandlers();
     const { runner, doorbell } = await makeRunner(t, {
       prefix,
       concurrency: 1,
       prefetch: 2,
-      handlers: {
-        'test.gate': async (_p, ctx) => {
-          ran.push(ctx.job.id);
-          await gate;
-        },
-        'test.ok': (_p, ctx) => void ran.push(ctx.job.id),
-      },
+      handlers,
     });
     const [inHand] = await ops.jobEnqueue(db.pool, [{ type: 'test.gate', queue: prefix }], { doorbell });
     await waitFor('the job in hand to start', () => ran.includes(inHand!.id));

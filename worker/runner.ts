@@ -709,17 +709,16 @@ export class Runner {
    */
   private async signalled(receiver: RedisReceiver, queues: readonly string[], rest: number, waitMs: number): Promise<string[] | null> {
     const taken: Ring[] = [];
-    const take: string[] = [];
+    let take: string[] = [];
     if (this.held.length) {
       // One pass: the first `rest` held ids of queues still popped from; the others stay
       // (a queue paused meanwhile: its ids go back with the rest when the timer ends).
       const keep: Ring[] = [];
       for (const r of this.held) {
-        if (take.length < rest && queues.includes(r.queue)) {
-          taken.push(r);
-          take.push(r.jobId);
-        } else keep.push(r);
+        if (taken.length < rest && queues.includes(r.queue)) taken.push(r);
+        else keep.push(r);
       }
+      take = taken.map((r) => r.jobId);
       if (take.length) {
         this.held = keep;
         if (!keep.length) this.clearHeldTimer();
