@@ -61,7 +61,12 @@ export function startNode(
     output: () => out,
     exited,
     stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) {
+        // A process a test stopped (SIGSTOP, or a SIGTSTP that came before its handler) would
+        // hold SIGTERM pending for ever: continue it first, so the test fails rather than hangs.
+        child.kill('SIGCONT');
+        child.kill('SIGTERM');
+      }
       return exited;
     },
   };
