@@ -23,10 +23,11 @@
 import { RECOVER_INTERVAL_MS_DEFAULT } from '../config';
 import type { Executor } from '../db/client';
 import { type QueueControl, queueControls } from './ops';
-import { WORKER_METRICS, type WorkerTotals } from './worker-totals';
+import { totalsOf, totalsSql, WORKER_METRICS, type WorkerTotals } from './worker-totals';
 
 export { readWorkerTotals, type WorkerTotals } from './worker-totals';
 import type { Doorbell } from './signal';
+import { SWEPT_AGO_MS_SQL } from './job';
 import { JOB_STATUSES, type JobStatus } from './status';
 
 export const COUNT_CAP = 50_000;
@@ -142,7 +143,6 @@ const WAITING_QUEUES = `q AS (
        )`;
 
 const zero = <T>(v: T) => Object.fromEntries(JOB_STATUSES.map((s) => [s, v])) as Record<JobStatus, T>;
-const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
 
 /** The table's live row count and the planner's statistics of status and queue (what estimates are made from). */
 const BASIS_SQL = `SELECT st.n_live_tup::float8 AS live, st.n_dead_tup::float8 AS dead, greatest(st.last_analyze, st.last_autoanalyze) AS analyzed_at,
@@ -195,17 +195,13 @@ export async function computeConsoleStats(
               (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - $1::int * interval '1 ms')::int AS alive,
               (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at <= now() - $1::int * interval '1 ms'
                                               AND heartbeat_at > now() - interval '1 day')::int AS stale,
-              (SELECT json_build_object(
-                 'claimed', sum((metrics->>'claimed')::float8), 'completed', sum((metrics->>'completed')::float8),
-                 'failed', sum((metrics->>'failed')::float8), 'retried', sum((metrics->>'retried')::float8),
-                 'cancelled', sum((metrics->>'cancelled')::float8), 'leaseLost', sum((metrics->>'leaseLost')::float8),
-                 'recovered', sum((metrics->>'recovered')::float8)) FROM ${WORKER_METRICS} w) AS totals,
+              (SELECT ${totalsSql('json')} FROM ${WORKER_METRICS} w) AS totals,
               (SELECT json_object_agg(q, alive) FROM (
                  SELECT q, (count(*) FILTER (WHERE heartbeat_at > now() - $1::int * interval '1 ms' AND quiet_at IS NULL))::int AS alive
                    FROM workers, unnest(queues) AS q
                   WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour' GROUP BY q) w) AS worker_queues,
               (SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL)::int AS schedules_failing,
-              (SELECT extract(epoch FROM now() - swept_at)::float8 * 1000 FROM recover_sweep) AS swept_ago_ms,
+              ${SWEPT_AGO_MS_SQL} AS swept_ago_ms,
               (SELECT json_build_object('ageMs', extract(epoch FROM now() - a.xact_start)::float8 * 1000, 'pid', a.pid, 'state', a.state,
                                         'application', nullif(a.application_name, ''), 'user', a.usename)
                  FROM pg_stat_activity a
@@ -354,7 +350,6 @@ export async function computeConsoleStats(
     );
   }
   const m = misc.rows[0];
-  const totals = m.totals ?? {};
   // Over every queue: a stuck queue named after the first QUEUES_MAX must still show here.
   const oldest = queuesTruncated
     ? await oldestDueOfAll(db)
@@ -384,15 +379,7 @@ export async function computeConsoleStats(
       backlog: usingRedis ? list.reduce((n, q) => n + (q.signalBacklog ?? 0), 0) : null,
     },
     database: databaseHealth(m.oldest_xact, b.dead, m.xid_age),
-    workerTotals: {
-      claimed: num(totals.claimed),
-      completed: num(totals.completed),
-      failed: num(totals.failed),
-      retried: num(totals.retried),
-      cancelled: num(totals.cancelled),
-      leaseLost: num(totals.leaseLost),
-      recovered: num(totals.recovered),
-    },
+    workerTotals: totalsOf(m.totals ?? {}),
     dbNow: m.db_now,
   };
 }

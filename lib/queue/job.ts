@@ -76,6 +76,12 @@ export const OWNER_GONE_SQL = `CASE WHEN status = 'running' THEN
     (SELECT coalesce(w.exit, 'stopped without handing the job back') FROM workers w WHERE w.worker_id = jobs.worker_id AND w.stopped_at IS NOT NULL)
   END AS owner_gone`;
 
+/**
+ * How long ago the recover sweep last ran, in ms by the database clock (NULL: never
+ * recorded): the overview's "sweep stopped" warning and a job page's expired-lease badge.
+ */
+export const SWEPT_AGO_MS_SQL = `(SELECT extract(epoch FROM now() - swept_at)::float8 * 1000 FROM recover_sweep)`;
+
 /** A claimed job is a suspect when it has now lost SUSPECT_STREAK leases in a row. */
 export const isSuspect = (j: Pick<ClaimedJob, 'leaseLostStreak'>) => j.leaseLostStreak >= SUSPECT_STREAK;
 

@@ -1391,8 +1391,3 @@ export async function workerDied(
   const { rows } = await run(db, sql.workerDied, [p.host, p.pid, p.exit, p.workerId ?? null]);
   return { workerId: rows[0]?.worker_id ?? null, leasesEnded: rows[0]?.leases_ended ?? 0 };
 }
-
-export async function workerPrune(db: Executor, olderThanMs: number) {
-  const { rowCount } = await run(db, sql.workerPrune, [olderThanMs]);
-  return rowCount ?? 0;
-}

@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK } from './job';
+import { OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -1156,7 +1156,7 @@ export const queueWorkersForType: Statement = {
 SELECT count(*) FILTER (WHERE $1 = ANY(queues) AND quiet_at IS NULL)::int AS on_queue,
        count(*) FILTER (WHERE $1 = ANY(queues) AND quiet_at IS NULL AND (types IS NULL OR $2 = ANY(types)))::int AS with_handler,
        count(*)::int AS anywhere,
-       (SELECT extract(epoch FROM now() - swept_at)::float8 * 1000 FROM recover_sweep) AS swept_ago_ms,
+       ${SWEPT_AGO_MS_SQL} AS swept_ago_ms,
        EXISTS (SELECT 1 FROM queues WHERE name = $1 AND paused_at IS NOT NULL) AS paused,
        EXISTS (SELECT 1 FROM queues WHERE name = $1) AS controlled
   FROM workers
@@ -1354,12 +1354,6 @@ WITH marked AS (
   RETURNING job_id
 )
 SELECT (SELECT worker_id FROM marked) AS worker_id, (SELECT count(*) FROM ended)::int AS leases_ended`,
-};
-
-/** workerPrune — forget worker rows silent for longer than $1 ms (history, not state). */
-export const workerPrune: Statement = {
-  name: 'leasehold_worker_prune',
-  text: `DELETE FROM workers WHERE heartbeat_at < now() - ${ms('$1')}`,
 };
 
 /**
