@@ -16,26 +16,12 @@ import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { computeConsoleStats } from '../queue/console-stats';
 import { readTypeTotals, type TypeTotals } from '../queue/type-metrics';
-import { WORKER_METRICS } from '../queue/worker-totals';
+import { summedSql, WORKER_COUNTERS, WORKER_METRICS, type WorkerCounter } from '../queue/worker-totals';
+
+export { WORKER_COUNTERS, type WorkerCounter };
 import type { Stats } from '../queue/read';
 import type { Doorbell } from '../queue/signal';
 import { redisSettled } from '../redis-settled';
-
-/** The counter keys a worker's metrics row carries (worker/runner.ts RunnerStats). */
-export const WORKER_COUNTERS = [
-  'claimed',
-  'completed',
-  'failed',
-  'retried',
-  'cancelled',
-  'leaseLost',
-  'refusedWrites',
-  'recovered',
-  'resignalled',
-  'pruned',
-  'notifyFallbacks',
-] as const;
-export type WorkerCounter = (typeof WORKER_COUNTERS)[number];
 
 export const WORKER_HISTOGRAMS = ['queueWaitMs', 'runTimeMs'] as const;
 export type WorkerHistogram = (typeof WORKER_HISTOGRAMS)[number];
@@ -55,15 +41,13 @@ export interface WorkerTotals {
   running: number;
 }
 
-/** A JSON number at `path` of the metrics row, or NULL (a missing or malformed field adds nothing). */
-const num = (path: string) => `CASE WHEN jsonb_typeof(metrics #> '{${path}}') = 'number' THEN (metrics #>> '{${path}}')::numeric END`;
 const LIVE = `stopped_at IS NULL AND heartbeat_at > now() - interval '1 minute'`;
 
 const TOTALS_SQL = `
-  SELECT ${WORKER_COUNTERS.map((k) => `coalesce(sum(${num(k)}), 0) AS "${k}"`).join(',\n         ')},
-         ${WORKER_HISTOGRAMS.map((h) => `coalesce(sum(${num(`${h},sum`)}), 0) AS "${h}_sum", coalesce(sum(${num(`${h},count`)}), 0) AS "${h}_count"`).join(',\n         ')},
-         coalesce(sum(${num('inFlight')}) FILTER (WHERE ${LIVE}), 0) AS in_flight,
-         coalesce(sum(${num('running')}) FILTER (WHERE ${LIVE}), 0) AS running
+  SELECT ${WORKER_COUNTERS.map((k) => `${summedSql(k)} AS "${k}"`).join(',\n         ')},
+         ${WORKER_HISTOGRAMS.map((h) => `${summedSql(`${h},sum`)} AS "${h}_sum", ${summedSql(`${h},count`)} AS "${h}_count"`).join(',\n         ')},
+         ${summedSql('inFlight', LIVE)} AS in_flight,
+         ${summedSql('running', LIVE)} AS running
     FROM ${WORKER_METRICS} w`;
 
 const BUCKETS_SQL = `

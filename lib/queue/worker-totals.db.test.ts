@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testDatabase } from '../../test/db';
 import { readWorkerTotals as scrapeTotals } from '../metrics/source';
+import { computeConsoleStats } from './console-stats';
 import { readTypeTotals } from './type-metrics';
 import { foldOldWorkers, readWorkerTotals } from './worker-totals';
 
@@ -64,4 +65,27 @@ test('rows silent for a week are folded into the archive; no total moves, live g
   assert.equal(await foldOldWorkers(db.pool), 1);
   assert.equal((await db.pool.query(`SELECT workers FROM worker_totals_archive`)).rows[0].workers, 3);
   assert.deepEqual(await totals(), before);
+});
+
+test('a malformed counter (a row written by hand, or by another version) adds nothing, and fails no read', async () => {
+  const read = async () => ({
+    console: (await readWorkerTotals(db.pool)).totals,
+    overview: (await computeConsoleStats(db.pool, { leaseMs: 30_000 })).workerTotals,
+    scrape: (await scrapeTotals(db.pool)).counters,
+  });
+  const before = await read();
+  await db.pool.query(
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, metrics, started_at, heartbeat_at)
+     VALUES ('odd:1', 'odd', 1, '{f}', 1, $1::jsonb, now(), now())`,
+    [JSON.stringify({ claimed: 'twelve', completed: { n: 1 }, failed: null, retried: [1], recovered: 3, runTimeMs: { sum: 'x', count: 1 } })],
+  );
+  const after = await read();
+  for (const [what, totals] of Object.entries(after)) {
+    const was = before[what as keyof typeof before] as Record<string, number>;
+    assert.deepEqual(
+      Object.fromEntries(['claimed', 'completed', 'failed', 'retried', 'recovered'].map((k) => [k, (totals as Record<string, number>)[k]! - was[k]!])),
+      { claimed: 0, completed: 0, failed: 0, retried: 0, recovered: 3 },
+      what,
+    );
+  }
 });

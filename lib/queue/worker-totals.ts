@@ -20,40 +20,49 @@ export const WORKER_ROWS_KEEP_MS = 7 * 86_400_000;
 /** Rows folded per sweep at most: a backlog of years is folded over a few sweeps, never in one long transaction. */
 export const FOLD_BATCH = 500;
 
-export interface WorkerTotals {
-  claimed: number;
-  completed: number;
-  failed: number;
-  retried: number;
-  cancelled: number;
-  leaseLost: number;
-  recovered: number;
-}
+/** The counter keys a worker's metrics row carries (worker/runner.ts RunnerStats). */
+export const WORKER_COUNTERS = [
+  'claimed',
+  'completed',
+  'failed',
+  'retried',
+  'cancelled',
+  'leaseLost',
+  'refusedWrites',
+  'recovered',
+  'resignalled',
+  'pruned',
+  'notifyFallbacks',
+] as const;
+export type WorkerCounter = (typeof WORKER_COUNTERS)[number];
 
-const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
+/** The counters the console's charts and stats history show. */
+export const TOTAL_COUNTERS = ['claimed', 'completed', 'failed', 'retried', 'cancelled', 'leaseLost', 'recovered'] as const satisfies readonly WorkerCounter[];
+export type WorkerTotals = Record<(typeof TOTAL_COUNTERS)[number], number>;
+
+/**
+ * SQL: the number at `path` (`claimed`, `runTimeMs,sum`) summed over the rows `w` of
+ * WORKER_METRICS. A missing or malformed value (a row written by hand, or by a version
+ * with other keys) adds nothing, where a cast would fail the whole read, and the overview
+ * with it. Every sum of the workers' counters is written with this; `filter` limits the rows.
+ */
+export const summedSql = (path: string, filter?: string) =>
+  `coalesce(sum(CASE WHEN jsonb_typeof(w.metrics #> '{${path}}') = 'number' THEN (w.metrics #>> '{${path}}')::numeric END)${filter ? ` FILTER (WHERE ${filter})` : ''}, 0)`;
+
+/** The TOTAL_COUNTERS, summed: as columns, or (`json`) as one JSON object. */
+export const totalsSql = (as: 'columns' | 'json') =>
+  as === 'columns'
+    ? TOTAL_COUNTERS.map((k) => `${summedSql(k)} AS "${k}"`).join(', ')
+    : `json_build_object(${TOTAL_COUNTERS.map((k) => `'${k}', ${summedSql(k)}`).join(', ')})`;
+
+/** A read's totals as numbers (a missing key is 0). */
+export const totalsOf = (r: Record<string, unknown>): WorkerTotals =>
+  Object.fromEntries(TOTAL_COUNTERS.map((k) => [k, r[k] === null || r[k] === undefined ? 0 : Number(r[k])])) as WorkerTotals;
 
 /** Only the workers' counters (the throughput sampler reads these between full refreshes). */
 export async function readWorkerTotals(db: Executor): Promise<{ totals: WorkerTotals; dbNow: Date }> {
-  const { rows } = await db.query(
-    `SELECT coalesce(sum((metrics->>'claimed')::float8), 0) AS claimed, coalesce(sum((metrics->>'completed')::float8), 0) AS completed,
-            coalesce(sum((metrics->>'failed')::float8), 0) AS failed, coalesce(sum((metrics->>'retried')::float8), 0) AS retried,
-            coalesce(sum((metrics->>'cancelled')::float8), 0) AS cancelled, coalesce(sum((metrics->>'leaseLost')::float8), 0) AS "leaseLost",
-            coalesce(sum((metrics->>'recovered')::float8), 0) AS recovered, now() AS db_now
-       FROM ${WORKER_METRICS} w`,
-  );
-  const r = rows[0];
-  return {
-    totals: {
-      claimed: num(r.claimed),
-      completed: num(r.completed),
-      failed: num(r.failed),
-      retried: num(r.retried),
-      cancelled: num(r.cancelled),
-      leaseLost: num(r.leaseLost),
-      recovered: num(r.recovered),
-    },
-    dbNow: r.db_now,
-  };
+  const { rows } = await db.query(`SELECT ${totalsSql('columns')}, now() AS db_now FROM ${WORKER_METRICS} w`);
+  return { totals: totalsOf(rows[0]), dbNow: rows[0].db_now };
 }
 
 /** Keys of a worker's report that say what it is doing now, not what it did: not summed. */
