@@ -1104,6 +1104,47 @@ describe('quieted by an operator', () => {
     await waitFor('every job to complete once resumed', async () =>
       (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [[inHand!.id, ...ahead]])).rows[0].n === 3);
   });
+
+  test('a claim round under way when the quiet arrives sends no claim after it, and the quiet is acknowledged once that round is over', async (t) => {
+    const prefix = uniquePrefix('quiet-round');
+    const limited = `${prefix}-limited`;
+    await ops.queueSetControls(db.pool, { name: limited, concurrencyLimit: 5 });
+    // The test holds the limited queue's lock: the runner's claim from it waits there, mid-round.
+    const blocker = await db.pool.connect();
+    let blocked = true;
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT name FROM queues WHERE name = $1 FOR UPDATE`, [limited]);
+    const unblock = async () => {
+      if (!blocked) return;
+      blocked = false;
+      await blocker.query('COMMIT');
+    };
+    t.after(async () => {
+      await unblock();
+      blocker.release();
+    });
+    const ran: string[] = [];
+    const { runner } = await makeRunner(t, { prefix, queues: [limited, prefix], handlers: { 'test.ok': (_p, ctx) => void ran.push(ctx.job.id) } });
+    await waitFor('the runner to wait for the limited queue\'s lock', async () =>
+      (await db.pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM queues WHERE name = $1 FOR UPDATE%' AND pid <> pg_backend_pid()`,
+      )).rows[0].n >= 1);
+    await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: true, by: 'test' });
+    const ticks = runner.heartbeatTicks;
+    await waitFor('two heartbeats to read the quiet', () => runner.heartbeatTicks >= ticks + 2);
+    const me = async () => (await listWorkers(db.pool)).find((w) => w.workerId === runner.workerId)!;
+    assert.equal((await me()).quietSeen, false, 'not acknowledged while a claim begun before it is under way');
+    // A job of the other queue, due, unrung: only a claim straight from PostgreSQL finds it.
+    const [job] = await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue: prefix }]);
+    await unblock();
+    await waitFor('the quiet to be acknowledged once the round is over', async () => (await me()).quietSeen === true);
+    const after = runner.heartbeatTicks;
+    await waitFor('two heartbeats more', () => runner.heartbeatTicks >= after + 2);
+    assert.deepEqual([...ran], [], 'nothing claimed after the quiet, by the round under way or later');
+    assert.equal((await jobRow(db.pool, job!.id)).status, 'queued');
+    await ops.workerSetQuiet(db.pool, { workerIds: [runner.workerId], quiet: false, by: 'test' });
+    await waitFor('the job to run once resumed', () => ran.includes(job!.id));
+  });
 });
 
 describe('what a heartbeat reports', () => {

@@ -75,6 +75,11 @@ export interface RunnerOptions {
    * after a SIGTSTP (worker/supervisor.ts).
    */
   startQuiet?: boolean;
+  /**
+   * Called when an operator resumes this process after a quiet it had acknowledged (a
+   * heartbeat brought the resume): its supervisor then starts new processes claiming.
+   */
+  onResumed?: () => void;
   /** How long a job claimed ahead may wait for a slot before it is handed back (default PREFETCH_HOLD_MS). */
   prefetchHoldMs?: number;
   /** How long ids popped beyond the free slots may wait in the process (see Runner.held). */
@@ -107,6 +112,8 @@ export const SCHEDULE_TICK_MS = 250;
 export const HELD_SIGNALS_PER_SLOT = 4;
 /** How long ids popped beyond the free slots may wait in the process before they go back. */
 export const HELD_SIGNALS_MS = 100;
+/** Why a job claimed ahead went back unrun when its worker was quieted (its attempt's error). */
+const QUIETED_BEFORE_START = 'the worker was quieted by an operator before it started the job; lease handed back';
 /**
  * How long a job claimed ahead (prefetch) may wait in the process for a slot. Past it (every
  * slot busy with longer jobs), it is handed back to its queue, at the front, for a worker
@@ -402,6 +409,7 @@ export class Runner {
   private async fetchLoop() {
     let backlog = false; // PostgreSQL returned a full batch last time: more is due
     while (!this.stopping) {
+      this.claimingRound = false; // the last round is over (it may have ended with continue)
       if (this.claimInDoubt || this.handBackInDoubt) await this.releaseUnrun();
       await this.waitForSlot();
       if (this.stopping) break;
@@ -412,6 +420,7 @@ export class Runner {
       // pop that waited (or hung while Redis died) would start the jobs half-expired locally.
       let claimSentAt = performance.now();
       const { fast, controlled } = this.queueSets();
+      this.claimingRound = fast.length + controlled.length > 0;
       // Every statement below adds what it claimed here at once: if a later one fails, the
       // jobs already claimed are still run (dropped, they would stay running under this
       // worker's id, unrenewed, until their leases expired and recover counted a lost lease).
@@ -440,10 +449,11 @@ export class Runner {
         const popWait = backlog ? 0 : controlled.length ? Math.min(this.o.pollMs, untilControlledPoll) : this.o.pollMs;
         if (rest <= 0) {
           // the controlled queues filled the free slots
-        } else if (!fast.length) {
+        } else if (!fast.length || this.quiet) {
           // Nothing to pop from: wait for the next controlled poll — or, with every queue
-          // paused (none controlled to poll), for the controls to change.
-          if (!jobs.length) await sleep(Math.min(this.o.pollMs, controlled.length ? untilControlledPoll : CONTROLLED_POLL_MS));
+          // paused (none controlled to poll), for the controls to change. Or quieted while
+          // the controlled queues were claimed: no further statement claims.
+          if (!jobs.length) await this.idle(sleep(Math.min(this.o.pollMs, controlled.length ? untilControlledPoll : CONTROLLED_POLL_MS)));
         } else if (performance.now() >= this.nextBackstopPoll) {
           // Every pollMs the oldest due jobs come straight from PostgreSQL, whatever Redis
           // holds. A retry or a delayed job that comes due has no id in the list until a
@@ -470,7 +480,7 @@ export class Runner {
           await this.enterPgMode();
           firstClaim();
           backlog = (await this.claimFromPostgres(fast, rest, jobs)) >= rest;
-          if (!backlog && !jobs.length && !this.stopping) await this.pgReceiver!.wait(popWait);
+          if (!backlog && !jobs.length && !this.stopping) await this.idle(this.pgReceiver!.wait(popWait));
         }
       } catch (err) {
         const signalLost = err instanceof SignalUnavailable;
@@ -478,7 +488,7 @@ export class Runner {
         // Without the server's answer, the claim may have committed: see releaseUnrun.
         if (!signalLost && !answeredByServer(err)) this.claimInDoubt = true;
         if (!jobs.length) {
-          if (!signalLost) await sleep(Math.min(this.o.pollMs, 1_000));
+          if (!signalLost) await this.idle(sleep(Math.min(this.o.pollMs, 1_000)));
           continue;
         }
       }
@@ -496,6 +506,27 @@ export class Runner {
         const at = renewedAt ? renewedAt.get(job.id) : claimSentAt;
         if (at !== undefined) this.begin(job, at ?? claimSentAt);
       }
+      // Quieted while this round claimed: what it took starts on free slots; the rest, claimed
+      // ahead, goes back now rather than wait here for a slot.
+      if (this.quiet && this.buffer.length && !this.stopping) this.handBack(this.buffer.splice(0), QUIETED_BEFORE_START);
+    }
+    this.claimingRound = false;
+  }
+
+  /**
+   * A claim round is under way that began before the quiet now in force (if any): the quiet
+   * is acknowledged (metrics) only once it ends, for a claim statement it already sent may
+   * still take jobs. Cleared at each round's end and while the round only waits (a blocking
+   * pop, whose ids go back if a quiet comes meanwhile; a sleep or a LISTEN before the next).
+   */
+  private claimingRound = false;
+  private async idle<T>(wait: Promise<T>): Promise<T> {
+    const was = this.claimingRound;
+    this.claimingRound = false;
+    try {
+      return await wait;
+    } finally {
+      this.claimingRound = was;
     }
   }
 
@@ -733,9 +764,15 @@ export class Runner {
     const extra = this.lastPopFull && !failpointsEnabled && (!take.length || rest <= holdable) ? holdable : 0;
     let popped: Ring[] | null;
     try {
-      popped = await this.pop(receiver, queues, want + extra, take.length ? 0 : waitMs);
+      popped = await this.idle(this.pop(receiver, queues, want + extra, take.length ? 0 : waitMs));
     } catch (err) {
-      // Redis went away: claim what is in hand; the next round finds the signal unavailable.
+      // Redis went away: claim what is in hand (unless quieted meanwhile: then it goes back,
+      // or to the sweep if Redis refuses it); the next round finds the signal unavailable.
+      if (take.length && this.quiet) {
+        this.held.push(...taken);
+        void this.giveBackHeld();
+        return [];
+      }
       if (take.length) return take;
       throw err;
     }
@@ -806,12 +843,15 @@ export class Runner {
   /** The quiet request this process runs by (its token, reported back with the next heartbeat). */
   private quietToken: string | null = null;
   private setQuiet(quiet: boolean, token: string | null) {
+    const acknowledged = this.quietToken !== null;
     this.quietToken = quiet ? token : null;
     if (quiet === this.quiet) return;
     this.quiet = quiet;
     // Jobs claimed ahead and not started would wait here for a slot: the other workers take them.
-    if (quiet && this.buffer.length && !this.stopping) this.handBack(this.buffer.splice(0), 'the worker was quieted by an operator before it started the job; lease handed back');
+    if (quiet && this.buffer.length && !this.stopping) this.handBack(this.buffer.splice(0), QUIETED_BEFORE_START);
     this.log.info(quiet ? 'quieted by an operator: claiming no new jobs; those in hand finish' : 'resumed by an operator: claiming again');
+    // Not when a pinned quiet that was never recorded lets go (see unpinQuiet): no one resumed.
+    if (!quiet && acknowledged) this.o.onResumed?.();
   }
 
   /**
@@ -822,6 +862,10 @@ export class Runner {
   quietNow(token: string | null) {
     this.quietNowAt = performance.now();
     this.setQuiet(true, token ?? this.quietToken);
+  }
+  /** Claiming nothing new: quieted (by an operator, a signal, or pinned so at start). */
+  get isQuiet() {
+    return this.quiet;
   }
   /** Quiet, whatever heartbeats answer, until quietNow() or unpinQuiet(): see startQuiet. */
   pinQuiet() {
@@ -876,7 +920,7 @@ export class Runner {
     for (let k = 0; k < queues.length; k++) {
       const queue = queues[(start + k) % queues.length]!;
       const left = want - (into.length - before);
-      if (left <= 0) break;
+      if (left <= 0 || this.quiet) break;
       into.push(
         ...(await ops.jobClaimControlled(this.o.pool, {
           queue,
@@ -902,11 +946,12 @@ export class Runner {
     const left = () => want - (into.length - before);
     const start = this.queueRotation++ % queues.length;
     const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(into), types: this.types });
-    for (let k = 0; k < queues.length && left() > 0; k++) {
+    // A quiet that comes between two statements stops the rest (one already sent runs on).
+    for (let k = 0; k < queues.length && left() > 0 && !this.quiet; k++) {
       const queue = queues[(start + k) % queues.length]!;
       into.push(...(await ops.jobClaimNext(db, { ...p(), queue, limit: left() })));
     }
-    for (let k = 0; k < queues.length && left() > 0; k++) {
+    for (let k = 0; k < queues.length && left() > 0 && !this.quiet; k++) {
       const queue = queues[(start + k) % queues.length]!;
       into.push(...(await ops.jobClaimExpired(db, { ...p(), queue, limit: left() })));
     }
@@ -1530,8 +1575,9 @@ export class Runner {
       running: this.running,
       // Acknowledged: the token of the quiet request it runs by (false while it claims). The
       // workers page says "quiet" once the report names the current request, "quieting" before;
-      // sent a heartbeat after the request was read, when no claim begun before it is in flight.
-      quiet: this.quiet ? (this.quietToken ?? true) : false,
+      // sent a heartbeat after the request was read, when no claim round begun before it is
+      // under way (claimingRound).
+      quiet: this.quiet && !this.claimingRound ? (this.quietToken ?? true) : false,
       queueWaitMs: this.queueWait.snapshot(),
       runTimeMs: this.runTime.snapshot(),
       byType: this.byType.snapshot(),
