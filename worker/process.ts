@@ -92,6 +92,8 @@ const runner = new Runner({
   retention: cfg.retention,
   prefetch: Number(values.prefetch),
   startQuiet: !!process.env.LEASEHOLD_START_QUIET,
+  // Resumed after a quiet: the supervisor's processes started from now on claim too.
+  onResumed: () => tellSupervisor({ type: 'resumed' }),
   log,
 });
 // The supervisor's SIGTSTP (worker/bin/worker.ts) quiets this process, as the workers page's
@@ -103,6 +105,9 @@ let started = false;
 process.on('message', (m: { type?: string; why?: string }) => {
   if (m?.type !== 'quiet') return;
   const why = String(m.why ?? 'the supervisor');
+  // Already quiet (the same request sent again once this process was ready, or an operator's):
+  // nothing to do, and nothing to audit twice.
+  if (started && runner.isQuiet) return;
   if (started) return void quietBySupervisor(why);
   quietRequest = why;
   runner.pinQuiet();

@@ -122,7 +122,7 @@ export class Supervisor {
   /**
    * Asks every process to quiet itself (worker/process.ts), saying why: those running now by a
    * message (one still starting takes it up once started), and each one started from now on (a
-   * replacement for one that died) from its start.
+   * replacement for one that died) from its start — until an operator resumes one of them.
    */
   quietAll(why: string) {
     this.quietWhy = why;
@@ -153,6 +153,15 @@ export class Supervisor {
       if (slot.child !== child) return;
       if (m?.type === 'alive' || m?.type === 'ready') slot.lastBeat = performance.now();
       if (m?.type === 'ready' && typeof m.workerId === 'string') slot.workerId = m.workerId;
+      // Quieted while it started: the message sent then may have come before its listener
+      // and been lost. Sent again now it listens (a process already quiet ignores it).
+      if (m?.type === 'ready' && this.quietWhy !== null) child.send({ type: 'quiet', why: this.quietWhy }, (err: Error | null) => void err);
+      // An operator resumed one of them (Resume on the workers page): the quiet is called off,
+      // and a process started from now on (a replacement) claims, rather than start quiet.
+      if (m?.type === 'resumed' && this.quietWhy !== null) {
+        this.quietWhy = null;
+        this.o.log.info('a worker process was resumed: processes started from now on claim');
+      }
     });
     child.on('exit', (code, signal) => this.onExit(slot, child, code, signal));
     // A fork that could not start (no memory or pids left, the directory gone) emits 'error'

@@ -198,6 +198,17 @@ describe('supervisor', () => {
       const now = (await workers()).map((r) => r.worker_id);
       await ops.workerSetQuiet(db.pool, { workerIds: now, quiet: false, by: 'test' });
       await waitFor('the waiting job to run once resumed', async () => (await jobRow(db.pool, waiting!.id)).status === 'completed');
+      // Resumed: the quiet is called off, and a process started from now on claims.
+      await waitFor('both to acknowledge the resume', async () => (await listWorkers(db.pool)).filter((x) => now.includes(x.workerId) && x.quietAt === null && !x.quietSeen).length === 2);
+      const { rows: [second] } = await db.pool.query(`SELECT pid FROM workers WHERE worker_id = $1`, [now[0]]);
+      process.kill(second.pid, 'SIGKILL');
+      await waitFor('its replacement to register', async () => (await workers()).some((r) => !now.includes(r.worker_id)), { timeoutMs: 30_000 });
+      const fresh = (await workers()).find((r) => !now.includes(r.worker_id))!.worker_id;
+      const registered = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+      await waitFor('two heartbeats of the replacement', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE worker_id = $1 AND heartbeat_at > $2::timestamptz + interval '1 s'`, [fresh, registered])).rows[0].n === 1);
+      const { rows: [row] } = await db.pool.query(`SELECT quiet_at, quiet_by FROM workers WHERE worker_id = $1`, [fresh]);
+      assert.deepEqual(row, { quiet_at: null, quiet_by: null }, 'the replacement started claiming, not quiet');
     } finally {
       await w.stop();
     }

@@ -69,7 +69,8 @@ workers = opts.worker
       fork(
         path.join(projectRoot, 'worker/bin/worker.ts'),
         workerCommandArgs(opts),
-        { execArgv: ['--import', tsxImport], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+        // LEASEHOLD_UNDER_START: Ctrl-Z suspends it with the rest (worker/bin/worker.ts, SIGTSTP).
+        { execArgv: ['--import', tsxImport], env: { ...env, LEASEHOLD_UNDER_START: '1' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
       ),
     { log })
   : null;

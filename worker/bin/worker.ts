@@ -107,15 +107,6 @@ export async function runWorkers(opts: WorkerCommandOptions) {
         .then((r) => r.leasesEnded && log.info("a dead worker process's leases ended early; the recover sweep takes its jobs", { pid, worker: r.workerId, leases: r.leasesEnded }))
         .catch((err) => log.warn('could not record a dead worker process', { pid, err })),
   });
-  supervisor.start();
-  log.info('workers started', {
-    processes: opts.processes,
-    concurrency: opts.concurrency,
-    queues: opts.queues,
-    nice: cfg.workerNice,
-    postgres: redact(services.databaseUrl),
-    redis: services.redisUrl ?? 'none (PostgreSQL-only claiming)',
-  });
   let stopping = false;
   const stop = async (sig: string) => {
     if (stopping) return;
@@ -132,15 +123,27 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   process.on('SIGHUP', () => void stop('SIGHUP'));
   // SIGTSTP quiets every process, as the workers page's Quiet does (Sidekiq's TSTP): before a
   // deploy, send it, wait for the jobs in hand, then SIGTERM. Only for a supervisor run by a
-  // process manager or a script: under `npm start` (forked, with a channel to it) or in a
-  // terminal, Ctrl-Z sends SIGTSTP to every process of the job, and there it suspends them
-  // all, as it always has, rather than leave the workers quiet after `fg`.
-  if (!process.send && !process.stdin.isTTY) {
+  // process manager or a script (one that forks it with a channel too, as pm2 does): under
+  // `npm start` (which says so, LEASEHOLD_UNDER_START) or in a terminal, Ctrl-Z sends SIGTSTP
+  // to every process of the job, and there it suspends them all, as it always has, rather
+  // than leave the workers quiet after `fg`.
+  if (!process.env.LEASEHOLD_UNDER_START && !process.stdin.isTTY) {
     process.on('SIGTSTP', () => {
       log.info('SIGTSTP: quieting every worker process (Resume on the workers page undoes it)');
       supervisor.quietAll(`SIGTSTP to pid ${process.pid}`);
     });
   }
+  // Only now: "workers started" says the handlers above are in place (a SIGTSTP sent on
+  // reading it, before its handler, would have stopped this process instead).
+  supervisor.start();
+  log.info('workers started', {
+    processes: opts.processes,
+    concurrency: opts.concurrency,
+    queues: opts.queues,
+    nice: cfg.workerNice,
+    postgres: redact(services.databaseUrl),
+    redis: services.redisUrl ?? 'none (PostgreSQL-only claiming)',
+  });
   // Started by `npm start` (or any parent) that then died: drain rather than run on as an orphan.
   watchParent(() => void stop('parent process exited'));
   return supervisor;
