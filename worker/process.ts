@@ -93,7 +93,7 @@ const runner = new Runner({
   prefetch: Number(values.prefetch),
   startQuiet: !!process.env.LEASEHOLD_START_QUIET,
   // Resumed after a quiet: the supervisor's processes started from now on claim too.
-  onResumed: () => tellSupervisor({ type: 'resumed' }),
+  onResumed: () => tellSupervisor({ type: 'resumed', seq: quietSeq }),
   log,
 });
 // The supervisor's SIGTSTP (worker/bin/worker.ts) quiets this process, as the workers page's
@@ -101,13 +101,13 @@ const runner = new Runner({
 // no new job, those in hand finish. A request that comes while the process starts (or one it
 // was started with) claims nothing from the start and is recorded once it has started (below).
 let quietRequest: string | null = process.env.LEASEHOLD_START_QUIET || null;
+/** The supervisor's number of the last quiet request taken up (its 'resumed' names it). */
+let quietSeq = Number(process.env.LEASEHOLD_START_QUIET_SEQ) || 0;
 let started = false;
-process.on('message', (m: { type?: string; why?: string }) => {
+process.on('message', (m: { type?: string; why?: string; seq?: number }) => {
   if (m?.type !== 'quiet') return;
   const why = String(m.why ?? 'the supervisor');
-  // Already quiet (the same request sent again once this process was ready, or an operator's):
-  // nothing to do, and nothing to audit twice.
-  if (started && runner.isQuiet) return;
+  quietSeq = Number(m.seq) || 0;
   if (started) return void quietBySupervisor(why);
   quietRequest = why;
   runner.pinQuiet();
@@ -138,7 +138,7 @@ if (process.send) setInterval(() => tellSupervisor({ type: 'alive' }), 500).unre
  * jobs left running under its id until their leases ran out. The failure is dropped: the
  * 'disconnect' that follows drains the process.
  */
-function tellSupervisor(message: { type: string; workerId?: string }) {
+function tellSupervisor(message: { type: string; workerId?: string; seq?: number }) {
   if (process.send && process.connected) process.send(message, (err: Error | null) => void err);
 }
 

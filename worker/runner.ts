@@ -409,8 +409,10 @@ export class Runner {
   private async fetchLoop() {
     let backlog = false; // PostgreSQL returned a full batch last time: more is due
     while (!this.stopping) {
-      this.claimingRound = false; // the last round is over (it may have ended with continue)
       if (this.claimInDoubt || this.handBackInDoubt) await this.releaseUnrun();
+      // The last round is over (it may have ended with continue), unless a claim of it lost
+      // its answer and may yet take jobs that releaseUnrun has not found.
+      this.claimingRound = this.claimInDoubt;
       await this.waitForSlot();
       if (this.stopping) break;
       const want = this.want;
@@ -464,7 +466,7 @@ export class Runner {
           backlog = (await this.claimFromPostgres(fast, rest, jobs)) >= rest;
         } else if (receiver && receiver.available && performance.now() >= this.popRetryAt) {
           this.leavePgMode();
-          const ids = await this.signalled(receiver, fast, rest, popWait);
+          const ids = await this.signalled(receiver, fast, rest, popWait, jobs.length > 0);
           if (this.quiet) {
             // Quieted while the pop waited: nothing more is claimed (its ids went back).
           } else if (ids?.length) {
@@ -488,7 +490,10 @@ export class Runner {
         // Without the server's answer, the claim may have committed: see releaseUnrun.
         if (!signalLost && !answeredByServer(err)) this.claimInDoubt = true;
         if (!jobs.length) {
-          if (!signalLost) await this.idle(sleep(Math.min(this.o.pollMs, 1_000)));
+          if (!signalLost) {
+            const pause = sleep(Math.min(this.o.pollMs, 1_000));
+            await (this.claimInDoubt ? pause : this.idle(pause));
+          }
           continue;
         }
       }
@@ -738,7 +743,7 @@ export class Runner {
    * the few held ids cost a claim statement of their own, a round trip to PostgreSQL where
    * the pop is one to Redis (with claims of 500, every other claim carried the 40 held ids).
    */
-  private async signalled(receiver: RedisReceiver, queues: readonly string[], rest: number, waitMs: number): Promise<string[] | null> {
+  private async signalled(receiver: RedisReceiver, queues: readonly string[], rest: number, waitMs: number, holding: boolean): Promise<string[] | null> {
     const taken: Ring[] = [];
     let take: string[] = [];
     if (this.held.length) {
@@ -764,7 +769,10 @@ export class Runner {
     const extra = this.lastPopFull && !failpointsEnabled && (!take.length || rest <= holdable) ? holdable : 0;
     let popped: Ring[] | null;
     try {
-      popped = await this.idle(this.pop(receiver, queues, want + extra, take.length ? 0 : waitMs));
+      // The pop only waits, unless this round holds jobs it claimed (from a limited queue) and
+      // has not begun: a quiet is not acknowledged before they are in hand.
+      const pop = this.pop(receiver, queues, want + extra, take.length ? 0 : waitMs);
+      popped = await (holding ? pop : this.idle(pop));
     } catch (err) {
       // Redis went away: claim what is in hand (unless quieted meanwhile: then it goes back,
       // or to the sweep if Redis refuses it); the next round finds the signal unavailable.
@@ -843,7 +851,7 @@ export class Runner {
   /** The quiet request this process runs by (its token, reported back with the next heartbeat). */
   private quietToken: string | null = null;
   private setQuiet(quiet: boolean, token: string | null) {
-    const acknowledged = this.quietToken !== null;
+    const recorded = this.quietToken !== null;
     this.quietToken = quiet ? token : null;
     if (quiet === this.quiet) return;
     this.quiet = quiet;
@@ -851,7 +859,7 @@ export class Runner {
     if (quiet && this.buffer.length && !this.stopping) this.handBack(this.buffer.splice(0), QUIETED_BEFORE_START);
     this.log.info(quiet ? 'quieted by an operator: claiming no new jobs; those in hand finish' : 'resumed by an operator: claiming again');
     // Not when a pinned quiet that was never recorded lets go (see unpinQuiet): no one resumed.
-    if (!quiet && acknowledged) this.o.onResumed?.();
+    if (!quiet && recorded) this.o.onResumed?.();
   }
 
   /**
@@ -863,18 +871,19 @@ export class Runner {
     this.quietNowAt = performance.now();
     this.setQuiet(true, token ?? this.quietToken);
   }
-  /** Claiming nothing new: quieted (by an operator, a signal, or pinned so at start). */
-  get isQuiet() {
-    return this.quiet;
-  }
   /** Quiet, whatever heartbeats answer, until quietNow() or unpinQuiet(): see startQuiet. */
   pinQuiet() {
     this.quiet = true;
     this.quietNowAt = Infinity;
   }
-  /** Pinned quiet, but the request could not be written: heartbeats' answers rule again. */
+  /**
+   * Pinned quiet, but the request could not be written or was called off before it was:
+   * claiming again at once (nothing recorded it), and heartbeats' answers rule again.
+   */
   unpinQuiet() {
-    if (this.quietNowAt === Infinity) this.quietNowAt = -Infinity;
+    if (this.quietNowAt !== Infinity) return;
+    this.quietNowAt = -Infinity;
+    if (this.quietToken === null) this.quiet = false;
   }
   private quietNowAt = -Infinity;
 

@@ -126,18 +126,25 @@ export class Supervisor {
    */
   quietAll(why: string) {
     this.quietWhy = why;
+    const seq = ++this.quietSeq;
     for (const { child: c } of this.slots) {
-      if (c && c.connected && c.exitCode === null && c.signalCode === null) c.send({ type: 'quiet', why }, (err: Error | null) => void err);
+      if (c && c.connected && c.exitCode === null && c.signalCode === null) c.send({ type: 'quiet', why, seq }, (err: Error | null) => void err);
     }
   }
   private quietWhy: string | null = null;
+  /** Numbers each quietAll: a process's 'resumed' names the one it ends (an older one is stale). */
+  private quietSeq = 0;
 
   private spawn(slot: Slot) {
     const child = fork(path.join(projectRoot, 'worker/process.ts'), this.o.args, {
       execArgv: ['--import', tsxImport],
       cwd: projectRoot,
       // Started after a SIGTSTP: quiet from its first claim on (worker/process.ts).
-      env: { ...this.o.env, LEASEHOLD_WORKER_INDEX: String(slot.index), ...(this.quietWhy ? { LEASEHOLD_START_QUIET: this.quietWhy } : {}) },
+      env: {
+        ...this.o.env,
+        LEASEHOLD_WORKER_INDEX: String(slot.index),
+        ...(this.quietWhy ? { LEASEHOLD_START_QUIET: this.quietWhy, LEASEHOLD_START_QUIET_SEQ: String(this.quietSeq) } : {}),
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     slot.child = child;
@@ -148,17 +155,15 @@ export class Supervisor {
     slot.lastBeat = slot.startedAt + START_GRACE_MS;
     slot.stallKilled = null;
     slot.workerId = undefined;
-    child.on('message', (m: { type?: string; workerId?: unknown }) => {
+    child.on('message', (m: { type?: string; workerId?: unknown; seq?: unknown }) => {
       // A late message of a child already replaced must not start its successor's clock.
       if (slot.child !== child) return;
       if (m?.type === 'alive' || m?.type === 'ready') slot.lastBeat = performance.now();
       if (m?.type === 'ready' && typeof m.workerId === 'string') slot.workerId = m.workerId;
-      // Quieted while it started: the message sent then may have come before its listener
-      // and been lost. Sent again now it listens (a process already quiet ignores it).
-      if (m?.type === 'ready' && this.quietWhy !== null) child.send({ type: 'quiet', why: this.quietWhy }, (err: Error | null) => void err);
       // An operator resumed one of them (Resume on the workers page): the quiet is called off,
       // and a process started from now on (a replacement) claims, rather than start quiet.
-      if (m?.type === 'resumed' && this.quietWhy !== null) {
+      // (Not a resume of an earlier quiet that crossed a newer SIGTSTP on its way here.)
+      if (m?.type === 'resumed' && this.quietWhy !== null && m.seq === this.quietSeq) {
         this.quietWhy = null;
         this.o.log.info('a worker process was resumed: processes started from now on claim');
       }

@@ -214,6 +214,39 @@ describe('supervisor', () => {
     }
   });
 
+  test('SIGTSTP right after a Resume, before the workers have read it: the new quiet holds, for them and for a replacement', async () => {
+    const prefix = uniquePrefix('tstp-again');
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 1, queues: prefix });
+    const row = async () =>
+      (await db.pool.query(`SELECT worker_id, pid, quiet_by FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL ORDER BY started_at DESC LIMIT 1`, [prefix])).rows[0];
+    const seen = async (id: string) => (await listWorkers(db.pool)).find((x) => x.workerId === id)?.quietSeen === true;
+    try {
+      await waitFor('the worker process to register', async () => !!(await row()));
+      const first = await row();
+      process.kill(w.pid, 'SIGTSTP');
+      await waitFor('the quiet to be acknowledged', () => seen(first.worker_id));
+      // Resume, and at once (within a heartbeat) SIGTSTP again, as a deploy script retried.
+      await ops.workerSetQuiet(db.pool, { workerIds: [first.worker_id], quiet: false, by: 'test' });
+      process.kill(w.pid, 'SIGTSTP');
+      await waitFor('the second quiet to be written', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'worker.quiet' AND target->>'worker' = $1`, [first.worker_id])).rows[0].n === 2);
+      const since = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+      await waitFor('two heartbeats since', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE worker_id = $1 AND heartbeat_at > $2::timestamptz + interval '1 s'`, [first.worker_id, since])).rows[0].n === 1);
+      assert.match((await row()).quiet_by ?? '', /^SIGTSTP to pid \d+$/, 'quiet, by the second signal');
+      assert.ok(await seen(first.worker_id), 'and acknowledged');
+      const [waiting] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', queue: prefix }]);
+      process.kill(first.pid, 'SIGKILL');
+      await waitFor('its replacement to register quiet', async () => {
+        const r = await row();
+        return r.worker_id !== first.worker_id && /^SIGTSTP to pid \d+$/.test(r.quiet_by ?? '');
+      }, { timeoutMs: 30_000 });
+      assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'not claimed: the supervisor is still quiet');
+    } finally {
+      await w.stop();
+    }
+  });
+
   test('SIGTSTP while the worker processes start: they claim nothing from their start, and record the quiet once registered', async () => {
     const prefix = uniquePrefix('tstp-start');
     const [waiting] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', queue: prefix }]);
