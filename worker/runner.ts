@@ -513,7 +513,7 @@ export class Runner {
       }
       // Quieted while this round claimed: what it took starts on free slots; the rest, claimed
       // ahead, goes back now rather than wait here for a slot.
-      if (this.quiet && this.buffer.length && !this.stopping) this.handBack(this.buffer.splice(0), QUIETED_BEFORE_START);
+      if (this.quiet) this.handBackBuffered();
     }
     this.claimingRound = false;
   }
@@ -776,22 +776,14 @@ export class Runner {
     } catch (err) {
       // Redis went away: claim what is in hand (unless quieted meanwhile: then it goes back,
       // or to the sweep if Redis refuses it); the next round finds the signal unavailable.
-      if (take.length && this.quiet) {
-        this.held.push(...taken);
-        void this.giveBackHeld();
-        return [];
-      }
+      if (take.length && this.quiet) return this.giveBack(taken);
       if (take.length) return take;
       throw err;
     }
     this.lastPopFull = !!popped && popped.length >= want + extra;
-    if (this.quiet) {
-      // Quieted while the pop waited (a heartbeat brought it): these ids are for the other
-      // workers, back at the front of their lists.
-      this.held.push(...taken, ...(popped ?? []));
-      void this.giveBackHeld();
-      return [];
-    }
+    // Quieted while the pop waited (a heartbeat brought it): these ids are for the other
+    // workers, back at the front of their lists.
+    if (this.quiet) return this.giveBack([...taken, ...(popped ?? [])]);
     if (!popped) return take.length ? take : null;
     if (popped.length > want) {
       this.held.push(...popped.splice(want));
@@ -809,6 +801,13 @@ export class Runner {
   }
 
   /** Puts held ids back at the front of their lists, for any worker to take. */
+  /** Ids a quieted round took or popped, back to their lists with the held ones: none is claimed. */
+  private giveBack(rings: readonly Ring[]): [] {
+    this.held.push(...rings);
+    void this.giveBackHeld();
+    return [];
+  }
+
   private async giveBackHeld() {
     this.clearHeldTimer();
     const back = this.held.splice(0);
@@ -856,10 +855,15 @@ export class Runner {
     if (quiet === this.quiet) return;
     this.quiet = quiet;
     // Jobs claimed ahead and not started would wait here for a slot: the other workers take them.
-    if (quiet && this.buffer.length && !this.stopping) this.handBack(this.buffer.splice(0), QUIETED_BEFORE_START);
+    if (quiet) this.handBackBuffered();
     this.log.info(quiet ? 'quieted by an operator: claiming no new jobs; those in hand finish' : 'resumed by an operator: claiming again');
     // Not when a pinned quiet that was never recorded lets go (see unpinQuiet): no one resumed.
     if (!quiet && recorded) this.o.onResumed?.();
+  }
+
+  /** Quiet: jobs claimed ahead and not started go back to their queue, for the other workers. */
+  private handBackBuffered() {
+    if (this.buffer.length && !this.stopping) this.handBack(this.buffer.splice(0), QUIETED_BEFORE_START);
   }
 
   /**
