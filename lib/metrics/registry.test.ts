@@ -4,7 +4,8 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { DatabaseHealth } from '../queue/console-stats';
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { createMetricsRegistry } from './registry';
-import { cached, type MetricsSource, type SummedHistogram, WORKER_COUNTERS } from './source';
+import { WORKER_COUNTERS } from '../queue/worker-totals';
+import { cached, type MetricsSource, type SummedHistogram } from './source';
 
 const HEALTHY = { oldestTransaction: null, deadRows: 120, xidAge: 4_500 };
 

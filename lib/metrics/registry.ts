@@ -9,7 +9,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { JOB_STATUSES } from '../queue/status';
 import { TYPE_OUTCOMES } from '../queue/type-metrics';
-import { type MetricsSource, type SummedHistogram, type WorkerCounter, type WorkerHistogram } from './source';
+import type { WorkerCounter } from '../queue/worker-totals';
+import { type MetricsSource, type SummedHistogram, type WorkerHistogram } from './source';
 
 /** Summed from the worker rows like the rest, but exposed with the console's own (leasehold_signal_notify_fallbacks_total). */
 const COUNTERS: Record<Exclude<WorkerCounter, 'notifyFallbacks'>, [name: string, help: string]> = {

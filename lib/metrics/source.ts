@@ -17,8 +17,6 @@ import { DURATION_BUCKETS_MS } from '../queue/histogram';
 import { computeConsoleStats } from '../queue/console-stats';
 import { readTypeTotals, type TypeTotals } from '../queue/type-metrics';
 import { summedSql, WORKER_COUNTERS, WORKER_METRICS, type WorkerCounter } from '../queue/worker-totals';
-
-export { WORKER_COUNTERS, type WorkerCounter };
 import type { Stats } from '../queue/read';
 import type { Doorbell } from '../queue/signal';
 import { redisSettled } from '../redis-settled';
