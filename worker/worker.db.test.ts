@@ -28,6 +28,17 @@ async function completedIn(queue: string) {
   return rows[0].n as number;
 }
 
+/**
+ * Waits until each of these worker processes has reported more than a second after now (the
+ * database clock): with the tests' heartbeats, at least two more heartbeats each, and the polls
+ * between them — the chances a quiet worker had to claim.
+ */
+async function heartbeatsSince(what: string, workerIds: readonly string[]) {
+  const since = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+  await waitFor(what, async () =>
+    (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE worker_id = ANY($1) AND heartbeat_at > $2::timestamptz + interval '1 s'`, [workerIds, since])).rows[0].n === workerIds.length);
+}
+
 /** Alive, and not a zombie waiting for whoever adopted it to reap it. */
 function alive(pid: number) {
   try {
@@ -182,9 +193,7 @@ describe('supervisor', () => {
       await waitFor('both to confirm it', async () => (await listWorkers(db.pool)).filter((x) => ids.includes(x.workerId) && x.quietSeen).length === 2);
       const [waiting] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', queue: prefix }]);
       // Chances to claim it: two heartbeats of each process since the enqueue (and their polls).
-      const since = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
-      await waitFor('two heartbeats of each process', async () =>
-        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE worker_id = ANY($1) AND heartbeat_at > $2::timestamptz + interval '1 s'`, [ids, since])).rows[0].n === 2);
+      await heartbeatsSince('two heartbeats of each process', ids);
       assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'not claimed while quiet');
       await waitFor('the job in hand to finish', async () => (await jobRow(db.pool, inHand!.id)).status === 'completed');
       const { rows: audit } = await db.pool.query(`SELECT actor_kind, target->>'worker' AS worker FROM audit_log WHERE action = 'worker.quiet' AND target->>'worker' = ANY($1) ORDER BY 2`, [ids]);
@@ -204,9 +213,7 @@ describe('supervisor', () => {
       process.kill(second.pid, 'SIGKILL');
       await waitFor('its replacement to register', async () => (await workers()).some((r) => !now.includes(r.worker_id)), { timeoutMs: 30_000 });
       const fresh = (await workers()).find((r) => !now.includes(r.worker_id))!.worker_id;
-      const registered = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
-      await waitFor('two heartbeats of the replacement', async () =>
-        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE worker_id = $1 AND heartbeat_at > $2::timestamptz + interval '1 s'`, [fresh, registered])).rows[0].n === 1);
+      await heartbeatsSince('two heartbeats of the replacement', [fresh]);
       const { rows: [row] } = await db.pool.query(`SELECT quiet_at, quiet_by FROM workers WHERE worker_id = $1`, [fresh]);
       assert.deepEqual(row, { quiet_at: null, quiet_by: null }, 'the replacement started claiming, not quiet');
     } finally {
@@ -230,9 +237,7 @@ describe('supervisor', () => {
       process.kill(w.pid, 'SIGTSTP');
       await waitFor('the second quiet to be written', async () =>
         (await db.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'worker.quiet' AND target->>'worker' = $1`, [first.worker_id])).rows[0].n === 2);
-      const since = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
-      await waitFor('two heartbeats since', async () =>
-        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE worker_id = $1 AND heartbeat_at > $2::timestamptz + interval '1 s'`, [first.worker_id, since])).rows[0].n === 1);
+      await heartbeatsSince('two heartbeats since', [first.worker_id]);
       assert.match((await row()).quiet_by ?? '', /^SIGTSTP to pid \d+$/, 'quiet, by the second signal');
       assert.ok(await seen(first.worker_id), 'and acknowledged');
       const [waiting] = await ops.jobEnqueue(db.pool, [{ type: 'demo.noop', queue: prefix }]);
@@ -255,11 +260,10 @@ describe('supervisor', () => {
       // Its handler is in place once it says the workers are started; they are still loading.
       await waitFor('the supervisor to start its processes', () => w.output().includes('workers started'));
       process.kill(w.pid, 'SIGTSTP');
-      await waitFor('both to register quiet, by the signal', async () =>
-        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL AND quiet_by ~ '^SIGTSTP to pid [0-9]+$'`, [prefix])).rows[0].n === 2);
-      const since = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
-      await waitFor('two heartbeats of each and a poll', async () =>
-        (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL AND heartbeat_at > $2::timestamptz + interval '1 s'`, [prefix, since])).rows[0].n === 2);
+      const quieted = async () =>
+        (await db.pool.query(`SELECT worker_id FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL AND quiet_by ~ '^SIGTSTP to pid [0-9]+$'`, [prefix])).rows.map((r) => r.worker_id as string);
+      await waitFor('both to register quiet, by the signal', async () => (await quieted()).length === 2);
+      await heartbeatsSince('two heartbeats of each and a poll', await quieted());
       assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'not claimed: quiet from the start');
     } finally {
       await w.stop();
