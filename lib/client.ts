@@ -67,6 +67,8 @@ export interface JobInput {
   maxAttempts?: number;
   runAt?: Date | string | null;
   idempotencyKey?: string | null;
+  /** 0 (the default) runs first, 9 last; within a level, the oldest due job first. */
+  priority?: number;
 }
 
 /** The job with its attempts: the body of GET /api/jobs/:id. */

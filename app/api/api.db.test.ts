@@ -60,12 +60,37 @@ describe('POST /api/jobs', () => {
     }
   });
 
+  test('a priority is kept on the job, shown by GET, rung in its level\'s list, and kept by a copy', async () => {
+    const res = await post({ type: 'demo.noop', queue: 'api-prio', priority: 7 });
+    assert.equal(res.status, 202);
+    const { id } = await res.json();
+    const got = await (await one.GET(new Request(`http://test/api/jobs/${id}`), params(id))).json();
+    assert.equal(got.job.priority, 7);
+    const listed = await (await jobs.GET(new Request('http://test/api/jobs?queue=api-prio'))).json();
+    assert.deepEqual(listed.jobs.map((j: { id: string; priority: number }) => [j.id, j.priority]), [[id, 7]]);
+    const redis = new Redis(REDIS_URL);
+    try {
+      assert.deepEqual(await redis.lrange(`${prefix}:queue-p7:api-prio`, 0, -1), [id]);
+      assert.equal(await redis.exists(`${prefix}:queue:api-prio`), 0, 'not in the default level\'s list');
+    } finally {
+      redis.disconnect();
+    }
+    const copied = await (await action(copy.POST, id, {})).json();
+    assert.equal((await jobRow(db.pool, copied.id)).priority, 7, "a copy keeps the original's priority");
+    const lowered = await (await action(copy.POST, id, { priority: 9 })).json();
+    assert.equal((await jobRow(db.pool, lowered.id)).priority, 9, 'or takes the one given');
+    const plain = await (await post({ type: 'demo.noop', queue: 'api-prio' })).json();
+    assert.equal((await jobRow(db.pool, plain.id)).priority, 0, 'by default 0');
+  });
+
   test('a refused body says what is wrong with it, and writes nothing', async () => {
     const before = await count();
     const cases: [string | object, RegExp][] = [
       [{ payload: {} }, /^type: /],
       [{ type: 'demo.noop', maxAttempts: 1.5 }, /^maxAttempts: .*int/],
       [{ type: 'demo.noop', maxAttempts: '3' }, /^maxAttempts: .*number/],
+      [{ type: 'demo.noop', priority: 10 }, /^priority: must be an integer from 0 \(runs first\) to 9 \(runs last\)$/],
+      [{ type: 'demo.noop', priority: -1 }, /^priority: must be an integer from 0 \(runs first\) to 9 \(runs last\)$/],
       [[{ type: 'demo.noop' }, { type: 'demo.noop', extra: 1 }], /^\[1\]: unknown field "extra"$/],
       [Array.from({ length: 1001 }, () => ({ type: 'demo.noop' })), /^body: at most 1000 jobs in one request$/],
       [[], /^body: an empty array enqueues nothing/],
@@ -117,6 +142,10 @@ describe('POST /api/jobs', () => {
     ['maxAttempts 101', { type: 'demo.noop', maxAttempts: 101 }, 400, 'invalid_request'],
     ['maxAttempts as a string', { type: 'demo.noop', maxAttempts: '3' }, 400, 'invalid_request'],
     ['maxAttempts 2.5', { type: 'demo.noop', maxAttempts: 2.5 }, 400, 'invalid_request'],
+    ['priority 10', { type: 'demo.noop', priority: 10 }, 400, 'invalid_request'],
+    ['priority 1.5', { type: 'demo.noop', priority: 1.5 }, 400, 'invalid_request'],
+    ['priority as a string', { type: 'demo.noop', priority: '1' }, 400, 'invalid_request'],
+    ['a null priority', { type: 'demo.noop', priority: null }, 400, 'invalid_request'],
     ['an unparsable runAt', { type: 'demo.noop', runAt: 'tomorrow at noon' }, 400, 'invalid_request'],
     ['a runAt without a time zone', { type: 'demo.noop', runAt: '2026-12-01T10:00:00' }, 400, 'invalid_request'],
     ['an impossible runAt', { type: 'demo.noop', runAt: '2026-13-45T99:00:00Z' }, 400, 'invalid_request'],

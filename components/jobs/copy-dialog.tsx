@@ -1,6 +1,7 @@
 'use client';
 import Link from 'next/link';
 import { useState } from 'react';
+import { LAST_PRIORITY, priorityMeaning } from '@/lib/api/priority';
 import { ReasonField } from '../actions/reason-field';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
@@ -9,12 +10,13 @@ import { UserText } from '../ui/user-text';
 export interface CopyRequest {
   payload?: unknown;
   queue?: string;
+  priority?: number;
   reason?: string;
 }
 
 /**
  * Enqueue a copy of a job: its type, with the payload as stored (`stored`: undefined while it
- * loads) to mend, say, a dead job's bad input, and its queue, both editable. Sends only what
+ * loads) to mend, say, a dead job's bad input, its queue and its priority, all editable. Sends only what
  * changed (`onCopy`); the server checks the copy as any enqueue (POST /api/jobs/:id/copy),
  * leaves the original as it is, and the audit log links the two. `made`: the copy's id.
  */
@@ -29,7 +31,7 @@ export function CopyJobDialog({
   onEdit,
   onClose,
 }: {
-  job: { id: string; type: string; queue: string };
+  job: { id: string; type: string; queue: string; priority: number };
   stored: string | undefined;
   storedError?: string | null;
   pending: boolean;
@@ -42,6 +44,7 @@ export function CopyJobDialog({
 }) {
   const [edited, setEdited] = useState<string | null>(null);
   const [queue, setQueue] = useState(job.queue);
+  const [priority, setPriority] = useState(job.priority);
   const [reason, setReason] = useState('');
   const [invalid, setInvalid] = useState<string | null>(null);
   const text = edited ?? stored ?? '';
@@ -56,7 +59,12 @@ export function CopyJobDialog({
       }
     }
     setInvalid(null);
-    onCopy({ payload, queue: queue !== job.queue ? queue : undefined, reason: reason.trim() || undefined });
+    onCopy({
+      payload,
+      queue: queue !== job.queue ? queue : undefined,
+      priority: priority !== job.priority ? priority : undefined,
+      reason: reason.trim() || undefined,
+    });
   };
   return (
     <Dialog title={`Enqueue a copy of job #${job.id}`} onClose={onClose} keepOnBackdrop wide>
@@ -119,6 +127,25 @@ export function CopyJobDialog({
               aria-label="Queue"
               required
             />
+          </label>
+          <label className="flex flex-col gap-1 text-xs text-zinc-500">
+            Priority
+            <select
+              className="w-fit rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+              value={priority}
+              onChange={(e) => {
+                setPriority(Number(e.target.value));
+                onEdit?.();
+              }}
+              aria-label="Priority"
+            >
+              {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
+                <option key={p} value={p}>
+                  {p} — {priorityMeaning(p)}
+                  {p === job.priority ? ' (as the original)' : ''}
+                </option>
+              ))}
+            </select>
           </label>
           <ReasonField value={reason} onChange={setReason} />
           <DialogError error={invalid ?? (storedError ? `The payload could not be read: ${storedError}` : error)} />

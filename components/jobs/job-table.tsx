@@ -2,12 +2,14 @@
 import { createColumnHelper, flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
 import Link from 'next/link';
 import { useMemo } from 'react';
+import { DEFAULT_PRIORITY } from '@/lib/api/priority';
 import type { JobRow } from '@/lib/api/types';
 import { ago, ms } from '@/lib/ui/format';
 import { SWEEPING, type Sweep } from '@/lib/ui/sweep';
 import { visible } from '@/lib/ui/visible';
 import { UserText } from '../ui/user-text';
 import { Attempts, HeartbeatAge, LeaseCountdown } from './lease';
+import { PriorityBadge } from './priority-badge';
 import { StatusBadge } from './status-badge';
 
 export type TableJob = JobRow & {
@@ -97,8 +99,12 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
       col.accessor('type', {
         header: 'Type',
         cell: (c) => (
-          <span className="block max-w-[14rem] truncate whitespace-nowrap font-mono text-xs" title={visible(c.getValue())}>
-            <UserText text={c.getValue()} />
+          <span className="flex items-center gap-1.5">
+            <span className="block max-w-[14rem] truncate whitespace-nowrap font-mono text-xs" title={visible(c.getValue())}>
+              <UserText text={c.getValue()} />
+            </span>
+            {/* Only a priority other than the default, which most carry: nothing worth reading there. */}
+            {c.row.original.priority !== DEFAULT_PRIORITY && <PriorityBadge priority={c.row.original.priority} />}
           </span>
         ),
       }),

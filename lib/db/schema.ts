@@ -21,6 +21,7 @@ import {
   pgEnum,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -68,6 +69,8 @@ export const jobs = pgTable(
     /** Set iff status = 'running'. */
     leaseExpiresAt: timestamp('lease_expires_at', tz),
     runAt: timestamp('run_at', tz).notNull().defaultNow(),
+    /** 0 (the default) runs first, 9 last; within a level, the oldest due job first. */
+    priority: smallint('priority').notNull().default(0),
     cancelRequestedAt: timestamp('cancel_requested_at', tz),
     idempotencyKey: text('idempotency_key'),
     resultKey: text('result_key'),
@@ -92,15 +95,16 @@ export const jobs = pgTable(
     finishedAt: timestamp('finished_at', tz),
   },
   (t) => [
-    // Claim path: due jobs of a queue, oldest first. Only claimable rows are in it,
-    // so it stays small however many finished jobs the table holds.
+    // Claim path: due jobs of a queue by priority, oldest first. Only claimable rows are in
+    // it, so it stays small however many finished jobs the table holds. A claim reads it one
+    // priority level at a time (statements.ts, byLevel).
     index('jobs_claim_idx')
-      .on(t.queue, t.runAt, t.jobId)
+      .on(t.queue, t.priority, t.runAt, t.jobId)
       .where(sql`status IN ('queued', 'retrying')`),
     // A worker's claims from PostgreSQL: due jobs of a queue of one type (of those it has
     // handlers for), oldest first, so jobs of types it lacks are never read past.
     index('jobs_claim_type_idx')
-      .on(t.queue, t.type, t.runAt, t.jobId)
+      .on(t.queue, t.type, t.priority, t.runAt, t.jobId)
       .where(sql`status IN ('queued', 'retrying')`),
     // Recover path and "jobs in hand" per worker: only running rows. It does not
     // include lease_expires_at, so a heartbeat (which changes only heartbeat_at and
@@ -127,6 +131,7 @@ export const jobs = pgTable(
     uniqueIndex('jobs_idempotency_key_idx')
       .on(t.idempotencyKey)
       .where(sql`idempotency_key IS NOT NULL`),
+    check('jobs_priority_in_range', sql`priority BETWEEN 0 AND 9`),
     check('jobs_attempts_in_range', sql`attempt_count >= 0 AND attempt_count <= max_attempts`),
     check('jobs_max_attempts_positive', sql`max_attempts >= 1 AND attempt_budget >= 1`),
     check('jobs_lease_iff_running', sql`(status = 'running') = (lease_expires_at IS NOT NULL)`),

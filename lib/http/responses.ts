@@ -10,7 +10,7 @@ import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS } from '../audit/actions';
 import { BULK_ACTIONS, type BulkReport, PREVIEW_ITEMS, REPORT_ITEMS } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { ErrorCode } from '../queue/errors';
-import { JOB_ID_PATTERN } from '../queue/job';
+import { JOB_ID_PATTERN, PRIORITY_LEVELS } from '../queue/job';
 import type { ActionOutcome, ScheduleRun } from '../queue/ops';
 import { type countNewer, LIST_ERROR_MAX_CHARS, LIST_PAYLOAD_MAX_BYTES, NEWER_CAP } from '../queue/read';
 import { ATTEMPT_OUTCOMES, JOB_STATUSES } from '../queue/status';
@@ -73,6 +73,7 @@ export const jobSchema = z
     heartbeatAt: dateTime.nullable(),
     leaseExpiresAt: dateTime.nullable(),
     runAt: dateTime,
+    priority: z.int().min(0).max(PRIORITY_LEVELS - 1).meta({ description: '0 runs first (the default), 9 last; within a level, the oldest due job first.' }),
     cancelRequestedAt: dateTime.nullable(),
     idempotencyKey: z.string().nullable(),
     resultKey: z.string().nullable(),

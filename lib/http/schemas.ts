@@ -12,7 +12,10 @@ import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { JOB_ID_PATTERN, MAX_JOB_ID } from '../queue/job';
+import { DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_JOB_ID, PRIORITY_LEVELS } from '../queue/job';
+
+/** What a priority is, as an error and the API's documentation say it. */
+const PRIORITY_RULE = `an integer from 0 (runs first) to ${PRIORITY_LEVELS - 1} (runs last)`;
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
@@ -102,6 +105,8 @@ const isoDate = z
   .transform((s) => new Date(s))
   .refine((d) => d.getUTCFullYear() >= 1970 && d.getUTCFullYear() <= 9999, 'must be between 1970 and 9999');
 
+const priority = z.number().int().min(0, `must be ${PRIORITY_RULE}`).max(PRIORITY_LEVELS - 1, `must be ${PRIORITY_RULE}`);
+
 export const enqueueBody = z
   .object({
     queue: newQueueName.optional(),
@@ -110,6 +115,7 @@ export const enqueueBody = z
     maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
     runAt: isoDate.optional().nullable(),
     idempotencyKey: safeText(1, 255).optional().nullable(),
+    priority: priority.optional().meta({ description: `${PRIORITY_RULE}; default ${DEFAULT_PRIORITY}. Within a level, the oldest due job runs first.` }),
   })
   .strict();
 
@@ -169,6 +175,7 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = '', t
     maxAttempts: body.maxAttempts,
     runAt: body.runAt ?? null,
     idempotencyKey: body.idempotencyKey ?? null,
+    priority: body.priority ?? DEFAULT_PRIORITY,
   };
 }
 
@@ -426,6 +433,7 @@ export const copyBody = z
     payload: z.unknown().optional(),
     queue: newQueueName.optional(),
     maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
+    priority: priority.optional().meta({ description: "Default: the original's." }),
     runAt: isoDate.optional().nullable(),
     reason: reasonText.optional(),
   })

@@ -18,6 +18,8 @@ export interface Job {
   heartbeatAt: Date | null;
   leaseExpiresAt: Date | null;
   runAt: Date;
+  /** 0 (the default) runs first, 9 last (PRIORITY_LEVELS); within a level, the oldest due job first. */
+  priority: number;
   cancelRequestedAt: Date | null;
   idempotencyKey: string | null;
   resultKey: string | null;
@@ -54,6 +56,22 @@ export type ClaimedJob = Pick<
  * crashed host's jobs were then taken over one per worker (recovery past its bound).
  */
 export const SUSPECT_STREAK = 2;
+
+/**
+ * Job priorities, as Oban, River and BullMQ order them: 0 runs first and is the default, 9
+ * runs last; within a level, the oldest due job first. Ten levels: each is one range of the
+ * claim indexes and one Redis list per queue, both walked in level order.
+ */
+export const PRIORITY_LEVELS = 10;
+export const DEFAULT_PRIORITY = 0;
+
+/**
+ * The priority levels as rows of `l.level`, for a read that walks them in order, one range of
+ * the claim indexes (queue[, type], priority, run_at) each. One range over all levels would
+ * read past every not-yet-due job of a level (a million scheduled for tomorrow) before the
+ * next level, and "the oldest waiting" would have to read a queue's whole backlog.
+ */
+export const LEVELS_SQL = `generate_series(0, ${PRIORITY_LEVELS - 1}) AS l(level)`;
 
 /** A job id's spelling: a positive integer of at most 19 digits (isJobIdText also bounds it). */
 export const JOB_ID_PATTERN = /^[1-9][0-9]{0,18}$/;
@@ -136,6 +154,7 @@ export function toJob(r: any): Job {
     heartbeatAt: r.heartbeat_at,
     leaseExpiresAt: r.lease_expires_at,
     runAt: r.run_at,
+    priority: r.priority,
     cancelRequestedAt: r.cancel_requested_at,
     idempotencyKey: r.idempotency_key,
     resultKey: r.result_key,
@@ -166,6 +185,7 @@ export function toJobDto(j: Job) {
     heartbeatAt: iso(j.heartbeatAt),
     leaseExpiresAt: iso(j.leaseExpiresAt),
     runAt: iso(j.runAt)!,
+    priority: j.priority,
     cancelRequestedAt: iso(j.cancelRequestedAt),
     idempotencyKey: j.idempotencyKey,
     resultKey: j.resultKey,

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { answeredByServer, type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
-import { type ClaimedJob, type Job, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
+import { type ClaimedJob, DEFAULT_PRIORITY, type Job, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
 import { log } from '../log';
 import type { ResultStore } from '../results';
 import type { Doorbell, Ring } from './signal';
@@ -61,6 +61,8 @@ export interface EnqueueInput {
   runAt?: Date | null;
   /** A second enqueue with the same key returns the first job's id and inserts nothing. */
   idempotencyKey?: string | null;
+  /** 0 (the default) runs first, 9 last (job.ts PRIORITY_LEVELS). */
+  priority?: number;
 }
 
 export interface EnqueueResult {
@@ -105,6 +107,7 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
     inputs.map((i) => i.maxAttempts ?? DEFAULT_MAX_ATTEMPTS),
     inputs.map((i) => i.runAt ?? null),
     inputs.map((i) => i.idempotencyKey ?? null),
+    inputs.map((i) => i.priority ?? DEFAULT_PRIORITY),
   ]);
   const results: EnqueueResult[] = new Array(inputs.length);
   const conflicted: string[] = [];
@@ -116,7 +119,7 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
       continue;
     }
     results[k] = { id: String(r.job_id), queue: r.queue, created: true };
-    if (r.due) due.push({ jobId: String(r.job_id), queue: r.queue });
+    if (r.due) due.push({ jobId: String(r.job_id), queue: r.queue, priority: r.priority });
   }
   if (conflicted.length) {
     const existing = await run(db, sql.jobIdsByIdempotencyKey, [conflicted]);
@@ -151,6 +154,7 @@ async function enqueueOne(db: Executor, i: EnqueueInput, doorbell: Doorbell | nu
     i.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     i.runAt ?? null,
     i.idempotencyKey ?? null,
+    i.priority ?? DEFAULT_PRIORITY,
   ]);
   const r = rows[0];
   if (!r) {
@@ -164,7 +168,7 @@ async function enqueueOne(db: Executor, i: EnqueueInput, doorbell: Doorbell | nu
   const result = { id: String(r.job_id), queue: r.queue as string, created: true };
   if (doorbell && r.due) {
     if (failpointsEnabled) await failpoint('after_commit_before_push', [result.id]);
-    if (!isSkipped('push')) await doorbell.ring([{ jobId: result.id, queue: result.queue }]);
+    if (!isSkipped('push')) await doorbell.ring([{ jobId: result.id, queue: result.queue, priority: r.priority }]);
   }
   return [result];
 }
@@ -377,7 +381,7 @@ export async function jobRelease(
     p.workerId,
     p.reason,
   ]);
-  const rings = rows.map((r) => ({ jobId: String(r.job_id), queue: r.queue as string }));
+  const rings = rows.map((r) => ({ jobId: String(r.job_id), queue: r.queue as string, priority: r.priority as number }));
   if (p.doorbell) await p.doorbell.ring(rings, { front: true });
   return rings;
 }
@@ -569,7 +573,7 @@ export async function jobRequeue(
       if (finished.length) await requeue(finished);
     }
   }
-  if (p.doorbell) await p.doorbell.ring([...changed.values()].map(({ job }) => ({ jobId: job!.id, queue: job!.queue })));
+  if (p.doorbell) await p.doorbell.ring([...changed.values()].map(({ job }) => ({ jobId: job!.id, queue: job!.queue, priority: job!.priority })));
   return report(db, ids, changed, p.revokeLease ? 'revoke' : 'requeue', p.seen);
 }
 
@@ -733,7 +737,7 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
       const { rows } = await run(db, sql.jobRecoverExpired, [Math.min(batch, maxRows - out.expired.length), ids]);
       for (const r of rows) {
         out.expired.push(expiredItem(r, r.status));
-        if (r.status === 'retrying') rings.push({ jobId: String(r.job_id), queue: r.queue });
+        if (r.status === 'retrying') rings.push({ jobId: String(r.job_id), queue: r.queue, priority: r.priority });
       }
       if (rows.length < batch) break;
     }
@@ -774,7 +778,7 @@ export async function jobRecover(db: Executor, p: RecoverParams = {}): Promise<R
     out.resignalled.push(...items);
     let pushed = 0;
     if (!p.dryRun && p.doorbell && items.length) {
-      await p.doorbell.ring(items.map((i) => ({ jobId: i.id, queue })), { front: true });
+      await p.doorbell.ring(lacking.map((r) => ({ jobId: String(r.job_id), queue, priority: r.priority })), { front: true });
       pushed = items.length;
     }
     out.queues.push({ queue, signalBacklog: backlog, pushed });

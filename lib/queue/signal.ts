@@ -19,11 +19,13 @@ import type { Executor } from '../db/client';
 import type { Logger } from '../log';
 import { log as rootLog } from '../log';
 import { wakeupNotify } from './ops';
-import { isJobIdText } from './job';
+import { DEFAULT_PRIORITY, isJobIdText, PRIORITY_LEVELS } from './job';
 
 export interface Ring {
   jobId: string;
   queue: string;
+  /** The job's priority (job.ts PRIORITY_LEVELS): which of the queue's lists it waits in. Default 0. */
+  priority?: number;
 }
 
 /** Producer side: announce jobs that are due now. Never throws: a ring is best-effort. */
@@ -52,7 +54,16 @@ export interface Doorbell {
   close?(): Promise<void>;
 }
 
-export const queueKey = (prefix: string, queue: string) => `${prefix}:queue:${queue}`;
+/**
+ * A queue's Redis list for one priority level: level 0 (the default) keeps the key it always
+ * had; the others have their own namespace (a queue name may hold ':', so no suffix could
+ * keep two queues' keys apart). Workers pop the levels in order (RedisReceiver).
+ */
+export const queueKey = (prefix: string, queue: string, priority = DEFAULT_PRIORITY) =>
+  priority === DEFAULT_PRIORITY ? `${prefix}:queue:${queue}` : `${prefix}:queue-p${priority}:${queue}`;
+
+/** Every level's list of a queue, in the order they are popped. */
+const levelKeys = (prefix: string, queue: string) => Array.from({ length: PRIORITY_LEVELS }, (_, p) => queueKey(prefix, queue, p));
 
 /** Redis options for short, non-blocking commands: fail fast when Redis is away. */
 function fastOptions(name: string): RedisOptions {
@@ -215,9 +226,9 @@ export class RedisDoorbell implements Doorbell {
         // LPUSH puts each id in front of the last, so ids for the front go in reversed; and
         // in commands of at most RING_CHUNK ids (a spread of 130,000 arguments overflows the stack).
         const pushes: [key: string, ids: string[]][] = [];
-        for (const [queue, ids] of byQueue) {
+        for (const [key, ids] of groupByKey(this.prefix, items)) {
           const ordered = opts.front ? ids.reverse() : ids;
-          for (let k = 0; k < ordered.length; k += RING_CHUNK) pushes.push([queueKey(this.prefix, queue), ordered.slice(k, k + RING_CHUNK)]);
+          for (let k = 0; k < ordered.length; k += RING_CHUNK) pushes.push([key, ordered.slice(k, k + RING_CHUNK)]);
         }
         if (pushes.length === 1) {
           // One command (the common case): no pipeline to build.
@@ -248,7 +259,11 @@ export class RedisDoorbell implements Doorbell {
   async backlog(queue: string): Promise<number | null> {
     if (this.redis.status !== 'ready') return null;
     try {
-      return await this.redis.llen(queueKey(this.prefix, queue));
+      const pipe = this.redis.pipeline();
+      for (const key of levelKeys(this.prefix, queue)) pipe.llen(key);
+      const lengths = await pipe.exec();
+      if (!lengths || lengths.some(([err]) => err)) return null;
+      return lengths.reduce((sum, [, n]) => sum + Number(n), 0);
     } catch {
       return null;
     }
@@ -262,7 +277,12 @@ export class RedisDoorbell implements Doorbell {
   async peek(queue: string, max: number): Promise<string[] | null> {
     if (this.redis.status !== 'ready' || max <= 0) return null;
     try {
-      return await this.redis.lrange(queueKey(this.prefix, queue), 0, max - 1);
+      // Each level's first `max` (one round trip), in the order workers pop them.
+      const pipe = this.redis.pipeline();
+      for (const key of levelKeys(this.prefix, queue)) pipe.lrange(key, 0, max - 1);
+      const lists = await pipe.exec();
+      if (!lists || lists.some(([err]) => err)) return null;
+      return lists.flatMap(([, ids]) => ids as string[]).slice(0, max);
     } catch {
       return null;
     }
@@ -270,7 +290,7 @@ export class RedisDoorbell implements Doorbell {
 
   async discard(queues: readonly string[]): Promise<void> {
     if (this.redis.status !== 'ready' || !queues.length) return;
-    await this.redis.del(...queues.map((q) => queueKey(this.prefix, q))).catch(() => {});
+    await this.redis.del(...queues.flatMap((q) => levelKeys(this.prefix, q))).catch(() => {});
   }
 
   async close() {
@@ -303,6 +323,18 @@ async function notify(db: Executor | null, queues: string[], logger: Logger) {
     // The job is committed; the workers' polling and the recover sweep will find it.
     logger.debug('NOTIFY failed; workers will find the job by polling', { err });
   }
+}
+
+/** Ids by the list they go to (queue and priority level), in the order given. */
+function groupByKey(prefix: string, items: readonly Ring[]) {
+  const byKey = new Map<string, string[]>();
+  for (const { jobId, queue, priority } of items) {
+    const key = queueKey(prefix, queue, priority);
+    let ids = byKey.get(key);
+    if (!ids) byKey.set(key, (ids = []));
+    ids.push(jobId);
+  }
+  return byKey;
 }
 
 function groupByQueue(items: readonly Ring[]) {
@@ -379,12 +411,17 @@ export class RedisReceiver {
   private multiPop = true;
 
   private async pop(queues: readonly string[], max: number, timeoutMs: number): Promise<Ring[]> {
-    // Rotate the order so one busy queue cannot starve the others (LMPOP takes from the first non-empty list).
+    // LMPOP takes from the first non-empty list: the levels in priority order, and within a
+    // level the queues rotated so one busy queue cannot starve the others.
     const start = this.rotation++ % queues.length;
     const order = queues.map((_, k) => queues[(start + k) % queues.length]!);
-    const keys = order.map((q) => queueKey(this.prefix, q));
+    const lists = new Map<string, { queue: string; priority: number }>();
+    for (let priority = 0; priority < PRIORITY_LEVELS; priority++) {
+      for (const queue of order) lists.set(queueKey(this.prefix, queue, priority), { queue, priority });
+    }
+    const keys = [...lists.keys()];
     const rings = (key: string, ids: readonly string[]) => {
-      const queue = order[keys.indexOf(key)]!;
+      const { queue, priority } = lists.get(key)!;
       // Only job ids: an entry that is not one (written by hand, by another program sharing
       // the prefix) would make the whole claim fail, and the real ids popped with it be dropped.
       const good = ids.filter(isJobIdText);
@@ -395,7 +432,7 @@ export class RedisReceiver {
           dropped: ids.filter((id) => !isJobIdText(id)).slice(0, 3),
         });
       }
-      return good.map((jobId) => ({ jobId, queue }));
+      return good.map((jobId) => ({ jobId, queue, priority }));
     };
     try {
       if (this.multiPop) {

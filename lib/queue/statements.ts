@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
+import { LEVELS_SQL, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -61,7 +61,7 @@ const asSeen = (param: string) => `coalesce(${at(param, 'text')} = jobs.status::
 
 /** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
 const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
-  worker_id, heartbeat_at, lease_expires_at, run_at, cancel_requested_at, idempotency_key,
+  worker_id, heartbeat_at, lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key,
   result_key, error, checkpoints, lease_lost_streak, created_at, started_at, finished_at`;
 const jobColumns = (alias: string) =>
   JOB_COLUMNS.split(',')
@@ -71,25 +71,25 @@ const jobColumns = (alias: string) =>
 /**
  * jobEnqueue — insert new jobs (one or many) as `queued`.
  * Params: $1 queue[], $2 type[], $3 payload (JSON text)[], $4 max_attempts[],
- *         $5 run_at[] (NULL = now()), $6 idempotency_key[] (NULL = none).
+ *         $5 run_at[] (NULL = now()), $6 idempotency_key[] (NULL = none), $7 priority[].
  * A run_at in the past is stored as now(): such a job is due at once, and its wait (the
  * queue-wait metric, the overview's oldest due job) and its place in line count from its
  * enqueue, not from a date the producer chose.
  * Ids are drawn from the sequence before the insert so each input row learns its id.
  * Compare: a row whose idempotency key already exists is not inserted (ON CONFLICT).
  * Returns: one row per input, in input order: ord, job_id (NULL when the key existed),
- *          queue, due (run_at <= now(): ring the doorbell now).
+ *          queue, priority, due (run_at <= now(): ring the doorbell now).
  */
 export const jobEnqueue: Statement = {
   name: 'leasehold_job_enqueue',
   text: `
 WITH input AS MATERIALIZED (
   SELECT nextval('jobs_job_id_seq'::regclass) AS job_id, t.*
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[])
-         WITH ORDINALITY AS t(queue, type, payload, max_attempts, run_at, idempotency_key, ord)
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[], $7::smallint[])
+         WITH ORDINALITY AS t(queue, type, payload, max_attempts, run_at, idempotency_key, priority, ord)
 ), ins AS (
-  INSERT INTO jobs (job_id, queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
-  SELECT job_id, queue, type, payload::jsonb, max_attempts, max_attempts, GREATEST(run_at, now()), idempotency_key
+  INSERT INTO jobs (job_id, queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority)
+  SELECT job_id, queue, type, payload::jsonb, max_attempts, max_attempts, GREATEST(run_at, now()), idempotency_key, priority
     -- in key order (byte order, as lib/client.ts sorts the chunks of a larger batch): two
     -- batches sharing keys in different orders would each wait for a key the other holds (a
     -- deadlock); ids were drawn in input order above, so they keep it
@@ -97,7 +97,7 @@ WITH input AS MATERIALIZED (
   ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING job_id, run_at <= now() AS due
 )
-SELECT input.ord, ins.job_id, input.queue, coalesce(ins.due, false) AS due
+SELECT input.ord, ins.job_id, input.queue, input.priority, coalesce(ins.due, false) AS due
   FROM input LEFT JOIN ins USING (job_id)
  ORDER BY input.ord`,
 };
@@ -106,16 +106,16 @@ SELECT input.ord, ins.job_id, input.queue, coalesce(ins.due, false) AS due
  * jobEnqueueOne — jobEnqueue for a single job: a plain INSERT, the cheapest statement for
  * the commonest call (a producer enqueuing one job and waiting for its 202).
  * Params: $1 queue, $2 type, $3 payload (JSON text), $4 max_attempts, $5 run_at (NULL or
- *         past = now(), as in jobEnqueue), $6 idempotency_key (NULL = none).
- * Returns: job_id, queue, due — or no row when the idempotency key existed.
+ *         past = now(), as in jobEnqueue), $6 idempotency_key (NULL = none), $7 priority.
+ * Returns: job_id, queue, priority, due — or no row when the idempotency key existed.
  */
 export const jobEnqueueOne: Statement = {
   name: 'leasehold_job_enqueue_one',
   text: `
-INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
-VALUES ($1, $2, $3::jsonb, $4, $4, GREATEST($5::timestamptz, now()), $6)
+INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority)
+VALUES ($1, $2, $3::jsonb, $4, $4, GREATEST($5::timestamptz, now()), $6, $7)
 ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING job_id, queue, run_at <= now() AS due`,
+RETURNING job_id, queue, priority, run_at <= now() AS due`,
 };
 
 /**
@@ -259,16 +259,17 @@ RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_bud
 };
 
 /**
- * The due jobs of queue `queue` a claim takes, oldest first, locked: rows another claimer
- * holds are skipped, and LIMIT counts only the rows locked (a plain subquery cannot update
- * more rows than it locked). With `types`, only jobs of those types: the candidates are read
- * one type at a time from jobs_claim_type_idx and merged by due time — a filter on
- * jobs_claim_idx would read past every due job of another type first (a queue holding a
- * million jobs no live worker has the handler for cost every claim 100-150 ms) — and only
- * then locked, as many as the claim takes: locking inside each type's range locked up to
- * types × limit rows, which claimers racing on the queue then skipped and came back empty
- * (a review: 200 rows locked for 10 claimed, with 20 types). Twice the limit and ten more
- * are read as candidates, so a claimer racing another for the oldest still fills its claim.
+ * The due jobs of queue `queue` a claim takes, by priority and oldest first, locked: rows
+ * another claimer holds are skipped, and LIMIT counts only the rows locked (a plain subquery
+ * cannot update more rows than it locked). The candidates are read one priority level at a
+ * time (and with `types`, one type at a time, from jobs_claim_type_idx: a filter on
+ * jobs_claim_idx would read past every due job of another type first — a queue holding a
+ * million jobs no live worker has the handler for cost every claim 100-150 ms), merged in
+ * claim order, and only then locked, as many as the claim takes: locking inside each range
+ * locked up to ranges × limit rows, which claimers racing on the queue then skipped and came
+ * back empty (a review: 200 rows locked for 10 claimed, with 20 types). Twice the limit and
+ * ten more are read as candidates, so a claimer racing another for the first still fills
+ * its claim.
  */
 const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string; clock?: string }) => {
   const due = `status IN ('queued', 'retrying')
@@ -276,39 +277,38 @@ const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; type
        AND attempt_count < max_attempts
        AND ${suspects(o.allowSuspect)}${o.where ? `
        AND ${o.where}` : ''}`;
-  const candidates = o.types
-    ? `
-     AND job_id IN (
-           SELECT c.job_id
-             FROM (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
-            CROSS JOIN LATERAL (
-              SELECT job_id, run_at
-                FROM jobs
-               WHERE queue = ${o.queue} AND type = t.type
-                 AND ${due}
-               ORDER BY run_at, job_id
-               LIMIT (${o.limit}) * 2 + 10
-            ) c
-            ORDER BY c.run_at, c.job_id
-            LIMIT (${o.limit}) * 2 + 10)`
-    : '';
+  const candidates = `(${o.limit}) * 2 + 10`;
   return `
   SELECT ${claimTargetColumns}
     FROM jobs
    WHERE queue = ${o.queue}
-     AND ${due}${candidates}
-   ORDER BY run_at, job_id
+     AND ${due}
+     AND job_id IN (
+           SELECT c.job_id
+             FROM ${LEVELS_SQL}${o.types ? `
+            CROSS JOIN (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t` : ''}
+            CROSS JOIN LATERAL (
+              SELECT job_id, priority, run_at
+                FROM jobs
+               WHERE queue = ${o.queue}${o.types ? ' AND type = t.type' : ''} AND priority = l.level
+                 AND ${due}
+               ORDER BY run_at, job_id
+               LIMIT ${candidates}
+            ) c
+            ORDER BY c.priority, c.run_at, c.job_id
+            LIMIT ${candidates})
+   ORDER BY priority, run_at, job_id
    LIMIT ${o.limit}
      FOR UPDATE SKIP LOCKED`;
 };
 
 /**
- * jobClaimNext — claim the oldest due jobs of one queue (polling, and the Postgres-only
- * mode when Redis is unreachable).
+ * jobClaimNext — claim the due jobs of one queue, by priority and oldest first (polling,
+ * and the Postgres-only mode when Redis is unreachable).
  * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean).
  * Compare: queued/retrying, due, attempts left, queue not controlled; suspects only when $5,
  *          at most one. (Expired leases: jobClaimExpired and jobRecover.)
- * Returns: the claimed rows, oldest first.
+ * Returns: the claimed rows.
  */
 export const jobClaimNext: Statement = {
   name: 'leasehold_job_claim_next',
@@ -785,7 +785,7 @@ SELECT job_id FROM done`,
  * Swap: queued, due at once with its run_at kept (its place in line, as jobRecoverExpired),
  *       max_attempts + 1 (an interrupted attempt is not the job's fault); the attempt
  *       recorded as `aborted`.
- * Returns: job_id and queue of each released job (ring the doorbell for them).
+ * Returns: job_id, queue and priority of each released job (ring the doorbell for them).
  */
 export const jobRelease: Statement = {
   name: 'leasehold_job_release',
@@ -796,12 +796,12 @@ WITH done AS (
          max_attempts = jobs.max_attempts + 1
    WHERE ${fence('$3')}
      AND jobs.cancel_requested_at IS NULL
-  RETURNING jobs.job_id, jobs.queue, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
+  RETURNING jobs.job_id, jobs.queue, jobs.priority, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
   INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'aborted', $4 FROM done
 )
-SELECT job_id, queue FROM done`,
+SELECT job_id, queue, priority FROM done`,
 };
 
 /**
@@ -1028,13 +1028,13 @@ WITH target AS (
     FROM target
    WHERE j.job_id = target.job_id
      AND j.status = 'running' AND j.lease_expires_at < now()
-  RETURNING j.job_id, j.queue, j.type, j.status, j.attempt_count, j.max_attempts, j.worker_id, j.started_at,
+  RETURNING j.job_id, j.queue, j.priority, j.type, j.status, j.attempt_count, j.max_attempts, j.worker_id, j.started_at,
             j.heartbeat_at, j.error, extract(epoch FROM now() - target.lease_expires_at) * 1000 AS expired_ms
 ), recorded AS (
   INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'lease_lost', error FROM moved
 )
-SELECT job_id, queue, type, status, attempt_count, max_attempts, worker_id, expired_ms FROM moved`,
+SELECT job_id, queue, priority, type, status, attempt_count, max_attempts, worker_id, expired_ms FROM moved`,
 };
 
 /**
@@ -1080,45 +1080,37 @@ SELECT queue FROM q
 };
 
 /**
- * jobDueWaiting — the oldest jobs of a queue that have been due for at least $2 ms and
- * are still waiting: either their doorbell was lost (a crash between commit and push, a
- * Redis flush or restart) or every worker is busy. Read-only.
+ * jobDueWaiting — the first jobs of a queue in claim order (by priority, then oldest) that
+ * have been due for at least $2 ms and are still waiting: either their doorbell was lost (a
+ * crash between commit and push, a Redis flush or restart) or every worker is busy. Read one
+ * priority level at a time (see LEVELS_SQL). Read-only.
  * Params: $1 queue, $2 grace_ms, $3 limit.
- * Returns: job_id, type, status, run_at, created_at, waited_ms.
+ * Returns: job_id, type, status, priority, run_at, created_at, waited_ms.
  */
-const dueWaitingColumns = `job_id, type, status, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
+const dueWaitingColumns = `job_id, type, status, priority, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
 const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}`;
-export const jobDueWaiting: Statement = {
-  name: 'leasehold_job_due_waiting',
-  text: `
-SELECT ${dueWaitingColumns}
-  FROM jobs
- WHERE ${dueWaiting}
- ORDER BY run_at, job_id
- LIMIT $3`,
-};
-
-/**
- * jobDueWaitingOfTypes — jobDueWaiting for the types the queue's live workers have handlers
- * for, one index range per type (as dueTarget): a job no live worker can run is not worth
- * a ring (each would be popped and dropped, every sweep), nor a read past it.
- * Params: as jobDueWaiting, and $4 the types (text[]).
- */
-export const jobDueWaitingOfTypes: Statement = {
-  name: 'leasehold_job_due_waiting_of_types',
-  text: `
+const dueWaitingBy = (types?: string) => `
 SELECT c.*
-  FROM (SELECT DISTINCT unnest($4::text[]) AS type) t
+  FROM ${LEVELS_SQL}${types ? `
+ CROSS JOIN (SELECT DISTINCT unnest(${types}::text[]) AS type) t` : ''}
  CROSS JOIN LATERAL (
    SELECT ${dueWaitingColumns}
      FROM jobs
-    WHERE ${dueWaiting} AND type = t.type
+    WHERE ${dueWaiting}${types ? ' AND type = t.type' : ''} AND priority = l.level
     ORDER BY run_at, job_id
     LIMIT $3
  ) c
- ORDER BY c.run_at, c.job_id
- LIMIT $3`,
-};
+ ORDER BY c.priority, c.run_at, c.job_id
+ LIMIT $3`;
+export const jobDueWaiting: Statement = { name: 'leasehold_job_due_waiting', text: dueWaitingBy() };
+
+/**
+ * jobDueWaitingOfTypes — jobDueWaiting for the types the queue's live workers have handlers
+ * for, one index range per type and level (as dueTarget): a job no live worker can run is
+ * not worth a ring (each would be popped and dropped, every sweep), nor a read past it.
+ * Params: as jobDueWaiting, and $4 the types (text[]).
+ */
+export const jobDueWaitingOfTypes: Statement = { name: 'leasehold_job_due_waiting_of_types', text: dueWaitingBy('$4') };
 
 /** Workers that reported within `aliveParam` ms (database clock) and have not stopped: the live ones. */
 const liveWorker = (aliveParam: string) => `stopped_at IS NULL AND heartbeat_at > now() - ${ms(aliveParam)}`;

@@ -131,6 +131,23 @@ describe('enqueue', () => {
     assert.equal(JSON.parse(same.stdout).created, false);
   });
 
+  test('--priority: kept on the job and rung in its level\'s list; a file\'s lines may give their own; out of range is refused', async () => {
+    const r = await cli(['enqueue', 'demo.noop', '--queue', 'cli-prio', '--priority', '4']);
+    ok(r);
+    const id = r.stdout.trim();
+    assert.equal((await jobRow(db.pool, id)).priority, 4);
+    assert.deepEqual(await redis.lrange(`${prefix}:queue-p4:cli-prio`, 0, -1), [id]);
+    const file = path.join(tmp, 'prio.jsonl');
+    fs.writeFileSync(file, [{ type: 'demo.noop', queue: 'cli-prio-file' }, { type: 'demo.noop', queue: 'cli-prio-file', priority: 1 }].map((l) => JSON.stringify(l)).join('\n'));
+    ok(await cli(['enqueue', '--file', file, '--priority', '7']));
+    const { rows } = await db.pool.query(`SELECT priority FROM jobs WHERE queue = 'cli-prio-file' ORDER BY job_id`);
+    assert.deepEqual(rows.map((row) => row.priority), [7, 1], "--priority for a line that gives none; a line's own kept");
+    const refused = await cli(['enqueue', 'demo.noop', '--queue', 'cli-prio', '--priority', '10']);
+    ok(refused, 2);
+    assert.match(refused.stderr, /--priority/);
+    assert.equal(await count('queue = $1', ['cli-prio']), 1, 'nothing written');
+  });
+
   test('a JSON-lines file: 2500 lines in batches, refused lines named by number, nothing written for them', async () => {
     const lines: string[] = [];
     for (let n = 1; n <= 2500; n++) lines.push(JSON.stringify({ type: 'demo.noop', payload: { n }, queue: 'cli-file' }));

@@ -9,6 +9,7 @@ import { MAX_BULK_ENQUEUE } from '../../lib/http/schemas';
 import { validateJob } from '../../lib/client';
 import { builtinJobTypes, type KnownJobTypes } from '../../lib/job-types';
 import { QueueError } from '../../lib/queue/errors';
+import { PRIORITY_LEVELS } from '../../lib/queue/job';
 import { type EnqueueInput, type EnqueueResult, jobEnqueue } from '../../lib/queue/ops';
 import type { Doorbell, Ring } from '../../lib/queue/signal';
 import {
@@ -33,6 +34,7 @@ interface EnqueueOptions {
   file?: string;
   queue?: string;
   maxAttempts?: number;
+  priority?: number;
   runAt?: string;
   idempotencyKey?: string;
   dryRun?: boolean;
@@ -49,7 +51,7 @@ export function addEnqueueCommand(program: Command) {
     .description(
       'Enqueue one job from the arguments, or many from a JSON-lines file (--file path, or --file - for stdin): one\n' +
         'JSON object per line in the POST /api/jobs body shape, e.g.\n' +
-        '  {"type": "demo.sleep", "payload": {"ms": 100}, "queue": "mail", "maxAttempts": 5, "idempotencyKey": "order-42"}\n' +
+        '  {"type": "demo.sleep", "payload": {"ms": 100}, "queue": "mail", "maxAttempts": 5, "priority": 3, "idempotencyKey": "order-42"}\n' +
         'Every line is validated as the API validates it; a line that fails is reported with its line number and\n' +
         'nothing is written for it (with --all-or-nothing, nothing is written at all). Valid lines are inserted in\n' +
         'batches of up to 1000 rows per statement; workers are rung after each batch commits.',
@@ -59,6 +61,7 @@ export function addEnqueueCommand(program: Command) {
     .option('-f, --file <path>', 'JSON-lines file of jobs ("-" reads stdin)')
     .option('-q, --queue <name>', 'queue (with --file: for lines that name none)')
     .option('--max-attempts <n>', 'attempts before the dead letter (with --file: for lines that give none)', intArg(1, 100))
+    .option('--priority <n>', '0 (the default: runs first) to 9 (runs last) (with --file: for lines that give none)', intArg(0, PRIORITY_LEVELS - 1))
     .option('--run-at <iso>', 'when a single job becomes due (ISO 8601 with a zone)')
     .option('--idempotency-key <key>', 'a second enqueue with the same key returns the first job')
     .option('--dry-run', 'validate only: report what would be refused, write nothing')
@@ -86,7 +89,7 @@ ${EXIT_CODES_HELP}
       }
       if (type === undefined) throw new QueueError('invalid_request', 'give a job type (leasehold enqueue demo.noop) or --file');
       if (o.allOrNothing) throw new QueueError('invalid_request', '--all-or-nothing applies to --file');
-      const job = { type, payload, queue: o.queue, maxAttempts: o.maxAttempts, runAt: o.runAt, idempotencyKey: o.idempotencyKey };
+      const job = { type, payload, queue: o.queue, maxAttempts: o.maxAttempts, priority: o.priority, runAt: o.runAt, idempotencyKey: o.idempotencyKey };
       // A built-in type is checked before the database is opened; another needs the registry.
       if (builtinJobTypes.payloadOf(type)) validateJob(job);
       if (o.dryRun) {
@@ -180,6 +183,7 @@ async function parseLine(
         // it gives (refused, as the API refuses it).
         queue: 'queue' in job ? (job.queue as string) : o.queue,
         maxAttempts: 'maxAttempts' in job ? (job.maxAttempts as number) : o.maxAttempts,
+        priority: 'priority' in job ? (job.priority as number) : o.priority,
       },
       '',
       await typesFor(job.type),

@@ -29,6 +29,7 @@ const detail = (id: string): JobDetailDto => ({
     heartbeatAt: null,
     leaseExpiresAt: null,
     runAt: at,
+    priority: 0,
     cancelRequestedAt: null,
     idempotencyKey: null,
     resultKey: null,

@@ -13,6 +13,7 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { UserText } from '@/components/ui/user-text';
 import { copyJob, jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
+import { priorityMeaning } from '@/lib/api/priority';
 import { auditQuery } from '@/lib/api/audit';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { meQuery } from '@/lib/api/auth';
@@ -209,6 +210,10 @@ export function JobView({ id }: { id: string }) {
                   (enqueued with {j.attemptBudget}; raised by requeues)
                 </span>
               )}
+            </dd>
+            <dt className="text-zinc-500">Priority</dt>
+            <dd data-testid="job-priority">
+              {j.priority} <span className="text-xs text-zinc-500">({priorityMeaning(j.priority)})</span>
             </dd>
             <dt className="text-zinc-500">Created</dt>
             <dd>{dateTime(j.createdAt)}</dd>

@@ -12,7 +12,7 @@ import { serverContext } from '@/lib/server/context';
  * POST /api/jobs/:id/copy {payload?, queue?, maxAttempts?, runAt?, reason?} — enqueue a new
  * job of job :id's type: what an operator does with a dead job whose input was wrong (mend
  * the payload, run it again) without rewriting the original, whose history stays as it ran.
- * Left out, the payload, queue and attempts are the original's (its enqueued attempts, not
+ * Left out, the payload, queue, attempts and priority are the original's (its enqueued attempts, not
  * what requeues raised them to), due now. The copy is checked as POST /api/jobs checks a job
  * (its type's payload schema included). Operator or admin; one audit entry (`copy`) on both
  * jobs, so each one's timeline links to the other. 202 {id, created, copyOf}.
@@ -30,6 +30,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
       queue: body.queue ?? job.queue,
       payload: body.payload === undefined ? job.payload : body.payload,
       maxAttempts: body.maxAttempts ?? job.attemptBudget,
+      priority: body.priority ?? job.priority,
       runAt: body.runAt ?? null,
     },
     '',

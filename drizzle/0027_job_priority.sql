@@ -1,0 +1,15 @@
+-- Per-job priority, as Oban, River and BullMQ have it: 0 (the default) runs first, 9 last;
+-- within a level, the oldest due job first. A constant default adds the column without
+-- rewriting the table.
+--
+-- The claim indexes lead with the priority after the queue (and type), so a claim reads each
+-- level's due jobs in order. A claim walks the ten levels one index range each: with the
+-- priority ahead of run_at, one range over all levels would read past every not-yet-due job
+-- of a level before reaching the next one.
+SET LOCAL lock_timeout = '5s';--> statement-breakpoint
+ALTER TABLE "jobs" ADD COLUMN "priority" smallint DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "jobs" ADD CONSTRAINT "jobs_priority_in_range" CHECK (priority BETWEEN 0 AND 9);--> statement-breakpoint
+DROP INDEX "jobs_claim_idx";--> statement-breakpoint
+CREATE INDEX "jobs_claim_idx" ON "jobs" USING btree ("queue","priority","run_at","job_id") WHERE status IN ('queued', 'retrying');--> statement-breakpoint
+DROP INDEX "jobs_claim_type_idx";--> statement-breakpoint
+CREATE INDEX "jobs_claim_type_idx" ON "jobs" USING btree ("queue","type","priority","run_at","job_id") WHERE status IN ('queued', 'retrying');

@@ -1,0 +1,169 @@
+/**
+ * Job priority against a real PostgreSQL and Redis: 0 runs first, 9 last, and within a level
+ * the oldest due job — in every claim path (by ids from the Redis lists, from PostgreSQL, under
+ * a queue's limits), in the signal's lists, and through the recover sweep's repair.
+ */
+import assert from 'node:assert/strict';
+import { type TestContext, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { createLogger } from '../log';
+import { testDatabase } from '../../test/db';
+import { REDIS_URL } from '../../test/env';
+import { uniquePrefix } from '../../test/processes';
+import { unlinkMatching } from '../../test/redis-keys';
+import { waitFor } from '../../test/wait';
+import { createPool } from '../db/client';
+import { Runner } from '../../worker/runner';
+import * as ops from './ops';
+import { queueKey, RedisDoorbell, RedisReceiver } from './signal';
+
+const db = await testDatabase();
+const log = createLogger({ test: 'priority' });
+const claim = { workerId: 'w-prio', leaseMs: 30_000 };
+
+/** Enqueues one job per priority given, in that order, without ringing; returns their ids. */
+const enqueue = async (queue: string, priorities: number[], extra: Partial<ops.EnqueueInput> = {}) =>
+  (await ops.jobEnqueue(db.pool, priorities.map((priority, i) => ({ type: 'demo.noop', queue, priority, payload: { i }, ...extra })))).map((r) => r.id);
+
+const priorityOf = async (ids: string[]) => {
+  const { rows } = await db.pool.query(`SELECT job_id::text AS id, priority FROM jobs WHERE job_id = ANY($1::bigint[])`, [ids]);
+  const by = new Map(rows.map((r) => [r.id as string, r.priority as number]));
+  return ids.map((id) => by.get(id));
+};
+
+function redisFor(t: TestContext, prefix: string) {
+  const redis = new Redis(REDIS_URL);
+  t.after(async () => {
+    await unlinkMatching(redis, `${prefix}:*`);
+    redis.disconnect();
+  });
+  return redis;
+}
+
+test('a claim from PostgreSQL takes the lowest priority number first, and the oldest within a level — past a level of jobs not due yet', async () => {
+  const queue = uniquePrefix('prio-pg');
+  // Level 0 holds a backlog due tomorrow: a claim must not stop at it (nor read through it).
+  await enqueue(queue, Array(50).fill(0), { runAt: new Date(Date.now() + 86_400_000) });
+  const [late5, first3, second3, only0, last9] = await enqueue(queue, [5, 3, 3, 0, 9]);
+  const order: string[] = [];
+  for (let k = 0; k < 5; k++) order.push(...(await ops.jobClaimNext(db.pool, { ...claim, queue, limit: 1 })).map((j) => j.id));
+  assert.deepEqual(order, [only0, first3, second3, late5, last9]);
+  assert.deepEqual(await ops.jobClaimNext(db.pool, { ...claim, queue, limit: 10 }), [], 'the level-0 jobs are not due');
+});
+
+test('a claim of handled types, and one under a queue limit, follow the same order', async () => {
+  const typed = uniquePrefix('prio-types');
+  const [a9, a1, a0] = await enqueue(typed, [9, 1, 0]);
+  await ops.jobEnqueue(db.pool, [{ type: 'demo.sleep', queue: typed, priority: 0, payload: { ms: 1 } }]); // not handled here
+  const got = await ops.jobClaimNext(db.pool, { ...claim, queue: typed, limit: 10, types: ['demo.noop'] });
+  assert.deepEqual(got.map((j) => j.id), [a0, a1, a9].sort((x, y) => Number(x) - Number(y)), 'the three handled ones');
+  // A claim's rows come back by id; the order of taking shows with a limit of one.
+  const limited = uniquePrefix('prio-limited');
+  const [b4, b2, b8] = await enqueue(limited, [4, 2, 8]);
+  await ops.queueSetControls(db.pool, { name: limited, concurrencyLimit: 1 });
+  const taken: string[] = [];
+  for (let k = 0; k < 3; k++) {
+    const [job] = await ops.jobClaimControlled(db.pool, { ...claim, queue: limited, limit: 5 });
+    assert.ok(job, 'one claimed under the limit of one');
+    taken.push(job.id);
+    await ops.jobComplete(db.pool, { workerId: claim.workerId, items: [{ jobId: job.id, attempt: job.attemptCount }] });
+  }
+  assert.deepEqual(taken, [b2, b4, b8]);
+});
+
+test("the signal: each level has its own list, workers pop the levels in order, and a backlog, a peek and a discard cover them all", async (t) => {
+  const prefix = uniquePrefix('prio-signal');
+  const queue = 'q:p1'; // a queue name that looks like a level's suffix does not meet one
+  const redis = redisFor(t, prefix);
+  const bell = new RedisDoorbell(REDIS_URL, prefix, db.pool, log);
+  const receiver = new RedisReceiver(REDIS_URL, prefix, log);
+  t.after(async () => {
+    receiver.close();
+    await bell.close();
+  });
+  assert.ok(await receiver.ready(5_000));
+  await bell.ring([
+    { jobId: '10', queue, priority: 9 },
+    { jobId: '11', queue, priority: 1 },
+    { jobId: '12', queue },
+    { jobId: '13', queue, priority: 1 },
+    { jobId: '14', queue: 'q', priority: 1 },
+  ]);
+  assert.deepEqual(await redis.lrange(queueKey(prefix, queue), 0, -1), ['12']);
+  assert.deepEqual(await redis.lrange(`${prefix}:queue-p1:${queue}`, 0, -1), ['11', '13']);
+  assert.deepEqual(await redis.lrange(`${prefix}:queue-p1:q`, 0, -1), ['14']);
+  assert.equal(await bell.backlog(queue), 4);
+  assert.deepEqual(await bell.peek(queue, 3), ['12', '11', '13'], 'in the order workers pop them');
+  // Released and recovered jobs go to the front of their own level's list.
+  await bell.ring([{ jobId: '15', queue, priority: 9 }], { front: true });
+  const popped = [];
+  for (let k = 0; k < 4; k++) popped.push((await receiver.take([queue], 10, 0)).map((r) => [r.jobId, r.priority]));
+  assert.deepEqual(popped, [[['12', 0]], [['11', 1], ['13', 1]], [['15', 9], ['10', 9]], []]);
+  await bell.ring([{ jobId: '16', queue, priority: 4 }, { jobId: '17', queue }]);
+  await bell.discard([queue]);
+  assert.equal(await bell.backlog(queue), 0, 'every level emptied');
+  assert.equal(await bell.backlog('q'), 1, 'another queue left alone');
+});
+
+test("the recover sweep rings a job whose ring was lost in its own level's list", async (t) => {
+  const prefix = uniquePrefix('prio-sweep');
+  const queue = prefix;
+  const redis = redisFor(t, prefix);
+  const bell = new RedisDoorbell(REDIS_URL, prefix, db.pool, log);
+  t.after(() => bell.close());
+  const [urgent, later] = await enqueue(queue, [0, 6]); // enqueued without a ring: as if it was lost
+  await db.pool.query(`UPDATE jobs SET run_at = now() - interval '1 minute' WHERE job_id = ANY($1::bigint[])`, [[urgent, later]]);
+  const report = await ops.jobRecover(db.pool, { doorbell: bell, signalGraceMs: 1_000 });
+  assert.deepEqual(report.resignalled.map((r) => r.id).sort(), [urgent, later].sort());
+  assert.deepEqual(await redis.lrange(queueKey(prefix, queue), 0, -1), [urgent]);
+  assert.deepEqual(await redis.lrange(queueKey(prefix, queue, 6), 0, -1), [later]);
+  // Rung once: the next sweep finds both rings waiting and pushes nothing.
+  const again = await ops.jobRecover(db.pool, { doorbell: bell, signalGraceMs: 1_000 });
+  assert.deepEqual(again.resignalled.filter((r) => r.queue === queue), []);
+});
+
+test('a worker with one slot runs a backlog in priority order, through the Redis lists', async (t) => {
+  const prefix = uniquePrefix('prio-worker');
+  const queue = prefix;
+  redisFor(t, prefix);
+  const pool = createPool(db.url, { name: 'prio-runner', max: 4 });
+  const heartbeatPool = createPool(db.url, { name: 'prio-hb', max: 2 });
+  const bell = new RedisDoorbell(REDIS_URL, prefix, pool, log);
+  const receiver = new RedisReceiver(REDIS_URL, prefix, log);
+  assert.ok(await receiver.ready(5_000));
+  // Enqueued (and rung) before the worker starts: lowest priority first, so the order of
+  // enqueue and the order of priority disagree everywhere.
+  const priorities = [9, 7, 5, 3, 1, 0, 2, 4, 6, 8];
+  const ids = (await ops.jobEnqueue(db.pool, priorities.map((priority) => ({ type: 'test.record', queue, priority })), { doorbell: bell })).map((r) => r.id);
+  const ran: string[] = [];
+  const runner = new Runner({
+    pool,
+    heartbeatPool,
+    databaseUrl: db.url,
+    receiver,
+    doorbell: bell,
+    handlers: { 'test.record': (_p, ctx) => void ran.push(ctx.job.id) },
+    queues: [queue],
+    concurrency: 1,
+    prefetch: 1,
+    leaseMs: 30_000,
+    heartbeatMs: 1_000,
+    pollMs: 60_000,
+    recoverMs: 60_000,
+    signalGraceMs: 60_000,
+    log,
+  });
+  await runner.start();
+  t.after(async () => {
+    await runner.stop(0);
+    receiver.close();
+    await bell.close();
+    await pool.end();
+    await heartbeatPool.end();
+  });
+  await waitFor('the ten jobs to complete', async () =>
+    (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status = 'completed'`, [queue])).rows[0].n === 10,
+  { timeoutMs: 60_000 });
+  assert.deepEqual(await priorityOf(ran), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual(new Set(ran), new Set(ids));
+});
