@@ -21,6 +21,7 @@ export interface JobFields {
   cancelRequested?: boolean;
   /** Leases lost in a row before this row (see SUSPECT_STREAK). */
   leaseLostStreak?: number;
+  priority?: number;
 }
 
 export async function insertJob(db: Executor, f: JobFields = {}): Promise<string> {
@@ -30,14 +31,14 @@ export async function insertJob(db: Executor, f: JobFields = {}): Promise<string
   const attempt = f.attemptCount ?? (running || terminal ? 1 : 0);
   const { rows } = await db.query(
     `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, worker_id,
-                       heartbeat_at, lease_expires_at, run_at, started_at, finished_at, cancel_requested_at, lease_lost_streak)
+                       heartbeat_at, lease_expires_at, run_at, started_at, finished_at, cancel_requested_at, lease_lost_streak, priority)
      VALUES ($1, $2, $3::job_status, $4::jsonb, $5, $6, $6, $7,
              CASE WHEN $8 THEN now() END,
              CASE WHEN $8 THEN now() + $9::int * interval '1 ms' END,
              now() + $10::int * interval '1 ms',
              CASE WHEN $8 OR $11 THEN now() END,
              CASE WHEN $11 THEN now() END,
-             CASE WHEN $12 THEN now() END, $13)
+             CASE WHEN $12 THEN now() END, $13, $14)
      RETURNING job_id`,
     [
       f.queue ?? 'default',
@@ -53,6 +54,7 @@ export async function insertJob(db: Executor, f: JobFields = {}): Promise<string
       terminal,
       !!f.cancelRequested,
       f.leaseLostStreak ?? 0,
+      f.priority ?? 0,
     ],
   );
   return String(rows[0].job_id);

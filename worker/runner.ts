@@ -511,6 +511,9 @@ export class Runner {
         const at = renewedAt ? renewedAt.get(job.id) : claimSentAt;
         if (at !== undefined) this.begin(job, at ?? claimSentAt);
       }
+      // Started once the whole claim is in the buffer, so its free slots go to its first jobs
+      // by priority (a claim returns its jobs by id).
+      this.pump();
       // Quieted while this round claimed: what it took starts on free slots; the rest, claimed
       // ahead, goes back now rather than wait here for a slot.
       if (this.quiet) this.handBackBuffered();
@@ -1000,6 +1003,7 @@ export class Runner {
 
   // ---------------------------------------------------------------- running
 
+  /** Takes a claimed job into the buffer (pump() starts it). */
   private begin(job: ClaimedJob, claimSentAt: number) {
     // A job claimed again while an older attempt of it is still in hand here: the older
     // one's lease is gone (the job went back to the queue); it must not write.
@@ -1016,8 +1020,10 @@ export class Runner {
       deadline: Infinity,
     };
     this.active.set(job.id, entry);
-    this.buffer.push(entry);
-    this.pump();
+    // In priority order (a claim's batch, or jobs held from several pops, can mix levels),
+    // and in claim order within a level.
+    const after = this.buffer.findIndex((e) => e.job.priority > job.priority);
+    this.buffer.splice(after < 0 ? this.buffer.length : after, 0, entry);
   }
 
   /** Starts buffered jobs while slots are free. */
@@ -1456,11 +1462,10 @@ export class Runner {
    */
   private handBackWaiting(now: number) {
     const holdMs = this.o.prefetchHoldMs ?? PREFETCH_HOLD_MS;
-    // The buffer is in claim order: its head has waited longest.
-    if (this.stopping || !this.buffer.length || now - this.buffer[0]!.bufferedAt < holdMs) return;
-    let n = 1;
-    while (n < this.buffer.length && now - this.buffer[n]!.bufferedAt >= holdMs) n++;
-    const waited = this.buffer.splice(0, n);
+    // (The buffer is in priority order, so those that waited longest may be anywhere in it.)
+    if (this.stopping || !this.buffer.some((e) => now - e.bufferedAt >= holdMs)) return;
+    const waited = this.buffer.filter((e) => now - e.bufferedAt >= holdMs);
+    this.buffer.splice(0, this.buffer.length, ...this.buffer.filter((e) => now - e.bufferedAt < holdMs));
     this.claimAhead = Math.floor(this.claimAhead / 2);
     this.log.info('jobs claimed ahead waited too long for a slot: handed back to their queue', {
       jobs: waited.length,

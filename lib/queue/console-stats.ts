@@ -27,7 +27,7 @@ import { totalsOf, totalsSql, WORKER_METRICS, type WorkerTotals } from './worker
 
 export { readWorkerTotals, type WorkerTotals } from './worker-totals';
 import type { Doorbell } from './signal';
-import { LEVELS_SQL, SWEPT_AGO_MS_SQL } from './job';
+import { levelByLevel, SWEPT_AGO_MS_SQL } from './job';
 import { JOB_STATUSES, type JobStatus } from './status';
 
 export const COUNT_CAP = 50_000;
@@ -234,10 +234,8 @@ export async function computeConsoleStats(
                   (count(*) FILTER (WHERE run_at <= now()))::int AS due,
                   (count(*) FILTER (WHERE run_at <= now() AND h.types IS NOT NULL AND type <> ALL (h.types)))::int AS due_unhandled,
                   extract(epoch FROM now() - min(run_at)) * 1000 AS oldest_ms
-             FROM (SELECT c.* FROM ${LEVELS_SQL},
-                          LATERAL (SELECT run_at, status, type FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') AND priority = l.level
-                                    ORDER BY run_at LIMIT $1) c
-                    ORDER BY c.run_at LIMIT $1) t
+             FROM (${levelByLevel((level) => `SELECT run_at, status, type FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') AND priority = ${level} ORDER BY run_at LIMIT $1`)}
+                   ORDER BY run_at LIMIT $1) t
          ) w
         WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX + 1}`,
       [DUE_CAP, opts.leaseMs],
@@ -422,10 +420,8 @@ function waitingCounts(queues: Map<string, QueueStats>, waitingIn: Map<string, W
 async function oldestDueOfAll(db: Executor): Promise<number | null> {
   const { rows } = await db.query(
     `WITH RECURSIVE ${WAITING_QUEUES}
-     SELECT max((SELECT extract(epoch FROM now() - min(c.run_at)) * 1000
-                   FROM ${LEVELS_SQL},
-                        LATERAL (SELECT run_at FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') AND priority = l.level
-                                    AND run_at <= now() ORDER BY run_at LIMIT 1) c)) AS oldest_ms
+     SELECT max((SELECT extract(epoch FROM now() - min(run_at)) * 1000
+                   FROM (${levelByLevel((level) => `SELECT run_at FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') AND priority = ${level} AND run_at <= now() ORDER BY run_at LIMIT 1`)}) c)) AS oldest_ms
        FROM q WHERE q.queue IS NOT NULL`,
   );
   const v = rows[0]?.oldest_ms;

@@ -38,7 +38,7 @@ export type Checkpoints = Record<string, { value: unknown; attempt: number; at: 
 /** What a claim returns: what the worker and its handler need, nothing to parse in vain. */
 export type ClaimedJob = Pick<
   Job,
-  'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'attemptBudget' | 'workerId' | 'checkpoints' | 'leaseLostStreak'
+  'id' | 'queue' | 'type' | 'status' | 'payload' | 'attemptCount' | 'maxAttempts' | 'attemptBudget' | 'workerId' | 'checkpoints' | 'leaseLostStreak' | 'priority'
 > & {
   /** How long the job was due before this claim (database clock). */
   waitedMs: number;
@@ -66,12 +66,15 @@ export const PRIORITY_LEVELS = 10;
 export const DEFAULT_PRIORITY = 0;
 
 /**
- * The priority levels as rows of `l.level`, for a read that walks them in order, one range of
- * the claim indexes (queue[, type], priority, run_at) each. One range over all levels would
- * read past every not-yet-due job of a level (a million scheduled for tomorrow) before the
- * next level, and "the oldest waiting" would have to read a queue's whole backlog.
+ * One query per priority level, `arm(level)`, each reading one range of the claim indexes
+ * (queue[, type], priority, run_at), joined by UNION ALL. PostgreSQL runs the arms one after
+ * the other (an Append): under a LIMIT, the levels after the one that filled it are never
+ * read, nor locked. One range over all levels instead would read past every not-yet-due job
+ * of a level (a million scheduled for tomorrow) before reaching the next level, and "the
+ * oldest waiting" would read a queue's whole backlog.
  */
-export const LEVELS_SQL = `generate_series(0, ${PRIORITY_LEVELS - 1}) AS l(level)`;
+export const levelByLevel = (arm: (level: number) => string) =>
+  Array.from({ length: PRIORITY_LEVELS }, (_, level) => `SELECT * FROM (${arm(level)}) l${level}`).join('\n   UNION ALL\n  ');
 
 /** A job id's spelling: a positive integer of at most 19 digits (isJobIdText also bounds it). */
 export const JOB_ID_PATTERN = /^[1-9][0-9]{0,18}$/;
@@ -117,6 +120,7 @@ export function toClaimedJob(r: any): ClaimedJob {
     workerId: r.worker_id,
     checkpoints: r.checkpoints,
     leaseLostStreak: r.lease_lost_streak,
+    priority: r.priority,
     waitedMs: Math.max(0, Number(r.waited_ms)),
     takenOver: r.taken_over === true,
   };

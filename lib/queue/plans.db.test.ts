@@ -151,10 +151,12 @@ for (const [what, st, values, index] of cases) {
       assert.match(p, index, p);
       if (/^jobs_claim(_type)?_idx$/.test(index.source) && (values()[0] === BACKLOG || values()[0] === STRANDED)) {
         // One range of the index per priority level (and type), read in order and cut at the
-        // limit, then merged: a sort above them orders at most limit × ranges rows, never a backlog.
+        // limit: a sort above them orders at most limit × ranges rows, never a backlog.
         const byType = index.source === 'jobs_claim_type_idx' ? ' AND \\(type = [^\\n]*' : ' AND ';
-        assert.match(p, new RegExp(`Index Scan using ${index.source} on jobs( \\w+)?\\n\\s*Index Cond: \\(\\(queue = [^\\n]*${byType}\\(priority = l\\.level\\)`), p);
+        assert.match(p, new RegExp(`Index Scan using ${index.source} on jobs( \\w+)?\\n\\s*Index Cond: \\(\\(queue = [^\\n]*${byType}\\(priority = 0\\)`), p);
+        assert.match(p, new RegExp(`Index Cond: [^\\n]*\\(priority = 9\\)`), `every level has its range:\n${p}`);
         assert.equal(nearest(p, `Index Scan using ${index.source}`, ['Limit', 'Nested Loop', 'Sort']), 'Limit', `a range is not cut at the limit:\n${p}`);
+        if (index.source === 'jobs_claim_idx') assert.doesNotMatch(p, /Sort Key: jobs(_\d+)?\./, `sorts the backlog instead of reading it in order:\n${p}`);
       }
       if (mode === 'force_generic_plan' && st.text.includes('$1')) assert.match(p, /\$\d+\b/, `not a generic plan (no parameter in it):\n${p}`);
       // A per-row input (a JSON object keyed by job id) is bound as jsonb, parsed once: cast

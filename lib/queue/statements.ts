@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { LEVELS_SQL, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
+import { levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -151,7 +151,7 @@ const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '', cloc
    WHERE j.job_id = target.job_id
      -- At most one suspect per claim: a worker never holds two jobs that may crash it.
      AND (NOT target.suspect OR target.job_id = (SELECT min(t2.job_id) FROM target t2 WHERE t2.suspect))
-  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.attempt_budget, j.worker_id, j.checkpoints, j.lease_lost_streak,
+  RETURNING j.job_id, j.queue, j.type, j.payload, j.attempt_count, j.max_attempts, j.attempt_budget, j.worker_id, j.checkpoints, j.lease_lost_streak, j.priority,
             extract(epoch FROM ${clock} - j.run_at) * 1000 AS waited_ms, target.old_status, target.old_worker_id, target.old_started_at, target.old_heartbeat_at
 ), lost AS (
   INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
@@ -159,7 +159,7 @@ const claimSwap = (workerParam: string, leaseParam: string, extraCtes = '', cloc
          'lease expired: the worker stopped renewing (' || ${whyStopped('old_worker_id')} || '); taken over by a new claim'
     FROM claimed WHERE old_status = 'running'
 )${extraCtes}
-SELECT job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak, waited_ms,
+SELECT job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak, priority, waited_ms,
        old_status = 'running' AS taken_over
   FROM claimed ORDER BY job_id`;
 
@@ -254,22 +254,23 @@ UPDATE jobs
    AND lease_lost_streak < ${SUSPECT_STREAK}
    AND ${handled('$4')}
    AND ${uncontrolled()}
-RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak,
+RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_budget, worker_id, checkpoints, lease_lost_streak, priority,
           extract(epoch FROM now() - run_at) * 1000 AS waited_ms`,
 };
 
 /**
- * The due jobs of queue `queue` a claim takes, by priority and oldest first, locked: rows
- * another claimer holds are skipped, and LIMIT counts only the rows locked (a plain subquery
- * cannot update more rows than it locked). The candidates are read one priority level at a
- * time (and with `types`, one type at a time, from jobs_claim_type_idx: a filter on
- * jobs_claim_idx would read past every due job of another type first — a queue holding a
- * million jobs no live worker has the handler for cost every claim 100-150 ms), merged in
- * claim order, and only then locked, as many as the claim takes: locking inside each range
- * locked up to ranges × limit rows, which claimers racing on the queue then skipped and came
- * back empty (a review: 200 rows locked for 10 claimed, with 20 types). Twice the limit and
- * ten more are read as candidates, so a claimer racing another for the first still fills
- * its claim.
+ * The due jobs of queue `queue` a claim takes, by priority and oldest first, locked: one
+ * level after another (levelByLevel: the levels after the one that fills the claim are not
+ * read), and within a level the oldest first. Rows another claimer holds are skipped, and
+ * LIMIT counts only the rows locked (a plain subquery cannot update more rows than it
+ * locked). With `types`, only jobs of those types: a level's candidates are read one type at a
+ * time from jobs_claim_type_idx and merged by due time — a filter on jobs_claim_idx would read
+ * past every due job of another type first (a queue holding a million jobs no live worker has
+ * the handler for cost every claim 100-150 ms) — and only then locked, as many as the claim
+ * takes: locking inside each type's range locked up to types × limit rows, which claimers
+ * racing on the queue then skipped and came back empty (a review: 200 rows locked for 10
+ * claimed, with 20 types). Twice the limit and ten more are read as candidates, so a claimer
+ * racing another for the oldest still fills its claim.
  */
 const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string; clock?: string }) => {
   const due = `status IN ('queued', 'retrying')
@@ -277,29 +278,35 @@ const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; type
        AND attempt_count < max_attempts
        AND ${suspects(o.allowSuspect)}${o.where ? `
        AND ${o.where}` : ''}`;
-  const candidates = `(${o.limit}) * 2 + 10`;
-  return `
-  SELECT ${claimTargetColumns}
-    FROM jobs
-   WHERE queue = ${o.queue}
-     AND ${due}
+  const candidates = (level: number) =>
+    o.types
+      ? `
      AND job_id IN (
            SELECT c.job_id
-             FROM ${LEVELS_SQL}${o.types ? `
-            CROSS JOIN (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t` : ''}
+             FROM (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
             CROSS JOIN LATERAL (
-              SELECT job_id, priority, run_at
+              SELECT job_id, run_at
                 FROM jobs
-               WHERE queue = ${o.queue}${o.types ? ' AND type = t.type' : ''} AND priority = l.level
+               WHERE queue = ${o.queue} AND type = t.type AND priority = ${level}
                  AND ${due}
                ORDER BY run_at, job_id
-               LIMIT ${candidates}
+               LIMIT (${o.limit}) * 2 + 10
             ) c
-            ORDER BY c.priority, c.run_at, c.job_id
-            LIMIT ${candidates})
-   ORDER BY priority, run_at, job_id
+            ORDER BY c.run_at, c.job_id
+            LIMIT (${o.limit}) * 2 + 10)`
+      : '';
+  return `
+  ${levelByLevel(
+    (level) => `
+  SELECT ${claimTargetColumns}
+    FROM jobs
+   WHERE queue = ${o.queue} AND priority = ${level}
+     AND ${due}${candidates(level)}
+   ORDER BY run_at, job_id
    LIMIT ${o.limit}
-     FOR UPDATE SKIP LOCKED`;
+     FOR UPDATE SKIP LOCKED`,
+  )}
+  LIMIT ${o.limit}`;
 };
 
 /**
@@ -1083,24 +1090,36 @@ SELECT queue FROM q
  * jobDueWaiting — the first jobs of a queue in claim order (by priority, then oldest) that
  * have been due for at least $2 ms and are still waiting: either their doorbell was lost (a
  * crash between commit and push, a Redis flush or restart) or every worker is busy. Read one
- * priority level at a time (see LEVELS_SQL). Read-only.
+ * priority level after another (levelByLevel: the levels after the one that fills the limit
+ * are not read). Read-only.
  * Params: $1 queue, $2 grace_ms, $3 limit.
  * Returns: job_id, type, status, priority, run_at, created_at, waited_ms.
  */
 const dueWaitingColumns = `job_id, type, status, priority, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
 const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}`;
 const dueWaitingBy = (types?: string) => `
-SELECT c.*
-  FROM ${LEVELS_SQL}${types ? `
- CROSS JOIN (SELECT DISTINCT unnest(${types}::text[]) AS type) t` : ''}
- CROSS JOIN LATERAL (
-   SELECT ${dueWaitingColumns}
-     FROM jobs
-    WHERE ${dueWaiting}${types ? ' AND type = t.type' : ''} AND priority = l.level
-    ORDER BY run_at, job_id
-    LIMIT $3
- ) c
- ORDER BY c.priority, c.run_at, c.job_id
+SELECT *
+  FROM (${levelByLevel((level) =>
+    types
+      ? `
+    SELECT c.*
+      FROM (SELECT DISTINCT unnest(${types}::text[]) AS type) t
+     CROSS JOIN LATERAL (
+       SELECT ${dueWaitingColumns}
+         FROM jobs
+        WHERE ${dueWaiting} AND type = t.type AND priority = ${level}
+        ORDER BY run_at, job_id
+        LIMIT $3
+     ) c
+     ORDER BY c.run_at, c.job_id
+     LIMIT $3`
+      : `
+    SELECT ${dueWaitingColumns}
+      FROM jobs
+     WHERE ${dueWaiting} AND priority = ${level}
+     ORDER BY run_at, job_id
+     LIMIT $3`,
+  )}) w
  LIMIT $3`;
 export const jobDueWaiting: Statement = { name: 'leasehold_job_due_waiting', text: dueWaitingBy() };
 

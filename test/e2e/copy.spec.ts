@@ -38,3 +38,27 @@ test('a dead job is copied with its payload mended: the copy runs, the original 
   await expect(page.getByTestId('timeline')).toContainText(`as a copy of job #${dead}`);
   await expect(page.getByTestId('timeline')).toContainText('reason: ms was a word');
 });
+
+// A backfill job enqueued at a low priority failed; the operator reruns it now, ahead of the backfill.
+test("a job's priority shows in the list and on its page, and a copy can be given another", async ({ page }) => {
+  const dead = await insertJob(db(), { status: 'failed', type: 'demo.noop', payload: {}, attemptCount: 3, maxAttempts: 3, priority: 6 });
+  await page.goto('/jobs?type=demo.noop');
+  const row = page.getByRole('row').filter({ hasText: `#${dead}` });
+  await expect(row.getByTestId('priority')).toHaveText('p6');
+  await page.goto(`/jobs/${dead}`);
+  await expect(page.getByTestId('job-priority')).toHaveText('6 (runs after jobs of priority 0–5 that are due)');
+  await page.getByRole('button', { name: 'Enqueue a copy…' }).click();
+  const dialog = page.getByRole('dialog', { name: `Enqueue a copy of job #${dead}` });
+  const priority = dialog.getByRole('combobox', { name: 'Priority' });
+  await expect(priority).toHaveValue('6');
+  await priority.selectOption('0');
+  await dialog.getByRole('button', { name: 'Enqueue copy' }).click();
+  const made = dialog.getByTestId('copy-made').getByRole('link');
+  await expect(made).toHaveText(/^#\d+$/);
+  const copy = (await made.innerText()).slice(1);
+  await waitForStatus(copy, 'completed');
+  expect((await jobRow(copy)).priority).toBe(0);
+  await page.goto('/jobs?type=demo.noop');
+  await expect(page.getByRole('row').filter({ hasText: `#${copy}` })).toBeVisible();
+  await expect(page.getByRole('row').filter({ hasText: `#${copy}` }).getByTestId('priority')).toHaveCount(0);
+});
