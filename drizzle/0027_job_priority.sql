@@ -14,6 +14,9 @@ ALTER TABLE "jobs" ADD COLUMN "priority" smallint DEFAULT 0 NOT NULL;--> stateme
 -- NOT VALID: every row there is has the default, and checking them all would read the table
 -- while this migration holds its lock; rows written from now on are checked all the same.
 ALTER TABLE "jobs" ADD CONSTRAINT "jobs_priority_in_range" CHECK (priority BETWEEN 0 AND 9) NOT VALID;--> statement-breakpoint
+-- A recurring job's ticks (and its run-nows) are enqueued at the schedule's priority.
+ALTER TABLE "schedules" ADD COLUMN "priority" smallint DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "schedules" ADD CONSTRAINT "schedules_priority_in_range" CHECK (priority BETWEEN 0 AND 9);--> statement-breakpoint
 DROP INDEX "jobs_claim_idx";--> statement-breakpoint
 CREATE INDEX "jobs_claim_idx" ON "jobs" USING btree ("queue","priority","run_at","job_id") WHERE status IN ('queued', 'retrying');--> statement-breakpoint
 DROP INDEX "jobs_claim_type_idx";--> statement-breakpoint

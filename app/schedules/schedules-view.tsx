@@ -9,6 +9,7 @@ import { PageTable } from '@/components/ui/table';
 import { UserText } from '@/components/ui/user-text';
 import { ActionButton } from '@/components/actions/action-button';
 import { meQuery } from '@/lib/api/auth';
+import { DEFAULT_PRIORITY, priorityMeaning } from '@/lib/api/priority';
 import { jobKeys, scheduleKeys, statsKeys } from '@/lib/api/keys';
 import { runScheduleNow, schedulesQuery, setSchedulePaused, type ScheduleRunDto } from '@/lib/api/schedules';
 import { statsQuery } from '@/lib/api/stats';
@@ -216,6 +217,12 @@ function ScheduleTable({
                 <UserText text={s.queue} />
               </Link>
               <span className="text-zinc-500"> · {s.maxAttempts} attempts</span>
+              {s.priority !== DEFAULT_PRIORITY && (
+                <span className="text-zinc-500" title={`priority ${s.priority}: ${priorityMeaning(s.priority)}`} data-testid="schedule-priority">
+                  {' '}
+                  · priority {s.priority}
+                </span>
+              )}
               {runsTicks && consumers(s.queue) === 0 && (
                 <p className="mt-1 break-normal text-red-700 dark:text-red-400" data-testid="no-consumer">
                   No live worker consumes this queue: each tick&apos;s job waits until one starts.

@@ -314,6 +314,8 @@ export const schedules = pgTable('schedules', {
   type: text('type').notNull(),
   payload: jsonb('payload').notNull().default({}),
   maxAttempts: integer('max_attempts').notNull().default(3),
+  /** The priority its ticks' jobs are enqueued at (jobs.priority; 0027). */
+  priority: smallint('priority').notNull().default(0),
   enabled: boolean('enabled').notNull().default(true),
   /** The next tick to enqueue (database clock). */
   nextRunAt: timestamp('next_run_at', tz).notNull(),

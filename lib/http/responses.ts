@@ -383,6 +383,7 @@ export const scheduleSchema = z
     type: z.string(),
     payload: z.unknown(),
     maxAttempts: z.int().min(1),
+    priority: z.int().min(0).max(PRIORITY_LEVELS - 1).meta({ description: 'The priority its jobs are enqueued at (0 runs first).' }),
     enabled: z.boolean(),
     nextRunAt: dateTime,
     lastRunAt: dateTime.nullable(),

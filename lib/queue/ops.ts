@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { answeredByServer, type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
-import { type ClaimedJob, DEFAULT_PRIORITY, type Job, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
+import { type ClaimedJob, DEFAULT_PRIORITY, type Job, PRIORITY_LEVELS, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
 import { log } from '../log';
 import type { ResultStore } from '../results';
 import type { Doorbell, Ring } from './signal';
@@ -1052,6 +1052,8 @@ export interface ScheduleInput {
   type: string;
   payload?: unknown;
   maxAttempts?: number;
+  /** The priority of the jobs it enqueues (0, the default, runs first; see job.ts PRIORITY_LEVELS). */
+  priority?: number;
   enabled?: boolean;
 }
 
@@ -1076,6 +1078,7 @@ const toSchedule = (r: any): Schedule => ({
   type: r.type,
   payload: r.payload,
   maxAttempts: r.max_attempts,
+  priority: r.priority,
   enabled: r.enabled,
   nextRunAt: r.next_run_at,
   lastRunAt: r.last_run_at,
@@ -1098,6 +1101,7 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput): Promise<Sc
   const first = nextTick(s.cron, tz, now, s.name);
   const { rows } = await run(db, sql.scheduleUpsert, [
     s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, first, s.enabled ?? true,
+    s.priority ?? DEFAULT_PRIORITY,
   ]);
   return toSchedule(rows[0]);
 }
@@ -1109,6 +1113,9 @@ function scheduleProblem(s: ScheduleInput): string | null {
   const text = (v: string | undefined, what: string) => (v !== undefined && (v.length < 1 || v.length > 200) ? `${what} must have 1 to 200 characters` : null);
   if (s.name.length < 1 || s.name.length > SCHEDULE_NAME_MAX) return `the name must have 1 to ${SCHEDULE_NAME_MAX} characters`;
   if (s.maxAttempts !== undefined && !(Number.isInteger(s.maxAttempts) && s.maxAttempts >= 1)) return 'maxAttempts must be a whole number of at least 1';
+  if (s.priority !== undefined && !(Number.isInteger(s.priority) && s.priority >= 0 && s.priority < PRIORITY_LEVELS)) {
+    return `priority must be a whole number from 0 to ${PRIORITY_LEVELS - 1}`;
+  }
   return text(s.queue, 'the queue') ?? text(s.type, 'the type');
 }
 
@@ -1200,16 +1207,16 @@ export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?
     const window = [runNowKey(p.name, second - 1), key];
     for (let k = 0; k < KEY_FREED_TRIES; k++) {
       const inserted = (await run(client, sql.scheduleRunNow, [p.name, key, window])).rows[0];
-      if (inserted) return { id: String(inserted.job_id), queue: inserted.queue as string, created: true, due: !!inserted.due };
+      if (inserted) return { id: String(inserted.job_id), queue: inserted.queue as string, priority: inserted.priority as number, created: true, due: !!inserted.due };
       const existing = (await run(client, sql.jobIdsByIdempotencyKey, [window])).rows;
       // The newest, should both seconds hold one (a key given by hand to POST /api/jobs).
       const hit = existing.sort((a, b) => (BigInt(b.job_id) > BigInt(a.job_id) ? 1 : -1))[0];
-      if (hit) return { id: String(hit.job_id), queue: hit.queue as string, created: false, due: false };
+      if (hit) return { id: String(hit.job_id), queue: hit.queue as string, priority: DEFAULT_PRIORITY, created: false, due: false };
       // Its job was deleted in between (an operator, retention): the key is free again.
     }
     throw new Error(`run-now of schedule ${JSON.stringify(p.name)}: its key conflicted but no job holds it`);
   });
-  if (p.doorbell && made.created && made.due) await p.doorbell.ring([{ jobId: made.id, queue: made.queue }]);
+  if (p.doorbell && made.created && made.due) await p.doorbell.ring([{ jobId: made.id, queue: made.queue, priority: made.priority }]);
   return { schedule: p.name, id: made.id, queue: made.queue, created: made.created };
 }
 
@@ -1226,6 +1233,7 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
   // One schedule that cannot tick (its job refused by the database) must not hold up the
   // ones due after it: each goes on its own, and the failures are reported together.
   const failed: { schedule: string; err: unknown }[] = [];
+  const rings: Ring[] = [];
   for (const due of scheduled) {
     try {
       const job = await useConnection(pool, async (client) => {
@@ -1244,6 +1252,7 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
             queue: d.queue,
             payload: d.payload,
             maxAttempts: d.max_attempts,
+            priority: d.priority,
             idempotencyKey: `schedule:${d.name}:${tick.toISOString()}`,
           },
         ]);
@@ -1253,6 +1262,7 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
           return null;
         }
         await client.query('COMMIT');
+        if (enqueued!.created) rings.push({ jobId: enqueued!.id, queue: enqueued!.queue, priority: d.priority });
         return enqueued!;
       });
       if (job) out.push(job);
@@ -1264,7 +1274,7 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
       await run(pool, sql.scheduleTickFailed, [due.name, due.next_run_at, said]).catch(() => {});
     }
   }
-  if (p.doorbell && out.length) await p.doorbell.ring(out.filter((r) => r.created).map((r) => ({ jobId: r.id, queue: r.queue })));
+  if (p.doorbell && rings.length) await p.doorbell.ring(rings);
   if (failed.length) {
     throw new AggregateError(
       failed.map((f) => f.err),

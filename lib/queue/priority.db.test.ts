@@ -138,6 +138,26 @@ test("the recover sweep rings a job whose ring was lost in its own level's list"
   assert.deepEqual(again.resignalled.filter((r) => r.queue === queue), []);
 });
 
+test("a schedule's ticks and run-nows are enqueued at its priority, and rung in that level's list", async (t) => {
+  const prefix = uniquePrefix('prio-sched');
+  const queue = prefix;
+  const redis = redisFor(t, prefix);
+  const bell = new RedisDoorbell(REDIS_URL, prefix, db.pool, log);
+  t.after(() => bell.close());
+  const name = `${prefix}-nightly`;
+  t.after(() => ops.scheduleDelete(db.pool, name));
+  await assert.rejects(ops.scheduleUpsert(db.pool, { name, cron: '0 3 * * *', type: 'demo.noop', queue, priority: 10 }), /priority must be a whole number from 0 to 9/);
+  const s = await ops.scheduleUpsert(db.pool, { name, cron: '0 3 * * *', type: 'demo.noop', queue, priority: 7 });
+  assert.equal(s.priority, 7);
+  await db.pool.query(`UPDATE schedules SET next_run_at = now() - interval '1 second' WHERE name = $1`, [name]);
+  const [ticked] = (await ops.scheduleTick(db.pool, { doorbell: bell })).filter((r) => r.queue === queue);
+  const ran = await ops.scheduleRunNow(db.pool, { name, doorbell: bell });
+  assert.deepEqual(await priorityOf([ticked!.id, ran.id]), [7, 7]);
+  assert.deepEqual(await redis.lrange(queueKey(prefix, queue, 7), 0, -1), [ticked!.id, ran.id]);
+  assert.equal(await redis.llen(queueKey(prefix, queue)), 0);
+  assert.equal((await ops.scheduleUpsert(db.pool, { name, cron: '0 3 * * *', type: 'demo.noop', queue })).priority, 0, 'a redefinition without one: the default');
+});
+
 /**
  * A worker with one slot on a queue of its own, `viaRedis` or claiming from PostgreSQL alone,
  * started after ten jobs were enqueued lowest priority first (so the order of enqueue and the

@@ -520,22 +520,23 @@ RETURNING name`,
 
 /**
  * scheduleUpsert — define (or redefine) a schedule. Params: $1 name, $2 cron, $3 timezone,
- * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts, $8 first tick, $9 enabled.
+ * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts, $8 first tick, $9 enabled,
+ * $10 priority.
  * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
  * touches paused_at: an operator's pause outlives the upsert every worker start makes.
  */
 export const scheduleUpsert: Statement = {
   name: 'leasehold_schedule_upsert',
   text: `
-INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled)
-VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)
+INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, priority)
+VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10)
 ON CONFLICT (name) DO UPDATE SET
   -- the tick it was waiting for stands, unless the cron, the zone, or a switch back on
   -- (the ticks while it was off are not owed) makes it start from the next one
   next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone AND (s.enabled OR NOT EXCLUDED.enabled)
                      THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
   cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, queue = EXCLUDED.queue, type = EXCLUDED.type,
-  payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = EXCLUDED.enabled,
+  payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = EXCLUDED.enabled, priority = EXCLUDED.priority,
   -- a redefinition starts over: the error belonged to the definition it replaces
   last_error = NULL, last_error_at = NULL, updated_at = now()
 RETURNING *`,
@@ -618,18 +619,18 @@ export const scheduleRunLock: Statement = {
  * the schedule's tick left where it is. Params: $1 name, $2 this run's idempotency key,
  * $3 the keys of run-nows close enough to be the same click (see ops.scheduleRunNow).
  * Compare: no job holds one of those keys (and ON CONFLICT, for $2 itself).
- * Returns: job_id, queue, due — or no row when a run-now just made its job.
+ * Returns: job_id, queue, priority, due — or no row when a run-now just made its job.
  */
 export const scheduleRunNow: Statement = {
   name: 'leasehold_schedule_run_now',
   text: `
-INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key)
-SELECT s.queue, s.type, s.payload, s.max_attempts, s.max_attempts, now(), $2
+INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority)
+SELECT s.queue, s.type, s.payload, s.max_attempts, s.max_attempts, now(), $2, s.priority
   FROM schedules s
  WHERE s.name = $1
    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.idempotency_key = ANY($3::text[]))
 ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING job_id, queue, run_at <= now() AS due`,
+RETURNING job_id, queue, priority, run_at <= now() AS due`,
 };
 
 /**

@@ -5,6 +5,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { enqueueBody, newQueueName, toEnqueueInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
+import { DEFAULT_PRIORITY, PRIORITY_LEVELS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
 import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
 
@@ -100,17 +101,18 @@ export function addControlCommands(program: Command) {
     .option('-q, --queue <name>', 'queue', 'default')
     .option('--tz <zone>', 'time zone of the cron expression', 'UTC')
     .option('--max-attempts <n>', 'attempts per run', intArg(1, 100), 3)
+    .option('--priority <n>', 'priority of its jobs: 0 (the default: runs first) to 9 (runs last)', intArg(0, PRIORITY_LEVELS - 1), DEFAULT_PRIORITY)
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (name: string, o) => {
-      const parsed = enqueueBody.safeParse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts });
+      const parsed = enqueueBody.safeParse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts, priority: o.priority });
       if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
       const s = await withQueue(async (q) => {
         const input = toEnqueueInput(parsed.data, '', await jobTypesFrom(async () => q.pool)(parsed.data.type));
         return auditCli(
           q.pool,
           { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue } },
-          () => ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts }),
+          () => ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts, priority: input.priority }),
           () => ({ changed: 1, skipped: 0 }),
         );
       });
