@@ -625,6 +625,27 @@ describe('claiming through faults', () => {
     assert.equal(row.max_attempts - row.attempt_count, row.attempt_budget - 1, 'only the attempt that ran was spent');
   });
 
+  test('a claim whose answer was lost, its job cancelled meanwhile: the job ends cancelled at once, not when its lease runs out', async (t) => {
+    const { pool, loseAnswer } = faultyPool(t);
+    let id = '';
+    // Once the claim has committed and its answer is lost, an operator cancels the job, still
+    // running under the lost claim's lease: the hand-back refuses it (it must not run again).
+    const cancel = () => void ops.jobCancel(db.pool, { ids: [id] });
+    for (const st of ['leasehold_job_claim_fresh', 'leasehold_job_claim', 'leasehold_job_claim_next']) loseAnswer(st, 1, cancel);
+    const ran: string[] = [];
+    const { runner, enqueue } = await makeRunner(t, {
+      pool,
+      handlers: { 'test.block': (_p, ctx) => void ran.push(ctx.job.id) },
+      leaseMs: 120_000, // left to expire, the job would sit running far past the deadline below
+    });
+    id = await enqueue();
+    await waitFor('the job to end cancelled', async () => (await jobRow(db.pool, id)).status === 'cancelled', { timeoutMs: 30_000 });
+    assert.deepEqual(ran, [], 'it never ran');
+    const { rows } = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [id]);
+    assert.deepEqual(rows.map((r) => r.outcome), ['cancelled']);
+    await waitFor('the cancel to be counted', () => runner.stats.cancelled === 1);
+  });
+
   test('a claim whose answer was lost just before a stop is handed back by the stop: the job keeps its attempt', async (t) => {
     const { pool, loseAnswer } = faultyPool(t);
     let stopped: Promise<void> | null = null;

@@ -713,6 +713,13 @@ export class Runner {
       if (released.length) {
         this.log.warn(this.claimInDoubt ? "a claim's answer was lost: the jobs it took are handed back" : 'jobs claimed ahead whose hand-back failed are handed back', { jobs: released.map((r) => r.jobId) });
       }
+      // The release refuses a job an operator asked to cancel meanwhile (as in release()):
+      // ended as cancelled now, rather than left running here until its lease expires.
+      const back = new Set(released.map((r) => r.jobId));
+      const refused = unrun.filter((l) => !back.has(l.jobId));
+      const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: refused });
+      for (const kind of cancelled.values()) this.countOutcome('cancelled', kind);
+      if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: [...cancelled.keys()] });
       this.claimInDoubt = false;
       this.releaseFailing = false;
     } catch (err) {

@@ -23,6 +23,7 @@ import { nextTick } from './cron';
 import { storableText } from './text';
 import { recordStatsSample } from './history';
 import { foldOldWorkers } from './worker-totals';
+import type { JobKind } from './type-metrics';
 
 const run = <R extends pg.QueryResultRow = any>(db: Executor, st: sql.Statement, values: unknown[]) =>
   db.query<R>({ name: st.name, text: st.text, values });
@@ -355,18 +356,18 @@ export async function jobFail(
   return out;
 }
 
-/** jobCancelAck — the handler stopped after an operator's cancel: finish as cancelled. */
+/** jobCancelAck — the handler stopped after an operator's cancel: finish as cancelled. Returns the jobs ended, by id. */
 export async function jobCancelAck(
   db: Executor,
   p: { workerId: string; leases: readonly Lease[] },
-): Promise<Set<string>> {
-  if (p.leases.length === 0) return new Set();
+): Promise<Map<string, JobKind>> {
+  if (p.leases.length === 0) return new Map();
   const { rows } = await run(db, sql.jobCancelAck, [
     p.leases.map((l) => l.jobId),
     byJobId(p.leases, (l) => l.attempt),
     p.workerId,
   ]);
-  return new Set(rows.map((r) => String(r.job_id)));
+  return new Map(rows.map((r) => [String(r.job_id), { queue: r.queue as string, type: r.type as string }]));
 }
 
 /** jobRelease — hand leases back (shutdown): the jobs are queued again, due now. */

@@ -776,13 +776,13 @@ WITH done AS (
      SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL
    WHERE ${fence('$3')}
      AND jobs.cancel_requested_at IS NOT NULL
-  RETURNING jobs.job_id, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
+  RETURNING jobs.job_id, jobs.queue, jobs.type, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
   INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'cancelled', 'cancelled by an operator'
     FROM done
 )
-SELECT job_id FROM done`,
+SELECT job_id, queue, type FROM done`,
 };
 
 /**
