@@ -81,6 +81,14 @@ describe('POST /api/jobs', () => {
     assert.equal((await jobRow(db.pool, lowered.id)).priority, 9, 'or takes the one given');
     const plain = await (await post({ type: 'demo.noop', queue: 'api-prio' })).json();
     assert.equal((await jobRow(db.pool, plain.id)).priority, 0, 'by default 0');
+    // The list's priority filter.
+    const byPriority = async (p: string) => (await (await jobs.GET(new Request(`http://test/api/jobs?queue=api-prio&priority=${p}`))).json()).jobs.map((j: { id: string }) => j.id);
+    assert.deepEqual(await byPriority('7'), [copied.id, id].sort((a, b) => Number(b) - Number(a)));
+    assert.deepEqual(await byPriority('0'), [plain.id]);
+    assert.deepEqual(await byPriority('3'), []);
+    const refused = await jobs.GET(new Request('http://test/api/jobs?priority=10'));
+    assert.equal(refused.status, 400);
+    assert.match((await refused.json()).error.message, /^priority: must be a priority, 0-9$/);
   });
 
   test('a refused body says what is wrong with it, and writes nothing', async () => {

@@ -1,6 +1,7 @@
 'use client';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { filterKey, JOB_ID_TEXT, type JobFilters } from '@/lib/api/filters';
+import { DEFAULT_PRIORITY, LAST_PRIORITY } from '@/lib/api/priority';
 import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
 import { SINCE_PRESETS, sinceText } from '@/lib/since';
 import { Button } from '../ui/button';
@@ -133,6 +134,24 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           ))}
           {/* A value from a link that is not a preset (7): shown as it reads. */}
           {draft.minAttempts && !MIN_ATTEMPTS_PRESETS.includes(draft.minAttempts) && <option value={draft.minAttempts}>{draft.minAttempts} or more</option>}
+        </select>
+      </label>
+      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        Priority
+        <select
+          className={input}
+          value={draft.priority ?? ''}
+          aria-label="Priority"
+          title="jobs of one priority: 0 runs first, 9 last"
+          onChange={(e) => submit(undefined, { priority: e.target.value || undefined })}
+        >
+          <option value="">any</option>
+          {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
+            <option key={p} value={String(p)}>
+              {p}
+              {p === DEFAULT_PRIORITY ? ' (the default)' : ''}
+            </option>
+          ))}
         </select>
       </label>
       <label className="flex flex-col gap-1 text-xs text-zinc-500">

@@ -53,3 +53,12 @@ test('a least number of attempts: 1-100 is kept and written back; anything else 
   }
   assert.deepEqual(filtersFromParams(new URLSearchParams('minAttempts=100')), { minAttempts: '100' });
 });
+
+test('a priority: one digit is kept and written back; anything else is said as ignored', () => {
+  assert.deepEqual(filtersFromParams(new URLSearchParams('status=queued&priority=0')), { status: 'queued', priority: '0' });
+  assert.equal(filtersToQuery({ status: 'queued', priority: '7' }), 'status=queued&priority=7');
+  for (const bad of ['10', '-1', '1.5', 'high', '07']) {
+    assert.deepEqual(filtersFromParams(new URLSearchParams(`priority=${bad}`)), {}, bad);
+    assert.deepEqual(ignoredFilters(new URLSearchParams(`priority=${bad}`)), [{ name: 'priority', value: bad, why: 'not a priority (0-9)' }], bad);
+  }
+});

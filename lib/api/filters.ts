@@ -13,7 +13,10 @@ export const JOB_ID_TEXT = /^[1-9][0-9]{0,18}$/;
 /** A least number of attempts as typed or linked: 1-100, no leading zero (MAX_ATTEMPTS_LIMIT bounds a job's attempts). */
 export const MIN_ATTEMPTS_TEXT = /^(?:[1-9][0-9]?|100)$/;
 
-export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'due', 'createdSince', 'finishedSince'] as const;
+/** A priority as typed or linked: one digit (lib/api/priority.ts). */
+export const PRIORITY_TEXT = /^[0-9]$/;
+
+export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'priority', 'due', 'createdSince', 'finishedSince'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
 
 /**
@@ -35,6 +38,8 @@ export function filtersFromParams(params: URLSearchParams | { get(name: string):
       if (/^[0-9a-f]{12}$/.test(v)) f.fingerprint = v;
     } else if (k === 'minAttempts') {
       if (MIN_ATTEMPTS_TEXT.test(v)) f.minAttempts = v;
+    } else if (k === 'priority') {
+      if (PRIORITY_TEXT.test(v)) f.priority = v;
     } else if (k === 'due') {
       if (v === 'now' || v === 'later') f.due = v;
     } else if (k === 'createdSince' || k === 'finishedSince') {
@@ -65,6 +70,7 @@ export function ignoredFilters(params: URLSearchParams | { get(name: string): st
     id: 'not a job id',
     fingerprint: 'not an error fingerprint (12 hex digits)',
     minAttempts: 'not a number of attempts (1-100)',
+    priority: 'not a priority (0-9)',
     due: 'not now or later',
     createdSince: 'not a span back from now (15m, 1h, 24h, 7d) or an ISO 8601 moment',
     finishedSince: 'not a span back from now (15m, 1h, 24h, 7d) or an ISO 8601 moment',

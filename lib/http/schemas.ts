@@ -19,7 +19,7 @@ const PRIORITY_RULE = `an integer from 0 (runs first) to ${PRIORITY_LEVELS - 1} 
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
-import { filtersFromParams, MIN_ATTEMPTS_TEXT } from '../api/filters';
+import { filtersFromParams, MIN_ATTEMPTS_TEXT, PRIORITY_TEXT } from '../api/filters';
 import { MAX_VIEW_NAME, MAX_VIEW_QUERY, VIEW_PAGE_FILTERS, VIEW_PAGE_PATHS, VIEW_PAGES, type ViewPage, viewQueryOf } from '../views/pages';
 
 // Also the HTTP API's check on payloads and checkpoints (the worker imports it from text.ts, without zod).
@@ -245,6 +245,11 @@ export const filterFields = {
     .regex(MIN_ATTEMPTS_TEXT, 'must be a number of attempts, 1-100')
     .optional()
     .meta({ description: 'Jobs claimed at least this many times (`2`: every job that needed more than one try).', example: '2' }),
+  priority: z
+    .string()
+    .regex(PRIORITY_TEXT, 'must be a priority, 0-9')
+    .optional()
+    .meta({ description: 'Jobs of this priority (0 runs first).', example: '0' }),
   due: z
     .enum(['now', 'later'])
     .optional()

@@ -28,6 +28,8 @@ export interface JobFilter {
   fingerprint?: string;
   /** Jobs claimed at least this many times (a decimal, 1-100): "which jobs needed more than one try". */
   minAttempts?: string;
+  /** Jobs of this priority (a decimal digit, 0-9). */
+  priority?: string;
   /** Waiting jobs by when they are due: `now` (run_at passed) or `later` (scheduled, or a retry in its backoff). */
   due?: 'now' | 'later';
   /** Enqueued since: a span back from now (`1h`) or a moment (ISO 8601); see lib/since.ts. */
@@ -70,7 +72,7 @@ export const FAILED_ANCHOR = /^(\d{1,17})\.(\d{1,19})(?:\.(\d{1,9}))?$/;
 /** The most seen failures an anchor carries (past it, the failed list anchors at its read, seen 0). */
 export const FAILED_ANCHOR_SEEN_MAX = 10_000;
 
-export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'due', 'createdSince', 'finishedSince', 'q', 'maxId', 'finishedBy'] as const;
+export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'priority', 'due', 'createdSince', 'finishedSince', 'q', 'maxId', 'finishedBy'] as const;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
@@ -137,6 +139,10 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
   }
   if (f.minAttempts) {
     conds.push(`attempt_count >= ${p.add(f.minAttempts)}::int`);
+    scans = true;
+  }
+  if (f.priority) {
+    conds.push(`priority = ${p.add(f.priority)}::smallint`);
     scans = true;
   }
   if (f.due) {

@@ -23,6 +23,7 @@ const CONDITIONS: Record<string, { label: string; op: string }> = {
   payload: { label: 'payload', op: 'has' },
   fingerprint: { label: 'error group', op: '=' },
   minAttempts: { label: 'attempts', op: '≥' },
+  priority: { label: 'priority', op: '=' },
   due: { label: 'due', op: '=' },
   createdSince: { label: 'enqueued', op: '' },
   finishedSince: { label: 'finished', op: '' },

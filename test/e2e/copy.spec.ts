@@ -61,4 +61,9 @@ test("a job's priority shows in the list and on its page, and a copy can be give
   await page.goto('/jobs?type=demo.noop');
   await expect(page.getByRole('row').filter({ hasText: `#${copy}` })).toBeVisible();
   await expect(page.getByRole('row').filter({ hasText: `#${copy}` }).getByTestId('priority')).toHaveCount(0);
+  // The list's priority filter: the original stays in view, its copy at 0 leaves it.
+  await page.getByRole('combobox', { name: 'Priority' }).selectOption('6');
+  await expect(page).toHaveURL(/[?&]priority=6(&|$)/);
+  await expect(page.getByRole('row').filter({ hasText: `#${dead}` })).toBeVisible();
+  await expect(page.getByRole('row').filter({ hasText: `#${copy}` })).toHaveCount(0);
 });

@@ -58,6 +58,7 @@ export function addReadCommands(program: Command) {
     .option('-t, --type <type>', 'job type')
     .option('-w, --worker <id>', 'worker id that holds (or last held) the job')
     .option('--min-attempts <n>', 'jobs claimed at least n times (2: those that needed more than one try)')
+    .option('--priority <n>', 'jobs of this priority (0-9)')
     .option('--due <when>', 'waiting jobs due now, or later (scheduled, or a retry backing off)')
     .option('--created-since <when>', 'enqueued since: a span back from now (15m, 1h, 24h, 7d) or an ISO 8601 moment')
     .option('--finished-since <when>', 'finished (completed, failed or cancelled) since: as --created-since')
