@@ -150,6 +150,8 @@ interface Entry {
   state: 'buffered' | 'running' | 'finishing';
   /** performance.now() when it was claimed into the buffer (see PREFETCH_HOLD_MS). */
   bufferedAt: number;
+  /** When it came due, on this process's performance.now() clock (the claim's time less its wait): its place in the buffer within its priority. */
+  dueAt: number;
   /** performance.now() when the handler was called. */
   startedAt: number;
   /** performance.now() when the handler ended: its outcome is recorded within a lease of it, or given up. */
@@ -512,7 +514,7 @@ export class Runner {
         if (at !== undefined) this.begin(job, at ?? claimSentAt);
       }
       // Started once the whole claim is in the buffer, so its free slots go to its first jobs
-      // by priority (a claim returns its jobs by id).
+      // by priority and due time (a claim returns its jobs by id).
       this.pump();
       // Quieted while this round claimed: what it took starts on free slots; the rest, claimed
       // ahead, goes back now rather than wait here for a slot.
@@ -1023,13 +1025,14 @@ export class Runner {
       renewedAt: claimSentAt,
       state: 'buffered',
       bufferedAt: performance.now(),
+      dueAt: claimSentAt - job.waitedMs,
       startedAt: 0,
       deadline: Infinity,
     };
     this.active.set(job.id, entry);
     // In priority order (a claim's batch, or jobs held from several pops, can mix levels),
-    // and in claim order within a level.
-    const after = this.buffer.findIndex((e) => e.job.priority > job.priority);
+    // and within a level the one due first first (a claim returns its jobs by id).
+    const after = this.buffer.findIndex((e) => e.job.priority > job.priority || (e.job.priority === job.priority && e.dueAt > entry.dueAt));
     this.buffer.splice(after < 0 ? this.buffer.length : after, 0, entry);
   }
 

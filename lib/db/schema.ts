@@ -97,7 +97,7 @@ export const jobs = pgTable(
   (t) => [
     // Claim path: due jobs of a queue by priority, oldest first. Only claimable rows are in
     // it, so it stays small however many finished jobs the table holds. A claim reads it one
-    // priority level at a time (statements.ts, byLevel).
+    // priority level at a time (job.ts, levelByLevel).
     index('jobs_claim_idx')
       .on(t.queue, t.priority, t.runAt, t.jobId)
       .where(sql`status IN ('queued', 'retrying')`),
@@ -314,7 +314,7 @@ export const schedules = pgTable('schedules', {
   type: text('type').notNull(),
   payload: jsonb('payload').notNull().default({}),
   maxAttempts: integer('max_attempts').notNull().default(3),
-  /** The priority its ticks' jobs are enqueued at (jobs.priority; 0027). */
+  /** The priority its ticks' jobs are enqueued at (jobs.priority; 0027); checked as jobs.priority is. */
   priority: smallint('priority').notNull().default(0),
   enabled: boolean('enabled').notNull().default(true),
   /** The next tick to enqueue (database clock). */
@@ -337,7 +337,7 @@ export const schedules = pgTable('schedules', {
   pausedAt: timestamp('paused_at', tz),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
-});
+}, () => [check('schedules_priority_in_range', sql`priority BETWEEN 0 AND 9`)]);
 
 /**
  * Job types beyond the built-in ones (lib/job-types.ts), registered by the worker processes

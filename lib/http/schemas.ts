@@ -13,9 +13,6 @@ import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_JOB_ID, PRIORITY_LEVELS } from '../queue/job';
-
-/** What a priority is, as an error and the API's documentation say it. */
-const PRIORITY_RULE = `an integer from 0 (runs first) to ${PRIORITY_LEVELS - 1} (runs last)`;
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
@@ -105,6 +102,8 @@ const isoDate = z
   .transform((s) => new Date(s))
   .refine((d) => d.getUTCFullYear() >= 1970 && d.getUTCFullYear() <= 9999, 'must be between 1970 and 9999');
 
+/** What a priority is, as an error and the API's documentation say it. */
+const PRIORITY_RULE = `an integer from 0 (runs first) to ${PRIORITY_LEVELS - 1} (runs last)`;
 const priority = z.number().int().min(0, `must be ${PRIORITY_RULE}`).max(PRIORITY_LEVELS - 1, `must be ${PRIORITY_RULE}`);
 
 export const enqueueBody = z

@@ -15,7 +15,7 @@ import { waitFor } from '../../test/wait';
 import { createPool } from '../db/client';
 import { Runner } from '../../worker/runner';
 import * as ops from './ops';
-import { PgDoorbell, queueKey, RedisDoorbell, RedisReceiver } from './signal';
+import { type Doorbell, PgDoorbell, queueKey, RedisDoorbell, RedisReceiver } from './signal';
 
 const db = await testDatabase();
 const log = createLogger({ test: 'priority' });
@@ -115,6 +115,11 @@ test("the signal: each level has its own list, workers pop the levels in order, 
   const popped = [];
   for (let k = 0; k < 4; k++) popped.push((await receiver.take([queue], 10, 0)).map((r) => [r.jobId, r.priority]));
   assert.deepEqual(popped, [[['12', 0]], [['11', 1], ['13', 1]], [['15', 9], ['10', 9]], []]);
+  // The same with Redis before 7 (no LMPOP): LPOP from the lists that hold ids, in level order.
+  (receiver as unknown as { multiPop: boolean }).multiPop = false;
+  await bell.ring([{ jobId: '20', queue, priority: 3 }, { jobId: '21', queue, priority: 2 }, { jobId: '22', queue, priority: 3 }]);
+  assert.deepEqual((await receiver.take([queue], 2, 0)).map((r) => [r.jobId, r.priority]), [['21', 2], ['20', 3]]);
+  assert.deepEqual((await receiver.take([queue], 5, 1_000)).map((r) => [r.jobId, r.priority]), [['22', 3]]);
   await bell.ring([{ jobId: '16', queue, priority: 4 }, { jobId: '17', queue }]);
   await bell.discard([queue]);
   assert.equal(await bell.backlog(queue), 0, 'every level emptied');
@@ -163,7 +168,10 @@ test("a schedule's ticks and run-nows are enqueued at its priority, and rung in 
  * started after ten jobs were enqueued lowest priority first (so the order of enqueue and the
  * order of priority disagree everywhere); returns the priorities in the order it ran them.
  */
-async function runInOrder(t: TestContext, o: { viaRedis: boolean; prefetch: number }): Promise<(number | undefined)[]> {
+async function runInOrder(
+  t: TestContext,
+  o: { viaRedis: boolean; prefetch: number; enqueue?: (queue: string, doorbell: Doorbell) => Promise<string[]> },
+): Promise<{ priorities: (number | undefined)[]; ran: string[]; ids: string[] }> {
   const prefix = uniquePrefix('prio-worker');
   const queue = prefix;
   redisFor(t, prefix);
@@ -173,7 +181,9 @@ async function runInOrder(t: TestContext, o: { viaRedis: boolean; prefetch: numb
   const receiver = o.viaRedis ? new RedisReceiver(REDIS_URL, prefix, log) : null;
   if (receiver) assert.ok(await receiver.ready(5_000));
   const priorities = [9, 7, 5, 3, 1, 0, 2, 4, 6, 8];
-  await ops.jobEnqueue(db.pool, priorities.map((priority) => ({ type: 'test.record', queue, priority })), { doorbell: bell });
+  const ids = o.enqueue
+    ? await o.enqueue(queue, bell)
+    : (await ops.jobEnqueue(db.pool, priorities.map((priority) => ({ type: 'test.record', queue, priority })), { doorbell: bell })).map((r) => r.id);
   const ran: string[] = [];
   const runner = new Runner({
     pool,
@@ -200,16 +210,32 @@ async function runInOrder(t: TestContext, o: { viaRedis: boolean; prefetch: numb
     await pool.end();
     await heartbeatPool.end();
   });
-  await waitFor('the ten jobs to complete', async () =>
-    (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status = 'completed'`, [queue])).rows[0].n === 10,
+  await waitFor('the jobs to complete', async () =>
+    (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1 AND status = 'completed'`, [queue])).rows[0].n === ids.length,
   { timeoutMs: 60_000 });
-  return priorityOf(ran);
+  return { priorities: await priorityOf(ran), ran, ids };
 }
 
 test('a worker with one slot runs a backlog in priority order, through the Redis lists', async (t) => {
-  assert.deepEqual(await runInOrder(t, { viaRedis: true, prefetch: 1 }), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual((await runInOrder(t, { viaRedis: true, prefetch: 1 })).priorities, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 });
 
 test('a worker claiming ahead from PostgreSQL runs what one claim took in priority order, not by id', async (t) => {
-  assert.deepEqual(await runInOrder(t, { viaRedis: false, prefetch: 9 }), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual((await runInOrder(t, { viaRedis: false, prefetch: 9 })).priorities, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+});
+
+test('within a level, what one claim took starts by due time, not by id', async (t) => {
+  const { ran, ids } = await runInOrder(t, {
+    viaRedis: false,
+    prefetch: 4,
+    enqueue: async (queue) => {
+      // Lower ids due later: each job is due 300 ms after the next one enqueued.
+      const made: string[] = [];
+      for (let k = 0; k < 5; k++) made.push((await ops.jobEnqueue(db.pool, [{ type: 'test.record', queue, runAt: new Date(Date.now() + 300 * (5 - k)) }]))[0]!.id);
+      await waitFor('all five to be due', async () =>
+        (await db.pool.query(`SELECT bool_and(run_at <= now()) AS due FROM jobs WHERE job_id = ANY($1::bigint[])`, [made])).rows[0].due === true);
+      return made;
+    },
+  });
+  assert.deepEqual(ran, [...ids].reverse());
 });

@@ -448,7 +448,11 @@ export class RedisReceiver {
         }
       }
       const out: Ring[] = [];
+      // Which lists hold ids, in one round trip (there are ten per queue), then LPOP from those in order.
+      const lengths = (await this.redis.pipeline(keys.map((key) => ['llen', key])).exec()) ?? [];
       for (let k = 0; k < keys.length && out.length < max; k++) {
+        const [err, n] = lengths[k] ?? [];
+        if (err || !n) continue;
         const got = await this.redis.lpop(keys[k]!, max - out.length);
         if (got) out.push(...rings(keys[k]!, got));
       }

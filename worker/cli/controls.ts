@@ -111,7 +111,7 @@ export function addControlCommands(program: Command) {
         const input = toEnqueueInput(parsed.data, '', await jobTypesFrom(async () => q.pool)(parsed.data.type));
         return auditCli(
           q.pool,
-          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue } },
+          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue, priority: input.priority } },
           () => ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts, priority: input.priority }),
           () => ({ changed: 1, skipped: 0 }),
         );

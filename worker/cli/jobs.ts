@@ -104,6 +104,7 @@ export function addReadCommands(program: Command) {
             ['status', j.status + (j.cancelRequestedAt ? ' (cancel requested)' : '')],
             ['queue / type', `${j.queue} / ${j.type}`],
             ['attempts', `${j.attemptCount} of ${j.maxAttempts}`],
+            ['priority', j.priority],
             ['worker', j.workerId],
             ['lease', j.leaseRemainingMs === null ? null : `${ago(Math.max(0, j.leaseRemainingMs))} left`],
             ['run at', time(j.runAt)],

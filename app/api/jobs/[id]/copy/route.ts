@@ -39,7 +39,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const [made] = await audited(
     pool,
     actorOf(who),
-    { action: 'copy', target: { ids: [id] }, jobIds: [id], reason: body.reason, details: { queue: input.queue, payloadChanged: body.payload !== undefined } },
+    { action: 'copy', target: { ids: [id] }, jobIds: [id], reason: body.reason, details: { queue: input.queue, priority: input.priority, payloadChanged: body.payload !== undefined } },
     () => jobEnqueue(pool, [input], { doorbell }),
     ([r]) => ({ changed: 1, skipped: 0, jobIds: [id, r!.id], details: { copy: r!.id } }),
   );
