@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
+import { LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -259,18 +259,23 @@ RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_bud
 };
 
 /**
- * The due jobs of queue `queue` a claim takes, by priority and oldest first, locked: one
- * level after another (levelByLevel: the levels after the one that fills the claim are not
- * read), and within a level the oldest first. Rows another claimer holds are skipped, and
- * LIMIT counts only the rows locked (a plain subquery cannot update more rows than it
- * locked). With `types`, only jobs of those types: a level's candidates are read one type at a
- * time from jobs_claim_type_idx and merged by due time — a filter on jobs_claim_idx would read
- * past every due job of another type first (a queue holding a million jobs no live worker has
- * the handler for cost every claim 100-150 ms) — and only then locked, as many as the claim
- * takes: locking inside each type's range locked up to types × limit rows, which claimers
- * racing on the queue then skipped and came back empty (a review: 200 rows locked for 10
- * claimed, with 20 types). Twice the limit and ten more are read as candidates, so a claimer
- * racing another for the oldest still fills its claim.
+ * The due jobs of queue `queue` a claim takes, by priority and oldest first, locked. Rows
+ * another claimer holds are skipped, and LIMIT counts only the rows locked (a plain subquery
+ * cannot update more rows than it locked).
+ * - Of any type: one locked range per level, level after level (levelByLevel), so a claim
+ *   walks past whatever a racing claimer holds, within a level and into the next, and the
+ *   levels after the one that fills it are never read.
+ * - With `types`: the candidates are read one level and type at a time (LEVELS_SQL, from
+ *   jobs_claim_type_idx: a filter on jobs_claim_idx would read past every due job of another
+ *   type first — a queue holding a million jobs no live worker has the handler for cost every
+ *   claim 100-150 ms), merged in claim order, and only then locked, as many as the claim
+ *   takes: locking inside each range locked up to ranges × limit rows, which claimers racing
+ *   on the queue then skipped and came back empty (a review: 200 rows locked for 10 claimed,
+ *   with 20 types). Twice the limit and ten more are read as candidates, so a claimer racing
+ *   another for the first still fills its claim. Not levelByLevel: ten arms each with this
+ *   join cost about 4 ms per custom plan against 1 ms, and the runner's poll and
+ *   controlled claims are this statement: in the latency workload, whose processes are fresh,
+ *   the p99 rose from 13 to 21 ms (medians of interleaved runs), and came back to 15.
  */
 const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string; clock?: string }) => {
   const due = `status IN ('queued', 'retrying')
@@ -278,35 +283,44 @@ const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; type
        AND attempt_count < max_attempts
        AND ${suspects(o.allowSuspect)}${o.where ? `
        AND ${o.where}` : ''}`;
-  const candidates = (level: number) =>
-    o.types
-      ? `
-     AND job_id IN (
-           SELECT c.job_id
-             FROM (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
-            CROSS JOIN LATERAL (
-              SELECT job_id, run_at
-                FROM jobs
-               WHERE queue = ${o.queue} AND type = t.type AND priority = ${level}
-                 AND ${due}
-               ORDER BY run_at, job_id
-               LIMIT (${o.limit}) * 2 + 10
-            ) c
-            ORDER BY c.run_at, c.job_id
-            LIMIT (${o.limit}) * 2 + 10)`
-      : '';
-  return `
+  if (!o.types)
+    return `
   ${levelByLevel(
     (level) => `
   SELECT ${claimTargetColumns}
     FROM jobs
    WHERE queue = ${o.queue} AND priority = ${level}
-     AND ${due}${candidates(level)}
+     AND ${due}
    ORDER BY run_at, job_id
    LIMIT ${o.limit}
      FOR UPDATE SKIP LOCKED`,
   )}
   LIMIT ${o.limit}`;
+  const candidates = `(${o.limit}) * 2 + 10`;
+  // Joined to jobs by id, in the candidates' order: with the candidates as a semi-join
+  // (job_id IN (...)), a generic plan read the queue's whole due range from jobs_claim_idx,
+  // in order, for the few ids among it — past every job of another type.
+  return `
+  SELECT ${claimTargetColumns}
+    FROM (SELECT c.job_id AS candidate_id, c.priority AS candidate_priority, c.run_at AS candidate_run_at
+            FROM ${LEVELS_SQL}
+           CROSS JOIN (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
+           CROSS JOIN LATERAL (
+             SELECT job_id, priority, run_at
+               FROM jobs
+              WHERE queue = ${o.queue} AND type = t.type AND priority = l.level
+                AND ${due}
+              ORDER BY run_at, job_id
+              LIMIT ${candidates}
+           ) c
+           ORDER BY c.priority, c.run_at, c.job_id
+           LIMIT ${candidates}) candidate
+    JOIN jobs ON job_id = candidate.candidate_id
+   WHERE queue = ${o.queue}
+     AND ${due}
+   ORDER BY candidate.candidate_priority, candidate.candidate_run_at, candidate.candidate_id
+   LIMIT ${o.limit}
+     FOR UPDATE OF jobs SKIP LOCKED`;
 };
 
 /**
@@ -1090,31 +1104,34 @@ SELECT queue FROM q
 /**
  * jobDueWaiting — the first jobs of a queue in claim order (by priority, then oldest) that
  * have been due for at least $2 ms and are still waiting: either their doorbell was lost (a
- * crash between commit and push, a Redis flush or restart) or every worker is busy. Read one
- * priority level after another (levelByLevel: the levels after the one that fills the limit
- * are not read). Read-only.
+ * crash between commit and push, a Redis flush or restart) or every worker is busy. Read as
+ * dueTarget reads: of any type, level after level (levelByLevel: the levels after the one
+ * that fills the limit are not read); of given types, one range per level and type, merged
+ * (LEVELS_SQL: a quarter of the planning). Read-only.
  * Params: $1 queue, $2 grace_ms, $3 limit.
  * Returns: job_id, type, status, priority, run_at, created_at, waited_ms.
  */
 const dueWaitingColumns = `job_id, type, status, priority, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
 const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}`;
-const dueWaitingBy = (types?: string) => `
+const dueWaitingBy = (types?: string) =>
+  types
+    ? `
+SELECT c.*
+  FROM ${LEVELS_SQL}
+ CROSS JOIN (SELECT DISTINCT unnest(${types}::text[]) AS type) t
+ CROSS JOIN LATERAL (
+   SELECT ${dueWaitingColumns}
+     FROM jobs
+    WHERE ${dueWaiting} AND type = t.type AND priority = l.level
+    ORDER BY run_at, job_id
+    LIMIT $3
+ ) c
+ ORDER BY c.priority, c.run_at, c.job_id
+ LIMIT $3`
+    : `
 SELECT *
-  FROM (${levelByLevel((level) =>
-    types
-      ? `
-    SELECT c.*
-      FROM (SELECT DISTINCT unnest(${types}::text[]) AS type) t
-     CROSS JOIN LATERAL (
-       SELECT ${dueWaitingColumns}
-         FROM jobs
-        WHERE ${dueWaiting} AND type = t.type AND priority = ${level}
-        ORDER BY run_at, job_id
-        LIMIT $3
-     ) c
-     ORDER BY c.run_at, c.job_id
-     LIMIT $3`
-      : `
+  FROM (${levelByLevel(
+    (level) => `
     SELECT ${dueWaitingColumns}
       FROM jobs
      WHERE ${dueWaiting} AND priority = ${level}
