@@ -715,13 +715,7 @@ export class Runner {
       if (released.length) {
         this.log.warn(this.claimInDoubt ? "a claim's answer was lost: the jobs it took are handed back" : 'jobs claimed ahead whose hand-back failed are handed back', { jobs: released.map((r) => r.jobId) });
       }
-      // The release refuses a job an operator asked to cancel meanwhile (as in release()):
-      // ended as cancelled now, rather than left running here until its lease expires.
-      const back = new Set(released.map((r) => r.jobId));
-      const refused = unrun.filter((l) => !back.has(l.jobId));
-      const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: refused });
-      for (const kind of cancelled.values()) this.countOutcome('cancelled', kind);
-      if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: [...cancelled.keys()] });
+      await this.cancelRefused(unrun, released);
       this.claimInDoubt = false;
       this.releaseFailing = false;
     } catch (err) {
@@ -1031,9 +1025,12 @@ export class Runner {
     };
     this.active.set(job.id, entry);
     // In priority order (a claim's batch, or jobs held from several pops, can mix levels),
-    // and within a level the one due first first (a claim returns its jobs by id).
-    const after = this.buffer.findIndex((e) => e.job.priority > job.priority || (e.job.priority === job.priority && e.dueAt > entry.dueAt));
-    this.buffer.splice(after < 0 ? this.buffer.length : after, 0, entry);
+    // and within a level the one due first first (a claim returns its jobs by id). Its place
+    // is looked for from the back, where it almost always goes: from the front, each claim
+    // of 490 cost some 120,000 comparisons.
+    let at = this.buffer.length;
+    while (at > 0 && runsAfter(this.buffer[at - 1]!, entry)) at--;
+    this.buffer.splice(at, 0, entry);
   }
 
   /** Starts buffered jobs while slots are free. */
@@ -1473,9 +1470,15 @@ export class Runner {
   private handBackWaiting(now: number) {
     const holdMs = this.o.prefetchHoldMs ?? PREFETCH_HOLD_MS;
     // (The buffer is in priority order, so those that waited longest may be anywhere in it.)
-    if (this.stopping || !this.buffer.some((e) => now - e.bufferedAt >= holdMs)) return;
-    const waited = this.buffer.filter((e) => now - e.bufferedAt >= holdMs);
-    this.buffer.splice(0, this.buffer.length, ...this.buffer.filter((e) => now - e.bufferedAt < holdMs));
+    const overdue = (e: Entry) => now - e.bufferedAt >= holdMs;
+    if (this.stopping || !this.buffer.some(overdue)) return;
+    const waited: Entry[] = [];
+    let kept = 0;
+    for (const e of this.buffer) {
+      if (overdue(e)) waited.push(e);
+      else this.buffer[kept++] = e;
+    }
+    this.buffer.length = kept;
     this.claimAhead = Math.floor(this.claimAhead / 2);
     this.log.info('jobs claimed ahead waited too long for a slot: handed back to their queue', {
       jobs: waited.length,
@@ -1742,6 +1745,20 @@ export class Runner {
     await this.pgReceiver?.close();
   }
 
+  /**
+   * Ends as cancelled the leases a release refused: it refuses a job an operator asked to
+   * cancel (it must not run again), whether or not this process had heard of the request.
+   * Left alone, they would stay running under this worker until their leases expired.
+   */
+  private async cancelRefused(leases: readonly Lease[], released: readonly { jobId: string }[]) {
+    const back = new Set(released.map((r) => r.jobId));
+    const refused = leases.filter((l) => !back.has(l.jobId));
+    if (!refused.length) return;
+    const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: refused });
+    for (const kind of cancelled.values()) this.countOutcome('cancelled', kind);
+    if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: [...cancelled.keys()] });
+  }
+
   /** Hands leases back; false when the database could not be asked (see handBackInDoubt). */
   private async release(entries: Entry[], reason: string): Promise<boolean> {
     if (!entries.length) return true;
@@ -1753,22 +1770,21 @@ export class Runner {
         doorbell: this.o.doorbell,
       });
       this.log.info('handed leases back', { jobs: released.length, reason });
-      // The release refuses a job an operator asked to cancel (it must not run again),
-      // whether or not this process had heard of the request: end those as cancelled now,
-      // rather than leave them running until their leases expire.
-      const back = new Set(released.map((r) => r.jobId));
-      const rest = entries.filter((e) => !back.has(e.lease.jobId));
-      if (rest.length) {
-        const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: rest.map((e) => e.lease) });
-        for (const e of rest) if (cancelled.has(e.lease.jobId)) this.countOutcome('cancelled', e.job);
-        if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: cancelled.size });
-      }
+      await this.cancelRefused(
+        entries.map((e) => e.lease),
+        released,
+      );
       return true;
     } catch (err) {
       this.log.warn('could not hand leases back; unless a later try does, the recover sweep takes them when their leases end', { err });
       return false;
     }
   }
+}
+
+/** Whether buffered entry `a` starts after `b`: a higher priority number, or due later within a level. */
+function runsAfter(a: Entry, b: Entry): boolean {
+  return a.job.priority > b.job.priority || (a.job.priority === b.job.priority && a.dueAt > b.dueAt);
 }
 
 /**
