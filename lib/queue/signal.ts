@@ -219,14 +219,14 @@ export class RedisDoorbell implements Doorbell {
 
   async ring(items: readonly Ring[], opts: RingOptions = {}): Promise<void> {
     if (items.length === 0) return;
-    const byQueue = groupByQueue(items);
+    const byQueue = groupBy(items, (r) => r.queue);
     if (this.redis.status !== 'ready') await (this.firstConnection ??= redisReady(this.redis, FIRST_CONNECT_WAIT_MS, true));
     if (this.redis.status === 'ready') {
       try {
         // LPUSH puts each id in front of the last, so ids for the front go in reversed; and
         // in commands of at most RING_CHUNK ids (a spread of 130,000 arguments overflows the stack).
         const pushes: [key: string, ids: string[]][] = [];
-        for (const [key, ids] of groupByKey(this.prefix, items)) {
+        for (const [key, ids] of groupBy(items, (r) => queueKey(this.prefix, r.queue, r.priority))) {
           const ordered = opts.front ? ids.reverse() : ids;
           for (let k = 0; k < ordered.length; k += RING_CHUNK) pushes.push([key, ordered.slice(k, k + RING_CHUNK)]);
         }
@@ -307,7 +307,7 @@ export class PgDoorbell implements Doorbell {
     private readonly logger: Logger = rootLog,
   ) {}
   async ring(items: readonly Ring[]) {
-    if (items.length) await notify(this.db, [...groupByQueue(items).keys()], this.logger);
+    if (items.length) await notify(this.db, [...groupBy(items, (r) => r.queue).keys()], this.logger);
   }
   async backlog() {
     return null;
@@ -325,28 +325,17 @@ async function notify(db: Executor | null, queues: string[], logger: Logger) {
   }
 }
 
-/** Ids by the list they go to (queue and priority level), in the order given. */
-function groupByKey(prefix: string, items: readonly Ring[]) {
-  const byKey = new Map<string, string[]>();
-  for (const { jobId, queue, priority } of items) {
-    const key = queueKey(prefix, queue, priority);
-    let ids = byKey.get(key);
-    if (!ids) byKey.set(key, (ids = []));
-    ids.push(jobId);
+/** Job ids grouped by `keyOf` (a queue, or the list a ring goes to), in the order given. */
+function groupBy(items: readonly Ring[], keyOf: (r: Ring) => string) {
+  const groups = new Map<string, string[]>();
+  for (const r of items) {
+    const key = keyOf(r);
+    let ids = groups.get(key);
+    if (!ids) groups.set(key, (ids = []));
+    ids.push(r.jobId);
   }
-  return byKey;
+  return groups;
 }
-
-function groupByQueue(items: readonly Ring[]) {
-  const byQueue = new Map<string, string[]>();
-  for (const { jobId, queue } of items) {
-    let ids = byQueue.get(queue);
-    if (!ids) byQueue.set(queue, (ids = []));
-    ids.push(jobId);
-  }
-  return byQueue;
-}
-
 export class SignalUnavailable extends Error {}
 
 /**
