@@ -5,6 +5,7 @@
  */
 import type { JobFilter } from '../queue/filters';
 import { parseSince } from '../since';
+import { LAST_PRIORITY } from './priority';
 import { isJobStatus } from './statuses';
 
 /** A job id as typed or linked: a positive integer of at most 19 digits (the API bounds it by a bigint). */
@@ -13,8 +14,8 @@ export const JOB_ID_TEXT = /^[1-9][0-9]{0,18}$/;
 /** A least number of attempts as typed or linked: 1-100, no leading zero (MAX_ATTEMPTS_LIMIT bounds a job's attempts). */
 export const MIN_ATTEMPTS_TEXT = /^(?:[1-9][0-9]?|100)$/;
 
-/** A priority as typed or linked: one digit (lib/api/priority.ts). */
-export const PRIORITY_TEXT = /^[0-9]$/;
+/** A priority as typed or linked: one digit, 0 to LAST_PRIORITY (ten levels: one digit each). */
+export const PRIORITY_TEXT = new RegExp(`^[0-${LAST_PRIORITY}]$`);
 
 export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'priority', 'due', 'createdSince', 'finishedSince'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];

@@ -246,7 +246,7 @@ export const filterFields = {
     .meta({ description: 'Jobs claimed at least this many times (`2`: every job that needed more than one try).', example: '2' }),
   priority: z
     .string()
-    .regex(PRIORITY_TEXT, 'must be a priority, 0-9')
+    .regex(PRIORITY_TEXT, `must be a priority, 0-${PRIORITY_LEVELS - 1}`)
     .optional()
     .meta({ description: 'Jobs of this priority (0 runs first).', example: '0' }),
   due: z

@@ -1208,16 +1208,20 @@ export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?
     const window = [runNowKey(p.name, second - 1), key];
     for (let k = 0; k < KEY_FREED_TRIES; k++) {
       const inserted = (await run(client, sql.scheduleRunNow, [p.name, key, window])).rows[0];
-      if (inserted) return { id: String(inserted.job_id), queue: inserted.queue as string, priority: inserted.priority as number, created: true, due: !!inserted.due };
+      if (inserted) {
+        const made = { id: String(inserted.job_id), queue: inserted.queue as string, created: true };
+        // Rung at the schedule's priority, once committed; a job not yet due is rung by the sweep.
+        return { ...made, ring: inserted.due ? { jobId: made.id, queue: made.queue, priority: inserted.priority as number } : null };
+      }
       const existing = (await run(client, sql.jobIdsByIdempotencyKey, [window])).rows;
       // The newest, should both seconds hold one (a key given by hand to POST /api/jobs).
       const hit = existing.sort((a, b) => (BigInt(b.job_id) > BigInt(a.job_id) ? 1 : -1))[0];
-      if (hit) return { id: String(hit.job_id), queue: hit.queue as string, priority: DEFAULT_PRIORITY, created: false, due: false };
+      if (hit) return { id: String(hit.job_id), queue: hit.queue as string, created: false, ring: null };
       // Its job was deleted in between (an operator, retention): the key is free again.
     }
     throw new Error(`run-now of schedule ${JSON.stringify(p.name)}: its key conflicted but no job holds it`);
   });
-  if (p.doorbell && made.created && made.due) await p.doorbell.ring([{ jobId: made.id, queue: made.queue, priority: made.priority }]);
+  if (p.doorbell && made.ring) await p.doorbell.ring([made.ring]);
   return { schedule: p.name, id: made.id, queue: made.queue, created: made.created };
 }
 
