@@ -29,14 +29,14 @@ const viewer = await session('vivi', 'viewer');
 
 const QUEUE = 'export-q';
 const failed: string[] = [];
-for (const [error, payload] of [
-  ['=HYPERLINK("http://evil.example","click")', { n: 1, secret: 's-1' }],
-  ['timeout, "upstream" said\nno', { n: 2 }],
-  ['plain', { n: 3 }],
-  ['+1 more', { n: 4 }],
-  ['ok', { n: 5 }],
+for (const [error, payload, priority] of [
+  ['=HYPERLINK("http://evil.example","click")', { n: 1, secret: 's-1' }, 0],
+  ['timeout, "upstream" said\nno', { n: 2 }, 0],
+  ['plain', { n: 3 }, 7],
+  ['+1 more', { n: 4 }, 0],
+  ['ok', { n: 5 }, 0],
 ] as const) {
-  const id = await insertJob(db.pool, { queue: QUEUE, status: 'failed', attemptCount: 3, maxAttempts: 3, payload });
+  const id = await insertJob(db.pool, { queue: QUEUE, status: 'failed', attemptCount: 3, maxAttempts: 3, payload, priority });
   await db.pool.query(`UPDATE jobs SET error = $2, finished_at = now() - ($3::int * interval '1 minute') WHERE job_id = $1`, [id, error, 10 - failed.length]);
   failed.push(id);
 }
@@ -74,13 +74,14 @@ test('CSV: a header, the failed jobs of the queue latest failure first, quoted a
   assert.match(res.headers.get('content-type')!, /^text\/csv/);
   assert.match(res.headers.get('content-disposition')!, /^attachment; filename="jobs-failed-\d{8}T\d{6}Z\.csv"$/);
   const rows = parseCsv(text);
-  assert.deepEqual(rows[0], ['id', 'status', 'queue', 'type', 'attempt_count', 'max_attempts', 'worker_id', 'created_at', 'run_at', 'started_at', 'finished_at', 'error', 'payload']);
+  assert.deepEqual(rows[0], ['id', 'status', 'queue', 'type', 'attempt_count', 'max_attempts', 'worker_id', 'created_at', 'run_at', 'started_at', 'finished_at', 'error', 'payload', 'priority']);
   assert.deepEqual(rows.slice(1).map((r) => r[0]), [...failed].reverse(), 'latest failure first; no other queue, no queued job');
   const byId = new Map(rows.slice(1).map((r) => [r[0], r]));
   assert.equal(byId.get(failed[0]!)![11], `'=HYPERLINK("http://evil.example","click")`, 'a formula is text');
   assert.equal(byId.get(failed[3]!)![11], "'+1 more");
   assert.equal(byId.get(failed[1]!)![11], 'timeout, "upstream" said\nno', 'commas, quotes and a line break survive');
   assert.deepEqual(JSON.parse(byId.get(failed[2]!)![12]!), { n: 3 });
+  assert.deepEqual([byId.get(failed[2]!)![13], byId.get(failed[0]!)![13]], ['7', '0'], 'the priority, last');
   assert.equal(text.includes('# cut'), false, 'complete: no cut line');
 });
 

@@ -21,7 +21,8 @@ export const EXPORT_BUDGET_MS = 60_000;
 
 export type ExportFormat = 'csv' | 'ndjson';
 
-export const CSV_COLUMNS = ['id', 'status', 'queue', 'type', 'attempt_count', 'max_attempts', 'worker_id', 'created_at', 'run_at', 'started_at', 'finished_at', 'error', 'payload'] as const;
+/** The columns, in order. priority came later: last, so a reader of the earlier columns by position is not broken. */
+export const CSV_COLUMNS = ['id', 'status', 'queue', 'type', 'attempt_count', 'max_attempts', 'worker_id', 'created_at', 'run_at', 'started_at', 'finished_at', 'error', 'payload', 'priority'] as const;
 
 /**
  * One CSV field (RFC 4180: quoted when it holds a comma, a quote or a line break). Text a
@@ -39,7 +40,7 @@ export function csvField(v: unknown): string {
 type JobLine = ReturnType<typeof listedJobDto>;
 
 function csvRow(j: JobLine): string {
-  const cells = [j.id, j.status, j.queue, j.type, j.attemptCount, j.maxAttempts, j.workerId, j.createdAt, j.runAt, j.startedAt, j.finishedAt, j.error, j.payloadOmitted ? '(too large for a list: GET /api/jobs/:id)' : j.payload];
+  const cells = [j.id, j.status, j.queue, j.type, j.attemptCount, j.maxAttempts, j.workerId, j.createdAt, j.runAt, j.startedAt, j.finishedAt, j.error, j.payloadOmitted ? '(too large for a list: GET /api/jobs/:id)' : j.payload, j.priority];
   return cells.map(csvField).join(',') + '\r\n';
 }
 
