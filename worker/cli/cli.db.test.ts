@@ -137,6 +137,9 @@ describe('enqueue', () => {
     const id = r.stdout.trim();
     assert.equal((await jobRow(db.pool, id)).priority, 4);
     assert.deepEqual(await redis.lrange(`${prefix}:queue-p4:cli-prio`, 0, -1), [id]);
+    const table = await cli(['jobs', '--queue', 'cli-prio']);
+    ok(table);
+    assert.match(table.stdout, new RegExp(`│ ${id} +│ queued +│ cli-prio +│ demo\\.noop +│ 4 +│ 0/`), `the jobs table shows the priority:\n${table.stdout}`);
     const file = path.join(tmp, 'prio.jsonl');
     fs.writeFileSync(file, [{ type: 'demo.noop', queue: 'cli-prio-file' }, { type: 'demo.noop', queue: 'cli-prio-file', priority: 1 }].map((l) => JSON.stringify(l)).join('\n'));
     ok(await cli(['enqueue', '--file', file, '--priority', '7']));

@@ -76,8 +76,8 @@ export function addReadCommands(program: Command) {
         if (json) return printJson(pageDto(page));
         if (!page.jobs.length) return console.log('no jobs match');
         printTable(
-          ['id', 'status', 'queue', 'type', 'attempts', 'worker', 'created', 'error'],
-          page.jobs.map((j) => [j.id, j.status, j.queue, j.type, `${j.attemptCount}/${j.maxAttempts}`, j.workerId, time(j.createdAt), oneLine(j.error)]),
+          ['id', 'status', 'queue', 'type', 'priority', 'attempts', 'worker', 'created', 'error'],
+          page.jobs.map((j) => [j.id, j.status, j.queue, j.type, j.priority, `${j.attemptCount}/${j.maxAttempts}`, j.workerId, time(j.createdAt), oneLine(j.error)]),
         );
         if (page.nextCursor) console.error(`more: --cursor ${page.nextCursor}`);
       });
