@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseSince, sinceText } from '../since';
 import { filtersFromParams, filtersToQuery, ignoredFilters } from './filters';
+import { LAST_PRIORITY } from './priority';
 
 test('filters the address holds but the list cannot use are named, with why; the ones it uses are not', () => {
   const params = new URLSearchParams('status=faild&queue=mail&fingerprint=abc123&id=0x10&type=email.send');
@@ -54,10 +55,10 @@ test('a least number of attempts: 1-100 is kept and written back; anything else 
   assert.deepEqual(filtersFromParams(new URLSearchParams('minAttempts=100')), { minAttempts: '100' });
 });
 
-test('a priority: one digit is kept and written back; anything else is said as ignored', () => {
-  assert.deepEqual(filtersFromParams(new URLSearchParams('status=queued&priority=0')), { status: 'queued', priority: '0' });
+test('a priority: every level is kept and written back; anything else is said as ignored', () => {
+  for (let p = 0; p <= LAST_PRIORITY; p++) assert.deepEqual(filtersFromParams(new URLSearchParams(`status=queued&priority=${p}`)), { status: 'queued', priority: String(p) });
   assert.equal(filtersToQuery({ status: 'queued', priority: '7' }), 'status=queued&priority=7');
-  for (const bad of ['10', '-1', '1.5', 'high', '07']) {
+  for (const bad of [String(LAST_PRIORITY + 1), '-1', '1.5', 'high', '07']) {
     assert.deepEqual(filtersFromParams(new URLSearchParams(`priority=${bad}`)), {}, bad);
     assert.deepEqual(ignoredFilters(new URLSearchParams(`priority=${bad}`)), [{ name: 'priority', value: bad, why: 'not a priority (0-9)' }], bad);
   }

@@ -14,8 +14,8 @@ export const JOB_ID_TEXT = /^[1-9][0-9]{0,18}$/;
 /** A least number of attempts as typed or linked: 1-100, no leading zero (MAX_ATTEMPTS_LIMIT bounds a job's attempts). */
 export const MIN_ATTEMPTS_TEXT = /^(?:[1-9][0-9]?|100)$/;
 
-/** A priority as typed or linked: one digit, 0 to LAST_PRIORITY (ten levels: one digit each). */
-export const PRIORITY_TEXT = new RegExp(`^[0-${LAST_PRIORITY}]$`);
+/** A priority as typed or linked: 0 to LAST_PRIORITY, in plain digits. */
+export const PRIORITY_TEXT = new RegExp(`^(?:${Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => p).join('|')})$`);
 
 export const FILTER_FIELDS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'priority', 'due', 'createdSince', 'finishedSince'] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
@@ -71,7 +71,7 @@ export function ignoredFilters(params: URLSearchParams | { get(name: string): st
     id: 'not a job id',
     fingerprint: 'not an error fingerprint (12 hex digits)',
     minAttempts: 'not a number of attempts (1-100)',
-    priority: 'not a priority (0-9)',
+    priority: `not a priority (0-${LAST_PRIORITY})`,
     due: 'not now or later',
     createdSince: 'not a span back from now (15m, 1h, 24h, 7d) or an ISO 8601 moment',
     finishedSince: 'not a span back from now (15m, 1h, 24h, 7d) or an ISO 8601 moment',

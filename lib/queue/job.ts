@@ -66,25 +66,29 @@ export const PRIORITY_LEVELS = 10;
 export const DEFAULT_PRIORITY = 0;
 
 /**
- * One query per priority level, `arm(level)`, each reading one range of the claim indexes
- * (queue[, type], priority, run_at), joined by UNION ALL. PostgreSQL runs the arms one after
- * the other (an Append): under a LIMIT, the levels after the one that filled it are never
- * read, nor locked, and an arm that locks (FOR UPDATE SKIP LOCKED) walks past the rows
- * another claimer holds as far as it must. One range over all levels instead would read past
- * every not-yet-due job of a level (a million scheduled for tomorrow) before the next level.
- * Ten arms cost planning, though: an arm with a join in it took the statement to about 4 ms
- * per custom plan (each of a connection's first five runs), and that showed in the latency
- * workload's p99. Reads with a join per level use LEVELS_SQL.
+ * Two ways to read the claim indexes (queue[, type], priority, run_at) level by level.
+ *
+ * levelByLevel: one query per level, `arm(level)`, joined by UNION ALL. PostgreSQL runs the
+ * arms one after the other (an Append): under a LIMIT, the levels after the one that filled
+ * it are never read, nor locked, and an arm that locks (FOR UPDATE SKIP LOCKED) walks past the
+ * rows another claimer holds as far as it must. One range over all levels instead would read
+ * past every not-yet-due job of a level (a million scheduled for tomorrow) before the next.
+ * But ten arms are planned ten times: with a join in each arm (a range per type), a claim
+ * took 4-6 ms to plan, 26-39 ms on a loaded machine, for each of a connection's first five
+ * runs (custom plans) — the latency workload's p99, from fresh processes, went from 13 to
+ * 21 ms (medians of interleaved runs).
+ *
+ * LEVELS_SQL: the levels as rows of `l.level`, joined LATERAL to one range per level (and
+ * type), the ranges then merged by (priority, run_at, job_id): one plan for all the levels,
+ * about 1 ms, but every level's range is read (each cut at the read's limit; not-yet-due jobs
+ * are outside it) — up to ten times the reads of levelByLevel when every level has a backlog.
+ * The claims of handled types use it (a job's path: the poll, and every claim while Redis is
+ * away); reads off a job's path use levelByLevel.
  */
 export const levelByLevel = (arm: (level: number) => string) =>
   Array.from({ length: PRIORITY_LEVELS }, (_, level) => `SELECT * FROM (${arm(level)}) l${level}`).join('\n   UNION ALL\n  ');
 
-/**
- * The priority levels as rows of `l.level`, for a read that joins them LATERAL to one index
- * range per level (and type), then merges the ranges by (priority, run_at, job_id): one plan
- * for every level, about a quarter of levelByLevel's planning, but every level's range is
- * read (each is cut at the read's limit, and not-yet-due jobs are outside it).
- */
+/** The priority levels as rows of `l.level` (see levelByLevel). */
 export const LEVELS_SQL = `generate_series(0, ${PRIORITY_LEVELS - 1}) AS l(level)`;
 
 /** A job id's spelling: a positive integer of at most 19 digits (isJobIdText also bounds it). */

@@ -1209,9 +1209,9 @@ export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?
     for (let k = 0; k < KEY_FREED_TRIES; k++) {
       const inserted = (await run(client, sql.scheduleRunNow, [p.name, key, window])).rows[0];
       if (inserted) {
-        const made = { id: String(inserted.job_id), queue: inserted.queue as string, created: true };
-        // Rung at the schedule's priority, once committed; a job not yet due is rung by the sweep.
-        return { ...made, ring: inserted.due ? { jobId: made.id, queue: made.queue, priority: inserted.priority as number } : null };
+        const ring = { jobId: String(inserted.job_id), queue: inserted.queue as string, priority: inserted.priority as number };
+        // Due at once: rung at the schedule's priority once committed.
+        return { id: ring.jobId, queue: ring.queue, created: true, ring };
       }
       const existing = (await run(client, sql.jobIdsByIdempotencyKey, [window])).rows;
       // The newest, should both seconds hold one (a key given by hand to POST /api/jobs).

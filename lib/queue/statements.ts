@@ -265,17 +265,16 @@ RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_bud
  * - Of any type: one locked range per level, level after level (levelByLevel), so a claim
  *   walks past whatever a racing claimer holds, within a level and into the next, and the
  *   levels after the one that fills it are never read.
- * - With `types`: the candidates are read one level and type at a time (LEVELS_SQL, from
- *   jobs_claim_type_idx: a filter on jobs_claim_idx would read past every due job of another
- *   type first — a queue holding a million jobs no live worker has the handler for cost every
- *   claim 100-150 ms), merged in claim order, and only then locked, as many as the claim
- *   takes: locking inside each range locked up to ranges × limit rows, which claimers racing
- *   on the queue then skipped and came back empty (a review: 200 rows locked for 10 claimed,
- *   with 20 types). Twice the limit and ten more are read as candidates, so a claimer racing
- *   another for the first still fills its claim. Not levelByLevel: ten arms each with this
- *   join cost about 4 ms per custom plan against 1 ms, and the runner's poll and
- *   controlled claims are this statement: in the latency workload, whose processes are fresh,
- *   the p99 rose from 13 to 21 ms (medians of interleaved runs), and came back to 15.
+ * - With `types` (every claim a worker makes): the candidates are read one level and type at
+ *   a time (LEVELS_SQL, from jobs_claim_type_idx: a filter on jobs_claim_idx would read past
+ *   every due job of another type first — a queue holding a million jobs no live worker has
+ *   the handler for cost every claim 100-150 ms), merged in claim order, and only then
+ *   locked, as many as the claim takes: locking inside each range locked up to ranges × limit
+ *   rows, which claimers racing on the queue then skipped and came back empty (a review: 200
+ *   rows locked for 10 claimed, with 20 types). Twice the limit and ten more are read as
+ *   candidates: a claim fills while racing claimers hold fewer than limit + 10 of them, and
+ *   comes back short (the next poll, or a ring, tries again) when they hold more — as before
+ *   priorities, when there was one range. Not levelByLevel: see job.ts.
  */
 const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string; clock?: string }) => {
   const due = `status IN ('queued', 'retrying')
@@ -297,30 +296,34 @@ const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; type
   )}
   LIMIT ${o.limit}`;
   const candidates = `(${o.limit}) * 2 + 10`;
-  // Joined to jobs by id, in the candidates' order: with the candidates as a semi-join
-  // (job_id IN (...)), a generic plan read the queue's whole due range from jobs_claim_idx,
-  // in order, for the few ids among it — past every job of another type.
+  // The candidates' ids as an array, looked up by primary key: as a join (or a semi-join),
+  // the planner could read the queue's whole due range from jobs_claim_idx for the few ids
+  // among it (a generic plan did at any size, a custom one for a claim of 490 in a queue of
+  // 20,000 jobs of another type). The due conditions are tested again on each row locked:
+  // a candidate read in the snapshot may have been claimed since (FOR UPDATE re-checks the
+  // WHERE on the row's latest version).
   return `
   SELECT ${claimTargetColumns}
-    FROM (SELECT c.job_id AS candidate_id, c.priority AS candidate_priority, c.run_at AS candidate_run_at
-            FROM ${LEVELS_SQL}
-           CROSS JOIN (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
-           CROSS JOIN LATERAL (
-             SELECT job_id, priority, run_at
-               FROM jobs
-              WHERE queue = ${o.queue} AND type = t.type AND priority = l.level
-                AND ${due}
-              ORDER BY run_at, job_id
-              LIMIT ${candidates}
-           ) c
-           ORDER BY c.priority, c.run_at, c.job_id
-           LIMIT ${candidates}) candidate
-    JOIN jobs ON job_id = candidate.candidate_id
-   WHERE queue = ${o.queue}
+    FROM jobs
+   WHERE job_id = ANY (ARRAY(
+           SELECT c.job_id
+             FROM ${LEVELS_SQL}
+            CROSS JOIN (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
+            CROSS JOIN LATERAL (
+              SELECT job_id, priority, run_at
+                FROM jobs
+               WHERE queue = ${o.queue} AND type = t.type AND priority = l.level
+                 AND ${due}
+               ORDER BY run_at, job_id
+               LIMIT ${candidates}
+            ) c
+            ORDER BY c.priority, c.run_at, c.job_id
+            LIMIT ${candidates}))
+     AND queue = ${o.queue}
      AND ${due}
-   ORDER BY candidate.candidate_priority, candidate.candidate_run_at, candidate.candidate_id
+   ORDER BY priority, run_at, job_id
    LIMIT ${o.limit}
-     FOR UPDATE OF jobs SKIP LOCKED`;
+     FOR UPDATE SKIP LOCKED`;
 };
 
 /**
@@ -633,7 +636,7 @@ export const scheduleRunLock: Statement = {
  * the schedule's tick left where it is. Params: $1 name, $2 this run's idempotency key,
  * $3 the keys of run-nows close enough to be the same click (see ops.scheduleRunNow).
  * Compare: no job holds one of those keys (and ON CONFLICT, for $2 itself).
- * Returns: job_id, queue, priority, due — or no row when a run-now just made its job.
+ * Returns: job_id, queue, priority (the job is due at once) — or no row when a run-now just made its job.
  */
 export const scheduleRunNow: Statement = {
   name: 'leasehold_schedule_run_now',
@@ -644,7 +647,7 @@ SELECT s.queue, s.type, s.payload, s.max_attempts, s.max_attempts, now(), $2, s.
  WHERE s.name = $1
    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.idempotency_key = ANY($3::text[]))
 ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING job_id, queue, priority, run_at <= now() AS due`,
+RETURNING job_id, queue, priority`,
 };
 
 /**
@@ -1104,34 +1107,33 @@ SELECT queue FROM q
 /**
  * jobDueWaiting — the first jobs of a queue in claim order (by priority, then oldest) that
  * have been due for at least $2 ms and are still waiting: either their doorbell was lost (a
- * crash between commit and push, a Redis flush or restart) or every worker is busy. Read as
- * dueTarget reads: of any type, level after level (levelByLevel: the levels after the one
- * that fills the limit are not read); of given types, one range per level and type, merged
- * (LEVELS_SQL: a quarter of the planning). Read-only.
+ * crash between commit and push, a Redis flush or restart) or every worker is busy. Read one
+ * level after another (levelByLevel: the levels after the one that fills the limit are not
+ * read; a sweep of a queue with a backlog on every level read 20 times the buffers when every
+ * level's ranges were read). Off a job's path, so its planning matters less than a claim's.
+ * Read-only.
  * Params: $1 queue, $2 grace_ms, $3 limit.
  * Returns: job_id, type, status, priority, run_at, created_at, waited_ms.
  */
 const dueWaitingColumns = `job_id, type, status, priority, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
 const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}`;
-const dueWaitingBy = (types?: string) =>
-  types
-    ? `
-SELECT c.*
-  FROM ${LEVELS_SQL}
- CROSS JOIN (SELECT DISTINCT unnest(${types}::text[]) AS type) t
- CROSS JOIN LATERAL (
-   SELECT ${dueWaitingColumns}
-     FROM jobs
-    WHERE ${dueWaiting} AND type = t.type AND priority = l.level
-    ORDER BY run_at, job_id
-    LIMIT $3
- ) c
- ORDER BY c.priority, c.run_at, c.job_id
- LIMIT $3`
-    : `
+const dueWaitingBy = (types?: string) => `
 SELECT *
-  FROM (${levelByLevel(
-    (level) => `
+  FROM (${levelByLevel((level) =>
+    types
+      ? `
+    SELECT c.*
+      FROM (SELECT DISTINCT unnest(${types}::text[]) AS type) t
+     CROSS JOIN LATERAL (
+       SELECT ${dueWaitingColumns}
+         FROM jobs
+        WHERE ${dueWaiting} AND type = t.type AND priority = ${level}
+        ORDER BY run_at, job_id
+        LIMIT $3
+     ) c
+     ORDER BY c.run_at, c.job_id
+     LIMIT $3`
+      : `
     SELECT ${dueWaitingColumns}
       FROM jobs
      WHERE ${dueWaiting} AND priority = ${level}
