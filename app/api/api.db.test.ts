@@ -46,6 +46,30 @@ const action = (fn: typeof requeue.POST, id: string, body?: object) =>
 const count = async () => (await db.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n as number;
 
 describe('POST /api/jobs', () => {
+  test("a due waiting job's detail says how many due jobs of its queue claims take before it; a scheduled or finished one's does not", async () => {
+    const queue = uniquePrefix('api-ahead');
+    const detail = async (id: string) => (await one.GET(new Request(`http://test/api/jobs/${id}`), params(id))).json();
+    const first = await insertJob(db.pool, { queue, priority: 2, runInMs: -5_000 });
+    await insertJob(db.pool, { queue, priority: 0 }); // ahead of every job of priority 2, however old
+    await insertJob(db.pool, { queue, priority: 1, status: 'retrying', runInMs: -1_000 }); // a retry come due counts too
+    await insertJob(db.pool, { queue, priority: 0, runInMs: 60_000 }); // not due: not ahead
+    await insertJob(db.pool, { queue, priority: 1, status: 'running' }); // claimed: not ahead
+    await insertJob(db.pool, { queue: `${queue}-other`, priority: 0 }); // another queue's
+    const mine = await insertJob(db.pool, { queue, priority: 2 });
+    const after = await insertJob(db.pool, { queue, priority: 2 }); // came due after it
+    await insertJob(db.pool, { queue, priority: 3, runInMs: -60_000 }); // a lower priority, however old
+    assert.deepEqual((await detail(mine)).ahead, { higher: 2, sameLevel: 1, capped: false });
+    assert.deepEqual((await detail(first)).ahead, { higher: 2, sameLevel: 0, capped: false });
+    assert.deepEqual((await detail(after)).ahead, { higher: 2, sameLevel: 2, capped: false });
+    assert.equal((await detail(await insertJob(db.pool, { queue, runInMs: 60_000 }))).ahead, undefined, 'scheduled: no place in line yet');
+    assert.equal((await detail(await insertJob(db.pool, { queue, status: 'completed' }))).ahead, undefined);
+    assert.equal((await detail(await insertJob(db.pool, { queue, status: 'running' }))).ahead, undefined);
+    // A level is counted up to a cap: past it the answer says "at least".
+    const busy = uniquePrefix('api-ahead-busy');
+    await db.pool.query(`INSERT INTO jobs (queue, type, payload) SELECT $1, 'demo.noop', '{}' FROM generate_series(1, 10001)`, [busy]);
+    assert.deepEqual((await detail(await insertJob(db.pool, { queue: busy, priority: 1 }))).ahead, { higher: 10_000, sameLevel: 0, capped: true });
+  });
+
   test('202 {id} after the commit, and the id is rung in Redis', async () => {
     const res = await post({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'api-q' });
     assert.equal(res.status, 202);

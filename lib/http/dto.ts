@@ -53,6 +53,7 @@ export const detailDto = (d: JobDetail) => ({
   attempts: d.attempts.map(attemptDto),
   dbNow: d.dbNow.toISOString(),
   ...(d.workers ? { workers: d.workers } : {}),
+  ...(d.ahead ? { ahead: d.ahead } : {}),
 });
 
 export const actionItemDto = (i: ActionItem) => ({

@@ -194,6 +194,14 @@ export const jobDetailSchema = z
         description:
           'For a queued, retrying or running job: the live workers serving its queue, and how many of them have a handler for its type (a worker claims no other type; none with a handler: the job waits until one starts), the live workers anywhere, and whether its queue is paused.',
       }),
+    ahead: z
+      .object({
+        higher: count.meta({ description: 'Due jobs of its queue with a higher priority (a lower number): claims take them first.' }),
+        sameLevel: count.meta({ description: 'Due jobs of its queue and priority that came due before it (or at the same moment and were enqueued first).' }),
+        capped: z.boolean().meta({ description: "A priority level's due jobs were counted up to a cap (10,000 a level) and stopped there: at least these many are ahead." }),
+      })
+      .optional()
+      .meta({ description: 'For a due queued or retrying job: its place in the line claims take its queue in (by priority, then due time).' }),
   })
   .meta({ id: 'JobDetail' });
 

@@ -1354,6 +1354,29 @@ export async function queueWorkersForType(db: Executor, p: { queue: string; type
   };
 }
 
+/** Each priority level's due jobs are counted up to this in jobsAhead. */
+export const AHEAD_CAP = 10_000;
+
+/** A due waiting job's place in its queue's line (jobsAhead). */
+export interface JobsAhead {
+  /** Due jobs of a higher priority (a lower number): claims take them first. */
+  higher: number;
+  /** Due jobs of its own priority due before it (or at the same moment, enqueued first). */
+  sameLevel: number;
+  /** A level's count stopped at AHEAD_CAP: there are more than these. */
+  capped: boolean;
+}
+
+/**
+ * jobsAhead — for a due waiting job, the due jobs of its queue that claims take first: of a
+ * higher priority, and of its own level due before it, each level counted up to AHEAD_CAP
+ * (a count that reached it reads as "at least"). Null when there is no such job.
+ */
+export async function jobsAhead(db: Executor, jobId: string): Promise<JobsAhead | null> {
+  const r = (await run(db, sql.jobsAhead, [jobId, AHEAD_CAP])).rows[0];
+  return r ? { higher: r.higher as number, sameLevel: r.same_level as number, capped: r.capped as boolean } : null;
+}
+
 /**
  * The process is alive (its counters so far); answers whether an operator has quieted it,
  * and the request's token, which the process reports as its `quiet` once it claims nothing.

@@ -121,8 +121,8 @@ const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['claim next due of handled types', sql.jobClaimNextOfTypes, () => ['q1', 'w', 30000, 50, true, TYPES], /jobs_claim_type_idx/],
   ['claim next due of handled types from a backlog', sql.jobClaimNextOfTypes, () => [BACKLOG, 'w', 30000, 50, true, TYPES], /jobs_claim_type_idx/],
   ['claim next due of handled types behind a backlog of others', sql.jobClaimNextOfTypes, () => [STRANDED, 'w', 30000, 50, true, TYPES], /jobs_claim_type_idx/],
-  // The batch variant's claim size (prefetch 490 + C): a join on the candidates once made a
-  // custom plan read the queue's whole due range at this size.
+  // The batch variant's claim size (prefetch 490 + C): a review saw a custom plan of an
+  // earlier form (the candidates joined to jobs) read the queue's whole due range at this size.
   ['claim 500 due of handled types from a backlog', sql.jobClaimNextOfTypes, () => [BACKLOG, 'w', 30000, 500, true, TYPES], /jobs_claim_type_idx/],
   ['claim 500 due of handled types behind a backlog of others', sql.jobClaimNextOfTypes, () => [STRANDED, 'w', 30000, 500, true, TYPES], /jobs_claim_type_idx/],
   ['a worker\'s own running jobs', sql.jobsHeldBy, () => ['w1'], /jobs_running_idx/],

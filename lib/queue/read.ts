@@ -11,6 +11,7 @@ import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, type Seen, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
+import type { JobsAhead } from './ops';
 
 export interface ListFilters extends JobFilter {
   /** Keyset cursor: list jobs with a smaller id than this. */
@@ -459,6 +460,8 @@ export interface JobDetail {
    * console's read adds it).
    */
   workers?: { onQueue: number; withHandler: number; anywhere: number; sweptAgoMs: number | null; sweepStaleAfterMs: number; queuePaused: boolean; queueControlled: boolean };
+  /** For a due waiting job, how many due jobs of its queue claims take first (ops.jobsAhead); absent otherwise. */
+  ahead?: JobsAhead;
 }
 
 /**

@@ -1195,6 +1195,41 @@ SELECT count(*) FILTER (WHERE $1 = ANY(queues) AND quiet_at IS NULL)::int AS on_
 };
 
 /**
+ * jobsAhead — how many due jobs of a queue a claim takes before this one (read-only, for the
+ * job page of a due waiting job): those of a higher priority (a lower number), and those of
+ * its own level due before it (run_at, then job_id, as claims order them; compared with the
+ * row's own run_at, to the microsecond). Each level is one range of jobs_claim_idx, counted up
+ * to $2 (a level of a million due jobs costs a capped read, and "at least 10,000" says enough).
+ * Params: $1 job_id, $2 cap per level.
+ * Returns: higher, same_level (each level's count capped at $2), capped (a level's count
+ *          reached $2: there are more); no row without the job.
+ */
+export const jobsAhead: Statement = {
+  name: 'leasehold_jobs_ahead',
+  text: `
+WITH me AS (SELECT queue, priority, run_at, job_id FROM jobs WHERE job_id = $1::bigint)
+SELECT h.higher, s.same_level, h.capped OR s.same_level >= $2 AS capped
+  FROM me,
+  LATERAL (
+    SELECT coalesce(sum(c.n), 0)::int AS higher, coalesce(bool_or(c.n >= $2), false) AS capped
+      FROM generate_series(0, me.priority - 1) AS l(level)
+     CROSS JOIN LATERAL (
+       SELECT count(*) AS n
+         FROM (SELECT 1 FROM jobs
+                WHERE queue = me.queue AND priority = l.level AND status IN ('queued', 'retrying') AND run_at <= now()
+                LIMIT $2) r
+     ) c
+  ) h,
+  LATERAL (
+    SELECT count(*)::int AS same_level
+      FROM (SELECT 1 FROM jobs j
+             WHERE j.queue = me.queue AND j.priority = me.priority AND j.status IN ('queued', 'retrying')
+               AND j.run_at <= now() AND (j.run_at, j.job_id) < (me.run_at, me.job_id)
+             LIMIT $2) r
+  ) s`,
+};
+
+/**
  * jobCurrent — the current rows of jobs, with the database's now(): what a refused
  * transition reports as the reason (read-only, a fresh snapshot after the refusal).
  * Params: $1 job_id[].

@@ -14,7 +14,7 @@ import { type Redaction, redactFilter, redactionFor, redactJob, redactJobs, reda
 import { sweepStaleAfterMs } from '../queue/console-stats';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
-import { queueWorkersForType } from '../queue/ops';
+import { jobsAhead, queueWorkersForType } from '../queue/ops';
 import { agedBy, countNewer, dbNow, getJob, jobsByIds, listWorkers } from '../queue/read';
 import { serverContext } from './context';
 import { readCache } from './read-cache';
@@ -56,9 +56,16 @@ export async function readJob(id: string, opts: { payload?: boolean }, redaction
   // A waiting job's page says who could run it, a running one's who would recover it (and
   // whether their sweep has stopped, as the overview judges it); a worker counts as live
   // within a lease of its last report, as on the workers page.
+  // A due waiting one's page also says how many jobs claims take before it (by priority,
+  // then due time): why a job of priority 5 still waits behind a busy level 0.
   if (status === 'queued' || status === 'retrying' || status === 'running') {
-    const workers = await queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs });
+    const due = status !== 'running' && detail.job.runAt <= detail.dbNow;
+    const [workers, ahead] = await Promise.all([
+      queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs }),
+      due ? jobsAhead(readPool, detail.job.id) : null,
+    ]);
     detail.workers = { ...workers, sweepStaleAfterMs: sweepStaleAfterMs(cfg.recoverMs) };
+    if (ahead) detail.ahead = ahead;
   }
   const dto = detailDto(detail);
   if (!redaction) return dto;

@@ -67,3 +67,20 @@ test("a job's priority shows in the list and on its page, and a copy can be give
   await expect(page.getByRole('row').filter({ hasText: `#${dead}` })).toBeVisible();
   await expect(page.getByRole('row').filter({ hasText: `#${copy}` })).toHaveCount(0);
 });
+
+// Why does a job of priority 3 still wait? Its page says what claims of its queue take first.
+test("a due waiting job's page says how many due jobs of its queue run before it", async ({ page }) => {
+  const queue = 'e2e-in-line-no-worker'; // no worker serves it: the jobs stay waiting
+  const made: string[] = [];
+  try {
+    for (const priority of [0, 0, 3]) made.push(await insertJob(db(), { queue, type: 'demo.noop', payload: {}, priority }));
+    const mine = await insertJob(db(), { queue, type: 'demo.noop', payload: {}, priority: 3 });
+    made.push(mine);
+    await page.goto(`/jobs/${mine}`);
+    await expect(page.getByTestId('job-in-line')).toHaveText('3 due jobs ahead of it: 2 of priority 0–2, then 1 of priority 3 that came due first');
+    await page.goto(`/jobs/${made[0]}`);
+    await expect(page.getByTestId('job-in-line')).toHaveText('next: no due job of its queue is ahead of it');
+  } finally {
+    await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [made]);
+  }
+});

@@ -13,7 +13,7 @@ import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { UserText } from '@/components/ui/user-text';
 import { copyJob, jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
-import { priorityMeaning } from '@/lib/api/priority';
+import { placeInLine, priorityMeaning } from '@/lib/api/priority';
 import { auditQuery } from '@/lib/api/audit';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { meQuery } from '@/lib/api/auth';
@@ -215,6 +215,14 @@ export function JobView({ id }: { id: string }) {
             <dd data-testid="job-priority">
               {j.priority} <span className="text-xs text-zinc-500">({priorityMeaning(j.priority)})</span>
             </dd>
+            {d.ahead && (
+              <>
+                <dt className="text-zinc-500">In line</dt>
+                <dd data-testid="job-in-line" title="what claims of its queue take before it: every due job of a higher priority, then those of its own priority that came due first">
+                  {placeInLine(d.ahead, j.priority)}
+                </dd>
+              </>
+            )}
             <dt className="text-zinc-500">Created</dt>
             <dd>{dateTime(j.createdAt)}</dd>
             <dt className="text-zinc-500">Due</dt>
