@@ -20,6 +20,7 @@ import * as sql from './statements';
 
 const db = await testDatabase();
 let ids: string[];
+let lastInBacklog: string;
 
 /**
  * A statement that takes the first rows of a queue's backlog in order must read them in
@@ -54,6 +55,8 @@ before(async () => {
     ANALYZE jobs;
     ANALYZE ended_attempts;`);
   ids = (await db.pool.query(`SELECT job_id FROM jobs WHERE status = 'running' ORDER BY job_id LIMIT 100`)).rows.map((r) => String(r.job_id));
+  // The last of the backlog, at a lower priority than the rest: its place in line counts them all.
+  lastInBacklog = String((await db.pool.query(`UPDATE jobs SET priority = 1 WHERE job_id = (SELECT max(job_id) FROM jobs WHERE queue = '${BACKLOG}') RETURNING job_id`)).rows[0].job_id);
 });
 
 /**
@@ -138,6 +141,7 @@ const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['due jobs waiting for a signal in a backlog', sql.jobDueWaiting, () => [BACKLOG, 1000, 1000], /jobs_claim_idx/],
   ['due jobs of handled types waiting for a signal behind a backlog of others', sql.jobDueWaitingOfTypes, () => [STRANDED, 1000, 1000, TYPES], /jobs_claim_type_idx/],
   ['queues with due jobs', sql.jobDueQueues, () => [], /jobs_claim_idx/],
+  ['a due waiting job\'s place in line (the job page)', sql.jobsAhead, () => [lastInBacklog, 10_000], /jobs_claim_idx/],
   ['delete finished jobs (an operator\'s)', sql.jobDelete, () => [ids, null], /jobs_pkey/],
   ['delete finished jobs as a filter saw them', sql.jobDelete, () => [ids, byId('failed:1')], /jobs_pkey/],
   ['requeue jobs as a filter saw them', sql.jobRequeue, () => [ids, false, byId('failed:1')], /jobs_pkey/],
