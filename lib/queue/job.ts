@@ -121,6 +121,9 @@ export const SWEPT_AGO_MS_SQL = `(SELECT extract(epoch FROM now() - swept_at)::f
 /** A claimed job is a suspect when it has now lost SUSPECT_STREAK leases in a row. */
 export const isSuspect = (j: Pick<ClaimedJob, 'leaseLostStreak'>) => j.leaseLostStreak >= SUSPECT_STREAK;
 
+/** Waiting and due at `now` (the database's): a job claims take in their order, with a place in line (ops.jobsAhead). */
+export const isDueWaiting = (j: Pick<Job, 'status' | 'runAt'>, now: Date) => (j.status === 'queued' || j.status === 'retrying') && j.runAt <= now;
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function toClaimedJob(r: any): ClaimedJob {
   return {

@@ -14,6 +14,7 @@ import { type Redaction, redactFilter, redactionFor, redactJob, redactJobs, reda
 import { sweepStaleAfterMs } from '../queue/console-stats';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
+import { isDueWaiting } from '../queue/job';
 import { jobsAhead, queueWorkersForType } from '../queue/ops';
 import { agedBy, countNewer, dbNow, getJob, jobsByIds, listWorkers } from '../queue/read';
 import { serverContext } from './context';
@@ -59,10 +60,9 @@ export async function readJob(id: string, opts: { payload?: boolean }, redaction
   // A due waiting one's page also says how many jobs claims take before it (by priority,
   // then due time): why a job of priority 5 still waits behind a busy level 0.
   if (status === 'queued' || status === 'retrying' || status === 'running') {
-    const due = status !== 'running' && detail.job.runAt <= detail.dbNow;
     const [workers, ahead] = await Promise.all([
       queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs }),
-      due ? jobsAhead(readPool, detail.job.id) : null,
+      isDueWaiting(detail.job, detail.dbNow) ? jobsAhead(readPool, detail.job.id) : null,
     ]);
     detail.workers = { ...workers, sweepStaleAfterMs: sweepStaleAfterMs(cfg.recoverMs) };
     if (ahead) detail.ahead = ahead;

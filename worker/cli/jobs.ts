@@ -3,7 +3,10 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../lib/config';
 import { detailDto, pageDto, statsDto, workerDto } from '../../lib/http/dto';
 import { listQuery } from '../../lib/http/schemas';
+import { placeInLine } from '../../lib/api/priority';
 import { QueueError } from '../../lib/queue/errors';
+import { isDueWaiting } from '../../lib/queue/job';
+import { jobsAhead } from '../../lib/queue/ops';
 import { getJob, getStats, listJobs, listWorkers } from '../../lib/queue/read';
 import { JOB_STATUSES } from '../../lib/queue/status';
 import { EXIT_CODES_HELP, ago, issueText, jobIdArg, printJson, printTable, time, visible, withQueue } from './common';
@@ -94,6 +97,8 @@ export function addReadCommands(program: Command) {
       await withQueue(async ({ pool }) => {
         const d = await getJob(pool, id);
         if (!d) throw new QueueError('not_found', `no job with id ${id}`);
+        // A due waiting job's place in line, as its page says it.
+        if (isDueWaiting(d.job, d.dbNow)) d.ahead = (await jobsAhead(pool, id)) ?? undefined;
         const dto = detailDto(d);
         if (o.json) return printJson(dto);
         const j = dto.job;
@@ -105,6 +110,7 @@ export function addReadCommands(program: Command) {
             ['queue / type', `${j.queue} / ${j.type}`],
             ['attempts', `${j.attemptCount} of ${j.maxAttempts}`],
             ['priority', j.priority],
+            ...(dto.ahead ? [['in line', placeInLine(dto.ahead, j.priority)]] : []),
             ['worker', j.workerId],
             ['lease', j.leaseRemainingMs === null ? null : `${ago(Math.max(0, j.leaseRemainingMs))} left`],
             ['run at', time(j.runAt)],
