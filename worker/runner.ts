@@ -955,9 +955,10 @@ export class Runner {
   }
 
   /**
-   * Claims due jobs straight from PostgreSQL into `into`, queue by queue (rotating the
-   * first one), and — when that leaves slots free — jobs whose lease expired, so an idle
-   * worker recovers a crashed peer's jobs even if no sweep runs. Returns how many.
+   * Claims due jobs straight from PostgreSQL into `into`, by priority across the queues (the
+   * queues' order rotating between claims), and — when that leaves slots free — jobs whose
+   * lease expired, queue by queue, so an idle worker recovers a crashed peer's jobs even if
+   * no sweep runs. Returns how many.
    */
   private async claimFromPostgres(queues: readonly string[], want: number, into: ClaimedJob[]): Promise<number> {
     const db = this.o.pool;
@@ -965,11 +966,11 @@ export class Runner {
     const left = () => want - (into.length - before);
     const start = this.queueRotation++ % queues.length;
     const p = () => ({ workerId: this.workerId, leaseMs: this.o.leaseMs, allowSuspect: !this.holdsSuspect(into), types: this.types });
+    // One statement over every queue: by priority across them, then queue by queue in the
+    // rotated order within a level (as the Redis pop takes them), then oldest first.
+    const rotated = queues.map((_, k) => queues[(start + k) % queues.length]!);
+    if (!this.quiet) into.push(...(await ops.jobClaimNextAcross(db, { ...p(), queues: rotated, limit: left() })));
     // A quiet that comes between two statements stops the rest (one already sent runs on).
-    for (let k = 0; k < queues.length && left() > 0 && !this.quiet; k++) {
-      const queue = queues[(start + k) % queues.length]!;
-      into.push(...(await ops.jobClaimNext(db, { ...p(), queue, limit: left() })));
-    }
     for (let k = 0; k < queues.length && left() > 0 && !this.quiet; k++) {
       const queue = queues[(start + k) % queues.length]!;
       into.push(...(await ops.jobClaimExpired(db, { ...p(), queue, limit: left() })));

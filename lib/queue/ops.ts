@@ -234,6 +234,20 @@ export async function jobClaimNext(
 }
 
 /**
+ * jobClaimNextAcross — claim up to `limit` due jobs of the handled `types` from several
+ * queues: by priority across them, then queue by queue in the order given (rotate it between
+ * calls, as the Redis pop's order is), then oldest first. Controlled queues are left out.
+ */
+export async function jobClaimNextAcross(
+  db: Executor,
+  p: ClaimParams & { queues: readonly string[]; limit: number; types: readonly string[] },
+): Promise<ClaimedJob[]> {
+  if (!p.queues.length) return [];
+  const { rows } = await run(db, sql.jobClaimNextAcross(p.queues.length), [p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true, p.types, ...p.queues]);
+  return rows.map(toClaimedJob);
+}
+
+/**
  * jobClaimExpired — take over up to `limit` jobs of a queue whose lease expired (one lost
  * lease each: what a crashed or stalled peer leaves). A job lost twice in a row is a
  * suspect: at most one, and none when allowSuspect is false.

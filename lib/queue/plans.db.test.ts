@@ -128,6 +128,9 @@ const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   // earlier form (the candidates joined to jobs) read the queue's whole due range at this size.
   ['claim 500 due of handled types from a backlog', sql.jobClaimNextOfTypes, () => [BACKLOG, 'w', 30000, 500, true, TYPES], /jobs_claim_type_idx/],
   ['claim 500 due of handled types behind a backlog of others', sql.jobClaimNextOfTypes, () => [STRANDED, 'w', 30000, 500, true, TYPES], /jobs_claim_type_idx/],
+  // A worker's claim over every queue it serves (the backstop poll, and all claims while Redis is away).
+  ['claim due of handled types across queues', sql.jobClaimNextAcross(3), () => ['w', 30000, 50, true, TYPES, STRANDED, BACKLOG, 'q1'], /jobs_claim_type_idx/],
+  ['claim 500 due of handled types across queues', sql.jobClaimNextAcross(3), () => ['w', 30000, 500, true, TYPES, BACKLOG, STRANDED, 'q1'], /jobs_claim_type_idx/],
   ['a worker\'s own running jobs', sql.jobsHeldBy, () => ['w1'], /jobs_running_idx/],
   ['take over expired leases', sql.jobClaimExpired, () => ['q1', 'w', 30000, 1, true, TYPES], /jobs_running_idx/],
   ['claim under a queue limit', sql.jobClaimControlled, () => ['q1', 'w', 30000, 50, true], /jobs_claim_idx/],
@@ -157,7 +160,8 @@ for (const [what, st, values, index] of cases) {
       const p = await plan(st, values(), mode);
       assert.doesNotMatch(p, /Seq Scan on (jobs|ended_attempts)\b/, p);
       assert.match(p, index, p);
-      if (/^jobs_claim(_type)?_idx$/.test(index.source) && (values()[0] === BACKLOG || values()[0] === STRANDED)) {
+      const queues = st.name.startsWith('leasehold_job_claim_next_across') ? values().slice(5) : [values()[0]]; // a queue, or the queues of a claim across them
+      if (/^jobs_claim(_type)?_idx$/.test(index.source) && (queues.includes(BACKLOG) || queues.includes(STRANDED))) {
         // One range of the index per priority level (and type), read in order and cut at the
         // limit: a sort above them orders at most limit × ranges rows, never a backlog. The
         // levels are either arms of their own (levelByLevel: priority = 0 … 9) or rows of

@@ -25,6 +25,8 @@ const claim = { workerId: 'w-prio', leaseMs: 30_000 };
 const enqueue = async (queue: string, priorities: number[], extra: Partial<ops.EnqueueInput> = {}) =>
   (await ops.jobEnqueue(db.pool, priorities.map((priority, i) => ({ type: 'demo.noop', queue, priority, payload: { i }, ...extra })))).map((r) => r.id);
 
+const jobRowStatus = async (id: string) => (await db.pool.query(`SELECT status FROM jobs WHERE job_id = $1`, [id])).rows[0].status as string;
+
 const priorityOf = async (ids: string[]) => {
   const { rows } = await db.pool.query(`SELECT job_id::text AS id, priority FROM jobs WHERE job_id = ANY($1::bigint[])`, [ids]);
   const by = new Map(rows.map((r) => [r.id as string, r.priority as number]));
@@ -85,6 +87,23 @@ test('a claim of handled types, and one under a queue limit, follow the same ord
     await ops.jobComplete(db.pool, { workerId: claim.workerId, items: [{ jobId: job.id, attempt: job.attemptCount }] });
   }
   assert.deepEqual(taken, [b2, b4, b8]);
+});
+
+test("a worker's claim from PostgreSQL over its queues: by priority across them, then the queues in the order given, then the oldest; a controlled queue left out", async () => {
+  const [a, b, paused] = [uniquePrefix('prio-a'), uniquePrefix('prio-b'), uniquePrefix('prio-paused')];
+  const [a9] = await enqueue(a, [9]); // the oldest, but of the lowest priority
+  const [a0] = await enqueue(a, [0]);
+  const [b0, b1] = await enqueue(b, [0, 1]);
+  const [p0] = await enqueue(paused, [0]);
+  await ops.queueSetControls(db.pool, { name: paused, paused: true });
+  const across = (queues: string[], limit: number) =>
+    ops.jobClaimNextAcross(db.pool, { ...claim, queues, limit, types: ['demo.noop'] }).then((jobs) => jobs.map((j) => j.id));
+  // Level 0 first, b's before a's (b comes first in this call's order), then b's level 1.
+  assert.deepEqual(await across([b, a, paused], 1), [b0]);
+  assert.deepEqual(await across([a, b, paused], 1), [a0]);
+  assert.deepEqual(await across([paused, a, b], 1), [b1], "a paused queue's job is not taken; a level 1 before a level 9");
+  assert.deepEqual(await across([a, b, paused], 5), [a9], 'the rest');
+  assert.equal(await jobRowStatus(p0!), 'queued');
 });
 
 test("the signal: each level has its own list, workers pop the levels in order, and a backlog, a peek and a discard cover them all", async (t) => {

@@ -277,13 +277,9 @@ RETURNING job_id, queue, type, payload, attempt_count, max_attempts, attempt_bud
  *   priorities, when there was one range. Not levelByLevel: see job.ts.
  */
 const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; types?: string; where?: string; clock?: string }) => {
-  const due = `status IN ('queued', 'retrying')
-       AND run_at <= ${o.clock ?? 'now()'}
-       AND attempt_count < max_attempts
-       AND ${suspects(o.allowSuspect)}${o.where ? `
-       AND ${o.where}` : ''}`;
-  if (!o.types)
-    return `
+  const due = dueOf(o);
+  if (o.types) return dueOfTypes({ queues: [o.queue], limit: o.limit, types: o.types }, due);
+  return `
   ${levelByLevel(
     (level) => `
   SELECT ${claimTargetColumns}
@@ -295,33 +291,58 @@ const dueTarget = (o: { queue: string; limit: string; allowSuspect: string; type
      FOR UPDATE SKIP LOCKED`,
   )}
   LIMIT ${o.limit}`;
+};
+
+/** Claimable now: waiting, due (by `clock`), attempts left, a suspect only when allowed, and `where`. */
+const dueOf = (o: { allowSuspect: string; where?: string; clock?: string }) => `status IN ('queued', 'retrying')
+       AND run_at <= ${o.clock ?? 'now()'}
+       AND attempt_count < max_attempts
+       AND ${suspects(o.allowSuspect)}${o.where ? `
+       AND ${o.where}` : ''}`;
+
+/**
+ * dueTarget's claim of handled types, from one queue, or from several (`queues`: their
+ * params in the order a level's queues are taken — the Redis pop's, rotated by the caller).
+ * The candidates are read per queue, level and type, merged by priority, then the queues'
+ * order, then due time. Each queue is its own arm with its own param: joined to a list of
+ * queues instead, a custom plan cannot see which queue holds a backlog, and for a claim of
+ * 500 it read each range whole and sorted it (30,000 rows for each of a backlog's ranges).
+ * The candidates' ids are an array, looked up by primary key: as a join (or a semi-join), the
+ * planner could read the queue's whole due range from jobs_claim_idx for the few ids among it
+ * (a generic plan did at any size, a custom one for a claim of 490 in a queue of 20,000 jobs of
+ * another type). The due conditions (`recheck`, by default the candidates' `due`) are tested
+ * again on each row locked: a candidate read in the snapshot may have been claimed since
+ * (FOR UPDATE re-checks the WHERE on the row's latest version).
+ */
+const dueOfTypes = (o: { queues: readonly string[]; limit: string; types: string; skipControlled?: boolean }, due: string, recheck = due) => {
   const candidates = `(${o.limit}) * 2 + 10`;
-  // The candidates' ids as an array, looked up by primary key: as a join (or a semi-join),
-  // the planner could read the queue's whole due range from jobs_claim_idx for the few ids
-  // among it (a generic plan did at any size, a custom one for a claim of 490 in a queue of
-  // 20,000 jobs of another type). The due conditions are tested again on each row locked:
-  // a candidate read in the snapshot may have been claimed since (FOR UPDATE re-checks the
-  // WHERE on the row's latest version).
-  return `
-  SELECT ${claimTargetColumns}
-    FROM jobs
-   WHERE job_id = ANY (ARRAY(
-           SELECT c.job_id
+  const arm = (queue: string, k: number) => `
+           SELECT ${k} AS k, c.job_id, c.priority, c.run_at
              FROM ${LEVELS_SQL}
             CROSS JOIN (SELECT DISTINCT unnest(${o.types}::text[]) AS type) t
             CROSS JOIN LATERAL (
               SELECT job_id, priority, run_at
                 FROM jobs
-               WHERE queue = ${o.queue} AND type = t.type AND priority = l.level
+               WHERE queue = ${queue} AND type = t.type AND priority = l.level
                  AND ${due}
                ORDER BY run_at, job_id
                LIMIT ${candidates}
-            ) c
-            ORDER BY c.priority, c.run_at, c.job_id
+            ) c${o.skipControlled ? `
+            WHERE ${uncontrolled(queue)}` : ''}`;
+  const several = o.queues.length > 1;
+  return `
+  SELECT ${claimTargetColumns}
+    FROM jobs
+   WHERE job_id = ANY (ARRAY(
+           SELECT c.job_id
+             FROM (${o.queues.map(arm).join(`
+            UNION ALL`)}
+           ) c
+            ORDER BY c.priority, ${several ? 'c.k, ' : ''}c.run_at, c.job_id
             LIMIT ${candidates}))
-     AND queue = ${o.queue}
-     AND ${due}
-   ORDER BY priority, run_at, job_id
+     AND ${several ? `queue IN (${o.queues.join(', ')})` : `queue = ${o.queues[0]}`}
+     AND ${recheck}
+   ORDER BY priority, ${several ? `array_position(ARRAY[${o.queues.join(', ')}]::text[], queue), ` : ''}run_at, job_id
    LIMIT ${o.limit}
      FOR UPDATE SKIP LOCKED`;
 };
@@ -351,6 +372,34 @@ export const jobClaimNextOfTypes: Statement = {
 WITH target AS (${dueTarget({ queue: '$1', limit: '$4', allowSuspect: '$5', types: '$6', where: uncontrolled('$1') })}
 )${claimSwap('$2', '$3')}`,
 };
+
+/**
+ * jobClaimNextAcross(n) — what a worker's claim from PostgreSQL takes from the n queues it
+ * serves (the backstop poll, and every claim while Redis is away): the due jobs of its handled
+ * types, by priority across the queues, then queue by queue in the order given (the Redis
+ * pop's, rotated by the caller, so one busy queue cannot starve the others within a level),
+ * then oldest first. Controlled queues are left out (jobClaimControlled claims them). One
+ * statement per number of queues (each queue is its own arm: see dueOfTypes).
+ * Params: $1 worker_id, $2 lease_ms, $3 limit, $4 allow a suspect (boolean), $5 the types
+ *         (text[]), $6… the queues, in that order.
+ * Compare: as jobClaimNext, on each row (its queue not controlled, re-checked on the locked row).
+ * Returns: the claimed rows.
+ */
+const claimsAcross = new Map<number, Statement>();
+export function jobClaimNextAcross(queues: number): Statement {
+  let st = claimsAcross.get(queues);
+  if (!st) {
+    const params = Array.from({ length: queues }, (_, k) => `$${6 + k}::text`);
+    const due = dueOf({ allowSuspect: '$4' });
+    const target = dueOfTypes({ queues: params, limit: '$3', types: '$5', skipControlled: true }, due, `${due}
+       AND ${uncontrolled()}`);
+    st = { name: `leasehold_job_claim_next_across_${queues}`, text: `
+WITH target AS (${target}
+)${claimSwap('$1', '$2')}` };
+    claimsAcross.set(queues, st);
+  }
+  return st;
+}
 
 /**
  * jobClaimExpired — take over running jobs of a queue whose lease expired, oldest expiry
