@@ -92,7 +92,7 @@ test('Export downloads the jobs the applied filters match, as CSV', async ({ pag
   expect(download.suggestedFilename()).toMatch(/^jobs-all-\d{8}T\d{6}Z\.csv$/);
   const text = await fs.promises.readFile((await download.path())!, 'utf8');
   const lines = text.trim().split('\r\n');
-  expect(lines[0]).toBe('id,status,queue,type,attempt_count,max_attempts,worker_id,created_at,run_at,started_at,finished_at,error,payload');
+  expect(lines[0]).toBe('id,status,queue,type,attempt_count,max_attempts,worker_id,created_at,run_at,started_at,finished_at,error,payload,priority');
   expect(lines.filter((l) => l.startsWith(`${done},completed,default,demo.noop,`))).toHaveLength(1);
 });
 
