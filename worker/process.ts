@@ -33,7 +33,8 @@ const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) throw new Error('worker process: DATABASE_URL must be set by the supervisor');
 const redisUrl = redisDisabled(process.env.REDIS_URL) ? null : (process.env.REDIS_URL ?? null);
 const concurrency = Number(values.concurrency);
-const queues = values.queues!.split(',').map((q) => q.trim()).filter(Boolean);
+// Each once: a queue named twice would be claimed from twice over (and its candidates counted twice).
+const queues = [...new Set(values.queues!.split(',').map((q) => q.trim()).filter(Boolean))];
 
 const log = createLogger({ proc: process.env.LEASEHOLD_WORKER_INDEX ?? '0', pid: process.pid });
 outliveLostOutput();

@@ -297,7 +297,9 @@ export class Runner {
   private recoverBusy = false;
   private pgReceiver: PgReceiver | null = null;
   private pgMode = false;
-  private queueRotation = 0;
+  // Started at random: processes started together would otherwise rotate in step, all taking
+  // the same queue's jobs first while Redis is away.
+  private queueRotation = Math.floor(Math.random() * 1_000_000);
   private controlledRotation = 0;
   /** Queue controls (pause, limits) of this process's queues; absent = none. */
   private controls = new Map<string, ops.QueueControl>();
@@ -316,7 +318,7 @@ export class Runner {
   private readonly types: readonly string[];
 
   constructor(opts: RunnerOptions) {
-    this.o = opts;
+    this.o = { ...opts, queues: [...new Set(opts.queues)] };
     this.claimAhead = opts.prefetch ?? 0;
     if (opts.startQuiet) this.pinQuiet();
     this.workerId = opts.workerId ?? newWorkerId();
@@ -971,8 +973,8 @@ export class Runner {
     const rotated = queues.map((_, k) => queues[(start + k) % queues.length]!);
     if (!this.quiet) into.push(...(await ops.jobClaimNextAcross(db, { ...p(), queues: rotated, limit: left() })));
     // A quiet that comes between two statements stops the rest (one already sent runs on).
-    for (let k = 0; k < queues.length && left() > 0 && !this.quiet; k++) {
-      const queue = queues[(start + k) % queues.length]!;
+    for (const queue of rotated) {
+      if (left() <= 0 || this.quiet) break;
       into.push(...(await ops.jobClaimExpired(db, { ...p(), queue, limit: left() })));
     }
     return into.length - before;

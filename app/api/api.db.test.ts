@@ -64,7 +64,22 @@ describe('POST /api/jobs', () => {
     assert.equal((await detail(await insertJob(db.pool, { queue, runInMs: 60_000 }))).ahead, undefined, 'scheduled: no place in line yet');
     assert.equal((await detail(await insertJob(db.pool, { queue, status: 'completed' }))).ahead, undefined);
     assert.equal((await detail(await insertJob(db.pool, { queue, status: 'running' }))).ahead, undefined);
-    // A level is counted up to a cap: past it the answer says "at least".
+    // Out of attempts (written by hand: no transition leaves a waiting job so): no claim takes it, so it is not ahead, nor in line.
+    const spent = await insertJob(db.pool, { queue, priority: 0, attemptCount: 3, maxAttempts: 3 });
+    assert.deepEqual((await detail(mine)).ahead, { higher: 2, sameLevel: 1, capped: false });
+    assert.equal((await detail(spent)).ahead, undefined);
+    // With live workers on the queue, only the types they have handlers for are ahead: the
+    // others wait for a worker that has one, behind nothing and ahead of nothing.
+    const typed = uniquePrefix('api-ahead-typed');
+    await insertJob(db.pool, { queue: typed, type: 'other.gone', runInMs: -60_000 });
+    await insertJob(db.pool, { queue: typed, type: 'demo.sleep' });
+    const handled = await insertJob(db.pool, { queue: typed, type: 'demo.noop' });
+    assert.deepEqual((await detail(handled)).ahead, { higher: 0, sameLevel: 2, capped: false }, 'no live worker: every type counts');
+    const { workerRegister } = await import('@/lib/queue/ops');
+    await workerRegister(db.pool, { workerId: `${typed}-worker`, host: 'h', pid: 1, queues: [typed], concurrency: 1, types: ['demo.noop', 'demo.sleep'] });
+    assert.deepEqual((await detail(handled)).ahead, { higher: 0, sameLevel: 1, capped: false }, 'other.gone is not ahead');
+    await db.pool.query('DELETE FROM workers WHERE worker_id = $1', [`${typed}-worker`]);
+    // The count stops at a cap, in all: past it the answer says "at least".
     const busy = uniquePrefix('api-ahead-busy');
     await db.pool.query(`INSERT INTO jobs (queue, type, payload) SELECT $1, 'demo.noop', '{}' FROM generate_series(1, 10001)`, [busy]);
     assert.deepEqual((await detail(await insertJob(db.pool, { queue: busy, priority: 1 }))).ahead, { higher: 10_000, sameLevel: 0, capped: true });

@@ -15,8 +15,8 @@ test('a priority in words', () => {
 });
 
 test("a due waiting job's place in line, in words", () => {
-  assert.equal(placeInLine({ higher: 0, sameLevel: 0, capped: false }, 3), 'next: no due job of its queue is ahead of it');
-  assert.equal(placeInLine({ higher: 0, sameLevel: 1, capped: false }, 0), '1 due job ahead of it: 1 of priority 0 that came due first');
-  assert.equal(placeInLine({ higher: 1200, sameLevel: 3, capped: false }, 5), '1,203 due jobs ahead of it: 1,200 of priority 0–4, then 3 of priority 5 that came due first');
-  assert.equal(placeInLine({ higher: 10000, sameLevel: 0, capped: true }, 1), 'at least 10,000 due jobs ahead of it: 10,000 of priority 0');
+  assert.equal(placeInLine({ higher: 0, sameLevel: 0, capped: false }, 3), 'first: no due job of its queue is ahead of it');
+  assert.equal(placeInLine({ higher: 0, sameLevel: 1, capped: false }, 0), '1 due job of its queue ahead of it: 1 of priority 0 that came due first');
+  assert.equal(placeInLine({ higher: 1200, sameLevel: 3, capped: false }, 5), '1,203 due jobs of its queue ahead of it: 1,200 of priority 0–4, then 3 of priority 5 that came due first');
+  assert.equal(placeInLine({ higher: 9000, sameLevel: 1000, capped: true }, 1), 'at least 10,000 due jobs of its queue ahead of it');
 });

@@ -10,7 +10,7 @@ import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS } from '../audit/actions';
 import { BULK_ACTIONS, type BulkReport, PREVIEW_ITEMS, REPORT_ITEMS } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { ErrorCode } from '../queue/errors';
-import { JOB_ID_PATTERN, PRIORITY_LEVELS } from '../queue/job';
+import { AHEAD_CAP, JOB_ID_PATTERN, PRIORITY_LEVELS } from '../queue/job';
 import type { ActionOutcome, ScheduleRun } from '../queue/ops';
 import { type countNewer, LIST_ERROR_MAX_CHARS, LIST_PAYLOAD_MAX_BYTES, NEWER_CAP } from '../queue/read';
 import { ATTEMPT_OUTCOMES, JOB_STATUSES } from '../queue/status';
@@ -198,10 +198,13 @@ export const jobDetailSchema = z
       .object({
         higher: count.meta({ description: 'Due jobs of its queue with a higher priority (a lower number): claims take them first.' }),
         sameLevel: count.meta({ description: 'Due jobs of its queue and priority that came due before it (or at the same moment and were enqueued first).' }),
-        capped: z.boolean().meta({ description: "A priority level's due jobs were counted up to a cap (10,000 a level) and stopped there: at least these many are ahead." }),
+        capped: z.boolean().meta({ description: `The count stopped at ${AHEAD_CAP} in all: at least that many are ahead (higher and sameLevel then split only those counted).` }),
       })
       .optional()
-      .meta({ description: 'For a due queued or retrying job: its place in the line claims take its queue in (by priority, then due time).' }),
+      .meta({
+        description:
+          "For a due queued or retrying job with attempts left: its place in the line claims take its queue in (by priority, then due time), counting the jobs of the types the queue's live workers have handlers for (any, when none is live). A worker that also serves other queues takes their higher-priority jobs first too.",
+      }),
   })
   .meta({ id: 'JobDetail' });
 

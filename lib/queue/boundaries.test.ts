@@ -55,7 +55,9 @@ test('lease SQL never binds a timestamp from the worker clock', async () => {
   // Every lease deadline, in the SQL as sent, is the database's clock (now(), or for a claim
   // that waited for a lock statement_timestamp()) plus a duration, or none.
   const sql = await import('./statements');
-  const rendered = Object.values(sql)
+  // Statements built per call too (one per number of queues): a few of each.
+  const built = [1, 2, 3].map((n) => sql.jobClaimNextAcross(n));
+  const rendered = [...Object.values(sql), ...built]
     .filter((v): v is { name: string; text: string } => typeof v === 'object' && v !== null && 'text' in v)
     .map((st) => st.text)
     .join('\n');

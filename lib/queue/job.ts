@@ -121,8 +121,12 @@ export const SWEPT_AGO_MS_SQL = `(SELECT extract(epoch FROM now() - swept_at)::f
 /** A claimed job is a suspect when it has now lost SUSPECT_STREAK leases in a row. */
 export const isSuspect = (j: Pick<ClaimedJob, 'leaseLostStreak'>) => j.leaseLostStreak >= SUSPECT_STREAK;
 
-/** Waiting and due at `now` (the database's): a job claims take in their order, with a place in line (ops.jobsAhead). */
-export const isDueWaiting = (j: Pick<Job, 'status' | 'runAt'>, now: Date) => (j.status === 'queued' || j.status === 'retrying') && j.runAt <= now;
+/** Waiting, due at `now` (the database's) and with attempts left: a job claims take in their order, with a place in line (ops.jobsAhead). */
+export const isDueWaiting = (j: Pick<Job, 'status' | 'runAt' | 'attemptCount' | 'maxAttempts'>, now: Date) =>
+  (j.status === 'queued' || j.status === 'retrying') && j.runAt <= now && j.attemptCount < j.maxAttempts;
+
+/** A place in line (ops.jobsAhead) is counted up to this many jobs ahead, in all. */
+export const AHEAD_CAP = 10_000;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function toClaimedJob(r: any): ClaimedJob {

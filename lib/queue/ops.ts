@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { answeredByServer, type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
-import { type ClaimedJob, DEFAULT_PRIORITY, type Job, PRIORITY_LEVELS, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
+import { AHEAD_CAP, type ClaimedJob, DEFAULT_PRIORITY, type Job, PRIORITY_LEVELS, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
 import { log } from '../log';
 import type { ResultStore } from '../results';
 import type { Doorbell, Ring } from './signal';
@@ -1368,27 +1368,28 @@ export async function queueWorkersForType(db: Executor, p: { queue: string; type
   };
 }
 
-/** Each priority level's due jobs are counted up to this in jobsAhead. */
-export const AHEAD_CAP = 10_000;
-
 /** A due waiting job's place in its queue's line (jobsAhead). */
 export interface JobsAhead {
   /** Due jobs of a higher priority (a lower number): claims take them first. */
   higher: number;
   /** Due jobs of its own priority due before it (or at the same moment, enqueued first). */
   sameLevel: number;
-  /** A level's count stopped at AHEAD_CAP: there are more than these. */
+  /** The count stopped at AHEAD_CAP: there are more ahead. */
   capped: boolean;
 }
 
 /**
  * jobsAhead — for a due waiting job, the due jobs of its queue that claims take first: of a
- * higher priority, and of its own level due before it, each level counted up to AHEAD_CAP
- * (a count that reached it reads as "at least"). Null when there is no such job.
+ * higher priority, then of its own level due before it; of the types the queue's live
+ * workers have handlers for (any, when one of them takes any type or none is live), up to
+ * AHEAD_CAP in all.
  */
-export async function jobsAhead(db: Executor, jobId: string): Promise<JobsAhead | null> {
-  const r = (await run(db, sql.jobsAhead, [jobId, AHEAD_CAP])).rows[0];
-  return r ? { higher: r.higher as number, sameLevel: r.same_level as number, capped: r.capped as boolean } : null;
+export async function jobsAhead(db: Executor, job: Pick<Job, 'id' | 'queue'>, p: { aliveWithinMs: number }): Promise<JobsAhead> {
+  const { rows: [live] } = await run(db, sql.queueHandledTypes, [job.queue, Math.round(p.aliveWithinMs)]);
+  const { rows } = live?.types
+    ? await run(db, sql.jobsAheadOfTypes, [job.id, AHEAD_CAP, live.types])
+    : await run(db, sql.jobsAhead, [job.id, AHEAD_CAP]);
+  return { higher: rows[0].higher as number, sameLevel: rows[0].same_level as number, capped: rows[0].capped as boolean };
 }
 
 /**

@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
+import { LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, PRIORITY_LEVELS, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -348,8 +348,8 @@ const dueOfTypes = (o: { queues: readonly string[]; limit: string; types: string
 };
 
 /**
- * jobClaimNext — claim the due jobs of one queue, by priority and oldest first (polling,
- * and the Postgres-only mode when Redis is unreachable).
+ * jobClaimNext — claim the due jobs of one queue, of any type, by priority and oldest first
+ * (the library's claim for one queue; a worker's claims are jobClaimNextAcross).
  * Params: $1 queue, $2 worker_id, $3 lease_ms, $4 limit, $5 allow a suspect (boolean).
  * Compare: queued/retrying, due, attempts left, queue not controlled; suspects only when $5,
  *          at most one. (Expired leases: jobClaimExpired and jobRecover.)
@@ -363,7 +363,8 @@ WITH target AS (${dueTarget({ queue: '$1', limit: '$4', allowSuspect: '$5', wher
 };
 
 /**
- * jobClaimNextOfTypes — jobClaimNext for a worker's handled types only (what a worker runs).
+ * jobClaimNextOfTypes — jobClaimNext for the given types only (a worker's claims are
+ * jobClaimNextAcross, which reads the same ranges for each of its queues).
  * Params: as jobClaimNext, and $6 the types (text[]).
  */
 export const jobClaimNextOfTypes: Statement = {
@@ -1244,39 +1245,45 @@ SELECT count(*) FILTER (WHERE $1 = ANY(queues) AND quiet_at IS NULL)::int AS on_
 };
 
 /**
- * jobsAhead — how many due jobs of a queue a claim takes before this one (read-only, for the
- * job page of a due waiting job): those of a higher priority (a lower number), and those of
+ * jobsAhead — how many due jobs of a queue claims take before this one (read-only, for the
+ * job page of a due waiting job): those of a higher priority (a lower number), then those of
  * its own level due before it (run_at, then job_id, as claims order them; compared with the
- * row's own run_at, to the microsecond). Each level is one range of jobs_claim_idx, counted up
- * to $2 (a level of a million due jobs costs a capped read, and "at least 10,000" says enough).
- * Params: $1 job_id, $2 cap per level.
- * Returns: higher, same_level (each level's count capped at $2), capped (a level's count
- *          reached $2: there are more); no row without the job.
+ * row's own run_at, to the microsecond). Claimable as claims see it: attempts left; with
+ * types (those the queue's live workers have handlers for, queueHandledTypes), only jobs of
+ * those types, one range of jobs_claim_type_idx per level and type — jobs no live worker can
+ * run are not ahead of anything. The levels are read in order (levelByLevel) and the count
+ * stops at $2 in all: a page that refreshes every two seconds reads at most $2 index entries.
+ * Params: $1 job_id, $2 cap, and for jobsAheadOfTypes $3 the types (text[]).
+ * Returns: higher, same_level, capped (the count stopped at $2: there are more).
  */
-export const jobsAhead: Statement = {
-  name: 'leasehold_jobs_ahead',
-  text: `
-WITH me AS (SELECT queue, priority, run_at, job_id FROM jobs WHERE job_id = $1::bigint)
-SELECT h.higher, s.same_level, h.capped OR s.same_level >= $2 AS capped
-  FROM me,
-  LATERAL (
-    SELECT coalesce(sum(c.n), 0)::int AS higher, coalesce(bool_or(c.n >= $2), false) AS capped
-      FROM generate_series(0, me.priority - 1) AS l(level)
-     CROSS JOIN LATERAL (
-       SELECT count(*) AS n
-         FROM (SELECT 1 FROM jobs
-                WHERE queue = me.queue AND priority = l.level AND status IN ('queued', 'retrying') AND run_at <= now()
-                LIMIT $2) r
-     ) c
-  ) h,
-  LATERAL (
-    SELECT count(*)::int AS same_level
-      FROM (SELECT 1 FROM jobs j
-             WHERE j.queue = me.queue AND j.priority = me.priority AND j.status IN ('queued', 'retrying')
-               AND j.run_at <= now() AND (j.run_at, j.job_id) < (me.run_at, me.job_id)
-             LIMIT $2) r
-  ) s`,
+const aheadDue = `status IN ('queued', 'retrying') AND run_at <= now() AND attempt_count < max_attempts`;
+const jobsAheadBy = (types?: string) => {
+  const range = (level: string, extra: string) =>
+    types
+      ? `SELECT 1 FROM (SELECT DISTINCT unnest(${types}::text[]) AS type) t
+          CROSS JOIN LATERAL (
+            SELECT 1 FROM jobs
+             WHERE queue = me.queue AND type = t.type AND priority = ${level} AND ${aheadDue}${extra}
+             LIMIT $2) r`
+      : `SELECT 1 FROM jobs WHERE queue = me.queue AND priority = ${level} AND ${aheadDue}${extra} LIMIT $2`;
+  const arms = Array.from({ length: PRIORITY_LEVELS }, (_, k) => `
+       SELECT false AS same FROM (${range(String(k), ` AND ${k} < me.priority`)}) h${k}`);
+  return `
+WITH me AS (SELECT queue, priority, run_at, job_id FROM jobs WHERE job_id = $1::bigint),
+ahead AS (
+  SELECT a.same
+    FROM me, LATERAL (${arms.join(`
+       UNION ALL`)}
+       UNION ALL
+       SELECT true FROM (${range('me.priority', ' AND (run_at, job_id) < (me.run_at, me.job_id)')}) s
+       LIMIT $2) a
+)
+SELECT (count(*) FILTER (WHERE NOT same))::int AS higher, (count(*) FILTER (WHERE same))::int AS same_level, count(*) >= $2 AS capped
+  FROM ahead`;
 };
+export const jobsAhead: Statement = { name: 'leasehold_jobs_ahead', text: jobsAheadBy() };
+/** jobsAhead of the given types ($3): those the queue's live workers have handlers for. */
+export const jobsAheadOfTypes: Statement = { name: 'leasehold_jobs_ahead_of_types', text: jobsAheadBy('$3') };
 
 /**
  * jobCurrent — the current rows of jobs, with the database's now(): what a refused

@@ -20,8 +20,8 @@ export const isTerminal = (s: JobStatus) => TERMINAL_STATUSES.includes(s);
  * the console to explain what an action can do.
  */
 export const TRANSITIONS: ReadonlyArray<readonly [JobStatus, JobStatus, string]> = [
-  ['queued', 'running', 'jobClaim / jobClaimNext'],
-  ['retrying', 'running', 'jobClaim / jobClaimNext'],
+  ['queued', 'running', 'jobClaim / jobClaimNextAcross / jobClaimNext / jobClaimControlled'],
+  ['retrying', 'running', 'jobClaim / jobClaimNextAcross / jobClaimNext / jobClaimControlled'],
   ['running', 'running', 'jobClaim (takeover of an expired lease) / jobCancel (request)'],
   ['running', 'completed', 'jobComplete'],
   ['running', 'retrying', 'jobFail / jobRecover'],

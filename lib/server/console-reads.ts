@@ -62,7 +62,7 @@ export async function readJob(id: string, opts: { payload?: boolean }, redaction
   if (status === 'queued' || status === 'retrying' || status === 'running') {
     const [workers, ahead] = await Promise.all([
       queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs }),
-      isDueWaiting(detail.job, detail.dbNow) ? jobsAhead(readPool, detail.job.id) : null,
+      isDueWaiting(detail.job, detail.dbNow) ? jobsAhead(readPool, detail.job, { aliveWithinMs: cfg.leaseMs }) : null,
     ]);
     detail.workers = { ...workers, sweepStaleAfterMs: sweepStaleAfterMs(cfg.recoverMs) };
     if (ahead) detail.ahead = ahead;

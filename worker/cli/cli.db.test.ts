@@ -142,7 +142,7 @@ describe('enqueue', () => {
     assert.match(table.stdout, new RegExp(`│ ${id} +│ queued +│ cli-prio +│ demo\\.noop +│ 4 +│ 0/`), `the jobs table shows the priority:\n${table.stdout}`);
     const shown = await cli(['show', id]);
     ok(shown);
-    assert.match(shown.stdout, /│ in line +│ next: no due job of its queue is ahead of it/, `show says its place in line:\n${shown.stdout}`);
+    assert.match(shown.stdout, /│ in line +│ first: no due job of its queue is ahead of it/, `show says its place in line:\n${shown.stdout}`);
     const file = path.join(tmp, 'prio.jsonl');
     fs.writeFileSync(file, [{ type: 'demo.noop', queue: 'cli-prio-file' }, { type: 'demo.noop', queue: 'cli-prio-file', priority: 1 }].map((l) => JSON.stringify(l)).join('\n'));
     ok(await cli(['enqueue', '--file', file, '--priority', '7']));

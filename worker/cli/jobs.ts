@@ -98,7 +98,7 @@ export function addReadCommands(program: Command) {
         const d = await getJob(pool, id);
         if (!d) throw new QueueError('not_found', `no job with id ${id}`);
         // A due waiting job's place in line, as its page says it.
-        if (isDueWaiting(d.job, d.dbNow)) d.ahead = (await jobsAhead(pool, id)) ?? undefined;
+        if (isDueWaiting(d.job, d.dbNow)) d.ahead = await jobsAhead(pool, d.job, { aliveWithinMs: loadConfig().leaseMs });
         const dto = detailDto(d);
         if (o.json) return printJson(dto);
         const j = dto.job;

@@ -218,7 +218,7 @@ export function JobView({ id }: { id: string }) {
             {d.ahead && (
               <>
                 <dt className="text-zinc-500">In line</dt>
-                <dd data-testid="job-in-line" title="what claims of its queue take before it: every due job of a higher priority, then those of its own priority that came due first">
+                <dd data-testid="job-in-line" title="counted over the types its queue's live workers have handlers for; a worker that also serves other queues takes their higher-priority jobs first too">
                   {placeInLine(d.ahead, j.priority)}
                 </dd>
               </>
