@@ -77,9 +77,9 @@ test("a due waiting job's page says how many due jobs of its queue run before it
     const mine = await insertJob(db(), { queue, type: 'demo.noop', payload: {}, priority: 3 });
     made.push(mine);
     await page.goto(`/jobs/${mine}`);
-    await expect(page.getByTestId('job-in-line')).toHaveText('3 due jobs ahead of it: 2 of priority 0–2, then 1 of priority 3 that came due first');
+    await expect(page.getByTestId('job-in-line')).toHaveText('3 due jobs of its queue ahead of it: 2 of priority 0–2, then 1 of priority 3 that came due first');
     await page.goto(`/jobs/${made[0]}`);
-    await expect(page.getByTestId('job-in-line')).toHaveText('next: no due job of its queue is ahead of it');
+    await expect(page.getByTestId('job-in-line')).toHaveText('first: no due job of its queue is ahead of it');
   } finally {
     await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [made]);
   }
