@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, PRIORITY_LEVELS, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
+import { LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -1266,14 +1266,11 @@ const jobsAheadBy = (types?: string) => {
              WHERE queue = me.queue AND type = t.type AND priority = ${level} AND ${aheadDue}${extra}
              LIMIT $2) r`
       : `SELECT 1 FROM jobs WHERE queue = me.queue AND priority = ${level} AND ${aheadDue}${extra} LIMIT $2`;
-  const arms = Array.from({ length: PRIORITY_LEVELS }, (_, k) => `
-       SELECT false AS same FROM (${range(String(k), ` AND ${k} < me.priority`)}) h${k}`);
   return `
 WITH me AS (SELECT queue, priority, run_at, job_id FROM jobs WHERE job_id = $1::bigint),
 ahead AS (
   SELECT a.same
-    FROM me, LATERAL (${arms.join(`
-       UNION ALL`)}
+    FROM me, LATERAL (${levelByLevel((k) => `SELECT false AS same FROM (${range(String(k), ` AND ${k} < me.priority`)}) h`)}
        UNION ALL
        SELECT true FROM (${range('me.priority', ' AND (run_at, job_id) < (me.run_at, me.job_id)')}) s
        LIMIT $2) a
