@@ -130,7 +130,8 @@ export function WorkerTable({
             <td className="tabular px-3 py-2">
               {w.stoppedAt ? (
                 // Its running jobs have moved on (or will, when their leases end): every job
-                // it last held or ran, whatever became of it, is what an operator looks for.
+                // it ran last or held when it died (the worker filter reads its lost
+                // attempts), whatever became of it, is what an operator looks for.
                 <Link href={`/jobs?worker=${encodeURIComponent(w.workerId)}`} className="text-xs hover:underline" data-testid="worker-jobs">
                   {w.jobsInHand > 0 ? `${w.jobsInHand} still leased · ` : ''}its jobs
                 </Link>

@@ -176,7 +176,11 @@ export const endedAttempts = pgTable(
     error: text('error'),
     errorStack: text('error_stack'),
   },
-  (t) => [primaryKey({ name: 'ended_attempts_pkey', columns: [t.jobId, t.attempt] })],
+  (t) => [
+    primaryKey({ name: 'ended_attempts_pkey', columns: [t.jobId, t.attempt] }),
+    // The jobs a worker lost (the worker filter; drizzle/0028_lost_by_worker.sql).
+    index('ended_attempts_lost_idx').on(t.workerId).where(sql`outcome = 'lease_lost'`),
+  ],
 );
 
 /** One row per worker process incarnation. */

@@ -19,6 +19,10 @@ export interface JobFilter {
   type?: string;
   /** One job id. */
   id?: string;
+  /**
+   * A worker process: the jobs it runs or ran last, and those whose lease it lost (the jobs in
+   * hand when it died, since taken over by others). With status running, only those it runs.
+   */
   worker?: string;
   /** Text searched (case-insensitive substring) in the last error. */
   error?: string;
@@ -134,8 +138,14 @@ export function filterSql(f: JobFilter, p: SqlParams, fingerprintSql: string): {
     scans = true;
   }
   if (f.worker) {
-    conds.push(`worker_id = ${p.add(f.worker)}`);
-    if (f.status !== 'running') scans = true;
+    const w = p.add(f.worker);
+    if (f.status === 'running') conds.push(`worker_id = ${w}`);
+    else {
+      // A job it held when it died has moved on (taken over: its row names the new worker);
+      // its lost attempt still names this one (ended_attempts_lost_idx).
+      conds.push(`(worker_id = ${w} OR job_id IN (SELECT job_id FROM ended_attempts WHERE worker_id = ${w} AND outcome = 'lease_lost'))`);
+      scans = true;
+    }
   }
   if (f.minAttempts) {
     conds.push(`attempt_count >= ${p.add(f.minAttempts)}::int`);
