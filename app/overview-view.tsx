@@ -18,7 +18,7 @@ import { roleRefusal } from '@/lib/ui/role-gate';
 import { setQueuePaused } from '@/lib/api/queues';
 import { visible } from '@/lib/ui/visible';
 import { enqueueJob, type HistoryRange, statsHistoryQuery, statsQuery } from '@/lib/api/stats';
-import { signalGaps } from '@/lib/ui/signal';
+import { gapCount, signalGaps } from '@/lib/ui/signal';
 import { sweepStoppedFor } from '@/lib/ui/sweep';
 import { compact, dateTime, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
@@ -75,7 +75,7 @@ export function OverviewView() {
   const rangeName = range === '24h' ? '24 hours' : range === '7d' ? '7 days' : null;
   // Due jobs with no id waiting in Redis for them, on queues live workers take from (those
   // on paused or unserved queues wait by design, and are said apart).
-  const gaps = s ? signalGaps(s.queues) : { missing: 0, paused: 0, unserved: 0, unhandled: 0 };
+  const gaps = s ? signalGaps(s.queues) : { missing: 0, paused: 0, unserved: 0, unhandled: 0, atLeast: { missing: false, paused: false, unserved: false } };
   const unrung = gaps.missing;
   const sweepStopped = s ? sweepStoppedFor(s, now - ms(s.computedAt)!) : null;
   return (
@@ -178,7 +178,7 @@ export function OverviewView() {
                   due in PostgreSQL, <strong>{int(s.signal.backlog ?? 0)}</strong> ids waiting in Redis.{' '}
                   {unrung > 0 ? (
                     <span className="text-amber-700 dark:text-amber-300">
-                      {int(unrung)} due {unrung === 1 ? 'job has' : 'jobs have'} no wake-up id (every
+                      {gapCount(unrung, gaps.atLeast.missing, int)} due {unrung === 1 ? 'job has' : 'jobs have'} no wake-up id (every
                       worker busy, or a ring was lost):{' '}
                       {s.workersAlive > 0
                         ? 'the recover sweep re-rings them after a grace period, or run Recover now.'
@@ -193,8 +193,8 @@ export function OverviewView() {
                     <span className="text-zinc-500 dark:text-zinc-400" data-testid="signal-waiting">
                       {' '}
                       {[
-                        gaps.paused > 0 && `${int(gaps.paused)} wait on paused queues`,
-                        gaps.unserved > 0 && `${int(gaps.unserved)} on queues no live worker consumes`,
+                        gaps.paused > 0 && `${gapCount(gaps.paused, gaps.atLeast.paused, int)} wait on paused queues`,
+                        gaps.unserved > 0 && `${gapCount(gaps.unserved, gaps.atLeast.unserved, int)} on queues no live worker consumes`,
                         gaps.unhandled > 0 && `${int(gaps.unhandled)} are of types no live worker has a handler for`,
                       ]
                         .filter(Boolean)

@@ -4,7 +4,7 @@ import type { QueueStatsDto } from '../api/types';
 /** Due jobs counted up to this many per queue (console-stats.ts): the missing ids are judged within it. */
 const DUE_COUNTED = 10_000;
 
-type SignalInput = Pick<QueueStatsDto, 'due' | 'dueUnhandled' | 'signalBacklog' | 'workersAlive' | 'controls'>;
+type SignalInput = Pick<QueueStatsDto, 'due' | 'dueCapped' | 'dueUnhandled' | 'signalBacklog' | 'workersAlive' | 'controls'>;
 
 /**
  * A queue's wake-up signal as an operator should read it: due jobs on a paused queue, on
@@ -22,15 +22,26 @@ export function queueSignal(q: SignalInput): QueueSignal {
   return { kind: 'served', unhandled, missing: q.signalBacklog === null ? null : Math.max(0, runnable - q.signalBacklog) };
 }
 
-/** Over every queue: due jobs missing a wake-up, and those waiting on paused or unserved queues or for a handler. */
+/**
+ * Over every queue: due jobs missing a wake-up, and those waiting on paused or unserved queues
+ * or for a handler. `atLeast`: a sum over a queue whose due jobs were counted only up to the
+ * cap, so the true figure may be larger (60,000 on a paused queue read "10,000" without it).
+ */
 export function signalGaps(queues: readonly SignalInput[]) {
-  const out = { missing: 0, paused: 0, unserved: 0, unhandled: 0 };
+  const out = { missing: 0, paused: 0, unserved: 0, unhandled: 0, atLeast: { missing: false, paused: false, unserved: false } };
   for (const q of queues) {
     const s = queueSignal(q);
     if (s.kind === 'served') {
       out.missing += s.missing ?? 0;
       out.unhandled += s.unhandled;
-    } else out[s.kind] += s.due;
+      if (q.dueCapped && s.missing) out.atLeast.missing = true;
+    } else {
+      out[s.kind] += s.due;
+      if (q.dueCapped) out.atLeast[s.kind] = true;
+    }
   }
   return out;
 }
+
+/** A count from signalGaps as said: "≥ 10,000" when it may be larger. */
+export const gapCount = (n: number, atLeast: boolean, format: (n: number) => string) => `${atLeast ? '≥ ' : ''}${format(n)}`;
