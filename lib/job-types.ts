@@ -163,12 +163,24 @@ function payloadFromJsonSchema(name: string, schema: Record<string, unknown>): z
 
 /**
  * How a handlers module declares a type (its `jobTypes` export): a zod schema of the
- * payload, or a JSON Schema object; a description; its own time limit.
+ * payload, or a JSON Schema object; a description; its own time limit; how its failures
+ * are retried.
  */
 export interface JobTypeDeclaration {
   description?: string;
   payload?: z.ZodType | Record<string, unknown>;
   timeoutMs?: number;
+  /**
+   * Attempts of a job of this type enqueued without maxAttempts (1-100; default 3): registered
+   * with the type, so every producer's jobs take it (a producer's own maxAttempts wins).
+   */
+  maxAttempts?: number;
+  /**
+   * The delay before a failed attempt's retry: exponential from `baseMs` (default 1 s),
+   * doubling with each failure, at most `maxMs` (default 1 h), half of it random. A handler
+   * can name the delay of one retry itself (RetryError).
+   */
+  backoff?: { baseMs?: number; maxMs?: number };
 }
 
 /**
@@ -198,7 +210,7 @@ export function registrationOf(name: string, d: JobTypeDeclaration | undefined):
     }
   }
   const timeoutMs = d?.timeoutMs !== undefined && Number.isInteger(d.timeoutMs) && d.timeoutMs > 0 ? d.timeoutMs : null;
-  return { name, description: d?.description ?? null, payloadSchema, timeoutMs };
+  return { name, description: d?.description ?? null, payloadSchema, timeoutMs, maxAttempts: d?.maxAttempts ?? null };
 }
 
 /**

@@ -65,7 +65,7 @@ const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefi
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
 if (receiver) await receiver.ready(2_000);
 
-const { handlers, schedules, registrations } = await loadHandlers(cfg.handlersModule);
+const { handlers, schedules, registrations, backoffs } = await loadHandlers(cfg.handlersModule);
 // Before the first claim: producers accept this module's types from now on (lib/job-types.ts).
 await ops.jobTypesRegister(pool, registrations);
 for (const schedule of schedules) await ops.scheduleUpsert(pool, schedule);
@@ -82,6 +82,7 @@ const runner = new Runner({
   doorbell,
   handlers,
   timeoutFor: (type) => typeTimeouts.get(type) ?? cfg.jobTimeoutMs,
+  backoffFor: (type) => backoffs.get(type),
   results: new FsResultStore(resultsDir(cfg)),
   queues,
   concurrency,

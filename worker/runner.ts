@@ -27,8 +27,8 @@ import { giveUpAfterMs, WATCHDOG_MS, watchdogPeriodMs } from '../lib/lease';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
-import { attemptInBudget, backoffMs } from '../lib/queue/backoff';
-import { PermanentError } from '../lib/queue/errors';
+import { attemptInBudget, type BackoffOptions, backoffMs } from '../lib/queue/backoff';
+import { handlerVerdict, PermanentError } from '../lib/queue/errors';
 import { type ClaimedJob, isSuspect, type Lease } from '../lib/queue/job';
 import type { AttemptOutcome, JobStatus } from '../lib/queue/status';
 import * as ops from '../lib/queue/ops';
@@ -92,6 +92,8 @@ export interface RunnerOptions {
    * attempt fails with that error: retried with backoff, or the dead letter.
    */
   timeoutFor?: (type: string) => number | null | undefined;
+  /** A type's own retry delays (its handlers module's jobTypes[type].backoff); undefined: the default backoff. */
+  backoffFor?: (type: string) => BackoffOptions | undefined;
   log: Logger;
   workerId?: string;
 }
@@ -1316,7 +1318,7 @@ export class Runner {
       try {
         resultKey = await this.storeResult(e, result);
       } catch (err) {
-        error = err instanceof PermanentError ? err : new Error(`could not store the result: ${(err as Error).message}`);
+        error = handlerVerdict(err).permanent ? err : new Error(`could not store the result: ${(err as Error).message}`);
       }
     }
     if (error === null) {
@@ -1335,7 +1337,9 @@ export class Runner {
       };
     } else {
       const thrown = describeThrown(error);
-      const permanent = error instanceof PermanentError;
+      // A RetryError names its retry's delay; any other failure backs off as its type says.
+      const { permanent, afterMs } = handlerVerdict(error);
+      const retryInMs = afterMs ?? backoffMs(attemptInBudget(job), this.o.backoffFor?.(job.type));
       recordedAs = ['failed', 'retried', 'cancelled'];
       write = async () => {
         const status = await this.failer.submit({
@@ -1343,7 +1347,7 @@ export class Runner {
           error: truncate(thrown.message, 2_000),
           stack: thrown.stack ? truncate(thrown.stack, 8_000) : null,
           permanent,
-          backoffMs: backoffMs(attemptInBudget(job)),
+          backoffMs: retryInMs,
         });
         if (status === 'failed') this.countOutcome('failed', job);
         if (status === 'retrying') this.countOutcome('retried', job);

@@ -359,10 +359,12 @@ export const registeredJobTypes = pgTable('job_types', {
   payloadSchema: jsonb('payload_schema'),
   /** The module's time limit for one attempt, in ms (null: LEASEHOLD_JOB_TIMEOUT_MS). */
   timeoutMs: integer('timeout_ms'),
+  /** The module's attempts for a job enqueued without maxAttempts (null: 3); 0029. */
+  maxAttempts: integer('max_attempts'),
   registeredAt: timestamp('registered_at', tz).notNull().defaultNow(),
   /** When a worker last registered it (it starts again with every worker process). */
   seenAt: timestamp('seen_at', tz).notNull().defaultNow(),
-});
+}, () => [check('job_types_max_attempts_in_range', sql`max_attempts BETWEEN 1 AND 100`)]);
 
 // ------------------------------------------------------------------ access control (0008)
 

@@ -12,7 +12,7 @@ import type { EnqueueInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_JOB_ID, PRIORITY_LEVELS } from '../queue/job';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
@@ -24,7 +24,7 @@ export { jsonProblem, MAX_PAYLOAD_DEPTH };
 
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
 export const MAX_BULK_ENQUEUE = 1_000;
-export const MAX_ATTEMPTS_LIMIT = 100;
+export { MAX_ATTEMPTS_LIMIT };
 export const MAX_PAGE = 200;
 /**
  * A whole number in a query parameter, written in decimal digits: a plain number coercion
@@ -111,7 +111,13 @@ export const enqueueBody = z
     queue: newQueueName.optional(),
     type: typeName,
     payload: z.unknown().optional(),
-    maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
+    maxAttempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_ATTEMPTS_LIMIT)
+      .optional()
+      .meta({ description: `Attempts before the dead letter; default: the job type's (its handlers module's maxAttempts), else ${DEFAULT_MAX_ATTEMPTS}.` }),
     runAt: isoDate.optional().nullable(),
     idempotencyKey: safeText(1, 255).optional().nullable(),
     priority: priority.optional().meta({ description: `${PRIORITY_RULE}; default ${DEFAULT_PRIORITY}. Within a level, the oldest due job runs first.` }),

@@ -89,12 +89,49 @@ export function knownQueueError(err: unknown): QueueError | null {
 }
 
 /**
+ * What a handler's error asks of the worker, carried as a mark under a registered symbol
+ * rather than read with instanceof: a handlers module imports these classes from the package
+ * (client.mjs), which loads its own copy of this file, so its classes are not the worker's.
+ */
+const VERDICT = Symbol.for('leasehold.handlerError');
+
+/**
  * A handler throws this to fail the job at once, without retries (bad input that no
  * retry can fix). Any other error is retried while attempts are left.
  */
 export class PermanentError extends Error {
+  readonly [VERDICT] = 'permanent';
   constructor(message: string) {
     super(message);
     this.name = 'PermanentError';
   }
+}
+
+/** The longest retry delay a RetryError may ask for (the database's int milliseconds: about 24.8 days). */
+export const RETRY_AFTER_MAX_MS = 2_147_483_647;
+
+/**
+ * A handler throws this to fail the attempt and be retried after `afterMs` instead of the
+ * type's backoff: an upstream's 429 with a Retry-After, a resource known to be back at a
+ * given time. The attempt counts; with none left the job goes to the dead letter as any
+ * failure does.
+ */
+export class RetryError extends Error {
+  readonly [VERDICT] = 'retry';
+  readonly afterMs: number;
+  constructor(message: string, opts: { afterMs: number }) {
+    super(message);
+    this.name = 'RetryError';
+    this.afterMs = opts.afterMs;
+  }
+}
+
+/** A thrown value as the worker acts on it: a failure for good, a retry at a given delay, or the backoff's (null). */
+export function handlerVerdict(err: unknown): { permanent: boolean; afterMs: number | null } {
+  const mark = (err as { [VERDICT]?: unknown } | null)?.[VERDICT];
+  if (mark === 'permanent') return { permanent: true, afterMs: null };
+  if (mark !== 'retry') return { permanent: false, afterMs: null };
+  const after = Number((err as RetryError).afterMs);
+  // A delay that is not a number is no request: the backoff decides.
+  return { permanent: false, afterMs: Number.isFinite(after) ? Math.round(Math.min(Math.max(after, 0), RETRY_AFTER_MAX_MS)) : null };
 }

@@ -64,6 +64,10 @@ export const SUSPECT_STREAK = 2;
  */
 export const PRIORITY_LEVELS = 10;
 export const DEFAULT_PRIORITY = 0;
+/** Attempts of a job whose producer gave none and whose type declares none (see attemptsFor in statements.ts). */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+/** The most attempts a job (or a job type's declaration) may ask for. */
+export const MAX_ATTEMPTS_LIMIT = 100;
 
 /**
  * Two ways to read the claim indexes (queue[, type], priority, run_at) level by level.

@@ -74,7 +74,7 @@ export interface EnqueueResult {
 }
 
 export const DEFAULT_QUEUE = 'default';
-export const DEFAULT_MAX_ATTEMPTS = 3;
+export { DEFAULT_MAX_ATTEMPTS } from './job';
 
 /**
  * jobEnqueue — INSERT the jobs (one statement however many), then, after the commit,
@@ -105,7 +105,7 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
     inputs.map((i) => i.queue ?? DEFAULT_QUEUE),
     inputs.map((i) => i.type),
     inputs.map((i) => JSON.stringify(i.payload ?? {})),
-    inputs.map((i) => i.maxAttempts ?? DEFAULT_MAX_ATTEMPTS),
+    inputs.map((i) => i.maxAttempts ?? null),
     inputs.map((i) => i.runAt ?? null),
     inputs.map((i) => i.idempotencyKey ?? null),
     inputs.map((i) => i.priority ?? DEFAULT_PRIORITY),
@@ -152,7 +152,7 @@ async function enqueueOne(db: Executor, i: EnqueueInput, doorbell: Doorbell | nu
     i.queue ?? DEFAULT_QUEUE,
     i.type,
     JSON.stringify(i.payload ?? {}),
-    i.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    i.maxAttempts ?? null,
     i.runAt ?? null,
     i.idempotencyKey ?? null,
     i.priority ?? DEFAULT_PRIORITY,
@@ -1115,7 +1115,7 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput): Promise<Sc
   const tz = s.timezone ?? 'UTC';
   const first = nextTick(s.cron, tz, now, s.name);
   const { rows } = await run(db, sql.scheduleUpsert, [
-    s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, first, s.enabled ?? true,
+    s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? null, first, s.enabled ?? true,
     s.priority ?? DEFAULT_PRIORITY,
   ]);
   return toSchedule(rows[0]);
@@ -1317,6 +1317,8 @@ export interface JobTypeRegistration {
   /** JSON Schema of the payload; null: any JSON object. */
   payloadSchema: Record<string, unknown> | null;
   timeoutMs: number | null;
+  /** Attempts for a job of this type enqueued without maxAttempts; null: DEFAULT_MAX_ATTEMPTS. */
+  maxAttempts: number | null;
 }
 
 export interface RegisteredJobType extends JobTypeRegistration {
@@ -1335,6 +1337,7 @@ export async function jobTypesRegistered(db: Executor): Promise<RegisteredJobTyp
     description: r.description,
     payloadSchema: r.payload_schema,
     timeoutMs: r.timeout_ms,
+    maxAttempts: r.max_attempts,
     registeredAt: r.registered_at,
     seenAt: r.seen_at,
   }));

@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
+import { DEFAULT_MAX_ATTEMPTS, LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -69,8 +69,17 @@ const jobColumns = (alias: string) =>
     .join(', ');
 
 /**
+ * A job's attempts when its producer gave none (`given` NULL): its type's, as the type's
+ * handlers module declared them (job_types.max_attempts, registered by the workers that run
+ * it), else DEFAULT_MAX_ATTEMPTS. Read here, by the insert, so every producer on every host
+ * (API, client, CLI, schedules) follows the registration of the moment without a copy of it.
+ */
+const attemptsFor = (given: string, type: string) =>
+  `coalesce(${given}, (SELECT jt.max_attempts FROM job_types jt WHERE jt.name = ${type}), ${DEFAULT_MAX_ATTEMPTS})`;
+
+/**
  * jobEnqueue — insert new jobs (one or many) as `queued`.
- * Params: $1 queue[], $2 type[], $3 payload (JSON text)[], $4 max_attempts[],
+ * Params: $1 queue[], $2 type[], $3 payload (JSON text)[], $4 max_attempts[] (NULL: see attemptsFor),
  *         $5 run_at[] (NULL = now()), $6 idempotency_key[] (NULL = none), $7 priority[].
  * A run_at in the past is stored as now(): such a job is due at once, and its wait (the
  * queue-wait metric, the overview's oldest due job) and its place in line count from its
@@ -84,7 +93,8 @@ export const jobEnqueue: Statement = {
   name: 'leasehold_job_enqueue',
   text: `
 WITH input AS MATERIALIZED (
-  SELECT nextval('jobs_job_id_seq'::regclass) AS job_id, t.*
+  SELECT nextval('jobs_job_id_seq'::regclass) AS job_id, t.queue, t.type, t.payload,
+         ${attemptsFor('t.max_attempts', 't.type')} AS max_attempts, t.run_at, t.idempotency_key, t.priority, t.ord
     FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[], $7::smallint[])
          WITH ORDINALITY AS t(queue, type, payload, max_attempts, run_at, idempotency_key, priority, ord)
 ), ins AS (
@@ -113,7 +123,8 @@ export const jobEnqueueOne: Statement = {
   name: 'leasehold_job_enqueue_one',
   text: `
 INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority)
-VALUES ($1, $2, $3::jsonb, $4, $4, GREATEST($5::timestamptz, now()), $6, $7)
+SELECT $1, $2, $3::jsonb, a.n, a.n, GREATEST($5::timestamptz, now()), $6, $7
+  FROM (SELECT ${attemptsFor('$4::int', '$2::text')} AS n) a
 ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING job_id, queue, priority, run_at <= now() AS due`,
 };
@@ -587,8 +598,8 @@ RETURNING name`,
 
 /**
  * scheduleUpsert — define (or redefine) a schedule. Params: $1 name, $2 cron, $3 timezone,
- * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts, $8 first tick, $9 enabled,
- * $10 priority.
+ * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts (NULL: the type's as the schedule is
+ * defined, see attemptsFor), $8 first tick, $9 enabled, $10 priority.
  * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
  * touches paused_at: an operator's pause outlives the upsert every worker start makes.
  */
@@ -596,7 +607,7 @@ export const scheduleUpsert: Statement = {
   name: 'leasehold_schedule_upsert',
   text: `
 INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, priority)
-VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10)
+VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8, $9, $10)
 ON CONFLICT (name) DO UPDATE SET
   -- the tick it was waiting for stands, unless the cron, the zone, or a switch back on
   -- (the ticks while it was off are not owed) makes it start from the next one
@@ -1480,21 +1491,21 @@ SELECT (SELECT worker_id FROM marked) AS worker_id, (SELECT count(*) FROM ended)
  * (lib/job-types.ts): each one's description, payload schema and time limit, as the
  * starting worker's module has them now (the latest start wins: a rolling deploy moves
  * every type to the new definition).
- * Params: $1 JSON array of {name, description, payloadSchema, timeoutMs}.
+ * Params: $1 JSON array of {name, description, payloadSchema, timeoutMs, maxAttempts}.
  */
 export const jobTypesRegister: Statement = {
   name: 'leasehold_job_types_register',
   text: `
-INSERT INTO job_types (name, description, payload_schema, timeout_ms)
-SELECT t.name, t.description, t."payloadSchema", t."timeoutMs"
-  FROM jsonb_to_recordset($1::jsonb) AS t(name text, description text, "payloadSchema" jsonb, "timeoutMs" int)
+INSERT INTO job_types (name, description, payload_schema, timeout_ms, max_attempts)
+SELECT t.name, t.description, t."payloadSchema", t."timeoutMs", t."maxAttempts"
+  FROM jsonb_to_recordset($1::jsonb) AS t(name text, description text, "payloadSchema" jsonb, "timeoutMs" int, "maxAttempts" int)
 ON CONFLICT (name) DO UPDATE
    SET description = EXCLUDED.description, payload_schema = EXCLUDED.payload_schema,
-       timeout_ms = EXCLUDED.timeout_ms, seen_at = now()`,
+       timeout_ms = EXCLUDED.timeout_ms, max_attempts = EXCLUDED.max_attempts, seen_at = now()`,
 };
 
 /** jobTypesList — the registered job types, by name. */
 export const jobTypesList: Statement = {
   name: 'leasehold_job_types_list',
-  text: `SELECT name, description, payload_schema, timeout_ms, registered_at, seen_at FROM job_types ORDER BY name`,
+  text: `SELECT name, description, payload_schema, timeout_ms, max_attempts, registered_at, seen_at FROM job_types ORDER BY name`,
 };

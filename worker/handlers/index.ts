@@ -2,6 +2,9 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isJobType, type JobTypeDeclaration, type JobTypeName, registrationOf } from '../../lib/job-types';
+import type { BackoffOptions } from '../../lib/queue/backoff';
+import { RETRY_AFTER_MAX_MS } from '../../lib/queue/errors';
+import { MAX_ATTEMPTS_LIMIT } from '../../lib/queue/job';
 import { LONE_SURROGATE } from '../../lib/queue/text';
 import type { JobTypeRegistration } from '../../lib/queue/ops';
 import { demoNoop, demoSleep, demoSteps } from './demo';
@@ -26,23 +29,26 @@ export async function loadHandlers(modulePath: string | undefined): Promise<{
   handlers: Record<string, Handler>;
   schedules: ScheduleInput[];
   registrations: JobTypeRegistration[];
+  /** Each type's declared backoff, for the types that declare one. */
+  backoffs: Map<string, BackoffOptions>;
 }> {
-  if (!modulePath) return { handlers, schedules: [], registrations: [] };
+  const backoffs = new Map<string, BackoffOptions>();
+  if (!modulePath) return { handlers, schedules: [], registrations: [], backoffs };
   const mod = await import(pathToFileURL(path.resolve(modulePath)).href);
   if (!mod.handlers || typeof mod.handlers !== 'object') {
     throw new Error(`${modulePath} must export \`handlers\`: a record of job type → handler`);
   }
   const declared: Record<string, JobTypeDeclaration> = mod.jobTypes ?? {};
-  if (typeof declared !== 'object') throw new Error(`${modulePath}: \`jobTypes\` must be a record of job type → {description?, payload?, timeoutMs?}`);
+  if (typeof declared !== 'object') throw new Error(`${modulePath}: \`jobTypes\` must be a record of job type → {description?, payload?, timeoutMs?, maxAttempts?, backoff?}`);
   const registrations: JobTypeRegistration[] = [];
   for (const [name, fn] of Object.entries(mod.handlers as Record<string, unknown>)) {
     if (typeof fn !== 'function') throw new Error(`${modulePath}: the handler of ${JSON.stringify(name)} is not a function`);
     const problem = typeNameProblem(name);
     if (problem) throw new Error(`${modulePath}: the job type ${JSON.stringify(name)} ${problem}`);
     const d = declared[name];
-    if (d?.timeoutMs !== undefined && !(Number.isInteger(d.timeoutMs) && d.timeoutMs > 0)) {
-      throw new Error(`${modulePath}: jobTypes[${JSON.stringify(name)}].timeoutMs must be a whole number of milliseconds above 0`);
-    }
+    const wrong = d && declarationProblem(d);
+    if (wrong) throw new Error(`${modulePath}: jobTypes[${JSON.stringify(name)}].${wrong}`);
+    if (d?.backoff) backoffs.set(name, { baseMs: d.backoff.baseMs, maxMs: d.backoff.maxMs });
     if (!isJobType(name)) registrations.push(registrationOf(name, d));
   }
   for (const name of Object.keys(declared)) {
@@ -52,7 +58,25 @@ export async function loadHandlers(modulePath: string | undefined): Promise<{
     handlers: { ...handlers, ...mod.handlers },
     schedules: Array.isArray(mod.schedules) ? mod.schedules : [],
     registrations,
+    backoffs,
   };
+}
+
+const wholeMs = (v: unknown, max: number) => v === undefined || (Number.isInteger(v) && (v as number) > 0 && (v as number) <= max);
+
+/** What is wrong with a type's declaration (its path and why), or null: the worker refuses to start on it. */
+function declarationProblem(d: JobTypeDeclaration): string | null {
+  if (!wholeMs(d.timeoutMs, Number.MAX_SAFE_INTEGER)) return 'timeoutMs must be a whole number of milliseconds above 0';
+  if (d.maxAttempts !== undefined && !(Number.isInteger(d.maxAttempts) && d.maxAttempts >= 1 && d.maxAttempts <= MAX_ATTEMPTS_LIMIT)) {
+    return `maxAttempts must be a whole number from 1 to ${MAX_ATTEMPTS_LIMIT}`;
+  }
+  if (d.backoff !== undefined) {
+    if (typeof d.backoff !== 'object' || d.backoff === null) return 'backoff must be {baseMs?, maxMs?}';
+    for (const k of ['baseMs', 'maxMs'] as const) {
+      if (!wholeMs(d.backoff[k], RETRY_AFTER_MAX_MS)) return `backoff.${k} must be a whole number of milliseconds from 1 to ${RETRY_AFTER_MAX_MS}`;
+    }
+  }
+  return null;
 }
 
 /** What the API would refuse in a job's type (lib/http/schemas.ts typeName): no job could be enqueued for it. */
