@@ -390,6 +390,20 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     assert.equal((await preview.json()).total, 2);
   });
 
+  test("a requeue's preview warns of a suspect: a likely poison job that may take its worker down again", async () => {
+    const queue = 'suspect-requeue-q';
+    const poison = await insertJob(db.pool, { queue, status: 'failed', attemptCount: 3, leaseLostStreak: 3 });
+    const victim = await insertJob(db.pool, { queue, status: 'failed', attemptCount: 3, leaseLostStreak: 1 });
+    const res = await actions.POST(
+      new Request('http://test/api/actions/requeue', { method: 'POST', body: JSON.stringify({ ids: [poison, victim], resetAttempts: true, preview: true }) }),
+      { params: Promise.resolve({ action: 'requeue' }) },
+    );
+    assert.equal(res.status, 200);
+    const reasons = new Map(((await res.json()).items as { id: string; reason: string }[]).map((i) => [i.id, i.reason]));
+    assert.match(reasons.get(poison)!, /^failed → queued with a fresh attempt budget; a suspect: its last 3 attempts ended with their worker gone \(a likely poison job\)/);
+    assert.equal(reasons.get(victim), 'failed → queued with a fresh attempt budget', 'one lost lease is what a crash does to every job in hand: no warning');
+  });
+
   test('due=now and due=later split the waiting jobs by when they are due (a scheduled view)', async () => {
     const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
     const queue = 'due-filter-q';

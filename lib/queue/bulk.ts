@@ -17,7 +17,7 @@ import type { Executor } from '../db/client';
 import { QueueError } from './errors';
 import { compactFilter, filterSql, type JobFilter, MICROS, PIN_KEYS, SqlParams } from './filters';
 import { fingerprintSql } from './fingerprint';
-import type { Job, Seen, SeenJobs } from './job';
+import { isSuspect, type Job, type Seen, type SeenJobs } from './job';
 import {
   actionApplies,
   type ActionOutcome,
@@ -261,7 +261,7 @@ export function predict(action: BulkAction, job: ListedJob, o: BulkOptions): { c
         };
       }
       if (job.status === 'queued') return { change: true, outcome: 'requeued', reason: `scheduled for ${job.runAt.toISOString()} → due now` };
-      return { change: true, outcome: 'requeued', reason: `${job.status} → queued${o.resetAttempts ? ' with a fresh attempt budget' : ''}` };
+      return { change: true, outcome: 'requeued', reason: `${job.status} → queued${o.resetAttempts ? ' with a fresh attempt budget' : ''}${suspectWarning(job)}` };
     case 'cancel':
       if (job.status === 'running') return { change: true, outcome: 'cancel_requested', reason: `${owner} is asked to stop at its next heartbeat` };
       return { change: true, outcome: 'cancelled', reason: `${job.status} → cancelled` };
@@ -273,6 +273,16 @@ export function predict(action: BulkAction, job: ListedJob, o: BulkOptions): { c
     }
   }
 }
+
+/**
+ * Said when a job that may crash its worker is sent back to run: the operator asked to run a
+ * likely poison job again (it still runs as a suspect, one per worker, but the jobs that
+ * worker runs beside it lose their attempt if it crashes the process again).
+ */
+const suspectWarning = (job: Pick<ListedJob, 'leaseLostStreak'>) =>
+  isSuspect(job)
+    ? `; a suspect: its last ${job.leaseLostStreak} attempts ended with their worker gone (a likely poison job), and it may take down the worker that runs it again, with the jobs beside it`
+    : '';
 
 const groupReason = (r: string) => r.replace(/\b\d+ s\b/g, 'N s');
 
