@@ -26,6 +26,7 @@ const one = await import('./jobs/[id]/route');
 const requeue = await import('./jobs/[id]/requeue/route');
 const cancel = await import('./jobs/[id]/cancel/route');
 const copy = await import('./jobs/[id]/copy/route');
+const reschedule = await import('./jobs/[id]/reschedule/route');
 const recover = await import('./recover/route');
 const stats = await import('./stats/route');
 const newer = await import('./jobs/newer/route');
@@ -666,6 +667,55 @@ describe('actions', () => {
     assert.equal((await action(copy.POST, '987654321', { payload: { ms: 1 } })).status, 404);
     assert.equal(await count(), jobsBefore);
     assert.equal(await audits(), auditsBefore, 'a refused copy leaves no audit entry');
+  });
+
+  test('reschedule moves a waiting job (its due time, its priority) and refuses one that runs or has finished', async () => {
+    const queue = 'api-reschedule';
+    const waiting = await insertJob(db.pool, { queue, type: 'demo.noop', payload: {}, attemptCount: 1, status: 'retrying', runInMs: 3_600_000 });
+    const row = () => jobRow(db.pool, waiting);
+    const dbNow = async () => (await db.pool.query(`SELECT now() AS now`)).rows[0].now as Date;
+    // Ahead of the backlog, and due now: rung at its new level.
+    const moved = await action(reschedule.POST, waiting, { runAt: '2020-01-01T00:00:00Z', priority: 1, reason: 'the customer is waiting' });
+    assert.equal(moved.status, 200);
+    const item = await moved.json();
+    assert.equal(item.outcome, 'rescheduled');
+    assert.equal(item.job.priority, 1);
+    let r = await row();
+    assert.equal(r.status, 'retrying', 'its state, attempts and budget stay');
+    assert.equal(r.attempt_count, 1);
+    assert.ok(r.run_at <= (await dbNow()), 'a time already past is now');
+    const redis = new Redis(REDIS_URL);
+    try {
+      assert.deepEqual(await redis.lrange(`${prefix}:queue-p1:${queue}`, 0, -1), [waiting]);
+    } finally {
+      redis.disconnect();
+    }
+    // Later, the priority kept.
+    assert.equal((await action(reschedule.POST, waiting, { runAt: '2099-06-01T12:00:00Z' })).status, 200);
+    r = await row();
+    assert.equal(r.run_at.toISOString(), '2099-06-01T12:00:00.000Z');
+    assert.equal(r.priority, 1);
+    const audit = (await db.pool.query(`SELECT details, reason FROM audit_log WHERE action = 'reschedule' AND $1 = ANY(job_ids) ORDER BY audit_id`, [waiting])).rows;
+    assert.deepEqual(audit.map((a) => [a.details.runAt, a.details.priority, a.details.outcome]), [['2020-01-01T00:00:00.000Z', 1, 'rescheduled'], ['2099-06-01T12:00:00.000Z', null, 'rescheduled']]);
+    assert.equal(audit[0].reason, 'the customer is waiting');
+
+    // Nothing to change, or nonsense: 400, nothing written.
+    for (const bad of [{}, { priority: 10 }, { runAt: 'tomorrow' }, { runAt: '2099-01-01T00:00:00Z', queue: 'other' }]) {
+      const res = await action(reschedule.POST, waiting, bad);
+      assert.equal(res.status, 400, JSON.stringify(bad));
+      assert.ok((await res.json()).error.message, JSON.stringify(bad));
+    }
+    assert.match((await (await action(reschedule.POST, waiting, {})).json()).error.message, /give runAt, priority or both/);
+    assert.equal((await row()).run_at.toISOString(), '2099-06-01T12:00:00.000Z');
+    // A running job is its worker's, a finished one is requeued instead: 409 with why; no such job: 404.
+    const running = await insertJob(db.pool, { queue, status: 'running', workerId: 'w-resched' });
+    const refused = await action(reschedule.POST, running, { priority: 3 });
+    assert.equal(refused.status, 409);
+    assert.match((await refused.json()).error.message, /^running on w-resched: only a waiting job \(queued or retrying\) can be rescheduled/);
+    const dead = await insertJob(db.pool, { queue, status: 'failed', attemptCount: 3 });
+    assert.match((await (await action(reschedule.POST, dead, { priority: 3 })).json()).error.message, /already failed: .*requeue it to run it again/);
+    assert.equal((await jobRow(db.pool, running)).priority, 0);
+    assert.equal((await action(reschedule.POST, '987654321', { priority: 3 })).status, 404);
   });
 
   test('stats count jobs per status and queue', async () => {

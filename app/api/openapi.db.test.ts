@@ -209,6 +209,15 @@ describe('every route answers as documented', () => {
     assert.equal((await call('POST', '/api/jobs/{id}/cancel', { params: { id: queued }, body: { nope: 1 } })).status, 400);
   });
 
+  test('POST /api/jobs/{id}/reschedule', async () => {
+    const scheduled = await insertJob(db.pool, { runInMs: 3_600_000 });
+    const done = await insertJob(db.pool, { status: 'completed' });
+    assert.equal((await call('POST', '/api/jobs/{id}/reschedule', { params: { id: scheduled }, body: { runAt: '2099-01-01T00:00:00Z', priority: 4, reason: 'later' } })).status, 200);
+    assert.equal((await call('POST', '/api/jobs/{id}/reschedule', { params: { id: done }, body: { priority: 4 } })).status, 409);
+    assert.equal((await call('POST', '/api/jobs/{id}/reschedule', { params: { id: scheduled }, body: {} })).status, 400);
+    assert.equal((await call('POST', '/api/jobs/{id}/reschedule', { params: { id: '424242424' }, body: { priority: 1 } })).status, 404);
+  });
+
   test('POST /api/jobs/{id}/copy', async () => {
     const failed = await insertJob(db.pool, { status: 'failed', type: 'demo.sleep', payload: { ms: 'x' } });
     assert.equal((await call('POST', '/api/jobs/{id}/copy', { params: { id: failed }, body: { payload: { ms: 1 }, reason: 'mended' } })).status, 202);

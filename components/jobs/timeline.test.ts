@@ -70,3 +70,18 @@ test('a copy is told on both jobs: the original names the copy, the copy its ori
   assert.equal(line('9', entry('copy', ['9'], 'failed')).what, 'copied by ana — failed');
   assert.equal(line('9', entry('requeue', ['9', '10'])).what, 'requeue (bulk) by ana');
 });
+
+test('a reschedule says what moved: the due time, the priority or both', () => {
+  const detail = {
+    job: { id: '9', queue: 'q', type: 'demo.sleep', status: 'queued', attemptCount: 0, maxAttempts: 3, attemptBudget: 3, createdAt: '2026-12-01T10:00:00.000Z', runAt: '2026-12-01T10:00:00.000Z', finishedAt: null, cancelRequestedAt: null },
+    attempts: [],
+    dbNow: '2026-12-01T10:05:00.000Z',
+  } as unknown as JobDetailDto;
+  const entry = (details: Record<string, unknown>, changed = 1): AuditEntryDto => ({
+    id: '1', at: '2026-12-01T10:02:00.000Z', actor: 'ana', actorKind: 'user', action: 'reschedule', target: { ids: ['9'] }, jobIds: ['9'], changed, skipped: 1 - changed, reason: null, details, state: 'done',
+  });
+  const line = (e: AuditEntryDto) => timelineEvents(detail, [e]).find((x) => x.at === e.at)!.what;
+  assert.equal(line(entry({ runAt: null, priority: 0 })), 'rescheduled by ana (priority 0)');
+  assert.match(line(entry({ runAt: '2026-12-02T08:00:00.000Z', priority: null })), /^rescheduled by ana \(due .+\)$/);
+  assert.match(line(entry({ runAt: '2026-12-02T08:00:00.000Z', priority: 7 }, 0)), /^rescheduled by ana \(due .+, priority 7\) — skipped$/);
+});

@@ -30,6 +30,11 @@ function auditEvent(e: AuditEntryDto, jobId: string): Event {
     const what = jobId === from ? `copied by ${e.actor}${to ? ` → job #${to}` : ''}${result}` : `enqueued by ${e.actor} as a copy of job #${from}`;
     return { at: e.at, what, detail };
   }
+  if (e.action === 'reschedule') {
+    const { runAt, priority } = e.details as { runAt?: string | null; priority?: number | null };
+    const moves = [runAt && `due ${dateTime(runAt)}`, typeof priority === 'number' && `priority ${priority}`].filter(Boolean).join(', ');
+    return { at: e.at, what: `rescheduled by ${e.actor}${moves ? ` (${moves})` : ''}${result}`, detail };
+  }
   const scope = e.jobIds.length > 1 || e.target.filter ? ' (bulk)' : '';
   return { at: e.at, what: `${e.action}${scope} by ${e.actor}${result}`, detail };
 }

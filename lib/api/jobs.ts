@@ -65,5 +65,8 @@ export const jobPayloadQuery = (id: string) =>
   });
 
 /** POST /api/jobs/:id/copy: a new job of the job's type; fields left out are the original's. */
+export const rescheduleJob = (id: string, body: { runAt?: string; priority?: number; reason?: string }) =>
+  api<unknown>(`/api/jobs/${encodeURIComponent(id)}/reschedule`, { method: 'POST', json: body });
+
 export const copyJob = (id: string, body: { payload?: unknown; queue?: string; priority?: number; reason?: string }) =>
   api<{ id: string; created: true; copyOf: string }>(`/api/jobs/${encodeURIComponent(id)}/copy`, { method: 'POST', json: body });

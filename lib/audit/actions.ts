@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = {
   delete: 'delete one job',
   recover: 'recover one job, or run the recover sweep',
   copy: 'enqueue a copy of one job (its type; the payload, queue and attempts as given, else its own)',
+  reschedule: 'move one waiting job: a new due time, priority or both',
   'bulk.requeue': 'requeue several jobs (ids or a filter)',
   'bulk.cancel': 'cancel several jobs',
   'bulk.delete': 'delete several jobs',

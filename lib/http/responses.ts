@@ -216,7 +216,7 @@ export const copiedSchema = z
   .object({ id, created: z.literal(true), copyOf: id.meta({ description: 'The job copied.' }) })
   .meta({ id: 'Copied' });
 
-const ACTION_OUTCOMES = ['requeued', 'revoked', 'cancelled', 'cancel_requested', 'deleted', 'recovered', 'skipped', 'not_found'] as const satisfies readonly ActionOutcome[];
+const ACTION_OUTCOMES = ['requeued', 'revoked', 'cancelled', 'cancel_requested', 'deleted', 'recovered', 'rescheduled', 'skipped', 'not_found'] as const satisfies readonly ActionOutcome[];
 
 export const actionItemSchema = z
   .object({

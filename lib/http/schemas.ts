@@ -433,6 +433,16 @@ export const requeueBody = z
 
 export const cancelBody = z.object({ reason: reasonText.optional() }).strict();
 
+/** POST /api/jobs/:id/reschedule: a waiting job's new due time and/or priority (at least one), and why. */
+export const rescheduleBody = z
+  .object({
+    runAt: isoDate.optional().meta({ description: 'When it is due (a time already past: now). Left out: kept.' }),
+    priority: priority.optional().meta({ description: `${PRIORITY_RULE}. Left out: kept.` }),
+    reason: reasonText.optional(),
+  })
+  .strict()
+  .refine((b) => b.runAt !== undefined || b.priority !== undefined, { message: 'give runAt, priority or both: there is nothing to change' });
+
 /**
  * POST /api/jobs/:id/copy: what the copy changes of the original (each field as POST
  * /api/jobs takes it; left out: the original's payload, queue and enqueued attempts, due now),

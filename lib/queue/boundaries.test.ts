@@ -66,8 +66,9 @@ test('lease SQL never binds a timestamp from the worker clock', async () => {
   for (const a of leaseAssignments) assert.match(a, /lease_expires_at\s*=\s*(now\(\)|statement_timestamp\(\)|NULL)/, a);
   // ...and is never compared with a value the client binds.
   assert.deepEqual(rendered.match(/lease_expires_at\s*(<|>|<=|>=|=)\s*\$\d/g) ?? [], []);
-  // The only timestamps a client binds are a producer's chosen run_at at enqueue: arrays
-  // in jobEnqueue, one value in jobEnqueueOne (and there only as run_at's value).
+  // The only timestamps a client binds are a chosen run_at: a producer's at enqueue (arrays
+  // in jobEnqueue, one value in jobEnqueueOne) and an operator's in jobReschedule, each only
+  // as run_at's value and never earlier than the database's now().
   const statements = text.split(/export const (?=\w+: Statement)/).slice(1);
   assert.ok(statements.length >= 10);
   for (const st of statements) {
@@ -77,6 +78,9 @@ test('lease SQL never binds a timestamp from the worker clock', async () => {
       assert.deepEqual(bare, ['$5::timestamptz']);
       // and never earlier than the database's now(): a runAt in the past is due from the enqueue
       assert.match(st, /GREATEST\(\$5::timestamptz, now\(\)\)/);
+    } else if (name === 'jobReschedule') {
+      assert.deepEqual(bare, ['$2::timestamptz', '$2::timestamptz']);
+      assert.match(st, /run_at = CASE WHEN \$2::timestamptz IS NULL THEN run_at ELSE GREATEST\(\$2::timestamptz, now\(\)\) END/);
     } else {
       assert.deepEqual(bare, [], `${name} binds a bare timestamp`);
     }

@@ -410,6 +410,7 @@ export type ActionOutcome =
   | 'cancel_requested'
   | 'deleted'
   | 'recovered'
+  | 'rescheduled'
   | 'skipped'
   | 'not_found';
 
@@ -445,8 +446,13 @@ async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<st
 const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))} s`;
 
 /** Why `action` did nothing to this job, from its current row. */
-export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recover' | 'revoke', job: CurrentRow): string {
+export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recover' | 'revoke' | 'reschedule', job: CurrentRow): string {
   const owner = job.workerId ?? 'unknown worker';
+  if (action === 'reschedule') {
+    return job.status === 'running'
+      ? `running on ${owner}: only a waiting job (queued or retrying) can be rescheduled`
+      : `already ${job.status}: only a waiting job (queued or retrying) can be rescheduled; requeue it to run it again`;
+  }
   const leaseLive = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
   switch (job.status) {
     case 'running':
@@ -505,6 +511,8 @@ export function actionApplies(
       return ['completed', 'failed', 'cancelled'].includes(job.status);
     case 'recover':
       return job.status === 'running' && (job.leaseRemainingMs ?? 0) <= 0;
+    case 'reschedule':
+      return job.status === 'queued' || job.status === 'retrying';
   }
 }
 
@@ -590,6 +598,22 @@ export async function jobRequeue(
   }
   if (p.doorbell) await p.doorbell.ring([...changed.values()].map(({ job }) => ({ jobId: job!.id, queue: job!.queue, priority: job!.priority })));
   return report(db, ids, changed, p.revokeLease ? 'revoke' : 'requeue', p.seen);
+}
+
+/**
+ * jobReschedule — move waiting jobs to a new due time (`runAt`; one in the past is now)
+ * and/or priority; either left out is kept. Those due afterwards are rung at their level.
+ */
+export async function jobReschedule(
+  db: Executor,
+  p: { ids: readonly string[]; runAt?: Date | null; priority?: number | null; doorbell?: Doorbell | null; seen?: SeenJobs },
+): Promise<ActionReport> {
+  const ids = uniq(p.ids);
+  const { rows } = await run(db, sql.jobReschedule, [ids, p.runAt ?? null, p.priority ?? null, seenParam(ids, p.seen)]);
+  const changed = new Map(rows.map((r) => [String(r.job_id), { outcome: 'rescheduled' as const, job: toJob(r) }]));
+  const due = rows.filter((r) => r.due).map((r) => ({ jobId: String(r.job_id), queue: r.queue as string, priority: r.priority as number }));
+  if (p.doorbell && due.length) await p.doorbell.ring(due);
+  return report(db, ids, changed, 'reschedule', p.seen);
 }
 
 /** jobDelete — delete finished jobs and their attempts (and their results, given the store). */

@@ -947,6 +947,30 @@ RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
 };
 
 /**
+ * jobReschedule — an operator moves waiting jobs: a new due time, a new priority, or both
+ * (a job scheduled for the wrong hour, one that must go ahead of the backlog or behind it).
+ * Params: $1 job_id[], $2 run_at (NULL: kept; in the past: now(), as an enqueue stores it),
+ *         $3 priority (NULL: kept), $4 the jobs as the caller saw them (asSeen).
+ * Compare: queued or retrying (a running job's time and place are its worker's; a finished
+ *          one is requeued, not moved); as seen.
+ * Swap: run_at and priority only: the attempts, the budget and the checkpoints stay. A ring
+ *       already in Redis for the job is left there: popped, it claims the job only if it is
+ *       due by then (a job moved later waits for the sweep's ring when it comes due).
+ * Returns: the rescheduled rows, each with `due` (ring the doorbell for it, at its new level).
+ */
+export const jobReschedule: Statement = {
+  name: 'leasehold_job_reschedule',
+  text: `
+UPDATE jobs
+   SET run_at = CASE WHEN $2::timestamptz IS NULL THEN run_at ELSE GREATEST($2::timestamptz, now()) END,
+       priority = coalesce($3::smallint, priority)
+ WHERE job_id = ANY($1::bigint[])
+   AND status IN ('queued', 'retrying')
+   AND ${asSeen('$4')}
+RETURNING ${JOB_COLUMNS}, run_at <= now() AS due`,
+};
+
+/**
  * jobRevoke — an operator takes running jobs away from their owners (explicitly chosen):
  * the job is queued again, and because status leaves 'running' the old owner's fence no
  * longer matches: its heartbeat, completion and failure all change nothing.

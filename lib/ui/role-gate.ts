@@ -5,7 +5,7 @@
  */
 import { roleAtLeast, type Role } from '@/lib/auth/roles';
 
-export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'copy' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume' | 'view.save' | 'worker.quiet' | 'worker.resume';
+export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'copy' | 'reschedule' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume' | 'view.save' | 'worker.quiet' | 'worker.resume';
 
 /** The role each action needs: deleting jobs is the admin's; the rest the operator's (README "Roles"). */
 export const roleNeeded = (action: GatedAction | string): Role => (action === 'delete' ? 'admin' : 'operator');

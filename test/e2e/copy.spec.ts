@@ -84,3 +84,36 @@ test("a due waiting job's page says how many due jobs of its queue run before it
     await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [made]);
   }
 });
+
+// A report scheduled for tomorrow is wanted now, ahead of the backlog; a job that has since
+// finished cannot be moved, and the dialog says why instead of pretending.
+test('a waiting job is rescheduled from its page: due now at a higher priority, it runs; a finished one is refused with why', async ({ page }) => {
+  const later = await insertJob(db(), { type: 'demo.noop', payload: {}, runInMs: 86_400_000, priority: 5 });
+  await page.goto(`/jobs/${later}`);
+  await page.getByRole('button', { name: 'Reschedule…' }).click();
+  const dialog = page.getByRole('dialog', { name: `Reschedule job #${later}` });
+  const priority = dialog.getByRole('combobox', { name: 'Priority' });
+  await expect(priority).toHaveValue('5');
+  await expect(dialog.getByRole('button', { name: 'Reschedule' })).toBeDisabled(); // nothing changed yet
+  await priority.selectOption('2');
+  await dialog.getByLabel('Due').fill('2020-01-01T00:00');
+  await dialog.getByLabel('Reason').fill('the customer is waiting');
+  await screenshot(page, 'reschedule-dialog');
+  await dialog.getByRole('button', { name: 'Reschedule' }).click();
+  await expect(dialog).toHaveCount(0);
+  await waitForStatus(later, 'completed');
+  expect((await jobRow(later)).priority).toBe(2);
+  await expect(page.getByTestId('timeline')).toContainText(/rescheduled by .+ \(due .+, priority 2\)/);
+  await expect(page.getByRole('button', { name: 'Reschedule…' })).toBeDisabled();
+
+  // The job finishes while the dialog is open: the server refuses, and says why.
+  const raced = await insertJob(db(), { type: 'demo.noop', payload: {}, runInMs: 86_400_000, priority: 3 });
+  await page.goto(`/jobs/${raced}`);
+  await page.getByRole('button', { name: 'Reschedule…' }).click();
+  const again = page.getByRole('dialog', { name: `Reschedule job #${raced}` });
+  await again.getByRole('combobox', { name: 'Priority' }).selectOption('0');
+  await db().query(`UPDATE jobs SET status = 'cancelled', finished_at = now() WHERE job_id = $1`, [raced]);
+  await again.getByRole('button', { name: 'Reschedule' }).click();
+  await expect(again.getByRole('alert')).toContainText('already cancelled: only a waiting job (queued or retrying) can be rescheduled');
+  expect((await jobRow(raced)).priority).toBe(3);
+});

@@ -1,12 +1,13 @@
 /**
- * `leasehold requeue`, `cancel`, `recover`: the operator actions, through the same
+ * `leasehold requeue`, `cancel`, `reschedule`, `recover`: the operator actions, through the same
  * lib/queue/ops functions as the console's buttons. requeue and cancel take ids, or a
  * filter that is resolved to ids page by page (keyset, newest first) and acted on in
  * batches of up to 1000, each batch one compare-and-swap statement.
  */
 import { type Command, Option } from 'commander';
 import { jobActionEntry } from '../../lib/audit/log';
-import { jobFilter, MAX_BULK_IDS } from '../../lib/http/schemas';
+import { jobFilter, MAX_BULK_IDS, rescheduleBody } from '../../lib/http/schemas';
+import { PRIORITY_LEVELS } from '../../lib/queue/job';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
 import type { Seen, SeenJobs } from '../../lib/queue/job';
@@ -181,6 +182,31 @@ export function addActionCommands(program: Command) {
     .addHelpText('after', `\nExamples:\n  leasehold cancel 42\n  leasehold cancel --status queued --queue imports\n${EXIT_CODES_HELP}`)
     .action(async (ids: string[], o: FilterOptions) => {
       await resolveAndAct('cancel', ids, o, ({ pool }, batch, seen) => ops.jobCancel(pool, { ids: batch, seen }));
+    });
+
+  program
+    .command('reschedule')
+    .summary('move waiting jobs: a new due time, a new priority, or both')
+    .description(
+      'Move waiting (queued, retrying) jobs: --at sets when they are due (a time already past: now), --priority\n' +
+        'their priority. One CAS statement that refuses a job that runs or has finished (requeue one to run it\n' +
+        'again); the attempts, budget and checkpoints stay. Due afterwards, a job is rung at its new level.',
+    )
+    .argument('<ids...>', 'job ids', jobIdsArg, [] as string[])
+    .option('--at <time>', 'when they are due: an ISO 8601 date-time with a time zone, e.g. 2026-12-24T08:00:00Z')
+    .option('--priority <n>', '0 (runs first) to 9 (runs last)', intArg(0, PRIORITY_LEVELS - 1))
+    .option('--json', 'print JSON')
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
+    .addHelpText('after', `\nExamples:\n  leasehold reschedule 42 --priority 0\n  leasehold reschedule 42 43 --at 2026-12-24T08:00:00Z\n${EXIT_CODES_HELP}`)
+    .action(async (ids: string[], o: { at?: string; priority?: number; json?: boolean; reason?: string }) => {
+      if (o.at === undefined && o.priority === undefined) throw new QueueError('invalid_request', 'give --at, --priority or both: there is nothing to change');
+      const body = rescheduleBody.safeParse({ runAt: o.at, priority: o.priority });
+      if (!body.success) throw new QueueError('invalid_request', issueText(body.error.issues).replace(/^runAt\b/, '--at'));
+      if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once`);
+      const { runAt, priority } = body.data;
+      const { entry, outcome } = jobActionEntry('reschedule', ids, o.reason, { runAt: runAt?.toISOString() ?? null, priority: priority ?? null });
+      const r = await withQueue((q) => auditCli(q.pool, entry, () => ops.jobReschedule(q.pool, { ids, runAt, priority, doorbell: q.doorbell }), outcome));
+      printReport(r, !!o.json);
     });
 
   program

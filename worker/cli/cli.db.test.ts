@@ -59,7 +59,7 @@ describe('usage', () => {
   });
 
   test('--help on every verb exits 0 and documents the exit codes', async () => {
-    const verbs = ['', 'migrate', 'enqueue', 'status', 'jobs', 'show', 'requeue', 'cancel', 'recover', 'worker'];
+    const verbs = ['', 'migrate', 'enqueue', 'status', 'jobs', 'show', 'requeue', 'cancel', 'reschedule', 'recover', 'worker'];
     const runs = await Promise.all(verbs.map((verb) => cli(verb ? [verb, '--help'] : ['--help'])));
     for (const [k, verb] of verbs.entries()) {
       const r = runs[k]!;
@@ -361,6 +361,27 @@ describe('actions', () => {
     const refused = await cli(['requeue', running, '--json']);
     ok(refused, 1);
     assert.match(JSON.parse(refused.stdout).items[0].reason, /lease still held by w-live/);
+  });
+
+  test('reschedule by id: a new due time or priority for a waiting job, refused with the reason for a running one', async () => {
+    const waiting = await insertJob(db.pool, { runInMs: 3_600_000 });
+    const running = await insertJob(db.pool, { status: 'running', workerId: 'w-busy', leaseInMs: 60_000 });
+    const r = await cli(['reschedule', waiting, '--at', '2099-03-01T09:30:00Z', '--priority', '6', '--reason', 'after the freeze']);
+    ok(r);
+    assert.match(r.stdout, new RegExp(`^${waiting}\\trescheduled$`, 'm'));
+    const row = (await db.pool.query(`SELECT run_at, priority FROM jobs WHERE job_id = $1`, [waiting])).rows[0];
+    assert.deepEqual([row.run_at.toISOString(), row.priority], ['2099-03-01T09:30:00.000Z', 6]);
+    const audit = (await db.pool.query(`SELECT actor_kind, reason FROM audit_log WHERE action = 'reschedule' AND $1 = ANY(job_ids)`, [waiting])).rows;
+    assert.deepEqual(audit, [{ actor_kind: 'cli', reason: 'after the freeze' }]);
+    const refused = await cli(['reschedule', running, '--priority', '0', '--json']);
+    ok(refused, 1);
+    assert.match(JSON.parse(refused.stdout).items[0].reason, /^running on w-busy: only a waiting job/);
+    for (const bad of [[waiting], [waiting, '--at', 'soon'], [waiting, '--priority', '10']]) {
+      const res = await cli(['reschedule', ...bad]);
+      ok(res, 2);
+    }
+    assert.match((await cli(['reschedule', waiting])).stderr, /give --at, --priority or both/);
+    assert.match((await cli(['reschedule', waiting, '--at', 'soon'])).stderr, /--at: must be an ISO 8601 date-time/);
   });
 
   test('bulk requeue by filter: keyset pages, batches of 1000, --limit, other queues untouched', async () => {

@@ -4,6 +4,7 @@ import Link from 'next/link';
 import { useState } from 'react';
 import { AttemptList } from '@/components/jobs/attempt-list';
 import { CopyJobDialog, type CopyRequest } from '@/components/jobs/copy-dialog';
+import { RescheduleDialog, type RescheduleRequest } from '@/components/jobs/reschedule-dialog';
 import { Attempts, HeartbeatAge, LeaseCountdown, leaseState } from '@/components/jobs/lease';
 import { PayloadView } from '@/components/jobs/payload-view';
 import { StatusBadge } from '@/components/jobs/status-badge';
@@ -12,7 +13,8 @@ import { ActionButton } from '@/components/actions/action-button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { UserText } from '@/components/ui/user-text';
-import { copyJob, jobDetailQuery, jobPayloadQuery } from '@/lib/api/jobs';
+import { copyJob, jobDetailQuery, jobPayloadQuery, rescheduleJob } from '@/lib/api/jobs';
+import { jobKeys } from '@/lib/api/keys';
 import { placeInLine, priorityMeaning } from '@/lib/api/priority';
 import { auditQuery } from '@/lib/api/audit';
 import { consoleMetaQuery } from '@/lib/api/console';
@@ -42,6 +44,16 @@ export function JobView({ id }: { id: string }) {
     mutationFn: (request: CopyRequest) => copyJob(id, request),
     // The timeline shows the copy (its audit entry is on both jobs).
     onSuccess: () => void qc.invalidateQueries({ queryKey: ['audit'] }),
+  });
+  const [rescheduling, setRescheduling] = useState(false);
+  const reschedule = useMutation({
+    mutationFn: (request: RescheduleRequest) => rescheduleJob(id, request),
+    onSuccess: () => {
+      setRescheduling(false);
+      reschedule.reset();
+      void qc.invalidateQueries({ queryKey: jobKeys.detail(id) });
+      void qc.invalidateQueries({ queryKey: ['audit'] });
+    },
   });
   // A 404 wins over the data held from before: the job is gone (deleted here or
   // elsewhere), and showing its last state with Delete still enabled would be a lie. The
@@ -122,6 +134,13 @@ export function JobView({ id }: { id: string }) {
           </Action>
           <Action why={roleRefusal('recover', role) ?? (j.status !== 'running' ? 'only a running job has a lease to recover' : null)} onClick={() => act('recover')}>
             Recover
+          </Action>
+          <Action
+            why={roleRefusal('reschedule', role) ?? (!['queued', 'retrying'].includes(j.status) ? 'only a waiting job (queued or retrying) can be moved' : null)}
+            onClick={() => setRescheduling(true)}
+            testid="reschedule-button"
+          >
+            Reschedule…
           </Action>
           <Action why={roleRefusal('copy', role)} onClick={() => setCopying(true)} testid="copy-button">
             Enqueue a copy…
@@ -308,6 +327,19 @@ export function JobView({ id }: { id: string }) {
         )}
       </Card>
       {flow.element}
+      {rescheduling && (
+        <RescheduleDialog
+          job={j}
+          pending={reschedule.isPending}
+          error={reschedule.error?.message}
+          onReschedule={(request) => reschedule.mutate(request)}
+          onEdit={() => reschedule.error && reschedule.reset()}
+          onClose={() => {
+            setRescheduling(false);
+            reschedule.reset();
+          }}
+        />
+      )}
       {copying && (
         <CopyJobDialog
           job={j}

@@ -1,6 +1,6 @@
 /** /api/jobs and /api/jobs/:id/* — enqueue, list, one job, its result, the CAS actions. (The console's /api/jobs/lookup and /newer are in ./console.) */
 import { z } from 'zod';
-import { cancelBody, copyBody, enqueueRequest, exportQuery, jobDetailQuery, jobId, listQuery, requeueBody } from '../../schemas';
+import { cancelBody, copyBody, enqueueRequest, exportQuery, jobDetailQuery, jobId, listQuery, requeueBody, rescheduleBody } from '../../schemas';
 import {
   actionConflictSchema,
   actionItemSchema,
@@ -126,6 +126,24 @@ export const jobRoutes = [
     responses: {
       '200': jsonResponse('Cancelled, or cancel requested (the handler aborts at its next heartbeat).', actionItemSchema),
       '400': errorResponse('The body is invalid.'),
+      '404': errorResponse('No such job.'),
+      '413': errorResponse('The body is over 64 KiB.'),
+      '409': jsonResponse("The job's state forbids it; the reason and the job as it stands.", actionConflictSchema),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('post', '/api/jobs/{id}/reschedule', {
+    operationId: 'rescheduleJob',
+    summary: 'Move a waiting job: a new due time, a new priority, or both',
+    description:
+      'For a queued or retrying job: its attempts, budget and checkpoints stay. Due afterwards, it is rung at its new level. ' +
+      'A running job is refused (its worker holds it), as is a finished one (requeue it to run it again). Audited as `reschedule`.',
+    tags: ['jobs', 'actions'],
+    requestParams: { path: idParam },
+    requestBody: { required: true, content: { 'application/json': { schema: rescheduleBody } } },
+    responses: {
+      '200': jsonResponse('Rescheduled: the job as it stands now.', actionItemSchema),
+      '400': errorResponse('The body is invalid, or gives neither runAt nor priority.'),
       '404': errorResponse('No such job.'),
       '413': errorResponse('The body is over 64 KiB.'),
       '409': jsonResponse("The job's state forbids it; the reason and the job as it stands.", actionConflictSchema),

@@ -1,0 +1,111 @@
+'use client';
+import { useState } from 'react';
+import { LAST_PRIORITY, priorityMeaning } from '@/lib/api/priority';
+import { ReasonField } from '../actions/reason-field';
+import { Button } from '../ui/button';
+import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
+
+export interface RescheduleRequest {
+  runAt?: string;
+  priority?: number;
+  reason?: string;
+}
+
+/** A moment as a datetime-local input shows it: the browser's time zone, to the minute. */
+export const toLocalInput = (iso: string) => {
+  const d = new Date(iso);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+
+/**
+ * Move a waiting job (POST /api/jobs/:id/reschedule): when it is due, in the browser's time
+ * zone (a time already past: due now), and its priority. Sends only what changed; the server
+ * re-checks that the job still waits (a claim may have taken it meanwhile: then it says so).
+ */
+export function RescheduleDialog({
+  job,
+  pending,
+  error,
+  onReschedule,
+  onEdit,
+  onClose,
+}: {
+  job: { id: string; runAt: string; priority: number };
+  pending: boolean;
+  error?: string | null;
+  onReschedule(request: RescheduleRequest): void;
+  onEdit?(): void;
+  onClose(): void;
+}) {
+  const shown = toLocalInput(job.runAt);
+  const [due, setDue] = useState(shown);
+  const [priority, setPriority] = useState(job.priority);
+  const [reason, setReason] = useState('');
+  const changed = due !== shown || priority !== job.priority;
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return (
+    <Dialog title={`Reschedule job #${job.id}`} onClose={onClose}>
+      <form
+        className="space-y-4 text-sm"
+        data-testid="reschedule-dialog"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (pending || !changed || !due) return;
+          onReschedule({
+            runAt: due !== shown ? new Date(due).toISOString() : undefined,
+            priority: priority !== job.priority ? priority : undefined,
+            reason: reason.trim() || undefined,
+          });
+        }}
+      >
+        <p className="text-zinc-600 dark:text-zinc-300">
+          It keeps its attempts and checkpoints. A time already past makes it due now, as Requeue does.
+        </p>
+        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+          Due ({zone})
+          <input
+            type="datetime-local"
+            className="w-fit rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+            value={due}
+            onChange={(e) => {
+              setDue(e.target.value);
+              onEdit?.();
+            }}
+            aria-label="Due"
+            required
+            data-autofocus
+          />
+        </label>
+        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+          Priority
+          <select
+            className="w-fit rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+            value={priority}
+            onChange={(e) => {
+              setPriority(Number(e.target.value));
+              onEdit?.();
+            }}
+            aria-label="Priority"
+          >
+            {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
+              <option key={p} value={p}>
+                {p} — {priorityMeaning(p)}
+                {p === job.priority ? ' (now)' : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        <ReasonField value={reason} onChange={setReason} />
+        <DialogError error={error} />
+        <DialogFooter>
+          <Button variant="ghost" onClick={onClose}>
+            Back
+          </Button>
+          <Button type="submit" variant="primary" disabled={pending || !changed || !due}>
+            {pending ? 'Reschedule…' : 'Reschedule'}
+          </Button>
+        </DialogFooter>
+      </form>
+    </Dialog>
+  );
+}
