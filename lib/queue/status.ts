@@ -34,6 +34,9 @@ export const TRANSITIONS: ReadonlyArray<readonly [JobStatus, JobStatus, string]>
   ['cancelled', 'queued', 'jobRequeue'],
   ['completed', 'queued', 'jobRequeue'],
   ['retrying', 'queued', 'jobRequeue'],
+  // The status kept, the due time or priority moved (an operator's).
+  ['queued', 'queued', 'jobReschedule / jobRequeue (a job scheduled for later, due now)'],
+  ['retrying', 'retrying', 'jobReschedule'],
 ];
 
 export const canTransition = (from: JobStatus, to: JobStatus) =>
