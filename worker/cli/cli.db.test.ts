@@ -493,6 +493,18 @@ describe('schedules', () => {
       await db.pool.query(`DELETE FROM schedules WHERE name = $1`, [name]);
     }
   });
+
+  test("schedule add without --max-attempts gives its jobs the type's registered attempts; with it, its own", async () => {
+    await db.pool.query(`INSERT INTO job_types (name, max_attempts) VALUES ('cli.patient', 12) ON CONFLICT (name) DO UPDATE SET max_attempts = 12`);
+    try {
+      ok(await cli(['schedule', 'add', 'cli-patient', '--cron', '0 4 * * *', '--type', 'cli.patient']));
+      ok(await cli(['schedule', 'add', 'cli-hasty', '--cron', '0 4 * * *', '--type', 'cli.patient', '--max-attempts', '2']));
+      const { rows } = await db.pool.query(`SELECT name, max_attempts FROM schedules WHERE name IN ('cli-patient', 'cli-hasty') ORDER BY name`);
+      assert.deepEqual(rows, [{ name: 'cli-hasty', max_attempts: 2 }, { name: 'cli-patient', max_attempts: 12 }]);
+    } finally {
+      await db.pool.query(`DELETE FROM schedules WHERE name IN ('cli-patient', 'cli-hasty'); DELETE FROM job_types WHERE name = 'cli.patient'`);
+    }
+  });
 });
 
 // Last: its jobs stay in the table, which the usage tests expect empty.

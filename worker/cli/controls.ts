@@ -100,7 +100,7 @@ export function addControlCommands(program: Command) {
     .option('--payload <json>', 'payload as JSON', jsonArg('payload'), {})
     .option('-q, --queue <name>', 'queue', 'default')
     .option('--tz <zone>', 'time zone of the cron expression', 'UTC')
-    .option('--max-attempts <n>', 'attempts per run', intArg(1, 100), 3)
+    .option('--max-attempts <n>', "attempts per run (default: the job type's, else 3)", intArg(1, 100))
     .option('--priority <n>', 'priority of its jobs: 0 (the default: runs first) to 9 (runs last)', intArg(0, PRIORITY_LEVELS - 1), DEFAULT_PRIORITY)
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
