@@ -441,6 +441,18 @@ describe('every route answers as documented', () => {
       assert.equal((await call('POST', `/api/schedules/{name}/${verb}`, { params: { name: 'oa-none' } })).status, 404);
       assert.equal((await call('POST', `/api/schedules/{name}/${verb}`, { params: { name: 'oa-nightly' }, body: { nope: 1 } })).status, 400);
     }
+    // Defined and removed through the API, as the console's Schedules page does.
+    const defined = await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body: { cron: '15 * * * *', type: 'demo.sleep', payload: { ms: 5 }, priority: 3, reason: 'new' } });
+    assert.equal(defined.status, 200);
+    assert.deepEqual([defined.body.schedule.cron, defined.body.schedule.priority, defined.body.schedule.maxAttempts], ['15 * * * *', 3, 3]);
+    for (const body of [{ cron: 'every hour', type: 'demo.noop' }, { cron: '0 3 * * *', timezone: 'Mars/Olympus', type: 'demo.noop' }, { cron: '0 3 * * *', type: 'demo.sleep', payload: { ms: 'x' } }, { type: 'demo.noop' }, { cron: '0 3 * * *', type: 'demo.noop', enabled: false }]) {
+      assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body })).status, 400, JSON.stringify(body));
+    }
+    assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body: { cron: '0 3 * * *', type: 'no.such.type' } })).status, 422);
+    assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'x'.repeat(201) }, body: { cron: '0 3 * * *', type: 'demo.noop' } })).status, 400);
+    assert.equal((await call('GET', '/api/schedules')).body.schedules.find((x: { name: string }) => x.name === 'oa-hourly').payload.ms, 5, 'the refused redefinitions changed nothing');
+    assert.deepEqual((await call('DELETE', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body: { reason: 'not needed' } })).body, { removed: 'oa-hourly' });
+    assert.equal((await call('DELETE', '/api/schedules/{name}', { params: { name: 'oa-hourly' } })).status, 404);
   });
 
   test('GET /api/stats (estimates past the count cap), /api/workers, /api/health, /api/metrics, /api/openapi.json', async () => {

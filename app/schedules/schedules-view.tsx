@@ -11,7 +11,9 @@ import { ActionButton } from '@/components/actions/action-button';
 import { meQuery } from '@/lib/api/auth';
 import { DEFAULT_PRIORITY, priorityMeaning } from '@/lib/api/priority';
 import { jobKeys, scheduleKeys, statsKeys } from '@/lib/api/keys';
-import { runScheduleNow, schedulesQuery, setSchedulePaused, type ScheduleRunDto } from '@/lib/api/schedules';
+import { defineSchedule, removeSchedule, runScheduleNow, type ScheduleDefinition, schedulesQuery, setSchedulePaused, type ScheduleRunDto } from '@/lib/api/schedules';
+import { consoleMetaQuery } from '@/lib/api/console';
+import { ScheduleDialog } from '@/components/schedules/schedule-dialog';
 import { statsQuery } from '@/lib/api/stats';
 import type { ScheduleDto } from '@/lib/api/types';
 import { ago, dateTime, duration, ms } from '@/lib/ui/format';
@@ -21,8 +23,11 @@ import { visible } from '@/lib/ui/visible';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import type { Role } from '@/lib/auth/roles';
 
-/** The dialog open on the page: Run now or Pause of one schedule (Resume is one click, as a queue's is). */
-type Asking = { action: 'run' | 'pause'; schedule: ScheduleDto } | null;
+/**
+ * The dialog open on the page: Run now, Pause or Remove of one schedule (Resume is one click,
+ * as a queue's is), or the definition of a new one (`define` with none) or of this one.
+ */
+type Asking = { action: 'run' | 'pause' | 'remove'; schedule: ScheduleDto } | { action: 'define'; schedule: ScheduleDto | null } | null;
 
 /** The recurring jobs: when each ticks next, when it last did, and the job that tick made. */
 export function SchedulesView() {
@@ -64,15 +69,42 @@ export function SchedulesView() {
       if (v.paused) setAsking(null);
     },
   });
+  const define = useMutation({
+    mutationFn: ({ name, definition }: { name: string; definition: ScheduleDefinition }) => defineSchedule(name, definition),
+    onSuccess: () => {
+      changed();
+      setAsking(null);
+      define.reset();
+    },
+  });
+  const remove = useMutation({
+    mutationFn: ({ name, reason }: { name: string; reason?: string }) => removeSchedule(name, reason),
+    onSuccess: () => {
+      changed();
+      setAsking(null);
+      remove.reset();
+    },
+  });
+  const knownTypes = useQuery(consoleMetaQuery()).data?.jobTypes ?? [];
   const close = () => {
     setAsking(null);
     run.reset();
     pause.reset();
+    define.reset();
+    remove.reset();
   };
+  const newSchedule = (
+    <ActionButton why={roleRefusal('schedule.add', role)} onClick={() => setAsking({ action: 'define', schedule: null })} testid="new-schedule">
+      New schedule…
+    </ActionButton>
+  );
   const done = asking?.action === 'run' && run.data?.schedule === asking.schedule.name ? run.data : null;
   return (
     <div className="space-y-4">
-      <h1 className="text-xl font-semibold">Schedules</h1>
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <h1 className="text-xl font-semibold">Schedules</h1>
+        {newSchedule}
+      </div>
       <p className="text-sm text-zinc-600 dark:text-zinc-300">
         Recurring jobs. Every worker process looks for due ticks; exactly one enqueues each tick. Ticks missed while no worker ran
         collapse into one run.
@@ -83,8 +115,8 @@ export function SchedulesView() {
         <p className="text-zinc-500">Loading…</p>
       ) : q.data.schedules.length === 0 ? (
         <EmptyState title="No schedules">
-          Add one with <code>npx leasehold schedule add nightly-report --cron &apos;0 3 * * *&apos; --type demo.noop</code>, or define
-          them in code for <code>npm run worker</code>.
+          Add one with New schedule, with <code>npx leasehold schedule add nightly-report --cron &apos;0 3 * * *&apos; --type demo.noop</code>,
+          or define them in code for <code>npm run worker</code>.
         </EmptyState>
       ) : (
         <>
@@ -110,6 +142,14 @@ export function SchedulesView() {
                 setAsking({ action: 'pause', schedule });
               },
               onResume: (schedule) => pause.mutate({ name: schedule.name, paused: false }),
+              onEdit: (schedule) => {
+                define.reset();
+                setAsking({ action: 'define', schedule });
+              },
+              onRemove: (schedule) => {
+                remove.reset();
+                setAsking({ action: 'remove', schedule });
+              },
               busy: pause.isPending ? pause.variables?.name : undefined,
               role,
             }}
@@ -130,6 +170,30 @@ export function SchedulesView() {
           <strong><UserText text={asking.schedule.queue} /></strong> now, as a tick of{' '}
           <strong className="wrap-anywhere"><UserText text={asking.schedule.name} /></strong> would. Its next tick stays where it is
           {asking.schedule.paused ? ', and it stays paused' : ''}.
+        </ConfirmDialog>
+      )}
+      {asking?.action === 'define' && (
+        <ScheduleDialog
+          editing={asking.schedule}
+          knownTypes={knownTypes}
+          pending={define.isPending}
+          error={define.isError ? define.error.message : null}
+          onSave={(name, definition) => define.mutate({ name, definition })}
+          onEdit={() => define.isError && define.reset()}
+          onClose={close}
+        />
+      )}
+      {asking?.action === 'remove' && (
+        <ConfirmDialog
+          title="Remove schedule"
+          confirmLabel="Remove schedule"
+          pending={remove.isPending}
+          error={remove.isError ? remove.error.message : null}
+          onConfirm={(reason) => remove.mutate({ name: asking.schedule.name, reason })}
+          onClose={close}
+        >
+          <strong className="wrap-anywhere"><UserText text={asking.schedule.name} /></strong> ticks no more, on any worker; the jobs it
+          already enqueued stay. A schedule a handlers module defines comes back at the next worker start: remove it there.
         </ConfirmDialog>
       )}
       {asking?.action === 'pause' && (
@@ -167,6 +231,8 @@ interface RowActions {
   onRun(s: ScheduleDto): void;
   onPause(s: ScheduleDto): void;
   onResume(s: ScheduleDto): void;
+  onEdit(s: ScheduleDto): void;
+  onRemove(s: ScheduleDto): void;
   /** The schedule whose pause or resume is on its way. */
   busy?: string;
   /** The signed-in role (null: not known yet, or sign-in off): a button it may not use says why. */
@@ -302,6 +368,12 @@ function ScheduleTable({
                       Pause…
                     </ActionButton>
                   )}
+                  <ActionButton size="sm" why={roleRefusal('schedule.add', actions.role)} onClick={() => actions.onEdit(s)} aria-label={`Edit schedule ${visible(s.name)}`}>
+                    Edit…
+                  </ActionButton>
+                  <ActionButton size="sm" why={roleRefusal('schedule.remove', actions.role)} onClick={() => actions.onRemove(s)} aria-label={`Remove schedule ${visible(s.name)}`}>
+                    Remove…
+                  </ActionButton>
                 </div>
               </td>
             )}

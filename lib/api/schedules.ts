@@ -25,3 +25,21 @@ export const runScheduleNow = (name: string, reason?: string) => api<ScheduleRun
 
 export const setSchedulePaused = (name: string, paused: boolean, reason?: string) =>
   api<{ schedule: ScheduleDto; changed: boolean }>(schedulePath(name, paused ? 'pause' : 'resume'), { method: 'POST', json: withReason(reason) });
+
+/** A recurring job's definition as PUT /api/schedules/:name takes it. */
+export interface ScheduleDefinition {
+  cron: string;
+  timezone?: string;
+  type: string;
+  payload?: unknown;
+  queue?: string;
+  maxAttempts?: number;
+  priority?: number;
+  reason?: string;
+}
+
+export const defineSchedule = (name: string, definition: ScheduleDefinition) =>
+  api<{ schedule: ScheduleDto }>(`/api/schedules/${encodeURIComponent(name)}`, { method: 'PUT', json: definition });
+
+export const removeSchedule = (name: string, reason?: string) =>
+  api<{ removed: string }>(`/api/schedules/${encodeURIComponent(name)}`, { method: 'DELETE', json: withReason(reason) });

@@ -419,6 +419,8 @@ export const scheduleChangeSchema = z
     changed: z.boolean().meta({ description: 'false: it already was paused (or running), and nothing changed.' }),
   })
   .meta({ id: 'ScheduleChange' });
+export const scheduleDefinedSchema = z.object({ schedule: scheduleSchema }).meta({ id: 'ScheduleDefined' });
+export const scheduleRemovedSchema = z.object({ removed: z.string().meta({ description: 'The schedule removed.' }) }).meta({ id: 'ScheduleRemoved' });
 export const scheduleRunSchema = z
   .object({
     schedule: z.string(),

@@ -6,21 +6,66 @@
 import { actorOf, audited } from '../audit/log';
 import { QueueError } from '../queue/errors';
 import { scheduleDto } from './dto';
-import { json, readJsonOptional, route } from './respond';
-import { scheduleActionBody, scheduleName } from './schemas';
-import { schedulePause, scheduleResume, scheduleRunNow } from '../queue/ops';
+import { knownJobTypes } from '../job-types';
+import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readJsonOptional, route } from './respond';
+import { scheduleActionBody, scheduleBody, scheduleName, toEnqueueInput } from './schemas';
+import { scheduleDelete, schedulePause, scheduleResume, scheduleRunNow, scheduleUpsert } from '../queue/ops';
 import { serverContext } from '../server/context';
 
 type Ctx = { params: Promise<{ name: string }> };
 
-async function readRequest(req: Request, ctx: Ctx) {
+async function nameOf(ctx: Ctx) {
   // Next has already decoded the segment once: decoding again would turn "50%off" into an
   // error and "a%41" into "aA" (as for queue names).
   const name = scheduleName.safeParse((await ctx.params).name);
   if (!name.success) throw new QueueError('invalid_request', `schedule name: ${name.error.issues[0]!.message}`);
-  const { reason } = scheduleActionBody.parse(await readJsonOptional(req));
-  return { name: name.data, reason };
+  return name.data;
 }
+
+async function readRequest(req: Request, ctx: Ctx) {
+  const name = await nameOf(ctx);
+  const { reason } = scheduleActionBody.parse(await readJsonOptional(req));
+  return { name, reason };
+}
+
+/**
+ * Define or redefine (PUT): 200 with the schedule as it is now. Its type and payload are
+ * checked as an enqueue's (the type's registered payload schema included), the cron and the
+ * zone by the schedule itself (a name over 200 characters is refused: its ticks could never
+ * be enqueued). A paused schedule stays paused; an unchanged cron keeps its next tick.
+ */
+export const scheduleDefineRoute = () =>
+  route('operator', async (req: Request, ctx: Ctx, who) => {
+    const name = await nameOf(ctx);
+    const { reason, cron, timezone, ...job } = scheduleBody.parse(await readJson(req, MAX_ENQUEUE_BODY_BYTES));
+    const { pool } = serverContext();
+    const input = toEnqueueInput(job, '', await knownJobTypes(pool, [job.type]));
+    const s = await audited(
+      pool,
+      actorOf(who),
+      { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority } },
+      () => scheduleUpsert(pool, { name, cron, timezone, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts, priority: input.priority }),
+      () => ({ changed: 1, skipped: 0 }),
+    );
+    return json({ schedule: scheduleDto(s) });
+  });
+
+/** Remove (DELETE): 200 {removed}; 404 for no such schedule (and no audit entry). Jobs it enqueued stay. */
+export const scheduleRemoveRoute = () =>
+  route('operator', async (req: Request, ctx: Ctx, who) => {
+    const { name, reason } = await readRequest(req, ctx);
+    const { pool } = serverContext();
+    await audited(
+      pool,
+      actorOf(who),
+      { action: 'schedule.remove', target: { schedule: name }, reason },
+      async () => {
+        if (!(await scheduleDelete(pool, name))) throw new QueueError('not_found', `no schedule ${JSON.stringify(name.slice(0, 200))}`);
+      },
+      () => ({ changed: 1, skipped: 0 }),
+    );
+    return json({ removed: name });
+  });
 
 /**
  * Pause or resume: 200 with the schedule as it is now and whether it changed. Pausing a

@@ -464,6 +464,24 @@ export const copyBody = z
  * fail, is one an operator most needs to pause.
  */
 export const scheduleName = safeText(1, 1_000);
+/**
+ * PUT /api/schedules/:name: a recurring job's definition, as `leasehold schedule add` takes it
+ * (its type and payload checked as an enqueue's; the cron and the zone by the schedule
+ * itself), and the operator's reason. A paused schedule stays paused.
+ */
+export const scheduleBody = z
+  .object({
+    cron: safeText(1, 200).meta({ description: 'Five fields, or six with seconds first ("* * * * * *" = every second).' }),
+    timezone: safeText(1, 64).optional().meta({ description: 'The IANA time zone of the cron expression; default UTC.' }),
+    type: typeName,
+    payload: z.unknown().optional(),
+    queue: newQueueName.optional(),
+    maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional().meta({ description: `Attempts of each run; default: the job type's, else ${DEFAULT_MAX_ATTEMPTS}.` }),
+    priority: priority.optional().meta({ description: `Of the jobs it enqueues: ${PRIORITY_RULE}; default ${DEFAULT_PRIORITY}.` }),
+    reason: reasonText.optional(),
+  })
+  .strict();
+
 /** POST /api/schedules/:name/run|pause|resume: only the operator's reason, for the audit log. */
 export const scheduleActionBody = z.object({ reason: reasonText.optional() }).strict();
 

@@ -5,7 +5,7 @@
  */
 import { roleAtLeast, type Role } from '@/lib/auth/roles';
 
-export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'copy' | 'reschedule' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume' | 'view.save' | 'worker.quiet' | 'worker.resume';
+export type GatedAction = 'requeue' | 'cancel' | 'recover' | 'delete' | 'copy' | 'reschedule' | 'pause' | 'resume' | 'enqueue' | 'schedule.run' | 'schedule.pause' | 'schedule.resume' | 'schedule.add' | 'schedule.remove' | 'view.save' | 'worker.quiet' | 'worker.resume';
 
 /** The role each action needs: deleting jobs is the admin's; the rest the operator's (README "Roles"). */
 export const roleNeeded = (action: GatedAction | string): Role => (action === 'delete' ? 'admin' : 'operator');
@@ -20,6 +20,8 @@ const WHAT: Partial<Record<GatedAction, string>> = {
   'schedule.run': 'run schedules',
   'schedule.pause': 'pause schedules',
   'schedule.resume': 'resume schedules',
+  'schedule.add': 'define schedules',
+  'schedule.remove': 'remove schedules',
   'view.save': 'save views',
   'worker.quiet': 'quiet workers',
   'worker.resume': 'resume workers',

@@ -136,3 +136,52 @@ test('a schedule is paused, shown paused, resumed, and run now from its row; the
     await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
   }
 });
+
+// An operator adds a nightly job from the console, gets a mistyped cron back with the reason,
+// moves it to another hour, then removes it: each step the same statement the CLI runs.
+test('a schedule is added, refused with why when its cron is wrong, edited and removed from the page', async ({ page }) => {
+  const name = `e2e-defined-${process.pid}`;
+  try {
+    await page.goto('/schedules');
+    await page.getByRole('button', { name: 'New schedule…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New schedule' });
+    await dialog.getByLabel('Name').fill(name);
+    await dialog.getByLabel('Cron').fill('0 25 * * *');
+    await dialog.getByLabel('Job type').fill('demo.sleep');
+    await dialog.getByLabel('Payload').fill('{"ms": 5}');
+    await dialog.getByRole('combobox', { name: 'Priority' }).selectOption('4');
+    await dialog.getByRole('button', { name: 'Add schedule' }).click();
+    await expect(dialog.getByRole('alert')).toContainText('cron "0 25 * * *" (UTC)');
+    expect((await db().query(`SELECT 1 FROM schedules WHERE name = $1`, [name])).rowCount).toBe(0);
+    await dialog.getByLabel('Cron').fill('0 3 * * *');
+    await expect(dialog.getByRole('alert')).toHaveCount(0);
+    await screenshot(page, 'schedule-new');
+    await dialog.getByRole('button', { name: 'Add schedule' }).click();
+    await expect(dialog).toHaveCount(0);
+    const row = page.getByTestId(`schedule-${name}`);
+    await expect(row).toContainText('0 3 * * *');
+    await expect(row.getByTestId('schedule-priority')).toHaveText('· priority 4');
+    const stored = (await db().query(`SELECT payload, priority, max_attempts FROM schedules WHERE name = $1`, [name])).rows[0];
+    expect(stored).toEqual({ payload: { ms: 5 }, priority: 4, max_attempts: 3 });
+
+    await row.getByRole('button', { name: `Edit schedule ${name}` }).click();
+    const edit = page.getByRole('dialog', { name: `Edit schedule ${name}` });
+    await expect(edit.getByLabel('Cron')).toHaveValue('0 3 * * *');
+    await expect(edit.getByLabel('Payload')).toHaveValue('{\n  "ms": 5\n}');
+    await edit.getByLabel('Cron').fill('30 4 * * *');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await expect(edit).toHaveCount(0);
+    await expect(row).toContainText('30 4 * * *');
+
+    await row.getByRole('button', { name: `Remove schedule ${name}` }).click();
+    const confirm = page.getByRole('dialog', { name: 'Remove schedule' });
+    await confirm.getByLabel('Reason').fill('moved to the report service');
+    await confirm.getByRole('button', { name: 'Remove schedule' }).click();
+    await expect(row).toHaveCount(0);
+    expect((await db().query(`SELECT 1 FROM schedules WHERE name = $1`, [name])).rowCount).toBe(0);
+    const audit = (await db().query(`SELECT action FROM audit_log WHERE target->>'schedule' = $1 ORDER BY audit_id`, [name])).rows.map((r) => r.action);
+    expect(audit).toEqual(['schedule.add', 'schedule.add', 'schedule.remove']);
+  } finally {
+    await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
+  }
+});

@@ -1,7 +1,7 @@
-/** Queue controls and recurring jobs: /api/queues, /api/queues/:name, /api/schedules, /api/schedules/:name/run|pause|resume. */
+/** Queue controls and recurring jobs: /api/queues, /api/queues/:name, /api/schedules, /api/schedules/:name (define, remove), /api/schedules/:name/run|pause|resume. */
 import { z } from 'zod';
-import { queueControlsBody, queueName, scheduleActionBody, scheduleName } from '../../schemas';
-import { queueControlResultSchema, queueControlsSchema, scheduleChangeSchema, scheduleRunSchema, schedulesSchema } from '../../responses';
+import { queueControlsBody, queueName, scheduleActionBody, scheduleBody, scheduleName } from '../../schemas';
+import { queueControlResultSchema, queueControlsSchema, scheduleChangeSchema, scheduleDefinedSchema, scheduleRemovedSchema, scheduleRunSchema, schedulesSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 const scheduleParams = z.object({ name: scheduleName.meta({ description: 'The schedule (URL-encoded).' }) });
@@ -34,6 +34,39 @@ export const queueRoutes = [
     summary: 'The recurring jobs (cron schedules)',
     tags: ['operations'],
     responses: { ...noQueryError, '200': jsonResponse('The schedules, with their next tick (database clock).', schedulesSchema), ...commonErrors },
+  }),
+  apiRoute('put', '/api/schedules/{name}', {
+    operationId: 'defineSchedule',
+    summary: 'Define or redefine a recurring job',
+    description:
+      "As `leasehold schedule add`: its type and payload are checked as an enqueue's, the cron and the time zone by the schedule itself. " +
+      'A paused schedule stays paused; an unchanged cron and zone keep its next tick. A schedule a handlers module defines is defined again at each worker start. ' +
+      'Audited as `schedule.add`.',
+    tags: ['operations', 'actions'],
+    requestParams: { path: scheduleParams },
+    requestBody: { required: true, content: { 'application/json': { schema: scheduleBody } } },
+    responses: {
+      '200': jsonResponse('The schedule as it is now, with its next tick.', scheduleDefinedSchema),
+      '400': errorResponse('The body, the cron expression, the time zone, the payload or the name is invalid.'),
+      '413': errorResponse('The body or the payload is too large.'),
+      '422': errorResponse('The type is not known (no worker registers it).'),
+      ...commonErrors,
+    },
+  }),
+  apiRoute('delete', '/api/schedules/{name}', {
+    operationId: 'removeSchedule',
+    summary: 'Remove a recurring job (the jobs it enqueued stay)',
+    description: 'Audited as `schedule.remove`.',
+    tags: ['operations', 'actions'],
+    requestParams: { path: scheduleParams },
+    requestBody: { required: false, content: { 'application/json': { schema: scheduleActionBody } } },
+    responses: {
+      '200': jsonResponse('Removed.', scheduleRemovedSchema),
+      '400': errorResponse('The body or the schedule name is invalid.'),
+      '404': errorResponse('No such schedule.'),
+      '413': errorResponse('The body is over 64 KiB.'),
+      ...commonErrors,
+    },
   }),
   apiRoute('post', '/api/schedules/{name}/run', {
     operationId: 'runScheduleNow',

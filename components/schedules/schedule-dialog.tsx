@@ -1,0 +1,145 @@
+'use client';
+import { useState } from 'react';
+import { LAST_PRIORITY, priorityMeaning, DEFAULT_PRIORITY } from '@/lib/api/priority';
+import type { ScheduleDefinition } from '@/lib/api/schedules';
+import type { ScheduleDto } from '@/lib/api/types';
+import { ReasonField } from '../actions/reason-field';
+import { Button } from '../ui/button';
+import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
+
+const field = 'rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100';
+const label = 'flex flex-col gap-1 text-xs text-zinc-500';
+
+/**
+ * Define a recurring job, or redefine one (`editing`: its name is then fixed). The server
+ * checks everything as `leasehold schedule add` does (the cron, the zone, the type and its
+ * payload schema) and says what is wrong; a paused schedule stays paused, and an unchanged cron
+ * keeps its next tick. `knownTypes`: the type field's suggestions.
+ */
+export function ScheduleDialog({
+  editing,
+  knownTypes,
+  pending,
+  error,
+  onSave,
+  onEdit,
+  onClose,
+}: {
+  editing: ScheduleDto | null;
+  knownTypes: readonly string[];
+  pending: boolean;
+  error?: string | null;
+  onSave(name: string, definition: ScheduleDefinition): void;
+  /** The operator changed what they send: the last answer's error no longer applies. */
+  onEdit?(): void;
+  onClose(): void;
+}) {
+  const [name, setName] = useState(editing?.name ?? '');
+  const [cron, setCron] = useState(editing?.cron ?? '');
+  const [timezone, setTimezone] = useState(editing?.timezone ?? 'UTC');
+  const [type, setType] = useState(editing?.type ?? '');
+  const [queue, setQueue] = useState(editing?.queue ?? 'default');
+  const [payload, setPayload] = useState(editing ? JSON.stringify(editing.payload ?? {}, null, 2) : '{}');
+  const [priority, setPriority] = useState(editing?.priority ?? DEFAULT_PRIORITY);
+  const [maxAttempts, setMaxAttempts] = useState(editing ? String(editing.maxAttempts) : '');
+  const [reason, setReason] = useState('');
+  const [invalid, setInvalid] = useState<string | null>(null);
+  const edit = <T,>(set: (v: T) => void) => (v: T) => {
+    set(v);
+    setInvalid(null);
+    onEdit?.();
+  };
+  const submit = () => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(payload);
+    } catch (e) {
+      setInvalid(`The payload is not valid JSON: ${(e as Error).message}`);
+      return;
+    }
+    const attempts = maxAttempts.trim() === '' ? undefined : Number(maxAttempts);
+    if (attempts !== undefined && !(Number.isInteger(attempts) && attempts >= 1 && attempts <= 100)) {
+      setInvalid('Attempts must be a whole number from 1 to 100, or left empty for the type’s.');
+      return;
+    }
+    onSave(name, { cron, timezone, type, queue, payload: parsed, priority, maxAttempts: attempts, reason: reason.trim() || undefined });
+  };
+  return (
+    <Dialog title={editing ? `Edit schedule ${editing.name}` : 'New schedule'} onClose={onClose} keepOnBackdrop wide>
+      <form
+        className="space-y-4 text-sm"
+        data-testid="schedule-dialog"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!pending) submit();
+        }}
+      >
+        <p className="text-zinc-600 dark:text-zinc-300">
+          Each tick enqueues one job, exactly once across every worker. A schedule a handlers module defines is defined again at
+          each worker start: change it there.
+        </p>
+        {!editing && (
+          <label className={label}>
+            Name
+            <input className={field} value={name} onChange={(e) => edit(setName)(e.target.value)} aria-label="Name" required maxLength={200} data-autofocus />
+          </label>
+        )}
+        <div className="flex flex-wrap gap-3">
+          <label className={label}>
+            Cron (five fields, or six with seconds first)
+            <input className={`${field} font-mono`} value={cron} onChange={(e) => edit(setCron)(e.target.value)} aria-label="Cron" placeholder="0 3 * * *" required maxLength={200} />
+          </label>
+          <label className={label}>
+            Time zone
+            <input className={field} value={timezone} onChange={(e) => edit(setTimezone)(e.target.value)} aria-label="Time zone" required maxLength={64} />
+          </label>
+        </div>
+        <div className="flex flex-wrap gap-3">
+          <label className={label}>
+            Job type
+            <input className={`${field} font-mono`} value={type} onChange={(e) => edit(setType)(e.target.value)} aria-label="Job type" list="schedule-types" required maxLength={200} />
+            <datalist id="schedule-types">
+              {knownTypes.map((t) => (
+                <option key={t} value={t} />
+              ))}
+            </datalist>
+          </label>
+          <label className={label}>
+            Queue
+            <input className={field} value={queue} onChange={(e) => edit(setQueue)(e.target.value)} aria-label="Queue" required maxLength={200} />
+          </label>
+        </div>
+        <label className={label}>
+          Payload (JSON)
+          <textarea className={`${field} min-h-24 font-mono text-xs`} value={payload} onChange={(e) => edit(setPayload)(e.target.value)} aria-label="Payload" spellCheck={false} />
+        </label>
+        <div className="flex flex-wrap gap-3">
+          <label className={label}>
+            Priority
+            <select className={`${field} w-fit`} value={priority} onChange={(e) => edit(setPriority)(Number(e.target.value))} aria-label="Priority">
+              {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
+                <option key={p} value={p}>
+                  {p} — {priorityMeaning(p)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className={label}>
+            Attempts per run
+            <input className={`${field} w-28`} value={maxAttempts} onChange={(e) => edit(setMaxAttempts)(e.target.value)} aria-label="Attempts per run" inputMode="numeric" placeholder="the type’s" />
+          </label>
+        </div>
+        <ReasonField value={reason} onChange={setReason} />
+        <DialogError error={invalid ?? error} />
+        <DialogFooter>
+          <Button variant="ghost" onClick={onClose}>
+            Back
+          </Button>
+          <Button type="submit" variant="primary" disabled={pending || !name || !cron || !type}>
+            {editing ? (pending ? 'Save…' : 'Save') : pending ? 'Add schedule…' : 'Add schedule'}
+          </Button>
+        </DialogFooter>
+      </form>
+    </Dialog>
+  );
+}
