@@ -62,6 +62,7 @@ test("a viewer sees every write button disabled, with why; the server still refu
   await refused(page.getByRole('button', { name: 'Delete', exact: true }), /Viewers cannot delete.*ask an admin/);
   // The role is the reason given, before the job's state (a failed job cannot be cancelled either).
   await refused(page.getByRole('button', { name: 'Cancel', exact: true }), /Viewers cannot cancel/);
+  await refused(page.getByRole('button', { name: 'Reschedule…' }), /Viewers cannot reschedule.*ask an operator/);
 
   // The jobs list: selecting still works (to copy ids, to look); the actions on the selection say why they are off.
   await page.goto(`/jobs?queue=${encodeURIComponent(QUEUE)}`);
@@ -98,6 +99,9 @@ test("a viewer sees every write button disabled, with why; the server still refu
   const schedule = page.getByTestId('schedule-roles-nightly');
   await refused(schedule.getByRole('button', { name: 'Run now: schedule roles-nightly' }), /Viewers cannot run schedules.*ask an operator/);
   await refused(schedule.getByRole('button', { name: 'Pause schedule roles-nightly' }), /Viewers cannot pause schedules/);
+  await refused(schedule.getByRole('button', { name: 'Edit schedule roles-nightly' }), /Viewers cannot define schedules/);
+  await refused(schedule.getByRole('button', { name: 'Remove schedule roles-nightly' }), /Viewers cannot remove schedules/);
+  await refused(page.getByRole('button', { name: 'New schedule…' }), /Viewers cannot define schedules/);
 
   // The server is the guard: a request crafted from the viewer's own session is refused.
   const origin = new URL(page.url()).origin;
@@ -106,9 +110,13 @@ test("a viewer sees every write button disabled, with why; the server still refu
     [`/api/jobs/${queued}/cancel`, {}],
     [`/api/queues/${encodeURIComponent(QUEUE)}`, { paused: true }],
     ['/api/schedules/roles-nightly/run', {}],
+    [`/api/jobs/${queued}/reschedule`, { priority: 9 }],
   ] as const) {
     expect((await page.request.post(path, { data, headers: { origin } })).status(), path).toBe(403);
   }
+  expect((await page.request.put('/api/schedules/roles-nightly', { data: { cron: '* * * * *', type: 'demo.noop' }, headers: { origin } })).status()).toBe(403);
+  expect((await page.request.delete('/api/schedules/roles-nightly', { headers: { origin } })).status()).toBe(403);
+  expect((await db().query(`SELECT cron FROM schedules WHERE name = 'roles-nightly'`)).rows[0].cron).toBe('0 3 * * *');
   expect((await db().query('SELECT status FROM jobs WHERE job_id = $1', [failed])).rows[0].status).toBe('failed');
 });
 
