@@ -810,7 +810,6 @@ export class Runner {
     this.heldTimer = null;
   }
 
-  /** Puts held ids back at the front of their lists, for any worker to take. */
   /** Ids a quieted round took or popped, back to their lists with the held ones: none is claimed. */
   private giveBack(rings: readonly Ring[]): [] {
     this.held.push(...rings);
@@ -818,6 +817,7 @@ export class Runner {
     return [];
   }
 
+  /** Puts held ids back at the front of their lists, for any worker to take. */
   private async giveBackHeld() {
     this.clearHeldTimer();
     const back = this.held.splice(0);
