@@ -75,7 +75,7 @@ export function OverviewView() {
   const rangeName = range === '24h' ? '24 hours' : range === '7d' ? '7 days' : null;
   // Due jobs with no id waiting in Redis for them, on queues live workers take from (those
   // on paused or unserved queues wait by design, and are said apart).
-  const gaps = s ? signalGaps(s.queues) : { missing: 0, paused: 0, unserved: 0, unhandled: 0, atLeast: { missing: false, paused: false, unserved: false } };
+  const gaps = signalGaps(s?.queues ?? []);
   const unrung = gaps.missing;
   const sweepStopped = s ? sweepStoppedFor(s, now - ms(s.computedAt)!) : null;
   return (
@@ -195,7 +195,7 @@ export function OverviewView() {
                       {[
                         gaps.paused > 0 && `${gapCount(gaps.paused, gaps.atLeast.paused, int)} wait on paused queues`,
                         gaps.unserved > 0 && `${gapCount(gaps.unserved, gaps.atLeast.unserved, int)} on queues no live worker consumes`,
-                        gaps.unhandled > 0 && `${int(gaps.unhandled)} are of types no live worker has a handler for`,
+                        gaps.unhandled > 0 && `${gapCount(gaps.unhandled, gaps.atLeast.unhandled, int)} are of types no live worker has a handler for`,
                       ]
                         .filter(Boolean)
                         .join(' · ')}{' '}

@@ -100,6 +100,8 @@ test('a module declaring a retry policy that cannot be followed is refused at st
     [`{ backoff: 1000 }`, /jobTypes\["t"\]\.backoff must be \{baseMs\?, maxMs\?\}/],
     [`{ backoff: { baseMs: 0.5 } }`, /backoff\.baseMs must be a whole number of milliseconds/],
     [`{ backoff: { maxMs: 3e9 } }`, /backoff\.maxMs must be a whole number of milliseconds from 1 to 2147483647/],
+    [`{ backoff: { baseMs: 7200000 } }`, /backoff\.baseMs must not be above backoff\.maxMs \(3600000, the default\)/],
+    [`{ backoff: { baseMs: 5000, maxMs: 1000 } }`, /backoff\.baseMs must not be above backoff\.maxMs \(1000\)/],
   ];
   for (const [i, [declaration, message]] of cases.entries()) {
     const file = path.join(dir, `m${i}.mjs`);

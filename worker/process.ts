@@ -68,7 +68,8 @@ if (receiver) await receiver.ready(2_000);
 const { handlers, schedules, registrations, backoffs } = await loadHandlers(cfg.handlersModule);
 // Before the first claim: producers accept this module's types from now on (lib/job-types.ts).
 await ops.jobTypesRegister(pool, registrations);
-for (const schedule of schedules) await ops.scheduleUpsert(pool, schedule);
+// A schedule in code is its whole definition: one that leaves `enabled` out is on.
+for (const schedule of schedules) await ops.scheduleUpsert(pool, { ...schedule, enabled: schedule.enabled ?? true });
 // Each type's own time limit, looked up once per job run (LEASEHOLD_JOB_TIMEOUT_MS for the rest).
 const typeTimeouts = new Map<string, number | null | undefined>([
   ...Object.entries(jobTypes as Record<string, JobTypeSpec>).map(([type, spec]) => [type, spec.timeoutMs] as const),

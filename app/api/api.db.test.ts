@@ -681,6 +681,7 @@ describe('actions', () => {
     assert.equal(item.outcome, 'rescheduled');
     assert.equal(item.job.priority, 1);
     let r = await row();
+    const movedTo = r.run_at.toISOString();
     assert.equal(r.status, 'retrying', 'its state, attempts and budget stay');
     assert.equal(r.attempt_count, 1);
     assert.ok(r.run_at <= (await dbNow()), 'a time already past is now');
@@ -696,7 +697,7 @@ describe('actions', () => {
     assert.equal(r.run_at.toISOString(), '2099-06-01T12:00:00.000Z');
     assert.equal(r.priority, 1);
     const audit = (await db.pool.query(`SELECT details, reason FROM audit_log WHERE action = 'reschedule' AND $1 = ANY(job_ids) ORDER BY audit_id`, [waiting])).rows;
-    assert.deepEqual(audit.map((a) => [a.details.runAt, a.details.priority, a.details.outcome]), [['2020-01-01T00:00:00.000Z', 1, 'rescheduled'], ['2099-06-01T12:00:00.000Z', null, 'rescheduled']]);
+    assert.deepEqual(audit.map((a) => [a.details.runAt, a.details.priority, a.details.outcome]), [[movedTo, 1, 'rescheduled'], ['2099-06-01T12:00:00.000Z', null, 'rescheduled']], 'the due time as stored: 2020 became now');
     assert.equal(audit[0].reason, 'the customer is waiting');
 
     // Nothing to change, or nonsense: 400, nothing written.
@@ -716,6 +717,24 @@ describe('actions', () => {
     assert.match((await (await action(reschedule.POST, dead, { priority: 3 })).json()).error.message, /already failed: .*requeue it to run it again/);
     assert.equal((await jobRow(db.pool, running)).priority, 0);
     assert.equal((await action(reschedule.POST, '987654321', { priority: 3 })).status, 404);
+  });
+
+  test('a due job moved to a lower priority leaves its old level: a worker popping that level no longer takes it first', async () => {
+    const queue = 'api-demote';
+    const res = await post({ type: 'demo.noop', queue });
+    const { id } = await res.json();
+    const redis = new Redis(REDIS_URL);
+    try {
+      assert.deepEqual(await redis.lrange(`${prefix}:queue:${queue}`, 0, -1), [id]);
+      assert.equal((await action(reschedule.POST, id, { priority: 9 })).status, 200);
+      assert.deepEqual(await redis.lrange(`${prefix}:queue:${queue}`, 0, -1), [], 'out of level 0');
+      assert.deepEqual(await redis.lrange(`${prefix}:queue-p9:${queue}`, 0, -1), [id], 'rung at level 9');
+      // Moved ahead again: rung at its new level; the ring left at 9 is only a duplicate.
+      assert.equal((await action(reschedule.POST, id, { priority: 2 })).status, 200);
+      assert.deepEqual(await redis.lrange(`${prefix}:queue-p2:${queue}`, 0, -1), [id]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   test('stats count jobs per status and queue', async () => {

@@ -73,6 +73,7 @@ interface Call {
   body?: unknown;
   /** A raw body (bad JSON), sent as is and not checked against the request schema. */
   raw?: string;
+  headers?: Record<string, string>;
 }
 
 /** The live feed's events carry the bodies of these routes (GET /api/live's description). */
@@ -106,7 +107,7 @@ async function call(method: string, path: string, c: Call = {}) {
   assert.ok(handler, `${path} exports ${method}`);
   const url = 'http://test' + path.replace(/\{(\w+)\}/g, (_, k) => c.params?.[k] ?? `{${k}}`) + (c.query ? `?${c.query}` : '');
   const body = c.raw ?? (c.body === undefined ? undefined : JSON.stringify(c.body));
-  const res = await handler(new Request(url, { method, body, headers: body ? { 'content-type': 'application/json' } : {} }), {
+  const res = await handler(new Request(url, { method, body, headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...c.headers } }), {
     params: Promise.resolve(c.params ?? {}),
   });
   const status = String(res.status);
@@ -451,6 +452,15 @@ describe('every route answers as documented', () => {
     assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body: { cron: '0 3 * * *', type: 'no.such.type' } })).status, 422);
     assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'x'.repeat(201) }, body: { cron: '0 3 * * *', type: 'demo.noop' } })).status, 400);
     assert.equal((await call('GET', '/api/schedules')).body.schedules.find((x: { name: string }) => x.name === 'oa-hourly').payload.ms, 5, 'the refused redefinitions changed nothing');
+    // The console's New schedule: a name already taken is refused, not redefined.
+    const taken = await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, headers: { 'if-none-match': '*' }, body: { cron: '0 0 * * *', type: 'demo.noop' } });
+    assert.equal(taken.status, 409);
+    assert.match(taken.body.error.message, /a schedule named "oa-hourly" exists already/);
+    assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-new' }, headers: { 'if-none-match': '*' }, body: { cron: '0 0 * * *', type: 'demo.noop' } })).status, 200);
+    // A disabled schedule redefined from the console stays disabled (the definition's switch is the code's).
+    await db.pool.query(`UPDATE schedules SET enabled = false WHERE name = 'oa-hourly'`);
+    assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body: { cron: '45 * * * *', type: 'demo.noop' } })).body.schedule.enabled, false);
+    await db.pool.query(`DELETE FROM schedules WHERE name = 'oa-new'`);
     assert.deepEqual((await call('DELETE', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body: { reason: 'not needed' } })).body, { removed: 'oa-hourly' });
     assert.equal((await call('DELETE', '/api/schedules/{name}', { params: { name: 'oa-hourly' } })).status, 404);
   });

@@ -70,7 +70,7 @@ export function SchedulesView() {
     },
   });
   const define = useMutation({
-    mutationFn: ({ name, definition }: { name: string; definition: ScheduleDefinition }) => defineSchedule(name, definition),
+    mutationFn: ({ name, definition, onlyNew }: { name: string; definition: ScheduleDefinition; onlyNew: boolean }) => defineSchedule(name, definition, onlyNew),
     onSuccess: () => {
       changed();
       setAsking(null);
@@ -178,7 +178,7 @@ export function SchedulesView() {
           knownTypes={knownTypes}
           pending={define.isPending}
           error={define.isError ? define.error.message : null}
-          onSave={(name, definition) => define.mutate({ name, definition })}
+          onSave={(name, definition) => define.mutate({ name, definition, onlyNew: !asking.schedule })}
           onEdit={() => define.isError && define.reset()}
           onClose={close}
         />

@@ -37,11 +37,13 @@ export function RescheduleDialog({
   onEdit?(): void;
   onClose(): void;
 }) {
-  const shown = toLocalInput(job.runAt);
-  const [due, setDue] = useState(shown);
-  const [priority, setPriority] = useState(job.priority);
+  // The job as it was when the dialog opened: the page refreshes it meanwhile, and a field the
+  // operator left alone must not be sent because the job moved under it (a retry's backoff).
+  const [opened] = useState(() => ({ due: toLocalInput(job.runAt), priority: job.priority }));
+  const [due, setDue] = useState(opened.due);
+  const [priority, setPriority] = useState(opened.priority);
   const [reason, setReason] = useState('');
-  const changed = due !== shown || priority !== job.priority;
+  const changed = due !== opened.due || priority !== opened.priority;
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   return (
     <Dialog title={`Reschedule job #${job.id}`} onClose={onClose}>
@@ -52,8 +54,8 @@ export function RescheduleDialog({
           e.preventDefault();
           if (pending || !changed || !due) return;
           onReschedule({
-            runAt: due !== shown ? new Date(due).toISOString() : undefined,
-            priority: priority !== job.priority ? priority : undefined,
+            runAt: due !== opened.due ? new Date(due).toISOString() : undefined,
+            priority: priority !== opened.priority ? priority : undefined,
             reason: reason.trim() || undefined,
           });
         }}
@@ -90,7 +92,7 @@ export function RescheduleDialog({
             {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
               <option key={p} value={p}>
                 {p} — {priorityMeaning(p)}
-                {p === job.priority ? ' (now)' : ''}
+                {p === opened.priority ? ' (now)' : ''}
               </option>
             ))}
           </select>

@@ -38,8 +38,9 @@ export interface ScheduleDefinition {
   reason?: string;
 }
 
-export const defineSchedule = (name: string, definition: ScheduleDefinition) =>
-  api<{ schedule: ScheduleDto }>(`/api/schedules/${encodeURIComponent(name)}`, { method: 'PUT', json: definition });
+/** `onlyNew`: a new schedule, refused (409) when the name is taken rather than replacing that one. */
+export const defineSchedule = (name: string, definition: ScheduleDefinition, onlyNew = false) =>
+  api<{ schedule: ScheduleDto }>(`/api/schedules/${encodeURIComponent(name)}`, { method: 'PUT', json: definition, headers: onlyNew ? { 'if-none-match': '*' } : {} });
 
 export const removeSchedule = (name: string, reason?: string) =>
   api<{ removed: string }>(`/api/schedules/${encodeURIComponent(name)}`, { method: 'DELETE', json: withReason(reason) });

@@ -32,11 +32,14 @@ async function readRequest(req: Request, ctx: Ctx) {
  * Define or redefine (PUT): 200 with the schedule as it is now. Its type and payload are
  * checked as an enqueue's (the type's registered payload schema included), the cron and the
  * zone by the schedule itself (a name over 200 characters is refused: its ticks could never
- * be enqueued). A paused schedule stays paused; an unchanged cron keeps its next tick.
+ * be enqueued). A paused schedule stays paused, a disabled one disabled; an unchanged cron
+ * keeps its next tick. With If-None-Match: *, a name already taken is a 409, not a redefinition.
  */
 export const scheduleDefineRoute = () =>
   route('operator', async (req: Request, ctx: Ctx, who) => {
     const name = await nameOf(ctx);
+    // If-None-Match: * (the console's New schedule): create only, never redefine one by that name.
+    const onlyNew = req.headers.get('if-none-match')?.trim() === '*';
     const { reason, cron, timezone, ...job } = scheduleBody.parse(await readJson(req, MAX_ENQUEUE_BODY_BYTES));
     const { pool } = serverContext();
     const input = toEnqueueInput(job, '', await knownJobTypes(pool, [job.type]));
@@ -44,7 +47,7 @@ export const scheduleDefineRoute = () =>
       pool,
       actorOf(who),
       { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority } },
-      () => scheduleUpsert(pool, { name, cron, timezone, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts, priority: input.priority }),
+      () => scheduleUpsert(pool, { name, cron, timezone, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts, priority: input.priority }, { onlyNew }),
       () => ({ changed: 1, skipped: 0 }),
     );
     return json({ schedule: scheduleDto(s) });

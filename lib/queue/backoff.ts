@@ -12,9 +12,12 @@ export interface BackoffOptions {
   random?: () => number;
 }
 
+export const DEFAULT_BACKOFF_BASE_MS = 1000;
+export const DEFAULT_BACKOFF_MAX_MS = 3_600_000;
+
 export function backoffMs(attempt: number, opts: BackoffOptions = {}): number {
-  const base = opts.baseMs ?? 1000;
-  const max = opts.maxMs ?? 3_600_000;
+  const base = opts.baseMs ?? DEFAULT_BACKOFF_BASE_MS;
+  const max = opts.maxMs ?? DEFAULT_BACKOFF_MAX_MS;
   const random = opts.random ?? Math.random;
   const exp = Math.min(max, base * 2 ** Math.max(0, Math.min(attempt - 1, 30)));
   return Math.round(exp / 2 + random() * (exp / 2));

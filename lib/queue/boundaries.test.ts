@@ -80,7 +80,7 @@ test('lease SQL never binds a timestamp from the worker clock', async () => {
       assert.match(st, /GREATEST\(\$5::timestamptz, now\(\)\)/);
     } else if (name === 'jobReschedule') {
       assert.deepEqual(bare, ['$2::timestamptz', '$2::timestamptz']);
-      assert.match(st, /run_at = CASE WHEN \$2::timestamptz IS NULL THEN run_at ELSE GREATEST\(\$2::timestamptz, now\(\)\) END/);
+      assert.match(st, /run_at = CASE WHEN \$2::timestamptz IS NULL THEN jobs\.run_at ELSE GREATEST\(\$2::timestamptz, now\(\)\) END/);
     } else {
       assert.deepEqual(bare, [], `${name} binds a bare timestamp`);
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { knownQueueError, QueueError } from './errors';
+import { knownQueueError, QueueError, handlerVerdict, PermanentError, RetryError, RETRY_AFTER_MAX_MS } from './errors';
 
 const dbError = (code: string) => Object.assign(new pg.DatabaseError('x', 1, 'error'), { code });
 
@@ -32,4 +32,24 @@ test('a QueueError stands for itself; a bug is no known error', () => {
   assert.equal(knownQueueError(new TypeError('x is undefined')), null);
   assert.equal(knownQueueError(dbError('23505')), null);
   assert.equal(knownQueueError(null), null);
+});
+
+test("a handler's verdict: PermanentError fails for good, RetryError names its delay (clamped), anything else backs off", () => {
+  assert.deepEqual(handlerVerdict(new PermanentError('bad input')), { permanent: true, afterMs: null });
+  assert.deepEqual(handlerVerdict(new RetryError('429', { afterMs: 30_000.4 })), { permanent: false, afterMs: 30_000 });
+  assert.deepEqual(handlerVerdict(new RetryError('later', { afterMs: Infinity })), { permanent: false, afterMs: RETRY_AFTER_MAX_MS });
+  assert.deepEqual(handlerVerdict(new RetryError('now', { afterMs: 0 })), { permanent: false, afterMs: 0 });
+  for (const other of [new Error('boom'), 'a string', null, undefined, { name: 'PermanentError' }]) {
+    assert.deepEqual(handlerVerdict(other), { permanent: false, afterMs: null }, String(other));
+  }
+  // The mark, not the class: a copy of these classes loaded apart (the package's entry) counts too.
+  const mark = Symbol.for('leasehold.handlerError');
+  assert.deepEqual(handlerVerdict({ [mark]: 'permanent' }), { permanent: true, afterMs: null });
+  assert.deepEqual(handlerVerdict({ [mark]: 'retry', afterMs: 5 }), { permanent: false, afterMs: 5 });
+  assert.deepEqual(handlerVerdict({ [mark]: 'retry', afterMs: '5' }), { permanent: false, afterMs: null }, 'not a number: the backoff decides');
+  // A delay that did not parse (a missing Retry-After) is the handler's mistake, said where it is made.
+  for (const bad of [null, undefined, '', Number.NaN, -1]) {
+    assert.throws(() => new RetryError('x', { afterMs: bad as number }), /afterMs must be a number of milliseconds, 0 or more/, String(bad));
+  }
+  assert.throws(() => new (RetryError as unknown as new (m: string) => RetryError)('x'), TypeError);
 });

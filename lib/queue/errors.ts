@@ -122,7 +122,13 @@ export class RetryError extends Error {
   constructor(message: string, opts: { afterMs: number }) {
     super(message);
     this.name = 'RetryError';
-    this.afterMs = opts.afterMs;
+    // Thrown here, where the handler's mistake is (a Retry-After that did not parse): its
+    // job then fails as any error does, backing off, instead of retrying at once.
+    const after = opts?.afterMs;
+    if (typeof after !== 'number' || Number.isNaN(after) || after < 0) {
+      throw new TypeError(`RetryError: afterMs must be a number of milliseconds, 0 or more (got ${String(after)})`);
+    }
+    this.afterMs = after;
   }
 }
 
@@ -131,7 +137,8 @@ export function handlerVerdict(err: unknown): { permanent: boolean; afterMs: num
   const mark = (err as { [VERDICT]?: unknown } | null)?.[VERDICT];
   if (mark === 'permanent') return { permanent: true, afterMs: null };
   if (mark !== 'retry') return { permanent: false, afterMs: null };
-  const after = Number((err as RetryError).afterMs);
-  // A delay that is not a number is no request: the backoff decides.
-  return { permanent: false, afterMs: Number.isFinite(after) ? Math.round(Math.min(Math.max(after, 0), RETRY_AFTER_MAX_MS)) : null };
+  const after = (err as RetryError).afterMs;
+  // A delay that is not a number is no request (an object made to look like one): the backoff decides.
+  if (typeof after !== 'number' || Number.isNaN(after)) return { permanent: false, afterMs: null };
+  return { permanent: false, afterMs: Math.round(Math.min(Math.max(after, 0), RETRY_AFTER_MAX_MS)) };
 }

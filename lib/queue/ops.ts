@@ -611,6 +611,17 @@ export async function jobReschedule(
   const ids = uniq(p.ids);
   const { rows } = await run(db, sql.jobReschedule, [ids, p.runAt ?? null, p.priority ?? null, seenParam(ids, p.seen)]);
   const changed = new Map(rows.map((r) => [String(r.job_id), { outcome: 'rescheduled' as const, job: toJob(r) }]));
+  // Moved behind jobs of its old level: its ring there would still bring it first. (A worker
+  // that popped it a moment before may still take it at its old place.) Moved ahead, its old
+  // ring is only a duplicate: popped after the job ran, its claim is refused.
+  const demoted = rows.filter((r) => r.priority > r.old_priority).map((r) => ({ jobId: String(r.job_id), queue: r.queue as string, priority: r.old_priority as number }));
+  if (p.doorbell?.unring && demoted.length) {
+    try {
+      await p.doorbell.unring(demoted);
+    } catch (err) {
+      log.warn('could not take a demoted job\'s ring out of its old level: a worker may take it at its old place', { jobs: demoted.length, err });
+    }
+  }
   const due = rows.filter((r) => r.due).map((r) => ({ jobId: String(r.job_id), queue: r.queue as string, priority: r.priority as number }));
   if (p.doorbell && due.length) await p.doorbell.ring(due);
   return report(db, ids, changed, 'reschedule', p.seen);
@@ -1128,8 +1139,12 @@ const toSchedule = (r: any): Schedule => ({
   pausedAt: r.paused_at,
 });
 
-/** scheduleUpsert — define or redefine a recurring job (its first tick follows the database clock). */
-export async function scheduleUpsert(db: Executor, s: ScheduleInput): Promise<Schedule> {
+/**
+ * scheduleUpsert — define or redefine a recurring job (its first tick follows the database
+ * clock). `enabled` left out: a new one is, a redefined one keeps what it was. `onlyNew`: a
+ * name already taken is refused (409), not redefined (the console's New schedule).
+ */
+export async function scheduleUpsert(db: Executor, s: ScheduleInput, opts: { onlyNew?: boolean } = {}): Promise<Schedule> {
   // Refused here, where it is defined, rather than by the jobs table at every tick: the
   // tick's job would break a constraint (its idempotency key is `schedule:<name>:<tick>`,
   // at most 255 characters), and the schedule would never run.
@@ -1138,10 +1153,11 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput): Promise<Sc
   const { rows: [{ now }] } = await run(db, sql.dbClock, []);
   const tz = s.timezone ?? 'UTC';
   const first = nextTick(s.cron, tz, now, s.name);
-  const { rows } = await run(db, sql.scheduleUpsert, [
-    s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? null, first, s.enabled ?? true,
+  const { rows } = await run(db, opts.onlyNew ? sql.scheduleCreate : sql.scheduleUpsert, [
+    s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? null, first, s.enabled ?? null,
     s.priority ?? DEFAULT_PRIORITY,
   ]);
+  if (!rows[0]) throw new QueueError('state_forbids', `a schedule named ${JSON.stringify(s.name.slice(0, 200))} exists already: edit it, or choose another name`);
   return toSchedule(rows[0]);
 }
 

@@ -52,6 +52,9 @@ before(async () => {
     -- attempt history for the completed jobs (an empty table is read whole, rightly)
     INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
     SELECT job_id, 1, 'w1', now(), now(), 'completed' FROM jobs WHERE status = 'completed';
+    -- and the leases the failed jobs lost, first, to workers that died (the worker filter reads them)
+    INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+    SELECT job_id, 1, 'w' || (job_id % 10), now(), now(), 'lease_lost' FROM jobs WHERE status = 'failed';
     ANALYZE jobs;
     ANALYZE ended_attempts;`);
   ids = (await db.pool.query(`SELECT job_id FROM jobs WHERE status = 'running' ORDER BY job_id LIMIT 100`)).rows.map((r) => String(r.job_id));

@@ -46,6 +46,12 @@ export interface Doorbell {
   readonly redisConfigured?: boolean;
   /** Job ids rung by PostgreSQL NOTIFY although Redis is configured (it did not take them), since this process started. */
   readonly notifyFallbacks?: number;
+  /**
+   * Takes these rings out of their lists (each at the level given): a job moved to a lower
+   * priority, whose ring at its old level would still bring it ahead of the jobs it was put
+   * behind. One occurrence each, looked for from the head (the next popped first).
+   */
+  unring?(items: readonly Ring[]): Promise<void>;
   /** Empties these queues' signals (paused or limited queues are polled, their rings unread). */
   discard?(queues: readonly string[]): Promise<void>;
   /** Resolves once a first connection still being made is ready or refused, or after timeoutMs. */
@@ -216,6 +222,14 @@ export class RedisDoorbell implements Doorbell {
   }
 
   readonly redisConfigured = true;
+
+  async unring(items: readonly Ring[]): Promise<void> {
+    if (!items.length || this.redis.status !== 'ready') return;
+    const pipe = this.redis.pipeline();
+    for (const r of items) pipe.lrem(queueKey(this.prefix, r.queue, r.priority), 1, r.jobId);
+    const failed = (await pipe.exec())?.find(([err]) => err)?.[0];
+    if (failed) throw failed;
+  }
 
   async ring(items: readonly Ring[], opts: RingOptions = {}): Promise<void> {
     if (items.length === 0) return;

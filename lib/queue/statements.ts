@@ -596,27 +596,39 @@ UPDATE schedules
 RETURNING name`,
 };
 
+const scheduleInsert = `
+INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, priority)
+VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8, coalesce($9::boolean, true), $10)`;
+
 /**
  * scheduleUpsert — define (or redefine) a schedule. Params: $1 name, $2 cron, $3 timezone,
  * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts (NULL: the type's as the schedule is
- * defined, see attemptsFor), $8 first tick, $9 enabled, $10 priority.
+ * defined, see attemptsFor), $8 first tick, $9 enabled (NULL: a new one is, a redefined one
+ * keeps what it was: an edit from the console does not switch a disabled schedule on),
+ * $10 priority.
  * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
  * touches paused_at: an operator's pause outlives the upsert every worker start makes.
  */
 export const scheduleUpsert: Statement = {
   name: 'leasehold_schedule_upsert',
-  text: `
-INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, priority)
-VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8, $9, $10)
+  text: `${scheduleInsert}
 ON CONFLICT (name) DO UPDATE SET
   -- the tick it was waiting for stands, unless the cron, the zone, or a switch back on
   -- (the ticks while it was off are not owed) makes it start from the next one
-  next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone AND (s.enabled OR NOT EXCLUDED.enabled)
+  next_run_at = CASE WHEN s.cron = EXCLUDED.cron AND s.timezone = EXCLUDED.timezone AND (s.enabled OR NOT coalesce($9::boolean, s.enabled))
                      THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
   cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, queue = EXCLUDED.queue, type = EXCLUDED.type,
-  payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = EXCLUDED.enabled, priority = EXCLUDED.priority,
+  payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = coalesce($9::boolean, s.enabled), priority = EXCLUDED.priority,
   -- a redefinition starts over: the error belonged to the definition it replaces
   last_error = NULL, last_error_at = NULL, updated_at = now()
+RETURNING *`,
+};
+
+/** scheduleCreate — scheduleUpsert for a new name only: no row when one by that name exists. */
+export const scheduleCreate: Statement = {
+  name: 'leasehold_schedule_create',
+  text: `${scheduleInsert}
+ON CONFLICT (name) DO NOTHING
 RETURNING *`,
 };
 
@@ -956,18 +968,23 @@ RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
  * Swap: run_at and priority only: the attempts, the budget and the checkpoints stay. A ring
  *       already in Redis for the job is left there: popped, it claims the job only if it is
  *       due by then (a job moved later waits for the sweep's ring when it comes due).
- * Returns: the rescheduled rows, each with `due` (ring the doorbell for it, at its new level).
+ * Returns: the rescheduled rows, each with its old priority and `due` (ring the doorbell for it,
+ *          at its new level).
  */
 export const jobReschedule: Statement = {
   name: 'leasehold_job_reschedule',
+  // The priority before, read from the row locked here: a job moved to a lower priority has
+  // its ring taken out of its old level's list (ops.jobReschedule).
   text: `
 UPDATE jobs
-   SET run_at = CASE WHEN $2::timestamptz IS NULL THEN run_at ELSE GREATEST($2::timestamptz, now()) END,
-       priority = coalesce($3::smallint, priority)
- WHERE job_id = ANY($1::bigint[])
-   AND status IN ('queued', 'retrying')
+   SET run_at = CASE WHEN $2::timestamptz IS NULL THEN jobs.run_at ELSE GREATEST($2::timestamptz, now()) END,
+       priority = coalesce($3::smallint, jobs.priority)
+  FROM (SELECT job_id AS before_id, priority AS old_priority FROM jobs
+         WHERE job_id = ANY($1::bigint[]) AND status IN ('queued', 'retrying') AND ${asSeen('$4')} FOR UPDATE) before
+ WHERE jobs.job_id = before.before_id
+   AND jobs.status IN ('queued', 'retrying')
    AND ${asSeen('$4')}
-RETURNING ${JOB_COLUMNS}, run_at <= now() AS due`,
+RETURNING ${jobColumns('jobs')}, before.old_priority, jobs.run_at <= now() AS due`,
 };
 
 /**

@@ -1,9 +1,6 @@
 /** How the console reads a queue's wake-up signal (the overview and its queue table). */
 import type { QueueStatsDto } from '../api/types';
 
-/** Due jobs counted up to this many per queue (console-stats.ts): the missing ids are judged within it. */
-const DUE_COUNTED = 10_000;
-
 type SignalInput = Pick<QueueStatsDto, 'due' | 'dueCapped' | 'dueUnhandled' | 'signalBacklog' | 'workersAlive' | 'controls'>;
 
 /**
@@ -17,8 +14,9 @@ export type QueueSignal = { kind: 'paused' | 'unserved'; due: number } | { kind:
 export function queueSignal(q: SignalInput): QueueSignal {
   if (q.controls?.paused) return { kind: 'paused', due: q.due };
   if (q.workersAlive === 0) return { kind: 'unserved', due: q.due };
+  // Both counted up to the server's cap (dueCapped): the missing ids are judged within it.
   const unhandled = q.dueUnhandled;
-  const runnable = Math.min(q.due, DUE_COUNTED) - unhandled;
+  const runnable = q.due - unhandled;
   return { kind: 'served', unhandled, missing: q.signalBacklog === null ? null : Math.max(0, runnable - q.signalBacklog) };
 }
 
@@ -28,13 +26,14 @@ export function queueSignal(q: SignalInput): QueueSignal {
  * cap, so the true figure may be larger (60,000 on a paused queue read "10,000" without it).
  */
 export function signalGaps(queues: readonly SignalInput[]) {
-  const out = { missing: 0, paused: 0, unserved: 0, unhandled: 0, atLeast: { missing: false, paused: false, unserved: false } };
+  const out = { missing: 0, paused: 0, unserved: 0, unhandled: 0, atLeast: { missing: false, paused: false, unserved: false, unhandled: false } };
   for (const q of queues) {
     const s = queueSignal(q);
     if (s.kind === 'served') {
       out.missing += s.missing ?? 0;
       out.unhandled += s.unhandled;
       if (q.dueCapped && s.missing) out.atLeast.missing = true;
+      if (q.dueCapped && s.unhandled) out.atLeast.unhandled = true;
     } else {
       out[s.kind] += s.due;
       if (q.dueCapped) out.atLeast[s.kind] = true;

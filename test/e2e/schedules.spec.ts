@@ -163,6 +163,16 @@ test('a schedule is added, refused with why when its cron is wrong, edited and r
     await expect(row.getByTestId('schedule-priority')).toHaveText('· priority 4');
     const stored = (await db().query(`SELECT payload, priority, max_attempts FROM schedules WHERE name = $1`, [name])).rows[0];
     expect(stored).toEqual({ payload: { ms: 5 }, priority: 4, max_attempts: 3 });
+    // New schedule… with a name already taken is refused, not a silent replacement.
+    await page.getByRole('button', { name: 'New schedule…' }).click();
+    const again = page.getByRole('dialog', { name: 'New schedule' });
+    await again.getByLabel('Name').fill(name);
+    await again.getByLabel('Cron').fill('* * * * *');
+    await again.getByLabel('Job type').fill('demo.noop');
+    await again.getByRole('button', { name: 'Add schedule' }).click();
+    await expect(again.getByRole('alert')).toContainText(`a schedule named "${name}" exists already`);
+    await again.getByRole('button', { name: 'Back' }).click();
+    expect((await db().query(`SELECT cron FROM schedules WHERE name = $1`, [name])).rows[0].cron).toBe('0 3 * * *');
 
     await row.getByRole('button', { name: `Edit schedule ${name}` }).click();
     const edit = page.getByRole('dialog', { name: `Edit schedule ${name}` });

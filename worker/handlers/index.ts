@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isJobType, type JobTypeDeclaration, type JobTypeName, registrationOf } from '../../lib/job-types';
-import type { BackoffOptions } from '../../lib/queue/backoff';
+import { type BackoffOptions, DEFAULT_BACKOFF_BASE_MS, DEFAULT_BACKOFF_MAX_MS } from '../../lib/queue/backoff';
 import { RETRY_AFTER_MAX_MS } from '../../lib/queue/errors';
 import { MAX_ATTEMPTS_LIMIT } from '../../lib/queue/job';
 import { LONE_SURROGATE } from '../../lib/queue/text';
@@ -74,6 +74,11 @@ function declarationProblem(d: JobTypeDeclaration): string | null {
     if (typeof d.backoff !== 'object' || d.backoff === null) return 'backoff must be {baseMs?, maxMs?}';
     for (const k of ['baseMs', 'maxMs'] as const) {
       if (!wholeMs(d.backoff[k], RETRY_AFTER_MAX_MS)) return `backoff.${k} must be a whole number of milliseconds from 1 to ${RETRY_AFTER_MAX_MS}`;
+    }
+    // Above the cap every delay would be the cap: not the backoff that was written.
+    const max = d.backoff.maxMs ?? DEFAULT_BACKOFF_MAX_MS;
+    if ((d.backoff.baseMs ?? DEFAULT_BACKOFF_BASE_MS) > max) {
+      return `backoff.baseMs must not be above backoff.maxMs (${max}${d.backoff.maxMs === undefined ? ', the default' : ''})`;
     }
   }
   return null;

@@ -136,7 +136,7 @@ export function JobView({ id }: { id: string }) {
             Recover
           </Action>
           <Action
-            why={roleRefusal('reschedule', role) ?? (!['queued', 'retrying'].includes(j.status) ? 'only a waiting job (queued or retrying) can be moved' : null)}
+            why={roleRefusal('reschedule', role) ?? (!['queued', 'retrying'].includes(j.status) ? 'only a waiting job (queued or retrying) can be rescheduled' : null)}
             onClick={() => setRescheduling(true)}
             testid="reschedule-button"
           >

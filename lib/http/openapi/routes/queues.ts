@@ -40,13 +40,17 @@ export const queueRoutes = [
     summary: 'Define or redefine a recurring job',
     description:
       "As `leasehold schedule add`: its type and payload are checked as an enqueue's, the cron and the time zone by the schedule itself. " +
-      'A paused schedule stays paused; an unchanged cron and zone keep its next tick. A schedule a handlers module defines is defined again at each worker start. ' +
+      'A paused schedule stays paused and a disabled one disabled; an unchanged cron and zone keep its next tick. A schedule a handlers module defines is defined again at each worker start. ' +
       'Audited as `schedule.add`.',
     tags: ['operations', 'actions'],
-    requestParams: { path: scheduleParams },
+    requestParams: {
+      path: scheduleParams,
+      header: z.object({ 'if-none-match': z.literal('*').optional().meta({ description: 'Create only: a name already taken is refused (409) instead of redefined.' }) }),
+    },
     requestBody: { required: true, content: { 'application/json': { schema: scheduleBody } } },
     responses: {
       '200': jsonResponse('The schedule as it is now, with its next tick.', scheduleDefinedSchema),
+      '409': errorResponse('If-None-Match: * was sent and a schedule by that name exists.'),
       '400': errorResponse('The body, the cron expression, the time zone, the payload or the name is invalid.'),
       '413': errorResponse('The body or the payload is too large.'),
       '422': errorResponse('The type is not known (no worker registers it).'),

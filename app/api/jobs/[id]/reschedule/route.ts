@@ -3,7 +3,7 @@ import { parseJobId, readJson, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { rescheduleBody } from '@/lib/http/schemas';
 import { existingJob, singleActionResponse } from '@/lib/http/single-action';
-import { jobReschedule } from '@/lib/queue/ops';
+import { type ActionReport, jobReschedule } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /**
@@ -16,7 +16,13 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const body = rescheduleBody.parse(await readJson(req));
   const { pool, doorbell } = serverContext();
   const { entry, outcome } = jobActionEntry('reschedule', [id], body.reason, { runAt: body.runAt?.toISOString() ?? null, priority: body.priority ?? null });
-  const report = await audited(pool, actorOf(who), entry, () => existingJob(jobReschedule(pool, { ids: [id], runAt: body.runAt, priority: body.priority, doorbell })), outcome);
+  // The entry keeps the due time as stored (a time already past is now), not as asked.
+  const stored = (r: ActionReport) => {
+    const o = outcome(r);
+    const job = r.items[0]?.ok ? r.items[0].job : undefined;
+    return job ? { ...o, details: { ...o.details, runAt: job.runAt.toISOString() } } : o;
+  };
+  const report = await audited(pool, actorOf(who), entry, () => existingJob(jobReschedule(pool, { ids: [id], runAt: body.runAt, priority: body.priority, doorbell })), stored);
   return singleActionResponse(report);
 });
 
