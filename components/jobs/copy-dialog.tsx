@@ -6,6 +6,7 @@ import { ReasonField } from '../actions/reason-field';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { UserText } from '../ui/user-text';
+import { fieldClass, labelClass } from '../ui/form';
 
 export interface CopyRequest {
   payload?: unknown;
@@ -99,7 +100,7 @@ export function CopyJobDialog({
             </span>
             , due now, checked as any enqueue is (its type&apos;s payload schema included). This job stays as it is, its history whole.
           </p>
-          <label className="flex flex-col gap-1 text-xs text-zinc-500">
+          <label className={labelClass}>
             Payload (JSON)
             <textarea
               className="min-h-40 rounded-md border border-zinc-300 bg-white p-2 font-mono text-xs text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
@@ -115,10 +116,10 @@ export function CopyJobDialog({
               data-autofocus
             />
           </label>
-          <label className="flex flex-col gap-1 text-xs text-zinc-500">
+          <label className={labelClass}>
             Queue
             <input
-              className="rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+              className={fieldClass}
               value={queue}
               onChange={(e) => {
                 setQueue(e.target.value);
@@ -128,10 +129,10 @@ export function CopyJobDialog({
               required
             />
           </label>
-          <label className="flex flex-col gap-1 text-xs text-zinc-500">
+          <label className={labelClass}>
             Priority
             <select
-              className="w-fit rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+              className={`w-fit ${fieldClass}`}
               value={priority}
               onChange={(e) => {
                 setPriority(Number(e.target.value));

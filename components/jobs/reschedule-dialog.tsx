@@ -4,6 +4,7 @@ import { LAST_PRIORITY, priorityMeaning } from '@/lib/api/priority';
 import { ReasonField } from '../actions/reason-field';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
+import { fieldClass, labelClass } from '../ui/form';
 
 export interface RescheduleRequest {
   runAt?: string;
@@ -63,11 +64,11 @@ export function RescheduleDialog({
         <p className="text-zinc-600 dark:text-zinc-300">
           It keeps its attempts and checkpoints. A time already past makes it due now, as Requeue does.
         </p>
-        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        <label className={labelClass}>
           Due ({zone})
           <input
             type="datetime-local"
-            className="w-fit rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+            className={`w-fit ${fieldClass}`}
             value={due}
             onChange={(e) => {
               setDue(e.target.value);
@@ -78,10 +79,10 @@ export function RescheduleDialog({
             data-autofocus
           />
         </label>
-        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        <label className={labelClass}>
           Priority
           <select
-            className="w-fit rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+            className={`w-fit ${fieldClass}`}
             value={priority}
             onChange={(e) => {
               setPriority(Number(e.target.value));

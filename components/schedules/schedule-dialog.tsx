@@ -6,9 +6,7 @@ import type { ScheduleDto } from '@/lib/api/types';
 import { ReasonField } from '../actions/reason-field';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
-
-const field = 'rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100';
-const label = 'flex flex-col gap-1 text-xs text-zinc-500';
+import { fieldClass, labelClass } from '../ui/form';
 
 /**
  * Define a recurring job, or redefine one (`editing`: its name is then fixed). The server
@@ -79,44 +77,44 @@ export function ScheduleDialog({
           each worker start: change it there.
         </p>
         {!editing && (
-          <label className={label}>
+          <label className={labelClass}>
             Name
-            <input className={field} value={name} onChange={(e) => edit(setName)(e.target.value)} aria-label="Name" required maxLength={200} data-autofocus />
+            <input className={fieldClass} value={name} onChange={(e) => edit(setName)(e.target.value)} aria-label="Name" required maxLength={200} data-autofocus />
           </label>
         )}
         <div className="flex flex-wrap gap-3">
-          <label className={label}>
+          <label className={labelClass}>
             Cron (five fields, or six with seconds first)
-            <input className={`${field} font-mono`} value={cron} onChange={(e) => edit(setCron)(e.target.value)} aria-label="Cron" placeholder="0 3 * * *" required maxLength={200} />
+            <input className={`${fieldClass} font-mono`} value={cron} onChange={(e) => edit(setCron)(e.target.value)} aria-label="Cron" placeholder="0 3 * * *" required maxLength={200} />
           </label>
-          <label className={label}>
+          <label className={labelClass}>
             Time zone
-            <input className={field} value={timezone} onChange={(e) => edit(setTimezone)(e.target.value)} aria-label="Time zone" required maxLength={64} />
+            <input className={fieldClass} value={timezone} onChange={(e) => edit(setTimezone)(e.target.value)} aria-label="Time zone" required maxLength={64} />
           </label>
         </div>
         <div className="flex flex-wrap gap-3">
-          <label className={label}>
+          <label className={labelClass}>
             Job type
-            <input className={`${field} font-mono`} value={type} onChange={(e) => edit(setType)(e.target.value)} aria-label="Job type" list="schedule-types" required maxLength={200} />
+            <input className={`${fieldClass} font-mono`} value={type} onChange={(e) => edit(setType)(e.target.value)} aria-label="Job type" list="schedule-types" required maxLength={200} />
             <datalist id="schedule-types">
               {knownTypes.map((t) => (
                 <option key={t} value={t} />
               ))}
             </datalist>
           </label>
-          <label className={label}>
+          <label className={labelClass}>
             Queue
-            <input className={field} value={queue} onChange={(e) => edit(setQueue)(e.target.value)} aria-label="Queue" required maxLength={200} />
+            <input className={fieldClass} value={queue} onChange={(e) => edit(setQueue)(e.target.value)} aria-label="Queue" required maxLength={200} />
           </label>
         </div>
-        <label className={label}>
+        <label className={labelClass}>
           Payload (JSON)
-          <textarea className={`${field} min-h-24 font-mono text-xs`} value={payload} onChange={(e) => edit(setPayload)(e.target.value)} aria-label="Payload" spellCheck={false} />
+          <textarea className={`${fieldClass} min-h-24 font-mono text-xs`} value={payload} onChange={(e) => edit(setPayload)(e.target.value)} aria-label="Payload" spellCheck={false} />
         </label>
         <div className="flex flex-wrap gap-3">
-          <label className={label}>
+          <label className={labelClass}>
             Priority
-            <select className={`${field} w-fit`} value={priority} onChange={(e) => edit(setPriority)(Number(e.target.value))} aria-label="Priority">
+            <select className={`${fieldClass} w-fit`} value={priority} onChange={(e) => edit(setPriority)(Number(e.target.value))} aria-label="Priority">
               {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
                 <option key={p} value={p}>
                   {p} — {priorityMeaning(p)}
@@ -124,9 +122,9 @@ export function ScheduleDialog({
               ))}
             </select>
           </label>
-          <label className={label}>
+          <label className={labelClass}>
             Attempts per run
-            <input className={`${field} w-28`} value={maxAttempts} onChange={(e) => edit(setMaxAttempts)(e.target.value)} aria-label="Attempts per run" inputMode="numeric" placeholder="the type’s" />
+            <input className={`${fieldClass} w-28`} value={maxAttempts} onChange={(e) => edit(setMaxAttempts)(e.target.value)} aria-label="Attempts per run" inputMode="numeric" placeholder="the type’s" />
           </label>
         </div>
         <ReasonField value={reason} onChange={setReason} />

@@ -4,6 +4,7 @@ import { MAX_VIEW_NAME } from '@/lib/views/pages';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { UserText } from '../ui/user-text';
+import { fieldClass, labelClass } from '../ui/form';
 
 /** Asks the name under which the page's applied filters are saved, for everyone. */
 export function SaveViewDialog({
@@ -49,10 +50,10 @@ export function SaveViewDialog({
             <p className="mt-1">no filter: the whole list.</p>
           )}
         </div>
-        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        <label className={labelClass}>
           Name
           <input
-            className="rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-950 dark:text-zinc-100"
+            className={fieldClass}
             value={name}
             onChange={(e) => setName(e.target.value)}
             maxLength={MAX_VIEW_NAME}
