@@ -1,8 +1,8 @@
 'use client';
 import Link from 'next/link';
 import { useState } from 'react';
-import { LAST_PRIORITY, priorityMeaning } from '@/lib/api/priority';
 import { ReasonField } from '../actions/reason-field';
+import { PrioritySelect } from './priority-select';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { UserText } from '../ui/user-text';
@@ -129,25 +129,15 @@ export function CopyJobDialog({
               required
             />
           </label>
-          <label className={labelClass}>
-            Priority
-            <select
-              className={`w-fit ${fieldClass}`}
-              value={priority}
-              onChange={(e) => {
-                setPriority(Number(e.target.value));
-                onEdit?.();
-              }}
-              aria-label="Priority"
-            >
-              {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
-                <option key={p} value={p}>
-                  {p} — {priorityMeaning(p)}
-                  {p === job.priority ? ' (as the original)' : ''}
-                </option>
-              ))}
-            </select>
-          </label>
+          <PrioritySelect
+            value={priority}
+            onChange={(p) => {
+              setPriority(p);
+              onEdit?.();
+            }}
+            current={job.priority}
+            currentMark=" (as the original)"
+          />
           <ReasonField value={reason} onChange={setReason} />
           <DialogError error={invalid ?? (storedError ? `The payload could not be read: ${storedError}` : error)} />
           <DialogFooter>

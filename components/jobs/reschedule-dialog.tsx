@@ -1,7 +1,7 @@
 'use client';
 import { useState } from 'react';
-import { LAST_PRIORITY, priorityMeaning } from '@/lib/api/priority';
 import { ReasonField } from '../actions/reason-field';
+import { PrioritySelect } from './priority-select';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { fieldClass, labelClass } from '../ui/form';
@@ -79,25 +79,15 @@ export function RescheduleDialog({
             data-autofocus
           />
         </label>
-        <label className={labelClass}>
-          Priority
-          <select
-            className={`w-fit ${fieldClass}`}
-            value={priority}
-            onChange={(e) => {
-              setPriority(Number(e.target.value));
-              onEdit?.();
-            }}
-            aria-label="Priority"
-          >
-            {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
-              <option key={p} value={p}>
-                {p} — {priorityMeaning(p)}
-                {p === opened.priority ? ' (now)' : ''}
-              </option>
-            ))}
-          </select>
-        </label>
+        <PrioritySelect
+          value={priority}
+          onChange={(p) => {
+            setPriority(p);
+            onEdit?.();
+          }}
+          current={opened.priority}
+          currentMark=" (now)"
+        />
         <ReasonField value={reason} onChange={setReason} />
         <DialogError error={error} />
         <DialogFooter>

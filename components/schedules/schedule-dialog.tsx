@@ -1,9 +1,10 @@
 'use client';
 import { useState } from 'react';
-import { LAST_PRIORITY, priorityMeaning, DEFAULT_PRIORITY } from '@/lib/api/priority';
+import { DEFAULT_PRIORITY } from '@/lib/api/priority';
 import type { ScheduleDefinition } from '@/lib/api/schedules';
 import type { ScheduleDto } from '@/lib/api/types';
 import { ReasonField } from '../actions/reason-field';
+import { PrioritySelect } from '../jobs/priority-select';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { fieldClass, labelClass } from '../ui/form';
@@ -112,16 +113,7 @@ export function ScheduleDialog({
           <textarea className={`${fieldClass} min-h-24 font-mono text-xs`} value={payload} onChange={(e) => edit(setPayload)(e.target.value)} aria-label="Payload" spellCheck={false} />
         </label>
         <div className="flex flex-wrap gap-3">
-          <label className={labelClass}>
-            Priority
-            <select className={`${fieldClass} w-fit`} value={priority} onChange={(e) => edit(setPriority)(Number(e.target.value))} aria-label="Priority">
-              {Array.from({ length: LAST_PRIORITY + 1 }, (_, p) => (
-                <option key={p} value={p}>
-                  {p} — {priorityMeaning(p)}
-                </option>
-              ))}
-            </select>
-          </label>
+          <PrioritySelect value={priority} onChange={edit(setPriority)} />
           <label className={labelClass}>
             Attempts per run
             <input className={`${fieldClass} w-28`} value={maxAttempts} onChange={(e) => edit(setMaxAttempts)(e.target.value)} aria-label="Attempts per run" inputMode="numeric" placeholder="the type’s" />
