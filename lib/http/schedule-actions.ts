@@ -8,7 +8,7 @@ import { QueueError } from '../queue/errors';
 import { scheduleDto } from './dto';
 import { knownJobTypes } from '../job-types';
 import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readJsonOptional, route } from './respond';
-import { scheduleActionBody, scheduleBody, scheduleName, toEnqueueInput } from './schemas';
+import { scheduleActionBody, scheduleBody, scheduleName, toEnqueueInput, toScheduleInput } from './schemas';
 import { scheduleDelete, schedulePause, scheduleResume, scheduleRunNow, scheduleUpsert } from '../queue/ops';
 import { serverContext } from '../server/context';
 
@@ -47,7 +47,7 @@ export const scheduleDefineRoute = () =>
       pool,
       actorOf(who),
       { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority } },
-      () => scheduleUpsert(pool, { name, cron, timezone, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts, priority: input.priority }, { onlyNew }),
+      () => scheduleUpsert(pool, toScheduleInput(name, cron, timezone, input), { onlyNew }),
       () => ({ changed: 1, skipped: 0 }),
     );
     return json({ schedule: scheduleDto(s) });

@@ -8,7 +8,7 @@ import { QueueError } from '../queue/errors';
 import { NAME_RE } from '../auth/store';
 import { builtinJobTypes, type KnownJobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
-import type { EnqueueInput } from '../queue/ops';
+import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
@@ -469,18 +469,26 @@ export const scheduleName = safeText(1, 1_000);
  * (its type and payload checked as an enqueue's; the cron and the zone by the schedule
  * itself), and the operator's reason. A paused schedule stays paused.
  */
-export const scheduleBody = z
-  .object({
+export const scheduleBody = enqueueBody
+  .pick({ type: true, payload: true, queue: true, maxAttempts: true, priority: true })
+  .extend({
     cron: safeText(1, 200).meta({ description: 'Five fields, or six with seconds first ("* * * * * *" = every second).' }),
     timezone: safeText(1, 64).optional().meta({ description: 'The IANA time zone of the cron expression; default UTC.' }),
-    type: typeName,
-    payload: z.unknown().optional(),
-    queue: newQueueName.optional(),
-    maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional().meta({ description: `Attempts of each run; default: the job type's, else ${DEFAULT_MAX_ATTEMPTS}.` }),
-    priority: priority.optional().meta({ description: `Of the jobs it enqueues: ${PRIORITY_RULE}; default ${DEFAULT_PRIORITY}.` }),
     reason: reasonText.optional(),
   })
   .strict();
+
+/** A schedule's definition: its cron and zone, and its job as an enqueue checks it (toEnqueueInput). */
+export const toScheduleInput = (name: string, cron: string, timezone: string | undefined, job: EnqueueInput): ScheduleInput => ({
+  name,
+  cron,
+  timezone,
+  type: job.type,
+  queue: job.queue,
+  payload: job.payload,
+  maxAttempts: job.maxAttempts,
+  priority: job.priority,
+});
 
 /** POST /api/schedules/:name/run|pause|resume: only the operator's reason, for the audit log. */
 export const scheduleActionBody = z.object({ reason: reasonText.optional() }).strict();

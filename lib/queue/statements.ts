@@ -966,8 +966,9 @@ RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
  * Compare: queued or retrying (a running job's time and place are its worker's; a finished
  *          one is requeued, not moved); as seen.
  * Swap: run_at and priority only: the attempts, the budget and the checkpoints stay. A ring
- *       already in Redis for the job is left there: popped, it claims the job only if it is
- *       due by then (a job moved later waits for the sweep's ring when it comes due).
+ *       already in Redis for the job stays there (but for a demotion's, see ops.jobReschedule):
+ *       popped, it claims the job only if it is due by then (a job moved later waits for the
+ *       sweep's ring when it comes due).
  * Returns: the rescheduled rows, each with its old priority and `due` (ring the doorbell for it,
  *          at its new level).
  */

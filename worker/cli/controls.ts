@@ -3,7 +3,7 @@
  * honours them at claim time), and define, run, pause and resume recurring jobs.
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import { enqueueBody, newQueueName, toEnqueueInput } from '../../lib/http/schemas';
+import { enqueueBody, newQueueName, toEnqueueInput, toScheduleInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
@@ -112,7 +112,7 @@ export function addControlCommands(program: Command) {
         return auditCli(
           q.pool,
           { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue, priority: input.priority } },
-          () => ops.scheduleUpsert(q.pool, { name, cron: o.cron, timezone: o.tz, type: input.type, queue: input.queue, payload: input.payload, maxAttempts: input.maxAttempts, priority: input.priority }),
+          () => ops.scheduleUpsert(q.pool, toScheduleInput(name, o.cron, o.tz, input)),
           () => ({ changed: 1, skipped: 0 }),
         );
       });
