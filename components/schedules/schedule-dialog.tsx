@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { DEFAULT_PRIORITY } from '@/lib/api/priority';
 import type { ScheduleDefinition } from '@/lib/api/schedules';
 import type { ScheduleDto } from '@/lib/api/types';
+import { visible } from '@/lib/ui/visible';
 import { ReasonField } from '../actions/reason-field';
 import { PrioritySelect } from '../jobs/priority-select';
 import { Button } from '../ui/button';
@@ -64,7 +65,7 @@ export function ScheduleDialog({
     onSave(name, { cron, timezone, type, queue, payload: parsed, priority, maxAttempts: attempts, reason: reason.trim() || undefined });
   };
   return (
-    <Dialog title={editing ? `Edit schedule ${editing.name}` : 'New schedule'} onClose={onClose} keepOnBackdrop wide>
+    <Dialog title={editing ? `Edit schedule ${visible(editing.name)}` : 'New schedule'} onClose={onClose} keepOnBackdrop wide>
       <form
         className="space-y-4 text-sm"
         data-testid="schedule-dialog"
