@@ -71,6 +71,8 @@ export interface JobInput {
   idempotencyKey?: string | null;
   /** 0 (the default) runs first, 9 last; within a level, the oldest due job first. */
   priority?: number;
+  /** One job at a time per key: while one with it is queued, retrying or running, enqueue returns that one (`created: false`). */
+  singletonKey?: string | null;
 }
 
 /** The job with its attempts: the body of GET /api/jobs/:id. */
@@ -188,19 +190,20 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
 
   /**
    * More than MAX_BULK_ENQUEUE jobs go in chunks inside one transaction, each chunk's key
-   * locks held until COMMIT: the chunks are cut from the jobs in idempotency-key order (the
-   * bytes of the key, as the statement sorts within a chunk; jobs without a key after, in
-   * their order), so two such batches sharing keys take their locks in the same order and
-   * wait for each other instead of deadlocking. Results come back in input order.
+   * locks held until COMMIT: the chunks are cut from the jobs in key order (the bytes of the
+   * idempotency key, then of the singleton key, as the statement sorts within a chunk; a job
+   * without one after those with it, in their order), so two such batches sharing keys take
+   * their locks in the same order and wait for each other instead of deadlocking. Results come
+   * back in input order.
    */
   async function insertMany(db: Executor, inputs: readonly EnqueueInput[], bell: Doorbell): Promise<EnqueueResult[]> {
     if (inputs.length <= MAX_BULK_ENQUEUE) return jobEnqueue(db, inputs, { doorbell: bell });
-    const keyOf = (k: number) => inputs[k]!.idempotencyKey ?? null;
+    const byKey = (x: string | null | undefined, y: string | null | undefined) =>
+      x == null || y == null ? (x == null ? 1 : 0) - (y == null ? 1 : 0) : Buffer.compare(Buffer.from(x), Buffer.from(y));
     const order = inputs.map((_, k) => k);
     order.sort((a, b) => {
-      const [x, y] = [keyOf(a), keyOf(b)];
-      if (x === null || y === null) return x === y ? a - b : x === null ? 1 : -1;
-      return Buffer.compare(Buffer.from(x), Buffer.from(y)) || a - b;
+      const [x, y] = [inputs[a]!, inputs[b]!];
+      return byKey(x.idempotencyKey, y.idempotencyKey) || byKey(x.singletonKey, y.singletonKey) || a - b;
     });
     const out: EnqueueResult[] = new Array(inputs.length);
     for (let k = 0; k < order.length; k += MAX_BULK_ENQUEUE) {

@@ -73,6 +73,13 @@ export const jobs = pgTable(
     priority: smallint('priority').notNull().default(0),
     cancelRequestedAt: timestamp('cancel_requested_at', tz),
     idempotencyKey: text('idempotency_key'),
+    /**
+     * At most one unfinished job (queued, retrying or running) holds a singleton key
+     * (jobs_singleton_key_idx): an enqueue with the key of one returns that job, and a
+     * finished job whose key an unfinished one holds is not requeued. Finished, it lets the
+     * key go without a write.
+     */
+    singletonKey: text('singleton_key'),
     resultKey: text('result_key'),
     /** The last attempt's error message; history is in job_attempts. */
     error: text('error'),
@@ -131,6 +138,11 @@ export const jobs = pgTable(
     uniqueIndex('jobs_idempotency_key_idx')
       .on(t.idempotencyKey)
       .where(sql`idempotency_key IS NOT NULL`),
+    // Partial on the unfinished statuses, so a job lets its key go by finishing: no write of
+    // its own. Keyless rows (the hot path's) are not in it.
+    uniqueIndex('jobs_singleton_key_idx')
+      .on(t.singletonKey)
+      .where(sql`singleton_key IS NOT NULL AND status IN ('queued', 'retrying', 'running')`),
     check('jobs_priority_in_range', sql`priority BETWEEN 0 AND 9`),
     check('jobs_attempts_in_range', sql`attempt_count >= 0 AND attempt_count <= max_attempts`),
     check('jobs_max_attempts_positive', sql`max_attempts >= 1 AND attempt_budget >= 1`),
@@ -150,6 +162,7 @@ export const jobs = pgTable(
     check('jobs_queue_length', sql`length(queue) BETWEEN 1 AND 200`),
     check('jobs_type_length', sql`length(type) BETWEEN 1 AND 200`),
     check('jobs_idempotency_key_length', sql`length(idempotency_key) BETWEEN 1 AND 255`),
+    check('jobs_singleton_key_length', sql`length(singleton_key) BETWEEN 1 AND 255`),
   ],
 );
 

@@ -76,6 +76,7 @@ export const jobSchema = z
     priority: z.int().min(0).max(PRIORITY_LEVELS - 1).meta({ description: '0 runs first (the default), 9 last; within a level, the oldest due job first.' }),
     cancelRequestedAt: dateTime.nullable(),
     idempotencyKey: z.string().nullable(),
+    singletonKey: z.string().nullable().meta({ description: 'At most one queued, retrying or running job holds a singleton key: an enqueue with it meanwhile returns that job.' }),
     resultKey: z.string().nullable(),
     error: z.string().nullable(),
     checkpoints: checkpointsSchema,
@@ -209,7 +210,7 @@ export const jobDetailSchema = z
   .meta({ id: 'JobDetail' });
 
 export const enqueuedSchema = z
-  .object({ id, created: z.boolean().meta({ description: 'false when an earlier job with the same idempotency key was returned.' }) })
+  .object({ id, created: z.boolean().meta({ description: 'false when an existing job was returned instead: the one with the same idempotency key, else the queued, retrying or running one with the same singleton key.' }) })
   .meta({ id: 'Enqueued' });
 export const enqueuedManySchema = z.object({ jobs: z.array(enqueuedSchema) }).meta({ id: 'EnqueuedMany' });
 export const copiedSchema = z

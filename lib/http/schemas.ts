@@ -120,6 +120,13 @@ export const enqueueBody = z
       .meta({ description: `Attempts before the dead letter; default: the job type's (its handlers module's maxAttempts), else ${DEFAULT_MAX_ATTEMPTS}.` }),
     runAt: isoDate.optional().nullable(),
     idempotencyKey: safeText(1, 255).optional().nullable(),
+    singletonKey: safeText(1, 255)
+      .optional()
+      .nullable()
+      .meta({
+        description:
+          'One job at a time per key: while a job with this key is queued, retrying or running, an enqueue with it returns that job (`created: false`) and inserts nothing. A finished job lets the key go.',
+      }),
     priority: priority.optional().meta({ description: `${PRIORITY_RULE}; default ${DEFAULT_PRIORITY}. Within a level, the oldest due job runs first.` }),
   })
   .strict();
@@ -180,6 +187,7 @@ export function toEnqueueInput(body: z.output<typeof enqueueBody>, where = '', t
     maxAttempts: body.maxAttempts,
     runAt: body.runAt ?? null,
     idempotencyKey: body.idempotencyKey ?? null,
+    singletonKey: body.singletonKey ?? null,
     priority: body.priority ?? DEFAULT_PRIORITY,
   };
 }

@@ -27,6 +27,7 @@ import {
   jobDelete,
   jobRecover,
   jobRequeue,
+  singletonHolders,
   RECOVER_PREVIEW_LIMIT,
 } from './ops';
 import { createdFloor, finishedFloor, idRange, jobsByIds, type ListedJob, SCAN_WINDOW, windowQuery } from './read';
@@ -241,7 +242,7 @@ async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<st
 // ------------------------------------------------------------------ preview
 
 /** What `action` would do to this job as it stands now (the action re-checks it). */
-export function predict(action: BulkAction, job: ListedJob, o: BulkOptions): { change: boolean; outcome: ActionOutcome; reason: string } {
+export function predict(action: BulkAction, job: ListedJob & { singletonHolder?: string | null }, o: BulkOptions): { change: boolean; outcome: ActionOutcome; reason: string } {
   // (A prediction on this server's clock; the statement decides on the database's.)
   const kind = action === 'requeue' && o.revokeLease ? 'revoke' : action;
   if (!actionApplies(kind, job)) return { change: false, outcome: 'skipped', reason: describeRefusal(kind, job) };
@@ -284,7 +285,7 @@ const suspectWarning = (job: Pick<ListedJob, 'leaseLostStreak'>) =>
     ? `; a suspect: its last ${job.leaseLostStreak} attempts ended with their worker gone (a likely poison job), and it may take down the worker that runs it again, with the jobs beside it`
     : '';
 
-const groupReason = (r: string) => r.replace(/\b\d+ s\b/g, 'N s');
+const groupReason = (r: string) => r.replace(/\b\d+ s\b/g, 'N s').replace(/^job \d+ holds its singleton key .*?\(it is/, 'job N holds its singleton key K (it is');
 
 function tally(report: BulkReport, reasonCounts: Map<string, { reason: string; count: number }>) {
   report.reasons = [...reasonCounts.values()].sort((a, b) => b.count - a.count).slice(0, 20);
@@ -300,6 +301,8 @@ export async function previewAction(db: Executor, action: BulkAction, target: Bu
   if ('all' in resolved) return recoverAll(db, true, extra);
   const { ids, maxId, finishedBy } = resolved;
   const rows = await currentRows(db, ids);
+  // (Of the rows read here: a job further down the selection may still be requeued before it.)
+  const holders = action === 'requeue' ? await singletonHolders(db, [...rows.values()]) : new Map<string, string>();
   const report: BulkReport = emptyReport(action, true, ids.length, maxId, finishedBy);
   const reasons = new Map<string, { reason: string; count: number }>();
   for (const id of ids) {
@@ -311,7 +314,7 @@ export async function previewAction(db: Executor, action: BulkAction, target: Bu
       continue;
     }
     bump(report.byStatus, job.status);
-    const p = predict(action, job, o);
+    const p = predict(action, { ...job, singletonHolder: holders.get(id) ?? null }, o);
     if (p.change) report.changed++;
     else {
       report.skipped++;

@@ -22,6 +22,8 @@ export interface Job {
   priority: number;
   cancelRequestedAt: Date | null;
   idempotencyKey: string | null;
+  /** At most one unfinished job holds it (see schema.ts). */
+  singletonKey: string | null;
   resultKey: string | null;
   error: string | null;
   /** Saved progress by name (see ctx.checkpoint); null when the job never saved any. */
@@ -187,6 +189,7 @@ export function toJob(r: any): Job {
     priority: r.priority,
     cancelRequestedAt: r.cancel_requested_at,
     idempotencyKey: r.idempotency_key,
+    singletonKey: r.singleton_key ?? null,
     resultKey: r.result_key,
     error: r.error,
     checkpoints: r.checkpoints ?? null,
@@ -218,6 +221,7 @@ export function toJobDto(j: Job) {
     priority: j.priority,
     cancelRequestedAt: iso(j.cancelRequestedAt),
     idempotencyKey: j.idempotencyKey,
+    singletonKey: j.singletonKey,
     resultKey: j.resultKey,
     error: j.error,
     checkpoints: j.checkpoints,

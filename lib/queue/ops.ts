@@ -17,7 +17,7 @@ import { log } from '../log';
 import type { ResultStore } from '../results';
 import type { Doorbell, Ring } from './signal';
 import * as sql from './statements';
-import type { AttemptOutcome, JobStatus } from './status';
+import { type AttemptOutcome, isTerminal, type JobStatus } from './status';
 import { QueueError } from './errors';
 import { nextTick } from './cron';
 import { storableText } from './text';
@@ -64,12 +64,20 @@ export interface EnqueueInput {
   idempotencyKey?: string | null;
   /** 0 (the default) runs first, 9 last (job.ts PRIORITY_LEVELS). */
   priority?: number;
+  /**
+   * One job at a time per key: while a job with this key is queued, retrying or running, an
+   * enqueue with it returns that job and inserts nothing. A finished job lets the key go.
+   */
+  singletonKey?: string | null;
 }
 
 export interface EnqueueResult {
   id: string;
   queue: string;
-  /** false when an earlier job with the same idempotency key was returned instead. */
+  /**
+   * false when an existing job was returned instead: the one with the same idempotency key,
+   * else the unfinished one holding the same singleton key.
+   */
   created: boolean;
 }
 
@@ -91,9 +99,10 @@ export async function jobEnqueue(
 }
 
 /**
- * Tries of an insert whose idempotency key's job was deleted between the conflict and the
- * lookup (an operator's delete, retention): the key is free again each time, so each try
- * can only lose to a new job taking it, or to that one being deleted as fast.
+ * Tries of an insert whose key's job let it go between the conflict and the lookup (an
+ * idempotency key's job deleted by an operator or retention; a singleton key's job finished):
+ * the key is free again each time, so each try can only lose to a new job taking it, and that
+ * one letting it go as fast.
  */
 const KEY_FREED_TRIES = 5;
 
@@ -109,33 +118,33 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
     inputs.map((i) => i.runAt ?? null),
     inputs.map((i) => i.idempotencyKey ?? null),
     inputs.map((i) => i.priority ?? DEFAULT_PRIORITY),
+    inputs.map((i) => i.singletonKey ?? null),
   ]);
   const results: EnqueueResult[] = new Array(inputs.length);
-  const conflicted: string[] = [];
+  const conflicted: EnqueueInput[] = [];
   const due: Ring[] = [];
   for (const r of rows) {
     const k = Number(r.ord) - 1;
     if (r.job_id === null) {
-      conflicted.push(inputs[k]!.idempotencyKey!);
+      conflicted.push(inputs[k]!);
       continue;
     }
     results[k] = { id: String(r.job_id), queue: r.queue, created: true };
     if (r.due) due.push({ jobId: String(r.job_id), queue: r.queue, priority: r.priority });
   }
   if (conflicted.length) {
-    const existing = await run(db, sql.jobIdsByIdempotencyKey, [conflicted]);
-    const byKey = new Map(existing.rows.map((r) => [r.idempotency_key as string, r]));
+    const holderOf = await keyHolders(db, conflicted);
     const gone: number[] = [];
     inputs.forEach((input, k) => {
       if (results[k]) return;
-      const hit = byKey.get(input.idempotencyKey!);
-      if (hit) results[k] = { id: String(hit.job_id), queue: hit.queue, created: false };
+      const hit = holderOf(input);
+      if (hit) results[k] = { ...hit, created: false };
       else gone.push(k);
     });
     if (gone.length) {
-      // The job holding the key was deleted in between (an operator, or retention): the key
-      // is free again, and the insert is tried again.
-      if (tries + 1 >= KEY_FREED_TRIES) throw new Error(`idempotency key ${JSON.stringify(inputs[gone[0]!]!.idempotencyKey)} conflicted but no job holds it`);
+      // The job holding the key let it go in between (deleted, or finished): the key is free
+      // again, and the insert is tried again.
+      if (tries + 1 >= KEY_FREED_TRIES) throw new Error(`${keysOf(inputs[gone[0]!]!)} conflicted but no job holds it`);
       const retried = await enqueue(db, gone.map((k) => inputs[k]!), doorbell, tries + 1);
       gone.forEach((k, n) => (results[k] = retried[n]!));
     }
@@ -147,6 +156,31 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
   return results;
 }
 
+const keysOf = (i: EnqueueInput) =>
+  [i.idempotencyKey != null && `idempotency key ${JSON.stringify(i.idempotencyKey)}`, i.singletonKey != null && `singleton key ${JSON.stringify(i.singletonKey)}`]
+    .filter(Boolean)
+    .join(' or ');
+
+/**
+ * The jobs holding the keys of inputs whose insert conflicted (read after the insert, so they
+ * include those committed by concurrent enqueuers): for an input, the job with its
+ * idempotency key, else the unfinished job with its singleton key; undefined when neither
+ * holds it any more.
+ */
+async function keyHolders(db: Executor, inputs: readonly EnqueueInput[]): Promise<(i: EnqueueInput) => { id: string; queue: string } | undefined> {
+  const idem = inputs.flatMap((i) => (i.idempotencyKey != null ? [i.idempotencyKey] : []));
+  const single = inputs.flatMap((i) => (i.singletonKey != null ? [i.singletonKey] : []));
+  const [byIdem, bySingle] = await Promise.all([
+    idem.length ? run(db, sql.jobIdsByIdempotencyKey, [idem]) : null,
+    single.length ? run(db, sql.jobIdsBySingletonKey, [single]) : null,
+  ]);
+  const byKey = (result: pg.QueryResult | null, column: string) =>
+    new Map<string, { id: string; queue: string }>((result?.rows ?? []).map((r) => [r[column], { id: String(r.job_id), queue: r.queue }]));
+  const idemHolders = byKey(byIdem, 'idempotency_key');
+  const singleHolders = byKey(bySingle, 'singleton_key');
+  return (i) => (i.idempotencyKey != null ? idemHolders.get(i.idempotencyKey) : undefined) ?? (i.singletonKey != null ? singleHolders.get(i.singletonKey) : undefined);
+}
+
 async function enqueueOne(db: Executor, i: EnqueueInput, doorbell: Doorbell | null | undefined, tries: number): Promise<EnqueueResult[]> {
   const { rows } = await run(db, sql.jobEnqueueOne, [
     i.queue ?? DEFAULT_QUEUE,
@@ -156,15 +190,15 @@ async function enqueueOne(db: Executor, i: EnqueueInput, doorbell: Doorbell | nu
     i.runAt ?? null,
     i.idempotencyKey ?? null,
     i.priority ?? DEFAULT_PRIORITY,
+    i.singletonKey ?? null,
   ]);
   const r = rows[0];
   if (!r) {
-    const existing = await run(db, sql.jobIdsByIdempotencyKey, [[i.idempotencyKey]]);
-    const hit = existing.rows[0];
-    // Deleted in between (an operator, or retention): the key is free again; another try.
+    const hit = (await keyHolders(db, [i]))(i);
+    // Let go in between (deleted, or finished): the key is free again; another try.
     if (!hit && tries + 1 < KEY_FREED_TRIES) return enqueueOne(db, i, doorbell, tries + 1);
-    if (!hit) throw new Error(`idempotency key ${JSON.stringify(i.idempotencyKey)} conflicted but no job holds it`);
-    return [{ id: String(hit.job_id), queue: hit.queue, created: false }];
+    if (!hit) throw new Error(`${keysOf(i)} conflicted but no job holds it`);
+    return [{ ...hit, created: false }];
   }
   const result = { id: String(r.job_id), queue: r.queue as string, created: true };
   if (doorbell && r.due) {
@@ -430,7 +464,12 @@ export interface ActionReport {
   skipped: number;
 }
 
-type CurrentRow = Job & { leaseRemainingMs: number | null; ownerGone?: string | null };
+type CurrentRow = Job & {
+  leaseRemainingMs: number | null;
+  ownerGone?: string | null;
+  /** The unfinished job, another one, that holds this job's singleton key. */
+  singletonHolder?: string | null;
+};
 
 async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<string, CurrentRow>> {
   if (ids.length === 0) return new Map();
@@ -438,7 +477,12 @@ async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<st
   return new Map(
     rows.map((r) => [
       String(r.job_id),
-      { ...toJob(r), leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms), ownerGone: r.owner_gone ?? null },
+      {
+        ...toJob(r),
+        leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
+        ownerGone: r.owner_gone ?? null,
+        singletonHolder: r.singleton_holder === null ? null : String(r.singleton_holder),
+      },
     ]),
   );
 }
@@ -453,6 +497,8 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
       ? `running on ${owner}: only a waiting job (queued or retrying) can be rescheduled`
       : `already ${job.status}: only a waiting job (queued or retrying) can be rescheduled; requeue it to run it again`;
   }
+  if ((action === 'requeue' || action === 'revoke') && job.singletonHolder)
+    return `job ${job.singletonHolder} holds its singleton key ${JSON.stringify(job.singletonKey)} (it is queued, retrying or running): requeue this one once that one has finished`;
   const leaseLive = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
   switch (job.status) {
     case 'running':
@@ -497,9 +543,10 @@ function seenParam(ids: readonly string[], seen: SeenJobs | undefined): string |
  */
 export function actionApplies(
   action: Parameters<typeof describeRefusal>[0],
-  job: Pick<Job, 'status' | 'runAt' | 'cancelRequestedAt'> & { leaseRemainingMs: number | null },
+  job: Pick<CurrentRow, 'status' | 'runAt' | 'cancelRequestedAt' | 'leaseRemainingMs' | 'singletonHolder'>,
 ): boolean {
-  const requeueable = ['failed', 'cancelled', 'completed', 'retrying'].includes(job.status) || (job.status === 'queued' && job.runAt.getTime() > Date.now());
+  const requeueable =
+    (['failed', 'cancelled', 'completed', 'retrying'].includes(job.status) || (job.status === 'queued' && job.runAt.getTime() > Date.now())) && !job.singletonHolder;
   switch (action) {
     case 'requeue':
       return requeueable;
@@ -560,6 +607,47 @@ export async function jobCancel(db: Executor, p: { ids: readonly string[]; seen?
 }
 
 /**
+ * Tries of a statement that lost a race for a singleton key: an enqueue or another requeue
+ * took the key of a job it requeues after its snapshot was taken, so its insert into
+ * jobs_singleton_key_idx failed (nothing was written). The next try sees the holder and
+ * leaves that job alone; each try can only lose to yet another statement taking a key.
+ */
+const SINGLETON_RACE_TRIES = 5;
+
+async function retriedOnSingletonRace<T>(statement: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await statement();
+    } catch (err) {
+      const e = err as { code?: string; constraint?: string };
+      if (tries >= SINGLETON_RACE_TRIES || e.code !== '23505' || e.constraint !== 'jobs_singleton_key_idx') throw err;
+    }
+  }
+}
+
+/**
+ * For a requeue's preview: which of these jobs would be left alone for their singleton key,
+ * and the job holding it (as the statement decides, see statements.ts singletonFree): a
+ * finished job whose key an unfinished job holds, or one the oldest finished job of the
+ * selection with the same key takes first. Returns job id → holder id.
+ */
+export async function singletonHolders(db: Executor, jobs: readonly Pick<Job, 'id' | 'status' | 'singletonKey'>[]): Promise<Map<string, string>> {
+  const finished = jobs
+    .filter((j) => j.singletonKey !== null && isTerminal(j.status))
+    .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  const out = new Map<string, string>();
+  if (!finished.length) return out;
+  const { rows } = await run(db, sql.jobIdsBySingletonKey, [[...new Set(finished.map((j) => j.singletonKey))]]);
+  const holder = new Map<string, string>(rows.map((r) => [r.singleton_key, String(r.job_id)]));
+  for (const j of finished) {
+    const h = holder.get(j.singletonKey!);
+    if (h) out.set(j.id, h);
+    else holder.set(j.singletonKey!, j.id);
+  }
+  return out;
+}
+
+/**
  * jobRequeue — put finished (or backing-off) jobs back in the queue, due now. A running
  * job is refused unless `revokeLease` is set; then its lease is revoked and the fence
  * guarantees the old owner can no longer write.
@@ -578,7 +666,7 @@ export async function jobRequeue(
   const ids = uniq(p.ids);
   const changed = new Map<string, { outcome: ActionOutcome; job?: Job }>();
   const requeue = async (these: string[]) => {
-    const { rows } = await run(db, sql.jobRequeue, [these, !!p.resetAttempts, seenParam(these, p.seen)]);
+    const { rows } = await retriedOnSingletonRace(() => run(db, sql.jobRequeue, [these, !!p.resetAttempts, seenParam(these, p.seen)]));
     for (const r of rows) changed.set(String(r.job_id), { outcome: 'requeued', job: toJob(r) });
     await dropResults(p.results, rows.map((r) => r.dropped_result_key));
   };

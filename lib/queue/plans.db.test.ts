@@ -151,6 +151,8 @@ const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['delete finished jobs (an operator\'s)', sql.jobDelete, () => [ids, null], /jobs_pkey/],
   ['delete finished jobs as a filter saw them', sql.jobDelete, () => [ids, byId('failed:1')], /jobs_pkey/],
   ['requeue jobs as a filter saw them', sql.jobRequeue, () => [ids, false, byId('failed:1')], /jobs_pkey/],
+  ['the unfinished jobs holding singleton keys (an enqueue\'s conflict)', sql.jobIdsBySingletonKey, () => [['k1', 'k2']], /jobs_singleton_key_idx/],
+  ['a refused action\'s jobs as they stand, with the holders of their singleton keys', sql.jobCurrent, () => [ids], /jobs_singleton_key_idx/],
   ['cancel jobs as a filter saw them', sql.jobCancel, () => [ids, byId('queued:0')], /jobs_pkey/],
   ['attempts of deleted jobs', sql.attemptsOfDeletedJobs, () => [ids], /ended_attempts_pkey/],
   ['a job\'s attempts, the one in progress included (the job_attempts view)', { name: 'attempts_of_job', text: ATTEMPTS_OF_JOB_SQL }, () => [ids[0]], /ended_attempts_pkey[\s\S]*jobs_pkey/],

@@ -59,7 +59,7 @@ export const LIST_ERROR_MAX_CHARS = 500;
 const LIST_COLUMNS = `job_id, queue, type, status,
   CASE WHEN pg_column_size(payload) <= ${LIST_PAYLOAD_MAX_BYTES} THEN payload END AS payload,
   pg_column_size(payload) AS payload_bytes, attempt_count, max_attempts, attempt_budget, worker_id,
-  heartbeat_at, lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key, result_key,
+  heartbeat_at, lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key, singleton_key, result_key,
   left(error, ${LIST_ERROR_MAX_CHARS}) AS error, created_at, started_at, finished_at, lease_lost_streak,
   CASE WHEN pg_column_size(checkpoints) <= ${LIST_PAYLOAD_MAX_BYTES} THEN checkpoints END AS checkpoints,
   extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}`;
@@ -480,7 +480,7 @@ SELECT attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error
 export async function getJob(db: Executor, id: string, { payload = true }: { payload?: boolean } = {}): Promise<JobDetail | null> {
   const { rows } = await db.query(
     `SELECT job_id, queue, type, status, attempt_count, max_attempts, attempt_budget, worker_id, heartbeat_at,
-            lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key, result_key, error, checkpoints,
+            lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key, singleton_key, result_key, error, checkpoints,
             lease_lost_streak, created_at, started_at, finished_at,
             ${payload ? 'payload, payload::text AS payload_text' : 'NULL::jsonb AS payload, NULL::text AS payload_text'},
             extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}, now() AS db_now

@@ -62,7 +62,7 @@ const asSeen = (param: string) => `coalesce(${at(param, 'text')} = jobs.status::
 /** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
 const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
   worker_id, heartbeat_at, lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key,
-  result_key, error, checkpoints, lease_lost_streak, created_at, started_at, finished_at`;
+  singleton_key, result_key, error, checkpoints, lease_lost_streak, created_at, started_at, finished_at`;
 const jobColumns = (alias: string) =>
   JOB_COLUMNS.split(',')
     .map((c) => `${alias}.${c.trim()}`)
@@ -80,13 +80,16 @@ const attemptsFor = (given: string, type: string) =>
 /**
  * jobEnqueue — insert new jobs (one or many) as `queued`.
  * Params: $1 queue[], $2 type[], $3 payload (JSON text)[], $4 max_attempts[] (NULL: see attemptsFor),
- *         $5 run_at[] (NULL = now()), $6 idempotency_key[] (NULL = none), $7 priority[].
+ *         $5 run_at[] (NULL = now()), $6 idempotency_key[] (NULL = none), $7 priority[],
+ *         $8 singleton_key[] (NULL = none).
  * A run_at in the past is stored as now(): such a job is due at once, and its wait (the
  * queue-wait metric, the overview's oldest due job) and its place in line count from its
  * enqueue, not from a date the producer chose.
  * Ids are drawn from the sequence before the insert so each input row learns its id.
- * Compare: a row whose idempotency key already exists is not inserted (ON CONFLICT).
- * Returns: one row per input, in input order: ord, job_id (NULL when the key existed),
+ * Compare: a row whose idempotency key already exists, or whose singleton key an unfinished
+ *          job holds (an earlier row of the same batch included), is not inserted (ON
+ *          CONFLICT, on either unique index: the job id, drawn from the sequence, never conflicts).
+ * Returns: one row per input, in input order: ord, job_id (NULL when a key was taken),
  *          queue, priority, due (run_at <= now(): ring the doorbell now).
  */
 export const jobEnqueue: Statement = {
@@ -94,17 +97,18 @@ export const jobEnqueue: Statement = {
   text: `
 WITH input AS MATERIALIZED (
   SELECT nextval('jobs_job_id_seq'::regclass) AS job_id, t.queue, t.type, t.payload,
-         ${attemptsFor('t.max_attempts', 't.type')} AS max_attempts, t.run_at, t.idempotency_key, t.priority, t.ord
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[], $7::smallint[])
-         WITH ORDINALITY AS t(queue, type, payload, max_attempts, run_at, idempotency_key, priority, ord)
+         ${attemptsFor('t.max_attempts', 't.type')} AS max_attempts, t.run_at, t.idempotency_key, t.priority, t.singleton_key, t.ord
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[], $7::smallint[], $8::text[])
+         WITH ORDINALITY AS t(queue, type, payload, max_attempts, run_at, idempotency_key, priority, singleton_key, ord)
 ), ins AS (
-  INSERT INTO jobs (job_id, queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority)
-  SELECT job_id, queue, type, payload::jsonb, max_attempts, max_attempts, GREATEST(run_at, now()), idempotency_key, priority
+  INSERT INTO jobs (job_id, queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority, singleton_key)
+  SELECT job_id, queue, type, payload::jsonb, max_attempts, max_attempts, GREATEST(run_at, now()), idempotency_key, priority, singleton_key
     -- in key order (byte order, as lib/client.ts sorts the chunks of a larger batch): two
     -- batches sharing keys in different orders would each wait for a key the other holds (a
-    -- deadlock); ids were drawn in input order above, so they keep it
-    FROM input ORDER BY idempotency_key COLLATE "C" NULLS LAST, ord
-  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    -- deadlock); ids were drawn in input order above, so they keep it. (Batches that share
+    -- both kinds of key, paired differently, can still deadlock: PostgreSQL then fails one.)
+    FROM input ORDER BY idempotency_key COLLATE "C" NULLS LAST, singleton_key COLLATE "C" NULLS LAST, ord
+  ON CONFLICT DO NOTHING
   RETURNING job_id, run_at <= now() AS due
 )
 SELECT input.ord, ins.job_id, input.queue, input.priority, coalesce(ins.due, false) AS due
@@ -116,16 +120,17 @@ SELECT input.ord, ins.job_id, input.queue, input.priority, coalesce(ins.due, fal
  * jobEnqueueOne — jobEnqueue for a single job: a plain INSERT, the cheapest statement for
  * the commonest call (a producer enqueuing one job and waiting for its 202).
  * Params: $1 queue, $2 type, $3 payload (JSON text), $4 max_attempts, $5 run_at (NULL or
- *         past = now(), as in jobEnqueue), $6 idempotency_key (NULL = none), $7 priority.
- * Returns: job_id, queue, priority, due — or no row when the idempotency key existed.
+ *         past = now(), as in jobEnqueue), $6 idempotency_key (NULL = none), $7 priority,
+ *         $8 singleton_key (NULL = none).
+ * Returns: job_id, queue, priority, due — or no row when a key was taken (as jobEnqueue).
  */
 export const jobEnqueueOne: Statement = {
   name: 'leasehold_job_enqueue_one',
   text: `
-INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority)
-SELECT $1, $2, $3::jsonb, a.n, a.n, GREATEST($5::timestamptz, now()), $6, $7
+INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority, singleton_key)
+SELECT $1, $2, $3::jsonb, a.n, a.n, GREATEST($5::timestamptz, now()), $6, $7, $8
   FROM (SELECT ${attemptsFor('$4::int', '$2::text')} AS n) a
-ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+ON CONFLICT DO NOTHING
 RETURNING job_id, queue, priority, run_at <= now() AS due`,
 };
 
@@ -137,6 +142,21 @@ RETURNING job_id, queue, priority, run_at <= now() AS due`,
 export const jobIdsByIdempotencyKey: Statement = {
   name: 'leasehold_job_ids_by_idempotency_key',
   text: `SELECT idempotency_key, job_id, queue FROM jobs WHERE idempotency_key = ANY($1::text[])`,
+};
+
+/** The statuses in which a job holds its singleton key (jobs_singleton_key_idx). */
+const holdsSingletonKey = (alias: string) => `${alias}.status IN ('queued', 'retrying', 'running')`;
+/** The unfinished job other than `alias` holding `alias`'s singleton key (NULL: none, or no key). */
+const singletonHolder = (alias: string) =>
+  `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND ${holdsSingletonKey('h')} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
+
+/**
+ * jobIdsBySingletonKey — the unfinished jobs holding keys that conflicted on enqueue, as
+ * jobIdsByIdempotencyKey. Params: $1 singleton_key[].
+ */
+export const jobIdsBySingletonKey: Statement = {
+  name: 'leasehold_job_ids_by_singleton_key',
+  text: `SELECT singleton_key, job_id, queue FROM jobs WHERE singleton_key = ANY($1::text[]) AND ${holdsSingletonKey('jobs')}`,
 };
 
 /**
@@ -929,7 +949,8 @@ RETURNING ${JOB_COLUMNS}`,
  * Params: $1 job_id[], $2 reset_attempts (boolean), $3 the jobs as the caller saw them
  *         (asSeen; NULL = no expectation).
  * Compare: failed, cancelled, completed or retrying, or queued but not due yet (a running
- *          job is refused: use jobRevoke; a queued job already due is left as it is); as seen.
+ *          job is refused: use jobRevoke; a queued job already due is left as it is); as seen;
+ *          a finished job's singleton key free (see singletonFree).
  * Swap: queued, run_at = now(). attempt_count never goes down (it is the fencing token);
  *       instead max_attempts is raised so the job has at least one attempt left, or a
  *       whole fresh budget (attempt_budget) with $2. A completed job's result and
@@ -938,6 +959,17 @@ RETURNING ${JOB_COLUMNS}`,
  *          from the row locked here: the caller deletes that blob, or nothing would.
  */
 const requeueable = `(status IN ('failed', 'cancelled', 'completed', 'retrying') OR (status = 'queued' AND run_at > now()))`;
+/**
+ * A finished job goes back to waiting only with its singleton key free: held by no unfinished
+ * job (an enqueue took it since), and by no older finished job of the same selection ($1),
+ * which takes it first. Otherwise the statement would break jobs_singleton_key_idx. (One
+ * taken by a concurrent statement after this one's snapshot still does: ops.jobRequeue tries
+ * again, and the next statement sees it.)
+ */
+const singletonFree = `(jobs.singleton_key IS NULL OR jobs.status IN ('queued', 'retrying')
+    OR (${singletonHolder('jobs')} IS NULL
+        AND NOT EXISTS (SELECT 1 FROM jobs twin WHERE twin.job_id = ANY($1::bigint[]) AND twin.job_id < jobs.job_id
+                           AND twin.singleton_key = jobs.singleton_key AND twin.status IN ('failed', 'cancelled', 'completed'))))`;
 export const jobRequeue: Statement = {
   name: 'leasehold_job_requeue',
   // The compare in the locking read as well: running jobs in the selection are never
@@ -951,10 +983,11 @@ UPDATE jobs
        checkpoints = CASE WHEN status = 'completed' THEN NULL ELSE checkpoints END,
        max_attempts = GREATEST(max_attempts, attempt_count + CASE WHEN $2::boolean THEN attempt_budget ELSE 1 END)
   FROM (SELECT job_id AS before_id, result_key AS dropped_result_key FROM jobs
-         WHERE job_id = ANY($1::bigint[]) AND ${requeueable} AND ${asSeen('$3')} FOR UPDATE) before
+         WHERE job_id = ANY($1::bigint[]) AND ${requeueable} AND ${asSeen('$3')} AND ${singletonFree} FOR UPDATE) before
  WHERE job_id = before.before_id
    AND ${requeueable}
    AND ${asSeen('$3')}
+   AND ${singletonFree}
 RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
 };
 
@@ -1343,7 +1376,8 @@ export const jobsAheadOfTypes: Statement = { name: 'leasehold_jobs_ahead_of_type
 export const jobCurrent: Statement = {
   name: 'leasehold_job_current',
   text: `
-SELECT ${JOB_COLUMNS}, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}
+SELECT ${JOB_COLUMNS}, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL},
+       ${singletonHolder('jobs')} AS singleton_holder
   FROM jobs WHERE job_id = ANY($1::bigint[])`,
 };
 

@@ -37,6 +37,7 @@ interface EnqueueOptions {
   priority?: number;
   runAt?: string;
   idempotencyKey?: string;
+  singletonKey?: string;
   dryRun?: boolean;
   allOrNothing?: boolean;
   batchSize: number;
@@ -64,6 +65,7 @@ export function addEnqueueCommand(program: Command) {
     .option('--priority <n>', '0 (the default: runs first) to 9 (runs last) (with --file: for lines that give none)', intArg(0, PRIORITY_LEVELS - 1))
     .option('--run-at <iso>', 'when a single job becomes due (ISO 8601 with a zone)')
     .option('--idempotency-key <key>', 'a second enqueue with the same key returns the first job')
+    .option('--singleton-key <key>', 'while a job with this key is queued, retrying or running, return it instead of a new one')
     .option('--dry-run', 'validate only: report what would be refused, write nothing')
     .option('--all-or-nothing', 'with --file: one transaction; any invalid line and nothing is written')
     .addOption(new Option('--batch-size <n>', 'rows per INSERT statement').argParser(intArg(1, MAX_BULK_ENQUEUE)).default(MAX_BULK_ENQUEUE))
@@ -84,12 +86,13 @@ ${EXIT_CODES_HELP}
     .action(async (type: string | undefined, payload: unknown, o: EnqueueOptions) => {
       if (o.file !== undefined) {
         if (type !== undefined) throw new QueueError('invalid_request', 'give either a job type or --file, not both');
-        if (o.runAt || o.idempotencyKey) throw new QueueError('invalid_request', '--run-at and --idempotency-key are per job: put them in the lines of the file');
+        if (o.runAt || o.idempotencyKey || o.singletonKey)
+          throw new QueueError('invalid_request', '--run-at, --idempotency-key and --singleton-key are per job: put them in the lines of the file');
         return enqueueFile(o);
       }
       if (type === undefined) throw new QueueError('invalid_request', 'give a job type (leasehold enqueue demo.noop) or --file');
       if (o.allOrNothing) throw new QueueError('invalid_request', '--all-or-nothing applies to --file');
-      const job = { type, payload, queue: o.queue, maxAttempts: o.maxAttempts, priority: o.priority, runAt: o.runAt, idempotencyKey: o.idempotencyKey };
+      const job = { type, payload, queue: o.queue, maxAttempts: o.maxAttempts, priority: o.priority, runAt: o.runAt, idempotencyKey: o.idempotencyKey, singletonKey: o.singletonKey };
       // A built-in type is checked before the database is opened; another needs the registry.
       if (builtinJobTypes.payloadOf(type)) validateJob(job);
       if (o.dryRun) {
@@ -105,8 +108,9 @@ ${EXIT_CODES_HELP}
         const input = validateJob(job, '', await jobTypesFrom(async () => pool)(type));
         return jobEnqueue(pool, [input], { doorbell });
       });
-      if (o.json) printJson(r);
-      else console.log(`${r!.id}${r!.created ? '' : '\t(an existing job for this idempotency key)'}`);
+      if (o.json) return printJson(r);
+      const keys = [o.idempotencyKey && 'idempotency', o.singletonKey && 'singleton'].filter(Boolean).join(' or ');
+      console.log(`${r!.id}${r!.created ? '' : `\t(an existing job for this ${keys} key)`}`);
     });
 }
 

@@ -117,6 +117,7 @@ export function addReadCommands(program: Command) {
             ['created', time(j.createdAt)],
             ['finished', time(j.finishedAt)],
             ['idempotency key', j.idempotencyKey],
+            ['singleton key', j.singletonKey],
             ['payload', oneLine(JSON.stringify(j.payload), 200)],
             ['error', oneLine(j.error, 200)],
           ],

@@ -32,6 +32,7 @@ const detail = (id: string): JobDetailDto => ({
     priority: 0,
     cancelRequestedAt: null,
     idempotencyKey: null,
+    singletonKey: null,
     resultKey: null,
     error: null,
     checkpoints: null,

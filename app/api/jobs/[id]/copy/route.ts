@@ -13,7 +13,8 @@ import { serverContext } from '@/lib/server/context';
  * job of job :id's type: what an operator does with a dead job whose input was wrong (mend
  * the payload, run it again) without rewriting the original, whose history stays as it ran.
  * Left out, the payload, queue, attempts and priority are the original's (its enqueued attempts, not
- * what requeues raised them to), due now. The copy is checked as POST /api/jobs checks a job
+ * what requeues raised them to), due now. The singleton key is kept: while another job holds
+ * it, the copy is refused (409) rather than two of its kind running at once. The copy is checked as POST /api/jobs checks a job
  * (its type's payload schema included). Operator or admin; one audit entry (`copy`) on both
  * jobs, so each one's timeline links to the other. 202 {id, created, copyOf}.
  */
@@ -36,11 +37,20 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     '',
     await knownJobTypes(pool, [job.type]),
   );
+  input.singletonKey = job.singletonKey;
   const [made] = await audited(
     pool,
     actorOf(who),
     { action: 'copy', target: { ids: [id] }, jobIds: [id], reason: body.reason, details: { queue: input.queue, priority: input.priority, payloadChanged: body.payload !== undefined } },
-    () => jobEnqueue(pool, [input], { doorbell }),
+    async () => {
+      const made = await jobEnqueue(pool, [input], { doorbell });
+      if (!made[0]!.created)
+        throw new QueueError(
+          'state_forbids',
+          `job ${made[0]!.id} holds this job's singleton key ${JSON.stringify(job.singletonKey)} (it is queued, retrying or running): copy it once that one has finished`,
+        );
+      return made;
+    },
     ([r]) => ({ changed: 1, skipped: 0, jobIds: [id, r!.id], details: { copy: r!.id } }),
   );
   return json({ id: made!.id, created: true, copyOf: id }, 202);

@@ -1,0 +1,129 @@
+/**
+ * Singleton keys: at most one unfinished job (queued, retrying or running) holds a key. An
+ * enqueue with a held key returns the holder; a finished job lets its key go; a requeue never
+ * brings back a second holder, whether the key was taken before its statement or during it.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
+import { testDatabase } from '../../test/db';
+import { waitFor } from '../../test/wait';
+import { previewAction } from './bulk';
+import * as ops from './ops';
+
+const db = await testDatabase();
+const queue = 'singleton';
+
+const claimAndEnd = async (id: string, end: 'complete' | 'fail' | 'retry') => {
+  const [job] = await ops.jobClaim(db.pool, { workerId: 'w1', leaseMs: 60_000, ids: [id] });
+  assert.ok(job, `job ${id} claimed`);
+  const item = { jobId: job.id, attempt: job.attemptCount };
+  if (end === 'complete') await ops.jobComplete(db.pool, { workerId: 'w1', items: [item] });
+  else await ops.jobFail(db.pool, { workerId: 'w1', items: [{ ...item, error: 'boom', permanent: end === 'fail', backoffMs: 60_000 }] });
+};
+
+const unfinished = async (key: string) =>
+  (await db.pool.query(`SELECT job_id::text AS id FROM jobs WHERE singleton_key = $1 AND status IN ('queued', 'retrying', 'running')`, [key])).rows.map((r) => r.id);
+
+test('an enqueue returns the job holding the key while it waits, runs and retries; once it finishes, a new job takes the key', async () => {
+  const key = 'digest:user:1';
+  const [first] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
+  assert.equal(first!.created, true);
+  const again = async () => (await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', payload: { n: 2 }, singletonKey: key }]))[0]!;
+  assert.deepEqual(await again(), { id: first!.id, queue, created: false }, 'queued: the holder comes back');
+
+  const [job] = await ops.jobClaim(db.pool, { workerId: 'w1', leaseMs: 60_000, ids: [first!.id] });
+  assert.deepEqual(await again(), { id: first!.id, queue, created: false }, 'running: the holder comes back');
+  await ops.jobFail(db.pool, { workerId: 'w1', items: [{ jobId: job!.id, attempt: job!.attemptCount, error: 'boom', backoffMs: 60_000 }] });
+  assert.deepEqual(await again(), { id: first!.id, queue, created: false }, 'retrying: the holder comes back');
+
+  const [retry] = await ops.jobClaim(db.pool, { workerId: 'w1', leaseMs: 60_000, ids: [first!.id] });
+  assert.equal(retry, undefined, 'not due yet (backoff)');
+  await ops.jobRequeue(db.pool, { ids: [first!.id] });
+  await claimAndEnd(first!.id, 'complete');
+  const next = await again();
+  assert.equal(next.created, true, 'completed: the key is free');
+  assert.notEqual(next.id, first!.id);
+  assert.deepEqual(await unfinished(key), [next.id]);
+});
+
+test('in one batch, and from many producers at once, one job per key is made and every caller gets its id', async () => {
+  const results = await ops.jobEnqueue(db.pool, [
+    { queue, type: 'demo.noop', singletonKey: 'batch:a' },
+    { queue, type: 'demo.noop', singletonKey: 'batch:b' },
+    { queue, type: 'demo.noop', singletonKey: 'batch:a' },
+    { queue, type: 'demo.noop' },
+  ]);
+  assert.deepEqual(results.map((r) => r.created), [true, true, false, true]);
+  assert.equal(results[2]!.id, results[0]!.id);
+
+  const many = await Promise.all(Array.from({ length: 30 }, (_, n) => ops.jobEnqueue(db.pool, n % 2 ? [{ queue, type: 'demo.noop', singletonKey: 'race' }] : [{ queue, type: 'demo.noop', singletonKey: 'race' }, { queue, type: 'demo.noop' }])));
+  const ids = new Set(many.map((r) => r[0]!.id));
+  assert.equal(ids.size, 1, 'every producer got the same job');
+  assert.equal(many.filter((r) => r[0]!.created).length, 1);
+  assert.deepEqual(await unfinished('race'), [...ids]);
+});
+
+test('an idempotency key used before wins over a singleton key: the caller gets the job of its own request', async () => {
+  const [a] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-7', singletonKey: 'both' }]);
+  await claimAndEnd(a!.id, 'complete');
+  const [b] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-8', singletonKey: 'both' }]);
+  assert.equal(b!.created, true);
+  assert.deepEqual((await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-7', singletonKey: 'both' }]))[0], { id: a!.id, queue, created: false });
+  assert.deepEqual((await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-9', singletonKey: 'both' }]))[0], { id: b!.id, queue, created: false });
+});
+
+test('a requeue leaves a finished job whose key another job holds, and of two finished ones requeued together takes the older; the preview says so', async () => {
+  const key = 'report:42';
+  const [old] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
+  await claimAndEnd(old!.id, 'fail');
+  const [older] = [old!.id];
+  const [newer] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
+  await claimAndEnd(newer!.id, 'fail');
+  const [holder] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
+  assert.equal(holder!.created, true);
+
+  const preview = await previewAction(db.pool, 'requeue', { ids: [newer!.id, older] }, {}, {});
+  assert.equal(preview.changed, 0);
+  assert.match(preview.items[0]!.reason!, new RegExp(`^job ${holder!.id} holds its singleton key "report:42"`));
+  const refused = await ops.jobRequeue(db.pool, { ids: [older] });
+  assert.equal(refused.changed, 0);
+  assert.match(refused.items[0]!.reason!, new RegExp(`^job ${holder!.id} holds its singleton key "report:42" \\(it is queued, retrying or running\\): requeue this one once that one has finished`));
+
+  await claimAndEnd(holder!.id, 'complete');
+  const twins = await previewAction(db.pool, 'requeue', { ids: [newer!.id, older] }, {}, {});
+  assert.deepEqual(twins.items.map((i) => [i.id, i.ok]), [[newer!.id, false], [older, true]]);
+  assert.match(twins.items[0]!.reason!, new RegExp(`^job ${older} holds its singleton key`), 'the older one of the selection takes it first');
+  const report = await ops.jobRequeue(db.pool, { ids: [newer!.id, older] });
+  assert.deepEqual(report.items.map((i) => [i.id, i.outcome]), [[newer!.id, 'skipped'], [older, 'requeued']]);
+  assert.match(report.items[0]!.reason!, new RegExp(`^job ${older} holds its singleton key`));
+  assert.deepEqual(await unfinished(key), [older]);
+});
+
+test('a key taken by a producer while a requeue waits for it: the requeue tries again and leaves the job, with why', async () => {
+  const key = 'race:requeue';
+  const [done] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
+  await claimAndEnd(done!.id, 'complete');
+  // A producer's transaction has inserted a job with the key, not committed: the requeue's
+  // snapshot cannot see it, so its compare passes, and its index insert waits on the producer.
+  const producer = new pg.Client({ connectionString: db.url });
+  await producer.connect();
+  try {
+    await producer.query('BEGIN');
+    const [taken] = await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: key }]);
+    const requeue = ops.jobRequeue(db.pool, { ids: [done!.id] });
+    await waitFor('the requeue to wait on the producer', async () => {
+      const { rows } = await db.pool.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%status = ''queued''%' AND pid <> pg_backend_pid()`,
+      );
+      return rows.length > 0;
+    });
+    await producer.query('COMMIT');
+    const report = await requeue;
+    assert.equal(report.changed, 0);
+    assert.match(report.items[0]!.reason!, new RegExp(`^job ${taken!.id} holds its singleton key`));
+    assert.deepEqual(await unfinished(key), [taken!.id]);
+  } finally {
+    await producer.end();
+  }
+});
