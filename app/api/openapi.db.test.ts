@@ -226,6 +226,35 @@ describe('every route answers as documented', () => {
     assert.equal((await call('POST', '/api/jobs/{id}/copy', { params: { id: '424242424' } })).status, 404);
   });
 
+  test('singleton keys: POST /api/jobs returns the holder, the job page names it, a requeue or a copy is refused while it is held', async () => {
+    const first = await call('POST', '/api/jobs', { body: { type: 'demo.noop', queue: 'oa', singletonKey: 'oa-single' } });
+    assert.deepEqual([first.status, first.body.created], [202, true]);
+    const again = await call('POST', '/api/jobs', { body: { type: 'demo.noop', payload: { other: 1 }, singletonKey: 'oa-single' } });
+    assert.deepEqual([again.status, again.body], [202, { id: first.body.id, created: false }]);
+    const batch = await call('POST', '/api/jobs', { body: [{ type: 'demo.noop', singletonKey: 'oa-single' }, { type: 'demo.noop', singletonKey: 'oa-other' }] });
+    assert.deepEqual(batch.body.jobs.map((j: { id: string; created: boolean }) => [j.id === first.body.id, j.created]), [[true, false], [false, true]]);
+    assert.equal((await call('POST', '/api/jobs', { body: { type: 'demo.noop', singletonKey: '' } })).status, 400);
+
+    const dead = await insertJob(db.pool, { status: 'failed', attemptCount: 1, maxAttempts: 1, queue: 'oa' });
+    await db.pool.query(`UPDATE jobs SET singleton_key = 'oa-single' WHERE job_id = $1`, [dead]);
+    const detail = await call('GET', '/api/jobs/{id}', { params: { id: dead } });
+    assert.deepEqual([detail.body.job.singletonKey, detail.body.singletonHolder], ['oa-single', first.body.id]);
+    assert.equal((await call('GET', '/api/jobs/{id}', { params: { id: first.body.id } })).body.singletonHolder, undefined, 'the holder itself has none');
+    const requeue = await call('POST', '/api/jobs/{id}/requeue', { params: { id: dead } });
+    assert.equal(requeue.status, 409);
+    assert.match(requeue.body.error.message, new RegExp(`job ${first.body.id} holds its singleton key "oa-single"`));
+    const copy = await call('POST', '/api/jobs/{id}/copy', { params: { id: dead } });
+    assert.equal(copy.status, 409);
+    assert.match(copy.body.error.message, new RegExp(`job ${first.body.id} holds this job's singleton key`));
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE singleton_key = 'oa-single'`);
+    assert.equal(rows[0].n, 2, 'the refused copy wrote nothing');
+
+    await db.pool.query(`UPDATE jobs SET status = 'cancelled', finished_at = now() WHERE job_id = $1`, [first.body.id]);
+    const copied = await call('POST', '/api/jobs/{id}/copy', { params: { id: dead } });
+    assert.equal(copied.status, 202);
+    assert.equal((await call('GET', '/api/jobs/{id}', { params: { id: copied.body.id } })).body.job.singletonKey, 'oa-single', 'the copy keeps the key');
+  });
+
   test('POST /api/recover', async () => {
     await insertJob(db.pool, { status: 'running', workerId: 'gone', leaseInMs: -5_000 });
     await insertJob(db.pool, { runInMs: -60_000 }); // due, waiting, never rung

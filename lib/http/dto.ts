@@ -52,6 +52,7 @@ export const detailDto = (d: JobDetail) => ({
   ...(d.payloadText === null ? { payloadOmitted: true as const } : {}),
   attempts: d.attempts.map(attemptDto),
   dbNow: d.dbNow.toISOString(),
+  ...(d.singletonHolder ? { singletonHolder: d.singletonHolder } : {}),
   ...(d.workers ? { workers: d.workers } : {}),
   ...(d.ahead ? { ahead: d.ahead } : {}),
 });

@@ -175,6 +175,9 @@ export const jobDetailSchema = z
     payloadOmitted: z.literal(true).optional().meta({ description: 'Present (true) when payload=0 left the payload out.' }),
     attempts: z.array(attemptSchema),
     dbNow: dateTime,
+    singletonHolder: id.optional().meta({
+      description: "Present when another job, queued, retrying or running, holds this job's singleton key: a requeue or a copy of this one waits until that one has finished.",
+    }),
     workers: z
       .object({
         onQueue: count,

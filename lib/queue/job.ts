@@ -118,6 +118,17 @@ export const OWNER_GONE_SQL = `CASE WHEN status = 'running' THEN
     (SELECT coalesce(w.exit, 'stopped without handing the job back') FROM workers w WHERE w.worker_id = jobs.worker_id AND w.stopped_at IS NOT NULL)
   END AS owner_gone`;
 
+/** The statuses in which a job holds its singleton key (jobs_singleton_key_idx's predicate). */
+export const HOLDS_SINGLETON_KEY = `status IN ('queued', 'retrying', 'running')`;
+
+/**
+ * The unfinished job, another than `alias`'s, that holds `alias`'s singleton key (NULL: none,
+ * or no key): why a requeue or a copy of a finished job is refused, and what the job page
+ * links to. One probe of jobs_singleton_key_idx.
+ */
+export const singletonHolderSql = (alias: string) =>
+  `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND h.${HOLDS_SINGLETON_KEY} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
+
 /**
  * How long ago the recover sweep last ran, in ms by the database clock (NULL: never
  * recorded): the overview's "sweep stopped" warning and a job page's expired-lease badge.

@@ -8,7 +8,7 @@ import { type Executor, onOneSnapshot } from '../db/client';
 import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceMomentSql, sinceSql } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
-import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, type Seen, toJob } from './job';
+import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, type Seen, singletonHolderSql, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
 import type { JobsAhead } from './ops';
@@ -448,6 +448,8 @@ export interface JobDetail {
   leaseRemainingMs: number | null;
   /** See ListedJob.ownerGone. */
   ownerGone: string | null;
+  /** Another job, unfinished, that holds this job's singleton key (this one finished, or never took it). */
+  singletonHolder: string | null;
   dbNow: Date;
   /**
    * For a job waiting its turn (queued or retrying) or running, the live workers that serve
@@ -483,7 +485,8 @@ export async function getJob(db: Executor, id: string, { payload = true }: { pay
             lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key, singleton_key, result_key, error, checkpoints,
             lease_lost_streak, created_at, started_at, finished_at,
             ${payload ? 'payload, payload::text AS payload_text' : 'NULL::jsonb AS payload, NULL::text AS payload_text'},
-            extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}, now() AS db_now
+            extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}, now() AS db_now,
+            ${singletonHolderSql('jobs')} AS singleton_holder
        FROM jobs WHERE job_id = $1::bigint`,
     [id],
   );
@@ -507,6 +510,7 @@ export async function getJob(db: Executor, id: string, { payload = true }: { pay
     attempts,
     leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
     ownerGone: r.owner_gone ?? null,
+    singletonHolder: r.singleton_holder === null ? null : String(r.singleton_holder),
     dbNow: r.db_now,
   };
 }

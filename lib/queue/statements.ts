@@ -26,7 +26,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { DEFAULT_MAX_ATTEMPTS, LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
+import { DEFAULT_MAX_ATTEMPTS, HOLDS_SINGLETON_KEY, LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, singletonHolderSql, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -144,11 +144,7 @@ export const jobIdsByIdempotencyKey: Statement = {
   text: `SELECT idempotency_key, job_id, queue FROM jobs WHERE idempotency_key = ANY($1::text[])`,
 };
 
-/** The statuses in which a job holds its singleton key (jobs_singleton_key_idx). */
-const holdsSingletonKey = (alias: string) => `${alias}.status IN ('queued', 'retrying', 'running')`;
-/** The unfinished job other than `alias` holding `alias`'s singleton key (NULL: none, or no key). */
-const singletonHolder = (alias: string) =>
-  `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND ${holdsSingletonKey('h')} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
+const singletonHolder = singletonHolderSql;
 
 /**
  * jobIdsBySingletonKey — the unfinished jobs holding keys that conflicted on enqueue, as
@@ -156,7 +152,7 @@ const singletonHolder = (alias: string) =>
  */
 export const jobIdsBySingletonKey: Statement = {
   name: 'leasehold_job_ids_by_singleton_key',
-  text: `SELECT singleton_key, job_id, queue FROM jobs WHERE singleton_key = ANY($1::text[]) AND ${holdsSingletonKey('jobs')}`,
+  text: `SELECT singleton_key, job_id, queue FROM jobs WHERE singleton_key = ANY($1::text[]) AND ${HOLDS_SINGLETON_KEY}`,
 };
 
 /**

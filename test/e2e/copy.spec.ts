@@ -1,6 +1,6 @@
 import { insertJob } from '../factories';
 import { expect, test } from './test';
-import { closeDb, db, jobRow, screenshot, waitForStatus } from './helpers';
+import { cancelQuietly, closeDb, db, enqueue, jobRow, screenshot, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);
 
@@ -116,4 +116,31 @@ test('a waiting job is rescheduled from its page: due now at a higher priority, 
   await again.getByRole('button', { name: 'Reschedule' }).click();
   await expect(again.getByRole('alert')).toContainText('already cancelled: only a waiting job (queued or retrying) can be rescheduled');
   expect((await jobRow(raced)).priority).toBe(3);
+});
+
+// One digest per user at a time: a dead one cannot come back while another waits to run.
+test("a job's singleton key shows on its page with the job holding it, and its requeue is refused naming that job", async ({ page, request }) => {
+  const queue = 'e2e-singleton-no-worker'; // no worker serves it: the holder stays queued
+  const holder = await enqueue(request, { type: 'demo.noop', queue, singletonKey: 'digest:user:7' });
+  try {
+    const { rows } = await db().query(
+      `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, finished_at, error, singleton_key)
+       VALUES ($1, 'demo.noop', 'failed', '{}', 3, 3, 3, now(), 'failed (e2e)', 'digest:user:7') RETURNING job_id::text AS id`,
+      [queue],
+    );
+    const dead: string = rows[0].id;
+    await page.goto(`/jobs/${dead}`);
+    const key = page.getByTestId('job-singleton-key');
+    await expect(key).toContainText('digest:user:7');
+    await expect(key.getByRole('link', { name: `job ${holder}` })).toHaveAttribute('href', `/jobs/${holder}`);
+    await page.getByRole('button', { name: 'Requeue' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect(dialog.getByTestId('preview-summary')).toContainText('1 will be skipped');
+    await expect(dialog.getByTestId(`action-item-${dead}`)).toContainText(`job ${holder} holds its singleton key "digest:user:7"`);
+    await dialog.getByRole('button', { name: 'Back' }).click();
+    await page.goto(`/jobs/${holder}`);
+    await expect(page.getByTestId('job-singleton-key')).toContainText('held by this job');
+  } finally {
+    await cancelQuietly(request, holder);
+  }
 });

@@ -129,6 +129,11 @@ describe('enqueue', () => {
     const same = await cli(['enqueue', 'demo.noop', '--idempotency-key', 'cli-k', '--json']);
     assert.equal(JSON.parse(same.stdout).id, JSON.parse(again.stdout).id);
     assert.equal(JSON.parse(same.stdout).created, false);
+    const single = await cli(['enqueue', 'demo.noop', '--singleton-key', 'cli-s']);
+    const held = await cli(['enqueue', 'demo.noop', '--singleton-key', 'cli-s']);
+    assert.equal(held.stdout, `${single.stdout.trim()}\t(an existing job for this singleton key)\n`);
+    assert.equal((await jobRow(db.pool, single.stdout.trim())).singleton_key, 'cli-s');
+    assert.match((await cli(['show', single.stdout.trim()])).stdout, /singleton key\s*│\s*cli-s\b/);
   });
 
   test('--priority: kept on the job and rung in its level\'s list; a file\'s lines may give their own; out of range is refused', async () => {

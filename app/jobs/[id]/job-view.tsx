@@ -258,6 +258,31 @@ export function JobView({ id }: { id: string }) {
                 </dd>
               </>
             )}
+            {j.singletonKey && (
+              <>
+                <dt className="text-zinc-500">Singleton key</dt>
+                <dd className="break-all" data-testid="job-singleton-key">
+                  <span className="font-mono text-xs">
+                    <UserText text={j.singletonKey} />
+                  </span>{' '}
+                  <span className="text-xs text-zinc-500" title="at most one queued, retrying or running job holds a singleton key">
+                    {d.singletonHolder ? (
+                      <>
+                        held by{' '}
+                        <Link href={`/jobs/${d.singletonHolder}`} className="text-sky-700 hover:underline dark:text-sky-400">
+                          job {d.singletonHolder}
+                        </Link>
+                        : requeue this one once that one has finished
+                      </>
+                    ) : ['queued', 'retrying', 'running'].includes(j.status) ? (
+                      'held by this job'
+                    ) : (
+                      'free'
+                    )}
+                  </span>
+                </dd>
+              </>
+            )}
             {j.resultKey && (
               <>
                 <dt className="text-zinc-500">Result</dt>

@@ -20,7 +20,7 @@ export const jobRoutes = [
     summary: 'Enqueue one job (an object) or up to 1000 (an array)',
     description:
       'Answers 202 only after the INSERT has committed; workers are rung after that. A payload is checked against its job type. ' +
-      'An idempotencyKey used again returns the first job (`created: false`).',
+      'An idempotencyKey used again returns the first job (`created: false`); so does a singletonKey that a queued, retrying or running job holds (that job).',
     tags: ['jobs'],
     requestBody: { required: true, content: { 'application/json': { schema: enqueueRequest } } },
     responses: {
@@ -155,7 +155,7 @@ export const jobRoutes = [
     summary: "Enqueue a new job of this job's type: its payload mended, or as it was (the original stays as it ran)",
     description:
       "Fields left out are the original's: payload, queue and the attempts it was enqueued with; due now unless runAt. The copy is checked as POST /api/jobs checks a job. " +
-      'Audited as `copy` on both jobs.',
+      "It keeps the original's singleton key. Audited as `copy` on both jobs.",
     tags: ['jobs', 'actions'],
     requestParams: { path: idParam },
     requestBody: { required: false, content: { 'application/json': { schema: copyBody } } },
@@ -163,6 +163,7 @@ export const jobRoutes = [
       '202': jsonResponse('Enqueued and committed.', copiedSchema),
       '400': errorResponse('The body is invalid, or the payload does not fit the type (or holds a number JSON cannot carry exactly).'),
       '404': errorResponse('No such job.'),
+      '409': errorResponse("Another job, queued, retrying or running, holds the original's singleton key: nothing was enqueued (copy it once that one has finished)."),
       '413': errorResponse('The body or the payload is too large.'),
       '422': errorResponse('The type is no longer known (no worker registers it).'),
       ...commonErrors,
