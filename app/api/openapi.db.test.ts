@@ -490,6 +490,16 @@ describe('every route answers as documented', () => {
     await db.pool.query(`UPDATE schedules SET enabled = false WHERE name = 'oa-hourly'`);
     assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body: { cron: '45 * * * *', type: 'demo.noop' } })).body.schedule.enabled, false);
     await db.pool.query(`DELETE FROM schedules WHERE name = 'oa-new'`);
+    // One run at a time: a Run now while its run is unfinished answers that run.
+    const single = await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-single' }, body: { cron: '0 0 1 1 *', type: 'demo.noop', queue: 'oa-single', overlap: 'skip' } });
+    assert.deepEqual([single.status, single.body.schedule.overlap, single.body.schedule.lastSkippedAt], [200, 'skip', null]);
+    assert.equal((await call('PUT', '/api/schedules/{name}', { params: { name: 'oa-single' }, body: { cron: '0 0 1 1 *', type: 'demo.noop', overlap: 'sometimes' } })).status, 400);
+    const ran = await call('POST', '/api/schedules/{name}/run', { params: { name: 'oa-single' } });
+    assert.equal(ran.body.created, true);
+    await db.pool.query(`UPDATE jobs SET idempotency_key = NULL WHERE job_id = $1`, [ran.body.id]); // not the same click: a later one
+    const again = await call('POST', '/api/schedules/{name}/run', { params: { name: 'oa-single' } });
+    assert.deepEqual(again.body, { schedule: 'oa-single', id: ran.body.id, queue: 'oa-single', created: false, overlapping: true });
+    await db.pool.query(`DELETE FROM schedules WHERE name = 'oa-single'`);
     assert.deepEqual((await call('DELETE', '/api/schedules/{name}', { params: { name: 'oa-hourly' }, body: { reason: 'not needed' } })).body, { removed: 'oa-hourly' });
     assert.equal((await call('DELETE', '/api/schedules/{name}', { params: { name: 'oa-hourly' } })).status, 404);
   });

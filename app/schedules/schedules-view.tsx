@@ -214,15 +214,18 @@ export function SchedulesView() {
   );
 }
 
-/** What a Run now made: the job, or the one a run-now a moment before made (a double click). */
+/**
+ * What a Run now made: the job, or the one a run-now a moment before made (a double click), or
+ * the run still unfinished of a schedule that runs one at a time.
+ */
 function RunDone({ run }: { run: ScheduleRunDto }) {
   return (
     <p className="rounded border border-emerald-300 bg-emerald-50 p-2 text-emerald-900 dark:border-emerald-900 dark:bg-emerald-950 dark:text-emerald-200">
-      {run.created ? 'Enqueued ' : 'A run-now a moment ago already enqueued '}
+      {run.created ? 'Enqueued ' : run.overlapping ? 'It runs one at a time, and ' : 'A run-now a moment ago already enqueued '}
       <Link href={`/jobs/${run.id}`} className="font-medium underline" data-testid="ran-job">
         job #{run.id}
       </Link>
-      {run.created ? '.' : '; no second job was made.'}
+      {run.created ? '.' : run.overlapping ? ' is still unfinished; no second job was made.' : '; no second job was made.'}
     </p>
   );
 }
@@ -289,6 +292,12 @@ function ScheduleTable({
                   · priority {s.priority}
                 </span>
               )}
+              {s.overlap === 'skip' && (
+                <span className="text-zinc-500" title="a tick while a run of it is still queued, retrying or running is skipped" data-testid="schedule-overlap">
+                  {' '}
+                  · one run at a time
+                </span>
+              )}
               {runsTicks && consumers(s.queue) === 0 && (
                 <p className="mt-1 break-normal text-red-700 dark:text-red-400" data-testid="no-consumer">
                   No live worker consumes this queue: each tick&apos;s job waits until one starts.
@@ -327,6 +336,11 @@ function ScheduleTable({
                   <Link href={`/jobs/${ran[s.name]!.id}`} className="hover:underline">
                     job #{ran[s.name]!.id}
                   </Link>
+                </p>
+              )}
+              {s.lastSkippedAt && (!s.lastRunAt || ms(s.lastSkippedAt)! > ms(s.lastRunAt)!) && (
+                <p className="mt-1 text-amber-700 dark:text-amber-300" data-testid="tick-skipped" title={dateTime(s.lastSkippedAt)}>
+                  skipped {ago(nowMs - ms(s.lastSkippedAt)!)}: a run was unfinished
                 </p>
               )}
               {!s.paused && s.lastError && (

@@ -42,6 +42,7 @@ export function ScheduleDialog({
   const [payload, setPayload] = useState(editing ? JSON.stringify(editing.payload ?? {}, null, 2) : '{}');
   const [priority, setPriority] = useState(editing?.priority ?? DEFAULT_PRIORITY);
   const [maxAttempts, setMaxAttempts] = useState(editing ? String(editing.maxAttempts) : '');
+  const [overlap, setOverlap] = useState<'allow' | 'skip'>(editing?.overlap ?? 'allow');
   const [reason, setReason] = useState('');
   const [invalid, setInvalid] = useState<string | null>(null);
   const edit = <T,>(set: (v: T) => void) => (v: T) => {
@@ -62,7 +63,7 @@ export function ScheduleDialog({
       setInvalid('Attempts must be a whole number from 1 to 100, or left empty for the type’s.');
       return;
     }
-    onSave(name, { cron, timezone, type, queue, payload: parsed, priority, maxAttempts: attempts, reason: reason.trim() || undefined });
+    onSave(name, { cron, timezone, type, queue, payload: parsed, priority, maxAttempts: attempts, overlap, reason: reason.trim() || undefined });
   };
   return (
     <Dialog title={editing ? `Edit schedule ${visible(editing.name)}` : 'New schedule'} onClose={onClose} keepOnBackdrop wide>
@@ -118,6 +119,13 @@ export function ScheduleDialog({
           <label className={labelClass}>
             Attempts per run
             <input className={`${fieldClass} w-28`} value={maxAttempts} onChange={(e) => edit(setMaxAttempts)(e.target.value)} aria-label="Attempts per run" inputMode="numeric" placeholder="the type’s" />
+          </label>
+          <label className={labelClass}>
+            While a run is unfinished
+            <select className={fieldClass} value={overlap} onChange={(e) => edit(setOverlap)(e.target.value as 'allow' | 'skip')} aria-label="While a run is unfinished">
+              <option value="allow">tick anyway (runs may overlap)</option>
+              <option value="skip">skip the tick (one run at a time)</option>
+            </select>
           </label>
         </div>
         <ReasonField value={reason} onChange={setReason} />

@@ -10,12 +10,16 @@ export const schedulesQuery = (refetchMs: number | false) =>
     refetchInterval: refetchMs,
   });
 
-/** What a run-now made (POST /api/schedules/:name/run): created false when a run-now a moment before made it. */
+/**
+ * What a run-now made (POST /api/schedules/:name/run): created false when a run-now a moment
+ * before made it, or (overlapping) when it is the schedule's run still unfinished.
+ */
 export interface ScheduleRunDto {
   schedule: string;
   id: string;
   queue: string;
   created: boolean;
+  overlapping?: true;
 }
 
 const schedulePath = (name: string, verb: 'run' | 'pause' | 'resume') => `/api/schedules/${encodeURIComponent(name)}/${verb}`;
@@ -35,6 +39,8 @@ export interface ScheduleDefinition {
   queue?: string;
   maxAttempts?: number;
   priority?: number;
+  /** 'skip': no tick while a run of it is unfinished. */
+  overlap?: 'allow' | 'skip';
   reason?: string;
 }
 

@@ -352,9 +352,17 @@ export const schedules = pgTable('schedules', {
    * No tick is enqueued while paused; a resume starts from the next tick after it.
    */
   pausedAt: timestamp('paused_at', tz),
+  /**
+   * 'allow': every tick enqueues a job. 'skip' (0031): its jobs hold the singleton key
+   * `schedule:<name>` (ops.scheduleSingletonKey), so a tick while a run of it is unfinished
+   * makes none and is skipped.
+   */
+  overlap: text('overlap', { enum: ['allow', 'skip'] }).notNull().default('allow'),
+  /** The last tick skipped because a run was unfinished (overlap 'skip'). */
+  lastSkippedAt: timestamp('last_skipped_at', tz),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
-}, () => [check('schedules_priority_in_range', sql`priority BETWEEN 0 AND 9`)]);
+}, () => [check('schedules_priority_in_range', sql`priority BETWEEN 0 AND 9`), check('schedules_overlap_known', sql`overlap IN ('allow', 'skip')`)]);
 
 /**
  * Job types beyond the built-in ones (lib/job-types.ts), registered by the worker processes

@@ -77,7 +77,7 @@ export const statsDto = (s: Stats) => ({ ...s, dbNow: s.dbNow.toISOString() });
 
 export const queueControlDto = (c: QueueControl) => ({ ...c, pausedAt: iso(c.pausedAt) });
 
-export const scheduleDto = (s: Schedule) => ({ ...s, nextRunAt: s.nextRunAt.toISOString(), lastRunAt: iso(s.lastRunAt), lastErrorAt: iso(s.lastErrorAt), pausedAt: iso(s.pausedAt) });
+export const scheduleDto = (s: Schedule) => ({ ...s, nextRunAt: s.nextRunAt.toISOString(), lastRunAt: iso(s.lastRunAt), lastErrorAt: iso(s.lastErrorAt), pausedAt: iso(s.pausedAt), lastSkippedAt: iso(s.lastSkippedAt) });
 
 export const historyDto = (h: History) => ({ ...h, since: iso(h.since), until: iso(h.until) });
 

@@ -10,7 +10,7 @@ import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS } from '../audit/actions';
 import { BULK_ACTIONS, type BulkReport, PREVIEW_ITEMS, REPORT_ITEMS } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { ErrorCode } from '../queue/errors';
-import { AHEAD_CAP, JOB_ID_PATTERN, PRIORITY_LEVELS } from '../queue/job';
+import { AHEAD_CAP, JOB_ID_PATTERN, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../queue/job';
 import type { ActionOutcome, ScheduleRun } from '../queue/ops';
 import { type countNewer, LIST_ERROR_MAX_CHARS, LIST_PAYLOAD_MAX_BYTES, NEWER_CAP } from '../queue/read';
 import { ATTEMPT_OUTCOMES, JOB_STATUSES } from '../queue/status';
@@ -414,6 +414,11 @@ export const scheduleSchema = z
         'Kept apart from `enabled`, the definition, which a worker start upserts again: a pause outlives it. While paused, nextRunAt is the tick it stopped at.',
     }),
     pausedAt: dateTime.nullable().meta({ description: 'When it was paused; null while it runs.' }),
+    overlap: z.enum(SCHEDULE_OVERLAPS).meta({
+      description:
+        "'allow': every tick enqueues a job. 'skip': no second run while one is unfinished: its jobs hold the singleton key `schedule:<name>`, and a tick that meets a run still queued, retrying or running is skipped (lastSkippedAt).",
+    }),
+    lastSkippedAt: dateTime.nullable().meta({ description: "The last tick skipped because a run was unfinished (overlap 'skip')." }),
   })
   .meta({ id: 'Schedule' });
 export const schedulesSchema = z.object({ schedules: z.array(scheduleSchema), dbNow: dateTime }).meta({ id: 'Schedules' });
@@ -431,8 +436,12 @@ export const scheduleRunSchema = z
     id,
     queue: z.string(),
     created: z.boolean().meta({
-      description: 'false: a run-now of this schedule within the same or the previous second (database clock) made this job; no second one was enqueued.',
+      description: 'false: a run-now of this schedule within the same or the previous second (database clock) made this job, or (overlapping) it is the run still unfinished; no second one was enqueued.',
     }),
+    overlapping: z
+      .literal(true)
+      .optional()
+      .meta({ description: "Present when the schedule skips overlapping runs (overlap 'skip') and this job, a run of it still queued, retrying or running, was returned instead of a new one." }),
   })
   .meta({ id: 'ScheduleRun' });
 

@@ -40,14 +40,14 @@ export const scheduleDefineRoute = () =>
     const name = await nameOf(ctx);
     // If-None-Match: * (the console's New schedule): create only, never redefine one by that name.
     const onlyNew = req.headers.get('if-none-match')?.trim() === '*';
-    const { reason, cron, timezone, ...job } = scheduleBody.parse(await readJson(req, MAX_ENQUEUE_BODY_BYTES));
+    const { reason, cron, timezone, overlap, ...job } = scheduleBody.parse(await readJson(req, MAX_ENQUEUE_BODY_BYTES));
     const { pool } = serverContext();
     const input = toEnqueueInput(job, '', await knownJobTypes(pool, [job.type]));
     const s = await audited(
       pool,
       actorOf(who),
-      { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority } },
-      () => scheduleUpsert(pool, toScheduleInput(name, cron, timezone, input), { onlyNew }),
+      { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: overlap ?? 'allow' } },
+      () => scheduleUpsert(pool, toScheduleInput(name, cron, timezone, input, overlap), { onlyNew }),
       () => ({ changed: 1, skipped: 0 }),
     );
     return json({ schedule: scheduleDto(s) });
@@ -103,7 +103,7 @@ export const scheduleRunRoute = () =>
       actorOf(who),
       { action: 'schedule.run', target: { schedule: name }, reason },
       () => scheduleRunNow(pool, { name, doorbell }),
-      (r) => ({ changed: r.created ? 1 : 0, skipped: r.created ? 0 : 1, jobIds: [r.id], details: { created: r.created } }),
+      (r) => ({ changed: r.created ? 1 : 0, skipped: r.created ? 0 : 1, jobIds: [r.id], details: { created: r.created, ...(r.overlapping ? { overlapping: true } : {}) } }),
     );
     return json(r, 202);
   });

@@ -12,7 +12,7 @@ import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS } from '../queue/job';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
@@ -482,15 +482,23 @@ export const scheduleBody = enqueueBody
   .extend({
     cron: safeText(1, 200).meta({ description: 'Five fields, or six with seconds first ("* * * * * *" = every second).' }),
     timezone: safeText(1, 64).optional().meta({ description: 'The IANA time zone of the cron expression; default UTC.' }),
+    overlap: z
+      .enum(SCHEDULE_OVERLAPS)
+      .optional()
+      .meta({
+        description:
+          "'allow' (the default): every tick enqueues a job. 'skip': no second run while one is unfinished; a tick that meets a run still queued, retrying or running is skipped, and a Run now returns that run.",
+      }),
     reason: reasonText.optional(),
   })
   .strict();
 
-/** A schedule's definition: its cron and zone, and its job as an enqueue checks it (toEnqueueInput). */
-export const toScheduleInput = (name: string, cron: string, timezone: string | undefined, job: EnqueueInput): ScheduleInput => ({
+/** A schedule's definition: its cron, zone and overlap policy, and its job as an enqueue checks it (toEnqueueInput). */
+export const toScheduleInput = (name: string, cron: string, timezone: string | undefined, job: EnqueueInput, overlap?: ScheduleOverlap): ScheduleInput => ({
   name,
   cron,
   timezone,
+  overlap,
   type: job.type,
   queue: job.queue,
   payload: job.payload,

@@ -59,6 +59,10 @@ export type ClaimedJob = Pick<
  */
 export const SUSPECT_STREAK = 2;
 
+/** A schedule's overlap policy (schedules.overlap; see ops.ScheduleInput). */
+export const SCHEDULE_OVERLAPS = ['allow', 'skip'] as const;
+export type ScheduleOverlap = (typeof SCHEDULE_OVERLAPS)[number];
+
 /**
  * Job priorities, as Oban, River and BullMQ order them: 0 runs first and is the default, 9
  * runs last; within a level, the oldest due job first. Ten levels: each is one range of the

@@ -12,7 +12,19 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { answeredByServer, type Executor, useConnection, useTransaction } from '../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
-import { AHEAD_CAP, type ClaimedJob, DEFAULT_PRIORITY, type Job, PRIORITY_LEVELS, type Lease, type SeenJobs, toClaimedJob, toJob } from './job';
+import {
+  AHEAD_CAP,
+  type ClaimedJob,
+  DEFAULT_PRIORITY,
+  type Job,
+  PRIORITY_LEVELS,
+  type Lease,
+  SCHEDULE_OVERLAPS,
+  type ScheduleOverlap,
+  type SeenJobs,
+  toClaimedJob,
+  toJob,
+} from './job';
 import { log } from '../log';
 import type { ResultStore } from '../results';
 import type { Doorbell, Ring } from './signal';
@@ -1193,6 +1205,12 @@ export interface ScheduleInput {
   /** The priority of the jobs it enqueues (0, the default, runs first; see job.ts PRIORITY_LEVELS). */
   priority?: number;
   enabled?: boolean;
+  /**
+   * 'allow' (the default): every tick enqueues a job. 'skip': no second run while one is
+   * unfinished — its jobs hold the singleton key scheduleSingletonKey(name), and a tick that
+   * meets a run of it still queued, retrying or running is skipped (a Run now returns that run).
+   */
+  overlap?: ScheduleOverlap;
 }
 
 export interface Schedule extends Required<Omit<ScheduleInput, 'payload'>> {
@@ -1206,6 +1224,8 @@ export interface Schedule extends Required<Omit<ScheduleInput, 'payload'>> {
   /** Paused by an operator (no tick is enqueued until a resume); not part of the definition. */
   paused: boolean;
   pausedAt: Date | null;
+  /** The last tick skipped because a run was unfinished (overlap 'skip'). */
+  lastSkippedAt: Date | null;
 }
 
 const toSchedule = (r: any): Schedule => ({
@@ -1225,6 +1245,8 @@ const toSchedule = (r: any): Schedule => ({
   lastErrorAt: r.last_error_at,
   paused: r.paused_at !== null,
   pausedAt: r.paused_at,
+  overlap: r.overlap,
+  lastSkippedAt: r.last_skipped_at,
 });
 
 /**
@@ -1243,7 +1265,7 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput, opts: { onl
   const first = nextTick(s.cron, tz, now, s.name);
   const { rows } = await run(db, opts.onlyNew ? sql.scheduleCreate : sql.scheduleUpsert, [
     s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? null, first, s.enabled ?? null,
-    s.priority ?? DEFAULT_PRIORITY,
+    s.priority ?? DEFAULT_PRIORITY, s.overlap ?? 'allow',
   ]);
   if (!rows[0]) throw new QueueError('state_forbids', `a schedule named ${JSON.stringify(s.name.slice(0, 200))} exists already: edit it, or choose another name`);
   return toSchedule(rows[0]);
@@ -1259,6 +1281,7 @@ function scheduleProblem(s: ScheduleInput): string | null {
   if (s.priority !== undefined && !(Number.isInteger(s.priority) && s.priority >= 0 && s.priority < PRIORITY_LEVELS)) {
     return `priority must be a whole number from 0 to ${PRIORITY_LEVELS - 1}`;
   }
+  if (s.overlap !== undefined && !SCHEDULE_OVERLAPS.includes(s.overlap)) return `overlap must be one of ${SCHEDULE_OVERLAPS.join(', ')}`;
   return text(s.queue, 'the queue') ?? text(s.type, 'the type');
 }
 
@@ -1320,13 +1343,24 @@ export async function scheduleResume(db: Executor, name: string): Promise<Schedu
  * (`schedule:<name>:<tick>`), whatever colons the name holds. A name too long for the key's
  * 255 characters (one made by hand) is named by its hash instead.
  */
-export const runNowKey = (name: string, second: number) =>
-  `schedule-run:${name.length <= RUN_NOW_NAME_MAX ? name : `#${createHash('sha256').update(name).digest('hex')}`}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
+export const runNowKey = (name: string, second: number) => `schedule-run:${keyName(name)}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
 const RUN_NOW_NAME_MAX = 200;
+const keyName = (name: string) => (name.length <= RUN_NOW_NAME_MAX ? name : `#${createHash('sha256').update(name).digest('hex')}`);
 
-/** What a run-now made: the job, and whether it is new (false: a run-now a moment before made it). */
+/**
+ * The singleton key the jobs of a schedule that skips overlapping runs hold (ticks and Run now
+ * alike): `schedule:<name>` (a name too long for 255 characters, one made by hand, by its hash).
+ * A job enqueued by hand with it counts as a run of the schedule too.
+ */
+export const scheduleSingletonKey = (name: string) => `schedule:${keyName(name)}`;
+
+/**
+ * What a run-now made: the job, and whether it is new (false: a run-now a moment before made
+ * it, or, with `overlapping`, it is the schedule's run still unfinished: overlap 'skip').
+ */
 export interface ScheduleRun extends EnqueueResult {
   schedule: string;
+  overlapping?: true;
 }
 
 /**
@@ -1348,8 +1382,9 @@ export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?
     const second = Math.floor((locked.at as Date).getTime() / 1000);
     const key = runNowKey(p.name, second);
     const window = [runNowKey(p.name, second - 1), key];
+    const singletonKey = scheduleSingletonKey(p.name);
     for (let k = 0; k < KEY_FREED_TRIES; k++) {
-      const inserted = (await run(client, sql.scheduleRunNow, [p.name, key, window])).rows[0];
+      const inserted = (await run(client, sql.scheduleRunNow, [p.name, key, window, singletonKey])).rows[0];
       if (inserted) {
         const ring = { jobId: String(inserted.job_id), queue: inserted.queue as string, priority: inserted.priority as number };
         // Due at once: rung at the schedule's priority once committed.
@@ -1359,12 +1394,15 @@ export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?
       // The newest, should both seconds hold one (a key given by hand to POST /api/jobs).
       const hit = existing.sort((a, b) => (BigInt(b.job_id) > BigInt(a.job_id) ? 1 : -1))[0];
       if (hit) return { id: String(hit.job_id), queue: hit.queue as string, created: false, ring: null };
-      // Its job was deleted in between (an operator, retention): the key is free again.
+      // Skipping overlaps, and a run of it is unfinished: that run is the answer.
+      const holder = (await run(client, sql.jobIdsBySingletonKey, [[singletonKey]])).rows[0];
+      if (holder) return { id: String(holder.job_id), queue: holder.queue as string, created: false, overlapping: true as const, ring: null };
+      // Its job was deleted, or the run finished, in between: the key is free again.
     }
     throw new Error(`run-now of schedule ${JSON.stringify(p.name)}: its key conflicted but no job holds it`);
   });
   if (p.doorbell && made.ring) await p.doorbell.ring([made.ring]);
-  return { schedule: p.name, id: made.id, queue: made.queue, created: made.created };
+  return { schedule: p.name, id: made.id, queue: made.queue, created: made.created, ...('overlapping' in made ? { overlapping: made.overlapping } : {}) };
 }
 
 /**
@@ -1372,7 +1410,8 @@ export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?
  * row is locked (SKIP LOCKED: another process is taking it), the job inserted (with an
  * idempotency key naming the tick), and the schedule moved to its next tick with a
  * compare-and-swap on the tick it saw — in one transaction. Ticks missed while no worker
- * ran collapse into one run. Returns the jobs enqueued (ring them: done here).
+ * ran collapse into one run. A schedule that skips overlapping runs (overlap 'skip') whose
+ * run is still unfinished moves on without a job. Returns the jobs enqueued (rung here).
  */
 export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | null } = {}): Promise<EnqueueResult[]> {
   const { rows: scheduled } = await run(pool, sql.scheduleDue, []);
@@ -1401,16 +1440,20 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
             maxAttempts: d.max_attempts,
             priority: d.priority,
             idempotencyKey: `schedule:${d.name}:${tick.toISOString()}`,
+            singletonKey: d.overlap === 'skip' ? scheduleSingletonKey(d.name) : null,
           },
         ]);
-        const advanced = await run(client, sql.scheduleAdvance, [d.name, tick, next, enqueued!.id]);
+        // A run of it still unfinished holds the key: this tick is skipped, not owed.
+        const skipped = !enqueued!.created && d.overlap === 'skip';
+        if (skipped) log.info('schedule tick skipped: a run of it is unfinished', { schedule: d.name, tick: tick.toISOString(), unfinished: enqueued!.id });
+        const advanced = await run(client, sql.scheduleAdvance, [d.name, tick, next, enqueued!.id, skipped]);
         if (advanced.rowCount !== 1) {
           await client.query('ROLLBACK');
           return null;
         }
         await client.query('COMMIT');
         if (enqueued!.created) rings.push({ jobId: enqueued!.id, queue: enqueued!.queue, priority: d.priority });
-        return enqueued!;
+        return skipped ? null : enqueued!;
       });
       if (job) out.push(job);
     } catch (err) {

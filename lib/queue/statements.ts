@@ -587,13 +587,19 @@ const tickIs = (param: string) => `date_trunc('milliseconds', next_run_at) = ${p
 /**
  * scheduleAdvance — move a schedule to its next tick, if it is still at the tick this
  * process saw (a compare-and-swap: of several processes, exactly one wins each tick).
- * Params: $1 name, $2 the tick seen (next_run_at), $3 the next tick, $4 the job enqueued.
+ * Params: $1 name, $2 the tick seen (next_run_at), $3 the next tick, $4 the job enqueued,
+ *         $5 skipped (overlap 'skip': a run was unfinished and no job was made; the last
+ *         run and its job stay as they were, and the tick is kept as last_skipped_at).
  */
 export const scheduleAdvance: Statement = {
   name: 'leasehold_schedule_advance',
   text: `
 UPDATE schedules
-   SET next_run_at = $3, last_run_at = $2, last_job_id = $4, last_error = NULL, last_error_at = NULL, updated_at = now()
+   SET next_run_at = $3,
+       last_run_at = CASE WHEN $5::boolean THEN last_run_at ELSE $2 END,
+       last_job_id = CASE WHEN $5::boolean THEN last_job_id ELSE $4 END,
+       last_skipped_at = CASE WHEN $5::boolean THEN $2 ELSE last_skipped_at END,
+       last_error = NULL, last_error_at = NULL, updated_at = now()
  WHERE name = $1 AND ${tickIs('$2')} AND enabled AND paused_at IS NULL
 RETURNING name`,
 };
@@ -613,15 +619,15 @@ RETURNING name`,
 };
 
 const scheduleInsert = `
-INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, priority)
-VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8, coalesce($9::boolean, true), $10)`;
+INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, priority, overlap)
+VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8, coalesce($9::boolean, true), $10, $11)`;
 
 /**
  * scheduleUpsert — define (or redefine) a schedule. Params: $1 name, $2 cron, $3 timezone,
  * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts (NULL: the type's as the schedule is
  * defined, see attemptsFor), $8 first tick, $9 enabled (NULL: a new one is, a redefined one
  * keeps what it was: an edit from the console does not switch a disabled schedule on),
- * $10 priority.
+ * $10 priority, $11 overlap ('allow' or 'skip').
  * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
  * touches paused_at: an operator's pause outlives the upsert every worker start makes.
  */
@@ -635,6 +641,7 @@ ON CONFLICT (name) DO UPDATE SET
                      THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
   cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, queue = EXCLUDED.queue, type = EXCLUDED.type,
   payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = coalesce($9::boolean, s.enabled), priority = EXCLUDED.priority,
+  overlap = EXCLUDED.overlap,
   -- a redefinition starts over: the error belonged to the definition it replaces
   last_error = NULL, last_error_at = NULL, updated_at = now()
 RETURNING *`,
@@ -723,19 +730,23 @@ export const scheduleRunLock: Statement = {
 /**
  * scheduleRunNow — an operator's "run now": the job the schedule's ticks make, due now, with
  * the schedule's tick left where it is. Params: $1 name, $2 this run's idempotency key,
- * $3 the keys of run-nows close enough to be the same click (see ops.scheduleRunNow).
- * Compare: no job holds one of those keys (and ON CONFLICT, for $2 itself).
- * Returns: job_id, queue, priority (the job is due at once) — or no row when a run-now just made its job.
+ * $3 the keys of run-nows close enough to be the same click (see ops.scheduleRunNow), $4 the
+ * schedule's singleton key, which the job takes when the schedule skips overlapping runs.
+ * Compare: no job holds one of those keys (and ON CONFLICT, for $2 itself, and for $4 held by
+ *          an unfinished run).
+ * Returns: job_id, queue, priority (the job is due at once) — or no row when a run-now just
+ *          made its job, or a run of it is unfinished (overlap 'skip').
  */
 export const scheduleRunNow: Statement = {
   name: 'leasehold_schedule_run_now',
   text: `
-INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority)
-SELECT s.queue, s.type, s.payload, s.max_attempts, s.max_attempts, now(), $2, s.priority
+INSERT INTO jobs (queue, type, payload, max_attempts, attempt_budget, run_at, idempotency_key, priority, singleton_key)
+SELECT s.queue, s.type, s.payload, s.max_attempts, s.max_attempts, now(), $2, s.priority,
+       CASE WHEN s.overlap = 'skip' THEN $4::text END
   FROM schedules s
  WHERE s.name = $1
    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.idempotency_key = ANY($3::text[]))
-ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+ON CONFLICT DO NOTHING
 RETURNING job_id, queue, priority`,
 };
 

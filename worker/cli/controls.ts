@@ -2,10 +2,10 @@
  * `queue` and `schedule` verbs: pause/resume and limit queues (every worker on every host
  * honours them at claim time), and define, run, pause and resume recurring jobs.
  */
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { enqueueBody, newQueueName, toEnqueueInput, toScheduleInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
-import { DEFAULT_PRIORITY, PRIORITY_LEVELS } from '../../lib/queue/job';
+import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
 import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
 
@@ -102,6 +102,11 @@ export function addControlCommands(program: Command) {
     .option('--tz <zone>', 'time zone of the cron expression', 'UTC')
     .option('--max-attempts <n>', "attempts per run (default: the job type's, else 3)", intArg(1, 100))
     .option('--priority <n>', 'priority of its jobs: 0 (the default: runs first) to 9 (runs last)', intArg(0, PRIORITY_LEVELS - 1), DEFAULT_PRIORITY)
+    .addOption(
+      new Option('--overlap <policy>', 'allow: every tick enqueues a job; skip: a tick while a run of it is still queued, retrying or running is skipped')
+        .choices(SCHEDULE_OVERLAPS)
+        .default('allow'),
+    )
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (name: string, o) => {
@@ -111,13 +116,18 @@ export function addControlCommands(program: Command) {
         const input = toEnqueueInput(parsed.data, '', await jobTypesFrom(async () => q.pool)(parsed.data.type));
         return auditCli(
           q.pool,
-          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue, priority: input.priority } },
-          () => ops.scheduleUpsert(q.pool, toScheduleInput(name, o.cron, o.tz, input)),
+          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue, priority: input.priority, overlap: o.overlap } },
+          () => ops.scheduleUpsert(q.pool, toScheduleInput(name, o.cron, o.tz, input, o.overlap)),
           () => ({ changed: 1, skipped: 0 }),
         );
       });
       if (o.json) return printJson(s);
-      console.log(visible(`${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}; ${s.paused ? 'paused (schedule resume to run it again)' : `next run ${s.nextRunAt.toISOString()}`}`));
+      console.log(
+        visible(
+          `${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}${s.overlap === 'skip' ? ', skipping overlapping runs' : ''}; ` +
+            (s.paused ? 'paused (schedule resume to run it again)' : `next run ${s.nextRunAt.toISOString()}`),
+        ),
+      );
     });
   schedule
     .command('list')
@@ -129,9 +139,20 @@ export function addControlCommands(program: Command) {
       if (o.json) return printJson(list);
       if (!list.length) return console.log('no schedules');
       table(
-        ['name', 'cron', 'zone', 'type', 'queue', 'enabled', 'next run', 'last job'],
+        ['name', 'cron', 'zone', 'type', 'queue', 'enabled', 'overlap', 'next run', 'last job', 'last skipped'],
         // A paused schedule's next_run_at is the tick it stopped at, not one that will run.
-        list.map((s) => [s.name, s.cron, s.timezone, s.type, s.queue, s.enabled ? 'yes' : 'no', s.paused ? 'paused' : s.nextRunAt.toISOString(), s.lastJobId ?? '']),
+        list.map((s) => [
+          s.name,
+          s.cron,
+          s.timezone,
+          s.type,
+          s.queue,
+          s.enabled ? 'yes' : 'no',
+          s.overlap,
+          s.paused ? 'paused' : s.nextRunAt.toISOString(),
+          s.lastJobId ?? '',
+          s.lastSkippedAt?.toISOString() ?? '',
+        ]),
       );
       for (const s of list) {
         if (s.lastError) console.log(visible(`${s.name}: its due tick cannot be enqueued (last tried ${s.lastErrorAt?.toISOString()}): ${s.lastError}`));
@@ -150,11 +171,12 @@ export function addControlCommands(program: Command) {
           q.pool,
           { action: 'schedule.run', target: { schedule: name }, reason: o.reason },
           () => ops.scheduleRunNow(q.pool, { name, doorbell: q.doorbell }),
-          (r) => ({ changed: r.created ? 1 : 0, skipped: r.created ? 0 : 1, jobIds: [r.id], details: { created: r.created } }),
+          (r) => ({ changed: r.created ? 1 : 0, skipped: r.created ? 0 : 1, jobIds: [r.id], details: { created: r.created, ...(r.overlapping ? { overlapping: true } : {}) } }),
         ),
       );
       if (o.json) return printJson(r);
-      console.log(visible(`${name}: ${r.created ? 'enqueued' : 'already enqueued a moment ago:'} job ${r.id} on ${r.queue}`));
+      const how = r.created ? 'enqueued' : r.overlapping ? 'not run: it skips overlapping runs, and this run of it is unfinished:' : 'already enqueued a moment ago:';
+      console.log(visible(`${name}: ${how} job ${r.id} on ${r.queue}`));
     });
   for (const verb of ['pause', 'resume'] as const) {
     schedule
