@@ -285,7 +285,19 @@ const suspectWarning = (job: Pick<ListedJob, 'leaseLostStreak'>) =>
     ? `; a suspect: its last ${job.leaseLostStreak} attempts ended with their worker gone (a likely poison job), and it may take down the worker that runs it again, with the jobs beside it`
     : '';
 
-const groupReason = (r: string) => r.replace(/\b\d+ s\b/g, 'N s').replace(/^job \d+ holds its singleton key .*?\(it is/, 'job N holds its singleton key K (it is');
+const groupReason = (r: string) => r.replace(/\b\d+ s\b/g, 'N s').replace(SINGLETON_REFUSAL, SINGLETON_GROUP);
+/** A refusal naming the job that holds its key, and the words of a group of them (each names its own). */
+const SINGLETON_REFUSAL = /^job \d+ holds its singleton key .*? \(it is queued, retrying or running\)/;
+const SINGLETON_GROUP = 'another job holds its singleton key (it is queued, retrying or running)';
+/** A group's reason: its first, but for singleton refusals, which name a job and a key of their own. */
+const groupText = (key: string, first: string) => (key.startsWith(SINGLETON_GROUP) ? key : first);
+
+/**
+ * The order a bulk requeue takes its ids in, batch by batch: oldest first, so of finished jobs
+ * sharing a singleton key the oldest takes it (as the preview predicts, ops.singletonHolders),
+ * in whichever batch the others fall.
+ */
+export const requeueOrder = (ids: readonly string[]) => [...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
 
 function tally(report: BulkReport, reasonCounts: Map<string, { reason: string; count: number }>) {
   report.reasons = [...reasonCounts.values()].sort((a, b) => b.count - a.count).slice(0, 20);
@@ -319,7 +331,7 @@ export async function previewAction(db: Executor, action: BulkAction, target: Bu
     else {
       report.skipped++;
       const key = groupReason(p.reason);
-      const r = reasons.get(key) ?? { reason: p.reason, count: 0 };
+      const r = reasons.get(key) ?? { reason: groupText(key, p.reason), count: 0 };
       r.count++;
       reasons.set(key, r);
     }
@@ -364,7 +376,8 @@ export async function applyAction(
     if (action !== 'recover') throw new QueueError('invalid_request', '`all` is only for recover');
     return recoverAll(pool, false, extra, readDb);
   }
-  const { ids, maxId, finishedBy, seen } = target;
+  const { maxId, finishedBy, seen } = target;
+  const ids = action === 'requeue' ? requeueOrder(target.ids) : target.ids;
   const report = emptyReport(action, false, ids.length, maxId, finishedBy);
   const reasons = new Map<string, { reason: string; count: number }>();
   const skippedItems: BulkItem[] = [];
@@ -382,7 +395,7 @@ export async function applyAction(
       } else {
         report.skipped++;
         const key = groupReason(item.reason ?? item.outcome);
-        const g = reasons.get(key) ?? { reason: item.reason ?? item.outcome, count: 0 };
+        const g = reasons.get(key) ?? { reason: groupText(key, item.reason ?? item.outcome), count: 0 };
         g.count++;
         reasons.set(key, g);
         if (skippedItems.length < REPORT_ITEMS) skippedItems.push(entry);

@@ -154,6 +154,8 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
       else gone.push(k);
     });
     if (gone.length) {
+      const keyless = gone.find((k) => inputs[k]!.idempotencyKey == null && inputs[k]!.singletonKey == null);
+      if (keyless !== undefined) throw new Error(`an enqueue conflicted on ${keysOf(inputs[keyless]!)}`);
       // The job holding the key let it go in between (deleted, or finished): the key is free
       // again, and the insert is tried again.
       if (tries + 1 >= KEY_FREED_TRIES) throw new Error(`${keysOf(inputs[gone[0]!]!)} conflicted but no job holds it`);
@@ -168,10 +170,15 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
   return results;
 }
 
+/**
+ * What an insert that was not made conflicted on, for an error: its keys, or — with none —
+ * the job id (ON CONFLICT DO NOTHING has no target), which only a sequence set back behind the
+ * table's ids (a restore without it) makes.
+ */
 const keysOf = (i: EnqueueInput) =>
   [i.idempotencyKey != null && `idempotency key ${JSON.stringify(i.idempotencyKey)}`, i.singletonKey != null && `singleton key ${JSON.stringify(i.singletonKey)}`]
     .filter(Boolean)
-    .join(' or ');
+    .join(' or ') || 'the job id drawn from jobs_job_id_seq (the sequence is behind the ids in jobs: was the table restored without it?)';
 
 /**
  * The jobs holding the keys of inputs whose insert conflicted (read after the insert, so they
@@ -206,6 +213,7 @@ async function enqueueOne(db: Executor, i: EnqueueInput, doorbell: Doorbell | nu
   ]);
   const r = rows[0];
   if (!r) {
+    if (i.idempotencyKey == null && i.singletonKey == null) throw new Error(`an enqueue conflicted on ${keysOf(i)}`);
     const hit = (await keyHolders(db, [i]))(i);
     // Let go in between (deleted, or finished): the key is free again; another try.
     if (!hit && tries + 1 < KEY_FREED_TRIES) return enqueueOne(db, i, doorbell, tries + 1);
@@ -619,10 +627,13 @@ export async function jobCancel(db: Executor, p: { ids: readonly string[]; seen?
 }
 
 /**
- * Tries of a statement that lost a race for a singleton key: an enqueue or another requeue
- * took the key of a job it requeues after its snapshot was taken, so its insert into
- * jobs_singleton_key_idx failed (nothing was written). The next try sees the holder and
- * leaves that job alone; each try can only lose to yet another statement taking a key.
+ * Tries of a requeue that lost a race for a singleton key, which rolled it back whole:
+ * - an enqueue or another requeue took the key of a job it requeues after its snapshot was
+ *   taken, so its insert into jobs_singleton_key_idx failed (23505). The next try sees the
+ *   holder and leaves that job alone.
+ * - a producer's transaction holding one key it requeues waits for another it holds (40P01:
+ *   the statement writes the keys in its plan's order, the producer in its own).
+ * Each try can only lose to yet another statement taking a key.
  */
 const SINGLETON_RACE_TRIES = 5;
 
@@ -632,7 +643,8 @@ async function retriedOnSingletonRace<T>(statement: () => Promise<T>): Promise<T
       return await statement();
     } catch (err) {
       const e = err as { code?: string; constraint?: string };
-      if (tries >= SINGLETON_RACE_TRIES || e.code !== '23505' || e.constraint !== 'jobs_singleton_key_idx') throw err;
+      const lost = (e.code === '23505' && e.constraint === 'jobs_singleton_key_idx') || e.code === '40P01';
+      if (tries >= SINGLETON_RACE_TRIES || !lost) throw err;
     }
   }
 }

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { testDatabase } from '../../test/db';
 import { waitFor } from '../../test/wait';
-import { previewAction } from './bulk';
+import { applyAction, OP_BATCH, previewAction, resolveTarget } from './bulk';
 import * as ops from './ops';
 
 const db = await testDatabase();
@@ -125,5 +125,106 @@ test('a key taken by a producer while a requeue waits for it: the requeue tries 
     assert.deepEqual(await unfinished(key), [taken!.id]);
   } finally {
     await producer.end();
+  }
+});
+
+test('an older finished job the requeue leaves alone (it changed since it was seen) does not keep the newer one from its key', async () => {
+  const key = 'stale-twin';
+  const made = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
+  await claimAndEnd(made[0]!.id, 'fail');
+  const [newer] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
+  await claimAndEnd(newer!.id, 'fail');
+  const older = made[0]!.id;
+  // The operator's preview saw the older one at attempt 0: it has changed since, and is left.
+  const seen = new Map([
+    [older, { status: 'failed' as const, attempt: 0 }],
+    [newer!.id, { status: 'failed' as const, attempt: 1 }],
+  ]);
+  const report = await ops.jobRequeue(db.pool, { ids: [older, newer!.id], seen });
+  assert.deepEqual(report.items.map((i) => [i.id, i.outcome]), [[older, 'skipped'], [newer!.id, 'requeued']]);
+  assert.match(report.items[0]!.reason!, /changed since it was selected|holds its singleton key/);
+  assert.deepEqual(await unfinished(key), [newer!.id]);
+});
+
+test('a bulk requeue over more than one batch gives the key to the oldest job, as its preview said', async () => {
+  const q = 'singleton-bulk';
+  const fail = () => db.pool.query(`UPDATE jobs SET status = 'failed', attempt_count = 1, max_attempts = 1, finished_at = now() WHERE queue = $1 AND status = 'queued'`, [q]);
+  const [oldest] = (await ops.jobEnqueue(db.pool, Array.from({ length: OP_BATCH + 1 }, (_, n) => ({ queue: q, type: 'demo.noop', singletonKey: n === 0 ? 'bulk-k' : null })))).map((r) => r.id);
+  await fail();
+  const [newest] = (await ops.jobEnqueue(db.pool, [{ queue: q, type: 'demo.noop', singletonKey: 'bulk-k' }])).map((r) => r.id);
+  await fail();
+  // Newest first, as the filter lists them: the newest is in the first batch, the oldest in the second.
+  const target = await resolveTarget(db.pool, { filter: { status: 'failed', queue: q } });
+  const preview = await previewAction(db.pool, 'requeue', target, {}, {});
+  assert.equal(preview.skipped, 1);
+  assert.match(preview.reasons![0]!.reason, /^another job holds its singleton key/);
+  const applied = await applyAction(db.pool, db.pool, 'requeue', target, {}, {});
+  assert.deepEqual([applied.changed, applied.skipped], [OP_BATCH + 1, 1]);
+  assert.deepEqual(await unfinished('bulk-k'), [oldest], 'the oldest took it');
+  assert.equal(applied.items.find((i) => !i.ok)!.id, newest);
+});
+
+const deadlocks = async () => Number((await db.pool.query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`)).rows[0].deadlocks);
+
+test('a requeue deadlocked with a producer\'s transaction over two keys is tried again, and leaves the jobs it then finds held', async () => {
+  const before = await deadlocks();
+  // The statement writes its two keys in its plan's order: the producer takes one key first,
+  // then the other, in both orders, so one of the rounds crosses the statement's order.
+  for (const [first, second] of [
+    ['dl-a1', 'dl-a2'],
+    ['dl-b2', 'dl-b1'],
+  ] as const) {
+    const done: string[] = [];
+    for (const key of [first, second].sort()) {
+      const [j] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
+      await claimAndEnd(j!.id, 'complete');
+      done.push(j!.id);
+    }
+    const producer = new pg.Client({ connectionString: db.url });
+    await producer.connect();
+    try {
+      await producer.query('BEGIN');
+      const [heldFirst] = await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: first }]);
+      const requeue = ops.jobRequeue(db.pool, { ids: done });
+      await waitFor('the requeue to wait on the producer', async () => {
+        const { rows } = await db.pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%status = ''queued''%' AND pid <> pg_backend_pid()`,
+        );
+        return rows.length > 0;
+      });
+      // The producer now wants the other key, which the waiting requeue may have written: then
+      // one of them is the deadlock's victim. If it is the producer, its transaction is over.
+      let heldSecond: string | null = null;
+      try {
+        heldSecond = (await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: second }]))[0]!.id;
+        await producer.query('COMMIT');
+      } catch (err) {
+        assert.equal((err as { code?: string }).code, '40P01');
+        await producer.query('ROLLBACK');
+      }
+      const report = await requeue;
+      if (heldSecond) {
+        assert.equal(report.changed, 0, 'both keys are held by the producer\'s jobs');
+        assert.deepEqual(await unfinished(first), [heldFirst!.id]);
+        assert.deepEqual(await unfinished(second), [heldSecond]);
+      } else {
+        assert.equal(report.changed, 2, 'the producer gave way: both are requeued');
+      }
+    } finally {
+      await producer.end();
+    }
+  }
+  await waitFor('a deadlock in one of the rounds, as PostgreSQL counts them', async () => (await deadlocks()) > before, { timeoutMs: 15_000 });
+});
+
+test('an enqueue that meets a job id already taken (a sequence set back) says so, rather than naming a key it does not have', async () => {
+  const [j] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop' }]);
+  try {
+    for (const batch of [[{ queue, type: 'demo.noop' }], [{ queue, type: 'demo.noop' }, { queue, type: 'demo.noop' }]]) {
+      await db.pool.query(`SELECT setval('jobs_job_id_seq', $1::bigint - 1)`, [j!.id]);
+      await assert.rejects(ops.jobEnqueue(db.pool, batch), /an enqueue conflicted on the job id drawn from jobs_job_id_seq \(the sequence is behind the ids in jobs/);
+    }
+  } finally {
+    await db.pool.query(`SELECT setval('jobs_job_id_seq', (SELECT max(job_id) FROM jobs))`);
   }
 });

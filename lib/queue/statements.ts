@@ -87,8 +87,9 @@ const attemptsFor = (given: string, type: string) =>
  * enqueue, not from a date the producer chose.
  * Ids are drawn from the sequence before the insert so each input row learns its id.
  * Compare: a row whose idempotency key already exists, or whose singleton key an unfinished
- *          job holds (an earlier row of the same batch included), is not inserted (ON
- *          CONFLICT, on either unique index: the job id, drawn from the sequence, never conflicts).
+ *          job holds (one of the same batch included: the first in the insert's key order), is
+ *          not inserted (ON CONFLICT, on either unique index; the job id, drawn from the
+ *          sequence, conflicts only with a sequence set back: ops.enqueue says so).
  * Returns: one row per input, in input order: ord, job_id (NULL when a key was taken),
  *          queue, priority, due (run_at <= now(): ring the doorbell now).
  */
@@ -144,7 +145,6 @@ export const jobIdsByIdempotencyKey: Statement = {
   text: `SELECT idempotency_key, job_id, queue FROM jobs WHERE idempotency_key = ANY($1::text[])`,
 };
 
-const singletonHolder = singletonHolderSql;
 
 /**
  * jobIdsBySingletonKey — the unfinished jobs holding keys that conflicted on enqueue, as
@@ -957,7 +957,7 @@ RETURNING ${JOB_COLUMNS}`,
  *         (asSeen; NULL = no expectation).
  * Compare: failed, cancelled, completed or retrying, or queued but not due yet (a running
  *          job is refused: use jobRevoke; a queued job already due is left as it is); as seen;
- *          a finished job's singleton key free (see singletonFree).
+ *          a finished job's singleton key free (see requeueTargets).
  * Swap: queued, run_at = now(). attempt_count never goes down (it is the fencing token);
  *       instead max_attempts is raised so the job has at least one attempt left, or a
  *       whole fresh budget (attempt_budget) with $2. A completed job's result and
@@ -967,16 +967,21 @@ RETURNING ${JOB_COLUMNS}`,
  */
 const requeueable = `(status IN ('failed', 'cancelled', 'completed', 'retrying') OR (status = 'queued' AND run_at > now()))`;
 /**
- * A finished job goes back to waiting only with its singleton key free: held by no unfinished
- * job (an enqueue took it since), and by no older finished job of the same selection ($1),
- * which takes it first. Otherwise the statement would break jobs_singleton_key_idx. (One
- * taken by a concurrent statement after this one's snapshot still does: ops.jobRequeue tries
- * again, and the next statement sees it.)
+ * The ids of the selection ($1) to requeue: those the compare accepts, but a finished job goes
+ * back to waiting only with its singleton key free — held by no unfinished job (an enqueue
+ * took it since), and by no older finished job the statement requeues too (the oldest takes
+ * it). Otherwise the statement would break jobs_singleton_key_idx. Chosen once, over the
+ * accepted rows (a window, not a probe of the selection per row). A key taken by a concurrent
+ * statement after this one's snapshot still breaks it: ops.jobRequeue tries again, and the
+ * next statement sees it.
  */
-const singletonFree = `(jobs.singleton_key IS NULL OR jobs.status IN ('queued', 'retrying')
-    OR (${singletonHolder('jobs')} IS NULL
-        AND NOT EXISTS (SELECT 1 FROM jobs twin WHERE twin.job_id = ANY($1::bigint[]) AND twin.job_id < jobs.job_id
-                           AND twin.singleton_key = jobs.singleton_key AND twin.status IN ('failed', 'cancelled', 'completed'))))`;
+const requeueTargets = `
+  SELECT c.job_id FROM (
+    SELECT job_id, singleton_key, status IN ('failed', 'cancelled', 'completed') AS finished,
+           row_number() OVER (PARTITION BY singleton_key, status IN ('failed', 'cancelled', 'completed') ORDER BY job_id) AS nth
+      FROM jobs WHERE job_id = ANY($1::bigint[]) AND ${requeueable} AND ${asSeen('$3')}) c
+   WHERE c.singleton_key IS NULL OR NOT c.finished
+      OR (c.nth = 1 AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.singleton_key = c.singleton_key AND h.${HOLDS_SINGLETON_KEY}))`;
 export const jobRequeue: Statement = {
   name: 'leasehold_job_requeue',
   // The compare in the locking read as well: running jobs in the selection are never
@@ -990,11 +995,10 @@ UPDATE jobs
        checkpoints = CASE WHEN status = 'completed' THEN NULL ELSE checkpoints END,
        max_attempts = GREATEST(max_attempts, attempt_count + CASE WHEN $2::boolean THEN attempt_budget ELSE 1 END)
   FROM (SELECT job_id AS before_id, result_key AS dropped_result_key FROM jobs
-         WHERE job_id = ANY($1::bigint[]) AND ${requeueable} AND ${asSeen('$3')} AND ${singletonFree} FOR UPDATE) before
+         WHERE job_id IN (${requeueTargets}) AND ${requeueable} AND ${asSeen('$3')} FOR UPDATE) before
  WHERE job_id = before.before_id
    AND ${requeueable}
    AND ${asSeen('$3')}
-   AND ${singletonFree}
 RETURNING ${JOB_COLUMNS}, before.dropped_result_key`,
 };
 
@@ -1384,7 +1388,7 @@ export const jobCurrent: Statement = {
   name: 'leasehold_job_current',
   text: `
 SELECT ${JOB_COLUMNS}, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL},
-       ${singletonHolder('jobs')} AS singleton_holder
+       ${singletonHolderSql('jobs')} AS singleton_holder
   FROM jobs WHERE job_id = ANY($1::bigint[])`,
 };
 

@@ -11,6 +11,7 @@ import { PRIORITY_LEVELS } from '../../lib/queue/job';
 import { QueueError } from '../../lib/queue/errors';
 import * as ops from '../../lib/queue/ops';
 import type { Seen, SeenJobs } from '../../lib/queue/job';
+import { requeueOrder } from '../../lib/queue/bulk';
 import { listJobIds } from '../../lib/queue/read';
 import { JOB_STATUSES } from '../../lib/queue/status';
 import { loadConfig } from '../../lib/config';
@@ -114,8 +115,9 @@ async function resolveAndAct(verb: 'requeue' | 'cancel', ids: string[], o: Filte
       async () => {
         const t = { matched: matched.length, changed: 0, skipped: 0, outcomes: {} as Record<string, number>, skippedReasons: {} as Record<string, number> };
         const bar = progressBar(showProgress, { label: verb, total: matched.length, unit: 'jobs' });
-        for (let k = 0; k < matched.length; k += MAX_BULK_IDS) {
-          const r = await act(q, matched.slice(k, k + MAX_BULK_IDS), seen);
+        const order = verb === 'requeue' ? requeueOrder(matched) : matched;
+        for (let k = 0; k < order.length; k += MAX_BULK_IDS) {
+          const r = await act(q, order.slice(k, k + MAX_BULK_IDS), seen);
           t.changed += r.changed;
           t.skipped += r.skipped;
           for (const i of r.items) {

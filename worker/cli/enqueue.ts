@@ -327,5 +327,5 @@ async function enqueueFile(o: EnqueueOptions) {
   const refusedText = s.refused ? `; refused ${s.refused} line(s)${s.refusedLines.length <= 20 ? ': ' + s.refusedLines.map((r) => r.line).join(', ') : ''}` : '';
   if (o.dryRun) console.log(`dry run: ${s.jobs} valid job(s) in ${s.lines} line(s)${refusedText}; nothing written`);
   else if (o.allOrNothing && s.refused) console.log(`nothing written (--all-or-nothing): ${s.jobs} valid job(s) in ${s.lines} line(s)${refusedText}`);
-  else console.log(`enqueued ${s.enqueued} job(s)${s.existing ? `, ${s.existing} already there (same idempotency key)` : ''} from ${s.lines} line(s)${refusedText}`);
+  else console.log(`enqueued ${s.enqueued} job(s)${s.existing ? `, ${s.existing} already there (a job with the same idempotency key, or an unfinished one with the same singleton key)` : ''} from ${s.lines} line(s)${refusedText}`);
 }

@@ -44,11 +44,15 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     { action: 'copy', target: { ids: [id] }, jobIds: [id], reason: body.reason, details: { queue: input.queue, priority: input.priority, payloadChanged: body.payload !== undefined } },
     async () => {
       const made = await jobEnqueue(pool, [input], { doorbell });
-      if (!made[0]!.created)
+      if (!made[0]!.created) {
+        const key = JSON.stringify(job.singletonKey);
         throw new QueueError(
           'state_forbids',
-          `job ${made[0]!.id} holds this job's singleton key ${JSON.stringify(job.singletonKey)} (it is queued, retrying or running): copy it once that one has finished`,
+          made[0]!.id === id
+            ? `this job holds its singleton key ${key} itself (it is ${job.status}): copy it once it has finished`
+            : `job ${made[0]!.id} holds this job's singleton key ${key} (it is queued, retrying or running): copy it once that one has finished`,
         );
+      }
       return made;
     },
     ([r]) => ({ changed: 1, skipped: 0, jobIds: [id, r!.id], details: { copy: r!.id } }),
