@@ -179,9 +179,13 @@ test('a schedule is added, refused with why when its cron is wrong, edited and r
     await expect(edit.getByLabel('Cron')).toHaveValue('0 3 * * *');
     await expect(edit.getByLabel('Payload')).toHaveValue('{\n  "ms": 5\n}');
     await edit.getByLabel('Cron').fill('30 4 * * *');
+    await expect(row.getByTestId('schedule-overlap')).toHaveCount(0);
+    await edit.getByRole('combobox', { name: 'While a run is unfinished' }).selectOption('skip');
     await edit.getByRole('button', { name: 'Save' }).click();
     await expect(edit).toHaveCount(0);
     await expect(row).toContainText('30 4 * * *');
+    await expect(row.getByTestId('schedule-overlap')).toHaveText('· one run at a time');
+    expect((await db().query(`SELECT overlap FROM schedules WHERE name = $1`, [name])).rows[0].overlap).toBe('skip');
 
     await row.getByRole('button', { name: `Remove schedule ${name}` }).click();
     const confirm = page.getByRole('dialog', { name: 'Remove schedule' });
@@ -192,6 +196,43 @@ test('a schedule is added, refused with why when its cron is wrong, edited and r
     const audit = (await db().query(`SELECT action FROM audit_log WHERE target->>'schedule' = $1 ORDER BY audit_id`, [name])).rows.map((r) => r.action);
     expect(audit).toEqual(['schedule.add', 'schedule.add', 'schedule.remove']);
   } finally {
+    await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
+  }
+});
+
+// A sync that must never run twice at once: while its run waits (no worker serves its queue),
+// the next tick is skipped and says so, and Run now answers the unfinished run.
+test('a schedule that runs one at a time skips a tick while its run is unfinished, and Run now answers that run', async ({ page }) => {
+  const name = `e2e-one-at-a-time-${process.pid}`;
+  const queue = 'e2e-one-at-a-time-no-worker';
+  try {
+    await db().query(
+      `INSERT INTO schedules (name, cron, queue, type, next_run_at, overlap) VALUES ($1, '0 0 1 1 *', $2, 'demo.noop', now() + interval '1 day', 'skip')`,
+      [name, queue],
+    );
+    await page.goto('/schedules');
+    const row = page.getByTestId(`schedule-${name}`);
+    await expect(row.getByTestId('schedule-overlap')).toHaveText('· one run at a time');
+    await row.getByRole('button', { name: `Run now: schedule ${name}` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Run now' });
+    await dialog.getByRole('button', { name: 'Run now' }).click();
+    const first = (await dialog.getByTestId('ran-job').innerText()).replace('job #', '');
+    await expect(dialog).toContainText(`Enqueued job #${first}.`);
+    await dialog.getByRole('button', { name: 'Close' }).click();
+
+    // Its tick comes due: a worker finds the run unfinished and moves on without a job.
+    await db().query(`UPDATE schedules SET next_run_at = now() - interval '1 second' WHERE name = $1`, [name]);
+    await expect(row.getByTestId('tick-skipped')).toContainText('a run was unfinished', { timeout: 30_000 });
+    expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1`, [queue])).rows[0].n).toBe(1);
+
+    // Not a double click (its key is let go): Run now answers the unfinished run.
+    await db().query(`UPDATE jobs SET idempotency_key = NULL WHERE job_id = $1`, [first]);
+    await row.getByRole('button', { name: `Run now: schedule ${name}` }).click();
+    await dialog.getByRole('button', { name: 'Run now' }).click();
+    await expect(dialog).toContainText(`It runs one at a time, and job #${first} is still unfinished; no second job was made.`);
+    expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1`, [queue])).rows[0].n).toBe(1);
+  } finally {
+    await db().query(`UPDATE jobs SET status = 'cancelled', finished_at = now(), cancel_requested_at = now() WHERE queue = $1 AND status = 'queued'`, [queue]);
     await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
   }
 });
