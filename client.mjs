@@ -5,4 +5,4 @@ import { tsImport } from 'tsx/esm/api';
 
 const client = await tsImport('./lib/client.ts', import.meta.url);
 
-export const { createClient, validateJob, LeaseholdError, PermanentError, RetryError } = client;
+export const { createClient, validateJob, LeaseholdError, PermanentError, RetryError, SnoozeError } = client;

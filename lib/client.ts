@@ -39,7 +39,7 @@ import { redisSettled } from './redis-settled';
 
 export { QueueError as LeaseholdError } from './queue/errors';
 // For handlers: fail a job for good, or retry it after a delay of the handler's choosing.
-export { PermanentError, RetryError } from './queue/errors';
+export { PermanentError, RetryError, SnoozeError } from './queue/errors';
 export type { ErrorCode } from './queue/errors';
 export type { EnqueueResult } from './queue/ops';
 /** For a module of job types (LEASEHOLD_HANDLERS): what a handler is given. */

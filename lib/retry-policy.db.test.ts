@@ -59,7 +59,7 @@ test("a type's attempts and backoff, a handler's PermanentError and RetryError",
     extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/retry-policy.ts') },
   });
   cleanup(() => workers.stop());
-  await waitFor('the worker to register its types', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM job_types`)).rows[0].n === 3, { timeoutMs: 30_000 });
+  await waitFor('the worker to register its types', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM job_types`)).rows[0].n === 4, { timeoutMs: 30_000 });
 
   // Enqueued without maxAttempts, one at a time, in a batch and through the client: the type's 5.
   const one = (await post({ type: 'sync.flaky' })).id!;
@@ -89,6 +89,20 @@ test("a type's attempts and backoff, a handler's PermanentError and RetryError",
   assert.equal(invalid.max_attempts, 5);
   assert.equal(invalid.outcome, 'failed');
   assert.equal(invalid.error, 'the account does not exist');
+
+  // A SnoozeError puts the job off without spending its attempt: with one attempt, it still
+  // runs a second time, and its history says snoozed, not failed.
+  const later = (await post({ type: 'sync.export', maxAttempts: 1 })).id!;
+  const done = await settled(later, 'completed');
+  assert.deepEqual([done.attempt_count, done.max_attempts, done.error], [2, 2, null]);
+  const history = (await db.pool.query(`SELECT outcome, error, error_stack FROM ended_attempts WHERE job_id = $1 ORDER BY attempt`, [later])).rows;
+  assert.deepEqual(history.map((a) => [a.outcome, a.error, a.error_stack]), [['snoozed', 'the export is not ready yet', null], ['completed', null, null]]);
+  const { rows: gap } = await db.pool.query(
+    `SELECT round(extract(epoch FROM a.started_at - b.finished_at) * 1000) AS ms FROM ended_attempts a, ended_attempts b
+      WHERE a.job_id = $1 AND b.job_id = $1 AND a.attempt = 2 AND b.attempt = 1`,
+    [later],
+  );
+  assert.ok(Number(gap[0].ms) >= 300, `the second attempt started ${gap[0].ms} ms after the snooze: not before its 300 ms`);
 });
 
 test('a module declaring a retry policy that cannot be followed is refused at start, saying which and why', async () => {

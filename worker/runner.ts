@@ -661,7 +661,7 @@ export class Runner {
       this.countOutcome(outcome, kind);
       return true;
     }
-    return false;
+    return outcome === 'snoozed'; // recorded by this process, and counted by none of its counters
   }
   /** An attempt this process ran ended so, its outcome recorded: the process's counters and its job type's. */
   private countOutcome(outcome: TypeOutcome, kind: JobKind, n = 1) {
@@ -1337,21 +1337,25 @@ export class Runner {
       };
     } else {
       const thrown = describeThrown(error);
-      // A RetryError names its retry's delay; any other failure backs off as its type says.
-      const { permanent, afterMs } = handlerVerdict(error);
+      // A RetryError names its retry's delay, a SnoozeError its snooze's; any other failure
+      // backs off as its type says.
+      const { permanent, afterMs, snooze } = handlerVerdict(error);
       const retryInMs = afterMs ?? backoffMs(attemptInBudget(job), this.o.backoffFor?.(job.type));
-      recordedAs = ['failed', 'retried', 'cancelled'];
+      recordedAs = snooze ? ['snoozed', 'cancelled'] : ['failed', 'retried', 'cancelled'];
       write = async () => {
         const status = await this.failer.submit({
           ...lease,
           error: truncate(thrown.message, 2_000),
-          stack: thrown.stack ? truncate(thrown.stack, 8_000) : null,
+          // A snooze is no error: its stack says nothing anyone needs.
+          stack: thrown.stack && !snooze ? truncate(thrown.stack, 8_000) : null,
           permanent,
           backoffMs: retryInMs,
+          snooze,
         });
         if (status === 'failed') this.countOutcome('failed', job);
         if (status === 'retrying') this.countOutcome('retried', job);
         if (status === 'cancelled') this.countOutcome('cancelled', job); // an operator's cancel this process had not heard of yet
+        // A snooze (queued) is no outcome of the type's counters: the job's attempts say it.
         return status !== null;
       };
     }

@@ -11,6 +11,7 @@ const OUTCOME: Record<string, [Tone, string]> = {
   lease_lost: ['red', 'lease lost'],
   cancelled: ['zinc', 'cancelled'],
   aborted: ['zinc', 'aborted (lease handed back or revoked)'],
+  snoozed: ['sky', 'snoozed (put off by its handler; the attempt given back)'],
 };
 
 /**

@@ -18,6 +18,7 @@ const ENDED: Record<string, string> = {
   lease_lost: 'lease lost (the worker stopped renewing)',
   cancelled: 'stopped after a cancel',
   aborted: 'lease handed back or revoked',
+  snoozed: 'snoozed by its handler (the attempt given back)',
 };
 
 /** An operator's action on job `jobId`, from the audit log (text only). */

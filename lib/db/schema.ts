@@ -44,6 +44,7 @@ export const attemptOutcome = pgEnum('attempt_outcome', [
   'lease_lost', // the lease expired without a word from the worker: a crash, a stall or a partition
   'cancelled', // an operator cancelled the job while this attempt ran
   'aborted', // the worker gave the job back (graceful shutdown) or an operator revoked the lease
+  'snoozed', // the handler put the job off (SnoozeError, 0032): queued for later, the attempt given back
 ]);
 
 const tz = { withTimezone: true } as const;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { knownQueueError, QueueError, handlerVerdict, PermanentError, RetryError, RETRY_AFTER_MAX_MS } from './errors';
+import { knownQueueError, QueueError, handlerVerdict, PermanentError, RetryError, RETRY_AFTER_MAX_MS, SnoozeError } from './errors';
 
 const dbError = (code: string) => Object.assign(new pg.DatabaseError('x', 1, 'error'), { code });
 
@@ -34,22 +34,28 @@ test('a QueueError stands for itself; a bug is no known error', () => {
   assert.equal(knownQueueError(null), null);
 });
 
-test("a handler's verdict: PermanentError fails for good, RetryError names its delay (clamped), anything else backs off", () => {
-  assert.deepEqual(handlerVerdict(new PermanentError('bad input')), { permanent: true, afterMs: null });
-  assert.deepEqual(handlerVerdict(new RetryError('429', { afterMs: 30_000.4 })), { permanent: false, afterMs: 30_000 });
-  assert.deepEqual(handlerVerdict(new RetryError('later', { afterMs: Infinity })), { permanent: false, afterMs: RETRY_AFTER_MAX_MS });
-  assert.deepEqual(handlerVerdict(new RetryError('now', { afterMs: 0 })), { permanent: false, afterMs: 0 });
-  for (const other of [new Error('boom'), 'a string', null, undefined, { name: 'PermanentError' }]) {
-    assert.deepEqual(handlerVerdict(other), { permanent: false, afterMs: null }, String(other));
+test("a handler's verdict: PermanentError fails for good, RetryError names its delay (clamped), SnoozeError too without spending the attempt, anything else backs off", () => {
+  const v = (permanent: boolean, afterMs: number | null, snooze = false) => ({ permanent, afterMs, snooze });
+  assert.deepEqual(handlerVerdict(new PermanentError('bad input')), v(true, null));
+  assert.deepEqual(handlerVerdict(new RetryError('429', { afterMs: 30_000.4 })), v(false, 30_000));
+  assert.deepEqual(handlerVerdict(new RetryError('later', { afterMs: Infinity })), v(false, RETRY_AFTER_MAX_MS));
+  assert.deepEqual(handlerVerdict(new RetryError('now', { afterMs: 0 })), v(false, 0));
+  assert.deepEqual(handlerVerdict(new SnoozeError('not ready', { afterMs: 60_000 })), v(false, 60_000, true));
+  assert.deepEqual(handlerVerdict(new SnoozeError('much later', { afterMs: Infinity })), v(false, RETRY_AFTER_MAX_MS, true));
+  for (const other of [new Error('boom'), 'a string', null, undefined, { name: 'PermanentError' }, { name: 'SnoozeError', afterMs: 5 }]) {
+    assert.deepEqual(handlerVerdict(other), v(false, null), String(other));
   }
   // The mark, not the class: a copy of these classes loaded apart (the package's entry) counts too.
   const mark = Symbol.for('leasehold.handlerError');
-  assert.deepEqual(handlerVerdict({ [mark]: 'permanent' }), { permanent: true, afterMs: null });
-  assert.deepEqual(handlerVerdict({ [mark]: 'retry', afterMs: 5 }), { permanent: false, afterMs: 5 });
-  assert.deepEqual(handlerVerdict({ [mark]: 'retry', afterMs: '5' }), { permanent: false, afterMs: null }, 'not a number: the backoff decides');
+  assert.deepEqual(handlerVerdict({ [mark]: 'permanent' }), v(true, null));
+  assert.deepEqual(handlerVerdict({ [mark]: 'retry', afterMs: 5 }), v(false, 5));
+  assert.deepEqual(handlerVerdict({ [mark]: 'snooze', afterMs: 5 }), v(false, 5, true));
+  assert.deepEqual(handlerVerdict({ [mark]: 'retry', afterMs: '5' }), v(false, null), 'not a number: the backoff decides');
+  assert.deepEqual(handlerVerdict({ [mark]: 'snooze', afterMs: '5' }), v(false, null), 'not a number: a failure, not a snooze that never wakes');
   // A delay that did not parse (a missing Retry-After) is the handler's mistake, said where it is made.
   for (const bad of [null, undefined, '', Number.NaN, -1]) {
     assert.throws(() => new RetryError('x', { afterMs: bad as number }), /afterMs must be a number of milliseconds, 0 or more/, String(bad));
+    assert.throws(() => new SnoozeError('x', { afterMs: bad as number }), /SnoozeError: afterMs must be a number of milliseconds, 0 or more/, String(bad));
   }
   assert.throws(() => new (RetryError as unknown as new (m: string) => RetryError)('x'), TypeError);
 });

@@ -132,13 +132,38 @@ export class RetryError extends Error {
   }
 }
 
-/** A thrown value as the worker acts on it: a failure for good, a retry at a given delay, or the backoff's (null). */
-export function handlerVerdict(err: unknown): { permanent: boolean; afterMs: number | null } {
+/**
+ * A handler throws this to put its job off without a verdict: it runs again after `afterMs`,
+ * and the attempt is given back (not the job's fault: "the export is not ready yet", "the
+ * account is locked until noon"). Recorded as `snoozed` in the job's attempts; a snooze after
+ * an operator asked to cancel ends the job as cancelled. Unlike a RetryError it spends no
+ * attempt, so a job may snooze any number of times: mind a handler that always does.
+ */
+export class SnoozeError extends Error {
+  readonly [VERDICT] = 'snooze';
+  readonly afterMs: number;
+  constructor(message: string, opts: { afterMs: number }) {
+    super(message);
+    this.name = 'SnoozeError';
+    const after = opts?.afterMs;
+    if (typeof after !== 'number' || Number.isNaN(after) || after < 0) {
+      throw new TypeError(`SnoozeError: afterMs must be a number of milliseconds, 0 or more (got ${String(after)})`);
+    }
+    this.afterMs = after;
+  }
+}
+
+/**
+ * A thrown value as the worker acts on it: a failure for good, a retry at a given delay or the
+ * backoff's (afterMs null), or a snooze (a delay, the attempt given back).
+ */
+export function handlerVerdict(err: unknown): { permanent: boolean; afterMs: number | null; snooze: boolean } {
   const mark = (err as { [VERDICT]?: unknown } | null)?.[VERDICT];
-  if (mark === 'permanent') return { permanent: true, afterMs: null };
-  if (mark !== 'retry') return { permanent: false, afterMs: null };
-  const after = (err as RetryError).afterMs;
-  // A delay that is not a number is no request (an object made to look like one): the backoff decides.
-  if (typeof after !== 'number' || Number.isNaN(after)) return { permanent: false, afterMs: null };
-  return { permanent: false, afterMs: Math.round(Math.min(Math.max(after, 0), RETRY_AFTER_MAX_MS)) };
+  if (mark === 'permanent') return { permanent: true, afterMs: null, snooze: false };
+  if (mark !== 'retry' && mark !== 'snooze') return { permanent: false, afterMs: null, snooze: false };
+  const after = (err as RetryError | SnoozeError).afterMs;
+  // A delay that is not a number is no request (an object made to look like one): a failure,
+  // backing off as the type says.
+  if (typeof after !== 'number' || Number.isNaN(after)) return { permanent: false, afterMs: null, snooze: false };
+  return { permanent: false, afterMs: Math.round(Math.min(Math.max(after, 0), RETRY_AFTER_MAX_MS)), snooze: mark === 'snooze' };
 }

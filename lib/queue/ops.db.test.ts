@@ -334,6 +334,33 @@ describe('fenced writes (heartbeat, complete, fail)', () => {
     assert.equal(r.get(perm.id)!.status, 'failed');
     assert.ok((await jobRow(db.pool, last)).finished_at);
   });
+
+  test("a snooze on the last attempt: queued for later with the attempt given back and the last error kept; cancelled when a cancel was asked; another worker's refused", async () => {
+    const last = await insertJob(db.pool, { maxAttempts: 1 });
+    await db.pool.query(`UPDATE jobs SET error = 'an earlier failure' WHERE job_id = $1`, [last]);
+    await ops.jobClaim(db.pool, { ids: [last], workerId: W1, leaseMs: LEASE });
+    const asked = await claimed();
+    await ops.jobCancel(db.pool, { ids: [asked.id] });
+    const other = await claimed();
+    const r = await ops.jobFail(db.pool, {
+      workerId: W1,
+      items: [
+        { jobId: last, attempt: 1, error: 'not ready', stack: 'SnoozeError', backoffMs: 60_000, snooze: true },
+        { ...asked.lease, error: 'not ready', backoffMs: 60_000, snooze: true },
+      ],
+    });
+    assert.deepEqual([r.get(last)?.status, r.get(asked.id)?.status], ['queued', 'cancelled']);
+    const { rows } = await db.pool.query(
+      `SELECT status, attempt_count, max_attempts, error, finished_at, run_at - now() > interval '55 seconds' AS later FROM jobs WHERE job_id = $1`,
+      [last],
+    );
+    assert.deepEqual(rows[0], { status: 'queued', attempt_count: 1, max_attempts: 2, error: 'an earlier failure', finished_at: null, later: true });
+    const att = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = ANY($1::bigint[]) ORDER BY job_id', [[last, asked.id]]);
+    assert.deepEqual(att.rows, [{ outcome: 'snoozed', error: 'not ready' }, { outcome: 'cancelled', error: 'not ready' }]);
+    const refused = await ops.jobFail(db.pool, { workerId: W2, items: [{ ...other.lease, error: 'x', backoffMs: 1_000, snooze: true }] });
+    assert.equal(refused.size, 0, 'the fence holds for a snooze as for any write');
+    assert.equal((await jobRow(db.pool, other.id)).status, 'running');
+  });
 });
 
 describe('operator actions', () => {

@@ -400,11 +400,13 @@ export interface FailItem extends Lease {
   stack?: string | null;
   /** Fail at once, without retries. */
   permanent?: boolean;
-  /** Delay before the retry (ignored when the job goes to `failed`). */
+  /** Delay before the retry (ignored when the job goes to `failed`), or the snooze's. */
   backoffMs: number;
+  /** Not a failure: the handler put the job off (SnoozeError). Queued for after backoffMs, the attempt given back; `error` is its message. */
+  snooze?: boolean;
 }
 
-/** jobFail — fenced failure; returns the new status of each job whose failure was accepted. */
+/** jobFail — fenced failure (or snooze); returns the new status of each job whose failure was accepted (`queued`: snoozed). */
 export async function jobFail(
   db: Executor,
   p: { workerId: string; items: readonly FailItem[] },
@@ -419,6 +421,7 @@ export async function jobFail(
     byJobId(p.items, (i) => !!i.permanent),
     byJobId(p.items, (i) => Math.max(0, Math.round(i.backoffMs))),
     p.workerId,
+    byJobId(p.items, (i) => !!i.snooze),
   ]);
   for (const r of rows) out.set(String(r.job_id), { status: r.status, queue: r.queue, runAt: r.run_at });
   return out;

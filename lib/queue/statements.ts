@@ -842,40 +842,47 @@ SELECT job_id FROM done`,
  * while attempts are left, else move to `failed` (the dead letter) — unless an operator
  * asked to cancel the job meanwhile (the worker may not have heard yet: it learns at its
  * next heartbeat): then it ends `cancelled`, as the operator was told it would.
+ * A snooze (the handler's SnoozeError) is no failure: the job is queued for later with the
+ * attempt given back.
  * Params: $1 job_id[], then each keyed by job id: $2 attempt, $3 error, $4 error_stack,
- *         $5 permanent, $6 backoff_ms; $7 worker_id.
+ *         $5 permanent, $6 backoff_ms (a snooze's delay), $8 snooze; $7 worker_id.
  * Compare: the fence (status = 'running', worker_id, attempt_count).
- * Swap: cancelled (a cancel was requested), retrying with run_at = now() + backoff, or
- *       failed (permanent error or no attempts left); the attempt recorded as `cancelled`,
- *       `retried` or `failed` with its error.
- * Returns: job_id, the new status, queue and due time of each job that changed.
+ * Swap: cancelled (a cancel was requested), queued with run_at = now() + delay and
+ *       max_attempts + 1 (a snooze; the job's last error kept), retrying with run_at = now()
+ *       + backoff, or failed (permanent error or no attempts left); the attempt recorded as
+ *       `cancelled`, `snoozed`, `retried` or `failed` with its message.
+ * Returns: job_id, the new status, queue, priority and due time of each job that changed.
  */
 const cancelRequested = `jobs.cancel_requested_at IS NOT NULL`;
-const dead = `(${at('$5', 'boolean')} OR jobs.attempt_count >= jobs.max_attempts)`;
+const snoozed = `(NOT ${cancelRequested} AND coalesce(${at('$8', 'boolean')}, false))`;
+const dead = `(NOT ${snoozed} AND (${at('$5', 'boolean')} OR jobs.attempt_count >= jobs.max_attempts))`;
 export const jobFail: Statement = {
   name: 'leasehold_job_fail',
   text: `
 WITH done AS (
   UPDATE jobs
      SET status = CASE WHEN ${cancelRequested} THEN 'cancelled'::job_status
+                       WHEN ${snoozed} THEN 'queued'::job_status
                        WHEN ${dead} THEN 'failed'::job_status ELSE 'retrying'::job_status END,
          run_at = CASE WHEN ${cancelRequested} OR ${dead} THEN jobs.run_at ELSE now() + ${ms(at('$6', 'int'))} END,
          finished_at = CASE WHEN ${cancelRequested} OR ${dead} THEN now() ELSE NULL END,
+         max_attempts = jobs.max_attempts + CASE WHEN ${snoozed} THEN 1 ELSE 0 END,
          lease_expires_at = NULL,
          cancel_requested_at = CASE WHEN ${cancelRequested} THEN jobs.cancel_requested_at ELSE NULL END,
-         error = ${at('$3', 'text')}, lease_lost_streak = 0
+         error = CASE WHEN ${snoozed} THEN jobs.error ELSE ${at('$3', 'text')} END, lease_lost_streak = 0
    WHERE ${fence('$7')}
-  RETURNING jobs.job_id, jobs.status, jobs.queue, jobs.run_at, jobs.attempt_count, jobs.worker_id,
-            jobs.started_at, jobs.heartbeat_at, jobs.error, ${at('$4', 'text')} AS error_stack
+  RETURNING jobs.job_id, jobs.status, jobs.queue, jobs.priority, jobs.run_at, jobs.attempt_count, jobs.worker_id,
+            jobs.started_at, jobs.heartbeat_at, ${at('$3', 'text')} AS message, ${at('$4', 'text')} AS error_stack
 ), recorded AS (
   INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack)
   SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(),
+         -- a failure never leaves a job queued: only a snooze does
          CASE status WHEN 'failed' THEN 'failed'::attempt_outcome WHEN 'cancelled' THEN 'cancelled'::attempt_outcome
-                     ELSE 'retried'::attempt_outcome END,
-         error, error_stack
+                     WHEN 'queued' THEN 'snoozed'::attempt_outcome ELSE 'retried'::attempt_outcome END,
+         message, error_stack
     FROM done
 )
-SELECT job_id, status, queue, run_at FROM done`,
+SELECT job_id, status, queue, priority, run_at FROM done`,
 };
 
 /**

@@ -27,7 +27,7 @@ export const TRANSITIONS: ReadonlyArray<readonly [JobStatus, JobStatus, string]>
   ['running', 'retrying', 'jobFail / jobRecover'],
   ['running', 'failed', 'jobFail / jobRecover'],
   ['running', 'cancelled', 'jobCancelAck / jobRecover'],
-  ['running', 'queued', 'jobRelease / jobRevoke'],
+  ['running', 'queued', 'jobRelease / jobRevoke / jobFail (a snooze)'],
   ['queued', 'cancelled', 'jobCancel'],
   ['retrying', 'cancelled', 'jobCancel'],
   ['failed', 'queued', 'jobRequeue'],

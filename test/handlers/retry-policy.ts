@@ -3,7 +3,7 @@
  * come from the package's entry, as a user's module gets them: client.mjs loads its own copy
  * of the sources, so the worker must recognise them without instanceof.
  */
-import { PermanentError, RetryError } from 'leasehold';
+import { PermanentError, RetryError, SnoozeError } from 'leasehold';
 
 export const handlers = {
   'sync.flaky': async () => {
@@ -14,6 +14,11 @@ export const handlers = {
   },
   'sync.invalid': async () => {
     throw new PermanentError('the account does not exist');
+  },
+  // Not ready on its first run: put off for 300 ms, then done.
+  'sync.export': async (_payload: unknown, ctx: { attempt: number }) => {
+    if (ctx.attempt === 1) throw new SnoozeError('the export is not ready yet', { afterMs: 300 });
+    return { fetched: true };
   },
 };
 
