@@ -68,8 +68,9 @@ if (receiver) await receiver.ready(2_000);
 const { handlers, schedules, registrations, backoffs } = await loadHandlers(cfg.handlersModule);
 // Before the first claim: producers accept this module's types from now on (lib/job-types.ts).
 await ops.jobTypesRegister(pool, registrations);
-// A schedule in code is its whole definition: one that leaves `enabled` out is on.
-for (const schedule of schedules) await ops.scheduleUpsert(pool, { ...schedule, enabled: schedule.enabled ?? true });
+// A schedule in code is its whole definition: one that leaves `enabled` out is on, and one
+// that leaves `overlap` out allows overlapping runs.
+for (const schedule of schedules) await ops.scheduleUpsert(pool, { ...schedule, enabled: schedule.enabled ?? true, overlap: schedule.overlap ?? 'allow' });
 // Each type's own time limit, looked up once per job run (LEASEHOLD_JOB_TIMEOUT_MS for the rest).
 const typeTimeouts = new Map<string, number | null | undefined>([
   ...Object.entries(jobTypes as Record<string, JobTypeSpec>).map(([type, spec]) => [type, spec.timeoutMs] as const),

@@ -230,7 +230,7 @@ describe('every route answers as documented', () => {
     const first = await call('POST', '/api/jobs', { body: { type: 'demo.noop', queue: 'oa', singletonKey: 'oa-single' } });
     assert.deepEqual([first.status, first.body.created], [202, true]);
     const again = await call('POST', '/api/jobs', { body: { type: 'demo.noop', payload: { other: 1 }, singletonKey: 'oa-single' } });
-    assert.deepEqual([again.status, again.body], [202, { id: first.body.id, created: false }]);
+    assert.deepEqual([again.status, again.body], [202, { id: first.body.id, created: false, heldBy: 'singletonKey' }]);
     const batch = await call('POST', '/api/jobs', { body: [{ type: 'demo.noop', singletonKey: 'oa-single' }, { type: 'demo.noop', singletonKey: 'oa-other' }] });
     assert.deepEqual(batch.body.jobs.map((j: { id: string; created: boolean }) => [j.id === first.body.id, j.created]), [[true, false], [false, true]]);
     assert.equal((await call('POST', '/api/jobs', { body: { type: 'demo.noop', singletonKey: '' } })).status, 400);

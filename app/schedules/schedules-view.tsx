@@ -338,9 +338,19 @@ function ScheduleTable({
                   </Link>
                 </p>
               )}
-              {s.lastSkippedAt && (!s.lastRunAt || ms(s.lastSkippedAt)! > ms(s.lastRunAt)!) && (
+              {s.overlap === 'skip' && s.lastSkippedAt && (!s.lastRunAt || ms(s.lastSkippedAt)! > ms(s.lastRunAt)!) && (
                 <p className="mt-1 text-amber-700 dark:text-amber-300" data-testid="tick-skipped" title={dateTime(s.lastSkippedAt)}>
-                  skipped {ago(nowMs - ms(s.lastSkippedAt)!)}: a run was unfinished
+                  skipped {ago(nowMs - ms(s.lastSkippedAt)!)}:{' '}
+                  {s.lastSkippedJobId ? (
+                    <>
+                      <Link href={`/jobs/${s.lastSkippedJobId}`} className="underline">
+                        job #{s.lastSkippedJobId}
+                      </Link>{' '}
+                      was unfinished
+                    </>
+                  ) : (
+                    'a run was unfinished'
+                  )}
                 </p>
               )}
               {!s.paused && s.lastError && (

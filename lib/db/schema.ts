@@ -359,8 +359,9 @@ export const schedules = pgTable('schedules', {
    * makes none and is skipped.
    */
   overlap: text('overlap', { enum: ['allow', 'skip'] }).notNull().default('allow'),
-  /** The last tick skipped because a run was unfinished (overlap 'skip'). */
+  /** The last tick skipped because a run was unfinished (overlap 'skip'), and that run's job. */
   lastSkippedAt: timestamp('last_skipped_at', tz),
+  lastSkippedJobId: bigint('last_skipped_job_id', { mode: 'bigint' }),
   createdAt: timestamp('created_at', tz).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', tz).notNull().defaultNow(),
 }, () => [check('schedules_priority_in_range', sql`priority BETWEEN 0 AND 9`), check('schedules_overlap_known', sql`overlap IN ('allow', 'skip')`)]);

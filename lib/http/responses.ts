@@ -213,7 +213,11 @@ export const jobDetailSchema = z
   .meta({ id: 'JobDetail' });
 
 export const enqueuedSchema = z
-  .object({ id, created: z.boolean().meta({ description: 'false when an existing job was returned instead: the one with the same idempotency key, else the queued, retrying or running one with the same singleton key.' }) })
+  .object({
+    id,
+    created: z.boolean().meta({ description: 'false when an existing job was returned instead: the one with the same idempotency key, else the queued, retrying or running one with the same singleton key.' }),
+    heldBy: z.enum(['idempotencyKey', 'singletonKey']).optional().meta({ description: 'With created false: which of the job\'s keys returned the existing job.' }),
+  })
   .meta({ id: 'Enqueued' });
 export const enqueuedManySchema = z.object({ jobs: z.array(enqueuedSchema) }).meta({ id: 'EnqueuedMany' });
 export const copiedSchema = z
@@ -416,9 +420,10 @@ export const scheduleSchema = z
     pausedAt: dateTime.nullable().meta({ description: 'When it was paused; null while it runs.' }),
     overlap: z.enum(SCHEDULE_OVERLAPS).meta({
       description:
-        "'allow': every tick enqueues a job. 'skip': no second run while one is unfinished: its jobs hold the singleton key `schedule:<name>`, and a tick that meets a run still queued, retrying or running is skipped (lastSkippedAt).",
+        "'allow': every tick enqueues a job. 'skip': no second run while one is unfinished: its jobs hold the singleton key `schedule:<name>`, and a tick that meets a run still queued, retrying or running is skipped (lastSkippedAt, lastSkippedJobId).",
     }),
     lastSkippedAt: dateTime.nullable().meta({ description: "The last tick skipped because a run was unfinished (overlap 'skip')." }),
+    lastSkippedJobId: id.nullable().meta({ description: 'The unfinished run that tick met.' }),
   })
   .meta({ id: 'Schedule' });
 export const schedulesSchema = z.object({ schedules: z.array(scheduleSchema), dbNow: dateTime }).meta({ id: 'Schedules' });

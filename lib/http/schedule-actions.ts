@@ -46,7 +46,7 @@ export const scheduleDefineRoute = () =>
     const s = await audited(
       pool,
       actorOf(who),
-      { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: overlap ?? 'allow' } },
+      { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: overlap ?? null } },
       () => scheduleUpsert(pool, toScheduleInput(name, cron, timezone, input, overlap), { onlyNew }),
       () => ({ changed: 1, skipped: 0 }),
     );

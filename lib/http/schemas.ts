@@ -487,7 +487,7 @@ export const scheduleBody = enqueueBody
       .optional()
       .meta({
         description:
-          "'allow' (the default): every tick enqueues a job. 'skip': no second run while one is unfinished; a tick that meets a run still queued, retrying or running is skipped, and a Run now returns that run.",
+          "'allow' (the default for a new schedule): every tick enqueues a job. 'skip': no second run while one is unfinished; a tick that meets a run still queued, retrying or running is skipped, and a Run now returns that run. Left out of a redefinition: kept.",
       }),
     reason: reasonText.optional(),
   })

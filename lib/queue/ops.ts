@@ -91,6 +91,8 @@ export interface EnqueueResult {
    * else the unfinished one holding the same singleton key.
    */
   created: boolean;
+  /** With created false: which of the job's keys returned the existing one. */
+  heldBy?: 'idempotencyKey' | 'singletonKey';
 }
 
 export const DEFAULT_QUEUE = 'default';
@@ -186,17 +188,20 @@ const keysOf = (i: EnqueueInput) =>
  * idempotency key, else the unfinished job with its singleton key; undefined when neither
  * holds it any more.
  */
-async function keyHolders(db: Executor, inputs: readonly EnqueueInput[]): Promise<(i: EnqueueInput) => { id: string; queue: string } | undefined> {
+async function keyHolders(
+  db: Executor,
+  inputs: readonly EnqueueInput[],
+): Promise<(i: EnqueueInput) => { id: string; queue: string; heldBy: NonNullable<EnqueueResult['heldBy']> } | undefined> {
   const idem = inputs.flatMap((i) => (i.idempotencyKey != null ? [i.idempotencyKey] : []));
   const single = inputs.flatMap((i) => (i.singletonKey != null ? [i.singletonKey] : []));
   const [byIdem, bySingle] = await Promise.all([
     idem.length ? run(db, sql.jobIdsByIdempotencyKey, [idem]) : null,
     single.length ? run(db, sql.jobIdsBySingletonKey, [single]) : null,
   ]);
-  const byKey = (result: pg.QueryResult | null, column: string) =>
-    new Map<string, { id: string; queue: string }>((result?.rows ?? []).map((r) => [r[column], { id: String(r.job_id), queue: r.queue }]));
-  const idemHolders = byKey(byIdem, 'idempotency_key');
-  const singleHolders = byKey(bySingle, 'singleton_key');
+  const byKey = (result: pg.QueryResult | null, column: string, heldBy: NonNullable<EnqueueResult['heldBy']>) =>
+    new Map((result?.rows ?? []).map((r) => [r[column] as string, { id: String(r.job_id), queue: r.queue as string, heldBy }]));
+  const idemHolders = byKey(byIdem, 'idempotency_key', 'idempotencyKey');
+  const singleHolders = byKey(bySingle, 'singleton_key', 'singletonKey');
   return (i) => (i.idempotencyKey != null ? idemHolders.get(i.idempotencyKey) : undefined) ?? (i.singletonKey != null ? singleHolders.get(i.singletonKey) : undefined);
 }
 
@@ -1224,6 +1229,8 @@ export interface ScheduleInput {
    * 'allow' (the default): every tick enqueues a job. 'skip': no second run while one is
    * unfinished — its jobs hold the singleton key scheduleSingletonKey(name), and a tick that
    * meets a run of it still queued, retrying or running is skipped (a Run now returns that run).
+   * Left out of a redefinition, it stays what it was (as `enabled`); it applies to the runs
+   * made from then on (a run made before a switch to 'skip' holds no key).
    */
   overlap?: ScheduleOverlap;
 }
@@ -1239,8 +1246,9 @@ export interface Schedule extends Required<Omit<ScheduleInput, 'payload'>> {
   /** Paused by an operator (no tick is enqueued until a resume); not part of the definition. */
   paused: boolean;
   pausedAt: Date | null;
-  /** The last tick skipped because a run was unfinished (overlap 'skip'). */
+  /** The last tick skipped because a run was unfinished (overlap 'skip'), and that run's job. */
   lastSkippedAt: Date | null;
+  lastSkippedJobId: string | null;
 }
 
 const toSchedule = (r: any): Schedule => ({
@@ -1262,6 +1270,7 @@ const toSchedule = (r: any): Schedule => ({
   pausedAt: r.paused_at,
   overlap: r.overlap,
   lastSkippedAt: r.last_skipped_at,
+  lastSkippedJobId: r.last_skipped_job_id === null ? null : String(r.last_skipped_job_id),
 });
 
 /**
@@ -1280,7 +1289,7 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput, opts: { onl
   const first = nextTick(s.cron, tz, now, s.name);
   const { rows } = await run(db, opts.onlyNew ? sql.scheduleCreate : sql.scheduleUpsert, [
     s.name, s.cron, tz, s.queue ?? DEFAULT_QUEUE, s.type, JSON.stringify(s.payload ?? {}), s.maxAttempts ?? null, first, s.enabled ?? null,
-    s.priority ?? DEFAULT_PRIORITY, s.overlap ?? 'allow',
+    s.priority ?? DEFAULT_PRIORITY, s.overlap ?? null,
   ]);
   if (!rows[0]) throw new QueueError('state_forbids', `a schedule named ${JSON.stringify(s.name.slice(0, 200))} exists already: edit it, or choose another name`);
   return toSchedule(rows[0]);
@@ -1373,7 +1382,7 @@ export const scheduleSingletonKey = (name: string) => `schedule:${keyName(name)}
  * What a run-now made: the job, and whether it is new (false: a run-now a moment before made
  * it, or, with `overlapping`, it is the schedule's run still unfinished: overlap 'skip').
  */
-export interface ScheduleRun extends EnqueueResult {
+export interface ScheduleRun extends Omit<EnqueueResult, 'heldBy'> {
   schedule: string;
   overlapping?: true;
 }
@@ -1454,13 +1463,14 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
             payload: d.payload,
             maxAttempts: d.max_attempts,
             priority: d.priority,
-            idempotencyKey: `schedule:${d.name}:${tick.toISOString()}`,
+            idempotencyKey: `schedule:${keyName(d.name)}:${tick.toISOString()}`,
             singletonKey: d.overlap === 'skip' ? scheduleSingletonKey(d.name) : null,
           },
         ]);
-        // A run of it still unfinished holds the key: this tick is skipped, not owed.
-        const skipped = !enqueued!.created && d.overlap === 'skip';
-        if (skipped) log.info('schedule tick skipped: a run of it is unfinished', { schedule: d.name, tick: tick.toISOString(), unfinished: enqueued!.id });
+        // A run of it still unfinished holds the key: this tick is skipped, not owed. (The
+        // tick's own key answering is the tick's job, as for any schedule.)
+        const skipped = enqueued!.heldBy === 'singletonKey';
+        if (skipped) log.debug('schedule tick skipped: a run of it is unfinished', { schedule: d.name, tick: tick.toISOString(), unfinished: enqueued!.id });
         const advanced = await run(client, sql.scheduleAdvance, [d.name, tick, next, enqueued!.id, skipped]);
         if (advanced.rowCount !== 1) {
           await client.query('ROLLBACK');

@@ -34,6 +34,7 @@ test('skip: a tick while the last run is unfinished is skipped, Run now returns 
   assert.deepEqual(await ops.scheduleTick(db.pool), [], 'no job while the first is queued');
   const skipped = await schedule('digest');
   assert.ok(skipped.lastSkippedAt, 'the skipped tick is recorded');
+  assert.equal(skipped.lastSkippedJobId, first!.id, 'with the run it met');
   assert.equal(skipped.lastJobId, first!.id, 'the last run stays the one that ran');
   assert.ok(skipped.nextRunAt.getTime() > Date.now() - 1_000, 'and the schedule moved on: the tick is not owed');
   assert.ok(skipped.lastRunAt!.getTime() < skipped.lastSkippedAt!.getTime());
@@ -54,9 +55,11 @@ test('skip: a tick while the last run is unfinished is skipped, Run now returns 
   assert.equal((await jobsOf('overlap-skip')).length, 2);
 });
 
-test('allow (the default, and what a redefinition without overlap gets): every tick enqueues, with no singleton key', async () => {
+test('allow (the default): every tick enqueues, with no singleton key; a redefinition that leaves overlap out keeps it', async () => {
+  assert.equal((await ops.scheduleUpsert(db.pool, { name: 'pings', cron: '* * * * *', type: 'demo.noop', queue: 'overlap-allow' })).overlap, 'allow');
   await ops.scheduleUpsert(db.pool, { name: 'pings', cron: '* * * * *', type: 'demo.noop', queue: 'overlap-allow', overlap: 'skip' });
-  const s = await ops.scheduleUpsert(db.pool, { name: 'pings', cron: '* * * * *', type: 'demo.noop', queue: 'overlap-allow' });
+  assert.equal((await ops.scheduleUpsert(db.pool, { name: 'pings', cron: '* * * * *', type: 'demo.noop', queue: 'overlap-allow' })).overlap, 'skip');
+  const s = await ops.scheduleUpsert(db.pool, { name: 'pings', cron: '* * * * *', type: 'demo.noop', queue: 'overlap-allow', overlap: 'allow' });
   assert.equal(s.overlap, 'allow');
   for (let k = 0; k < 2; k++) {
     await due('pings');
@@ -85,4 +88,31 @@ test('an overlap policy a handlers module misspells is refused where it is defin
     ops.scheduleUpsert(db.pool, { name: 'typo', cron: '* * * * *', type: 'demo.noop', overlap: 'never' as 'skip' }),
     (e: Error & { code?: string }) => e.code === 'invalid_request' && /overlap must be one of allow, skip/.test(e.message),
   );
+});
+
+test("a tick whose own job exists already (its tick set back by hand) is that tick's job, not a skip", async () => {
+  await ops.scheduleUpsert(db.pool, { name: 'again', cron: '* * * * *', type: 'demo.noop', queue: 'overlap-again', overlap: 'skip' });
+  await due('again');
+  const { rows } = await db.pool.query(`SELECT next_run_at FROM schedules WHERE name = 'again'`);
+  const [made] = await ops.scheduleTick(db.pool);
+  await db.pool.query(`UPDATE jobs SET status = 'cancelled', finished_at = now() WHERE job_id = $1`, [made!.id]);
+  await db.pool.query(`UPDATE schedules SET next_run_at = $1 WHERE name = 'again'`, [rows[0].next_run_at]);
+  const [same] = await ops.scheduleTick(db.pool);
+  assert.deepEqual(same, { id: made!.id, queue: 'overlap-again', created: false, heldBy: 'idempotencyKey' });
+  assert.equal((await schedule('again')).lastSkippedAt, null);
+});
+
+test('a schedule whose hand-made name is too long for a key ticks all the same: its keys carry the name\'s hash', async () => {
+  const long = 'l'.repeat(240);
+  await db.pool.query(
+    `INSERT INTO schedules (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, overlap)
+     VALUES ($1, '* * * * *', 'UTC', 'overlap-long', 'demo.noop', '{}', 3, now() - interval '1 second', true, 'skip')`,
+    [long],
+  );
+  const [made] = await ops.scheduleTick(db.pool);
+  assert.equal(made!.created, true);
+  const [job] = (await db.pool.query(`SELECT idempotency_key, singleton_key FROM jobs WHERE job_id = $1`, [made!.id])).rows;
+  assert.equal(job.singleton_key, ops.scheduleSingletonKey(long));
+  assert.match(job.singleton_key, /^schedule:#[0-9a-f]{64}$/);
+  assert.match(job.idempotency_key, /^schedule:#[0-9a-f]{64}:\d{4}-/);
 });

@@ -30,12 +30,12 @@ test('an enqueue returns the job holding the key while it waits, runs and retrie
   const [first] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', singletonKey: key }]);
   assert.equal(first!.created, true);
   const again = async () => (await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', payload: { n: 2 }, singletonKey: key }]))[0]!;
-  assert.deepEqual(await again(), { id: first!.id, queue, created: false }, 'queued: the holder comes back');
+  assert.deepEqual(await again(), { id: first!.id, queue, created: false, heldBy: 'singletonKey' }, 'queued: the holder comes back');
 
   const [job] = await ops.jobClaim(db.pool, { workerId: 'w1', leaseMs: 60_000, ids: [first!.id] });
-  assert.deepEqual(await again(), { id: first!.id, queue, created: false }, 'running: the holder comes back');
+  assert.deepEqual(await again(), { id: first!.id, queue, created: false, heldBy: 'singletonKey' }, 'running: the holder comes back');
   await ops.jobFail(db.pool, { workerId: 'w1', items: [{ jobId: job!.id, attempt: job!.attemptCount, error: 'boom', backoffMs: 60_000 }] });
-  assert.deepEqual(await again(), { id: first!.id, queue, created: false }, 'retrying: the holder comes back');
+  assert.deepEqual(await again(), { id: first!.id, queue, created: false, heldBy: 'singletonKey' }, 'retrying: the holder comes back');
 
   const [retry] = await ops.jobClaim(db.pool, { workerId: 'w1', leaseMs: 60_000, ids: [first!.id] });
   assert.equal(retry, undefined, 'not due yet (backoff)');
@@ -69,8 +69,8 @@ test('an idempotency key used before wins over a singleton key: the caller gets 
   await claimAndEnd(a!.id, 'complete');
   const [b] = await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-8', singletonKey: 'both' }]);
   assert.equal(b!.created, true);
-  assert.deepEqual((await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-7', singletonKey: 'both' }]))[0], { id: a!.id, queue, created: false });
-  assert.deepEqual((await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-9', singletonKey: 'both' }]))[0], { id: b!.id, queue, created: false });
+  assert.deepEqual((await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-7', singletonKey: 'both' }]))[0], { id: a!.id, queue, created: false, heldBy: 'idempotencyKey' });
+  assert.deepEqual((await ops.jobEnqueue(db.pool, [{ queue, type: 'demo.noop', idempotencyKey: 'order-9', singletonKey: 'both' }]))[0], { id: b!.id, queue, created: false, heldBy: 'singletonKey' });
 });
 
 test('a requeue leaves a finished job whose key another job holds, and of two finished ones requeued together takes the older; the preview says so', async () => {

@@ -589,7 +589,8 @@ const tickIs = (param: string) => `date_trunc('milliseconds', next_run_at) = ${p
  * process saw (a compare-and-swap: of several processes, exactly one wins each tick).
  * Params: $1 name, $2 the tick seen (next_run_at), $3 the next tick, $4 the job enqueued,
  *         $5 skipped (overlap 'skip': a run was unfinished and no job was made; the last
- *         run and its job stay as they were, and the tick is kept as last_skipped_at).
+ *         run and its job stay as they were, the tick is kept as last_skipped_at and the
+ *         unfinished run, $4, as last_skipped_job_id).
  */
 export const scheduleAdvance: Statement = {
   name: 'leasehold_schedule_advance',
@@ -599,6 +600,7 @@ UPDATE schedules
        last_run_at = CASE WHEN $5::boolean THEN last_run_at ELSE $2 END,
        last_job_id = CASE WHEN $5::boolean THEN last_job_id ELSE $4 END,
        last_skipped_at = CASE WHEN $5::boolean THEN $2 ELSE last_skipped_at END,
+       last_skipped_job_id = CASE WHEN $5::boolean THEN $4 ELSE last_skipped_job_id END,
        last_error = NULL, last_error_at = NULL, updated_at = now()
  WHERE name = $1 AND ${tickIs('$2')} AND enabled AND paused_at IS NULL
 RETURNING name`,
@@ -620,14 +622,15 @@ RETURNING name`,
 
 const scheduleInsert = `
 INSERT INTO schedules AS s (name, cron, timezone, queue, type, payload, max_attempts, next_run_at, enabled, priority, overlap)
-VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8, coalesce($9::boolean, true), $10, $11)`;
+VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8, coalesce($9::boolean, true), $10, coalesce($11::text, 'allow'))`;
 
 /**
  * scheduleUpsert — define (or redefine) a schedule. Params: $1 name, $2 cron, $3 timezone,
  * $4 queue, $5 type, $6 payload (JSON), $7 max_attempts (NULL: the type's as the schedule is
  * defined, see attemptsFor), $8 first tick, $9 enabled (NULL: a new one is, a redefined one
  * keeps what it was: an edit from the console does not switch a disabled schedule on),
- * $10 priority, $11 overlap ('allow' or 'skip').
+ * $10 priority, $11 overlap ('allow' or 'skip'; NULL: a new one allows, a redefined one keeps
+ * what it was, as for $9).
  * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
  * touches paused_at: an operator's pause outlives the upsert every worker start makes.
  */
@@ -641,7 +644,7 @@ ON CONFLICT (name) DO UPDATE SET
                      THEN s.next_run_at ELSE EXCLUDED.next_run_at END,
   cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, queue = EXCLUDED.queue, type = EXCLUDED.type,
   payload = EXCLUDED.payload, max_attempts = EXCLUDED.max_attempts, enabled = coalesce($9::boolean, s.enabled), priority = EXCLUDED.priority,
-  overlap = EXCLUDED.overlap,
+  overlap = coalesce($11::text, s.overlap),
   -- a redefinition starts over: the error belonged to the definition it replaces
   last_error = NULL, last_error_at = NULL, updated_at = now()
 RETURNING *`,

@@ -222,7 +222,8 @@ test('a schedule that runs one at a time skips a tick while its run is unfinishe
 
     // Its tick comes due: a worker finds the run unfinished and moves on without a job.
     await db().query(`UPDATE schedules SET next_run_at = now() - interval '1 second' WHERE name = $1`, [name]);
-    await expect(row.getByTestId('tick-skipped')).toContainText('a run was unfinished', { timeout: 30_000 });
+    await expect(row.getByTestId('tick-skipped')).toContainText(`job #${first} was unfinished`, { timeout: 30_000 });
+    await expect(row.getByTestId('tick-skipped').getByRole('link')).toHaveAttribute('href', `/jobs/${first}`);
     expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1`, [queue])).rows[0].n).toBe(1);
 
     // Not a double click (its key is let go): Run now answers the unfinished run.

@@ -103,9 +103,10 @@ export function addControlCommands(program: Command) {
     .option('--max-attempts <n>', "attempts per run (default: the job type's, else 3)", intArg(1, 100))
     .option('--priority <n>', 'priority of its jobs: 0 (the default: runs first) to 9 (runs last)', intArg(0, PRIORITY_LEVELS - 1), DEFAULT_PRIORITY)
     .addOption(
-      new Option('--overlap <policy>', 'allow: every tick enqueues a job; skip: a tick while a run of it is still queued, retrying or running is skipped')
-        .choices(SCHEDULE_OVERLAPS)
-        .default('allow'),
+      new Option(
+        '--overlap <policy>',
+        'allow: every tick enqueues a job; skip: a tick while a run of it is still queued, retrying or running is skipped (default: allow for a new schedule, what it was for a redefined one)',
+      ).choices(SCHEDULE_OVERLAPS),
     )
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
@@ -116,7 +117,7 @@ export function addControlCommands(program: Command) {
         const input = toEnqueueInput(parsed.data, '', await jobTypesFrom(async () => q.pool)(parsed.data.type));
         return auditCli(
           q.pool,
-          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue, priority: input.priority, overlap: o.overlap } },
+          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue, priority: input.priority, overlap: o.overlap ?? null } },
           () => ops.scheduleUpsert(q.pool, toScheduleInput(name, o.cron, o.tz, input, o.overlap)),
           () => ({ changed: 1, skipped: 0 }),
         );
@@ -151,7 +152,8 @@ export function addControlCommands(program: Command) {
           s.overlap,
           s.paused ? 'paused' : s.nextRunAt.toISOString(),
           s.lastJobId ?? '',
-          s.lastSkippedAt?.toISOString() ?? '',
+          // Said while it skips overlaps and since its last run: an old skip is no news.
+          s.overlap === 'skip' && s.lastSkippedAt && (!s.lastRunAt || s.lastSkippedAt > s.lastRunAt) ? `${s.lastSkippedAt.toISOString()} (job ${s.lastSkippedJobId} unfinished)` : '',
         ]),
       );
       for (const s of list) {

@@ -109,8 +109,7 @@ ${EXIT_CODES_HELP}
         return jobEnqueue(pool, [input], { doorbell });
       });
       if (o.json) return printJson(r);
-      const keys = [o.idempotencyKey && 'idempotency', o.singletonKey && 'singleton'].filter(Boolean).join(' or ');
-      console.log(`${r!.id}${r!.created ? '' : `\t(an existing job for this ${keys} key)`}`);
+      console.log(`${r!.id}${r!.created ? '' : `\t(an existing job for this ${r!.heldBy === 'singletonKey' ? 'singleton' : 'idempotency'} key)`}`);
     });
 }
 

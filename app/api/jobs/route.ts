@@ -37,8 +37,9 @@ export const POST = route('enqueue', async (req: Request) => {
   const types = await knownJobTypes(pool, many ? body.map((b) => b.type) : [body.type]);
   const inputs = many ? body.map((b, k) => toEnqueueInput(b, `[${k}]`, types)) : [toEnqueueInput(body, '', types)];
   const results = await jobEnqueue(pool, inputs, { doorbell });
-  if (many) return json({ jobs: results.map((r) => ({ id: r.id, created: r.created })) }, 202);
-  return json({ id: results[0]!.id, created: results[0]!.created }, 202);
+  const answer = (r: (typeof results)[number]) => ({ id: r.id, created: r.created, ...(r.heldBy ? { heldBy: r.heldBy } : {}) });
+  if (many) return json({ jobs: results.map(answer) }, 202);
+  return json(answer(results[0]!), 202);
 });
 
 export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');

@@ -77,12 +77,13 @@ export const queueRoutes = [
     summary: "Enqueue the job a schedule's ticks make, now, leaving its next tick where it is",
     description:
       'Also for a paused or disabled schedule. The job\'s idempotency key is `schedule-run:<name>:<second>` (database clock, UTC), never a tick\'s ' +
-      '`schedule:<name>:<tick>`; a repeat within the same or the next second (a double click, a retried request) answers the job the first one made, with `created: false`.',
+      '`schedule:<name>:<tick>`; a repeat within the same or the next second (a double click, a retried request) answers the job the first one made, with `created: false`. ' +
+      "For a schedule that runs one at a time (overlap 'skip'), a run of it still queued, retrying or running is the answer (`created: false, overlapping: true`).",
     tags: ['operations', 'actions'],
     requestParams: { path: scheduleParams },
     requestBody: { required: false, content: { 'application/json': { schema: scheduleActionBody } } },
     responses: {
-      '202': jsonResponse('The job (enqueued now, or by a run-now a moment before).', scheduleRunSchema),
+      '202': jsonResponse('The job (enqueued now, by a run-now a moment before, or the unfinished run of a schedule that runs one at a time).', scheduleRunSchema),
       '400': errorResponse('The body or the schedule name is invalid.'),
       '404': errorResponse('No such schedule.'),
       '413': errorResponse('The body is over 64 KiB.'),
