@@ -2,7 +2,8 @@
  * A job type's retry policy, declared by its handlers module: its attempts (for jobs enqueued
  * without maxAttempts, by any producer) and its backoff; and a handler's own verdicts, thrown
  * with the package's error classes: a failure for good (PermanentError) or a retry at a delay
- * it names (RetryError). A real worker runs test/handlers/retry-policy.ts.
+ * it names (RetryError), or a snooze that spends no attempt (SnoozeError). A real worker runs
+ * test/handlers/retry-policy.ts.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -49,7 +50,7 @@ const settled = (id: string, status: string) =>
     return r.status === status && r.outcome ? r : null;
   }, { timeoutMs: 30_000 });
 
-test("a type's attempts and backoff, a handler's PermanentError and RetryError", async () => {
+test("a type's attempts and backoff, a handler's PermanentError, RetryError and SnoozeError", async () => {
   const workers = startWorkers({
     databaseUrl: db.url,
     redisUrl: REDIS_URL,
