@@ -141,7 +141,7 @@ const cases: [string, sql.Statement, () => unknown[], RegExp][] = [
   ['claim of handled types under a queue limit behind a backlog of others', sql.jobClaimControlledOfTypes, () => [STRANDED, 'w', 30000, 50, true, TYPES], /jobs_claim_type_idx/],
   ['heartbeat', sql.jobHeartbeat, () => [ids, attempts(), 'w1', 30000], /jobs_(pkey|running_idx)/],
   ['complete', sql.jobComplete, () => [ids, attempts(), '{}', 'w1'], /jobs_(pkey|running_idx)/],
-  ['fail', sql.jobFail, () => [ids, attempts(), byId('e'), '{}', byId(false), byId(0), 'w1'], /jobs_(pkey|running_idx)/],
+  ['fail', sql.jobFail, () => [ids, attempts(), byId('e'), '{}', byId(false), byId(0), 'w1', byId(false)], /jobs_(pkey|running_idx)/],
   ['recover expired leases', sql.jobRecoverExpired, () => [500, null], /jobs_running_idx/],
   ['due jobs waiting for a signal', sql.jobDueWaiting, () => ['q1', 1000, 1000], /jobs_claim_idx/],
   ['due jobs waiting for a signal in a backlog', sql.jobDueWaiting, () => [BACKLOG, 1000, 1000], /jobs_claim_idx/],
