@@ -69,7 +69,8 @@ export function AttemptList({
               )}
             </div>
             {a.error && (
-              <p className="mt-2 whitespace-pre-wrap wrap-anywhere text-sm text-red-700 dark:text-red-300">
+              // A snooze's message says why the job was put off: no error.
+              <p className={`mt-2 whitespace-pre-wrap wrap-anywhere text-sm ${a.outcome === 'snoozed' ? 'text-zinc-600 dark:text-zinc-300' : 'text-red-700 dark:text-red-300'}`}>
                 <UserText text={a.error} multiline />
               </p>
             )}

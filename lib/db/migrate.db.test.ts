@@ -46,3 +46,11 @@ test('a database a newer build migrated is refused, with nothing applied', async
     await c.end();
   }
 });
+
+test("no migration after 0032 names the enum value it adds ('snoozed'): all pending migrations run in one transaction, where a new value cannot be used", async () => {
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const dir = path.join(import.meta.dirname, '../../drizzle');
+  const later = fs.readdirSync(dir).filter((f) => /^\d{4}_.*\.sql$/.test(f) && Number(f.slice(0, 4)) > 32);
+  for (const f of later) assert.doesNotMatch(fs.readFileSync(path.join(dir, f), 'utf8'), /'snoozed'/, `${f} uses 'snoozed': apply it in a migration run of its own`);
+});

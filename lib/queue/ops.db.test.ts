@@ -340,6 +340,7 @@ describe('fenced writes (heartbeat, complete, fail)', () => {
     await db.pool.query(`UPDATE jobs SET error = 'an earlier failure' WHERE job_id = $1`, [last]);
     await ops.jobClaim(db.pool, { ids: [last], workerId: W1, leaseMs: LEASE });
     const asked = await claimed();
+    await db.pool.query(`UPDATE jobs SET error = 'its own failure' WHERE job_id = $1`, [asked.id]);
     await ops.jobCancel(db.pool, { ids: [asked.id] });
     const other = await claimed();
     const r = await ops.jobFail(db.pool, {
@@ -357,6 +358,7 @@ describe('fenced writes (heartbeat, complete, fail)', () => {
     assert.deepEqual(rows[0], { status: 'queued', attempt_count: 1, max_attempts: 2, error: 'an earlier failure', finished_at: null, later: true });
     const att = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = ANY($1::bigint[]) ORDER BY job_id', [[last, asked.id]]);
     assert.deepEqual(att.rows, [{ outcome: 'snoozed', error: 'not ready' }, { outcome: 'cancelled', error: 'not ready' }]);
+    assert.equal((await jobRow(db.pool, asked.id)).error, 'its own failure', "a snooze's message is never the job's error");
     const refused = await ops.jobFail(db.pool, { workerId: W2, items: [{ ...other.lease, error: 'x', backoffMs: 1_000, snooze: true }] });
     assert.equal(refused.size, 0, 'the fence holds for a snooze as for any write');
     assert.equal((await jobRow(db.pool, other.id)).status, 'running');

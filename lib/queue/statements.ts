@@ -854,7 +854,7 @@ SELECT job_id FROM done`,
  *       max_attempts + 1 (a snooze; the job's last error kept), retrying with run_at = now()
  *       + backoff, or failed (permanent error or no attempts left); the attempt recorded as
  *       `cancelled`, `snoozed`, `retried` or `failed` with its message.
- * Returns: job_id, the new status, queue, priority and due time of each job that changed.
+ * Returns: job_id, the new status, queue and due time of each job that changed.
  */
 const cancelRequested = `jobs.cancel_requested_at IS NOT NULL`;
 const snoozed = `(NOT ${cancelRequested} AND coalesce(${at('$8', 'boolean')}, false))`;
@@ -872,9 +872,10 @@ WITH done AS (
          max_attempts = jobs.max_attempts + CASE WHEN ${snoozed} THEN 1 ELSE 0 END,
          lease_expires_at = NULL,
          cancel_requested_at = CASE WHEN ${cancelRequested} THEN jobs.cancel_requested_at ELSE NULL END,
-         error = CASE WHEN ${snoozed} THEN jobs.error ELSE ${at('$3', 'text')} END, lease_lost_streak = 0
+         -- a snooze's message is the attempt's, never the job's error (cancelled or not)
+         error = CASE WHEN coalesce(${at('$8', 'boolean')}, false) THEN jobs.error ELSE ${at('$3', 'text')} END, lease_lost_streak = 0
    WHERE ${fence('$7')}
-  RETURNING jobs.job_id, jobs.status, jobs.queue, jobs.priority, jobs.run_at, jobs.attempt_count, jobs.worker_id,
+  RETURNING jobs.job_id, jobs.status, jobs.queue, jobs.run_at, jobs.attempt_count, jobs.worker_id,
             jobs.started_at, jobs.heartbeat_at, ${at('$3', 'text')} AS message, ${at('$4', 'text')} AS error_stack
 ), recorded AS (
   INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error, error_stack)
@@ -885,7 +886,7 @@ WITH done AS (
          message, error_stack
     FROM done
 )
-SELECT job_id, status, queue, priority, run_at FROM done`,
+SELECT job_id, status, queue, run_at FROM done`,
 };
 
 /**

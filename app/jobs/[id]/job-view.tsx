@@ -86,8 +86,8 @@ export function JobView({ id }: { id: string }) {
   const sweep = w ? sweepOf({ workersAlive: w.anywhere, sweptAgoMs: w.sweptAgoMs, sweepStaleAfterMs: w.sweepStaleAfterMs }, now - ms(d.dbNow)!) : SWEEPING;
   const heartbeatMs = meta.data?.heartbeatMs ?? null;
   // The job's error is its last failure's; a later attempt that ended otherwise (a revoked
-  // lease, a cancel) has its own, newer one.
-  const lastError = j.error === null ? null : ([...d.attempts].reverse().find((a) => a.error)?.error ?? j.error);
+  // lease, a cancel) has its own, newer one. A snooze's message is no error.
+  const lastError = j.error === null ? null : ([...d.attempts].reverse().find((a) => a.error && a.outcome !== 'snoozed')?.error ?? j.error);
   const scheduled = j.status === 'queued' && ms(j.runAt)! > now;
   const act = (action: BulkAction) => flow.start({ action, target: { ids: [j.id] }, label: `job #${j.id} (${j.type}, ${j.status})` });
   return (
