@@ -104,6 +104,11 @@ test("a type's attempts and backoff, a handler's PermanentError, RetryError and 
     [later],
   );
   assert.ok(Number(gap[0].ms) >= 300, `the second attempt started ${gap[0].ms} ms after the snooze: not before its 300 ms`);
+  // Counted as a snooze, not a failure, in the worker's counters (written with its heartbeat).
+  await waitFor('the snooze in the workers\' counters', async () => {
+    const { rows } = await db.pool.query(`SELECT sum((metrics->>'snoozed')::int)::int AS snoozed, sum((metrics->>'retried')::int)::int AS retried FROM workers`);
+    return rows[0].snoozed === 1 && rows[0];
+  }, { timeoutMs: 30_000 });
 });
 
 test('a module declaring a retry policy that cannot be followed is refused at start, saying which and why', async () => {

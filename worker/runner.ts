@@ -244,6 +244,8 @@ export interface RunnerStats {
   failed: number;
   retried: number;
   cancelled: number;
+  /** Attempts its handlers put off (SnoozeError): no outcome of the job's, but a run. */
+  snoozed: number;
   leaseLost: number;
   refusedWrites: number;
   /** Expired leases this process moved on: by its recover sweeps, or taken over by its claims. */
@@ -264,6 +266,7 @@ export class Runner {
     failed: 0,
     retried: 0,
     cancelled: 0,
+    snoozed: 0,
     leaseLost: 0,
     refusedWrites: 0,
     recovered: 0,
@@ -657,11 +660,11 @@ export class Runner {
   }
   /** Counts an outcome this process recorded, found in the attempt history; false for one it did not record (a lost lease, a hand-back). */
   private countRecorded(outcome: AttemptOutcome, kind: JobKind): boolean {
-    if (outcome === 'completed' || outcome === 'failed' || outcome === 'retried' || outcome === 'cancelled') {
+    if (outcome === 'completed' || outcome === 'failed' || outcome === 'retried' || outcome === 'cancelled' || outcome === 'snoozed') {
       this.countOutcome(outcome, kind);
       return true;
     }
-    return outcome === 'snoozed'; // recorded by this process, and counted by none of its counters
+    return false;
   }
   /** An attempt this process ran ended so, its outcome recorded: the process's counters and its job type's. */
   private countOutcome(outcome: TypeOutcome, kind: JobKind, n = 1) {
@@ -1355,7 +1358,7 @@ export class Runner {
         if (status === 'failed') this.countOutcome('failed', job);
         if (status === 'retrying') this.countOutcome('retried', job);
         if (status === 'cancelled') this.countOutcome('cancelled', job); // an operator's cancel this process had not heard of yet
-        // A snooze (queued) is no outcome of the type's counters: the job's attempts say it.
+        if (status === 'queued') this.countOutcome('snoozed', job); // only a snooze leaves it queued
         return status !== null;
       };
     }

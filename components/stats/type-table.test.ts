@@ -13,6 +13,7 @@ const row = (over: Partial<Parameters<typeof TypeTable>[0]['rows'][number]> = {}
   retried: 4,
   failed: 1,
   cancelled: 0,
+  snoozed: 0,
   runs: 100,
   runP50Ms: 7.5,
   runP95Ms: 1_840,

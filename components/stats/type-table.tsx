@@ -35,6 +35,9 @@ export function TypeTable({ rows }: { rows: TypeRow[] }) {
               Failed
             </th>
             <th className="py-1 pr-3 text-right">Cancelled</th>
+            <th className="py-1 pr-3 text-right" title="attempts the handler put off (SnoozeError): no failure, the attempt given back">
+              Snoozed
+            </th>
             <th className="py-1 pr-3 text-right" title="retried and failed attempts among those that completed, retried or failed">
               Failure rate
             </th>
@@ -72,6 +75,9 @@ export function TypeTable({ rows }: { rows: TypeRow[] }) {
                   )}
                 </td>
                 <td className="tabular py-1 pr-3 text-right">{int(r.cancelled)}</td>
+                <td className="tabular py-1 pr-3 text-right" data-testid="type-snoozed">
+                  {int(r.snoozed)}
+                </td>
                 <td className={`tabular py-1 pr-3 text-right ${(rate ?? 0) > 0 ? 'text-amber-700 dark:text-amber-300' : ''}`} data-testid="type-failure-rate">
                   {percent(rate)}
                 </td>

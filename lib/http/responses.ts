@@ -460,6 +460,7 @@ const typeRowsSchema = z.array(
       retried: count.meta({ description: 'Attempts that failed with attempts left (the job retries).' }),
       failed: count.meta({ description: 'Attempts that failed for good: the job went to the dead letter.' }),
       cancelled: count,
+      snoozed: count.meta({ description: 'Attempts its handler put off (SnoozeError): no failure, the attempt given back.' }),
       runs: count.meta({ description: 'Handler runs that ended (whatever their outcome, lost leases too).' }),
       runP50Ms: z.number().nullable().meta({ description: 'Median handler run time, interpolated within the histogram bucket (as histogram_quantile); null with no run.' }),
       runP95Ms: z.number().nullable(),

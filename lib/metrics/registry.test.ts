@@ -30,8 +30,8 @@ function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500, databa
       running: 2,
     }),
     typeTotals: async () => [
-      { queue: 'mail', type: 'email.send', completed: 40, retried: 3, failed: 1, cancelled: 0, runTimeMs: { counts: h.counts, sum: h.sumMs, count: h.count } },
-      { queue: 'default', type: 'report.build', completed: 2, retried: 0, failed: 0, cancelled: 1, runTimeMs: { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sum: 0, count: 0 } },
+      { queue: 'mail', type: 'email.send', completed: 40, retried: 3, failed: 1, cancelled: 0, snoozed: 2, runTimeMs: { counts: h.counts, sum: h.sumMs, count: h.count } },
+      { queue: 'default', type: 'report.build', completed: 2, retried: 0, failed: 0, cancelled: 1, snoozed: 0, runTimeMs: { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sum: 0, count: 0 } },
     ],
     backlog: async () => new Map([['mail', 7]]),
     usingRedis: async () => true,
@@ -80,7 +80,8 @@ test('per queue and job type: outcomes as one labelled counter, run time as a la
   assert.equal(value('mail', 'email.send', 'retried'), '3');
   assert.equal(value('mail', 'email.send', 'failed'), '1');
   assert.equal(value('default', 'report.build', 'cancelled'), '1');
-  assert.equal(outcomes.metrics.length, 8, 'four outcomes for each of the two kinds, zeros included');
+  assert.equal(value('mail', 'email.send', 'snoozed'), '2');
+  assert.equal(outcomes.metrics.length, 10, 'five outcomes for each of the two kinds, zeros included');
 
   assert.equal(families.find((f) => f.name === 'leasehold_job_type_run_seconds')!.type, 'HISTOGRAM');
   // Read from the text itself: the parser folds a histogram's label sets into one.

@@ -19,6 +19,7 @@ const COUNTERS: Record<Exclude<WorkerCounter, 'notifyFallbacks'>, [name: string,
   failed: ['leasehold_jobs_failed_total', 'Jobs moved to failed (the dead letter) by a worker.'],
   retried: ['leasehold_jobs_retried_total', 'Failed attempts that left the job retrying with a backoff.'],
   cancelled: ['leasehold_jobs_cancelled_total', 'Running jobs that stopped after an operator cancel.'],
+  snoozed: ['leasehold_jobs_snoozed_total', 'Attempts a handler put off (SnoozeError): the job queued for later, the attempt given back.'],
   leaseLost: ['leasehold_leases_lost_total', 'Leases a worker found taken over or expired (its handler was aborted).'],
   refusedWrites: ['leasehold_refused_writes_total', 'Fenced writes refused because the lease was no longer the writer\'s.'],
   recovered: ['leasehold_jobs_recovered_total', 'Expired leases moved on: by the recover sweep, or taken over by a worker\'s claim (a dead or stalled worker\'s jobs).'],
@@ -267,7 +268,7 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
   // the process-wide ones above keep their single series (and the queries written for them).
   new Counter({
     name: 'leasehold_job_outcomes_total',
-    help: 'Attempts ended, per queue, job type and outcome (completed; retried: failed with attempts left; failed: to the dead letter; cancelled), summed over all worker incarnations.',
+    help: 'Attempts ended, per queue, job type and outcome (completed; retried: failed with attempts left; failed: to the dead letter; cancelled; snoozed: put off by the handler, no failure), summed over all worker incarnations.',
     labelNames: ['queue', 'type', 'outcome'] as const,
     registers: [registry],
     async collect() {

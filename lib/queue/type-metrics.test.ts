@@ -18,7 +18,7 @@ test('a tally keeps each queue and type apart, outcomes and run times', () => {
   const snap = t.snapshot();
   assert.equal(snap.length, 2);
   const mail = snap.find((s) => s.queue === 'mail')!;
-  assert.deepEqual({ ...mail, runTimeMs: undefined }, { queue: 'mail', type: 'email.send', completed: 2, retried: 1, failed: 0, cancelled: 0, runTimeMs: undefined });
+  assert.deepEqual({ ...mail, runTimeMs: undefined }, { queue: 'mail', type: 'email.send', completed: 2, retried: 1, failed: 0, cancelled: 0, snoozed: 0, runTimeMs: undefined });
   assert.deepEqual(mail.runTimeMs, { counts: buckets({ 1: 1, 8: 1 }), sum: 704, count: 2 });
   const bulk = snap.find((s) => s.queue === 'bulk')!;
   assert.equal(bulk.failed, 1);
@@ -39,10 +39,10 @@ test('quantiles are interpolated within their bucket, as histogram_quantile does
   assert.equal(histogramQuantile(buckets({ [DURATION_BUCKETS_MS.length]: 4 }), 0.5), DURATION_BUCKETS_MS[DURATION_BUCKETS_MS.length - 1]);
 });
 
-const totals = (queue: string, type: string, n: Partial<Record<'completed' | 'retried' | 'failed' | 'cancelled', number>>, run: Record<number, number> = {}): TypeTotals => {
+const totals = (queue: string, type: string, n: Partial<Record<'completed' | 'retried' | 'failed' | 'cancelled' | 'snoozed', number>>, run: Record<number, number> = {}): TypeTotals => {
   const counts = buckets(run);
   const count = counts.reduce((a, b) => a + b, 0);
-  return { queue, type, completed: 0, retried: 0, failed: 0, cancelled: 0, ...n, runTimeMs: { counts, sum: count * 3, count } };
+  return { queue, type, completed: 0, retried: 0, failed: 0, cancelled: 0, snoozed: 0, ...n, runTimeMs: { counts, sum: count * 3, count } };
 };
 
 test('a window is the later totals less the earlier: new kinds count from 0, idle ones are left out, the busiest come first', () => {

@@ -17,8 +17,11 @@ import type { Executor } from '../db/client';
 import { DURATION_BUCKETS_MS, Histogram, type HistogramSnapshot } from './histogram';
 import { WORKER_METRICS } from './worker-totals';
 
-/** How an attempt ended, as counted per type: retried and failed (to the dead letter) are both failed attempts. */
-export const TYPE_OUTCOMES = ['completed', 'retried', 'failed', 'cancelled'] as const;
+/**
+ * How an attempt ended, as counted per type: retried and failed (to the dead letter) are both
+ * failed attempts; snoozed (put off by its handler) is none.
+ */
+export const TYPE_OUTCOMES = ['completed', 'retried', 'failed', 'cancelled', 'snoozed'] as const;
 export type TypeOutcome = (typeof TYPE_OUTCOMES)[number];
 
 export interface JobKind {
@@ -46,7 +49,7 @@ export class TypeTally {
     const key = kindKey(k);
     let e = this.byKind.get(key);
     if (!e) {
-      e = { queue: k.queue, type: k.type, completed: 0, retried: 0, failed: 0, cancelled: 0, runTime: new Histogram() };
+      e = { queue: k.queue, type: k.type, completed: 0, retried: 0, failed: 0, cancelled: 0, snoozed: 0, runTime: new Histogram() };
       this.byKind.set(key, e);
     }
     return (this.last = e);
@@ -112,6 +115,7 @@ export async function readTypeTotals(db: Executor): Promise<TypeTotals[]> {
       retried: total(r.retried),
       failed: total(r.failed),
       cancelled: total(r.cancelled),
+      snoozed: total(r.snoozed),
       runTimeMs: { counts: new Array<number>(DURATION_BUCKETS_MS.length + 1).fill(0), sum: total(r.run_sum), count: total(r.run_count) },
     });
   }
@@ -179,6 +183,7 @@ export function typeWindow(earlier: readonly TypeTotals[], later: readonly TypeT
       retried: diff(t.retried, b?.retried),
       failed: diff(t.failed, b?.failed),
       cancelled: diff(t.cancelled, b?.cancelled),
+      snoozed: diff(t.snoozed, b?.snoozed),
       runs,
       runP50Ms: histogramQuantile(counts, 0.5),
       runP95Ms: histogramQuantile(counts, 0.95),

@@ -27,6 +27,7 @@ export const WORKER_COUNTERS = [
   'failed',
   'retried',
   'cancelled',
+  'snoozed',
   'leaseLost',
   'refusedWrites',
   'recovered',
