@@ -133,6 +133,7 @@ test("a job's singleton key shows on its page with the job holding it, and its r
     const key = page.getByTestId('job-singleton-key');
     await expect(key).toContainText('digest:user:7');
     await expect(key.getByRole('link', { name: `job ${holder}` })).toHaveAttribute('href', `/jobs/${holder}`);
+    await screenshot(page, 'job-singleton-key');
     await page.getByRole('button', { name: 'Requeue' }).click();
     const dialog = page.getByRole('dialog');
     await expect(dialog.getByTestId('preview-summary')).toContainText('1 will be skipped');
