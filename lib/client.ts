@@ -38,7 +38,7 @@ import { isRedisUrl, resolveRedisUrl } from './redis-url';
 import { redisSettled } from './redis-settled';
 
 export { QueueError as LeaseholdError } from './queue/errors';
-// For handlers: fail a job for good, or retry it after a delay of the handler's choosing.
+// For handlers: fail a job for good, retry it after a delay of the handler's choosing, or snooze it (no attempt spent).
 export { PermanentError, RetryError, SnoozeError } from './queue/errors';
 export type { ErrorCode } from './queue/errors';
 export type { EnqueueResult } from './queue/ops';

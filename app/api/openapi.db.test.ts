@@ -245,7 +245,7 @@ describe('every route answers as documented', () => {
     assert.match(requeue.body.error.message, new RegExp(`job ${first.body.id} holds its singleton key "oa-single"`));
     const copy = await call('POST', '/api/jobs/{id}/copy', { params: { id: dead } });
     assert.equal(copy.status, 409);
-    assert.match(copy.body.error.message, new RegExp(`job ${first.body.id} holds this job's singleton key`));
+    assert.match(copy.body.error.message, new RegExp(`job ${first.body.id} holds its singleton key "oa-single" \\(it is queued, retrying or running\\): copy this one once that one has finished`));
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE singleton_key = 'oa-single'`);
     assert.equal(rows[0].n, 2, 'the refused copy wrote nothing');
 

@@ -42,7 +42,7 @@ export function ScheduleDialog({
   const [payload, setPayload] = useState(editing ? JSON.stringify(editing.payload ?? {}, null, 2) : '{}');
   const [priority, setPriority] = useState(editing?.priority ?? DEFAULT_PRIORITY);
   const [maxAttempts, setMaxAttempts] = useState(editing ? String(editing.maxAttempts) : '');
-  const [overlap, setOverlap] = useState<'allow' | 'skip'>(editing?.overlap ?? 'allow');
+  const [overlap, setOverlap] = useState<ScheduleDto['overlap']>(editing?.overlap ?? 'allow');
   const [reason, setReason] = useState('');
   const [invalid, setInvalid] = useState<string | null>(null);
   const edit = <T,>(set: (v: T) => void) => (v: T) => {
@@ -122,7 +122,7 @@ export function ScheduleDialog({
           </label>
           <label className={labelClass}>
             While a run is unfinished
-            <select className={fieldClass} value={overlap} onChange={(e) => edit(setOverlap)(e.target.value as 'allow' | 'skip')} aria-label="While a run is unfinished">
+            <select className={fieldClass} value={overlap} onChange={(e) => edit(setOverlap)(e.target.value as ScheduleDto['overlap'])} aria-label="While a run is unfinished">
               <option value="allow">tick anyway (runs may overlap)</option>
               <option value="skip">skip the tick (one run at a time)</option>
             </select>

@@ -40,7 +40,7 @@ export interface ScheduleDefinition {
   maxAttempts?: number;
   priority?: number;
   /** 'skip': no tick while a run of it is unfinished. */
-  overlap?: 'allow' | 'skip';
+  overlap?: ScheduleDto['overlap'];
   reason?: string;
 }
 

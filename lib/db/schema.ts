@@ -10,6 +10,7 @@
  * reviewed, committed migration in drizzle/.
  */
 import { sql } from 'drizzle-orm';
+import { SCHEDULE_OVERLAPS } from '../queue/job';
 import {
   bigint,
   boolean,
@@ -358,7 +359,7 @@ export const schedules = pgTable('schedules', {
    * `schedule:<name>` (ops.scheduleSingletonKey), so a tick while a run of it is unfinished
    * makes none and is skipped.
    */
-  overlap: text('overlap', { enum: ['allow', 'skip'] }).notNull().default('allow'),
+  overlap: text('overlap', { enum: SCHEDULE_OVERLAPS }).notNull().default('allow'),
   /** The last tick skipped because a run was unfinished (overlap 'skip'), and that run's job. */
   lastSkippedAt: timestamp('last_skipped_at', tz),
   lastSkippedJobId: bigint('last_skipped_job_id', { mode: 'bigint' }),

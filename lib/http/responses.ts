@@ -10,7 +10,7 @@ import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS } from '../audit/actions';
 import { BULK_ACTIONS, type BulkReport, PREVIEW_ITEMS, REPORT_ITEMS } from '../queue/bulk';
 import type { CountKind } from '../queue/console-stats';
 import type { ErrorCode } from '../queue/errors';
-import { AHEAD_CAP, JOB_ID_PATTERN, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../queue/job';
+import { AHEAD_CAP, ENQUEUE_KEYS, JOB_ID_PATTERN, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../queue/job';
 import type { ActionOutcome, ScheduleRun } from '../queue/ops';
 import { type countNewer, LIST_ERROR_MAX_CHARS, LIST_PAYLOAD_MAX_BYTES, NEWER_CAP } from '../queue/read';
 import { ATTEMPT_OUTCOMES, JOB_STATUSES } from '../queue/status';
@@ -176,7 +176,7 @@ export const jobDetailSchema = z
     attempts: z.array(attemptSchema),
     dbNow: dateTime,
     singletonHolder: id.optional().meta({
-      description: "Present when another job, queued, retrying or running, holds this job's singleton key: a requeue or a copy of this one waits until that one has finished.",
+      description: "Present when another job, queued, retrying or running, holds this job's singleton key: a requeue or a copy of this one is refused (409) until that one has finished.",
     }),
     workers: z
       .object({
@@ -216,7 +216,7 @@ export const enqueuedSchema = z
   .object({
     id,
     created: z.boolean().meta({ description: 'false when an existing job was returned instead: the one with the same idempotency key, else the queued, retrying or running one with the same singleton key.' }),
-    heldBy: z.enum(['idempotencyKey', 'singletonKey']).optional().meta({ description: 'With created false: which of the job\'s keys returned the existing job.' }),
+    heldBy: z.enum(ENQUEUE_KEYS).optional().meta({ description: 'With created false: which of the job\'s keys returned the existing job.' }),
   })
   .meta({ id: 'Enqueued' });
 export const enqueuedManySchema = z.object({ jobs: z.array(enqueuedSchema) }).meta({ id: 'EnqueuedMany' });

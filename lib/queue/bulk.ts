@@ -17,7 +17,7 @@ import type { Executor } from '../db/client';
 import { QueueError } from './errors';
 import { compactFilter, filterSql, type JobFilter, MICROS, PIN_KEYS, SqlParams } from './filters';
 import { fingerprintSql } from './fingerprint';
-import { isSuspect, type Job, type Seen, type SeenJobs } from './job';
+import { compareJobIds, isSuspect, type Job, type Seen, type SeenJobs } from './job';
 import {
   actionApplies,
   type ActionOutcome,
@@ -27,8 +27,10 @@ import {
   jobDelete,
   jobRecover,
   jobRequeue,
-  singletonHolders,
   RECOVER_PREVIEW_LIMIT,
+  SINGLETON_GROUP,
+  SINGLETON_REFUSAL,
+  singletonHolders,
 } from './ops';
 import { createdFloor, finishedFloor, idRange, jobsByIds, type ListedJob, SCAN_WINDOW, windowQuery } from './read';
 import type { ResultStore } from '../results';
@@ -286,9 +288,6 @@ const suspectWarning = (job: Pick<ListedJob, 'leaseLostStreak'>) =>
     : '';
 
 const groupReason = (r: string) => r.replace(/\b\d+ s\b/g, 'N s').replace(SINGLETON_REFUSAL, SINGLETON_GROUP);
-/** A refusal naming the job that holds its key, and the words of a group of them (each names its own). */
-const SINGLETON_REFUSAL = /^job \d+ holds its singleton key .*? \(it is queued, retrying or running\)/;
-const SINGLETON_GROUP = 'another job holds its singleton key (it is queued, retrying or running)';
 /** A group's reason: its first, but for singleton refusals, which name a job and a key of their own. */
 const groupText = (key: string, first: string) => (key.startsWith(SINGLETON_GROUP) ? key : first);
 
@@ -297,7 +296,7 @@ const groupText = (key: string, first: string) => (key.startsWith(SINGLETON_GROU
  * sharing a singleton key the oldest takes it (as the preview predicts, ops.singletonHolders),
  * in whichever batch the others fall.
  */
-export const requeueOrder = (ids: readonly string[]) => [...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+export const requeueOrder = (ids: readonly string[]) => [...ids].sort(compareJobIds);
 
 function tally(report: BulkReport, reasonCounts: Map<string, { reason: string; count: number }>) {
   report.reasons = [...reasonCounts.values()].sort((a, b) => b.count - a.count).slice(0, 20);
@@ -313,7 +312,8 @@ export async function previewAction(db: Executor, action: BulkAction, target: Bu
   if ('all' in resolved) return recoverAll(db, true, extra);
   const { ids, maxId, finishedBy } = resolved;
   const rows = await currentRows(db, ids);
-  // (Of the rows read here: a job further down the selection may still be requeued before it.)
+  // Who would take each key, predicted from the rows as read now, oldest first as applyAction
+  // orders them; the statement decides again.
   const holders = action === 'requeue' ? await singletonHolders(db, [...rows.values()]) : new Map<string, string>();
   const report: BulkReport = emptyReport(action, true, ids.length, maxId, finishedBy);
   const reasons = new Map<string, { reason: string; count: number }>();

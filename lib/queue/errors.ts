@@ -107,8 +107,21 @@ export class PermanentError extends Error {
   }
 }
 
-/** The longest retry delay a RetryError may ask for (the database's int milliseconds: about 24.8 days). */
+/** The longest delay a RetryError or a SnoozeError may ask for (the database's int milliseconds: about 24.8 days). */
 export const RETRY_AFTER_MAX_MS = 2_147_483_647;
+
+/**
+ * A RetryError's or SnoozeError's delay, checked where the handler builds it: one that did not
+ * parse (a missing Retry-After) throws there, so its job fails and backs off as for any error
+ * instead of running again at once.
+ */
+function delayGiven(kind: string, opts: { afterMs: number } | undefined): number {
+  const after = opts?.afterMs;
+  if (typeof after !== 'number' || Number.isNaN(after) || after < 0) {
+    throw new TypeError(`${kind}: afterMs must be a number of milliseconds, 0 or more (got ${String(after)})`);
+  }
+  return after;
+}
 
 /**
  * A handler throws this to fail the attempt and be retried after `afterMs` instead of the
@@ -122,13 +135,7 @@ export class RetryError extends Error {
   constructor(message: string, opts: { afterMs: number }) {
     super(message);
     this.name = 'RetryError';
-    // Thrown here, where the handler's mistake is (a Retry-After that did not parse): its
-    // job then fails as any error does, backing off, instead of retrying at once.
-    const after = opts?.afterMs;
-    if (typeof after !== 'number' || Number.isNaN(after) || after < 0) {
-      throw new TypeError(`RetryError: afterMs must be a number of milliseconds, 0 or more (got ${String(after)})`);
-    }
-    this.afterMs = after;
+    this.afterMs = delayGiven('RetryError', opts);
   }
 }
 
@@ -145,11 +152,7 @@ export class SnoozeError extends Error {
   constructor(message: string, opts: { afterMs: number }) {
     super(message);
     this.name = 'SnoozeError';
-    const after = opts?.afterMs;
-    if (typeof after !== 'number' || Number.isNaN(after) || after < 0) {
-      throw new TypeError(`SnoozeError: afterMs must be a number of milliseconds, 0 or more (got ${String(after)})`);
-    }
-    this.afterMs = after;
+    this.afterMs = delayGiven('SnoozeError', opts);
   }
 }
 

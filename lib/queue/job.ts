@@ -59,9 +59,19 @@ export type ClaimedJob = Pick<
  */
 export const SUSPECT_STREAK = 2;
 
-/** A schedule's overlap policy (schedules.overlap; see ops.ScheduleInput). */
+/** A schedule's overlap policy (schedules.overlap, which takes its values from here; see ops.ScheduleInput). */
 export const SCHEDULE_OVERLAPS = ['allow', 'skip'] as const;
 export type ScheduleOverlap = (typeof SCHEDULE_OVERLAPS)[number];
+
+/** The keys of an enqueue that can answer with an existing job (EnqueueResult.heldBy). */
+export const ENQUEUE_KEYS = ['idempotencyKey', 'singletonKey'] as const;
+export type EnqueueKey = (typeof ENQUEUE_KEYS)[number];
+
+/** Job ids (decimal text of a bigint) in ascending order, for sort(). */
+export const compareJobIds = (a: string, b: string) => {
+  const [x, y] = [BigInt(a), BigInt(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
 
 /**
  * Job priorities, as Oban, River and BullMQ order them: 0 runs first and is the default, 9
@@ -122,16 +132,16 @@ export const OWNER_GONE_SQL = `CASE WHEN status = 'running' THEN
     (SELECT coalesce(w.exit, 'stopped without handing the job back') FROM workers w WHERE w.worker_id = jobs.worker_id AND w.stopped_at IS NOT NULL)
   END AS owner_gone`;
 
-/** The statuses in which a job holds its singleton key (jobs_singleton_key_idx's predicate). */
-export const HOLDS_SINGLETON_KEY = `status IN ('queued', 'retrying', 'running')`;
+/** SQL: the row (of `alias`, if given) is in a status that holds its singleton key (jobs_singleton_key_idx's predicate). */
+export const holdsSingletonKey = (alias?: string) => `${alias ? `${alias}.` : ''}status IN ('queued', 'retrying', 'running')`;
 
 /**
- * The unfinished job, another than `alias`'s, that holds `alias`'s singleton key (NULL: none,
+ * The unfinished job, other than `alias`'s own, that holds `alias`'s singleton key (NULL: none,
  * or no key): why a requeue or a copy of a finished job is refused, and what the job page
  * links to. One probe of jobs_singleton_key_idx.
  */
 export const singletonHolderSql = (alias: string) =>
-  `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND h.${HOLDS_SINGLETON_KEY} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
+  `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND ${holdsSingletonKey('h')} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
 
 /**
  * How long ago the recover sweep last ran, in ms by the database clock (NULL: never

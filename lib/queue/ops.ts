@@ -15,7 +15,9 @@ import { failpoint, failpointsEnabled, isSkipped } from '../failpoints';
 import {
   AHEAD_CAP,
   type ClaimedJob,
+  compareJobIds,
   DEFAULT_PRIORITY,
+  type EnqueueKey,
   type Job,
   PRIORITY_LEVELS,
   type Lease,
@@ -92,7 +94,7 @@ export interface EnqueueResult {
    */
   created: boolean;
   /** With created false: which of the job's keys returned the existing one. */
-  heldBy?: 'idempotencyKey' | 'singletonKey';
+  heldBy?: EnqueueKey;
 }
 
 export const DEFAULT_QUEUE = 'default';
@@ -157,10 +159,10 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
     });
     if (gone.length) {
       const keyless = gone.find((k) => inputs[k]!.idempotencyKey == null && inputs[k]!.singletonKey == null);
-      if (keyless !== undefined) throw new Error(`an enqueue conflicted on ${keysOf(inputs[keyless]!)}`);
+      if (keyless !== undefined) throw new Error(`an enqueue conflicted on ${conflictText(inputs[keyless]!)}`);
       // The job holding the key let it go in between (deleted, or finished): the key is free
       // again, and the insert is tried again.
-      if (tries + 1 >= KEY_FREED_TRIES) throw new Error(`${keysOf(inputs[gone[0]!]!)} conflicted but no job holds it`);
+      if (tries + 1 >= KEY_FREED_TRIES) throw new Error(`${conflictText(inputs[gone[0]!]!)} conflicted but no job holds it`);
       const retried = await enqueue(db, gone.map((k) => inputs[k]!), doorbell, tries + 1);
       gone.forEach((k, n) => (results[k] = retried[n]!));
     }
@@ -177,7 +179,7 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
  * the job id (ON CONFLICT DO NOTHING has no target), which only a sequence set back behind the
  * table's ids (a restore without it) makes.
  */
-const keysOf = (i: EnqueueInput) =>
+const conflictText = (i: EnqueueInput) =>
   [i.idempotencyKey != null && `idempotency key ${JSON.stringify(i.idempotencyKey)}`, i.singletonKey != null && `singleton key ${JSON.stringify(i.singletonKey)}`]
     .filter(Boolean)
     .join(' or ') || 'the job id drawn from jobs_job_id_seq (the sequence is behind the ids in jobs: was the table restored without it?)';
@@ -191,14 +193,14 @@ const keysOf = (i: EnqueueInput) =>
 async function keyHolders(
   db: Executor,
   inputs: readonly EnqueueInput[],
-): Promise<(i: EnqueueInput) => { id: string; queue: string; heldBy: NonNullable<EnqueueResult['heldBy']> } | undefined> {
+): Promise<(i: EnqueueInput) => { id: string; queue: string; heldBy: EnqueueKey } | undefined> {
   const idem = inputs.flatMap((i) => (i.idempotencyKey != null ? [i.idempotencyKey] : []));
   const single = inputs.flatMap((i) => (i.singletonKey != null ? [i.singletonKey] : []));
   const [byIdem, bySingle] = await Promise.all([
     idem.length ? run(db, sql.jobIdsByIdempotencyKey, [idem]) : null,
     single.length ? run(db, sql.jobIdsBySingletonKey, [single]) : null,
   ]);
-  const byKey = (result: pg.QueryResult | null, column: string, heldBy: NonNullable<EnqueueResult['heldBy']>) =>
+  const byKey = (result: pg.QueryResult | null, column: string, heldBy: EnqueueKey) =>
     new Map((result?.rows ?? []).map((r) => [r[column] as string, { id: String(r.job_id), queue: r.queue as string, heldBy }]));
   const idemHolders = byKey(byIdem, 'idempotency_key', 'idempotencyKey');
   const singleHolders = byKey(bySingle, 'singleton_key', 'singletonKey');
@@ -218,11 +220,11 @@ async function enqueueOne(db: Executor, i: EnqueueInput, doorbell: Doorbell | nu
   ]);
   const r = rows[0];
   if (!r) {
-    if (i.idempotencyKey == null && i.singletonKey == null) throw new Error(`an enqueue conflicted on ${keysOf(i)}`);
+    if (i.idempotencyKey == null && i.singletonKey == null) throw new Error(`an enqueue conflicted on ${conflictText(i)}`);
     const hit = (await keyHolders(db, [i]))(i);
     // Let go in between (deleted, or finished): the key is free again; another try.
     if (!hit && tries + 1 < KEY_FREED_TRIES) return enqueueOne(db, i, doorbell, tries + 1);
-    if (!hit) throw new Error(`${keysOf(i)} conflicted but no job holds it`);
+    if (!hit) throw new Error(`${conflictText(i)} conflicted but no job holds it`);
     return [{ ...hit, created: false }];
   }
   const result = { id: String(r.job_id), queue: r.queue as string, created: true };
@@ -517,6 +519,15 @@ async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<st
 
 const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))} s`;
 
+/** How a held singleton key refuses a requeue or a copy; the holder may be the job itself (a copy of an unfinished job). */
+export const singletonRefusal = (holder: string, key: string | null, verb: 'requeue' | 'copy', self = false) =>
+  self
+    ? `this job holds its singleton key ${JSON.stringify(key)} itself (it is queued, retrying or running): ${verb} it once it has finished`
+    : `job ${holder} holds its singleton key ${JSON.stringify(key)} (it is queued, retrying or running): ${verb} this one once that one has finished`;
+/** Refusals for held keys, grouped in a bulk report whatever their holder and key. */
+export const SINGLETON_REFUSAL = /^job \d+ holds its singleton key .*? \(it is queued, retrying or running\)/;
+export const SINGLETON_GROUP = 'another job holds its singleton key (it is queued, retrying or running)';
+
 /** Why `action` did nothing to this job, from its current row. */
 export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recover' | 'revoke' | 'reschedule', job: CurrentRow): string {
   const owner = job.workerId ?? 'unknown worker';
@@ -525,8 +536,7 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
       ? `running on ${owner}: only a waiting job (queued or retrying) can be rescheduled`
       : `already ${job.status}: only a waiting job (queued or retrying) can be rescheduled; requeue it to run it again`;
   }
-  if ((action === 'requeue' || action === 'revoke') && job.singletonHolder)
-    return `job ${job.singletonHolder} holds its singleton key ${JSON.stringify(job.singletonKey)} (it is queued, retrying or running): requeue this one once that one has finished`;
+  if ((action === 'requeue' || action === 'revoke') && job.singletonHolder) return singletonRefusal(job.singletonHolder, job.singletonKey, 'requeue');
   const leaseLive = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
   switch (job.status) {
     case 'running':
@@ -659,14 +669,14 @@ async function retriedOnSingletonRace<T>(statement: () => Promise<T>): Promise<T
 
 /**
  * For a requeue's preview: which of these jobs would be left alone for their singleton key,
- * and the job holding it (as the statement decides, see statements.ts singletonFree): a
+ * and the job holding it (as the statement decides, see statements.ts requeueTargets): a
  * finished job whose key an unfinished job holds, or one the oldest finished job of the
  * selection with the same key takes first. Returns job id → holder id.
  */
 export async function singletonHolders(db: Executor, jobs: readonly Pick<Job, 'id' | 'status' | 'singletonKey'>[]): Promise<Map<string, string>> {
   const finished = jobs
     .filter((j) => j.singletonKey !== null && isTerminal(j.status))
-    .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    .sort((a, b) => compareJobIds(a.id, b.id));
   const out = new Map<string, string>();
   if (!finished.length) return out;
   const { rows } = await run(db, sql.jobIdsBySingletonKey, [[...new Set(finished.map((j) => j.singletonKey))]]);
@@ -1364,19 +1374,24 @@ export async function scheduleResume(db: Executor, name: string): Promise<Schedu
 /**
  * The idempotency key of a run-now: `schedule-run:<name>:<second>` (database clock, UTC). Its
  * prefix is not `schedule:`, so no schedule's name can make it equal a tick's key
- * (`schedule:<name>:<tick>`), whatever colons the name holds. A name too long for the key's
- * 255 characters (one made by hand) is named by its hash instead.
+ * (`schedule:<name>:<tick>`), whatever colons the name holds.
  */
-export const runNowKey = (name: string, second: number) => `schedule-run:${keyName(name)}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
-const RUN_NOW_NAME_MAX = 200;
-const keyName = (name: string) => (name.length <= RUN_NOW_NAME_MAX ? name : `#${createHash('sha256').update(name).digest('hex')}`);
+export const runNowKey = (name: string, second: number) => `schedule-run:${scheduleKeyName(name)}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
+/** The idempotency key of a tick's job: `schedule:<name>:<tick>`. */
+export const scheduleTickKey = (name: string, tick: Date) => `schedule:${scheduleKeyName(name)}:${tick.toISOString()}`;
+const SCHEDULE_KEY_NAME_MAX = 200;
+/**
+ * A schedule's name as its jobs' keys carry it (ticks, run-nows, the singleton key): itself, or
+ * for a name too long for a key's 255 characters (one made by hand), `#` and its SHA-256.
+ */
+const scheduleKeyName = (name: string) => (name.length <= SCHEDULE_KEY_NAME_MAX ? name : `#${createHash('sha256').update(name).digest('hex')}`);
 
 /**
  * The singleton key the jobs of a schedule that skips overlapping runs hold (ticks and Run now
  * alike): `schedule:<name>` (a name too long for 255 characters, one made by hand, by its hash).
  * A job enqueued by hand with it counts as a run of the schedule too.
  */
-export const scheduleSingletonKey = (name: string) => `schedule:${keyName(name)}`;
+export const scheduleSingletonKey = (name: string) => `schedule:${scheduleKeyName(name)}`;
 
 /**
  * What a run-now made: the job, and whether it is new (false: a run-now a moment before made
@@ -1398,6 +1413,8 @@ export interface ScheduleRun extends Omit<EnqueueResult, 'heldBy'> {
  * job, and one two seconds later or more always does. A key per second alone would let a double
  * click across a second's boundary through; the key of the second before is looked for too.
  * The schedule's row lock serialises run-nows, so the look sees what the one before committed.
+ * A schedule that runs one at a time (overlap 'skip') whose run is unfinished answers that run
+ * (`created: false, overlapping: true`).
  */
 export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?: Doorbell | null }): Promise<ScheduleRun> {
   const made = await useTransaction(pool, async (client) => {
@@ -1416,7 +1433,7 @@ export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?
       }
       const existing = (await run(client, sql.jobIdsByIdempotencyKey, [window])).rows;
       // The newest, should both seconds hold one (a key given by hand to POST /api/jobs).
-      const hit = existing.sort((a, b) => (BigInt(b.job_id) > BigInt(a.job_id) ? 1 : -1))[0];
+      const hit = existing.sort((a, b) => compareJobIds(String(b.job_id), String(a.job_id)))[0];
       if (hit) return { id: String(hit.job_id), queue: hit.queue as string, created: false, ring: null };
       // Skipping overlaps, and a run of it is unfinished: that run is the answer.
       const holder = (await run(client, sql.jobIdsBySingletonKey, [[singletonKey]])).rows[0];
@@ -1425,8 +1442,9 @@ export async function scheduleRunNow(pool: pg.Pool, p: { name: string; doorbell?
     }
     throw new Error(`run-now of schedule ${JSON.stringify(p.name)}: its key conflicted but no job holds it`);
   });
-  if (p.doorbell && made.ring) await p.doorbell.ring([made.ring]);
-  return { schedule: p.name, id: made.id, queue: made.queue, created: made.created, ...('overlapping' in made ? { overlapping: made.overlapping } : {}) };
+  const { ring, ...result } = made;
+  if (p.doorbell && ring) await p.doorbell.ring([ring]);
+  return { schedule: p.name, ...result };
 }
 
 /**
@@ -1463,7 +1481,7 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
             payload: d.payload,
             maxAttempts: d.max_attempts,
             priority: d.priority,
-            idempotencyKey: `schedule:${keyName(d.name)}:${tick.toISOString()}`,
+            idempotencyKey: scheduleTickKey(d.name, tick),
             singletonKey: d.overlap === 'skip' ? scheduleSingletonKey(d.name) : null,
           },
         ]);

@@ -448,7 +448,7 @@ export interface JobDetail {
   leaseRemainingMs: number | null;
   /** See ListedJob.ownerGone. */
   ownerGone: string | null;
-  /** Another job, unfinished, that holds this job's singleton key (this one finished, or never took it). */
+  /** Another job, unfinished, that holds this job's singleton key (this one has finished). */
   singletonHolder: string | null;
   dbNow: Date;
   /**

@@ -8,7 +8,9 @@
  *   running (lease expired) ──claim or recover──▶ running / retrying / failed / cancelled
  *   running ──fail (no attempts left, or permanent error)──▶ failed   (the dead letter)
  *   queued | retrying ──cancel──▶ cancelled;  running ──cancel──▶ cancel requested ──▶ cancelled
- *   failed | cancelled | completed | retrying ──operator requeue──▶ queued
+ *   running ──snooze (SnoozeError)──▶ queued (run_at = now() + delay, max_attempts + 1)
+ *   failed | cancelled | completed | retrying ──operator requeue──▶ queued (a finished job
+ *     only while its singleton key is free)
  *
  * Rules every statement here follows:
  *  - One statement per transition: the compare is in WHERE, the swap in SET, the new row
@@ -26,7 +28,7 @@
  * repository writes the jobs or ended_attempts tables.
  */
 
-import { DEFAULT_MAX_ATTEMPTS, HOLDS_SINGLETON_KEY, LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, singletonHolderSql, SWEPT_AGO_MS_SQL } from './job';
+import { DEFAULT_MAX_ATTEMPTS, holdsSingletonKey, LEVELS_SQL, levelByLevel, OWNER_GONE_SQL, quietTokenSql, SUSPECT_STREAK, singletonHolderSql, SWEPT_AGO_MS_SQL } from './job';
 
 export interface Statement {
   /** The node-postgres prepared-statement name. */
@@ -145,14 +147,14 @@ export const jobIdsByIdempotencyKey: Statement = {
   text: `SELECT idempotency_key, job_id, queue FROM jobs WHERE idempotency_key = ANY($1::text[])`,
 };
 
-
 /**
- * jobIdsBySingletonKey — the unfinished jobs holding keys that conflicted on enqueue, as
- * jobIdsByIdempotencyKey. Params: $1 singleton_key[].
+ * jobIdsBySingletonKey — the unfinished (queued, retrying or running) jobs holding these
+ * singleton keys: after an enqueue's conflict, for a requeue's preview, for a Run now.
+ * Params: $1 singleton_key[].
  */
 export const jobIdsBySingletonKey: Statement = {
   name: 'leasehold_job_ids_by_singleton_key',
-  text: `SELECT singleton_key, job_id, queue FROM jobs WHERE singleton_key = ANY($1::text[]) AND ${HOLDS_SINGLETON_KEY}`,
+  text: `SELECT singleton_key, job_id, queue FROM jobs WHERE singleton_key = ANY($1::text[]) AND ${holdsSingletonKey()}`,
 };
 
 /**
@@ -986,13 +988,14 @@ const requeueable = `(status IN ('failed', 'cancelled', 'completed', 'retrying')
  * statement after this one's snapshot still breaks it: ops.jobRequeue tries again, and the
  * next statement sees it.
  */
+const finished = `status IN ('failed', 'cancelled', 'completed')`;
 const requeueTargets = `
   SELECT c.job_id FROM (
-    SELECT job_id, singleton_key, status IN ('failed', 'cancelled', 'completed') AS finished,
-           row_number() OVER (PARTITION BY singleton_key, status IN ('failed', 'cancelled', 'completed') ORDER BY job_id) AS nth
+    SELECT job_id, singleton_key, ${finished} AS finished,
+           row_number() OVER (PARTITION BY singleton_key, ${finished} ORDER BY job_id) AS nth
       FROM jobs WHERE job_id = ANY($1::bigint[]) AND ${requeueable} AND ${asSeen('$3')}) c
    WHERE c.singleton_key IS NULL OR NOT c.finished
-      OR (c.nth = 1 AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.singleton_key = c.singleton_key AND h.${HOLDS_SINGLETON_KEY}))`;
+      OR (c.nth = 1 AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.singleton_key = c.singleton_key AND ${holdsSingletonKey('h')}))`;
 export const jobRequeue: Statement = {
   name: 'leasehold_job_requeue',
   // The compare in the locking read as well: running jobs in the selection are never

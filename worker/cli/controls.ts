@@ -125,7 +125,7 @@ export function addControlCommands(program: Command) {
       if (o.json) return printJson(s);
       console.log(
         visible(
-          `${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}${s.overlap === 'skip' ? ', skipping overlapping runs' : ''}; ` +
+          `${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}${s.overlap === 'skip' ? ', one run at a time' : ''}; ` +
             (s.paused ? 'paused (schedule resume to run it again)' : `next run ${s.nextRunAt.toISOString()}`),
         ),
       );
@@ -177,8 +177,8 @@ export function addControlCommands(program: Command) {
         ),
       );
       if (o.json) return printJson(r);
-      const how = r.created ? 'enqueued' : r.overlapping ? 'not run: it skips overlapping runs, and this run of it is unfinished:' : 'already enqueued a moment ago:';
-      console.log(visible(`${name}: ${how} job ${r.id} on ${r.queue}`));
+      if (r.overlapping) return console.log(visible(`${name}: runs one at a time, and job ${r.id} on ${r.queue} is still unfinished; no second job was made`));
+      console.log(visible(`${name}: ${r.created ? 'enqueued' : 'already enqueued a moment ago:'} job ${r.id} on ${r.queue}`));
     });
   for (const verb of ['pause', 'resume'] as const) {
     schedule

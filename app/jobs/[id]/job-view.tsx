@@ -272,7 +272,7 @@ export function JobView({ id }: { id: string }) {
                         <Link href={`/jobs/${d.singletonHolder}`} className="text-sky-700 hover:underline dark:text-sky-400">
                           job {d.singletonHolder}
                         </Link>
-                        : requeue this one once that one has finished
+                        : requeue or copy this one once that one has finished
                       </>
                     ) : ['queued', 'retrying', 'running'].includes(j.status) ? (
                       'held by this job'

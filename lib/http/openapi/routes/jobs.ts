@@ -163,7 +163,7 @@ export const jobRoutes = [
       '202': jsonResponse('Enqueued and committed.', copiedSchema),
       '400': errorResponse('The body is invalid, or the payload does not fit the type (or holds a number JSON cannot carry exactly).'),
       '404': errorResponse('No such job.'),
-      '409': errorResponse("Another job, queued, retrying or running, holds the original's singleton key: nothing was enqueued (copy it once that one has finished)."),
+      '409': errorResponse('A queued, retrying or running job (the original itself, if unfinished) holds its singleton key: nothing was enqueued (copy it once that job has finished).'),
       '413': errorResponse('The body or the payload is too large.'),
       '422': errorResponse('The type is no longer known (no worker registers it).'),
       ...commonErrors,

@@ -4,7 +4,7 @@ import { copyBody, toEnqueueInput } from '@/lib/http/schemas';
 import { otherMethods } from '@/lib/http/unrouted';
 import { knownJobTypes } from '@/lib/job-types';
 import { QueueError } from '@/lib/queue/errors';
-import { jobEnqueue } from '@/lib/queue/ops';
+import { jobEnqueue, singletonRefusal } from '@/lib/queue/ops';
 import { getJob } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
 
@@ -13,8 +13,9 @@ import { serverContext } from '@/lib/server/context';
  * job of job :id's type: what an operator does with a dead job whose input was wrong (mend
  * the payload, run it again) without rewriting the original, whose history stays as it ran.
  * Left out, the payload, queue, attempts and priority are the original's (its enqueued attempts, not
- * what requeues raised them to), due now. The singleton key is kept: while another job holds
- * it, the copy is refused (409) rather than two of its kind running at once. The copy is checked as POST /api/jobs checks a job
+ * what requeues raised them to), due now. The singleton key is kept: while a job holds it (the
+ * original too, if unfinished), the copy is refused (409) rather than two of its kind running
+ * at once. The copy is checked as POST /api/jobs checks a job
  * (its type's payload schema included). Operator or admin; one audit entry (`copy`) on both
  * jobs, so each one's timeline links to the other. 202 {id, created, copyOf}.
  */
@@ -44,15 +45,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     { action: 'copy', target: { ids: [id] }, jobIds: [id], reason: body.reason, details: { queue: input.queue, priority: input.priority, payloadChanged: body.payload !== undefined } },
     async () => {
       const made = await jobEnqueue(pool, [input], { doorbell });
-      if (!made[0]!.created) {
-        const key = JSON.stringify(job.singletonKey);
-        throw new QueueError(
-          'state_forbids',
-          made[0]!.id === id
-            ? `this job holds its singleton key ${key} itself (it is ${job.status}): copy it once it has finished`
-            : `job ${made[0]!.id} holds this job's singleton key ${key} (it is queued, retrying or running): copy it once that one has finished`,
-        );
-      }
+      if (!made[0]!.created) throw new QueueError('state_forbids', singletonRefusal(made[0]!.id, job.singletonKey, 'copy', made[0]!.id === id));
       return made;
     },
     ([r]) => ({ changed: 1, skipped: 0, jobIds: [id, r!.id], details: { copy: r!.id } }),
