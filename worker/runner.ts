@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { answeredByServer, useTransaction } from '../lib/db/client';
-import { giveUpAfterMs, WATCHDOG_MS, watchdogPeriodMs } from '../lib/lease';
+import { giveUpAfterMs, watchdogPeriodMs } from '../lib/lease';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';

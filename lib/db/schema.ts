@@ -1,7 +1,7 @@
 /**
  * The database schema: the single source of truth for job state.
  *
- * The schema itself enforces the state machine (see lib/queue/README.md):
+ * The schema itself enforces the state machine (see lib/queue/statements.ts and the README's Architecture section):
  * a status enum, "a lease exists iff the job is running", "finished_at is set
  * iff the status is terminal", and "attempts never exceed the cap". Code that
  * tries to write an impossible row fails loudly instead of corrupting state.

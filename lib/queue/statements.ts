@@ -1,7 +1,7 @@
 /**
  * Every SQL statement that writes job state, in one place.
  *
- * The state machine (see lib/queue/README.md and ../shared/DESIGN.md §2):
+ * The state machine (see the README's Architecture section and ../shared/DESIGN.md §2):
  *
  *   queued ──claim──▶ running ──complete──▶ completed
  *   retrying ─claim─▶ running ──fail (attempts left)──▶ retrying (run_at = now() + backoff)
