@@ -111,16 +111,21 @@ export class PermanentError extends Error {
 export const RETRY_AFTER_MAX_MS = 2_147_483_647;
 
 /**
- * A RetryError's or SnoozeError's delay, checked where the handler builds it: one that did not
- * parse (a missing Retry-After) throws there, so its job fails and backs off as for any error
- * instead of running again at once.
+ * What RetryError and SnoozeError share: a delay, checked where the handler builds the error.
+ * One that did not parse (a missing Retry-After) throws there, so its job fails and backs off
+ * as for any error instead of running again at once.
  */
-function delayGiven(kind: string, opts: { afterMs: number } | undefined): number {
-  const after = opts?.afterMs;
-  if (typeof after !== 'number' || Number.isNaN(after) || after < 0) {
-    throw new TypeError(`${kind}: afterMs must be a number of milliseconds, 0 or more (got ${String(after)})`);
+abstract class DelayedVerdict extends Error {
+  readonly afterMs: number;
+  constructor(name: 'RetryError' | 'SnoozeError', message: string, opts: { afterMs: number } | undefined) {
+    super(message);
+    this.name = name;
+    const after = opts?.afterMs;
+    if (typeof after !== 'number' || Number.isNaN(after) || after < 0) {
+      throw new TypeError(`${name}: afterMs must be a number of milliseconds, 0 or more (got ${String(after)})`);
+    }
+    this.afterMs = after;
   }
-  return after;
 }
 
 /**
@@ -129,13 +134,10 @@ function delayGiven(kind: string, opts: { afterMs: number } | undefined): number
  * given time. The attempt counts; with none left the job goes to the dead letter as any
  * failure does.
  */
-export class RetryError extends Error {
+export class RetryError extends DelayedVerdict {
   readonly [VERDICT] = 'retry';
-  readonly afterMs: number;
   constructor(message: string, opts: { afterMs: number }) {
-    super(message);
-    this.name = 'RetryError';
-    this.afterMs = delayGiven('RetryError', opts);
+    super('RetryError', message, opts);
   }
 }
 
@@ -146,13 +148,10 @@ export class RetryError extends Error {
  * an operator asked to cancel ends the job as cancelled. Unlike a RetryError it spends no
  * attempt, so a job may snooze any number of times: mind a handler that always does.
  */
-export class SnoozeError extends Error {
+export class SnoozeError extends DelayedVerdict {
   readonly [VERDICT] = 'snooze';
-  readonly afterMs: number;
   constructor(message: string, opts: { afterMs: number }) {
-    super(message);
-    this.name = 'SnoozeError';
-    this.afterMs = delayGiven('SnoozeError', opts);
+    super('SnoozeError', message, opts);
   }
 }
 
