@@ -1,7 +1,7 @@
 /**
  * Test factories: put job rows in any state directly (time by data: backdate a lease
  * instead of waiting for it). Test-only code; production code writes job state only
- * through lib/queue/ops.ts.
+ * through lib/queue/ops.
  */
 import type { Executor } from '../lib/db/client';
 import type { JobStatus } from '../lib/queue/status';

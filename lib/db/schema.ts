@@ -1,7 +1,7 @@
 /**
  * The database schema: the single source of truth for job state.
  *
- * The schema itself enforces the state machine (see lib/queue/statements.ts and the README's Architecture section):
+ * The schema itself enforces the state machine (see lib/queue/statements/ and the README's Architecture section):
  * a status enum, "a lease exists iff the job is running", "finished_at is set
  * iff the status is terminal", and "attempts never exceed the cap". Code that
  * tries to write an impossible row fails loudly instead of corrupting state.
@@ -265,7 +265,7 @@ export const queues = pgTable(
 
 /**
  * Where the retention walk goes on (one row): every process's sweep continues it, and after
- * a walk the next waits until rest_until (lib/queue/ops.ts pruneFor).
+ * a walk the next waits until rest_until (lib/queue/ops/prune.ts pruneFor).
  */
 export const retentionWalk = pgTable(
   'retention_walk',
@@ -280,7 +280,7 @@ export const retentionWalk = pgTable(
 /**
  * When the recover sweep last ran, and in which worker process (one row, written under the
  * sweep's lock with the database clock): the console warns when it has stopped while workers
- * are alive (lib/queue/ops.ts recoverSweep).
+ * are alive (lib/queue/ops/recover.ts recoverSweep).
  */
 export const recoverSweepRecord = pgTable(
   'recover_sweep',

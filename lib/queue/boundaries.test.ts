@@ -1,6 +1,6 @@
 /**
- * The architecture, made executable: only lib/queue/statements.ts writes job state, and
- * only lib/queue/ops.ts runs those statements. The worker, the API, the console and the
+ * The architecture, made executable: only lib/queue/statements/ writes job state, and
+ * only lib/queue/ops/ runs those statements. The worker, the API, the console and the
  * CLI all go through ops.
  */
 import assert from 'node:assert/strict';
@@ -28,11 +28,16 @@ const WRITES_JOB_STATE = [
   /\bTRUNCATE\b[^;]*\b(jobs|ended_attempts)\b/i,
 ];
 
-test('no production file outside lib/queue/statements.ts writes the jobs or ended_attempts tables (or the job_attempts view)', () => {
+const STATEMENTS = path.join('lib', 'queue', 'statements');
+const OPS = path.join('lib', 'queue', 'ops');
+const under = (dir: string) => (f: string) => f.startsWith(dir + path.sep);
+
+test('no production file outside lib/queue/statements/ writes the jobs or ended_attempts tables (or the job_attempts view)', () => {
   const files = PRODUCTION.flatMap(sources);
   assert.ok(files.length > 20, 'the scan finds the sources');
+  assert.ok(files.filter(under(STATEMENTS)).length >= 5, 'the scan finds the statements');
   const offenders = files
-    .filter((f) => f !== path.join('lib', 'queue', 'statements.ts'))
+    .filter((f) => !under(STATEMENTS)(f))
     .filter((f) => WRITES_JOB_STATE.some((re) => re.test(fs.readFileSync(path.join(root, f), 'utf8'))));
   assert.deepEqual(offenders, []);
 });
@@ -43,15 +48,19 @@ test('the scan would catch a write (it is not vacuous)', () => {
   assert.ok(WRITES_JOB_STATE.some((re) => re.test('db.update(jobs).set({})')));
 });
 
-test('only lib/queue/ops.ts imports the statements', () => {
-  const importers = PRODUCTION.flatMap(sources).filter((f) =>
-    /from\s+['"][^'"]*queue\/statements['"]|from\s+['"]\.\/statements['"]/.test(fs.readFileSync(path.join(root, f), 'utf8')),
-  );
-  assert.deepEqual(importers, [path.join('lib', 'queue', 'ops.ts')]);
+test('only lib/queue/ops/ imports the statements', () => {
+  const importers = PRODUCTION.flatMap(sources)
+    .filter((f) => !under(STATEMENTS)(f))
+    .filter((f) => /from\s+['"][^'"]*\/statements(\/[^'"]*)?['"]/.test(fs.readFileSync(path.join(root, f), 'utf8')));
+  assert.ok(importers.length >= 5, 'the scan finds the ops that run statements');
+  assert.deepEqual(importers.filter((f) => !under(OPS)(f)), []);
 });
 
 test('lease SQL never binds a timestamp from the worker clock', async () => {
-  const text = fs.readFileSync(path.join(root, 'lib/queue/statements.ts'), 'utf8');
+  const text = fs
+    .readdirSync(path.join(root, STATEMENTS))
+    .map((f) => fs.readFileSync(path.join(root, STATEMENTS, f), 'utf8'))
+    .join('\n');
   // Every lease deadline, in the SQL as sent, is the database's clock (now(), or for a claim
   // that waited for a lock statement_timestamp()) plus a duration, or none.
   const sql = await import('./statements');

@@ -1,7 +1,7 @@
 /**
  * Operator actions on one job, a selection, or every job matching a filter: a preview of
  * exactly what would be touched, then the action itself, batch by batch, through the very
- * ops.ts functions the worker and the CLI use (so each job is re-checked by its CAS
+ * ops functions the worker and the CLI use (so each job is re-checked by its CAS
  * statement at the moment it is touched: a job the action no longer applies to is skipped
  * with the reason).
  *
@@ -9,7 +9,7 @@
  * filters no index serves, as the list does), up to BULK_CAP jobs; a preview returns the
  * newest id it saw (maxId) and the moment it began (finishedBy), and the action, given
  * them back, never touches a job created, or finished, after the preview. The action
- * resolves the filter again and acts only on the jobs as it saw them then (ops.ts Seen):
+ * resolves the filter again and acts only on the jobs as it saw them then (job.ts SeenJobs):
  * one requeued, claimed or finished again while the batches run is left alone.
  */
 import type pg from 'pg';

@@ -221,7 +221,7 @@ export async function computeConsoleStats(
        SELECT q.queue, w.waiting, w.queued, w.retrying, w.due, w.due_unhandled, w.oldest_ms
          FROM q,
          -- The types the queue's live workers have handlers for; NULL when one of them takes
-         -- any type (recorded none) or none is live (as queueHandledTypes in statements.ts).
+         -- any type (recorded none) or none is live (as queueHandledTypes in statements/queues.ts).
          LATERAL (
            SELECT CASE WHEN count(*) = 0 OR bool_or(types IS NULL) THEN NULL
                        ELSE coalesce(array_agg(DISTINCT t) FILTER (WHERE t IS NOT NULL), '{}') END AS types

@@ -80,7 +80,7 @@ export const compareJobIds = (a: string, b: string) => {
  */
 export const PRIORITY_LEVELS = 10;
 export const DEFAULT_PRIORITY = 0;
-/** Attempts of a job whose producer gave none and whose type declares none (see attemptsFor in statements.ts). */
+/** Attempts of a job whose producer gave none and whose type declares none (see attemptsFor in statements/fragments.ts). */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 /** The most attempts a job (or a job type's declaration) may ask for. */
 export const MAX_ATTEMPTS_LIMIT = 100;
@@ -182,7 +182,7 @@ export function toClaimedJob(r: any): ClaimedJob {
 /**
  * A job as a bulk action's selection saw it (its filter resolved to ids): an action given
  * these leaves alone every job that changed since — another status, or a new attempt —
- * even when the action would be allowed on it now (statements.ts asSeen).
+ * even when the action would be allowed on it now (statements/fragments.ts asSeen).
  */
 export interface Seen {
   status: JobStatus;
@@ -261,6 +261,6 @@ export function toJobDto(j: Job) {
  * A quiet request as exact text (its time, to the microsecond), of a `workers` row named
  * `row`: what the heartbeat hands a quieted process and the process reports back once it
  * claims nothing, so "quiet" on the workers page means this request was read, not an
- * earlier one read before a resume (statements.ts workerHeartbeat, read.ts listWorkers).
+ * earlier one read before a resume (statements/workers.ts workerHeartbeat, read.ts listWorkers).
  */
 export const quietTokenSql = (row: string) => `extract(epoch FROM ${row}.quiet_at)::numeric::text`;

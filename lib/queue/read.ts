@@ -1,6 +1,6 @@
 /**
  * Read models for the console, the API and the CLI. Nothing here decides about state:
- * actions go through ops.ts, which re-checks everything in its own statements.
+ * actions go through ops, which re-checks everything in its own statements.
  * Reads are keyset-paginated (never OFFSET) and served by the indexes in schema.ts.
  */
 import type { CountKind, DatabaseHealth } from './console-stats';

@@ -15,7 +15,7 @@ export const isJobStatus = (s: string): s is JobStatus => (JOB_STATUSES as reado
 export const isTerminal = (s: JobStatus) => TERMINAL_STATUSES.includes(s);
 
 /**
- * Every transition the statements in statements.ts can make: [from, to, by].
+ * Every transition the statements in statements/ can make: [from, to, by].
  * Used by tests (the property test checks no other transition ever happens) and by
  * the console to explain what an action can do.
  */

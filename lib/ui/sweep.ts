@@ -34,7 +34,7 @@ export function sweepOf(s: SweepInput, snapshotAgeMs: number): Sweep {
 
 /**
  * Whether a live worker's claim takes over this job's expired lease without the sweep
- * (statements.ts jobClaimExpired, what a worker with a free slot runs every poll): a queue
+ * (statements/claim.ts jobClaimExpired, what a worker with a free slot runs every poll): a queue
  * that is not controlled (paused or limited), a live worker on it with the type's handler,
  * attempts left and no cancel asked. Every other expired lease only the sweep (or Recover)
  * moves on: while the sweep has stopped, nothing does.

@@ -62,7 +62,7 @@ const addFilterOptions = (cmd: Command) =>
     .option('--json', 'print JSON')
     .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg);
 
-/** Acts on these ids; `seen`: the jobs as a filter's resolution saw them (ops.ts asSeen), absent for ids given by hand. */
+/** Acts on these ids; `seen`: the jobs as a filter's resolution saw them (statements/fragments.ts asSeen), absent for ids given by hand. */
 type Act = (q: Queue, ids: string[], seen?: SeenJobs) => Promise<ops.ActionReport>;
 
 /** Ids from the arguments, or every job matching the filter (resolved page by page). */

@@ -1,0 +1,31 @@
+import type pg from 'pg';
+import { type Executor } from '../../db/client';
+import * as sql from '../statements';
+import { storableText } from '../text';
+
+export const run = <R extends pg.QueryResultRow = any>(db: Executor, st: sql.Statement, values: unknown[]) =>
+  db.query<R>({ name: st.name, text: st.text, values });
+
+/**
+ * A PostgreSQL array literal for ids and integers, built directly: node-postgres quotes and
+ * escapes every element of a JS array one by one, a measurable cost on a batch of a
+ * thousand. Only for digit strings and integers (nothing to quote).
+ */
+export const intArray = (values: readonly (string | number)[]) => `{${values.join(',')}}`;
+
+/**
+ * A per-job input of a fenced write, as the JSON object its statement looks each row up in
+ * by id (statements/fragments.ts `at`): {"42": value, …}. Null values are left out (a missing key
+ * reads as NULL), so the common all-null input (no result keys) is `{}`. Texts are made
+ * storable: jsonb refuses a NUL or half an emoji, which would fail every write of the batch.
+ */
+export function byJobId<T extends { jobId: string }>(items: readonly T[], value: (item: T) => unknown): string {
+  const o: Record<string, unknown> = {};
+  for (const i of items) {
+    const v = value(i);
+    if (v !== null && v !== undefined) o[i.jobId] = typeof v === 'string' ? storableText(v) : v;
+  }
+  return JSON.stringify(o);
+}
+
+export const uniq = (ids: readonly string[]) => [...new Set(ids)];

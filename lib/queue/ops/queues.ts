@@ -1,0 +1,120 @@
+import type pg from 'pg';
+import { type Executor, useTransaction } from '../../db/client';
+import { AHEAD_CAP, type ClaimedJob, type Job, toClaimedJob } from '../job';
+import * as sql from '../statements';
+import { QueueError } from '../errors';
+import { run } from './internal';
+import { type ClaimParams } from './claim';
+
+export interface QueueControl {
+  name: string;
+  paused: boolean;
+  pausedAt: Date | null;
+  concurrencyLimit: number | null;
+  rateLimit: number | null;
+  ratePeriodMs: number | null;
+  /** Whole tokens left in the rate bucket now (database clock); null without a rate limit. */
+  rateTokens: number | null;
+  /** Jobs of the queue running now (over all workers). */
+  running: number;
+}
+
+const toControl = (r: any): QueueControl => ({
+  name: r.name,
+  paused: r.paused_at !== null,
+  pausedAt: r.paused_at,
+  concurrencyLimit: r.concurrency_limit,
+  rateLimit: r.rate_limit,
+  ratePeriodMs: r.rate_period_ms,
+  rateTokens: r.tokens === null || r.tokens === undefined ? null : Math.floor(Number(r.tokens)),
+  running: Number(r.running ?? 0),
+});
+
+/** The controls of these queues (null = every controlled queue); a queue absent from the answer has none. */
+export async function queueControls(db: Executor, names: readonly string[] | null = null): Promise<QueueControl[]> {
+  const { rows } = await run(db, sql.queueControlsRead, [names]);
+  return rows.map(toControl);
+}
+
+/**
+ * queueSetControls — pause or resume a queue, and set (n > 0) or clear (0) its global
+ * concurrency limit and its rate limit (rateLimit claims per ratePeriodMs, over every
+ * worker). Fields left undefined keep their value. Returns the queue's controls (none
+ * left = the queue is back on the fast path).
+ */
+export async function queueSetControls(
+  db: Executor,
+  p: { name: string; paused?: boolean; concurrencyLimit?: number; rateLimit?: number; ratePeriodMs?: number },
+): Promise<QueueControl | null> {
+  if (p.rateLimit && !p.ratePeriodMs) throw new QueueError('invalid_request', 'a rate limit needs its period (ratePeriodMs)');
+  await run(db, sql.queueControlsSet, [p.name, p.paused ?? null, p.concurrencyLimit ?? null, p.rateLimit ?? null, p.ratePeriodMs ?? null]);
+  await run(db, sql.queueControlsPrune, [p.name]);
+  return (await queueControls(db, [p.name]))[0] ?? null;
+}
+
+/**
+ * jobClaimControlled — claim due jobs of a paused or limited queue within its limits: the
+ * queue's row lock, then the claim, in one transaction (so concurrent claimers on any host
+ * count each other's running jobs).
+ */
+export async function jobClaimControlled(
+  pool: pg.Pool,
+  p: ClaimParams & { queue: string; limit: number },
+): Promise<ClaimedJob[]> {
+  return useTransaction(pool, async (client) => {
+    await run(client, sql.queueLock, [p.queue]);
+    const values = [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true];
+    const { rows } = p.types
+      ? await run(client, sql.jobClaimControlledOfTypes, [...values, p.types])
+      : await run(client, sql.jobClaimControlled, values);
+    return rows.map(toClaimedJob);
+  });
+}
+
+/** The Postgres-only doorbell: wakes workers LISTENing on leasehold_wakeup. */
+export async function wakeupNotify(db: Executor, queues: readonly string[]) {
+  await run(db, sql.wakeupNotify, [queues]);
+}
+
+/**
+ * queueWorkersForType — the live workers (reported within `aliveWithinMs`) serving a queue,
+ * and how many of them have a handler for a type: why a waiting job waits; the live workers
+ * anywhere and how long ago the recover sweep ran (null: never recorded): who moves an
+ * expired lease on.
+ */
+export async function queueWorkersForType(db: Executor, p: { queue: string; type: string; aliveWithinMs: number }) {
+  const { rows } = await run(db, sql.queueWorkersForType, [p.queue, p.type, Math.round(p.aliveWithinMs)]);
+  const r = rows[0];
+  return {
+    onQueue: r.on_queue as number,
+    withHandler: r.with_handler as number,
+    anywhere: r.anywhere as number,
+    sweptAgoMs: r.swept_ago_ms === null ? null : Math.max(0, Math.round(Number(r.swept_ago_ms))),
+    queuePaused: r.paused as boolean,
+    queueControlled: r.controlled as boolean,
+  };
+}
+
+/** A due waiting job's place in its queue's line (jobsAhead). */
+export interface JobsAhead {
+  /** Due jobs of a higher priority (a lower number): claims take them first. */
+  higher: number;
+  /** Due jobs of its own priority due before it (or at the same moment, enqueued first). */
+  sameLevel: number;
+  /** The count stopped at AHEAD_CAP: there are more ahead. */
+  capped: boolean;
+}
+
+/**
+ * jobsAhead — for a due waiting job, the due jobs of its queue that claims take first: of a
+ * higher priority, then of its own level due before it; of the types the queue's live
+ * workers have handlers for (any, when one of them takes any type or none is live), up to
+ * AHEAD_CAP in all.
+ */
+export async function jobsAhead(db: Executor, job: Pick<Job, 'id' | 'queue'>, p: { aliveWithinMs: number }): Promise<JobsAhead> {
+  const { rows: [live] } = await run(db, sql.queueHandledTypes, [job.queue, Math.round(p.aliveWithinMs)]);
+  const { rows } = live?.types
+    ? await run(db, sql.jobsAheadOfTypes, [job.id, AHEAD_CAP, live.types])
+    : await run(db, sql.jobsAhead, [job.id, AHEAD_CAP]);
+  return { higher: rows[0].higher as number, sameLevel: rows[0].same_level as number, capped: rows[0].capped as boolean };
+}
