@@ -122,17 +122,22 @@ export async function useConnection<T>(pool: pg.Pool, fn: (client: pg.PoolClient
 }
 
 /**
+ * A pool (each statement its own transaction) rather than one connection (perhaps inside
+ * its caller's transaction). By its shape, not instanceof: a class seen through two module
+ * copies (Next's route bundles) is two classes.
+ */
+export const isPool = (db: Executor): db is pg.Pool =>
+  typeof (db as pg.Pool).connect === 'function' && typeof (db as pg.Pool).totalCount === 'number';
+
+/**
  * Runs `read` on one snapshot of the database: a pool lends a connection (useConnection: a
  * broken one is dropped, not reused) for a REPEATABLE READ, READ ONLY transaction, so every
  * statement of `read` sees the same rows and the same now(). A single connection is used as
  * it is (a caller's transaction is its own affair).
  */
 export async function onOneSnapshot<T>(db: Executor, read: (db: Executor) => Promise<T>): Promise<T> {
-  // A pool by its shape, not instanceof: a class seen through two module copies (Next's
-  // route bundles) is two classes.
-  const isPool = typeof (db as pg.Pool).connect === 'function' && typeof (db as pg.Pool).totalCount === 'number';
-  if (!isPool) return read(db);
-  return useConnection(db as pg.Pool, async (client) => {
+  if (!isPool(db)) return read(db);
+  return useConnection(db, async (client) => {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const out = await read(client);
     await client.query('COMMIT');

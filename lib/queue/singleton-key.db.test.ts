@@ -167,6 +167,9 @@ test('a bulk requeue over more than one batch gives the key to the oldest job, a
 const deadlocks = async () => Number((await db.pool.query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`)).rows[0].deadlocks);
 
 test('a requeue deadlocked with a producer\'s transaction over two keys is tried again, and leaves the jobs it then finds held', async () => {
+  // Planned as with statistics whatever ran before: the plan decides the order the
+  // statement writes its keys in (never analyzed, it wrote the producer's first, in both rounds).
+  await db.pool.query('ANALYZE jobs');
   const before = await deadlocks();
   // The statement writes its two keys in its plan's order: the producer takes one key first,
   // then the other, in both orders, so one of the rounds crosses the statement's order.
@@ -215,6 +218,73 @@ test('a requeue deadlocked with a producer\'s transaction over two keys is tried
     }
   }
   await waitFor('a deadlock in one of the rounds, as PostgreSQL counts them', async () => (await deadlocks()) > before, { timeoutMs: 15_000 });
+});
+
+test('a batch enqueue deadlocked with a producer\'s transaction is tried again, and returns the jobs the producer made', async () => {
+  const before = await deadlocks();
+  const producer = new pg.Client({ connectionString: db.url });
+  await producer.connect();
+  try {
+    // The producer waits longer than the batch before looking for a deadlock, so the batch
+    // finds it and is the victim (PostgreSQL aborts the process that detects the cycle).
+    await producer.query(`SET deadlock_timeout = '30s'`);
+    await producer.query('BEGIN');
+    const [second] = await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-enq-2' }]);
+    // The batch writes dl-enq-1, then waits for the producer's dl-enq-2...
+    const batch = ops.jobEnqueue(db.pool, [
+      { queue, type: 'demo.noop', singletonKey: 'dl-enq-1' },
+      { queue, type: 'demo.noop', singletonKey: 'dl-enq-2' },
+    ]);
+    await waitFor('the batch to wait on the producer', async () => {
+      const { rows } = await db.pool.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO jobs%' AND pid <> pg_backend_pid()`,
+      );
+      return rows.length > 0;
+    });
+    // ...and the producer now wants dl-enq-1: a cycle, which the batch breaks by giving way.
+    const [first] = await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-enq-1' }]);
+    assert.ok(first!.created && second!.created, 'the producer made both');
+    await producer.query('COMMIT');
+    const results = await batch;
+    assert.deepEqual(
+      results,
+      [
+        { id: first!.id, queue, created: false, heldBy: 'singletonKey' },
+        { id: second!.id, queue, created: false, heldBy: 'singletonKey' },
+      ],
+      'tried again, the batch finds both keys held and returns their jobs',
+    );
+    assert.ok((await deadlocks()) > before, 'there was a deadlock (PostgreSQL counted it)');
+
+    // Inside its caller's transaction the batch is not tried again: the transaction is over,
+    // and the caller gets the deadlock's own error (40P01) to retry the whole of it.
+    const caller = new pg.Client({ connectionString: db.url });
+    await caller.connect();
+    try {
+      await producer.query('BEGIN');
+      await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-tx-2' }]);
+      await caller.query('BEGIN');
+      const inTx = ops.jobEnqueue(caller, [
+        { queue, type: 'demo.noop', singletonKey: 'dl-tx-1' },
+        { queue, type: 'demo.noop', singletonKey: 'dl-tx-2' },
+      ]);
+      const settled = inTx.then(() => null, (err: { code?: string }) => err.code);
+      await waitFor('the caller\'s batch to wait on the producer', async () => {
+        const { rows } = await db.pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO jobs%' AND pid <> pg_backend_pid()`,
+        );
+        return rows.length > 0;
+      });
+      await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-tx-1' }]);
+      await producer.query('COMMIT');
+      assert.equal(await settled, '40P01');
+      await caller.query('ROLLBACK');
+    } finally {
+      await caller.end();
+    }
+  } finally {
+    await producer.end();
+  }
 });
 
 test('an enqueue that meets a job id already taken (a sequence set back) says so, rather than naming a key it does not have', async () => {

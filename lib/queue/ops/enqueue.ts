@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { type Executor } from '../../db/client';
+import { type Executor, isPool } from '../../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../../failpoints';
 import { DEFAULT_PRIORITY, type EnqueueKey } from '../job';
 import type { Doorbell, Ring } from '../signal';
@@ -65,7 +65,7 @@ export const KEY_FREED_TRIES = 5;
 async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: Doorbell | null | undefined, tries: number): Promise<EnqueueResult[]> {
   if (inputs.length === 0) return [];
   if (inputs.length === 1) return enqueueOne(db, inputs[0]!, doorbell, tries);
-  const { rows } = await run(db, sql.jobEnqueue, [
+  const { rows } = await retriedOnDeadlock(db, () => run(db, sql.jobEnqueue, [
     inputs.map((i) => i.queue ?? DEFAULT_QUEUE),
     inputs.map((i) => i.type),
     inputs.map((i) => JSON.stringify(i.payload ?? {})),
@@ -74,7 +74,7 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
     inputs.map((i) => i.idempotencyKey ?? null),
     inputs.map((i) => i.priority ?? DEFAULT_PRIORITY),
     inputs.map((i) => i.singletonKey ?? null),
-  ]);
+  ]));
   const results: EnqueueResult[] = new Array(inputs.length);
   const conflicted: EnqueueInput[] = [];
   const due: Ring[] = [];
@@ -111,6 +111,27 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
     if (!isSkipped('push')) await doorbell.ring(due);
   }
   return results;
+}
+
+/**
+ * Tries of a batch insert that PostgreSQL chose as a deadlock's victim (40P01), which rolled
+ * it back whole. The insert writes its keys in one order (idempotency key, then singleton
+ * key), but a producer's open transaction that took one of them may want another the batch
+ * holds, and two batches pairing the two kinds of keys differently cross each other. Tried
+ * again only on a pool, where the statement was its own transaction; inside a caller's
+ * transaction the error is the caller's to handle (its transaction is over). A single row
+ * waits for a key without holding another, so it cannot deadlock.
+ */
+const DEADLOCK_TRIES = 5;
+
+async function retriedOnDeadlock<T>(db: Executor, statement: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await statement();
+    } catch (err) {
+      if (tries >= DEADLOCK_TRIES || (err as { code?: string }).code !== '40P01' || !isPool(db)) throw err;
+    }
+  }
 }
 
 /**

@@ -31,7 +31,8 @@ WITH input AS MATERIALIZED (
     -- in key order (byte order, as lib/client.ts sorts the chunks of a larger batch): two
     -- batches sharing keys in different orders would each wait for a key the other holds (a
     -- deadlock); ids were drawn in input order above, so they keep it. (Batches that share
-    -- both kinds of key, paired differently, can still deadlock: PostgreSQL then fails one.)
+    -- both kinds of key, paired differently, or a producer's open transaction holding one
+    -- key, can still deadlock with it: PostgreSQL fails one, and ops.enqueue tries it again.)
     FROM input ORDER BY idempotency_key COLLATE "C" NULLS LAST, singleton_key COLLATE "C" NULLS LAST, ord
   ON CONFLICT DO NOTHING
   RETURNING job_id, run_at <= now() AS due
