@@ -130,6 +130,18 @@ export function OverviewView() {
               .
             </p>
           )}
+          {s.schedulesSkipping > 0 && (
+            <p className="text-sm text-amber-700 dark:text-amber-300" data-testid="schedules-skipping">
+              {s.schedulesSkipping === 1
+                ? '1 schedule that runs one at a time skipped its latest tick: its previous run is still unfinished'
+                : `${int(s.schedulesSkipping)} schedules that run one at a time skipped their latest tick: a previous run is still unfinished`}
+              ; one that stays so has a stuck run:{' '}
+              <Link href="/schedules" className="underline">
+                the Schedules page links it
+              </Link>
+              .
+            </p>
+          )}
           {sweepStopped !== null && (
             <p className="text-sm text-red-700 dark:text-red-300" role="alert" data-testid="sweep-stopped">
               The recover sweep last ran {shortDuration(sweepStopped)} ago, although {s.workersAlive === 1 ? '1 worker process is' : `${int(s.workersAlive)} worker processes are`}{' '}

@@ -33,6 +33,7 @@ const stats = await import('./stats/route');
 const consoleMeta = await import('./console/route');
 const queueRoute = await import('./queues/[name]/route');
 const { applyAction, resolveFilter } = await import('@/lib/queue/bulk');
+const { getStats } = await import('@/lib/queue/read');
 
 const act = async (action: string, body: unknown) => {
   const res = await actions.POST(
@@ -487,9 +488,22 @@ describe('reads for the console', () => {
               ('stats-failing-off', '* * * * *', 'demo.noop', now(), false, 'refused', now()),
               ('stats-fine', '* * * * *', 'demo.noop', now(), true, NULL, NULL)`,
     );
+    // Schedules run one at a time whose latest tick was skipped are counted: not one whose run
+    // came after the skip, a paused one, nor one switched back to 'allow'.
+    await db.pool.query(
+      `INSERT INTO schedules (name, cron, type, next_run_at, enabled, paused_at, overlap, last_run_at, last_skipped_at)
+       VALUES ('stats-skipping', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', now() - interval '2 min', now() - interval '1 min'),
+              ('stats-skipping-no-run', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', NULL, now() - interval '1 min'),
+              ('stats-skipped-then-ran', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', now() - interval '1 min', now() - interval '2 min'),
+              ('stats-skipping-paused', '* * * * *', 'demo.noop', now(), true, now(), 'skip', NULL, now() - interval '1 min'),
+              ('stats-skipping-allow', '* * * * *', 'demo.noop', now(), true, NULL, 'allow', NULL, now() - interval '1 min')`,
+    );
     const s = (await get(stats.GET, '/api/stats')).body;
+    const cliStats = await getStats(db.pool, { aliveWithinMs: 30_000 });
     await db.pool.query(`DELETE FROM schedules WHERE name LIKE 'stats-%'`);
     assert.equal(s.schedulesFailing, 1);
+    assert.equal(s.schedulesSkipping, 2);
+    assert.deepEqual([cliStats.schedulesFailing, cliStats.schedulesSkipping], [1, 2], "the CLI's read counts them alike");
     assert.equal(s.kinds.queued, 'exact');
     assert.equal(s.totalKind, 'exact');
     const total = (await db.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n;

@@ -506,6 +506,9 @@ export const statsSchema = z
     workersAlive: count,
     workersStale: count.meta({ description: 'Workers not stopped but silent for longer than a lease (within the last day).' }),
     schedulesFailing: count.meta({ description: 'Enabled, unpaused schedules whose due tick cannot be enqueued (GET /api/schedules says why).' }),
+    schedulesSkipping: count.meta({
+      description: "Enabled, unpaused schedules run one at a time (overlap 'skip') whose latest tick was skipped, their previous run still unfinished (GET /api/schedules: lastSkippedAt, lastSkippedJobId).",
+    }),
     sweptAgoMs: z.number().nullable().meta({
       description: "How long ago the recover sweep last ran (database clock; the snapshot's age not included); null when it never has.",
     }),

@@ -17,6 +17,7 @@ function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500, databa
     runningExpired: 0,
     workersAlive: 3,
     schedulesFailing: 2,
+    schedulesSkipping: 1,
     sweptAgoMs,
     database,
     dbNow: new Date(),
@@ -63,6 +64,7 @@ test('per-bucket counts in ms become cumulative `le` buckets in seconds, +Inf = 
   assert.equal(families.find((f) => f.name === 'leasehold_signal_backlog')!.metrics[0]!.labels!.queue, 'mail');
   assert.equal(families.find((f) => f.name === 'leasehold_oldest_due_job_age_seconds')!.metrics[0]!.value, '1.5');
   assert.equal(families.find((f) => f.name === 'leasehold_schedules_failing')!.metrics[0]!.value, '2');
+  assert.equal(families.find((f) => f.name === 'leasehold_schedules_skipping')!.metrics[0]!.value, '1');
   assert.equal(families.find((f) => f.name === 'leasehold_recover_sweep_age_seconds')!.metrics[0]!.value, '2.5');
 });
 

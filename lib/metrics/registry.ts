@@ -206,6 +206,14 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
     },
   });
   new Gauge({
+    name: 'leasehold_schedules_skipping',
+    help: "Enabled, unpaused schedules run one at a time (overlap 'skip') whose latest tick was skipped because their previous run is still unfinished; one that stays has a stuck run (alert on it staying longer than a run takes).",
+    registers: [registry],
+    async collect() {
+      this.set((await source.stats()).schedulesSkipping);
+    },
+  });
+  new Gauge({
     name: 'leasehold_worker_jobs_in_flight',
     help: 'Jobs held by live worker processes (running or prefetched under a lease), as of their last heartbeat.',
     registers: [registry],

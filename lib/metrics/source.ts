@@ -150,6 +150,7 @@ export function createMetricsSource(o: {
       runningExpired: s.runningExpired,
       workersAlive: s.workersAlive,
       schedulesFailing: s.schedulesFailing,
+      schedulesSkipping: s.schedulesSkipping,
       sweptAgoMs: s.sweptAgoMs,
       database: s.database,
       dbNow: s.dbNow,

@@ -27,7 +27,7 @@ import { totalsOf, totalsSql, WORKER_METRICS, type WorkerTotals } from './worker
 
 export { readWorkerTotals, type WorkerTotals } from './worker-totals';
 import type { Doorbell } from './signal';
-import { levelByLevel, SWEPT_AGO_MS_SQL } from './job';
+import { levelByLevel, SCHEDULES_FAILING_SQL, SCHEDULES_SKIPPING_SQL, SWEPT_AGO_MS_SQL } from './job';
 import { JOB_STATUSES, type JobStatus } from './status';
 
 export const COUNT_CAP = 50_000;
@@ -85,6 +85,8 @@ export interface ConsoleStats {
   workersStale: number;
   /** Enabled, unpaused schedules whose due tick cannot be enqueued (their lastError is set). */
   schedulesFailing: number;
+  /** Schedules run one at a time whose latest tick was skipped, a run still unfinished (job.ts SCHEDULES_SKIPPING_SQL). */
+  schedulesSkipping: number;
   /** How long ago the recover sweep last ran (database clock); null: never recorded (the migration starts the clock). */
   sweptAgoMs: number | null;
   /** Older than this while workers are alive, the sweep has stopped: the console says so. */
@@ -200,7 +202,8 @@ export async function computeConsoleStats(
                  SELECT q, (count(*) FILTER (WHERE heartbeat_at > now() - $1::int * interval '1 ms' AND quiet_at IS NULL))::int AS alive
                    FROM workers, unnest(queues) AS q
                   WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '1 hour' GROUP BY q) w) AS worker_queues,
-              (SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL)::int AS schedules_failing,
+              ${SCHEDULES_FAILING_SQL} AS schedules_failing,
+              ${SCHEDULES_SKIPPING_SQL} AS schedules_skipping,
               ${SWEPT_AGO_MS_SQL} AS swept_ago_ms,
               (SELECT json_build_object('ageMs', extract(epoch FROM now() - a.xact_start)::float8 * 1000, 'pid', a.pid, 'state', a.state,
                                         'application', nullif(a.application_name, ''), 'user', a.usename)
@@ -371,6 +374,7 @@ export async function computeConsoleStats(
     workersAlive: m.alive,
     workersStale: m.stale,
     schedulesFailing: m.schedules_failing,
+    schedulesSkipping: m.schedules_skipping,
     sweptAgoMs: m.swept_ago_ms === null || m.swept_ago_ms === undefined ? null : Math.max(0, Math.round(Number(m.swept_ago_ms))),
     sweepStaleAfterMs: sweepStaleAfterMs(opts.recoverMs ?? RECOVER_INTERVAL_MS_DEFAULT),
     signal: {

@@ -144,6 +144,21 @@ export const singletonHolderSql = (alias: string) =>
   `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND ${holdsSingletonKey('h')} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
 
 /**
+ * Enabled, unpaused schedules whose due tick cannot be enqueued (their last_error is set):
+ * every worker retries it; `schedule list` and the console say why.
+ */
+export const SCHEDULES_FAILING_SQL = `(SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL)::int`;
+
+/**
+ * Enabled, unpaused schedules that run one at a time (overlap 'skip') whose latest tick was
+ * skipped, its previous run still queued, retrying or running. Once is what 'skip' is for; a
+ * schedule that stays here has a run that is stuck behind something (a paused queue, a long
+ * backoff, no worker with its handler): alert on it staying for longer than a run should take.
+ */
+export const SCHEDULES_SKIPPING_SQL = `(SELECT count(*) FROM schedules
+  WHERE enabled AND paused_at IS NULL AND overlap = 'skip' AND last_skipped_at > coalesce(last_run_at, '-infinity'))::int`;
+
+/**
  * How long ago the recover sweep last ran, in ms by the database clock (NULL: never
  * recorded): the overview's "sweep stopped" warning and a job page's expired-lease badge.
  */

@@ -8,7 +8,7 @@ import { type Executor, onOneSnapshot } from '../db/client';
 import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceMomentSql, sinceSql } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
-import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, type Seen, singletonHolderSql, toJob } from './job';
+import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, SCHEDULES_FAILING_SQL, SCHEDULES_SKIPPING_SQL, type Seen, singletonHolderSql, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
 import type { JobsAhead } from './ops';
@@ -531,8 +531,10 @@ export interface Stats {
   oldestQueuedAgeMs: number | null;
   runningExpired: number;
   workersAlive: number;
-  /** Enabled, unpaused schedules whose due tick cannot be enqueued (their last_error is set). */
+  /** Enabled, unpaused schedules whose due tick cannot be enqueued (job.ts SCHEDULES_FAILING_SQL). */
   schedulesFailing: number;
+  /** Schedules run one at a time whose latest tick was skipped (job.ts SCHEDULES_SKIPPING_SQL). */
+  schedulesSkipping: number;
   /** How long ago the recover sweep last ran (null: never); the metrics' read only. */
   sweptAgoMs?: number | null;
   /** What holds back vacuum of jobs (console-stats.ts DatabaseHealth); the metrics' read only. */
@@ -555,7 +557,8 @@ export async function getStats(db: Executor, opts: { aliveWithinMs: number }): P
                 WHERE status IN ('queued', 'retrying') AND run_at <= now()) AS oldest_ms,
               (SELECT count(*) FROM jobs WHERE status = 'running' AND lease_expires_at < now()) AS expired,
               (SELECT count(*) FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - $1::int * interval '1 ms') AS alive,
-              (SELECT count(*) FROM schedules WHERE enabled AND paused_at IS NULL AND last_error IS NOT NULL) AS schedules_failing,
+              ${SCHEDULES_FAILING_SQL} AS schedules_failing,
+              ${SCHEDULES_SKIPPING_SQL} AS schedules_skipping,
               now() AS db_now`,
       [aliveWithinMs],
     ),
@@ -576,6 +579,7 @@ export async function getStats(db: Executor, opts: { aliveWithinMs: number }): P
     runningExpired: Number(e.expired),
     workersAlive: Number(e.alive),
     schedulesFailing: Number(e.schedules_failing),
+    schedulesSkipping: Number(e.schedules_skipping),
     dbNow: e.db_now,
   };
 }

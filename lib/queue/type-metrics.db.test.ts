@@ -32,7 +32,7 @@ test('a malformed row whose numbers are negative takes no total below 0, and /ap
   assert.deepEqual([t.runTimeMs.count, t.runTimeMs.sum, t.runTimeMs.counts[2], t.runTimeMs.counts[3]], [0, 0, 0, 0]);
 
   const source = {
-    stats: Object.assign(async () => ({ counts: {}, queues: [], oldestQueuedAgeMs: 0, runningExpired: 0, workersAlive: 0, schedulesFailing: 0, sweptAgoMs: 0, database: null, dbNow: new Date() }), { ageMs: () => 0 }),
+    stats: Object.assign(async () => ({ counts: {}, queues: [], oldestQueuedAgeMs: 0, runningExpired: 0, workersAlive: 0, schedulesFailing: 0, schedulesSkipping: 0, sweptAgoMs: 0, database: null, dbNow: new Date() }), { ageMs: () => 0 }),
     workerTotals: () => readWorkerTotals(db.pool),
     typeTotals: () => readTypeTotals(db.pool),
     backlog: async () => new Map<string, number>(),

@@ -232,6 +232,13 @@ test('a schedule that runs one at a time skips a tick while its run is unfinishe
     await dialog.getByRole('button', { name: 'Run now' }).click();
     await expect(dialog).toContainText(`It runs one at a time, and job #${first} is still unfinished; no second job was made.`);
     expect((await db().query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1`, [queue])).rows[0].n).toBe(1);
+
+    // The overview counts it among the schedules skipping, and leads to the Schedules page.
+    await page.goto('/');
+    const skipping = page.getByTestId('schedules-skipping');
+    await expect(skipping).toContainText(/skipped (its|their) latest tick/, { timeout: 30_000 });
+    await skipping.getByRole('link').click();
+    await expect(page.getByTestId(`schedule-${name}`).getByTestId('tick-skipped')).toBeVisible();
   } finally {
     await db().query(`UPDATE jobs SET status = 'cancelled', finished_at = now(), cancel_requested_at = now() WHERE queue = $1 AND status = 'queued'`, [queue]);
     await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);

@@ -40,7 +40,8 @@ export function addReadCommands(program: Command) {
         );
         console.log(
           `oldest due job waiting: ${ago(stats.oldestQueuedAgeMs)} · running with an expired lease: ${stats.runningExpired} · workers alive: ${stats.workersAlive}` +
-            (stats.schedulesFailing ? ` · schedules that cannot tick: ${stats.schedulesFailing} (schedule list says why)` : ''),
+            (stats.schedulesFailing ? ` · schedules that cannot tick: ${stats.schedulesFailing} (schedule list says why)` : '') +
+            (stats.schedulesSkipping ? ` · schedules skipping, a run unfinished: ${stats.schedulesSkipping} (schedule list says which)` : ''),
         );
         const alive = workers.filter((w) => !w.stoppedAt && !w.stale);
         if (alive.length) {
