@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { type Executor } from '../../db/client';
+import { type Executor, useTransaction } from '../../db/client';
 import { type ClaimedJob, toClaimedJob } from '../job';
 import * as sql from '../statements';
 import { intArray, run } from './internal';
@@ -83,4 +83,23 @@ export async function jobClaimNextAcross(
 export async function jobClaimExpired(db: Executor, p: ClaimParams & { queue: string; limit?: number }): Promise<ClaimedJob[]> {
   const { rows } = await run(db, sql.jobClaimExpired, [p.queue, p.workerId, p.leaseMs, p.limit ?? 1, p.allowSuspect ?? true, p.types ?? null]);
   return rows.map(toClaimedJob);
+}
+
+/**
+ * jobClaimControlled — claim due jobs of a paused or limited queue within its limits: the
+ * queue's row lock, then the claim, in one transaction (so concurrent claimers on any host
+ * count each other's running jobs).
+ */
+export async function jobClaimControlled(
+  pool: pg.Pool,
+  p: ClaimParams & { queue: string; limit: number },
+): Promise<ClaimedJob[]> {
+  return useTransaction(pool, async (client) => {
+    await run(client, sql.queueLock, [p.queue]);
+    const values = [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true];
+    const { rows } = p.types
+      ? await run(client, sql.jobClaimControlledOfTypes, [...values, p.types])
+      : await run(client, sql.jobClaimControlled, values);
+    return rows.map(toClaimedJob);
+  });
 }

@@ -4,7 +4,7 @@ import { failpoint, failpointsEnabled, isSkipped } from '../../failpoints';
 import { DEFAULT_PRIORITY, type EnqueueKey } from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
-import { run } from './internal';
+import { KEY_FREED_TRIES, run } from './internal';
 
 export interface EnqueueInput {
   type: string;
@@ -52,14 +52,6 @@ export async function jobEnqueue(
 ): Promise<EnqueueResult[]> {
   return enqueue(db, inputs, opts.doorbell, 0);
 }
-
-/**
- * Tries of an insert whose key's job let it go between the conflict and the lookup (an
- * idempotency key's job deleted by an operator or retention; a singleton key's job finished):
- * the key is free again each time, so each try can only lose to a new job taking it, and that
- * one letting it go as fast.
- */
-export const KEY_FREED_TRIES = 5;
 
 /** jobEnqueue; `tries`: inserts tried before, their key's job deleted in between (see below). */
 async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: Doorbell | null | undefined, tries: number): Promise<EnqueueResult[]> {

@@ -9,15 +9,15 @@
  * (from the job's current row, read after the refusal).
  *
  *   enqueue.ts    producers: one job or a batch, with idempotency and singleton keys
- *   claim.ts      a worker's claims
+ *   claim.ts      a worker's claims, paused and limited queues' under their lock too
  *   running.ts    a worker's fenced writes on what it holds
  *   actions.ts    an operator's: cancel, requeue, reschedule, delete, with per-job reports
  *   recover.ts    the recover sweep and its dry run
- *   prune.ts      retention
- *   queues.ts     queue controls, and what a waiting job waits for
+ *   prune.ts      retention, and deleting the stored results of jobs that went
+ *   queues.ts     queue controls, what a waiting job waits for, the Postgres-only doorbell
  *   schedules.ts  recurring jobs
  *   workers.ts    the worker registry and job types
- *   internal.ts   what they share: running a statement, array and per-job parameters
+ *   internal.ts   what they share (not exported): running a statement, array and per-job parameters
  */
 export * from './actions';
 export * from './claim';

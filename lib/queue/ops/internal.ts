@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { type Executor } from '../../db/client';
+import type { Executor } from '../../db/client';
 import * as sql from '../statements';
 import { storableText } from '../text';
 
@@ -29,3 +29,11 @@ export function byJobId<T extends { jobId: string }>(items: readonly T[], value:
 }
 
 export const uniq = (ids: readonly string[]) => [...new Set(ids)];
+
+/**
+ * Tries of an insert whose key's job let it go between the conflict and the lookup (an
+ * idempotency key's job deleted by an operator or retention; a singleton key's job finished):
+ * the key is free again each time, so each try can only lose to a new job taking it, and that
+ * one letting it go as fast.
+ */
+export const KEY_FREED_TRIES = 5;

@@ -1,4 +1,6 @@
-import { type Executor } from '../../db/client';
+import type { Executor } from '../../db/client';
+import { log } from '../../log';
+import type { ResultStore } from '../../results';
 import * as sql from '../statements';
 import { run } from './internal';
 
@@ -38,7 +40,8 @@ export interface PruneReport {
 
 /** The windows in the statement's order (completed, failed, cancelled); null where kept for ever (0 too). */
 const windowsOf = (r: Retention) => [r.completedMs, r.failedMs, r.cancelledMs].map((w) => (w !== null && w > 0 ? w : null));
-export const keeps = (r: Retention | null | undefined): r is Retention => !!r && windowsOf(r).some((w) => w !== null);
+/** Does this retention delete anything (a window set for some status)? */
+export const retentionPrunes = (r: Retention | null | undefined): r is Retention => !!r && windowsOf(r).some((w) => w !== null);
 
 /**
  * jobPrune — retention, one range of ids from `cursor` (see statements.jobPrune): deletes the
@@ -81,4 +84,50 @@ export async function pruneFor(
   } while (out.cursor !== '0' && performance.now() < until);
   await run(db, sql.pruneWalkWrite, [out.cursor, out.cursor === '0', p.restMs ?? PRUNE_REST_MS]);
   return out;
+}
+
+/**
+ * Deletes the result blobs no job points to any more (a deleted job's, a requeued job's
+ * last result): nothing else would, and an administrator deleting jobs expects their
+ * results gone too. After the statement that let them go has committed — callers pass a
+ * pool, not a transaction — so a rollback can never leave a job pointing to a deleted blob.
+ * A blob that cannot be deleted is logged and left (the action itself has happened).
+ */
+export async function dropResults(results: ResultStore | null | undefined, keys: (string | null)[]) {
+  if (!results) return;
+  await eachAtMost(RESULT_DELETES_AT_ONCE, keys.filter((k): k is string => !!k), (key) =>
+    results.delete(key).catch((err) => log.warn('could not delete a result no job points to any more', { key, err })),
+  );
+}
+
+/**
+ * Deletes the results of deleted jobs (an operator's delete, retention): every result of
+ * each, where the store can find them (an attempt that crashed after writing its result
+ * left one nothing points to), else the one each pointed to. After the statement has
+ * committed — and for retention, after the sweep has let go of its lock and connection. A
+ * result that cannot be deleted is logged and left.
+ */
+export async function dropDeletedResults(results: ResultStore | null | undefined, jobs: readonly PrunedResult[]) {
+  if (!results || !jobs.length) return;
+  const deleteAll = results.deleteAll?.bind(results);
+  if (!deleteAll) return dropResults(results, jobs.map((j) => j[1]));
+  await eachAtMost(RESULT_DELETES_AT_ONCE, jobs, ([id]) =>
+    deleteAll(id).catch((err) => log.warn('could not delete the results of a deleted job', { job: id, err })),
+  );
+}
+
+/**
+ * Result deletes in flight at once: one at a time, a bulk delete of 1,000 jobs with
+ * results spent 0.5–1.2 s in the filesystem; 16 at once, 0.3–0.4 s, without opening
+ * a thousand files together.
+ */
+const RESULT_DELETES_AT_ONCE = 16;
+
+/** Runs `f` on every item, at most `n` at a time. */
+async function eachAtMost<T>(n: number, items: readonly T[], f: (item: T) => Promise<void>) {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await f(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, lane));
 }

@@ -1,10 +1,8 @@
-import type pg from 'pg';
-import { type Executor, useTransaction } from '../../db/client';
-import { AHEAD_CAP, type ClaimedJob, type Job, toClaimedJob } from '../job';
-import * as sql from '../statements';
+import type { Executor } from '../../db/client';
 import { QueueError } from '../errors';
+import { AHEAD_CAP, type Job } from '../job';
+import * as sql from '../statements';
 import { run } from './internal';
-import { type ClaimParams } from './claim';
 
 export interface QueueControl {
   name: string;
@@ -50,25 +48,6 @@ export async function queueSetControls(
   await run(db, sql.queueControlsSet, [p.name, p.paused ?? null, p.concurrencyLimit ?? null, p.rateLimit ?? null, p.ratePeriodMs ?? null]);
   await run(db, sql.queueControlsPrune, [p.name]);
   return (await queueControls(db, [p.name]))[0] ?? null;
-}
-
-/**
- * jobClaimControlled — claim due jobs of a paused or limited queue within its limits: the
- * queue's row lock, then the claim, in one transaction (so concurrent claimers on any host
- * count each other's running jobs).
- */
-export async function jobClaimControlled(
-  pool: pg.Pool,
-  p: ClaimParams & { queue: string; limit: number },
-): Promise<ClaimedJob[]> {
-  return useTransaction(pool, async (client) => {
-    await run(client, sql.queueLock, [p.queue]);
-    const values = [p.queue, p.workerId, p.leaseMs, p.limit, p.allowSuspect ?? true];
-    const { rows } = p.types
-      ? await run(client, sql.jobClaimControlledOfTypes, [...values, p.types])
-      : await run(client, sql.jobClaimControlled, values);
-    return rows.map(toClaimedJob);
-  });
 }
 
 /** The Postgres-only doorbell: wakes workers LISTENing on leasehold_wakeup. */

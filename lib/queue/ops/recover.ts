@@ -2,14 +2,13 @@ import type pg from 'pg';
 import { answeredByServer, type Executor, useConnection } from '../../db/client';
 import { log } from '../../log';
 import type { ResultStore } from '../../results';
+import { recordStatsSample } from '../history';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
-import { type JobStatus } from '../status';
-import { recordStatsSample } from '../history';
+import type { JobStatus } from '../status';
 import { foldOldWorkers } from '../worker-totals';
 import { run, uniq } from './internal';
-import { dropDeletedResults } from './actions';
-import { keeps, pruneFor, type PruneReport, type Retention } from './prune';
+import { dropDeletedResults, pruneFor, type PruneReport, type Retention, retentionPrunes } from './prune';
 
 export interface RecoverParams {
   /** Preview only: list what would move and what would be re-signalled. */
@@ -247,7 +246,7 @@ export async function recoverSweep(
     // a connection of its own, in its own transaction): the table keeps the recent ones.
     if (sampled) await foldOldWorkers(pool).catch((err) => log.warn('could not fold old worker rows into the archive; the next minute tries again', { err }));
     // After the recovery, in its time budget: history never delays a job that is stuck.
-    const pruned = keeps(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
+    const pruned = retentionPrunes(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
     // On a connection of its own, and never in the way of the recovery above.
     const analyzed = await ensureJobStatistics(pool).catch(() => null);
     out = { ...report, analyzed, pruned };

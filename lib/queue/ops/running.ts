@@ -1,8 +1,8 @@
-import { type Executor } from '../../db/client';
-import { type Lease } from '../job';
+import type { Executor } from '../../db/client';
+import type { Lease } from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
-import { type AttemptOutcome, type JobStatus } from '../status';
+import type { AttemptOutcome, JobStatus } from '../status';
 import type { JobKind } from '../type-metrics';
 import { byJobId, intArray, run } from './internal';
 

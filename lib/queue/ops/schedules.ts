@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { type Executor, useConnection, useTransaction } from '../../db/client';
-import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../job';
 import { log } from '../../log';
+import { nextTick } from '../cron';
+import { QueueError } from '../errors';
+import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
-import { QueueError } from '../errors';
-import { nextTick } from '../cron';
 import { storableText } from '../text';
-import { run } from './internal';
-import { DEFAULT_QUEUE, type EnqueueResult, jobEnqueue, KEY_FREED_TRIES } from './enqueue';
+import { KEY_FREED_TRIES, run } from './internal';
+import { DEFAULT_QUEUE, type EnqueueResult, jobEnqueue } from './enqueue';
 
 export interface ScheduleInput {
   name: string;

@@ -1,6 +1,6 @@
-import { type Executor } from '../../db/client';
-import * as sql from '../statements';
+import type { Executor } from '../../db/client';
 import { QueueError } from '../errors';
+import * as sql from '../statements';
 import { run } from './internal';
 
 /** A job type as a worker registers it (the built-in ones are not registered: lib/job-types.ts). */

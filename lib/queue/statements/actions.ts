@@ -1,5 +1,5 @@
-import { asSeen, JOB_COLUMNS, jobColumns, type Statement } from './fragments';
 import { holdsSingletonKey, OWNER_GONE_SQL, singletonHolderSql } from '../job';
+import { asSeen, JOB_COLUMNS, jobColumns, type Statement } from './fragments';
 
 /**
  * jobCancel — an operator cancels jobs. Waiting jobs end at once; a running job gets a

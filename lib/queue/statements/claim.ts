@@ -1,5 +1,5 @@
-import { ms, type Statement, whyStopped } from './fragments';
 import { LEVELS_SQL, levelByLevel, SUSPECT_STREAK } from '../job';
+import { ms, type Statement, whyStopped } from './fragments';
 
 /**
  * The claim's swap, shared by every claim. `target` is a locked set of rows that passed

@@ -1,5 +1,5 @@
-import { attemptsFor, type Statement } from './fragments';
 import { holdsSingletonKey } from '../job';
+import { attemptsFor, type Statement } from './fragments';
 
 /**
  * jobEnqueue — insert new jobs (one or many) as `queued`.
@@ -13,7 +13,7 @@ import { holdsSingletonKey } from '../job';
  * Compare: a row whose idempotency key already exists, or whose singleton key an unfinished
  *          job holds (one of the same batch included: the first in the insert's key order), is
  *          not inserted (ON CONFLICT, on either unique index; the job id, drawn from the
- *          sequence, conflicts only with a sequence set back: ops.enqueue says so).
+ *          sequence, conflicts only with a sequence set back: ops/enqueue.ts conflictText says so).
  * Returns: one row per input, in input order: ord, job_id (NULL when a key was taken),
  *          queue, priority, due (run_at <= now(): ring the doorbell now).
  */

@@ -7,9 +7,6 @@ export interface Statement {
 }
 
 export const ms = (param: string) => `(${param}::int * interval '1 millisecond')`;
-/** A duration that may pass 24.8 days (an int of milliseconds): retention windows. */
-export const msLong = (param: string) => `(${param}::bigint * interval '1 millisecond')`;
-
 /**
  * This row's value in `param`, a JSON object keyed by job id ({"42": 3, …}): a keyed
  * lookup per row (jsonb keeps an object's keys sorted and binary-searches them). The
@@ -31,7 +28,7 @@ export const at = (param: string, type: string) => `(${param}::jsonb ->> jobs.jo
  */
 export const asSeen = (param: string) => `coalesce(${at(param, 'text')} = jobs.status::text || ':' || jobs.attempt_count, true)`;
 
-/** The columns every job-returning statement hands back, in the shape ops.toJob() maps. */
+/** The columns every job-returning statement hands back, in the shape job.ts toJob() maps. */
 export const JOB_COLUMNS = `job_id, queue, type, status, payload, attempt_count, max_attempts, attempt_budget,
   worker_id, heartbeat_at, lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key,
   singleton_key, result_key, error, checkpoints, lease_lost_streak, created_at, started_at, finished_at`;
@@ -55,18 +52,3 @@ export const attemptsFor = (given: string, type: string) =>
  */
 export const whyStopped = (workerIdExpr: string) =>
   `coalesce((SELECT w.exit FROM workers w WHERE w.worker_id = ${workerIdExpr}), 'crash, stall or partition')`;
-
-/**
- * The fence of a batched write: this worker holds the job's current lease. The ids are the
- * index condition; each row reads its own fencing token by its id (see `at`), so the plan is
- * one index scan whatever plan PostgreSQL caches for the prepared statement (a join with
- * unnest() was planned, generically, as a nested loop re-running the unnest per row).
- * "Running" is spelled `lease_expires_at IS NOT NULL` — the same thing, by the check
- * jobs_lease_iff_running — so that jobs_running_idx (running rows by worker) cannot serve
- * it: through that index a worker holding 500 jobs had every one of them compared with
- * every id of the batch; the primary key finds each id directly.
- */
-export const fence = (workerParam: string) => `jobs.job_id = ANY($1::bigint[])
-     AND jobs.attempt_count = ${at('$2', 'int')}
-     AND jobs.worker_id = ${workerParam}
-     AND jobs.lease_expires_at IS NOT NULL`;

@@ -32,12 +32,12 @@
  *   claim.ts      every claim: by id, next due, across queues, expired leases, controlled queues
  *   running.ts    the worker's fenced writes: heartbeat, checkpoint, complete, fail, release
  *   actions.ts    an operator's: cancel, requeue, reschedule, revoke, delete
- *   recover.ts    the sweep: expired leases, and the doorbell's repair
+ *   recover.ts    the sweep: expired leases, and the doorbell's repair (due jobs left waiting)
  *   prune.ts      retention
  *   schedules.ts  recurring jobs
- *   queues.ts     queue controls, and what a queue's waiting jobs wait for
+ *   queues.ts     queue controls, what a queue's waiting jobs wait for, the Postgres-only doorbell
  *   workers.ts    the worker registry and job types
- *   fragments.ts  SQL pieces several of them share (the fence, asSeen, the job columns)
+ *   fragments.ts  what they share: the Statement type, asSeen, `at`, the job columns
  */
 
 export type { Statement } from './fragments';

@@ -1,4 +1,7 @@
-import { msLong, type Statement } from './fragments';
+import type { Statement } from './fragments';
+
+/** A duration that may pass 24.8 days (an int of milliseconds): retention windows. */
+const msLong = (param: string) => `(${param}::bigint * interval '1 millisecond')`;
 
 /**
  * jobPrune — retention: deletes finished jobs, with their attempt history, once they have

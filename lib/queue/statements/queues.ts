@@ -1,5 +1,5 @@
-import { ms, type Statement } from './fragments';
 import { levelByLevel, SWEPT_AGO_MS_SQL } from '../job';
+import { ms, type Statement } from './fragments';
 
 /**
  * queueControlsRead — the controls of the given queues (those without a row have none),
@@ -55,53 +55,6 @@ export const queueControlsPrune: Statement = {
   name: 'leasehold_queue_controls_prune',
   text: `DELETE FROM queues WHERE name = $1 AND paused_at IS NULL AND concurrency_limit IS NULL AND rate_limit IS NULL`,
 };
-
-/**
- * jobDueWaiting — the first jobs of a queue in claim order (by priority, then oldest) that
- * have been due for at least $2 ms and are still waiting: either their doorbell was lost (a
- * crash between commit and push, a Redis flush or restart) or every worker is busy. Read one
- * level after another (levelByLevel: the levels after the one that fills the limit are not
- * read; a sweep of a queue with a backlog on every level read 20 times the buffers when every
- * level's ranges were read). Off a job's path, so its planning matters less than a claim's.
- * Read-only.
- * Params: $1 queue, $2 grace_ms, $3 limit.
- * Returns: job_id, type, status, priority, run_at, created_at, waited_ms.
- */
-const dueWaitingColumns = `job_id, type, status, priority, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
-const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}`;
-const dueWaitingBy = (types?: string) => `
-SELECT *
-  FROM (${levelByLevel((level) =>
-    types
-      ? `
-    SELECT c.*
-      FROM (SELECT DISTINCT unnest(${types}::text[]) AS type) t
-     CROSS JOIN LATERAL (
-       SELECT ${dueWaitingColumns}
-         FROM jobs
-        WHERE ${dueWaiting} AND type = t.type AND priority = ${level}
-        ORDER BY run_at, job_id
-        LIMIT $3
-     ) c
-     ORDER BY c.run_at, c.job_id
-     LIMIT $3`
-      : `
-    SELECT ${dueWaitingColumns}
-      FROM jobs
-     WHERE ${dueWaiting} AND priority = ${level}
-     ORDER BY run_at, job_id
-     LIMIT $3`,
-  )}) w
- LIMIT $3`;
-export const jobDueWaiting: Statement = { name: 'leasehold_job_due_waiting', text: dueWaitingBy() };
-
-/**
- * jobDueWaitingOfTypes — jobDueWaiting for the types the queue's live workers have handlers
- * for, one index range per type and level (as dueTarget): a job no live worker can run is
- * not worth a ring (each would be popped and dropped, every sweep), nor a read past it.
- * Params: as jobDueWaiting, and $4 the types (text[]).
- */
-export const jobDueWaitingOfTypes: Statement = { name: 'leasehold_job_due_waiting_of_types', text: dueWaitingBy('$4') };
 
 /** Workers that reported within `aliveParam` ms (database clock) and have not stopped: the live ones. */
 const liveWorker = (aliveParam: string) => `stopped_at IS NULL AND heartbeat_at > now() - ${ms(aliveParam)}`;
@@ -183,3 +136,9 @@ SELECT (count(*) FILTER (WHERE NOT same))::int AS higher, (count(*) FILTER (WHER
 export const jobsAhead: Statement = { name: 'leasehold_jobs_ahead', text: jobsAheadBy() };
 /** jobsAhead of the given types ($3): those the queue's live workers have handlers for. */
 export const jobsAheadOfTypes: Statement = { name: 'leasehold_jobs_ahead_of_types', text: jobsAheadBy('$3') };
+
+/** The Postgres-only doorbell: wakes LISTENing workers (used when Redis is unreachable). */
+export const wakeupNotify: Statement = {
+  name: 'leasehold_wakeup_notify',
+  text: `SELECT pg_notify('leasehold_wakeup', q) FROM unnest($1::text[]) AS q`,
+};

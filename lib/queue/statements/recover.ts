@@ -1,4 +1,5 @@
-import { JOB_COLUMNS, type Statement, whyStopped } from './fragments';
+import { levelByLevel } from '../job';
+import { JOB_COLUMNS, ms, type Statement, whyStopped } from './fragments';
 
 /**
  * jobRecoverExpired — the recover sweep's write: running jobs whose lease expired (the
@@ -127,8 +128,49 @@ export const recoverSwept: Statement = {
          ON CONFLICT (id) DO UPDATE SET swept_at = excluded.swept_at, swept_by = excluded.swept_by`,
 };
 
-/** The Postgres-only doorbell: wakes LISTENing workers (used when Redis is unreachable). */
-export const wakeupNotify: Statement = {
-  name: 'leasehold_wakeup_notify',
-  text: `SELECT pg_notify('leasehold_wakeup', q) FROM unnest($1::text[]) AS q`,
-};
+/**
+ * jobDueWaiting — the first jobs of a queue in claim order (by priority, then oldest) that
+ * have been due for at least $2 ms and are still waiting: either their doorbell was lost (a
+ * crash between commit and push, a Redis flush or restart) or every worker is busy. Read one
+ * level after another (levelByLevel: the levels after the one that fills the limit are not
+ * read; a sweep of a queue with a backlog on every level read 20 times the buffers when every
+ * level's ranges were read). Off a job's path, so its planning matters less than a claim's.
+ * Read-only.
+ * Params: $1 queue, $2 grace_ms, $3 limit.
+ * Returns: job_id, type, status, priority, run_at, created_at, waited_ms.
+ */
+const dueWaitingColumns = `job_id, type, status, priority, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
+const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}`;
+const dueWaitingBy = (types?: string) => `
+SELECT *
+  FROM (${levelByLevel((level) =>
+    types
+      ? `
+    SELECT c.*
+      FROM (SELECT DISTINCT unnest(${types}::text[]) AS type) t
+     CROSS JOIN LATERAL (
+       SELECT ${dueWaitingColumns}
+         FROM jobs
+        WHERE ${dueWaiting} AND type = t.type AND priority = ${level}
+        ORDER BY run_at, job_id
+        LIMIT $3
+     ) c
+     ORDER BY c.run_at, c.job_id
+     LIMIT $3`
+      : `
+    SELECT ${dueWaitingColumns}
+      FROM jobs
+     WHERE ${dueWaiting} AND priority = ${level}
+     ORDER BY run_at, job_id
+     LIMIT $3`,
+  )}) w
+ LIMIT $3`;
+export const jobDueWaiting: Statement = { name: 'leasehold_job_due_waiting', text: dueWaitingBy() };
+
+/**
+ * jobDueWaitingOfTypes — jobDueWaiting for the types the queue's live workers have handlers
+ * for, one index range per type and level (as claim.ts dueTarget): a job no live worker can run is
+ * not worth a ring (each would be popped and dropped, every sweep), nor a read past it.
+ * Params: as jobDueWaiting, and $4 the types (text[]).
+ */
+export const jobDueWaitingOfTypes: Statement = { name: 'leasehold_job_due_waiting_of_types', text: dueWaitingBy('$4') };

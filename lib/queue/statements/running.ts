@@ -1,4 +1,19 @@
-import { at, fence, ms, type Statement } from './fragments';
+import { at, ms, type Statement } from './fragments';
+
+/**
+ * The fence of a batched write: this worker holds the job's current lease. The ids are the
+ * index condition; each row reads its own fencing token by its id (see `at`), so the plan is
+ * one index scan whatever plan PostgreSQL caches for the prepared statement (a join with
+ * unnest() was planned, generically, as a nested loop re-running the unnest per row).
+ * "Running" is spelled `lease_expires_at IS NOT NULL` — the same thing, by the check
+ * jobs_lease_iff_running — so that jobs_running_idx (running rows by worker) cannot serve
+ * it: through that index a worker holding 500 jobs had every one of them compared with
+ * every id of the batch; the primary key finds each id directly.
+ */
+const fence = (workerParam: string) => `jobs.job_id = ANY($1::bigint[])
+     AND jobs.attempt_count = ${at('$2', 'int')}
+     AND jobs.worker_id = ${workerParam}
+     AND jobs.lease_expires_at IS NOT NULL`;
 
 /**
  * jobHeartbeat — renew the leases of jobs this worker still owns (all of a process's

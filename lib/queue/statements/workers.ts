@@ -1,5 +1,5 @@
-import { type Statement } from './fragments';
 import { quietTokenSql } from '../job';
+import type { Statement } from './fragments';
 
 /**
  * workerRegister — one row per worker process incarnation. Its report starts with `quiet: false`:
