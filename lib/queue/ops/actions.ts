@@ -5,7 +5,7 @@ import { compareJobIds, type Job, type SeenJobs, toJob } from '../job';
 import type { Doorbell } from '../signal';
 import * as sql from '../statements';
 import { isTerminal } from '../status';
-import { run, uniq } from './internal';
+import { isDeadlock, retriedOnLostRace, run, SINGLETON_KEY_INDEX, uniq } from './internal';
 import { dropDeletedResults, dropResults } from './prune';
 
 export type ActionOutcome =
@@ -184,27 +184,15 @@ export async function jobCancel(db: Executor, p: { ids: readonly string[]; seen?
 }
 
 /**
- * Tries of a requeue that lost a race for a singleton key, which rolled it back whole:
+ * A requeue that lost a race for a singleton key, which rolled it back whole:
  * - an enqueue or another requeue took the key of a job it requeues after its snapshot was
  *   taken, so its insert into jobs_singleton_key_idx failed (23505). The next try sees the
  *   holder and leaves that job alone.
  * - a producer's transaction holding one key it requeues waits for another it holds (40P01:
  *   the statement writes the keys in its plan's order, the producer in its own).
- * Each try can only lose to yet another statement taking a key.
  */
-const SINGLETON_RACE_TRIES = 5;
-
-async function retriedOnSingletonRace<T>(statement: () => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await statement();
-    } catch (err) {
-      const e = err as { code?: string; constraint?: string };
-      const lost = (e.code === '23505' && e.constraint === 'jobs_singleton_key_idx') || e.code === '40P01';
-      if (tries >= SINGLETON_RACE_TRIES || !lost) throw err;
-    }
-  }
-}
+const lostSingletonRace = (e: { code?: string; constraint?: string }) =>
+  (e.code === '23505' && e.constraint === SINGLETON_KEY_INDEX) || isDeadlock(e);
 
 /**
  * For a requeue's preview: which of these jobs would be left alone for their singleton key,
@@ -247,7 +235,7 @@ export async function jobRequeue(
   const ids = uniq(p.ids);
   const changed = new Map<string, { outcome: ActionOutcome; job?: Job }>();
   const requeue = async (these: string[]) => {
-    const { rows } = await retriedOnSingletonRace(() => run(db, sql.jobRequeue, [these, !!p.resetAttempts, seenParam(these, p.seen)]));
+    const { rows } = await retriedOnLostRace(db, lostSingletonRace, () => run(db, sql.jobRequeue, [these, !!p.resetAttempts, seenParam(these, p.seen)]));
     for (const r of rows) changed.set(String(r.job_id), { outcome: 'requeued', job: toJob(r) });
     await dropResults(p.results, rows.map((r) => r.dropped_result_key));
   };

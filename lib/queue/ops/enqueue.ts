@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { type Executor, isPool } from '../../db/client';
+import type { Executor } from '../../db/client';
 import { failpoint, failpointsEnabled, isSkipped } from '../../failpoints';
 import { DEFAULT_PRIORITY, type EnqueueKey } from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
-import { KEY_FREED_TRIES, run } from './internal';
+import { isDeadlock, KEY_FREED_TRIES, retriedOnLostRace, run } from './internal';
 
 export interface EnqueueInput {
   type: string;
@@ -57,7 +57,11 @@ export async function jobEnqueue(
 async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: Doorbell | null | undefined, tries: number): Promise<EnqueueResult[]> {
   if (inputs.length === 0) return [];
   if (inputs.length === 1) return enqueueOne(db, inputs[0]!, doorbell, tries);
-  const { rows } = await retriedOnDeadlock(db, () => run(db, sql.jobEnqueue, [
+  // A deadlock's victim is tried again (see retriedOnLostRace): the insert writes its keys in
+  // one order, but a producer's open transaction holding one of them may want another the
+  // batch holds, and two batches pairing the two kinds of keys differently cross each other.
+  // A single row waits for a key without holding another, so it cannot deadlock.
+  const { rows } = await retriedOnLostRace(db, isDeadlock, () => run(db, sql.jobEnqueue, [
     inputs.map((i) => i.queue ?? DEFAULT_QUEUE),
     inputs.map((i) => i.type),
     inputs.map((i) => JSON.stringify(i.payload ?? {})),
@@ -103,27 +107,6 @@ async function enqueue(db: Executor, inputs: readonly EnqueueInput[], doorbell: 
     if (!isSkipped('push')) await doorbell.ring(due);
   }
   return results;
-}
-
-/**
- * Tries of a batch insert that PostgreSQL chose as a deadlock's victim (40P01), which rolled
- * it back whole. The insert writes its keys in one order (idempotency key, then singleton
- * key), but a producer's open transaction that took one of them may want another the batch
- * holds, and two batches pairing the two kinds of keys differently cross each other. Tried
- * again only on a pool, where the statement was its own transaction; inside a caller's
- * transaction the error is the caller's to handle (its transaction is over). A single row
- * waits for a key without holding another, so it cannot deadlock.
- */
-const DEADLOCK_TRIES = 5;
-
-async function retriedOnDeadlock<T>(db: Executor, statement: () => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await statement();
-    } catch (err) {
-      if (tries >= DEADLOCK_TRIES || (err as { code?: string }).code !== '40P01' || !isPool(db)) throw err;
-    }
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { Executor } from '../../db/client';
+import { type Executor, isPool } from '../../db/client';
+import { QueueError } from '../errors';
 import * as sql from '../statements';
 import { storableText } from '../text';
 
@@ -37,3 +38,37 @@ export const uniq = (ids: readonly string[]) => [...new Set(ids)];
  * one letting it go as fast.
  */
 export const KEY_FREED_TRIES = 5;
+
+/** The partial unique index that holds singleton keys (migration 0030). */
+export const SINGLETON_KEY_INDEX = 'jobs_singleton_key_idx';
+
+export const isDeadlock = (e: { code?: string }) => e.code === '40P01';
+
+/** Tries of a statement that keeps losing races (see retriedOnLostRace). */
+export const LOST_RACE_TRIES = 5;
+
+/**
+ * Runs `statement`, and again while it fails with an error `lost` recognises — a race that
+ * rolled the statement back whole (a deadlock's victim, a key taken meanwhile), which the
+ * next try, on a new snapshot, sees — at most LOST_RACE_TRIES times. Only on a pool, where
+ * the statement was its own transaction: inside a caller's transaction the error is the
+ * caller's (its transaction is over; a try there would only fail again, hiding the cause).
+ * Each try can only lose to yet another statement, so the last loss is a 503 that says so.
+ */
+export async function retriedOnLostRace<T>(
+  db: Executor,
+  lost: (e: { code?: string; constraint?: string }) => boolean,
+  statement: () => Promise<T>,
+): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await statement();
+    } catch (err) {
+      const e = (err ?? {}) as { code?: string; constraint?: string };
+      if (!lost(e) || !isPool(db)) throw err;
+      if (tries >= LOST_RACE_TRIES) {
+        throw new QueueError('unavailable', `the statement lost a race with other writers ${LOST_RACE_TRIES} times in a row (${e.code}) and changed nothing: try again`);
+      }
+    }
+  }
+}
