@@ -3,6 +3,10 @@
  *  - a request whose path is not valid percent-encoded UTF-8 (`/api/jobs/%E0%A4%A`) gets a
  *    400 with the API's error shape, where Next's router otherwise fails on it with a bare
  *    500 before proxy.ts or any route handler runs (vercel/next.js#92527, open at Next 16.4);
+ *    so does an API request whose query string is not (`/api/jobs?queue=%E9`): Next decodes
+ *    and re-encodes the query before a handler sees it, a bad escape turned into U+FFFD, and
+ *    a filter would quietly search for what nobody typed (readQuery's own check, in
+ *    lib/http/respond.ts, only serves handlers called without Next, as the tests call them);
  *  - every request carries the TCP peer's address in PEER_HEADER, overwriting whatever the
  *    client sent under that name: route handlers see only a Request, and the sign-in limit
  *    per address must not key on a header the client chose (lib/auth/rate-limit.ts), which
@@ -22,21 +26,31 @@ const PEER_HEADER = 'x-leasehold-peer'; // read by lib/auth/rate-limit.ts (PEER_
 // Tells lib/auth/rate-limit.ts (PEER_GUARD there) that PEER_HEADER can be trusted in this process.
 globalThis[Symbol.for('leasehold.http-guard')] = true;
 
-const BODY = JSON.stringify({ error: { code: 'invalid_request', message: 'the path is not valid percent-encoded UTF-8' } });
+const decodes = (text) => {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
+/** Why the URL cannot be read as the API reads it (null: it can). */
 function undecodable(url) {
   const q = url.indexOf('?');
-  try {
-    decodeURIComponent(q < 0 ? url : url.slice(0, q));
-    return false;
-  } catch {
-    return true;
+  const path = q < 0 ? url : url.slice(0, q);
+  if (!decodes(path)) return 'the path is not valid percent-encoded UTF-8';
+  // Each name and value on its own, as readQuery decodes them ('+' is a space there).
+  if (q >= 0 && path.startsWith('/api/') && !url.slice(q + 1).split(/[&=]/).every((part) => decodes(part.replace(/\+/g, ' ')))) {
+    return 'the query string is not valid percent-encoded UTF-8';
   }
+  return null;
 }
 
 const emit = http.Server.prototype.emit;
 http.Server.prototype.emit = function (event, req, res, ...rest) {
-  if (event === 'request' && typeof req?.url === 'string' && undecodable(req.url)) {
+  const problem = event === 'request' && typeof req?.url === 'string' ? undecodable(req.url) : null;
+  if (problem) {
     res.writeHead(400, {
       'content-type': 'application/json',
       'cache-control': 'no-store',
@@ -44,7 +58,7 @@ http.Server.prototype.emit = function (event, req, res, ...rest) {
       // DATA_CSP of lib/http/security-headers.ts (this file is loaded before TypeScript is).
       'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
     });
-    res.end(BODY);
+    res.end(JSON.stringify({ error: { code: 'invalid_request', message: problem } }));
     return true;
   }
   if (event === 'request' && req?.headers) req.headers[PEER_HEADER] = req.socket?.remoteAddress ?? 'unknown';

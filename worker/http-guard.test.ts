@@ -30,3 +30,14 @@ test('a path that is not valid percent-encoding gets a 400 in the API error shap
   assert.equal(res.status, 400);
   assert.equal((await res.json()).error.code, 'invalid_request');
 });
+
+test("an API query string that is not valid percent-encoding gets a 400 too; a page's query and well-formed ones pass", async () => {
+  for (const q of ['queue=%E9', 'q=%', '%E9=1', 'a=1&worker=%ED%A0%80']) {
+    const res = await fetch(`${base}/api/jobs?${q}`);
+    assert.equal(res.status, 400, q);
+    assert.deepEqual(await res.json(), { error: { code: 'invalid_request', message: 'the query string is not valid percent-encoded UTF-8' } });
+  }
+  assert.equal((await fetch(`${base}/api/jobs?queue=caf%C3%A9+bar`)).status, 200);
+  // A console page reads its own query (React escapes whatever it shows); the API's rule is the API's.
+  assert.equal((await fetch(`${base}/jobs?queue=%E9`)).status, 200);
+});

@@ -208,6 +208,8 @@ describe('POST /api/jobs', () => {
     ['a lone surrogate in the payload', { type: 'demo.noop', payload: { s: '\ud800' } }, 400, 'invalid_request'],
     ['an integer beyond ±2^53 in the payload', '{"type":"demo.noop","payload":{"id":12345678901234567890}}', 400, 'invalid_request'],
     ['a number beyond a double in the payload', '{"type":"demo.noop","payload":{"x":[1e400]}}', 400, 'invalid_request'],
+    ['a number too small for a double in the payload (read as 0)', '{"type":"demo.noop","payload":{"x":1e-400,"s":"1e-400 in a string is text"}}', 400, 'invalid_request'],
+    ['a queue name with a comma (a worker\'s --queues list)', { type: 'demo.noop', queue: 'mail,sms' }, 400, 'invalid_request'],
     ['a payload nested 100 deep', { type: 'demo.noop', payload: JSON.parse('['.repeat(100) + ']'.repeat(100)) }, 400, 'invalid_request'],
     ['a payload that breaks the type schema', { type: 'demo.sleep', payload: { ms: -1 } }, 400, 'invalid_request'],
     ['a queue name of 201 characters', { type: 'demo.noop', queue: 'q'.repeat(201) }, 400, 'invalid_request'],

@@ -68,7 +68,9 @@ export const typeName = safeText(1, 200);
 export const newQueueName = queueName
   .refine((s) => s.trim() === s, 'must not start or end with whitespace')
   // A URL path cannot carry them (/api/queues/.. is /api/): such a queue could not be paused.
-  .refine((s) => s !== '.' && s !== '..', 'must not be "." or ".." (a URL path cannot name them)');
+  .refine((s) => s !== '.' && s !== '..', 'must not be "." or ".." (a URL path cannot name them)')
+  // `worker --queues a,b` is a list: a worker could serve such a queue only by serving all.
+  .refine((s) => !s.includes(','), 'must not contain a comma (a worker\'s --queues list is split at commas)');
 
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/;
 

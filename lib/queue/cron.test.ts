@@ -14,3 +14,14 @@ test("a tick is always after the instant it is computed from, across a half-hour
   }
   assert.equal(nextTick('*/15 * * * *', 'Europe/Berlin', new Date('2026-03-29T00:50:00Z')).toISOString(), '2026-03-29T01:00:00.000Z', 'an ordinary zone as before');
 });
+
+test('an expression of other than five or six fields is refused: the parser would fill in the rest', () => {
+  const after = new Date('2026-12-05T00:00:00Z');
+  // Meant as 04:30 on the 1st; the parser reads it as every minute of every Monday in April.
+  assert.throws(() => nextTick('30 4 1', 'UTC', after), /"30 4 1" \(UTC\): 3 fields: five are needed \(minute hour day-of-month month day-of-week\), or six with seconds first/);
+  assert.throws(() => nextTick('1', 'UTC', after), /1 field: five are needed/);
+  assert.throws(() => nextTick('0 0 0 1 1 * 2027', 'UTC', after), /7 fields/);
+  assert.equal(nextTick(' 30 4 1 * * ', 'UTC', after).toISOString(), '2027-01-01T04:30:00.000Z', 'five, with spaces around');
+  assert.equal(nextTick('0 30 4 1 * *', 'UTC', after).toISOString(), '2027-01-01T04:30:00.000Z', 'six: seconds first');
+  assert.equal(nextTick('@daily', 'UTC', after).toISOString(), '2026-12-06T00:00:00.000Z', 'an alias is one word');
+});

@@ -17,6 +17,12 @@ export function nextTick(cron: string, timezone: string, after: Date, seed?: str
   // An empty expression would run every minute; `local` or `system` would tick in each
   // worker host's own zone: both are accepted by the parser, neither is what was meant.
   if (!cron.trim()) throw bad('an empty expression');
+  // Fewer fields the parser fills in from the right: "30 4 1" (meant as 04:30 on the 1st)
+  // would run every minute of every Monday in April.
+  const fields = cron.trim().split(/\s+/).length;
+  if (!cron.trim().startsWith('@') && fields !== 5 && fields !== 6) {
+    throw bad(`${fields} field${fields === 1 ? '' : 's'}: five are needed (minute hour day-of-month month day-of-week), or six with seconds first`);
+  }
   if (!isTimeZone(timezone)) throw bad(`not a time zone name (an IANA name such as UTC or Europe/Paris)`);
   // Around a half-hour daylight-saving change (Pacific/Chatham) the parser can answer with a
   // time before `after`: taken as the next tick, the schedule would be due again at once, for

@@ -1293,6 +1293,15 @@ describe('schedules', () => {
     for (const timezone of ['local', 'system', 'Mars/Olympus']) {
       await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'tz', cron: '0 3 * * *', timezone, type: 'demo.noop' }), /not a time zone name/, timezone);
     }
+    // Fewer fields the parser fills in (every minute of Mondays in April); a name that would
+    // list as another; what the API's definition refuses, from every other door (the CLI, a
+    // handlers module) too.
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'short', cron: '30 4 1', type: 'demo.noop' }), /3 fields: five are needed/);
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: ' spaced ', cron: '0 3 * * *', type: 'demo.noop' }), /must not start or end with whitespace/);
+    const longCron = `${Array.from({ length: 60 }, (_, i) => i).join(',')} ${Array.from({ length: 24 }, (_, i) => i).join(',')} * * *`;
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'long-cron', cron: longCron, type: 'demo.noop' }), /cron expression must have at most 200/);
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'long-tz', cron: '0 3 * * *', timezone: 'A'.repeat(65), type: 'demo.noop' }), /time zone must have at most 64/);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM schedules WHERE name IN ('short', ' spaced ', 'long-cron', 'long-tz')`)).rows[0].n, 0);
   });
 
   test('an H in the cron stands for the same minute every time for one schedule', () => {

@@ -12,6 +12,34 @@ const UNSTORABLE = new RegExp(`${LONE_SURROGATE.source}|\\u0000`, 'g');
 /** `s` with every NUL and lone surrogate replaced by U+FFFD, as PostgreSQL's text input would turn a broken character. */
 export const storableText = (s: string) => s.replace(UNSTORABLE, '\ufffd');
 
+/** A JSON number literal, at the position searched from (sticky). */
+const NUMBER_LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/**
+ * The first number in this JSON text that is not 0 but too small for a double, which
+ * JSON.parse reads as 0 (`1e-400`; a concurrency limit of 1e-400 would clear the limit), or
+ * null. Read from the text, since the parsed value no longer tells it from a 0 sent as one.
+ * Only texts with a negative exponent or a long run of zeros are walked (strings skipped).
+ */
+export function underflowingNumber(json: string): string | null {
+  if (!/[eE]-|0{300}/.test(json)) return null;
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i]!;
+    if (c === '"') {
+      // Past the string: to its closing quote, escapes (\" among them) skipped.
+      for (i++; i < json.length && json[i] !== '"'; i++) if (json[i] === '\\') i++;
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      NUMBER_LITERAL.lastIndex = i;
+      const m = NUMBER_LITERAL.exec(json);
+      if (!m) continue;
+      const literal = m[0];
+      if (Number(literal) === 0 && /[1-9]/.test(literal.split(/[eE]/)[0]!)) return literal.length > 40 ? `${literal.slice(0, 37)}...` : literal;
+      i += literal.length - 1;
+    }
+  }
+  return null;
+}
+
 /** How deep a payload (or checkpoint) may nest. */
 export const MAX_PAYLOAD_DEPTH = 64;
 

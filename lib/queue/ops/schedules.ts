@@ -99,6 +99,11 @@ export const SCHEDULE_NAME_MAX = 200;
 function scheduleProblem(s: ScheduleInput): string | null {
   const text = (v: string | undefined, what: string) => (v !== undefined && (v.length < 1 || v.length > 200) ? `${what} must have 1 to 200 characters` : null);
   if (s.name.length < 1 || s.name.length > SCHEDULE_NAME_MAX) return `the name must have 1 to ${SCHEDULE_NAME_MAX} characters`;
+  // " nightly" would list as "nightly", and `schedule remove nightly` would not find it.
+  if (s.name.trim() !== s.name) return 'the name must not start or end with whitespace';
+  // As the API holds them: a definition the console's dialog could not save back unchanged.
+  if (s.cron.length > 200) return 'the cron expression must have at most 200 characters';
+  if (s.timezone !== undefined && s.timezone.length > 64) return 'the time zone must have at most 64 characters';
   if (s.maxAttempts !== undefined && !(Number.isInteger(s.maxAttempts) && s.maxAttempts >= 1)) return 'maxAttempts must be a whole number of at least 1';
   if (s.priority !== undefined && !(Number.isInteger(s.priority) && s.priority >= 0 && s.priority < PRIORITY_LEVELS)) {
     return `priority must be a whole number from 0 to ${PRIORITY_LEVELS - 1}`;

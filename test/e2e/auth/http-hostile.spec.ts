@@ -71,3 +71,19 @@ test('hostile HTTP requests: no 5xx, well-formed errors, no job changed', async 
   expect(problems).toEqual([]);
   expect(await fingerprint()).toEqual(before);
 });
+
+test('a query string that is not valid percent-encoded UTF-8 is a 400 that says so, not a search for U+FFFD', async ({ request }) => {
+  const { token, info } = await tokenCreate(db(), { name: 'e2e-hostile-query', scope: 'viewer', createdBy: 'e2e' });
+  try {
+    const auth = { authorization: `Bearer ${token}` };
+    for (const p of ['/api/jobs?queue=%E9', '/api/jobs?q=%', '/api/jobs?worker=%ED%A0%80', '/api/audit?actor=%E9', '/api/jobs/export?queue=%E9', '/api/jobs?%E9=1']) {
+      const res = await request.get(p, { headers: auth });
+      expect(res.status(), p).toBe(400);
+      expect(await res.json(), p).toEqual({ error: { code: 'invalid_request', message: 'the query string is not valid percent-encoded UTF-8' } });
+    }
+    // Well-formed escapes, '+' for a space included, are read as before.
+    expect((await request.get('/api/jobs?queue=caf%C3%A9+bar&limit=1', { headers: auth })).status()).toBe(200);
+  } finally {
+    await tokenRevoke(db(), info.id);
+  }
+});

@@ -1,4 +1,4 @@
-import { parseJobId, route } from '@/lib/http/respond';
+import { noQuery, parseJobId, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { QueueError } from '@/lib/queue/errors';
 import { getJob } from '@/lib/queue/read';
@@ -7,7 +7,8 @@ import { redactionOf } from '@/lib/server/console-reads';
 import { serverContext } from '@/lib/server/context';
 
 /** GET /api/jobs/:id/result — the completed job's result, as the handler returned it (JSON). */
-export const GET = route('viewer', async (_req: Request, ctx: { params: Promise<{ id: string }> }, who) => {
+export const GET = route('viewer', async (req: Request, ctx: { params: Promise<{ id: string }> }, who) => {
+  noQuery(req);
   const id = parseJobId((await ctx.params).id);
   const { readPool, results } = serverContext();
   const detail = await getJob(readPool, id);
