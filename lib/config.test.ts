@@ -28,6 +28,15 @@ test('DATABASE_URL must be a postgres URL: "not-a-url" is said to be one, not la
   }
 });
 
+test('REDIS_URL must be a redis URL (or off): a typo is said at start, not later as a stack from the Redis client', () => {
+  assert.match(refused({ REDIS_URL: 'not a url' }), /REDIS_URL: must be a redis:\/\/ \(or rediss:\/\/\) URL/);
+  assert.match(refused({ REDIS_URL: 'redis://127.0.0.1:99999' }), /REDIS_URL: must be a redis/);
+  assert.match(refused({ REDIS_URL: 'http://127.0.0.1:6379' }), /REDIS_URL: must be a redis/);
+  for (const ok of ['redis://127.0.0.1:6379', 'rediss://user:pw@cache.internal:6380/2', 'redis://[::1]:6379', 'off', '', 'none']) {
+    assert.equal(loadConfig({ REDIS_URL: ok }).redisUrl, ok);
+  }
+});
+
 test('LEASEHOLD_LOG takes a level; empty is unset', () => {
   assert.match(refused({ LEASEHOLD_LOG: 'verbose' }), /LEASEHOLD_LOG: must be debug, info, warn or error/);
   loadConfig({ LEASEHOLD_LOG: '' });

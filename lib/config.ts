@@ -63,7 +63,12 @@ const schema = z
         'must be a postgres:// (or postgresql://) URL, e.g. postgres://user:password@127.0.0.1:5432/leasehold',
       )
       .optional(),
-    REDIS_URL: z.string().optional(),
+    // A redis:// or rediss:// URL with a host and a port that is a port, or off: a typo said
+    // here, not later as a stack from the Redis client.
+    REDIS_URL: z
+      .string()
+      .refine((v) => redisDisabled(v) || isRedisUrl(v.trim()), 'must be a redis:// (or rediss://) URL, e.g. redis://127.0.0.1:6379, or off')
+      .optional(),
     PORT: z.coerce.number().int().min(1).max(65535).default(PORT_DEFAULT),
     LEASEHOLD_LEASE_MS: intMs(200, 86_400_000).default(LEASE_MS_DEFAULT),
     LEASEHOLD_HEARTBEAT_MS: intMs(50, 86_400_000).optional(),
@@ -160,4 +165,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+/** Whether `url` is a usable Redis URL: redis:// or rediss://, a host, a port that is a port. */
+export function isRedisUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return (u.protocol === 'redis:' || u.protocol === 'rediss:') && !!u.hostname;
+  } catch {
+    return false;
+  }
+}
+
 export const redisDisabled = (url: string | undefined) => url !== undefined && ['', 'off', 'none'].includes(url.trim());

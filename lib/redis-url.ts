@@ -1,15 +1,7 @@
 import net from 'node:net';
-import { DEFAULT_REDIS_URL, redisDisabled } from './config';
+import { DEFAULT_REDIS_URL, isRedisUrl, redisDisabled } from './config';
 
-/** Whether `url` is a usable Redis URL: redis:// or rediss://, a host, a port that is a port. */
-export function isRedisUrl(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return (u.protocol === 'redis:' || u.protocol === 'rediss:') && !!u.hostname;
-  } catch {
-    return false;
-  }
-}
+export { isRedisUrl };
 
 /** Whether something answers PING at this Redis URL within `timeoutMs`. */
 export function redisAnswers(url: string, timeoutMs = 1_000): Promise<boolean> {

@@ -6,6 +6,9 @@
 import pg from 'pg';
 import { log } from '../log';
 
+/** How long a connection may take to be made: a server that accepts and never answers is given up on. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 export type Executor = Pick<pg.Pool | pg.PoolClient | pg.Client, 'query'>;
 
 export interface PoolOptions {
@@ -57,7 +60,7 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? `leasehold${opts.name ? ':' + opts.name : ''}`,
     query_timeout: opts.queryTimeoutMs,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
     idleTimeoutMillis: 30_000,
     onConnect,

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { test } from 'node:test';
 import pg from 'pg';
 import { cleanup } from '../../test/cleanup';
 import { PG_ADMIN_URL, RUN_ID, urlForDb } from '../../test/env';
+import { CONNECT_TIMEOUT_MS } from './client';
 import { runMigrations } from './migrate';
 
 /** An empty database (not the migrated template), dropped when the file's tests end. */
@@ -53,4 +55,17 @@ test("no migration after 0032 names the enum value it adds ('snoozed'): all pend
   const dir = path.join(import.meta.dirname, '../../drizzle');
   const later = fs.readdirSync(dir).filter((f) => /^\d{4}_.*\.sql$/.test(f) && Number(f.slice(0, 4)) > 32);
   for (const f of later) assert.doesNotMatch(fs.readFileSync(path.join(dir, f), 'utf8'), /'snoozed'/, `${f} uses 'snoozed': apply it in a migration run of its own`);
+});
+
+test('a server that accepts the connection and never answers is given up on, with why, not waited for for ever', { timeout: 60_000 }, async () => {
+  const silent = net.createServer(() => {}); // accepts, never answers
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  try {
+    const port = (silent.address() as net.AddressInfo).port;
+    const started = Date.now();
+    await assert.rejects(runMigrations(`postgres://postgres@127.0.0.1:${port}/nothing`), /timeout/i);
+    assert.ok(Date.now() - started >= CONNECT_TIMEOUT_MS - 1_000, 'it waited for the connection as long as a pool does');
+  } finally {
+    silent.close();
+  }
 });

@@ -16,6 +16,7 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { log } from '../log';
 import { QueueError } from '../queue/errors';
+import { CONNECT_TIMEOUT_MS } from './client';
 
 const MIGRATION_LOCK = 724_301;
 
@@ -28,7 +29,10 @@ function newestKnownMigration(): number {
 }
 
 export async function runMigrations(connectionString: string): Promise<void> {
-  const client = new pg.Client({ connectionString, application_name: 'leasehold:migrate' });
+  // Given up after CONNECT_TIMEOUT_MS, as every pool's connection is: with no limit (pg's
+  // default) `npm start` and `leasehold migrate` waited for ever on a server that accepted
+  // the connection and never answered.
+  const client = new pg.Client({ connectionString, application_name: 'leasehold:migrate', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   client.on('error', () => {});
   await client.connect();
   try {
