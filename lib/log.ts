@@ -3,25 +3,16 @@
  * message. LEASEHOLD_LOG=debug|info|warn|error (default info).
  */
 import { inspect } from 'node:util';
+import { hasHidden, visible } from './ui/visible';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 const threshold = (): number => ORDER[(process.env.LEASEHOLD_LOG as Level) ?? 'info'] ?? ORDER.info;
 
-/**
- * What a terminal acts on, or reorders, rather than shows: controls (ESC, and C1 ones such as
- * CSI, which JSON.stringify leaves as they are), bidirectional and other format characters,
- * line separators. A queue name, a job's error or a key comes from producers and handlers, and
- * must not clear or rewrite the screen of an operator reading the log: each is written as
- * \uXXXX, which also keeps one event to one line.
- */
-const UNSHOWABLE = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
-const shown = (line: string) => line.replace(UNSHOWABLE, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
-
 function fmt(v: unknown): string {
   if (v instanceof Error) return JSON.stringify(v.message);
-  if (typeof v === 'string') return /[\s"=\p{Cc}\p{Cf}]/u.test(v) ? JSON.stringify(v) : v;
+  if (typeof v === 'string') return /[\s"=]/.test(v) || hasHidden(v) ? JSON.stringify(v) : v;
   try {
     return JSON.stringify(v) ?? String(v);
   } catch {
@@ -39,6 +30,13 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
+/**
+ * A line is written through `visible` (lib/ui/visible.ts): a queue name, a job's error or a key
+ * comes from producers and handlers, and its control characters (ESC; C1 ones such as CSI,
+ * which JSON.stringify leaves as they are), bidirectional controls and line separators must not
+ * clear, retitle or reorder the terminal of an operator reading the log. It also keeps one
+ * event to one line.
+ */
 export function createLogger(base: Record<string, unknown> = {}): Logger {
   const write = (level: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < threshold()) return;
@@ -47,7 +45,7 @@ export function createLogger(base: Record<string, unknown> = {}): Logger {
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${k}=${fmt(v)}`)
       .join(' ');
-    process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${shown(`${msg}${kv ? ' ' + kv : ''}`)}\n`);
+    process.stderr.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${visible(`${msg}${kv ? ' ' + kv : ''}`)}\n`);
   };
   return {
     debug: (m, f) => write('debug', m, f),

@@ -17,6 +17,7 @@ import { addControlCommands } from '../cli/controls';
 import { addAccessCommands } from '../cli/access';
 import { resolveServices } from '../bootstrap';
 import { addWorkerOptions, runWorkers, type WorkerCommandOptions } from './worker';
+import { visible } from '../../lib/ui/visible';
 
 // `leasehold status | head -1`: the reader went away, and the rest of the output has
 // nowhere to go — stop quietly, as other command-line tools do, not with a stack.
@@ -29,6 +30,9 @@ const program = new Command('leasehold')
   .description('Leasehold job queue: enqueue, inspect and put jobs right from the command line.')
   .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
   .showHelpAfterError('(add --help for usage)')
+  // Commander repeats a bad argument in its message: shown as the CLI shows all text, so an
+  // escape sequence pasted into an argument does not act on the terminal.
+  .configureOutput({ outputError: (text, write) => write(visible(text, { multiline: true })) })
   .exitOverride()
   .addHelpText(
     'after',

@@ -99,6 +99,10 @@ describe('usage', () => {
     const cases: [string[], RegExp][] = [
       [['schedule', 'add', 'cli-s1', '--cron', '* * * * *', '--type', 'demo.noop', '-q', ''], /^leasehold: queue: .*>=1 characters\n$/],
       [['enqueue', '--file', tmp], /^leasehold: cannot read .*: not a file \(a directory\); give a JSON-lines file, or - for stdin\n$/],
+      // Commander's own messages repeat the argument: an escape in it is shown, not obeyed.
+      [['show', '\u001b[2Jx'], /^error: command-argument value '\\x1b\[2Jx' is invalid for argument 'id'/],
+      [['schedule', 'add', 'cli-s1', '--cron', '30 4 1', '--type', 'demo.noop'], /^leasehold: cron "30 4 1" \(UTC\): 3 fields: five are needed/],
+      [['schedule', 'add', ' cli-s1 ', '--cron', '0 3 * * *', '--type', 'demo.noop'], /^leasehold: schedule " cli-s1 ": the name must not start or end with whitespace\n$/],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(args)));
     runs.forEach((r, k) => {

@@ -136,7 +136,7 @@ export function reportError(err: unknown): number {
     return EXIT.usage;
   }
   if (isUnreachable(err)) {
-    console.error(`leasehold: cannot reach the database: ${(err as Error).message || (err as { code?: string }).code}`);
+    console.error(`leasehold: cannot reach the database: ${visible((err as Error).message || (err as { code?: string }).code || '')}`);
     return EXIT.unreachable;
   }
   const config = configErrorText(err);
