@@ -269,6 +269,32 @@ describe('enqueue', () => {
     ok(rate, 2);
     assert.match(rate.stderr, /at most 1000000 per period/);
   });
+
+  test('a pause, resume or limit that changes nothing says so, and the audit log counts it as skipped, not as a change', async () => {
+    const steps: [string[], string][] = [
+      [['queue', 'resume', 'cli-noop'], 'cli-noop: was not paused\n'],
+      [['queue', 'pause', 'cli-noop'], 'cli-noop: paused\n'],
+      [['queue', 'pause', 'cli-noop'], 'cli-noop: was already paused\n'],
+      [['queue', 'resume', 'cli-noop'], 'cli-noop: resumed\n'],
+    ];
+    for (const [args, said] of steps) {
+      const r = await cli(args);
+      ok(r);
+      assert.equal(r.stdout, said, args.join(' '));
+    }
+    ok(await cli(['queue', 'limit', 'cli-noop', '--concurrency', 'none']));
+    const { rows } = await db.pool.query(`SELECT action, changed, skipped FROM audit_log WHERE target->>'queue' = 'cli-noop' ORDER BY audit_id`);
+    assert.deepEqual(
+      rows.map((r) => [r.action, r.changed, r.skipped]),
+      [
+        ['queue.resume', 0, 1],
+        ['queue.pause', 1, 0],
+        ['queue.pause', 0, 1],
+        ['queue.resume', 1, 0],
+        ['queue.limits', 0, 1],
+      ],
+    );
+  });
 });
 
 describe('reading', () => {

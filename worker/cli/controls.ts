@@ -10,6 +10,8 @@ import * as ops from '../../lib/queue/ops';
 import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
 
 const nameArg = schemaArg(newQueueName);
+/** The audit log's count for a queue's controls: a change, or a no-op (a resume of a queue not paused). */
+const auditedChange = ({ changed }: { changed: boolean }) => ({ changed: changed ? 1 : 0, skipped: changed ? 0 : 1 });
 
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
@@ -59,14 +61,11 @@ export function addControlCommands(program: Command) {
       .option('--json', 'print JSON')
       .addHelpText('after', EXIT_CODES_HELP)
       .action(async (name: string, o) => {
-        const c = await withQueue((q) =>
-          auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueSetControls(q.pool, { name, paused }), () => ({
-            changed: 1,
-            skipped: 0,
-          })),
+        const { controls, changed } = await withQueue((q) =>
+          auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueChangeControls(q.pool, { name, paused }), auditedChange),
         );
-        if (o.json) return printJson(c);
-        console.log(`${visible(name)}: ${paused ? 'paused' : 'resumed'}`);
+        if (o.json) return printJson(controls);
+        console.log(`${visible(name)}: ${changed ? (paused ? 'paused' : 'resumed') : paused ? 'was already paused' : 'was not paused'}`);
       });
   }
   queue
@@ -82,10 +81,7 @@ export function addControlCommands(program: Command) {
       if (o.concurrency === undefined && o.rate === undefined) throw new QueueError('invalid_request', 'give --concurrency and/or --rate');
       const c = await withQueue(async (q) => {
         const p = { concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs };
-        return auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueSetControls(q.pool, { name, ...p }), () => ({
-          changed: 1,
-          skipped: 0,
-        }));
+        return (await auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueChangeControls(q.pool, { name, ...p }), auditedChange)).controls;
       });
       showControls(c ? [c] : [], !!o.json);
     });

@@ -50,6 +50,23 @@ export async function queueSetControls(
   return (await queueControls(db, [p.name]))[0] ?? null;
 }
 
+/** What an operator sets on a queue (not its running count or rate tokens): to tell a change from a no-op. */
+const controlsKey = (c: QueueControl | null | undefined) => (c ? JSON.stringify([c.paused, c.concurrencyLimit, c.rateLimit, c.ratePeriodMs]) : 'none');
+
+/**
+ * queueSetControls for an operator (the API, the CLI): also whether anything changed, for the
+ * audit log (a resume of a queue that was not paused, a limit cleared that was not set, is
+ * recorded as skipped, not as a change).
+ */
+export async function queueChangeControls(
+  db: Executor,
+  p: Parameters<typeof queueSetControls>[1],
+): Promise<{ controls: QueueControl | null; changed: boolean }> {
+  const [previous] = await queueControls(db, [p.name]);
+  const controls = await queueSetControls(db, p);
+  return { controls, changed: controlsKey(previous) !== controlsKey(controls) };
+}
+
 /** The Postgres-only doorbell: wakes workers LISTENing on leasehold_wakeup. */
 export async function wakeupNotify(db: Executor, queues: readonly string[]) {
   await run(db, sql.wakeupNotify, [queues]);

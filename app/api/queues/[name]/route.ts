@@ -4,7 +4,7 @@ import { json, readJsonOptional, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { newQueueName, queueControlsBody } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
-import { queueControls, queueSetControls, type QueueControl } from '@/lib/queue/ops';
+import { queueChangeControls } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /**
@@ -24,20 +24,10 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     pool,
     actorOf(who),
     { action, target: { queue: name.data }, reason, details: body },
-    async () => {
-      const [previous] = await queueControls(pool, [name.data]);
-      return { previous, controls: await queueSetControls(pool, { name: name.data, ...body }) };
-    },
-    ({ previous, controls }) => {
-      const changed = controlsKey(previous) !== controlsKey(controls) ? 1 : 0;
-      return { changed, skipped: 1 - changed };
-    },
+    () => queueChangeControls(pool, { name: name.data, ...body }),
+    ({ changed }) => ({ changed: changed ? 1 : 0, skipped: changed ? 0 : 1 }),
   );
   return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null });
 });
-
-/** What an operator sets on a queue (not its running count or rate tokens): to tell a change from a no-op. */
-const controlsKey = (c: QueueControl | null | undefined) =>
-  c ? JSON.stringify([c.paused, c.concurrencyLimit, c.rateLimit, c.ratePeriodMs]) : 'none';
 
 export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
