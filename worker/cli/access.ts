@@ -13,6 +13,8 @@ import { auditCli, cliActor, EXIT_CODES_HELP, printJson, printTable, time, withQ
 
 /** The password: --password-stdin (one line), or a prompt on a terminal, or a generated one (printed once). */
 async function readPassword(o: { passwordStdin?: boolean; generate?: boolean }): Promise<{ password: string; generated: boolean }> {
+  // Both given: which password was meant cannot be told (the one piped in was silently dropped).
+  if (o.generate && o.passwordStdin) throw new QueueError('invalid_request', 'give --password-stdin or --generate, not both');
   if (o.generate) return { password: randomBytes(15).toString('base64url'), generated: true };
   if (!o.passwordStdin && !process.stdin.isTTY) {
     throw new QueueError('invalid_request', 'give --password-stdin (and the password on stdin), --generate, or run it in a terminal');

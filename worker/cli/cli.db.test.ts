@@ -103,6 +103,7 @@ describe('usage', () => {
       [['show', '\u001b[2Jx'], /^error: command-argument value '\\x1b\[2Jx' is invalid for argument 'id'/],
       [['schedule', 'add', 'cli-s1', '--cron', '30 4 1', '--type', 'demo.noop'], /^leasehold: cron "30 4 1" \(UTC\): 3 fields: five are needed/],
       [['schedule', 'add', ' cli-s1 ', '--cron', '0 3 * * *', '--type', 'demo.noop'], /^leasehold: schedule " cli-s1 ": the name must not start or end with whitespace\n$/],
+      [['user', 'add', 'cli-both', '--role', 'viewer', '--generate', '--password-stdin'], /^leasehold: give --password-stdin or --generate, not both\n$/],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(args)));
     runs.forEach((r, k) => {
