@@ -32,6 +32,8 @@ test('REDIS_URL must be a redis URL (or off): a typo is said at start, not later
   assert.match(refused({ REDIS_URL: 'not a url' }), /REDIS_URL: must be a redis:\/\/ \(or rediss:\/\/\) URL/);
   assert.match(refused({ REDIS_URL: 'redis://127.0.0.1:99999' }), /REDIS_URL: must be a redis/);
   assert.match(refused({ REDIS_URL: 'http://127.0.0.1:6379' }), /REDIS_URL: must be a redis/);
+  // Spaces around it: the Redis client would refuse it later, with a stack.
+  assert.match(refused({ REDIS_URL: ' redis://127.0.0.1:6379 ' }), /REDIS_URL: must be a redis/);
   for (const ok of ['redis://127.0.0.1:6379', 'rediss://user:pw@cache.internal:6380/2', 'redis://[::1]:6379', 'off', '', 'none']) {
     assert.equal(loadConfig({ REDIS_URL: ok }).redisUrl, ok);
   }

@@ -67,7 +67,7 @@ const schema = z
     // here, not later as a stack from the Redis client.
     REDIS_URL: z
       .string()
-      .refine((v) => redisDisabled(v) || isRedisUrl(v.trim()), 'must be a redis:// (or rediss://) URL, e.g. redis://127.0.0.1:6379, or off')
+      .refine((v) => redisDisabled(v) || isRedisUrl(v), 'must be a redis:// (or rediss://) URL, e.g. redis://127.0.0.1:6379, or off')
       .optional(),
     PORT: z.coerce.number().int().min(1).max(65535).default(PORT_DEFAULT),
     LEASEHOLD_LEASE_MS: intMs(200, 86_400_000).default(LEASE_MS_DEFAULT),
@@ -167,6 +167,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 /** Whether `url` is a usable Redis URL: redis:// or rediss://, a host, a port that is a port. */
 export function isRedisUrl(url: string): boolean {
+  // The URL parser drops spaces around it; the Redis client does not, and throws.
+  if (url.trim() !== url) return false;
   try {
     const u = new URL(url);
     return (u.protocol === 'redis:' || u.protocol === 'rediss:') && !!u.hostname;

@@ -84,6 +84,12 @@ describe('POST /api/queues/:name', () => {
     assert.deepEqual(rows, []);
   });
 
+  test('a queue with a comma in its name (made before they were refused for new jobs) can still be paused and resumed', async () => {
+    assert.equal((await setQueue('legacy,queue', { paused: true })).status, 200);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM queues WHERE name = 'legacy,queue' AND paused_at IS NOT NULL`)).rows[0].n, 1);
+    assert.equal((await setQueue('legacy,queue', { paused: false })).status, 200);
+  });
+
   test('a rate period without a rate is refused, not accepted and ignored', async () => {
     const r = await setQueue('period-alone', { paused: false, ratePeriodMs: 5_000 });
     assert.equal(r.status, 400);
@@ -488,15 +494,21 @@ describe('reads for the console', () => {
               ('stats-failing-off', '* * * * *', 'demo.noop', now(), false, 'refused', now()),
               ('stats-fine', '* * * * *', 'demo.noop', now(), true, NULL, NULL)`,
     );
-    // Schedules run one at a time whose latest tick was skipped are counted: not one whose run
-    // came after the skip, a paused one, nor one switched back to 'allow'.
+    // Schedules run one at a time whose latest tick was skipped, the run it met still
+    // unfinished, are counted: not one whose run came after the skip, one whose blocking run has
+    // finished since, a paused one, nor one switched back to 'allow'.
+    const waiting = await insertJob(db.pool, { queue: 'stats-skip', status: 'queued' });
+    const running = await insertJob(db.pool, { queue: 'stats-skip', status: 'running' });
+    const done = await insertJob(db.pool, { queue: 'stats-skip', status: 'completed' });
     await db.pool.query(
-      `INSERT INTO schedules (name, cron, type, next_run_at, enabled, paused_at, overlap, last_run_at, last_skipped_at)
-       VALUES ('stats-skipping', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', now() - interval '2 min', now() - interval '1 min'),
-              ('stats-skipping-no-run', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', NULL, now() - interval '1 min'),
-              ('stats-skipped-then-ran', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', now() - interval '1 min', now() - interval '2 min'),
-              ('stats-skipping-paused', '* * * * *', 'demo.noop', now(), true, now(), 'skip', NULL, now() - interval '1 min'),
-              ('stats-skipping-allow', '* * * * *', 'demo.noop', now(), true, NULL, 'allow', NULL, now() - interval '1 min')`,
+      `INSERT INTO schedules (name, cron, type, next_run_at, enabled, paused_at, overlap, last_run_at, last_skipped_at, last_skipped_job_id)
+       VALUES ('stats-skipping', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', now() - interval '2 min', now() - interval '1 min', $1),
+              ('stats-skipping-no-run', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', NULL, now() - interval '1 min', $2),
+              ('stats-skipped-run-finished', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', NULL, now() - interval '1 min', $3),
+              ('stats-skipped-then-ran', '* * * * *', 'demo.noop', now(), true, NULL, 'skip', now() - interval '1 min', now() - interval '2 min', $1),
+              ('stats-skipping-paused', '* * * * *', 'demo.noop', now(), true, now(), 'skip', NULL, now() - interval '1 min', $1),
+              ('stats-skipping-allow', '* * * * *', 'demo.noop', now(), true, NULL, 'allow', NULL, now() - interval '1 min', $1)`,
+      [waiting, running, done],
     );
     const s = (await get(stats.GET, '/api/stats')).body;
     const cliStats = await getStats(db.pool, { aliveWithinMs: 30_000 });

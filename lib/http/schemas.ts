@@ -12,7 +12,7 @@ import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../queue/job';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
@@ -61,16 +61,20 @@ export const queueName = safeText(1, 200);
 export const reasonText = safeText(0, 500);
 export const typeName = safeText(1, 200);
 /**
- * The queue a new job (or a schedule's jobs) goes to, or whose controls are set: no space
- * around it, where it would hide (" mail " lists as "mail", and a filter typed as "mail"
- * never finds it) — and a pause of " mail", a queue no job can be in, would leave "mail" running.
+ * A queue whose controls are set: no space around it, where it would hide (" mail " lists as
+ * "mail", and a filter typed as "mail" never finds it) — and a pause of " mail", a queue no job
+ * can be in, would leave "mail" running.
  */
-export const newQueueName = queueName
+export const controlledQueueName = queueName
   .refine((s) => s.trim() === s, 'must not start or end with whitespace')
   // A URL path cannot carry them (/api/queues/.. is /api/): such a queue could not be paused.
-  .refine((s) => s !== '.' && s !== '..', 'must not be "." or ".." (a URL path cannot name them)')
-  // `worker --queues a,b` is a list: a worker could serve such a queue only by serving all.
-  .refine((s) => !s.includes(','), 'must not contain a comma (a worker\'s --queues list is split at commas)');
+  .refine((s) => s !== '.' && s !== '..', 'must not be "." or ".." (a URL path cannot name them)');
+/**
+ * The queue a new job (or a schedule's jobs) goes to: as a controlled one, and no comma —
+ * `worker --queues a,b` is a list, so a worker could serve such a queue only by serving all.
+ * (A queue made with one before stays controllable: controlledQueueName takes it.)
+ */
+export const newQueueName = controlledQueueName.refine((s) => !s.includes(','), QUEUE_NAME_COMMA);
 
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/;
 

@@ -144,6 +144,13 @@ export const singletonHolderSql = (alias: string) =>
   `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND ${holdsSingletonKey('h')} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
 
 /**
+ * Why a new queue name may not hold a comma: `worker --queues a,b` is a list, so a worker
+ * could serve such a queue only by serving every queue. Said alike by the API's and the CLI's
+ * schema and by a schedule's own check (a handlers module's schedules skip the schema).
+ */
+export const QUEUE_NAME_COMMA = "must not contain a comma (a worker's --queues list is split at commas)";
+
+/**
  * Enabled, unpaused schedules whose due tick cannot be enqueued (their last_error is set):
  * every worker retries it; `schedule list` and the console say why.
  */
@@ -151,12 +158,14 @@ export const SCHEDULES_FAILING_SQL = `(SELECT count(*) FROM schedules WHERE enab
 
 /**
  * Enabled, unpaused schedules that run one at a time (overlap 'skip') whose latest tick was
- * skipped, its previous run still queued, retrying or running. Once is what 'skip' is for; a
+ * skipped and whose run it met is still queued, retrying or running (once that run has
+ * finished, a daily schedule is not counted until its next tick). Once is what 'skip' is for; a
  * schedule that stays here has a run that is stuck behind something (a paused queue, a long
  * backoff, no worker with its handler): alert on it staying for longer than a run should take.
  */
 export const SCHEDULES_SKIPPING_SQL = `(SELECT count(*) FROM schedules
-  WHERE enabled AND paused_at IS NULL AND overlap = 'skip' AND last_skipped_at > coalesce(last_run_at, '-infinity'))::int`;
+  WHERE enabled AND paused_at IS NULL AND overlap = 'skip' AND last_skipped_at > coalesce(last_run_at, '-infinity')
+    AND EXISTS (SELECT 1 FROM jobs j WHERE j.job_id = schedules.last_skipped_job_id AND j.status IN ('queued', 'retrying', 'running')))::int`;
 
 /**
  * How long ago the recover sweep last ran, in ms by the database clock (NULL: never

@@ -1301,7 +1301,8 @@ describe('schedules', () => {
     const longCron = `${Array.from({ length: 60 }, (_, i) => i).join(',')} ${Array.from({ length: 24 }, (_, i) => i).join(',')} * * *`;
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'long-cron', cron: longCron, type: 'demo.noop' }), /cron expression must have at most 200/);
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'long-tz', cron: '0 3 * * *', timezone: 'A'.repeat(65), type: 'demo.noop' }), /time zone must have at most 64/);
-    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM schedules WHERE name IN ('short', ' spaced ', 'long-cron', 'long-tz')`)).rows[0].n, 0);
+    await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'comma', cron: '0 3 * * *', type: 'demo.noop', queue: 'mail,sms' }), /the queue must not contain a comma/);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM schedules WHERE name IN ('short', ' spaced ', 'long-cron', 'long-tz', 'comma')`)).rows[0].n, 0);
   });
 
   test('an H in the cron stands for the same minute every time for one schedule', () => {

@@ -164,6 +164,16 @@ test('a bulk requeue over more than one batch gives the key to the oldest job, a
   assert.equal(applied.items.find((i) => !i.ok)!.id, newest);
 });
 
+/** Waits until a statement of this test's database (other than the asking one) waits for a row lock or key. */
+const waitsForALock = (what: string, statement: string) =>
+  waitFor(what, async () => {
+    const { rows } = await db.pool.query(
+      `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1 AND pid <> pg_backend_pid()`,
+      [`%${statement}%`],
+    );
+    return rows.length > 0;
+  });
+
 const deadlocks = async () => Number((await db.pool.query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`)).rows[0].deadlocks);
 
 test('a requeue deadlocked with a producer\'s transaction over two keys is tried again, and leaves the jobs it then finds held', async () => {
@@ -189,12 +199,7 @@ test('a requeue deadlocked with a producer\'s transaction over two keys is tried
       await producer.query('BEGIN');
       const [heldFirst] = await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: first }]);
       const requeue = ops.jobRequeue(db.pool, { ids: done });
-      await waitFor('the requeue to wait on the producer', async () => {
-        const { rows } = await db.pool.query(
-          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%status = ''queued''%' AND pid <> pg_backend_pid()`,
-        );
-        return rows.length > 0;
-      });
+      await waitsForALock('the requeue to wait on the producer', "status = 'queued'");
       // The producer now wants the other key, which the waiting requeue may have written: then
       // one of them is the deadlock's victim. If it is the producer, its transaction is over.
       let heldSecond: string | null = null;
@@ -222,25 +227,24 @@ test('a requeue deadlocked with a producer\'s transaction over two keys is tried
 
 test('a batch enqueue deadlocked with a producer\'s transaction is tried again, and returns the jobs the producer made', async () => {
   const before = await deadlocks();
-  const producer = new pg.Client({ connectionString: db.url });
+  // PostgreSQL looks for a deadlock once per wait, deadlock_timeout after it began, and aborts
+  // the process that finds one. The batch waits first and looks after 5 s (time for the
+  // producer's second insert to close the cycle, however slow the machine); the producer after
+  // a minute: the batch is the victim.
+  const batchPool = new pg.Pool({ connectionString: db.url, options: '-c deadlock_timeout=5s' });
+  const producer = new pg.Client({ connectionString: db.url, options: '-c deadlock_timeout=60s' });
+  const caller = new pg.Client({ connectionString: db.url, options: '-c deadlock_timeout=5s' });
   await producer.connect();
+  await caller.connect();
   try {
-    // The producer waits longer than the batch before looking for a deadlock, so the batch
-    // finds it and is the victim (PostgreSQL aborts the process that detects the cycle).
-    await producer.query(`SET deadlock_timeout = '30s'`);
     await producer.query('BEGIN');
     const [second] = await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-enq-2' }]);
     // The batch writes dl-enq-1, then waits for the producer's dl-enq-2...
-    const batch = ops.jobEnqueue(db.pool, [
+    const batch = ops.jobEnqueue(batchPool, [
       { queue, type: 'demo.noop', singletonKey: 'dl-enq-1' },
       { queue, type: 'demo.noop', singletonKey: 'dl-enq-2' },
     ]);
-    await waitFor('the batch to wait on the producer', async () => {
-      const { rows } = await db.pool.query(
-        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO jobs%' AND pid <> pg_backend_pid()`,
-      );
-      return rows.length > 0;
-    });
+    await waitsForALock('the batch to wait on the producer', 'INSERT INTO jobs');
     // ...and the producer now wants dl-enq-1: a cycle, which the batch breaks by giving way.
     const [first] = await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-enq-1' }]);
     assert.ok(first!.created && second!.created, 'the producer made both');
@@ -258,32 +262,21 @@ test('a batch enqueue deadlocked with a producer\'s transaction is tried again, 
 
     // Inside its caller's transaction the batch is not tried again: the transaction is over,
     // and the caller gets the deadlock's own error (40P01) to retry the whole of it.
-    const caller = new pg.Client({ connectionString: db.url });
-    await caller.connect();
-    try {
-      await producer.query('BEGIN');
-      await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-tx-2' }]);
-      await caller.query('BEGIN');
-      const inTx = ops.jobEnqueue(caller, [
-        { queue, type: 'demo.noop', singletonKey: 'dl-tx-1' },
-        { queue, type: 'demo.noop', singletonKey: 'dl-tx-2' },
-      ]);
-      const settled = inTx.then(() => null, (err: { code?: string }) => err.code);
-      await waitFor('the caller\'s batch to wait on the producer', async () => {
-        const { rows } = await db.pool.query(
-          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO jobs%' AND pid <> pg_backend_pid()`,
-        );
-        return rows.length > 0;
-      });
-      await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-tx-1' }]);
-      await producer.query('COMMIT');
-      assert.equal(await settled, '40P01');
-      await caller.query('ROLLBACK');
-    } finally {
-      await caller.end();
-    }
+    await producer.query('BEGIN');
+    await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-tx-2' }]);
+    await caller.query('BEGIN');
+    const inTx = ops.jobEnqueue(caller, [
+      { queue, type: 'demo.noop', singletonKey: 'dl-tx-1' },
+      { queue, type: 'demo.noop', singletonKey: 'dl-tx-2' },
+    ]);
+    const settled = inTx.then(() => null, (err: { code?: string }) => err.code);
+    await waitsForALock("the caller's batch to wait on the producer", 'INSERT INTO jobs');
+    await ops.jobEnqueue(producer, [{ queue, type: 'demo.noop', singletonKey: 'dl-tx-1' }]);
+    await producer.query('COMMIT');
+    assert.equal(await settled, '40P01');
+    await caller.query('ROLLBACK');
   } finally {
-    await producer.end();
+    await Promise.all([producer.end(), caller.end(), batchPool.end()]);
   }
 });
 

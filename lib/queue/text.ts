@@ -19,10 +19,12 @@ const NUMBER_LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * The first number in this JSON text that is not 0 but too small for a double, which
  * JSON.parse reads as 0 (`1e-400`; a concurrency limit of 1e-400 would clear the limit), or
  * null. Read from the text, since the parsed value no longer tells it from a 0 sent as one.
- * Only texts with a negative exponent or a long run of zeros are walked (strings skipped).
+ * Only texts that could hold one are walked (strings skipped): a value below the smallest
+ * double (about 4.9e-324) needs an exponent of three digits, or a mantissa with some 225 zeros
+ * after the point; an "e-" in text ("e-mail") does not start a walk of a 16 MB body.
  */
 export function underflowingNumber(json: string): string | null {
-  if (!/[eE]-|0{300}/.test(json)) return null;
+  if (!/[eE]-0*[1-9]\d{2}|0{200}/.test(json)) return null;
   for (let i = 0; i < json.length; i++) {
     const c = json[i]!;
     if (c === '"') {
@@ -33,7 +35,8 @@ export function underflowingNumber(json: string): string | null {
       const m = NUMBER_LITERAL.exec(json);
       if (!m) continue;
       const literal = m[0];
-      if (Number(literal) === 0 && /[1-9]/.test(literal.split(/[eE]/)[0]!)) return literal.length > 40 ? `${literal.slice(0, 37)}...` : literal;
+      const mayUnderflow = literal.length > 200 || /[eE]-/.test(literal);
+      if (mayUnderflow && Number(literal) === 0 && /[1-9]/.test(literal.split(/[eE]/)[0]!)) return literal.length > 40 ? `${literal.slice(0, 37)}...` : literal;
       i += literal.length - 1;
     }
   }

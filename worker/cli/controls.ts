@@ -3,15 +3,13 @@
  * honours them at claim time), and define, run, pause and resume recurring jobs.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { enqueueBody, newQueueName, toEnqueueInput, toScheduleInput } from '../../lib/http/schemas';
+import { controlledQueueName, enqueueBody, toEnqueueInput, toScheduleInput } from '../../lib/http/schemas';
 import { QueueError } from '../../lib/queue/errors';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
 import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
 
-const nameArg = schemaArg(newQueueName);
-/** The audit log's count for a queue's controls: a change, or a no-op (a resume of a queue not paused). */
-const auditedChange = ({ changed }: { changed: boolean }) => ({ changed: changed ? 1 : 0, skipped: changed ? 0 : 1 });
+const nameArg = schemaArg(controlledQueueName);
 
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
@@ -62,7 +60,7 @@ export function addControlCommands(program: Command) {
       .addHelpText('after', EXIT_CODES_HELP)
       .action(async (name: string, o) => {
         const { controls, changed } = await withQueue((q) =>
-          auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueChangeControls(q.pool, { name, paused }), auditedChange),
+          auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueChangeControls(q.pool, { name, paused }), ops.controlsChangeCounted),
         );
         if (o.json) return printJson(controls);
         console.log(`${visible(name)}: ${changed ? (paused ? 'paused' : 'resumed') : paused ? 'was already paused' : 'was not paused'}`);
@@ -81,7 +79,7 @@ export function addControlCommands(program: Command) {
       if (o.concurrency === undefined && o.rate === undefined) throw new QueueError('invalid_request', 'give --concurrency and/or --rate');
       const c = await withQueue(async (q) => {
         const p = { concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs };
-        return (await auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueChangeControls(q.pool, { name, ...p }), auditedChange)).controls;
+        return (await auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueChangeControls(q.pool, { name, ...p }), ops.controlsChangeCounted)).controls;
       });
       showControls(c ? [c] : [], !!o.json);
     });

@@ -239,21 +239,29 @@ export async function jobRequeue(
     for (const r of rows) changed.set(String(r.job_id), { outcome: 'requeued', job: toJob(r) });
     await dropResults(p.results, rows.map((r) => r.dropped_result_key));
   };
-  await requeue(ids);
-  if (p.revokeLease) {
-    const running = ids.filter((id) => !changed.has(id));
-    if (running.length) {
-      const revoked = await run(db, sql.jobRevoke, [running, 'lease revoked by an operator (requeue)', !!p.resetAttempts, seenParam(running, p.seen)]);
-      for (const r of revoked.rows) changed.set(String(r.job_id), { outcome: 'revoked', job: toJob(r) });
-      // A job its worker completed or failed between the two statements is no longer
-      // running, so the revoke refused it; it is requeueable now, and the operator asked
-      // for it to run again (it was refused as "already completed", 14 of 400 in a review).
-      // Not one the caller saw running (seen): it changed since it was selected.
-      const finished = running.filter((id) => !changed.has(id) && !p.seen?.has(id));
-      if (finished.length) await requeue(finished);
+  const ring = () => p.doorbell?.ring([...changed.values()].map(({ job }) => ({ jobId: job!.id, queue: job!.queue, priority: job!.priority })));
+  try {
+    await requeue(ids);
+    if (p.revokeLease) {
+      const running = ids.filter((id) => !changed.has(id));
+      if (running.length) {
+        const revoked = await run(db, sql.jobRevoke, [running, 'lease revoked by an operator (requeue)', !!p.resetAttempts, seenParam(running, p.seen)]);
+        for (const r of revoked.rows) changed.set(String(r.job_id), { outcome: 'revoked', job: toJob(r) });
+        // A job its worker completed or failed between the two statements is no longer
+        // running, so the revoke refused it; it is requeueable now, and the operator asked
+        // for it to run again (it was refused as "already completed", 14 of 400 in a review).
+        // Not one the caller saw running (seen): it changed since it was selected.
+        const finished = running.filter((id) => !changed.has(id) && !p.seen?.has(id));
+        if (finished.length) await requeue(finished);
+      }
     }
+  } catch (err) {
+    // What the statements before the failing one committed is queued now: rung all the same
+    // (else it would wait for the recover sweep's ring), without hiding the error.
+    if (changed.size) await ring()?.catch(() => {});
+    throw err;
   }
-  if (p.doorbell) await p.doorbell.ring([...changed.values()].map(({ job }) => ({ jobId: job!.id, queue: job!.queue, priority: job!.priority })));
+  await ring();
   return report(db, ids, changed, p.revokeLease ? 'revoke' : 'requeue', p.seen);
 }
 

@@ -67,6 +67,9 @@ export async function queueChangeControls(
   return { controls, changed: controlsKey(previous) !== controlsKey(controls) };
 }
 
+/** queueChangeControls' answer as the audit log counts it: a change, or a no-op (skipped). */
+export const controlsChangeCounted = ({ changed }: { changed: boolean }) => ({ changed: changed ? 1 : 0, skipped: changed ? 0 : 1 });
+
 /** The Postgres-only doorbell: wakes workers LISTENing on leasehold_wakeup. */
 export async function wakeupNotify(db: Executor, queues: readonly string[]) {
   await run(db, sql.wakeupNotify, [queues]);

@@ -4,7 +4,7 @@ import { type Executor, useConnection, useTransaction } from '../../db/client';
 import { log } from '../../log';
 import { nextTick } from '../cron';
 import { QueueError } from '../errors';
-import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../job';
+import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
 import { storableText } from '../text';
@@ -109,6 +109,7 @@ function scheduleProblem(s: ScheduleInput): string | null {
     return `priority must be a whole number from 0 to ${PRIORITY_LEVELS - 1}`;
   }
   if (s.overlap !== undefined && !SCHEDULE_OVERLAPS.includes(s.overlap)) return `overlap must be one of ${SCHEDULE_OVERLAPS.join(', ')}`;
+  if (s.queue?.includes(',')) return `the queue ${QUEUE_NAME_COMMA}`;
   return text(s.queue, 'the queue') ?? text(s.type, 'the type');
 }
 

@@ -2,9 +2,9 @@ import { actorOf, audited } from '@/lib/audit/log';
 import { queueControlDto } from '@/lib/http/dto';
 import { json, readJsonOptional, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
-import { newQueueName, queueControlsBody } from '@/lib/http/schemas';
+import { controlledQueueName, queueControlsBody } from '@/lib/http/schemas';
 import { QueueError } from '@/lib/queue/errors';
-import { queueChangeControls } from '@/lib/queue/ops';
+import { controlsChangeCounted, queueChangeControls } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /**
@@ -15,7 +15,7 @@ import { serverContext } from '@/lib/server/context';
 export const POST = route('operator', async (req: Request, ctx: { params: Promise<{ name: string }> }, who) => {
   // Next has already decoded the segment once (its route matcher; a malformed escape never
   // reaches here): decoding again would turn "50%off" into an error and "a%41" into "aA".
-  const name = newQueueName.safeParse((await ctx.params).name);
+  const name = controlledQueueName.safeParse((await ctx.params).name);
   if (!name.success) throw new QueueError('invalid_request', `queue name: ${name.error.issues[0]!.message}`);
   const { reason, ...body } = queueControlsBody.parse(await readJsonOptional(req));
   const { pool } = serverContext();
@@ -25,7 +25,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     actorOf(who),
     { action, target: { queue: name.data }, reason, details: body },
     () => queueChangeControls(pool, { name: name.data, ...body }),
-    ({ changed }) => ({ changed: changed ? 1 : 0, skipped: changed ? 0 : 1 }),
+    controlsChangeCounted,
   );
   return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null });
 });
