@@ -24,4 +24,5 @@ test('an expression of other than five or six fields is refused: the parser woul
   assert.equal(nextTick(' 30 4 1 * * ', 'UTC', after).toISOString(), '2027-01-01T04:30:00.000Z', 'five, with spaces around');
   assert.equal(nextTick('0 30 4 1 * *', 'UTC', after).toISOString(), '2027-01-01T04:30:00.000Z', 'six: seconds first');
   assert.equal(nextTick('@daily', 'UTC', after).toISOString(), '2026-12-06T00:00:00.000Z', 'an alias is one word');
+  assert.throws(() => nextTick('@reboot', 'UTC', after), /"@reboot" \(UTC\): not an alias the parser knows \(@yearly, @annually, .*@weekends\)$/);
 });

@@ -6,6 +6,9 @@
 import { CronExpressionParser } from 'cron-parser';
 import { QueueError } from './errors';
 
+/** cron-parser's aliases (its PredefinedExpressions, which it does not export), for an error's text. */
+const CRON_ALIASES = '@yearly, @annually, @monthly, @weekly, @daily, @hourly, @minutely, @secondly, @weekdays, @weekends';
+
 /**
  * The first tick strictly after `after`. `seed` (the schedule's name) fixes what an `H` in
  * the expression stands for: without it every parse drew a new random value, and an
@@ -34,6 +37,8 @@ export function nextTick(cron: string, timezone: string, after: Date, seed?: str
     try {
       next = CronExpressionParser.parse(cron, { currentDate: from, tz: timezone, hashSeed: seed }).next().toDate();
     } catch (err) {
+      // The parser's own words for an unknown alias ('cannot resolve alias "reb"' for @reboot) name a part of it.
+      if (cron.trim().startsWith('@')) throw bad(`not an alias the parser knows (${CRON_ALIASES})`);
       throw bad((err as Error).message);
     }
     if (next > after) return next;
