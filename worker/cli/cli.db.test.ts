@@ -104,6 +104,9 @@ describe('usage', () => {
       [['schedule', 'add', 'cli-s1', '--cron', '30 4 1', '--type', 'demo.noop'], /^leasehold: cron "30 4 1" \(UTC\): 3 fields: five are needed/],
       [['schedule', 'add', ' cli-s1 ', '--cron', '0 3 * * *', '--type', 'demo.noop'], /^leasehold: schedule " cli-s1 ": the name must not start or end with whitespace\n$/],
       [['user', 'add', 'cli-both', '--role', 'viewer', '--generate', '--password-stdin'], /^leasehold: give --password-stdin or --generate, not both\n$/],
+      // A single job's fields are flags: the message names the flag typed, not the API's field.
+      [['enqueue', 'demo.noop', '{}', '--run-at', 'tomorrow'], /^leasehold: --run-at: must be an ISO 8601 date-time with a time zone/],
+      [['enqueue', 'demo.noop', '{}', '--singleton-key', ''], /^leasehold: --singleton-key: /],
     ];
     const runs = await Promise.all(cases.map(([args]) => cli(args)));
     runs.forEach((r, k) => {

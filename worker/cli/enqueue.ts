@@ -45,6 +45,27 @@ interface EnqueueOptions {
   json?: boolean;
 }
 
+/** A single job's fields are flags here: the error names the flag typed (`--run-at`), not the API's field (`runAt`). */
+const FLAG_OF: Record<string, string> = {
+  idempotencyKey: '--idempotency-key',
+  maxAttempts: '--max-attempts',
+  priority: '--priority',
+  queue: '--queue',
+  runAt: '--run-at',
+  singletonKey: '--singleton-key',
+};
+
+function asFlags<T>(validate: () => T): T {
+  try {
+    return validate();
+  } catch (e) {
+    const field = e instanceof QueueError ? /^(\w+):/.exec(e.message)?.[1] : undefined;
+    const flag = field === undefined ? undefined : FLAG_OF[field];
+    if (flag) throw new QueueError((e as QueueError).code, flag + (e as QueueError).message.slice(field!.length), (e as QueueError).details);
+    throw e;
+  }
+}
+
 export function addEnqueueCommand(program: Command) {
   program
     .command('enqueue')
@@ -94,18 +115,20 @@ ${EXIT_CODES_HELP}
       if (o.allOrNothing) throw new QueueError('invalid_request', '--all-or-nothing applies to --file');
       const job = { type, payload, queue: o.queue, maxAttempts: o.maxAttempts, priority: o.priority, runAt: o.runAt, idempotencyKey: o.idempotencyKey, singletonKey: o.singletonKey };
       // A built-in type is checked before the database is opened; another needs the registry.
-      if (builtinJobTypes.payloadOf(type)) validateJob(job);
+      if (builtinJobTypes.payloadOf(type)) asFlags(() => validateJob(job));
       if (o.dryRun) {
         const db = lazyDatabase();
         try {
-          validateJob(job, '', await jobTypesFrom(db.get)(type));
+          const types = await jobTypesFrom(db.get)(type);
+          asFlags(() => validateJob(job, '', types));
         } finally {
           await db.close();
         }
         return o.json ? printJson({ valid: true }) : console.log('valid (dry run: nothing written)');
       }
       const [r] = await withQueue(async ({ pool, doorbell }) => {
-        const input = validateJob(job, '', await jobTypesFrom(async () => pool)(type));
+        const types = await jobTypesFrom(async () => pool)(type);
+        const input = asFlags(() => validateJob(job, '', types));
         return jobEnqueue(pool, [input], { doorbell });
       });
       if (o.json) return printJson(r);
