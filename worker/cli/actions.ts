@@ -23,6 +23,7 @@ import {
   exitAtLeast,
   intArg,
   issueText,
+  namedByFlag,
   jobIdsArg,
   printJson,
   printTable,
@@ -203,7 +204,7 @@ export function addActionCommands(program: Command) {
     .action(async (ids: string[], o: { at?: string; priority?: number; json?: boolean; reason?: string }) => {
       if (o.at === undefined && o.priority === undefined) throw new QueueError('invalid_request', 'give --at, --priority or both: there is nothing to change');
       const body = rescheduleBody.safeParse({ runAt: o.at, priority: o.priority });
-      if (!body.success) throw new QueueError('invalid_request', issueText(body.error.issues).replace(/^runAt\b/, '--at'));
+      if (!body.success) throw new QueueError('invalid_request', namedByFlag(issueText(body.error.issues), { runAt: '--at' }));
       if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once`);
       const { runAt, priority } = body.data;
       const { entry, outcome } = jobActionEntry('reschedule', ids, o.reason, { runAt: runAt?.toISOString() ?? null, priority: priority ?? null });

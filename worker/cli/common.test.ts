@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { EXIT, reportError, visible } from './common';
+import { EXIT, namedByFlag, reportError, visible } from './common';
 
 test('visible escapes C0, DEL and C1 control characters, bidirectional controls and line separators, and leaves other text as it is', () => {
   assert.equal(visible('evil\u001b]0;pwned\u0007\u001b[2J'), 'evil\\x1b]0;pwned\\x07\\x1b[2J');
@@ -26,4 +26,12 @@ test('a validation error that reaches reportError is bad input (exit 2) naming t
   const r = z.object({ queue: z.string().min(1) }).safeParse({ queue: '' });
   assert.equal(reportError(r.error), EXIT.usage);
   assert.match(said.mock.calls[0]!.arguments[0], /^leasehold: queue: /);
+});
+
+test("namedByFlag names the flag typed for a field's error, and leaves other messages (and inherited names) as they are", () => {
+  const flags = { runAt: '--run-at' };
+  assert.equal(namedByFlag('runAt: must be an ISO 8601 date-time', flags), '--run-at: must be an ISO 8601 date-time');
+  assert.equal(namedByFlag('payload: not an object', flags), 'payload: not an object');
+  assert.equal(namedByFlag('constructor: odd', flags), 'constructor: odd');
+  assert.equal(namedByFlag('runAtX: other', flags), 'runAtX: other');
 });

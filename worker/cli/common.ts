@@ -193,6 +193,15 @@ export const jsonArg = (what: string) => (v: string) => {
 };
 
 /** `path: message` of a zod error's first issue, prefixed by where. */
+/**
+ * An error about a field, named by the flag the operator typed (`--run-at: …`) rather than the
+ * API's field (`runAt: …`). Own properties only: a message beginning "constructor:" names no flag.
+ */
+export function namedByFlag(message: string, flags: Readonly<Record<string, string>>): string {
+  const field = /^(\w+):/.exec(message)?.[1];
+  return field !== undefined && Object.hasOwn(flags, field) ? flags[field] + message.slice(field.length) : message;
+}
+
 export function issueText(issues: readonly { path: PropertyKey[]; message: string }[], where = ''): string {
   const i = issues[0];
   if (!i) return `${where || 'input'}: invalid`;

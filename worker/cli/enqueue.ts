@@ -20,6 +20,7 @@ import {
   jobTypesFrom,
   jsonArg,
   lazyDatabase,
+  namedByFlag,
   printJson,
   progressBar,
   progressEnabled,
@@ -59,9 +60,7 @@ function asFlags<T>(validate: () => T): T {
   try {
     return validate();
   } catch (e) {
-    const field = e instanceof QueueError ? /^(\w+):/.exec(e.message)?.[1] : undefined;
-    const flag = field === undefined ? undefined : FLAG_OF[field];
-    if (flag) throw new QueueError((e as QueueError).code, flag + (e as QueueError).message.slice(field!.length), (e as QueueError).details);
+    if (e instanceof QueueError) throw new QueueError(e.code, namedByFlag(e.message, FLAG_OF), e.details);
     throw e;
   }
 }
