@@ -33,8 +33,8 @@ import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
 import { isJobIdText } from './queue/job';
 import { getJob } from './queue/read';
 import { type Doorbell, PgDoorbell, RedisDoorbell, type Ring } from './queue/signal';
-import { redisDisabled } from './config';
-import { isRedisUrl, resolveRedisUrl } from './redis-url';
+import { isRedisUrl, redisDisabled } from './config';
+import { resolveRedisUrl } from './redis-url';
 import { redisSettled } from './redis-settled';
 
 export { QueueError as LeaseholdError } from './queue/errors';

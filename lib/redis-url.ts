@@ -1,7 +1,5 @@
 import net from 'node:net';
-import { DEFAULT_REDIS_URL, isRedisUrl, redisDisabled } from './config';
-
-export { isRedisUrl };
+import { DEFAULT_REDIS_URL, redisDisabled } from './config';
 
 /** Whether something answers PING at this Redis URL within `timeoutMs`. */
 export function redisAnswers(url: string, timeoutMs = 1_000): Promise<boolean> {

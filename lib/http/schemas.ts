@@ -12,7 +12,7 @@ import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../queue/job';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
@@ -486,8 +486,8 @@ export const scheduleName = safeText(1, 1_000);
 export const scheduleBody = enqueueBody
   .pick({ type: true, payload: true, queue: true, maxAttempts: true, priority: true })
   .extend({
-    cron: safeText(1, 200).meta({ description: 'Five fields, or six with seconds first ("* * * * * *" = every second).' }),
-    timezone: safeText(1, 64).optional().meta({ description: 'The IANA time zone of the cron expression; default UTC.' }),
+    cron: safeText(1, SCHEDULE_CRON_MAX).meta({ description: 'Five fields, or six with seconds first ("* * * * * *" = every second).' }),
+    timezone: safeText(1, SCHEDULE_TIMEZONE_MAX).optional().meta({ description: 'The IANA time zone of the cron expression; default UTC.' }),
     overlap: z
       .enum(SCHEDULE_OVERLAPS)
       .optional()

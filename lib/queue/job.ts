@@ -143,6 +143,10 @@ export const holdsSingletonKey = (alias?: string) => `${alias ? `${alias}.` : ''
 export const singletonHolderSql = (alias: string) =>
   `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND ${holdsSingletonKey('h')} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
 
+/** The longest cron expression and time zone name a schedule may have: the API's schema and a schedule's own check hold them alike. */
+export const SCHEDULE_CRON_MAX = 200;
+export const SCHEDULE_TIMEZONE_MAX = 64;
+
 /**
  * Why a new queue name may not hold a comma: `worker --queues a,b` is a list, so a worker
  * could serve such a queue only by serving every queue. Said alike by the API's and the CLI's

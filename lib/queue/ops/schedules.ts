@@ -4,7 +4,7 @@ import { type Executor, useConnection, useTransaction } from '../../db/client';
 import { log } from '../../log';
 import { nextTick } from '../cron';
 import { QueueError } from '../errors';
-import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../job';
+import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
 import { storableText } from '../text';
@@ -102,8 +102,8 @@ function scheduleProblem(s: ScheduleInput): string | null {
   // " nightly" would list as "nightly", and `schedule remove nightly` would not find it.
   if (s.name.trim() !== s.name) return 'the name must not start or end with whitespace';
   // As the API holds them: a definition the console's dialog could not save back unchanged.
-  if (s.cron.length > 200) return 'the cron expression must have at most 200 characters';
-  if (s.timezone !== undefined && s.timezone.length > 64) return 'the time zone must have at most 64 characters';
+  if (s.cron.length > SCHEDULE_CRON_MAX) return `the cron expression must have at most ${SCHEDULE_CRON_MAX} characters`;
+  if (s.timezone !== undefined && s.timezone.length > SCHEDULE_TIMEZONE_MAX) return `the time zone must have at most ${SCHEDULE_TIMEZONE_MAX} characters`;
   if (s.maxAttempts !== undefined && !(Number.isInteger(s.maxAttempts) && s.maxAttempts >= 1)) return 'maxAttempts must be a whole number of at least 1';
   if (s.priority !== undefined && !(Number.isInteger(s.priority) && s.priority >= 0 && s.priority < PRIORITY_LEVELS)) {
     return `priority must be a whole number from 0 to ${PRIORITY_LEVELS - 1}`;
