@@ -23,8 +23,11 @@ const NUMBER_LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * double (about 4.9e-324) needs an exponent of three digits, or a mantissa with some 225 zeros
  * after the point; an "e-" in text ("e-mail") does not start a walk of a 16 MB body.
  */
+const ZEROS = '0'.repeat(200);
 export function underflowingNumber(json: string): string | null {
-  if (!/[eE]-0*[1-9]\d{2}|0{200}/.test(json)) return null;
+  // Two searches, not one alternation: every request body passes here, and the alternation
+  // tried both at each character (a batch of 1,000 jobs: 74 µs against 20; 16 MB: 11 ms against 5).
+  if (!/[eE]-0*[1-9]\d\d/.test(json) && !json.includes(ZEROS)) return null;
   for (let i = 0; i < json.length; i++) {
     const c = json[i]!;
     if (c === '"') {
