@@ -66,6 +66,10 @@ describe('enqueue, enqueueMany, get', () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
     await assert.rejects(leasehold.enqueue({ type: 'demo.noop', queue: 'c-bad-js', payload: cycle }), refused(/^payload: .*JSON/));
+    // Nested too deep for JSON.stringify's stack: named for its depth, as the API names it.
+    let deep: unknown = [];
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    await assert.rejects(leasehold.enqueue({ type: 'demo.noop', queue: 'c-bad-js', payload: deep }), refused(/^payload: nested deeper than 64 levels$/));
     await assert.rejects(
       leasehold.enqueueMany([{ type: 'demo.noop', queue: 'c-bad-js' }, { type: 'demo.noop', queue: 'c-bad-js', runAt: new Date(NaN) }]),
       refused(/^\[1\]\.runAt: /),

@@ -29,6 +29,7 @@ import { enqueueBody, MAX_BULK_ENQUEUE, toEnqueueInput } from './http/schemas';
 import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from './job-types';
 import { createLogger, type Logger } from './log';
 import { QueueError } from './queue/errors';
+import { MAX_PAYLOAD_DEPTH } from './queue/text';
 import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
 import { isJobIdText } from './queue/job';
 import { getJob } from './queue/read';
@@ -119,6 +120,8 @@ export function validateJob(job: JobInput, where = '', types: KnownJobTypes = bu
     try {
       text = JSON.stringify(job.payload);
     } catch (e) {
+      // A payload nested thousands deep overflows the stack; the API would refuse it for its depth.
+      if (e instanceof RangeError && /call stack/i.test(e.message)) throw new QueueError('invalid_request', `${at('payload')}: nested deeper than ${MAX_PAYLOAD_DEPTH} levels`);
       throw new QueueError('invalid_request', `${at('payload')}: cannot be sent as JSON (${(e as Error).message.split('\n')[0]})`);
     }
     if (text === undefined) throw new QueueError('invalid_request', `${at('payload')}: a ${typeof job.payload} is not a JSON value`);

@@ -37,8 +37,9 @@ const program = new Command('leasehold')
   .addHelpText(
     'after',
     `
-Configuration comes from the environment as for the console and workers: DATABASE_URL (else the embedded
-PostgreSQL under .leasehold/), REDIS_URL, LEASEHOLD_REDIS_PREFIX.
+Configuration comes from the environment as for the console and workers:
+DATABASE_URL (else the embedded PostgreSQL under .leasehold/), REDIS_URL,
+LEASEHOLD_REDIS_PREFIX.
 ${EXIT_CODES_HELP}`,
   );
 

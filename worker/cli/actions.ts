@@ -153,9 +153,9 @@ export function addActionCommands(program: Command) {
       .command('requeue')
       .summary('put jobs back in the queue: by id, or every job matching a filter')
       .description(
-        'Put finished (failed, cancelled, completed) or backing-off jobs back in the queue, due now. A running job is\n' +
-          'refused unless --revoke-lease is given. Jobs are given as ids, or with --status (and filters) for a bulk requeue:\n' +
-          'the filter is resolved to ids page by page, then requeued in batches of 1000, each batch one CAS statement\n' +
+        'Put finished (failed, cancelled, completed) or backing-off jobs back in the queue, due now. A running job is ' +
+          'refused unless --revoke-lease is given. Jobs are given as ids, or with --status (and filters) for a bulk requeue: ' +
+          'the filter is resolved to ids page by page, then requeued in batches of 1000, each batch one CAS statement ' +
           'that re-checks every job (one that changed meanwhile is skipped and counted with the reason).',
       )
       .argument('[ids...]', 'job ids', jobIdsArg, [] as string[])
@@ -176,8 +176,8 @@ export function addActionCommands(program: Command) {
       .command('cancel')
       .summary('cancel jobs: by id, or every job matching a filter')
       .description(
-        'Cancel waiting (queued, retrying) jobs at once; ask running ones to stop (the handler aborts at its next\n' +
-          'heartbeat). Jobs are given as ids, or with --status (and filters) for a bulk cancel, resolved and acted on\n' +
+        'Cancel waiting (queued, retrying) jobs at once; ask running ones to stop (the handler aborts at its next ' +
+          'heartbeat). Jobs are given as ids, or with --status (and filters) for a bulk cancel, resolved and acted on ' +
           'in batches of 1000 as for requeue.',
       )
       .argument('[ids...]', 'job ids', jobIdsArg, [] as string[]),
@@ -191,8 +191,8 @@ export function addActionCommands(program: Command) {
     .command('reschedule')
     .summary('move waiting jobs: a new due time, a new priority, or both')
     .description(
-      'Move waiting (queued, retrying) jobs: --at sets when they are due (a time already past: now), --priority\n' +
-        'their priority. One CAS statement that refuses a job that runs or has finished (requeue one to run it\n' +
+      'Move waiting (queued, retrying) jobs: --at sets when they are due (a time already past: now), --priority ' +
+        'their priority. One CAS statement that refuses a job that runs or has finished (requeue one to run it ' +
         'again); the attempts, budget and checkpoints stay. Due afterwards, a job is rung at its new level.',
     )
     .argument('<ids...>', 'job ids', jobIdsArg, [] as string[])
@@ -216,9 +216,9 @@ export function addActionCommands(program: Command) {
     .command('recover')
     .summary('move expired leases on; re-ring due jobs whose signal was lost')
     .description(
-      'The recover sweep the workers run every few seconds, run now: running jobs whose lease expired move to\n' +
-        'retrying (or failed when their attempts are used up, or cancelled when a cancel was requested), and due\n' +
-        'jobs that waited past the grace with too few ids in Redis are rung again. --dry-run shows what it would do,\n' +
+      'The recover sweep the workers run every few seconds, run now: running jobs whose lease expired move to ' +
+        'retrying (or failed when their attempts are used up, or cancelled when a cancel was requested), and due ' +
+        'jobs that waited past the grace with too few ids in Redis are rung again. --dry-run shows what it would do, ' +
         'as the console\'s preview does.',
     )
     .option('--dry-run', 'only show what would be touched')

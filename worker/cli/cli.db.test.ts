@@ -58,13 +58,22 @@ describe('usage', () => {
     assert.doesNotMatch(stderr, /EPIPE|Unhandled/);
   });
 
-  test('--help on every verb exits 0 and documents the exit codes', async () => {
+  test('--help on every verb exits 0, documents the exit codes and fits 80 columns', async () => {
     const verbs = ['', 'migrate', 'enqueue', 'status', 'jobs', 'show', 'requeue', 'cancel', 'reschedule', 'recover', 'worker'];
     const runs = await Promise.all(verbs.map((verb) => cli(verb ? [verb, '--help'] : ['--help'])));
     for (const [k, verb] of verbs.entries()) {
       const r = runs[k]!;
       ok(r);
       assert.match(r.stdout, /Exit codes:\n\s+0\s+done\n\s+1\s+refused[^\n]*\n\s+2\s+bad usage[^\n]*\n\s+3\s+the database is unreachable/, verb);
+    }
+    // Piped, Commander wraps descriptions at 80 columns but keeps their own line breaks, and
+    // prints text added after the options as written: breaks meant for a wider terminal left
+    // a word on a line of its own, and the after-texts ran past 80.
+    const groups = ['queue', 'schedule', 'user'];
+    const more = await Promise.all(groups.map((g) => cli([g, '--help'])));
+    for (const [k, r] of [...runs, ...more].entries()) {
+      ok(r);
+      for (const line of r.stdout.split('\n')) assert.ok(line.length <= 80, `${[...verbs, ...groups][k]}: ${line.length} columns: ${line}`);
     }
   });
 
@@ -298,6 +307,28 @@ describe('enqueue', () => {
         ['queue.limits', 0, 1],
       ],
     );
+  });
+
+  test('a pause or resume of a queue nothing names (no waiting job, live worker or schedule) adds a note: a typo pauses no queue anyone uses', async () => {
+    const note = /^note: no job waits in cli-nameless and no live worker or schedule names it: is the name right\?$/m;
+    const lone = await cli(['queue', 'pause', 'cli-nameless']);
+    ok(lone);
+    assert.equal(lone.stdout, 'cli-nameless: paused\n');
+    assert.match(lone.stderr, note);
+    ok(await cli(['queue', 'resume', 'cli-nameless']));
+    const named = async (queue: string) => {
+      const r = await cli(['queue', 'pause', queue]);
+      ok(r);
+      assert.equal(r.stdout, `${queue}: paused\n`);
+      assert.doesNotMatch(r.stderr, /note:/, queue);
+      ok(await cli(['queue', 'resume', queue]));
+    };
+    await insertJob(db.pool, { queue: 'cli-named-job' });
+    await named('cli-named-job');
+    await db.pool.query(`INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at) VALUES ('cli-named:1', 'h', 1, '{cli-named-worker}', 1, now(), now())`);
+    await named('cli-named-worker');
+    await db.pool.query(`INSERT INTO schedules (name, cron, type, queue, next_run_at) VALUES ('cli-named', '0 3 * * *', 'demo.noop', 'cli-named-schedule', now() + interval '1 day')`);
+    await named('cli-named-schedule');
   });
 });
 

@@ -4,6 +4,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { controlledQueueName, enqueueBody, toEnqueueInput, toScheduleInput } from '../../lib/http/schemas';
+import { loadConfig } from '../../lib/config';
 import { QueueError } from '../../lib/queue/errors';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
@@ -59,9 +60,12 @@ export function addControlCommands(program: Command) {
       .option('--json', 'print JSON')
       .addHelpText('after', EXIT_CODES_HELP)
       .action(async (name: string, o) => {
-        const { controls, changed } = await withQueue((q) =>
-          auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueChangeControls(q.pool, { name, paused }), ops.controlsChangeCounted),
-        );
+        const { controls, changed, inUse } = await withQueue(async (q) => {
+          const change = await auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueChangeControls(q.pool, { name, paused }), ops.controlsChangeCounted);
+          return { ...change, inUse: await ops.queueInUse(q.pool, { queue: name, aliveWithinMs: loadConfig().leaseMs }) };
+        });
+        // Pausing a queue before its jobs arrive is allowed; a name nothing uses is more often a typo.
+        if (!inUse) console.error(`note: no job waits in ${visible(name)} and no live worker or schedule names it: is the name right?`);
         if (o.json) return printJson(controls);
         console.log(`${visible(name)}: ${changed ? (paused ? 'paused' : 'resumed') : paused ? 'was already paused' : 'was not paused'}`);
       });

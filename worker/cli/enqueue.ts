@@ -70,11 +70,12 @@ export function addEnqueueCommand(program: Command) {
     .command('enqueue')
     .summary('enqueue one job, or many from a JSON-lines file or stdin')
     .description(
-      'Enqueue one job from the arguments, or many from a JSON-lines file (--file path, or --file - for stdin): one\n' +
-        'JSON object per line in the POST /api/jobs body shape, e.g.\n' +
-        '  {"type": "demo.sleep", "payload": {"ms": 100}, "queue": "mail", "maxAttempts": 5, "priority": 3, "idempotencyKey": "order-42"}\n' +
-        'Every line is validated as the API validates it; a line that fails is reported with its line number and\n' +
-        'nothing is written for it (with --all-or-nothing, nothing is written at all). Valid lines are inserted in\n' +
+      'Enqueue one job from the arguments, or many from a JSON-lines file (--file path, or --file - for stdin): one ' +
+        'JSON object per line, each in the shape of a POST /api/jobs body:\n' +
+        '  {"type": "demo.sleep", "payload": {"ms": 100}, "queue": "mail"}\n' +
+        '  {"type": "demo.noop", "maxAttempts": 5, "idempotencyKey": "order-42"}\n' +
+        'Every line is validated as the API validates it; a line that fails is reported with its line number and ' +
+        'nothing is written for it (with --all-or-nothing, nothing is written at all). Valid lines are inserted in ' +
         'batches of up to 1000 rows per statement; workers are rung after each batch commits.',
     )
     .argument('[type]', 'job type of a single job, e.g. demo.sleep')
@@ -100,8 +101,9 @@ Examples:
   leasehold enqueue --file jobs.jsonl
   generate-jobs | leasehold enqueue --file - --queue imports --json
 ${EXIT_CODES_HELP}
-  With --file: 1 when some lines were refused and the rest enqueued; 2 when nothing was written because of
-  invalid input (every line refused, --all-or-nothing with a refused line, or a refused line in --dry-run).`,
+  With --file: 1 when some lines were refused and the rest enqueued; 2 when
+  nothing was written because of invalid input (every line refused,
+  --all-or-nothing with a refused line, or a refused line in --dry-run).`,
     )
     .action(async (type: string | undefined, payload: unknown, o: EnqueueOptions) => {
       if (o.file !== undefined) {

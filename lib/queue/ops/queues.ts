@@ -70,6 +70,12 @@ export async function queueChangeControls(
 /** queueChangeControls' answer as the audit log counts it: a change, or a no-op (skipped). */
 export const controlsChangeCounted = ({ changed }: { changed: boolean }) => ({ changed: changed ? 1 : 0, skipped: changed ? 0 : 1 });
 
+/** Whether a job waits in the queue, a live worker serves it or a schedule enqueues into it (sql.queueInUse). */
+export async function queueInUse(db: Executor, p: { queue: string; aliveWithinMs: number }): Promise<boolean> {
+  const { rows } = await run(db, sql.queueInUse, [p.queue, Math.round(p.aliveWithinMs)]);
+  return rows[0].in_use as boolean;
+}
+
 /** The Postgres-only doorbell: wakes workers LISTENing on leasehold_wakeup. */
 export async function wakeupNotify(db: Executor, queues: readonly string[]) {
   await run(db, sql.wakeupNotify, [queues]);

@@ -62,6 +62,21 @@ const liveWorker = (aliveParam: string) => `stopped_at IS NULL AND heartbeat_at 
 const liveWorkersOn = (queueParam: string, aliveParam: string) => `${liveWorker(aliveParam)} AND quiet_at IS NULL AND ${queueParam} = ANY(queues)`;
 
 /**
+ * queueInUse — whether anything names queue $1: a job waiting in it (jobs_claim_idx), a live
+ * worker serving it (the worker of any job running in it among them), or a schedule that
+ * enqueues into it. Read-only; the CLI asks after a pause or resume, to say when the name
+ * matches nothing (a typo pauses a queue no one uses, and the queue meant keeps running).
+ * Params: $1 queue, $2 alive-within ms.
+ */
+export const queueInUse: Statement = {
+  name: 'leasehold_queue_in_use',
+  text: `
+SELECT EXISTS (SELECT 1 FROM jobs WHERE queue = $1 AND status IN ('queued', 'retrying'))
+    OR EXISTS (SELECT 1 FROM workers WHERE ${liveWorker('$2')} AND $1 = ANY(queues))
+    OR EXISTS (SELECT 1 FROM schedules WHERE queue = $1) AS in_use`,
+};
+
+/**
  * queueHandledTypes — what the live workers serving a queue can run: `types`, the union of
  * their handled types, or NULL for any type — when one of them recorded none (a process of
  * an earlier version, which claims any type) or none is live (no one to ask: a ring waits in
