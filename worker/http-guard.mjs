@@ -47,8 +47,29 @@ function undecodable(url) {
   return null;
 }
 
+/**
+ * Node refuses a request whose headers (the URL among them) pass its limit before any
+ * handler runs, with a bare 431 and no body: answered here in the API's error shape.
+ */
+function headersTooLarge(socket) {
+  const body = JSON.stringify({
+    error: { code: 'payload_too_large', message: `the request's headers, its URL among them, are over ${http.maxHeaderSize} bytes` },
+  });
+  socket.end(
+    'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-type: application/json\r\n' +
+      "cache-control: no-store\r\nx-content-type-options: nosniff\r\ncontent-security-policy: default-src 'none'; frame-ancestors 'none'\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
 const emit = http.Server.prototype.emit;
 http.Server.prototype.emit = function (event, req, res, ...rest) {
+  // clientError's arguments are (error, socket); a socket with a response under way is left to
+  // Node (the condition Node's own answer checks).
+  if (event === 'clientError' && req?.code === 'HPE_HEADER_OVERFLOW' && res?.writable && !res._httpMessage?._headerSent) {
+    headersTooLarge(res);
+    return true;
+  }
   const problem = event === 'request' && typeof req?.url === 'string' ? undecodable(req.url) : null;
   if (problem) {
     res.writeHead(400, {

@@ -41,3 +41,13 @@ test("an API query string that is not valid percent-encoding gets a 400 too; a p
   // A console page reads its own query (React escapes whatever it shows); the API's rule is the API's.
   assert.equal((await fetch(`${base}/jobs?queue=%E9`)).status, 200);
 });
+
+test("a URL past Node's header limit gets a 431 in the API error shape, not a bare one", async () => {
+  const res = await fetch(`${base}/api/jobs?queue=${'q'.repeat(http.maxHeaderSize + 1)}`);
+  assert.equal(res.status, 431);
+  assert.equal(res.headers.get('content-type'), 'application/json');
+  assert.deepEqual(await res.json(), {
+    error: { code: 'payload_too_large', message: `the request's headers, its URL among them, are over ${http.maxHeaderSize} bytes` },
+  });
+  assert.equal((await fetch(`${base}/api/jobs`)).status, 200, 'the server serves on');
+});
