@@ -7,13 +7,14 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { cleanup } from '../test/cleanup';
-import { testDatabase } from '../test/db';
+import { emptyDatabase, testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
 import { root, uniquePrefix } from '../test/processes';
 import { waitFor } from '../test/wait';
@@ -75,6 +76,29 @@ describe('enqueue, enqueueMany, get', () => {
       refused(/^\[1\]\.runAt: /),
     );
     assert.equal(await jobCount('c-bad-js'), 0);
+  });
+
+  test("a database that is not migrated, or not there: a LeaseholdError 'unavailable' that says so, the driver's error as its cause", async () => {
+    const empty = createClient({ databaseUrl: await emptyDatabase('client'), redisUrl: null });
+    cleanup(() => empty.close());
+    for (const call of [() => empty.enqueue({ type: 'demo.noop' }), () => empty.enqueueMany([{ type: 'demo.noop' }]), () => empty.get('1')]) {
+      await assert.rejects(call(), (e: LeaseholdError) =>
+        e instanceof LeaseholdError && e.name === 'LeaseholdError' && e.code === 'unavailable' &&
+        e.message === 'the database has no Leasehold tables (it is not migrated): run `npx leasehold migrate`' &&
+        (e.cause as { code?: string }).code === '42P01');
+    }
+    // A port nothing listens on (one this process held a moment ago).
+    const port = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const away = createClient({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/none`, redisUrl: null });
+    cleanup(() => away.close());
+    await assert.rejects(away.get('1'), (e: LeaseholdError) =>
+      e instanceof LeaseholdError && e.code === 'unavailable' && /unreachable.*nothing was sent to it/.test(e.message) &&
+      (e.cause as { code?: string }).code === 'ECONNREFUSED');
   });
 
   test('get(id) is null for an id beyond a bigint, as for any id with no job', async () => {

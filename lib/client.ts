@@ -28,7 +28,7 @@ import { detailDto } from './http/dto';
 import { enqueueBody, MAX_BULK_ENQUEUE, toEnqueueInput } from './http/schemas';
 import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from './job-types';
 import { createLogger, type Logger } from './log';
-import { QueueError } from './queue/errors';
+import { knownQueueError, QueueError } from './queue/errors';
 import { MAX_PAYLOAD_DEPTH } from './queue/text';
 import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
 import { isJobIdText } from './queue/job';
@@ -135,6 +135,18 @@ export function validateJob(job: JobInput, where = '', types: KnownJobTypes = bu
     throw new QueueError('invalid_request', `${at || 'job'}: ${i.message}`);
   }
   return toEnqueueInput(parsed.data, where, types);
+}
+
+/**
+ * A database error of the client's own calls as the API would answer it: a LeaseholdError
+ * 'unavailable' that says whether anything may have been written (so whether a retry is
+ * safe), or that the database is not migrated; the original error as its `cause`. Anything
+ * else (a bug) is thrown as it was.
+ */
+function asLeaseholdError(err: unknown): never {
+  const known = knownQueueError(err);
+  if (!known || known === err) throw err;
+  throw Object.assign(known, { cause: err });
 }
 
 /** The type names to look up before validating (whatever is not a string is refused by validateJob). */
@@ -277,19 +289,19 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
 
   return {
     async enqueue(job) {
-      const [r] = await jobEnqueue(pool, [await validateOne(job)], { doorbell: await getDoorbell() });
+      const [r] = await jobEnqueue(pool, [await validateOne(job)], { doorbell: await getDoorbell() }).catch(asLeaseholdError);
       return r!;
     },
     async enqueueMany(jobs) {
-      const inputs = await validateAll(jobs);
+      const inputs = await validateAll(jobs).catch(asLeaseholdError);
       if (inputs.length === 0) return [];
-      if (inputs.length <= MAX_BULK_ENQUEUE) return jobEnqueue(pool, inputs, { doorbell: await getDoorbell() });
-      return inTransaction(pool, (t) => t.insert(inputs));
+      if (inputs.length <= MAX_BULK_ENQUEUE) return jobEnqueue(pool, inputs, { doorbell: await getDoorbell() }).catch(asLeaseholdError);
+      return inTransaction(pool, (t) => t.insert(inputs)).catch(asLeaseholdError);
     },
     async get(id) {
       // The API's check: a number too large for a bigint is no job (not an error from SQL).
       if (!isJobIdText(id)) return null;
-      const d = await getJob(pool, id);
+      const d = await getJob(pool, id).catch(asLeaseholdError);
       if (!d) return null;
       const { payloadOmitted: _never, ...dto } = detailDto(d);
       return { ...dto, payloadText: d.payloadText! }; // read with its payload (getJob's default)

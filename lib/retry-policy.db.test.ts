@@ -128,6 +128,21 @@ test('a module declaring a retry policy that cannot be followed is refused at st
     fs.writeFileSync(file, `export const handlers = { t: () => 1 };\nexport const jobTypes = { t: ${declaration} };\n`);
     await assert.rejects(loadHandlers(file), message, declaration);
   }
+  // A misspelt field left its default in place without a word; a zod 3 schema was read as JSON
+  // Schema, and its internals registered as a schema that checks nothing (zod 4 ships zod 3's API as zod/v3).
+  const refused: [string, RegExp][] = [
+    [`export const jobTypes = { t: { maxAtempts: 10 } };`, /jobTypes\["t"\]: unknown field "maxAtempts" \(the fields are description, payload, timeoutMs, maxAttempts, backoff\)/],
+    [`export const jobTypes = { t: { backoff: { base: 10 } } };`, /jobTypes\["t"\]\.backoff: unknown field "base"/],
+    [`import { z } from '${import.meta.resolve('zod/v3')}';\nexport const jobTypes = { t: { payload: z.object({ n: z.number() }) } };`, /jobTypes\["t"\]\.payload: a zod 3 schema/],
+    [`export const schedules = [{ name: 's', cron: '0 3 * * *', tz: 'Europe/Berlin', type: 't' }];`, /schedules\[0\]: unknown field "tz" \(the fields are name, cron, type, payload, queue, timezone,/],
+    [`export const schedules = [{ name: 's', cron: 5, type: 't' }];`, /schedules\[0\]\.cron must be a string/],
+    [`export const schedules = { s: { cron: '* * * * *' } };`, /`schedules` must be an array/],
+  ];
+  for (const [i, [exports, message]] of refused.entries()) {
+    const file = path.join(dir, `r${i}.mjs`);
+    fs.writeFileSync(file, `export const handlers = { t: () => 1 };\n${exports}\n`);
+    await assert.rejects(loadHandlers(file), message, exports);
+  }
   const fine = path.join(dir, 'fine.mjs');
   fs.writeFileSync(fine, `export const handlers = { t: () => 1 };\nexport const jobTypes = { t: { maxAttempts: 25, backoff: { baseMs: 2000 } } };\n`);
   const loaded = await loadHandlers(fine);

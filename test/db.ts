@@ -59,3 +59,11 @@ export async function testDatabase(): Promise<TestDb> {
   });
   return { name, url, pool };
 }
+
+/** An empty database (not the migrated template: no table at all), dropped when the file's tests end. */
+export async function emptyDatabase(what: string): Promise<string> {
+  const name = `lh_t_${RUN_ID}_${what}_${randomBytes(3).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE "${name}"`));
+  cleanup(() => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}));
+  return urlForDb(name);
+}

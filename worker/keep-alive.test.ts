@@ -67,3 +67,20 @@ test('a child that exits is started again; stop ends the one running and starts 
   assert.equal(starts[1]!.signalCode, 'SIGTERM');
   assert.equal(starts.length, 2);
 });
+
+test('a child that exits with the final code (a handlers module no restart mends) is not started again; onFinal is told', async () => {
+  const { log, lines } = recording();
+  let starts = 0;
+  let finals = 0;
+  keepAlive(
+    'refusing',
+    () => {
+      starts++;
+      return spawn(process.execPath, ['-e', 'process.exit(78)']);
+    },
+    { log, finalCode: 78, onFinal: () => finals++ },
+  );
+  await waitFor('onFinal to be told', () => finals === 1, { timeoutMs: 30_000 });
+  assert.equal(starts, 1);
+  assert.match(lines[0]!, /^refusing exited with code 78, which a restart would not mend: not restarting it$/);
+});

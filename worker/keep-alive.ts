@@ -5,7 +5,16 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from '../lib/log';
 
-export function keepAlive(name: string, start: () => ChildProcess, o: { log: Logger }) {
+export function keepAlive(
+  name: string,
+  start: () => ChildProcess,
+  o: {
+    log: Logger;
+    /** An exit code that means a restart would fail the same way (EXIT_CONFIG): not restarted, onFinal told instead. */
+    finalCode?: number;
+    onFinal?: () => void;
+  },
+) {
   let child: ChildProcess | null = null;
   let quick = 0;
   let stopped = false;
@@ -32,7 +41,14 @@ export function keepAlive(name: string, start: () => ChildProcess, o: { log: Log
       return restart(t0, 'could not be started', { err });
     }
     child = begun;
-    begun.on('exit', (code, signal) => restart(t0, 'exited', { code, signal }));
+    begun.on('exit', (code, signal) => {
+      if (code !== null && code === o.finalCode && !stopped) {
+        child = null;
+        o.log.error(`${name} exited with code ${code}, which a restart would not mend: not restarting it`);
+        return o.onFinal?.();
+      }
+      restart(t0, 'exited', { code, signal });
+    });
     begun.on('error', (err) => {
       if (begun.pid === undefined) restart(t0, 'could not be started', { err });
       // Otherwise a running child's (a failed kill): its 'exit' follows in its time.

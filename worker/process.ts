@@ -19,6 +19,8 @@ import * as ops from '../lib/queue/ops';
 import { FsResultStore, resultsDir } from '../lib/results';
 import { loadHandlers } from './handlers';
 import { Runner } from './runner';
+import { EXIT_CONFIG } from './exit-codes';
+import { QueueError } from '../lib/queue/errors';
 
 const { values } = parseArgs({
   options: {
@@ -65,12 +67,32 @@ const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefi
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
 if (receiver) await receiver.ready(2_000);
 
-const { handlers, schedules, registrations, backoffs } = await loadHandlers(cfg.handlersModule);
+/**
+ * The handlers module cannot be run as written (missing, a bad export, an invalid declaration
+ * or schedule): said once, and the process exits EXIT_CONFIG, which the supervisor does not
+ * restart but stops on — a replacement would refuse it the same way, for ever.
+ */
+function refuseModule(err: unknown): never {
+  log.error('the handlers module cannot be used: fix it and start the workers again', {
+    module: cfg.handlersModule,
+    reason: err instanceof Error ? err.message : String(err),
+  });
+  process.exit(EXIT_CONFIG);
+}
+const { handlers, schedules, registrations, backoffs } = await loadHandlers(cfg.handlersModule).catch(refuseModule);
 // Before the first claim: producers accept this module's types from now on (lib/job-types.ts).
 await ops.jobTypesRegister(pool, registrations);
 // A schedule in code is its whole definition: one that leaves `enabled` out is on, and one
-// that leaves `overlap` out allows overlapping runs.
-for (const schedule of schedules) await ops.scheduleUpsert(pool, { ...schedule, enabled: schedule.enabled ?? true, overlap: schedule.overlap ?? 'allow' });
+// that leaves `overlap` out allows overlapping runs. One the definition check refuses (a bad
+// cron or zone) is the module's fault; any other error (the database away) is not.
+for (const schedule of schedules) {
+  await ops.scheduleUpsert(pool, { ...schedule, enabled: schedule.enabled ?? true, overlap: schedule.overlap ?? 'allow' }).catch((err) => {
+    if (err instanceof QueueError && err.code === 'invalid_request') {
+      refuseModule(err.message.startsWith('schedule ') ? err : new Error(`schedule ${JSON.stringify(schedule.name)}: ${err.message}`));
+    }
+    throw err;
+  });
+}
 // Each type's own time limit, looked up once per job run (LEASEHOLD_JOB_TIMEOUT_MS for the rest).
 const typeTimeouts = new Map<string, number | null | undefined>([
   ...Object.entries(jobTypes as Record<string, JobTypeSpec>).map(([type, spec]) => [type, spec.timeoutMs] as const),

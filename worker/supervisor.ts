@@ -14,6 +14,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../lib/log';
 import { projectRoot, tsxImport } from './bootstrap';
+import { EXIT_CONFIG } from './exit-codes';
 
 export interface SupervisorOptions {
   processes: number;
@@ -33,6 +34,8 @@ export interface SupervisorOptions {
    * supervisor exits.
    */
   onDied?: (pid: number, exit: string, workerId: string | undefined) => unknown;
+  /** A process exited EXIT_CONFIG: it is not replaced, and this is told (the worker command stops with that code). */
+  onRefused?: () => void;
   /**
    * A running (not stopped) process whose event loop has not beaten for this long is killed
    * and replaced: it has lost every lease already (its heartbeats cannot run). 0 = never.
@@ -138,9 +141,11 @@ export class Supervisor {
   private spawn(slot: Slot) {
     const child = fork(path.join(projectRoot, 'worker/process.ts'), this.o.args, {
       execArgv: ['--import', tsxImport],
-      cwd: projectRoot,
-      // Started after a SIGTSTP: quiet from its first claim on (worker/process.ts).
+      // In the directory the workers were started from, as a handler's relative paths (a
+      // `./uploads`, a .env) mean; this project's sources compiled with its own tsconfig
+      // (tsx reads the working directory's otherwise).
       env: {
+        TSX_TSCONFIG_PATH: path.join(projectRoot, 'tsconfig.json'),
         ...this.o.env,
         LEASEHOLD_WORKER_INDEX: String(slot.index),
         ...(this.quietWhy ? { LEASEHOLD_START_QUIET: this.quietWhy, LEASEHOLD_START_QUIET_SEQ: String(this.quietSeq) } : {}),
@@ -192,6 +197,13 @@ export class Supervisor {
       // deadline (its event loop blocked?), or ended otherwise while it drained, it handed back
       // nothing: its leases end now, not a lease after the workers start again.
       if (code !== 0) this.died(child, how, slot.workerId);
+      return;
+    }
+    if (code === EXIT_CONFIG && this.o.onRefused) {
+      // Said why in its own log line; its replacements would say the same, for ever.
+      this.o.log.error('a worker process refused its configuration (the reason is logged above): not replacing it', { proc: slot.index, pid: child.pid });
+      this.died(child, how, slot.workerId);
+      this.o.onRefused();
       return;
     }
     const uptime = performance.now() - slot.startedAt;

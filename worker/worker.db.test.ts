@@ -178,6 +178,31 @@ describe('poison jobs that never yield', () => {
 });
 
 describe('supervisor', () => {
+  test('a handlers module that cannot be used stops the supervisor with exit 78 and the reason, instead of a restart loop', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-badmodule-'));
+    try {
+      const cases: [string, RegExp][] = [
+        [`export const handlers = { t: () => 1 };\nexport const jobTypes = { t: { maxAttempts: 0 } };`, /jobTypes\[\\"t\\"\]\.maxAttempts must be a whole number/], // quoted in the log line
+        // A schedule refused by the definition check (the cron parser), after the module loaded.
+        [`export const handlers = { t: () => 1 };\nexport const schedules = [{ name: 'bad', cron: '61 * * * *', type: 't' }];`, /schedule \\"bad\\"/],
+      ];
+      for (const [k, [source, reason]] of cases.entries()) {
+        const file = path.join(dir, `m${k}.mjs`);
+        fs.writeFileSync(file, source);
+        const prefix = uniquePrefix('badmodule');
+        const w = startWorkers({ databaseUrl: db.url, redisUrl: null, prefix, processes: 2, concurrency: 1, queues: prefix, extra: { LEASEHOLD_HANDLERS: file } });
+        const exit = await Promise.race([w.exited, new Promise<null>((r) => setTimeout(() => r(null), 120_000))]);
+        if (!exit) await w.stop();
+        assert.deepEqual(exit, { code: 78, signal: null }, w.output());
+        assert.match(w.output(), /the handlers module cannot be used/);
+        assert.match(w.output(), reason);
+        assert.doesNotMatch(w.output(), /worker process died; replacing it/);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('SIGTSTP to the supervisor quiets every worker process (audited, shown quiet); those in hand finish, nothing new is claimed until Resume', async () => {
     const prefix = uniquePrefix('tstp');
     const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 2, concurrency: 1, queues: prefix });

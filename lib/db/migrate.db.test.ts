@@ -1,28 +1,13 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { test } from 'node:test';
 import pg from 'pg';
-import { cleanup } from '../../test/cleanup';
-import { PG_ADMIN_URL, RUN_ID, urlForDb } from '../../test/env';
+import { emptyDatabase } from '../../test/db';
 import { CONNECT_TIMEOUT_MS } from './client';
 import { runMigrations } from './migrate';
 
-/** An empty database (not the migrated template), dropped when the file's tests end. */
-async function emptyDatabase(): Promise<string> {
-  const name = `lh_t_${RUN_ID}_mig_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client(PG_ADMIN_URL);
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  cleanup(async () => {
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
-  });
-  return urlForDb(name);
-}
-
 test('four processes migrating one fresh database at once all succeed', async () => {
-  const url = await emptyDatabase();
+  const url = await emptyDatabase('mig');
   const results = await Promise.allSettled(Array.from({ length: 4 }, () => runMigrations(url)));
   assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
   const c = new pg.Client(url);
@@ -35,7 +20,7 @@ test('four processes migrating one fresh database at once all succeed', async ()
 });
 
 test('a database a newer build migrated is refused, with nothing applied', async () => {
-  const url = await emptyDatabase();
+  const url = await emptyDatabase('mig');
   await runMigrations(url);
   const c = new pg.Client(url);
   await c.connect();

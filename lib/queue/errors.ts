@@ -38,7 +38,8 @@ export class QueueError extends Error {
     readonly details?: unknown,
   ) {
     super(message);
-    this.name = 'QueueError';
+    // The name the package exports it by (lib/client.ts): what a library user's stack shows.
+    this.name = 'LeaseholdError';
   }
   get httpStatus() {
     return HTTP_STATUS[this.code];
@@ -49,6 +50,8 @@ export class QueueError extends Error {
 }
 
 export const httpStatusOf = (code: ErrorCode) => HTTP_STATUS[code];
+
+export const NOT_MIGRATED = 'the database has no Leasehold tables (it is not migrated): run `npx leasehold migrate`';
 
 /**
  * Codes the server answered a statement with for a database that is busy or going away
@@ -78,6 +81,8 @@ export function knownQueueError(err: unknown): QueueError | null {
   if (NOT_CONNECTED_CODES.has(code) || NOT_CONNECTED.test(message) ||
       (Array.isArray(e?.errors) && e.errors.length > 0 && e.errors.every((x) => NOT_CONNECTED_CODES.has((x as { code?: string })?.code ?? ''))))
     return new QueueError('unavailable', 'the database is unreachable or has no connection free; nothing was sent to it: try again');
+  // The statement named a table the database does not have: it was never migrated (or the URL names another database).
+  if (code === '42P01') return new QueueError('unavailable', NOT_MIGRATED);
   if (code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'EPIPE' || NO_ANSWER.test(message)) {
     return new QueueError(
       'unavailable',

@@ -17,6 +17,7 @@ import { configOrExit, projectRoot, redact, resolveServices, type Services, tsxI
 import { outliveLostOutput } from '../lost-output.mjs';
 import { watchParent } from '../parent-watch.mjs';
 import { keepAlive } from '../keep-alive';
+import { EXIT_CONFIG } from '../exit-codes';
 import { redisAnswers, redisBanner } from '../../lib/redis-url';
 import { prepareConsole, spawnWeb, waitForHttp } from '../web';
 import { addWorkerOptions, childEnv, type WorkerCommandOptions, workerCommandArgs } from './worker';
@@ -39,14 +40,14 @@ let workers: { stop: () => Promise<void> } | null = null;
 // server too. pg_ctl runs it in a session of its own, so the Ctrl-C never reaches it.
 // (Assigned after the handlers: starting the embedded server runs initdb and pg_ctl synchronously.)
 let servicesReady: Promise<Services> | null = null;
-async function shutdown(signal: string) {
+async function shutdown(signal: string, exitCode = 0) {
   if (stopping) return;
   stopping = true;
   log.info('stopping Leasehold', { signal });
   await Promise.all([web?.stop(), workers?.stop()]);
   await (await servicesReady?.catch(() => null))?.embedded?.stop();
   log.info('stopped');
-  process.exit(0);
+  process.exit(exitCode);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
@@ -72,7 +73,13 @@ workers = opts.worker
         // LEASEHOLD_UNDER_START: Ctrl-Z suspends it with the rest (worker/bin/worker.ts, SIGTSTP).
         { execArgv: ['--import', tsxImport], env: { ...env, LEASEHOLD_UNDER_START: '1' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
       ),
-    { log })
+    {
+      log,
+      // Its handlers module cannot be used: everything stops, with the code, rather than a
+      // console beside workers that never run (the reason is in the worker's log line).
+      finalCode: EXIT_CONFIG,
+      onFinal: () => void shutdown('the workers refused their handlers module', EXIT_CONFIG),
+    })
   : null;
 
 

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { configOrExit, projectRoot, redact, resolveServices } from '../bootstrap';
 import { outliveLostOutput } from '../lost-output.mjs';
 import { watchParent } from '../parent-watch.mjs';
+import { EXIT_CONFIG } from '../exit-codes';
 import { Supervisor } from '../supervisor';
 
 // Digits only: Number() would also take "0x10", "1e1" or " 5".
@@ -106,16 +107,18 @@ export async function runWorkers(opts: WorkerCommandOptions) {
         .workerDied(pool, { host, pid, exit, workerId })
         .then((r) => r.leasesEnded && log.info("a dead worker process's leases ended early; the recover sweep takes its jobs", { pid, worker: r.workerId, leases: r.leasesEnded }))
         .catch((err) => log.warn('could not record a dead worker process', { pid, err })),
+    // Every process would refuse the same module: stop them all, and exit with the code.
+    onRefused: () => void stop('a worker process refused its configuration', EXIT_CONFIG),
   });
   let stopping = false;
-  const stop = async (sig: string) => {
+  const stop = async (sig: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     log.info('stopping workers', { signal: sig });
     await supervisor.stop(cfg.shutdownGraceMs + 10_000);
     await pool.end().catch(() => {});
     await services.embedded?.stop();
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));

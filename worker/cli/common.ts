@@ -17,7 +17,7 @@ import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from '../../lib/jo
 export { isUnreachable };
 import { reasonText } from '../../lib/http/schemas';
 import { createLogger } from '../../lib/log';
-import { QueueError } from '../../lib/queue/errors';
+import { NOT_MIGRATED, QueueError } from '../../lib/queue/errors';
 import { isJobIdText } from '../../lib/queue/job';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import { redisSettled } from '../../lib/redis-settled';
@@ -145,7 +145,7 @@ export function reportError(err: unknown): number {
     return EXIT.usage;
   }
   if ((err as { code?: string })?.code === '42P01') {
-    console.error('leasehold: the database has no Leasehold tables (it is not migrated): run `npx leasehold migrate`');
+    console.error(`leasehold: ${NOT_MIGRATED}`);
     return EXIT.unreachable;
   }
   console.error(`leasehold: unexpected error: ${((err as Error)?.stack ?? String(err)).split('\n').map((line) => visible(line)).join('\n')}`);
