@@ -29,12 +29,12 @@ export function startNode(
   script: string,
   args: string[],
   env: Record<string, string | undefined>,
-  opts: { echo?: boolean; /** Start it at this nice value (nice(1) execs node: the pid is node's). */ nice?: number } = {},
+  opts: { echo?: boolean; /** Start it at this nice value (nice(1) execs node: the pid is node's). */ nice?: number; /** Its working directory (default: the project's). */ cwd?: string } = {},
 ): Proc {
   const argv = [process.execPath, '--import', tsx, path.join(root, script), ...args];
   if (opts.nice !== undefined) argv.unshift('nice', '-n', String(opts.nice));
   const child = spawn(argv[0]!, argv.slice(1), {
-    cwd: root,
+    cwd: opts.cwd ?? root,
     env: { ...process.env, LEASEHOLD_LOG: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -100,12 +100,12 @@ export function workerEnv(w: WorkerEnv): Record<string, string | undefined> {
 }
 
 /** The supervisor with P processes × C concurrency (npm run worker). */
-export function startWorkers(w: WorkerEnv & { processes: number; concurrency: number; queues?: string; nice?: number }): Proc {
+export function startWorkers(w: WorkerEnv & { processes: number; concurrency: number; queues?: string; nice?: number; cwd?: string }): Proc {
   return startNode(
     'worker/bin/worker.ts',
     ['--processes', String(w.processes), '--concurrency', String(w.concurrency), '--queues', w.queues ?? 'default'],
     workerEnv(w),
-    { nice: w.nice },
+    { nice: w.nice, cwd: w.cwd },
   );
 }
 

@@ -178,6 +178,22 @@ describe('poison jobs that never yield', () => {
 });
 
 describe('supervisor', () => {
+  test("handlers run in the directory the workers were started from (a relative path is the user's, not the package's)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-cwd-'));
+    const prefix = uniquePrefix('cwd');
+    fs.writeFileSync(path.join(dir, 'h.mjs'), `import fs from 'node:fs';\nexport const handlers = { 'cwd.write': () => { fs.writeFileSync('./ran.txt', process.cwd()); return 1; } };\n`);
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: null, prefix, processes: 1, concurrency: 1, queues: prefix, cwd: dir, extra: { LEASEHOLD_HANDLERS: 'h.mjs' } });
+    try {
+      await waitFor('the module\'s type to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'cwd.write'`)).rowCount === 1);
+      const [job] = await ops.jobEnqueue(db.pool, [{ type: 'cwd.write', queue: prefix }]);
+      await waitFor('the job to complete', async () => (await jobRow(db.pool, job!.id)).status === 'completed');
+      assert.equal(fs.readFileSync(path.join(dir, 'ran.txt'), 'utf8'), fs.realpathSync(dir));
+    } finally {
+      await w.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a handlers module that cannot be used stops the supervisor with exit 78 and the reason, instead of a restart loop', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-badmodule-'));
     try {
