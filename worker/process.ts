@@ -117,6 +117,8 @@ const runner = new Runner({
   signalGraceMs: cfg.signalGraceMs,
   retention: cfg.retention,
   prefetch: Number(values.prefetch),
+  // Jobs claimed ahead are kept on file for the supervisor, which gives back their attempts if this process is killed.
+  ledgerFile: Number(values.prefetch) > 0 ? process.env.LEASEHOLD_HELD_FILE : undefined,
   startQuiet: !!process.env.LEASEHOLD_START_QUIET,
   // Resumed after a quiet: the supervisor's processes started from now on claim too.
   onResumed: () => tellSupervisor({ type: 'resumed', seq: quietSeq }),

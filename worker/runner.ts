@@ -37,6 +37,7 @@ import { Histogram } from '../lib/queue/histogram';
 import { type JobKind, TypeTally, type TypeOutcome } from '../lib/queue/type-metrics';
 import { jsonProblem } from '../lib/queue/text';
 import { Batcher } from './batcher';
+import { HeldLedger } from './held-ledger';
 import type { Handler, JobContext } from './handlers/types';
 
 export interface RunnerOptions {
@@ -82,6 +83,8 @@ export interface RunnerOptions {
   onResumed?: () => void;
   /** How long a job claimed ahead may wait for a slot before it is handed back (default PREFETCH_HOLD_MS). */
   prefetchHoldMs?: number;
+  /** A file to keep the jobs claimed ahead and not started in, for the supervisor (held-ledger.ts; none without it). */
+  ledgerFile?: string;
   /** How long ids popped beyond the free slots may wait in the process (see Runner.held). */
   heldSignalsMs?: number;
   /** How long an aborted handler that ignores its signal keeps its slot (default: the lease). */
@@ -152,6 +155,8 @@ interface Entry {
   state: 'buffered' | 'running' | 'finishing';
   /** performance.now() when it was claimed into the buffer (see PREFETCH_HOLD_MS). */
   bufferedAt: number;
+  /** Written to the ledger as held (Options.ledger): its start is written there too, before it runs. */
+  ledgered?: boolean;
   /** When it came due, on this process's performance.now() clock (the claim's time less its wait): its place in the buffer within its priority. */
   dueAt: number;
   /** performance.now() when the handler was called. */
@@ -260,6 +265,8 @@ const leaseKey = (l: Lease) => `${l.jobId}:${l.attempt}`;
 
 export class Runner {
   readonly workerId: string;
+  /** The jobs claimed ahead and not started, on file for the supervisor (Options.ledgerFile). */
+  private readonly ledger: HeldLedger | null;
   readonly stats: RunnerStats = {
     claimed: 0,
     completed: 0,
@@ -327,6 +334,7 @@ export class Runner {
     this.claimAhead = opts.prefetch ?? 0;
     if (opts.startQuiet) this.pinQuiet();
     this.workerId = opts.workerId ?? newWorkerId();
+    this.ledger = opts.ledgerFile ? new HeldLedger(opts.ledgerFile, this.workerId) : null;
     this.types = Object.keys(opts.handlers).filter((name) => typeof opts.handlers[name] === 'function');
     this.failer = new Batcher(async (items) => {
       const res = await ops.jobFail(this.o.pool, { workerId: this.workerId, items });
@@ -523,6 +531,13 @@ export class Runner {
       // Started once the whole claim is in the buffer, so its free slots go to its first jobs
       // by priority and due time (a claim returns its jobs by id).
       this.pump();
+      // What waits for a slot, on file for the supervisor before any of it can start (no pump
+      // comes between): if this process is killed, it gives those attempts back (held-ledger.ts).
+      if (this.ledger && this.buffer.length) {
+        const held = this.buffer.filter((e) => !e.ledgered);
+        for (const e of held) e.ledgered = true;
+        this.ledger.held(held.map((e) => e.lease));
+      }
       // Quieted while this round claimed: what it took starts on free slots; the rest, claimed
       // ahead, goes back now rather than wait here for a slot.
       if (this.quiet) this.handBackBuffered();
@@ -1043,18 +1058,28 @@ export class Runner {
 
   /** Starts buffered jobs while slots are free. */
   private pump() {
+    let starting: Entry[] | null = null;
     while (this.running < this.o.concurrency && this.buffer.length && !this.stopping) {
       const e = this.buffer.shift()!;
       e.state = 'running';
       this.running++;
-      this.execute(e);
+      (starting ??= []).push(e);
     }
+    if (!starting) return;
+    // A held job's start is on file before its handler runs (held-ledger.ts): the supervisor
+    // must never give back the attempt of a job that may have run.
+    if (this.ledger) {
+      const held = starting.filter((e) => e.ledgered);
+      if (held.length) this.ledger.starting(held.map((e) => e.lease));
+    }
+    for (const e of starting) this.execute(e);
   }
 
   /** Drops a buffered job that never started (its lease is lost, or it was cancelled). */
   private unbuffer(e: Entry) {
     const k = this.buffer.indexOf(e);
     if (k >= 0) this.buffer.splice(k, 1);
+    if (e.ledgered) this.ledger?.forget([e.lease]);
     this.forget(e);
     this.wakeFetcher();
   }
@@ -1512,7 +1537,8 @@ export class Runner {
     // here, run nowhere, and no longer renewed.
     const p = this.release(entries, reason).then((ok) => {
       this.handingBack.delete(p);
-      if (ok) return;
+      // Kept on file until then: if this process dies first, its supervisor releases them.
+      if (ok) return this.ledger?.forget(entries.filter((e) => e.ledgered).map((e) => e.lease));
       this.handBackInDoubt = true;
       this.wakeFetcher();
     });

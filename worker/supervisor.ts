@@ -12,7 +12,11 @@ import { type ChildProcess, fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import type { Logger } from '../lib/log';
+import type { Lease } from '../lib/queue/job';
+import { readHeldLedger } from './held-ledger';
 import { projectRoot, tsxImport } from './bootstrap';
 import { EXIT_CONFIG } from './exit-codes';
 
@@ -34,6 +38,13 @@ export interface SupervisorOptions {
    * supervisor exits.
    */
   onDied?: (pid: number, exit: string, workerId: string | undefined) => unknown;
+  /**
+   * Told, before onDied, of the jobs an ended process held claimed ahead and never started
+   * (its held-ledger file: worker/held-ledger.ts), to give their attempts back (ops.jobRelease,
+   * fenced on the worker id and attempt: one handed back or taken over since is left alone).
+   * After any exit, a stop's too: a hand-back that failed as it stopped is made here.
+   */
+  onHeld?: (held: { workerId: string; leases: Lease[] }) => unknown;
   /** A process exited EXIT_CONFIG: it is not replaced, and this is told (the worker command stops with that code). */
   onRefused?: () => void;
   /**
@@ -54,6 +65,8 @@ interface Slot {
   stallKilled: number | null;
   /** The worker id the current process reported in its 'ready' message. */
   workerId: string | undefined;
+  /** The current process's held-ledger file (LEASEHOLD_HELD_FILE). */
+  ledgerFile: string;
 }
 
 export class Supervisor {
@@ -73,7 +86,7 @@ export class Supervisor {
 
   start() {
     for (let i = 0; i < this.o.processes; i++) {
-      const slot: Slot = { index: i, child: null, startedAt: 0, quickDeaths: 0, restartTimer: null, lastBeat: 0, stallKilled: null, workerId: undefined };
+      const slot: Slot = { index: i, child: null, startedAt: 0, quickDeaths: 0, restartTimer: null, lastBeat: 0, stallKilled: null, workerId: undefined, ledgerFile: '' };
       this.slots.push(slot);
       this.spawn(slot);
     }
@@ -139,6 +152,7 @@ export class Supervisor {
   private quietSeq = 0;
 
   private spawn(slot: Slot) {
+    slot.ledgerFile = path.join(os.tmpdir(), `leasehold-held-${process.pid}-${slot.index}-${this.restarts}-${randomBytes(4).toString('hex')}`);
     const child = fork(path.join(projectRoot, 'worker/process.ts'), this.o.args, {
       execArgv: ['--import', tsxImport],
       // In the directory the workers were started from, as a handler's relative paths (a
@@ -148,6 +162,7 @@ export class Supervisor {
         TSX_TSCONFIG_PATH: path.join(projectRoot, 'tsconfig.json'),
         ...this.o.env,
         LEASEHOLD_WORKER_INDEX: String(slot.index),
+        LEASEHOLD_HELD_FILE: slot.ledgerFile,
         ...(this.quietWhy ? { LEASEHOLD_START_QUIET: this.quietWhy, LEASEHOLD_START_QUIET_SEQ: String(this.quietSeq) } : {}),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -187,6 +202,7 @@ export class Supervisor {
   private onExit(slot: Slot, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) {
     if (slot.child !== child) return;
     slot.child = null;
+    this.releaseHeld(slot.ledgerFile);
     const how = slot.stallKilled !== null
       ? `killed by the supervisor: event loop blocked for ${Math.round(slot.stallKilled / 1000)} s`
       : signal === 'SIGKILL' && this.stopKilledAfterMs !== null
@@ -226,10 +242,22 @@ export class Supervisor {
     }, delay);
   }
 
-  /** Tells onDied, and keeps what it returns for stop() to wait on. */
+  /** Tells onDied (after any release of held jobs: the lease it ends would let a peer take them first), and keeps what it returns for stop() to wait on. */
   private died(child: ChildProcess, how: string, workerId: string | undefined) {
     if (child.pid === undefined || !this.o.onDied) return;
-    const report = Promise.resolve(this.o.onDied(child.pid, how, workerId)).catch(() => {});
+    const pid = child.pid;
+    this.report(Promise.all(this.reports).then(() => this.o.onDied!(pid, how, workerId)));
+  }
+
+  /** Reads and removes an ended process's held-ledger file, and tells onHeld of what it still held. */
+  private releaseHeld(file: string) {
+    const held = readHeldLedger(file);
+    fs.rmSync(file, { force: true });
+    if (held?.leases.length && this.o.onHeld) this.report(Promise.resolve(this.o.onHeld(held)));
+  }
+
+  private report(p: Promise<unknown>) {
+    const report = p.catch(() => {});
     this.reports.add(report);
     void report.finally(() => this.reports.delete(report));
   }

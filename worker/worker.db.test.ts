@@ -16,7 +16,7 @@ import { RedisDoorbell } from '../lib/queue/signal';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
 import { insertJob, jobRow } from '../test/factories';
-import { type Proc, root, startWorkers, tsx, uniquePrefix, workerEnv } from '../test/processes';
+import { type Proc, root, startNode, startWorkers, tsx, uniquePrefix, workerEnv } from '../test/processes';
 import { ownRedis } from '../test/redis-server';
 import { waitFor } from '../test/wait';
 
@@ -138,6 +138,56 @@ describe('poison jobs', () => {
       await w.stop();
       await doorbell.close();
       await pool.end();
+    }
+  });
+});
+
+describe('jobs claimed ahead (--prefetch) when their process is killed', () => {
+  /** One supervised process, one slot, claiming `prefetch` ahead: PostgreSQL-only, so a claim takes every due job at once. */
+  const start = (prefix: string, prefetch: number) =>
+    startNode('worker/bin/worker.ts', ['--processes', '1', '--concurrency', '1', '--queues', prefix, '--prefetch', String(prefetch)], workerEnv({ databaseUrl: db.url, redisUrl: null, prefix }));
+  const attempts = async (ids: string[]) =>
+    (await db.pool.query(`SELECT job_id::text AS id, outcome, error FROM ended_attempts WHERE job_id = ANY($1) ORDER BY job_id, attempt`, [ids])).rows;
+
+  test('those held and never started get their attempt back from the supervisor: a job allowed one attempt still runs', async () => {
+    const prefix = uniquePrefix('held');
+    // The poison first (claims take the lowest id first at one priority): it runs on the one
+    // slot and kills the process, while the claim holds the 20 others ahead.
+    const [poison] = await ops.jobEnqueue(db.pool, [{ type: 'demo.sleep', queue: prefix, payload: { ms: 0, crash: true }, maxAttempts: 1 }]);
+    const held = (await ops.jobEnqueue(db.pool, Array.from({ length: 20 }, () => ({ type: 'demo.noop', queue: prefix, maxAttempts: 1 })))).map((r) => r.id);
+    const w = start(prefix, 20);
+    try {
+      await waitFor('the held jobs to complete', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [held])).rows[0].n === held.length, { timeoutMs: 90_000 });
+      // It ran: its one attempt is spent, and it is in the dead letter.
+      await waitFor('the poison to reach the dead letter', async () => (await jobRow(db.pool, poison!.id)).status === 'failed', { timeoutMs: 60_000 });
+      assert.deepEqual((await attempts([poison!.id])).map((a) => a.outcome), ['lease_lost']);
+      const history = await attempts(held);
+      assert.deepEqual(
+        [...new Set(history.map((a) => `${a.outcome}: ${a.error ?? ''}`))].sort(),
+        ['aborted: claimed ahead; its worker process ended before it started', 'completed: '],
+        'each held job: the attempt given back, then one that completed',
+      );
+      assert.equal(history.length, 2 * held.length);
+      assert.match(w.output(), /jobs a worker process held claimed ahead, never started, are queued again with their attempts back/);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  test('a held job that started is charged like any other: its start was on file before it ran', async () => {
+    const prefix = uniquePrefix('heldstart');
+    // The first holds the slot for a moment; the poison, held behind it, starts next and kills the process.
+    await ops.jobEnqueue(db.pool, [{ type: 'demo.sleep', queue: prefix, payload: { ms: 300 } }]);
+    const [poison] = await ops.jobEnqueue(db.pool, [{ type: 'demo.sleep', queue: prefix, payload: { ms: 0, crash: true }, maxAttempts: 1 }]);
+    const w = start(prefix, 5);
+    try {
+      await waitFor('the poison to reach the dead letter', async () => (await jobRow(db.pool, poison!.id)).status === 'failed', { timeoutMs: 90_000 });
+      const p = await jobRow(db.pool, poison!.id);
+      assert.deepEqual([p.attempt_count, p.max_attempts], [1, 1], 'not given back: it may have run');
+      assert.deepEqual((await attempts([poison!.id])).map((a) => a.outcome), ['lease_lost']);
+    } finally {
+      await w.stop();
     }
   });
 });

@@ -82,6 +82,9 @@ export function childEnv(cfg: Config): Record<string, string> {
   return env;
 }
 
+/** How the attempt of a job released by the supervisor is recorded (`aborted`). */
+export const HELD_BY_A_DEAD_PROCESS = 'claimed ahead; its worker process ended before it started';
+
 export async function runWorkers(opts: WorkerCommandOptions) {
   const log = createLogger({ role: 'supervisor' });
   outliveLostOutput();
@@ -107,6 +110,13 @@ export async function runWorkers(opts: WorkerCommandOptions) {
         .workerDied(pool, { host, pid, exit, workerId })
         .then((r) => r.leasesEnded && log.info("a dead worker process's leases ended early; the recover sweep takes its jobs", { pid, worker: r.workerId, leases: r.leasesEnded }))
         .catch((err) => log.warn('could not record a dead worker process', { pid, err })),
+    // Jobs a process held claimed ahead and never started: their attempts back, before the
+    // leases end (onDied). Unrung: the sweep and the workers' polls find them within seconds.
+    onHeld: ({ workerId, leases }) =>
+      ops
+        .jobRelease(pool, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS })
+        .then((r) => r.length && log.info('jobs a worker process held claimed ahead, never started, are queued again with their attempts back', { worker: workerId, jobs: r.length }))
+        .catch((err) => log.warn('could not give back the jobs a worker process held claimed ahead; their leases run out instead', { worker: workerId, err })),
     // Every process would refuse the same module: stop them all, and exit with the code.
     onRefused: () => void stop('a worker process refused its configuration', EXIT_CONFIG),
   });

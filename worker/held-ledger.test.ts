@@ -1,0 +1,55 @@
+/** The held-jobs ledger a worker process keeps for its supervisor (worker/held-ledger.ts), on real files. */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { HeldLedger, readHeldLedger } from './held-ledger';
+
+const lease = (id: number, attempt = 1) => ({ jobId: String(id), attempt });
+
+test('what was said held and not started, forgotten or compacted away is what the file tells', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-ledger-'));
+  try {
+    const file = path.join(dir, 'held');
+    const ledger = new HeldLedger(file, 'host:1:ab');
+    ledger.held([lease(1), lease(2), lease(3, 2)]);
+    ledger.starting([lease(1), lease(9)]); // 9 was never held: nothing to say
+    ledger.forget([lease(2)]); // handed back: the release's fence refuses it anyway
+    assert.deepEqual(readHeldLedger(file), { workerId: 'host:1:ab', leases: [lease(2), lease(3, 2)] }, 'forget writes nothing');
+    // A start of another attempt of job 3 is not this attempt's.
+    ledger.starting([lease(3, 1)]);
+    assert.deepEqual(readHeldLedger(file)?.leases, [lease(2), lease(3, 2)]);
+    // Past the compaction size the file is replaced by what is still held (job 2 forgotten).
+    for (let k = 100; k < 30_100; k += 2) {
+      ledger.held([lease(k), lease(k + 1)]);
+      ledger.starting([lease(k)]);
+    }
+    const { workerId, leases: held } = readHeldLedger(file)!;
+    assert.equal(workerId, 'host:1:ab', 'the worker line survives compaction');
+    assert.equal(held.length, 15_000 + 1);
+    assert.ok(fs.statSync(file).size < 300 * 1024, `compacted: ${fs.statSync(file).size} bytes`);
+    assert.ok(held.some((l) => l.jobId === '3' && l.attempt === 2) && held.some((l) => l.jobId === '30099'));
+    assert.ok(!held.some((l) => l.jobId === '2'), 'the forgotten job is not written again');
+    ledger.close();
+    assert.equal(fs.existsSync(file), false);
+    assert.equal(readHeldLedger(file), null, 'no file: nothing held');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a line cut short by the kill is left out: a held one is not trusted, a started one was not needed', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-ledger-'));
+  try {
+    const file = path.join(dir, 'held');
+    fs.writeFileSync(file, 'w h:1:ab\nh 1:1 2:1\ns 1:1\nh 5:1 6');
+    assert.deepEqual(readHeldLedger(file), { workerId: 'h:1:ab', leases: [lease(2)] });
+    fs.writeFileSync(file, 'w h:1:ab\nh 1:1 2:1\ns 2:');
+    assert.deepEqual(readHeldLedger(file)?.leases, [lease(1), lease(2)]);
+    fs.writeFileSync(file, 'w h:1:a');
+    assert.equal(readHeldLedger(file), null, 'the worker line cut short: no fence to release with');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
