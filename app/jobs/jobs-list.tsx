@@ -113,6 +113,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
         // would still apply to.
         setSelected(new Set());
         setAllMatching(false);
+        lastClicked.current = null;
       },
       () => qc.resetQueries({ queryKey }),
     );
@@ -123,10 +124,14 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
       setAllMatching(false);
       setSelected((prev) => {
         const next = new Set(prev);
-        if (range && lastClicked.current) {
-          const order = rows.map((r) => r.id);
-          const [a, b] = [order.indexOf(lastClicked.current), order.indexOf(id)].sort((x, y) => x - y);
-          if (a! >= 0) for (const x of order.slice(a, b! + 1)) next.add(x);
+        const order = rows.map((r) => r.id);
+        // From the row last clicked, if it is still listed: with none (the list was replaced,
+        // the selection cleared), a shift-click is a plain click, not a range from a row the
+        // operator cannot see, nor nothing at all.
+        const from = range && lastClicked.current !== null ? order.indexOf(lastClicked.current) : -1;
+        if (from >= 0) {
+          const [a, b] = [from, order.indexOf(id)].sort((x, y) => x - y);
+          for (const x of order.slice(a, b! + 1)) next.add(x);
         } else if (next.has(id)) next.delete(id);
         else next.add(id);
         lastClicked.current = id;
@@ -142,6 +147,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   const clear = useCallback(() => {
     setSelected(new Set());
     setAllMatching(false);
+    lastClicked.current = null;
   }, []);
   useShortcuts({ Escape: clear });
 

@@ -109,6 +109,7 @@ export function ActionDialog(p: ActionDialogProps) {
         {!p.report && p.previewLoading && <p className="text-zinc-500">Looking at what this would touch…</p>}
         {!p.report && p.preview && !p.previewLoading && <Summary report={p.preview} verb={verb} />}
         {p.report && <Summary report={p.report} verb={verb} />}
+        {p.report && p.preview && <NoLongerMatching preview={p.preview} report={p.report} />}
         <DialogFooter>
           {!p.report && needsTyping && (
             <label className="mr-auto flex items-center gap-2 text-xs">
@@ -142,6 +143,21 @@ export function confirmLabel(verb: string, willChange: number, willResignal: num
   if (willChange === 0 && willResignal > 0) return `${verb}: re-ring ${int(willResignal)} wake-up ${willResignal === 1 ? 'signal' : 'signals'}`;
   if (willResignal > 0) return `${change}, re-ring ${int(willResignal)}`;
   return change;
+}
+
+/**
+ * A filter's action is resolved again when it runs (the preview showed a count): jobs that
+ * left the filter meanwhile (cancelled, finished elsewhere) are neither changed nor skipped.
+ * Said, so the numbers add up to what was confirmed.
+ */
+function NoLongerMatching({ preview, report }: { preview: BulkReportDto; report: BulkReportDto }) {
+  const gone = preview.total - (report.changed + report.skipped);
+  if (preview.moreMayChange || gone <= 0) return null;
+  return (
+    <p role="note" className="text-xs text-zinc-600 dark:text-zinc-400" data-testid="no-longer-matching">
+      {int(gone)} of the {int(preview.total)} jobs in the preview no longer matched the filter when it ran (changed meanwhile): left alone.
+    </p>
+  );
 }
 
 function Summary({ report: r, verb }: { report: BulkReportDto; verb: string }) {

@@ -15,8 +15,11 @@ export function UserText({ text, multiline }: { text: string | null | undefined 
         typeof p === 'string' ? (
           p
         ) : (
+          // dir="ltr" (an isolate): inside right-to-left text the escape's backslash would
+          // otherwise be moved to its far end (`u202e\`), the box split in two.
           <span
             key={k}
+            dir="ltr"
             className="mx-px rounded-sm bg-amber-100 px-0.5 font-mono text-[0.85em] text-amber-900 dark:bg-amber-900 dark:text-amber-100"
             title={`a hidden character, U+${p.hidden.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}, written here as its escape`}
             data-hidden-char

@@ -11,10 +11,11 @@ import { ApiError } from './client';
 import { connectionTrouble } from './connection';
 
 type Q = Parameters<typeof connectionTrouble>[0][number];
-const q = (o: { data?: number; error?: Error; errorAt?: number; failures?: number; observers?: number }): Q =>
+const q = (o: { data?: number; error?: Error; errorAt?: number; failures?: number; observers?: number; body?: unknown }): Q =>
   ({
     getObserversCount: () => o.observers ?? 1,
     state: {
+      data: o.body,
       dataUpdatedAt: o.data ?? 0,
       status: o.error && o.errorAt ? 'error' : 'success',
       error: o.errorAt ? (o.error ?? null) : null,
@@ -38,6 +39,16 @@ test('a blip is not trouble: an answer within 5 s, a failure its retry may still
   assert.equal(connectionTrouble([q({ data: 16_000, error: down, errorAt: 17_000 })], NOW), null);
   assert.equal(connectionTrouble([q({ data: 1_000, error: down, failures: 1 })], NOW), null, 'still retrying');
   assert.equal(connectionTrouble([q({ data: 19_000 }), q({ data: 1_000, error: new ApiError(503, 'busy', 'timed out'), errorAt: 18_000 })], NOW), null);
+});
+
+test("a shared snapshot served during the outage (the stats) counts as an answer from when it was taken, not when it came", () => {
+  // The jobs list failing since 5 s; the stats answered at 14 s with a snapshot taken at 2 s
+  // (its dbNow 12 s after its computedAt), which the server goes on serving while the database is away.
+  const stats = { computedAt: '2026-12-05T10:00:00.000Z', dbNow: '2026-12-05T10:00:12.000Z' };
+  assert.deepEqual(connectionTrouble([q({ data: 2_000, error: down, errorAt: 5_000 }), q({ data: 14_000, body: stats })], NOW), { lastAnswerAt: 2_000 });
+  // A fresh snapshot is an answer like any other.
+  const fresh = { computedAt: '2026-12-05T10:00:00.000Z', dbNow: '2026-12-05T10:00:00.300Z' };
+  assert.equal(connectionTrouble([q({ data: 2_000, error: down, errorAt: 5_000 }), q({ data: 14_000, body: fresh })], NOW), null);
 });
 
 test('an answer after the failure, a 404 or a refusal, or a query no page watches is not trouble', () => {

@@ -26,10 +26,22 @@ export function connectionTrouble(queries: readonly Pick<Query, 'state' | 'getOb
   let lastFailure = 0;
   for (const q of queries) {
     if (q.getObserversCount() === 0) continue;
-    lastAnswer = Math.max(lastAnswer, q.state.dataUpdatedAt);
+    lastAnswer = Math.max(lastAnswer, q.state.dataUpdatedAt - snapshotAgeMs(q.state.data));
     if (q.state.status === 'error' && unreachable(q.state.error)) lastFailure = Math.max(lastFailure, q.state.errorUpdatedAt);
   }
   return lastFailure > lastAnswer && now - lastAnswer >= TROUBLE_AFTER_MS ? { lastAnswerAt: lastAnswer || null } : null;
+}
+
+/**
+ * How old the data of an answer was when it was sent: a snapshot the server shares (the
+ * stats: `computedAt`, and `dbNow`, the database's time at the answer) is served on while the
+ * database is away, so its delivery is no sign that the server is following it. 0 for the rest.
+ */
+function snapshotAgeMs(data: unknown): number {
+  const d = data as { computedAt?: unknown; dbNow?: unknown } | null | undefined;
+  if (typeof d?.computedAt !== 'string' || typeof d.dbNow !== 'string') return 0;
+  const age = Date.parse(d.dbNow) - Date.parse(d.computedAt);
+  return Number.isFinite(age) && age > 0 ? age : 0;
 }
 
 /** connectionTrouble of this page's queries, kept current (and `now`, ticking while in trouble). */

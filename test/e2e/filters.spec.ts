@@ -110,6 +110,12 @@ test('new jobs are announced in a banner instead of being pushed in under the cu
   await expect(page.getByTestId(`job-row-${second}`)).toBeVisible();
   await expect(page.getByTestId('new-rows')).toHaveCount(0);
   await expect(page.getByTestId('selection-text')).toContainText('Select jobs to act on them');
+  // Nor does the row last clicked: a shift-click now selects its one row, not a range from a
+  // row chosen on the old list.
+  await page.getByTestId(`job-row-${second}`).getByRole('checkbox').click({ modifiers: ['Shift'] });
+  await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
+  await page.getByTestId(`job-row-${second}`).getByRole('checkbox').click();
+  await expect(page.getByTestId('selection-text')).toContainText('Select jobs to act on them');
   // Cancel the waiting jobs (no worker serves e2e-banner) from the list: select all matching.
   await page.getByTestId(`job-row-${first}`).getByRole('checkbox').click();
   await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
@@ -185,4 +191,25 @@ test("the API's q is the list's search; a parameter the list does not know is na
   await expect(page.getByTestId('ignored-filters')).toHaveCount(0);
   await page.goto('/jobs?queue=e2e-q&search=timeout');
   await expect(page.getByTestId('ignored-filters')).toContainText('Ignored search=timeout (not a filter of this list)');
+});
+
+test('an action on every job matching a filter says how many left the filter between its preview and its run', async ({ page, request }) => {
+  const queue = 'e2e-bulk-gone';
+  // Over 200: the action travels as the filter, resolved again when it runs (not as ids).
+  const res = await request.post('/api/jobs', { data: Array.from({ length: 205 }, () => ({ type: 'demo.noop', queue })) });
+  expect(res.status()).toBe(202);
+  const ids: string[] = (await res.json()).jobs.map((j: { id: string }) => j.id);
+  await page.goto(`/jobs?queue=${queue}&status=queued`);
+  await page.getByTestId(`job-row-${ids[204]}`).getByRole('checkbox').click();
+  await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
+  await page.getByTestId('selection-bar').getByRole('button', { name: 'Cancel', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await expect(dialog.getByTestId('preview-summary')).toContainText('205 jobs: 205 will change');
+  // Three leave the filter (cancelled by someone else) before the confirm.
+  for (const id of ids.slice(0, 3)) expect((await request.post(`/api/jobs/${id}/cancel`)).status()).toBe(200);
+  await dialog.getByRole('button', { name: 'Cancel 205 jobs' }).click();
+  await expect(dialog.getByTestId('report-summary')).toContainText('202 changed, 0 skipped');
+  await expect(dialog.getByTestId('no-longer-matching')).toHaveText(
+    '3 of the 205 jobs in the preview no longer matched the filter when it ran (changed meanwhile): left alone.',
+  );
 });

@@ -84,3 +84,28 @@ test('a job whose names, error and payload hold hidden characters shows each one
   await expect(page.getByTestId('queue-table')).toContainText('x\\u202eliam');
   await expectNothingHidden(page, 'the overview');
 });
+
+test('inside right-to-left text the escape of a hidden character stays one box, read left to right', async ({ page }) => {
+  const queue = 'صف\u202Eliam';
+  const { rows } = await db().query(
+    `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, finished_at, error)
+     VALUES ($1, 'demo.noop', 'failed', '{}', 1, 1, 1, now(), 'خطأ في الاتصال \u202Egnp.exe') RETURNING job_id`,
+    [queue],
+  );
+  await page.goto(`/jobs/${rows[0].job_id}`);
+  const box = page.getByTestId('last-error').locator('[data-hidden-char]');
+  await expect(box).toHaveText('\\u202e');
+  // Where the browser drew each character: the backslash first, at the left (without an
+  // isolate, the bidi algorithm moved it to the right of "u202e").
+  const lefts = await box.evaluate((el) => {
+    const text = el.firstChild!;
+    return [...(text.textContent ?? '')].map((_, k) => {
+      const r = document.createRange();
+      r.setStart(text, k);
+      r.setEnd(text, k + 1);
+      return r.getBoundingClientRect().left;
+    });
+  });
+  expect(lefts.length).toBe(6);
+  expect(lefts, 'each character right of the one before').toEqual([...lefts].sort((a, b) => a - b));
+});
