@@ -31,12 +31,12 @@ export function zodMessage(e: ZodError): string {
   return `${path || 'body'}: ${first.message}`;
 }
 
-export const toErrorResponse = (err: unknown): Response => errorResponse(toQueueError(err));
+export const toErrorResponse = (err: unknown, opts: { readOnly?: boolean } = {}): Response => errorResponse(toQueueError(err, opts));
 
 /** What a caller is told about an error: its own QueueError, a 400 naming the field, or a logged, generic one. */
-export function toQueueError(err: unknown): QueueError {
+export function toQueueError(err: unknown, opts: { readOnly?: boolean } = {}): QueueError {
   if (err instanceof ZodError) return new QueueError('invalid_request', zodMessage(err));
-  const known = knownQueueError(err);
+  const known = knownQueueError(err, opts);
   if (known?.code === 'unavailable' && !(err instanceof QueueError)) log.warn('database unavailable for a request', { code: (err as { code?: string }).code });
   if (known) return known;
   log.error('unexpected error in a route handler', { err, stack: (err as Error)?.stack });
@@ -56,6 +56,15 @@ export function markChangedNothing(req: Request) {
   changedNothing.add(req);
 }
 
+/** Requests a handler marked as only reading (a preview, a dry run): a lost answer changed nothing. */
+const onlyReads = new WeakSet<Request>();
+
+/** Tells route() that this request writes nothing at all (markChangedNothing too), so an error says a retry is safe. */
+export function markReadOnly(req: Request) {
+  onlyReads.add(req);
+  changedNothing.add(req);
+}
+
 export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C, who: Principal) => Promise<Response>) {
   // Both parameters optional so that tests may call a handler as `GET()`; Next always passes them.
   return async (req?: Request, ctx?: C): Promise<Response> => {
@@ -69,7 +78,7 @@ export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C,
       acted = (need === 'operator' || need === 'admin') && request.method !== 'GET' && request.method !== 'HEAD';
       return await fn(request, ctx as C, who ?? ANONYMOUS);
     } catch (err) {
-      return toErrorResponse(err);
+      return toErrorResponse(err, { readOnly: request.method === 'GET' || request.method === 'HEAD' || onlyReads.has(request) });
     } finally {
       // What an operator's action through this console changed shows in its lists and on
       // the overview at once, not after their shared second (lib/server/read-cache.ts) or

@@ -23,7 +23,13 @@ test('a database busy or away is 503, saying whether anything may have been chan
     const q = knownQueueError(err)!;
     assert.equal(q.code, 'unavailable', String(err));
     assert.match(q.message, /may or may not have been done/);
+    // A request that only reads (a GET, a preview) changed nothing whatever the answer was.
+    const read = knownQueueError(err, { readOnly: true })!;
+    assert.equal(read.code, 'unavailable');
+    assert.equal(read.message, 'the database stopped answering; this request only reads, so nothing was changed: try again');
   }
+  // Not migrated: said, with what to run.
+  assert.equal(knownQueueError(dbError('42P01'))!.message, 'the database has no Leasehold tables (it is not migrated): run `npx leasehold migrate`');
 });
 
 test('a QueueError stands for itself; a bug is no known error', () => {

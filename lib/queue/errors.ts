@@ -68,10 +68,11 @@ const NO_ANSWER = /Query read timeout|Connection terminated unexpectedly|Connect
 /**
  * The QueueError an error stands for: itself, or `unavailable` for a database that is busy or
  * away — saying whether anything may have been changed, which is what decides whether the
- * caller can simply retry; null for anything else (a bug, whose details are logged, never
+ * caller can simply retry (`readOnly`: the request only read, a preview, so nothing was);
+ * null for anything else (a bug, whose details are logged, never
  * shown). Logs nothing: the caller that reports the error (an HTTP route, the CLI) does.
  */
-export function knownQueueError(err: unknown): QueueError | null {
+export function knownQueueError(err: unknown, opts: { readOnly?: boolean } = {}): QueueError | null {
   if (err instanceof QueueError) return err;
   const e = err as { code?: unknown; message?: unknown; errors?: unknown[] } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
@@ -84,6 +85,7 @@ export function knownQueueError(err: unknown): QueueError | null {
   // The statement named a table the database does not have: it was never migrated (or the URL names another database).
   if (code === '42P01') return new QueueError('unavailable', NOT_MIGRATED);
   if (code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'EPIPE' || NO_ANSWER.test(message)) {
+    if (opts.readOnly) return new QueueError('unavailable', 'the database stopped answering; this request only reads, so nothing was changed: try again');
     return new QueueError(
       'unavailable',
       'the database stopped answering: what was asked may or may not have been done. Read it back before retrying ' +

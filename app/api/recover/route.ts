@@ -1,5 +1,5 @@
 import { actorOf, audited } from '@/lib/audit/log';
-import { json, markChangedNothing, readJsonOptional, route } from '@/lib/http/respond';
+import { json, markReadOnly, readJsonOptional, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { recoverBody } from '@/lib/http/schemas';
 import { jobRecover } from '@/lib/queue/ops';
@@ -14,7 +14,7 @@ export const POST = route('operator', async (req: Request, _ctx: unknown, who) =
   const { pool, doorbell, cfg } = serverContext();
   const run = () => jobRecover(pool, { dryRun: body.dryRun, ids: body.ids, doorbell, signalGraceMs: cfg.signalGraceMs, aliveWithinMs: cfg.leaseMs });
   if (body.dryRun) {
-    markChangedNothing(req);
+    markReadOnly(req);
     return json(await run());
   }
   const ids = body.ids ? [...new Set(body.ids)] : undefined;

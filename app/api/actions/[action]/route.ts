@@ -1,6 +1,6 @@
 import { actorOf, audited } from '@/lib/audit/log';
 import { roleAtLeast } from '@/lib/auth/roles';
-import { json, markChangedNothing, readJson, route } from '@/lib/http/respond';
+import { json, markReadOnly, readJson, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { actionBody, actionName } from '@/lib/http/schemas';
 import { applyAction, type BulkTarget, previewAction, resolveTarget } from '@/lib/queue/bulk';
@@ -29,7 +29,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
   const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, aliveWithinMs: cfg.leaseMs, expectIds: body.expectIds, results };
   if (body.preview) {
-    markChangedNothing(req);
+    markReadOnly(req);
     return json(await previewAction(readPool, action, target, opts, extra));
   }
   const resolved = await resolveTarget(readPool, target); // a filter over the cap is refused here, before the audit entry
