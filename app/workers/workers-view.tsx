@@ -1,5 +1,8 @@
 'use client';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { ConfirmDialog } from '@/components/actions/confirm-dialog';
+import { UserText } from '@/components/ui/user-text';
 import { WorkerTable } from '@/components/workers/worker-table';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { useLive } from '@/lib/api/live';
@@ -18,8 +21,12 @@ export function WorkersView() {
   const now = useDbNow();
   const qc = useQueryClient();
   const role = useQuery(meQuery()).data?.role;
+  // Quiet asks first, with a reason for the audit log, as every other write does (a deploy's
+  // first step, on a process that may hold long jobs); Resume, which undoes it, does not.
+  const [asking, setAsking] = useState<string | null>(null);
   const quiet = useMutation({
-    mutationFn: ({ workerId, quiet }: { workerId: string; quiet: boolean }) => setWorkerQuiet(workerId, quiet),
+    mutationFn: ({ workerId, quiet, reason }: { workerId: string; quiet: boolean; reason?: string }) => setWorkerQuiet(workerId, quiet, reason),
+    onSuccess: () => setAsking(null),
     onSettled: () => void qc.invalidateQueries({ queryKey: workerKeys.all }),
   });
   return (
@@ -32,7 +39,7 @@ export function WorkersView() {
           maintenance or a deploy); the jobs in hand finish. It reads the request with its next heartbeat.
         </p>
       )}
-      {quiet.isError && quiet.variables && (
+      {quiet.isError && quiet.variables && !asking && (
         <ErrorState title={`Could not ${quiet.variables.quiet ? 'quiet' : 'resume'} the worker`} message={quiet.error.message} onRetry={() => quiet.mutate(quiet.variables!)} />
       )}
       {q.isError && !q.data ? (
@@ -49,10 +56,27 @@ export function WorkersView() {
           nowMs={now}
           staleAfterMs={q.data.staleAfterMs}
           readAt={q.data.dbNow}
-          onQuiet={(workerId, q) => quiet.mutate({ workerId, quiet: q })}
+          onQuiet={(workerId, q) => {
+            quiet.reset();
+            if (q) setAsking(workerId);
+            else quiet.mutate({ workerId, quiet: false });
+          }}
           quietWhy={roleRefusal('worker.quiet', role)}
           busyWorker={quiet.isPending ? quiet.variables?.workerId : undefined}
         />
+      )}
+      {asking && (
+        <ConfirmDialog
+          title="Quiet worker"
+          confirmLabel="Quiet worker"
+          pending={quiet.isPending}
+          error={quiet.isError ? quiet.error.message : null}
+          onConfirm={(reason) => quiet.mutate({ workerId: asking, quiet: true, reason })}
+          onClose={() => setAsking(null)}
+        >
+          <span className="font-mono wrap-anywhere"><UserText text={asking} /></span> claims no new job from its next heartbeat; the jobs in
+          hand finish and jobs it holds claimed ahead go back to their queues. Resume undoes it.
+        </ConfirmDialog>
       )}
     </div>
   );

@@ -70,6 +70,11 @@ test('a worker quieted from its row claims no new job while the other runs them,
   await page.goto('/workers');
   try {
     await row.getByTestId('worker-quiet-button').click();
+    // It asks first, with a reason for the audit log.
+    const dialog = page.getByTestId('confirm-dialog');
+    await dialog.getByRole('textbox').fill('e2e: before a deploy');
+    await dialog.getByTestId('confirm-action').click();
+    await expect(dialog).toHaveCount(0);
     // "quieting…" until the process reads the request with a heartbeat (every second here), then "quiet".
     await expect(row.getByTestId('worker-quiet')).toHaveText('quiet', { timeout: 20_000 });
     await screenshot(page, 'workers-quiet');
@@ -81,8 +86,8 @@ test('a worker quieted from its row claims no new job while the other runs them,
       .toBe(12);
     const { rows: by } = await db().query(`SELECT DISTINCT worker_id FROM jobs WHERE job_id = ANY($1::bigint[])`, [ids]);
     expect(by.map((r) => r.worker_id)).not.toContain(quieted);
-    const { rows: audit } = await db().query(`SELECT action FROM audit_log WHERE action = 'worker.quiet' AND target->>'worker' = $1`, [quieted]);
-    expect(audit.length).toBe(1);
+    const { rows: audit } = await db().query(`SELECT action, reason FROM audit_log WHERE action = 'worker.quiet' AND target->>'worker' = $1`, [quieted]);
+    expect(audit).toEqual([{ action: 'worker.quiet', reason: 'e2e: before a deploy' }]);
     await row.getByTestId('worker-quiet-button').click();
     await expect(row).toContainText('live');
     await expect(row.getByTestId('worker-quiet')).toHaveCount(0);
