@@ -70,7 +70,12 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                 <AuditOptions entry={e} />
               </td>
               <td className="min-w-[12rem] break-all px-2 py-1 text-xs">
-                <AuditTarget target={e.target} />
+                {/* Jobs given by id are named by their links below ("job #122" beside "#122" said it twice). */}
+                {Array.isArray(e.target.ids) && e.jobIds.length > 0 ? (
+                  <span data-testid="audit-ids">{e.target.ids.length === 1 ? 'job' : `${e.target.ids.length} jobs`}</span>
+                ) : (
+                  <AuditTarget target={e.target} />
+                )}
                 {e.jobIds.length > 0 && (
                   <span className="block text-zinc-500">
                     {e.jobIds.slice(0, 10).map((id) => (

@@ -38,6 +38,18 @@ test("a bulk action's filter shows as conditions; the Action filter is a select 
   await expect(raw).toBeVisible();
   expect(JSON.parse((await raw.textContent())!)).toEqual(target);
 
+  // Jobs given by id: named once, by their links.
+  const { rows: [one] } = await db().query(
+    `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, details, state) VALUES ($1, 'user', 'requeue', '{"ids": ["4242"]}', '{4242}', 1, 0, '{}', 'done') RETURNING audit_id`,
+    [actor],
+  );
+  await page.goto(`/audit?actor=${actor}&action=requeue`);
+  const byId = page.getByTestId(`audit-${one.audit_id}`);
+  await expect(byId.getByTestId('audit-ids')).toHaveText('job');
+  await expect(byId.getByRole('link', { name: '#4242' })).toHaveAttribute('href', '/jobs/4242');
+  await expect(byId).not.toContainText('job #4242');
+  await page.goto(`/audit?actor=${actor}&action=bulk.requeue`);
+
   // The select lists the known actions (lib/audit/actions.ts), grouped, and filters through the address.
   const options = await action.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
   expect(options).toEqual(expect.arrayContaining(['', 'requeue', 'bulk.requeue', 'queue.pause', 'user.set', 'token.revoke']));

@@ -261,8 +261,9 @@ export function JobView({ id }: { id: string }) {
             {j.singletonKey && (
               <>
                 <dt className="text-zinc-500">Singleton key</dt>
-                <dd className="break-all" data-testid="job-singleton-key">
-                  <span className="font-mono text-xs">
+                <dd data-testid="job-singleton-key">
+                  {/* The key may break anywhere (a long unspaced key); the note beside it at spaces only. */}
+                  <span className="break-all font-mono text-xs">
                     <UserText text={j.singletonKey} />
                   </span>{' '}
                   <span className="text-xs text-zinc-500" title="at most one queued, retrying or running job holds a singleton key">
