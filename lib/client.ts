@@ -45,6 +45,12 @@ export type { ErrorCode } from './queue/errors';
 export type { EnqueueResult } from './queue/ops';
 /** For a module of job types (LEASEHOLD_HANDLERS): what a handler is given. */
 export type { Handler, JobContext } from '../worker/handlers/types';
+/**
+ * The shapes of a handlers module's `jobTypes` entries and `schedules` items, for
+ * `satisfies` (a misspelt field is then the compiler's error before it is the worker's).
+ */
+export type { JobTypeDeclaration } from './job-types';
+export type { ScheduleInput as ScheduleDefinition } from './queue/ops';
 
 export interface ClientOptions {
   /** PostgreSQL connection string; default process.env.DATABASE_URL. Ignored when `pool` is given. */
@@ -143,8 +149,8 @@ export function validateJob(job: JobInput, where = '', types: KnownJobTypes = bu
  * safe), or that the database is not migrated; the original error as its `cause`. Anything
  * else (a bug) is thrown as it was.
  */
-function asLeaseholdError(err: unknown): never {
-  const known = knownQueueError(err);
+function asLeaseholdError(err: unknown, opts: { readOnly?: boolean } = {}): never {
+  const known = knownQueueError(err, opts);
   if (!known || known === err) throw err;
   throw Object.assign(known, { cause: err });
 }
@@ -289,7 +295,10 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
 
   return {
     async enqueue(job) {
-      const [r] = await jobEnqueue(pool, [await validateOne(job)], { doorbell: await getDoorbell() }).catch(asLeaseholdError);
+      // The validation reads the registered types of a type not built in: its errors too.
+      const [r] = await validateOne(job)
+        .then(async (input) => jobEnqueue(pool, [input], { doorbell: await getDoorbell() }))
+        .catch(asLeaseholdError);
       return r!;
     },
     async enqueueMany(jobs) {
@@ -301,7 +310,7 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     async get(id) {
       // The API's check: a number too large for a bigint is no job (not an error from SQL).
       if (!isJobIdText(id)) return null;
-      const d = await getJob(pool, id).catch(asLeaseholdError);
+      const d = await getJob(pool, id).catch((err) => asLeaseholdError(err, { readOnly: true }));
       if (!d) return null;
       const { payloadOmitted: _never, ...dto } = detailDto(d);
       return { ...dto, payloadText: d.payloadText! }; // read with its payload (getJob's default)

@@ -23,22 +23,36 @@ const COMPACT_BYTES = 256 * 1024;
 const key = (l: Lease) => `${l.jobId}:${l.attempt}`;
 
 export class HeldLedger {
-  private fd: number;
+  /** The open file; null once a write failed (the ledger is off: see fail). */
+  private fd: number | null;
   private bytes = 0;
   /** What the file says is held and not started, to write again when it is compacted. */
   private readonly pending = new Map<string, Lease>();
 
-  constructor(
+  /** Null when the file cannot be made (the ledger is off; the process runs as before). */
+  static open(file: string, workerId: string, onFail: (err: unknown) => void): HeldLedger | null {
+    const ledger = new HeldLedger(file, workerId, onFail);
+    return ledger.fd === null ? null : ledger;
+  }
+
+  private constructor(
     readonly file: string,
     private readonly workerId: string,
+    private readonly onFail: (err: unknown) => void,
   ) {
-    this.fd = fs.openSync(file, 'w');
+    try {
+      this.fd = fs.openSync(file, 'w', 0o600);
+    } catch (err) {
+      this.fd = null;
+      onFail(err);
+      return;
+    }
     this.append(`w ${workerId}\n`);
   }
 
   /** These jobs wait in the buffer, their attempt counted. */
   held(leases: readonly Lease[]) {
-    if (!leases.length) return;
+    if (!leases.length || this.fd === null) return;
     for (const l of leases) this.pending.set(key(l), l);
     this.append(`h ${leases.map(key).join(' ')}\n`);
   }
@@ -50,31 +64,73 @@ export class HeldLedger {
 
   /** These jobs start now: written before their handlers run (the ones never said held are left out). */
   starting(leases: readonly Lease[]) {
+    if (this.fd === null) return;
     const known = leases.filter((l) => this.pending.delete(key(l)));
     if (!known.length) return;
     this.append(`s ${known.map(key).join(' ')}\n`);
-    if (this.bytes > COMPACT_BYTES) this.compact();
+    // Compacted when the file has grown well past what is held (not at each start once the
+    // held set alone is large: that would rewrite it every time).
+    if (this.bytes > COMPACT_BYTES && this.bytes > 4 * this.pending.size * 24) this.compact();
   }
 
   close() {
-    fs.closeSync(this.fd);
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
     fs.rmSync(this.file, { force: true });
   }
 
+  /** The whole line, or the ledger is off (fail): a start is never left unwritten behind a short write. */
   private append(line: string) {
-    this.bytes += fs.writeSync(this.fd, line);
+    if (this.fd === null) return;
+    try {
+      const buf = Buffer.from(line);
+      for (let at = 0; at < buf.length; ) at += fs.writeSync(this.fd, buf, at);
+      this.bytes += buf.length;
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /**
+   * A write failed (a full disk): the file is emptied — which needs no space — so that it says
+   * nothing (no worker line: the supervisor releases nothing, and these jobs are charged as
+   * before), and the ledger is off for the rest of the process. If even that fails, the file
+   * is removed; the supervisor reads no file as nothing held.
+   */
+  private fail(err: unknown) {
+    const fd = this.fd;
+    this.fd = null;
+    this.pending.clear();
+    try {
+      if (fd !== null) fs.ftruncateSync(fd, 0);
+    } catch {
+      fs.rmSync(this.file, { force: true });
+    }
+    try {
+      if (fd !== null) fs.closeSync(fd);
+    } catch {
+      // closed or not, the ledger is off
+    }
+    this.onFail(err);
   }
 
   /** A new file with what is still held, renamed over the old one: a kill at any step leaves a file that tells the truth. */
   private compact() {
     const next = `${this.file}.next`;
-    const fd = fs.openSync(next, 'w');
-    const line = `w ${this.workerId}\n${this.pending.size ? `h ${[...this.pending.values()].map(key).join(' ')}\n` : ''}`;
-    fs.writeSync(fd, line);
-    fs.renameSync(next, this.file);
-    fs.closeSync(this.fd);
-    this.fd = fd;
-    this.bytes = line.length;
+    let fd: number | null = null;
+    try {
+      fd = fs.openSync(next, 'w', 0o600);
+      const buf = Buffer.from(`w ${this.workerId}\n${this.pending.size ? `h ${[...this.pending.values()].map(key).join(' ')}\n` : ''}`);
+      for (let at = 0; at < buf.length; ) at += fs.writeSync(fd, buf, at);
+      fs.renameSync(next, this.file);
+      fs.closeSync(this.fd!);
+      this.fd = fd;
+      this.bytes = buf.length;
+    } catch {
+      // Not compacted: the old file still tells the truth; it grows on.
+      if (fd !== null) fs.closeSync(fd);
+      fs.rmSync(next, { force: true });
+    }
   }
 }
 

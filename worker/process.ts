@@ -17,7 +17,7 @@ import { outliveLostOutput } from './lost-output.mjs';
 import { type Doorbell, PgDoorbell, RedisDoorbell, RedisReceiver } from '../lib/queue/signal';
 import * as ops from '../lib/queue/ops';
 import { FsResultStore, resultsDir } from '../lib/results';
-import { loadHandlers } from './handlers';
+import { HandlersModuleError, loadHandlers } from './handlers';
 import { Runner } from './runner';
 import { EXIT_CONFIG } from './exit-codes';
 import { QueueError } from '../lib/queue/errors';
@@ -79,7 +79,12 @@ function refuseModule(err: unknown): never {
   });
   process.exit(EXIT_CONFIG);
 }
-const { handlers, schedules, registrations, backoffs } = await loadHandlers(cfg.handlersModule).catch(refuseModule);
+// Refused for what the module says (HandlersModuleError); anything else its loading throws (its
+// own top-level code meeting a database away) is a crash like any other, and the process is replaced.
+const { handlers, schedules, registrations, backoffs } = await loadHandlers(cfg.handlersModule).catch((err) => {
+  if (err instanceof HandlersModuleError) refuseModule(err);
+  throw err;
+});
 // Before the first claim: producers accept this module's types from now on (lib/job-types.ts).
 await ops.jobTypesRegister(pool, registrations);
 // A schedule in code is its whole definition: one that leaves `enabled` out is on, and one

@@ -334,7 +334,12 @@ export class Runner {
     this.claimAhead = opts.prefetch ?? 0;
     if (opts.startQuiet) this.pinQuiet();
     this.workerId = opts.workerId ?? newWorkerId();
-    this.ledger = opts.ledgerFile ? new HeldLedger(opts.ledgerFile, this.workerId) : null;
+    // Off when its file cannot be written (a full disk): held jobs are then charged if the process is killed, as without one.
+    this.ledger = opts.ledgerFile
+      ? HeldLedger.open(opts.ledgerFile, this.workerId, (err) =>
+          this.o.log.warn('cannot keep the held-jobs file: jobs claimed ahead will be charged an attempt if this process is killed', { file: opts.ledgerFile, err }),
+        )
+      : null;
     this.types = Object.keys(opts.handlers).filter((name) => typeof opts.handlers[name] === 'function');
     this.failer = new Batcher(async (items) => {
       const res = await ops.jobFail(this.o.pool, { workerId: this.workerId, items });

@@ -72,6 +72,8 @@ interface Slot {
 export class Supervisor {
   private readonly slots: Slot[] = [];
   private stopping = false;
+  /** A process reported ready: the module loads (a later EXIT_CONFIG is not final). */
+  private everReady = false;
   /** Replacements made so far (tests read it). */
   restarts = 0;
   private stallTimer: NodeJS.Timeout | null = null;
@@ -180,6 +182,7 @@ export class Supervisor {
       if (slot.child !== child) return;
       if (m?.type === 'alive' || m?.type === 'ready') slot.lastBeat = performance.now();
       if (m?.type === 'ready' && typeof m.workerId === 'string') slot.workerId = m.workerId;
+      if (m?.type === 'ready') this.everReady = true;
       // An operator resumed one of them (Resume on the workers page): the quiet is called off,
       // and a process started from now on (a replacement) claims, rather than start quiet.
       // (Not a resume of an earlier quiet that crossed a newer SIGTSTP on its way here.)
@@ -215,7 +218,9 @@ export class Supervisor {
       if (code !== 0) this.died(child, how, slot.workerId);
       return;
     }
-    if (code === EXIT_CONFIG && this.o.onRefused) {
+    // Final only while no process has come up: one that did loaded the same module, so a
+    // replacement's refusal is something passing (replaced as usual), not the module's fault.
+    if (code === EXIT_CONFIG && this.o.onRefused && !this.everReady) {
       // Said why in its own log line; its replacements would say the same, for ever.
       this.o.log.error('a worker process refused its configuration (the reason is logged above): not replacing it', { proc: slot.index, pid: child.pid });
       this.died(child, how, slot.workerId);
@@ -253,6 +258,7 @@ export class Supervisor {
   private releaseHeld(file: string) {
     const held = readHeldLedger(file);
     fs.rmSync(file, { force: true });
+    fs.rmSync(`${file}.next`, { force: true }); // a compaction the kill cut short
     if (held?.leases.length && this.o.onHeld) this.report(Promise.resolve(this.o.onHeld(held)));
   }
 

@@ -244,17 +244,47 @@ describe('supervisor', () => {
     }
   });
 
+  test('a refusal once a process has come up is not final: the module loaded there, so the one refusing is replaced as usual', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-refuse-late-'));
+    const flag = path.join(dir, 'go');
+    // Process 1 refuses (an invalid declaration), but only once the test has seen process 0 up.
+    fs.writeFileSync(
+      path.join(dir, 'm.mjs'),
+      `import fs from 'node:fs';
+       import { setTimeout as sleep } from 'node:timers/promises';
+       const refuse = process.env.LEASEHOLD_WORKER_INDEX === '1';
+       while (refuse && !fs.existsSync(${JSON.stringify(flag)})) await sleep(50);
+       export const handlers = { t: () => 1 };
+       export const jobTypes = refuse ? { t: { maxAttempts: 0 } } : {};\n`,
+    );
+    const prefix = uniquePrefix('refuselate');
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: null, prefix, processes: 2, concurrency: 1, queues: prefix, extra: { LEASEHOLD_HANDLERS: path.join(dir, 'm.mjs') } });
+    try {
+      await waitFor('process 0 to register', async () => (await db.pool.query(`SELECT 1 FROM workers WHERE $1 = ANY(queues)`, [prefix])).rowCount === 1, { timeoutMs: 60_000 });
+      await waitFor('its ready to reach the supervisor', () => /worker process started/.test(w.output()));
+      fs.writeFileSync(flag, '');
+      await waitFor('process 1 to refuse and be replaced', () => /worker process died; replacing it/.test(w.output()), { timeoutMs: 60_000 });
+      assert.equal(w.child.exitCode, null, 'the supervisor runs on');
+      assert.doesNotMatch(w.output(), /not replacing it/);
+    } finally {
+      await w.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a handlers module that cannot be used stops the supervisor with exit 78 and the reason, instead of a restart loop', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-badmodule-'));
     try {
-      const cases: [string, RegExp][] = [
+      const cases: [string | null, RegExp][] = [
+        // No such file.
+        [null, /Cannot find module/],
         [`export const handlers = { t: () => 1 };\nexport const jobTypes = { t: { maxAttempts: 0 } };`, /jobTypes\[\\"t\\"\]\.maxAttempts must be a whole number/], // quoted in the log line
         // A schedule refused by the definition check (the cron parser), after the module loaded.
         [`export const handlers = { t: () => 1 };\nexport const schedules = [{ name: 'bad', cron: '61 * * * *', type: 't' }];`, /schedule \\"bad\\"/],
       ];
       for (const [k, [source, reason]] of cases.entries()) {
         const file = path.join(dir, `m${k}.mjs`);
-        fs.writeFileSync(file, source);
+        if (source !== null) fs.writeFileSync(file, source);
         const prefix = uniquePrefix('badmodule');
         const w = startWorkers({ databaseUrl: db.url, redisUrl: null, prefix, processes: 2, concurrency: 1, queues: prefix, extra: { LEASEHOLD_HANDLERS: file } });
         const exit = await Promise.race([w.exited, new Promise<null>((r) => setTimeout(() => r(null), 120_000))]);

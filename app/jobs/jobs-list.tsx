@@ -143,6 +143,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   const onToggleAll = useCallback((on: boolean) => {
     setAllMatching(false);
     setSelected(on ? new Set(rows.map((r) => r.id)) : new Set());
+    if (!on) lastClicked.current = null;
   }, [rows]);
   const clear = useCallback(() => {
     setSelected(new Set());

@@ -152,7 +152,7 @@ export function confirmLabel(verb: string, willChange: number, willResignal: num
  */
 function NoLongerMatching({ preview, report }: { preview: BulkReportDto; report: BulkReportDto }) {
   const gone = preview.total - (report.changed + report.skipped);
-  if (preview.moreMayChange || gone <= 0) return null;
+  if (preview.moreMayChange || report.moreMayChange || gone <= 0) return null;
   return (
     <p role="note" className="text-xs text-zinc-600 dark:text-zinc-400" data-testid="no-longer-matching">
       {int(gone)} of the {int(preview.total)} jobs in the preview no longer matched the filter when it ran (changed meanwhile): left alone.

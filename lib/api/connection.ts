@@ -33,13 +33,15 @@ export function connectionTrouble(queries: readonly Pick<Query, 'state' | 'getOb
 }
 
 /**
- * How old the data of an answer was when it was sent: a snapshot the server shares (the
- * stats: `computedAt`, and `dbNow`, the database's time at the answer) is served on while the
- * database is away, so its delivery is no sign that the server is following it. 0 for the rest.
+ * How old the data of an answer was when it was sent, when the server says it serves it on
+ * because it could not refresh it: the stats snapshot (`refreshFailing`; `computedAt`, and
+ * `dbNow`, the database's time at the answer) while the database is away, whose delivery is
+ * no sign that the server is following it. 0 for the rest (a snapshot served stale while a
+ * refresh runs, as after a quiet spell, is an answer like any other).
  */
 function snapshotAgeMs(data: unknown): number {
-  const d = data as { computedAt?: unknown; dbNow?: unknown } | null | undefined;
-  if (typeof d?.computedAt !== 'string' || typeof d.dbNow !== 'string') return 0;
+  const d = data as { computedAt?: unknown; dbNow?: unknown; refreshFailing?: unknown } | null | undefined;
+  if (d?.refreshFailing !== true || typeof d.computedAt !== 'string' || typeof d.dbNow !== 'string') return 0;
   const age = Date.parse(d.dbNow) - Date.parse(d.computedAt);
   return Number.isFinite(age) && age > 0 ? age : 0;
 }

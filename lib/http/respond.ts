@@ -37,7 +37,11 @@ export const toErrorResponse = (err: unknown, opts: { readOnly?: boolean } = {})
 export function toQueueError(err: unknown, opts: { readOnly?: boolean } = {}): QueueError {
   if (err instanceof ZodError) return new QueueError('invalid_request', zodMessage(err));
   const known = knownQueueError(err, opts);
-  if (known?.code === 'unavailable' && !(err instanceof QueueError)) log.warn('database unavailable for a request', { code: (err as { code?: string }).code });
+  if (known?.code === 'unavailable' && !(err instanceof QueueError)) {
+    const code = (err as { code?: string }).code;
+    // A missing table is also what a bug naming a wrong one, or code newer than its migrations, looks like: which table, said.
+    log.warn('database unavailable for a request', code === '42P01' ? { code, err } : { code });
+  }
   if (known) return known;
   log.error('unexpected error in a route handler', { err, stack: (err as Error)?.stack });
   return new QueueError('internal', 'internal error (logged on the server)');

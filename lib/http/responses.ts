@@ -568,6 +568,9 @@ export const statsSchema = z
       })
       .meta({ description: "Per queue and job type, the attempts that ended between two samples of the workers' totals, busiest first." }),
     refreshMs: count.meta({ description: 'How long a snapshot is served before it is computed again.' }),
+    refreshFailing: z.boolean().meta({
+      description: 'The last refresh of the snapshot failed (the database is away): this one is served on, briefly, and is as old as computedAt says.',
+    }),
   })
   .meta({ id: 'Stats' });
 

@@ -141,6 +141,35 @@ test('after a quiet spell the first viewer is answered from the last snapshot at
   }
 });
 
+test('a snapshot served on because its refresh failed says so (refreshFailing), and stops saying it once a refresh succeeds', async () => {
+  const { pool: counting } = countingPool();
+  let down = false;
+  const flaky = new Proxy(counting, {
+    get(t, prop) {
+      if (prop === 'connect' && down) return () => Promise.reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
+      return Reflect.get(t, prop, t);
+    },
+  }) as pg.Pool;
+  // A long failing bound: the stale snapshot is served throughout.
+  const cache = new StatsCache(flaky, { leaseMs: 30_000, minRefreshMs: 50, maxStaleMs: 60_000 });
+  try {
+    const first = await cache.get();
+    assert.equal(first.refreshFailing, false);
+    down = true;
+    await waitFor('a stale snapshot served because its refresh failed', async () => {
+      const s = await cache.get();
+      return s.refreshFailing && s.computedAt.getTime() === first.computedAt.getTime();
+    }, { intervalMs: 20 });
+    down = false;
+    await waitFor('a fresh snapshot once the database is back', async () => {
+      const s = await cache.get();
+      return !s.refreshFailing && s.computedAt.getTime() > first.computedAt.getTime();
+    }, { intervalMs: 20 });
+  } finally {
+    cache.stop();
+  }
+});
+
 test('after invalidate() the next viewer waits for numbers computed after it, even within the refresh interval', async () => {
   await insertJob(db.pool, { status: 'failed', queue: 'sc-inv' });
   const { pool: counting, counter } = countingPool();

@@ -79,6 +79,8 @@ export interface StatsSnapshot extends ConsoleStats {
    */
   types: { windowMs: number; since: Date | null; until: Date | null; rows: TypeWindowRow[] };
   refreshMs: number;
+  /** The last refresh failed: this snapshot is served on while the database is away (the console then does not count it as a fresh answer). */
+  refreshFailing: boolean;
 }
 
 /** A stats computation, for the snapshot generation it began in (see invalidate). */
@@ -158,7 +160,7 @@ export class StatsCache {
     }
     // dbNow is "now" on the database clock: the snapshot's time plus what elapsed since.
     const age = this.last ? Math.max(0, performance.now() - this.last.at) : 0;
-    return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), types: this.types(), refreshMs: this.refreshMs };
+    return { ...stats, dbNow: new Date(stats.computedAt.getTime() + age), throughput: this.rates(), types: this.types(), refreshMs: this.refreshMs, refreshFailing: this.failing };
   }
 
   /**

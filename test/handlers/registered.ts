@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { Handler } from '../../worker/handlers/types';
+import type { Handler, JobTypeDeclaration } from '../../lib/client';
 
 export const handlers: Record<string, Handler> = {
   'email.send': async (payload: { to: string }) => ({ sentTo: payload.to }),
@@ -21,4 +21,4 @@ export const jobTypes = {
     payload: z.object({ to: z.string().email(), subject: z.string().max(200).optional() }),
   },
   'email.slow': { timeoutMs: 300 },
-};
+} satisfies Record<string, JobTypeDeclaration>; // the package's type for a module's declarations

@@ -62,7 +62,9 @@ export function addControlCommands(program: Command) {
       .action(async (name: string, o) => {
         const { controls, changed, inUse } = await withQueue(async (q) => {
           const change = await auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueChangeControls(q.pool, { name, paused }), ops.controlsChangeCounted);
-          return { ...change, inUse: await ops.queueInUse(q.pool, { queue: name, aliveWithinMs: loadConfig().leaseMs }) };
+          // Only for a note: the change is made and audited whatever this read does.
+          const inUse = await ops.queueInUse(q.pool, { queue: name, aliveWithinMs: loadConfig().leaseMs }).catch(() => true);
+          return { ...change, inUse };
         });
         // Pausing a queue before its jobs arrive is allowed; a name nothing uses is more often a typo.
         if (!inUse) console.error(`note: no job waits in ${visible(name)} and no live worker or schedule names it: is the name right?`);

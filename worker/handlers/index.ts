@@ -25,6 +25,11 @@ export const handlers: Record<JobTypeName, Handler> = {
  * code (upserted when a worker starts). `registrations`: what the worker registers, so
  * that producers accept these types (lib/job-types.ts): one per handler that is not built in.
  */
+/** The handlers module cannot be used as written: a restart would refuse it the same way (worker/exit-codes.ts). */
+export class HandlersModuleError extends Error {
+  override name = 'HandlersModuleError';
+}
+
 export async function loadHandlers(modulePath: string | undefined): Promise<{
   handlers: Record<string, Handler>;
   schedules: ScheduleInput[];
@@ -34,31 +39,44 @@ export async function loadHandlers(modulePath: string | undefined): Promise<{
 }> {
   const backoffs = new Map<string, BackoffOptions>();
   if (!modulePath) return { handlers, schedules: [], registrations: [], backoffs };
-  const mod = await import(pathToFileURL(path.resolve(modulePath)).href);
+  const url = pathToFileURL(path.resolve(modulePath)).href;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a module of the user's, checked below
+  let mod: any;
+  try {
+    mod = await import(url);
+  } catch (err) {
+    // The module itself missing, or not valid code: no restart mends it. An error its own
+    // top-level code throws (a database it reads at import, away for now) may pass: as it was.
+    const e = err as NodeJS.ErrnoException & { url?: string };
+    const missing = (e?.code === 'ERR_MODULE_NOT_FOUND' || e?.code === 'ERR_UNSUPPORTED_DIR_IMPORT') && String(e.message).includes(path.resolve(modulePath));
+    if (missing || err instanceof SyntaxError) throw new HandlersModuleError(`${modulePath}: ${(err as Error).message.split('\n')[0]}`);
+    throw err;
+  }
   if (!mod.handlers || typeof mod.handlers !== 'object') {
-    throw new Error(`${modulePath} must export \`handlers\`: a record of job type → handler`);
+    throw new HandlersModuleError(`${modulePath} must export \`handlers\`: a record of job type → handler`);
   }
   const declared: Record<string, JobTypeDeclaration> = mod.jobTypes ?? {};
-  if (typeof declared !== 'object') throw new Error(`${modulePath}: \`jobTypes\` must be a record of job type → {description?, payload?, timeoutMs?, maxAttempts?, backoff?}`);
+  if (typeof declared !== 'object') throw new HandlersModuleError(`${modulePath}: \`jobTypes\` must be a record of job type → {description?, payload?, timeoutMs?, maxAttempts?, backoff?}`);
   const registrations: JobTypeRegistration[] = [];
   for (const [name, fn] of Object.entries(mod.handlers as Record<string, unknown>)) {
-    if (typeof fn !== 'function') throw new Error(`${modulePath}: the handler of ${JSON.stringify(name)} is not a function`);
+    if (typeof fn !== 'function') throw new HandlersModuleError(`${modulePath}: the handler of ${JSON.stringify(name)} is not a function`);
     const problem = typeNameProblem(name);
-    if (problem) throw new Error(`${modulePath}: the job type ${JSON.stringify(name)} ${problem}`);
-    const d = declared[name];
+    if (problem) throw new HandlersModuleError(`${modulePath}: the job type ${JSON.stringify(name)} ${problem}`);
+    // Own entries only: a type named "constructor" or "toString" must not read Object's.
+    const d = Object.hasOwn(declared, name) ? declared[name] : undefined;
     const wrong = d && declarationProblem(d);
-    if (wrong) throw new Error(`${modulePath}: jobTypes[${JSON.stringify(name)}]${wrong}`);
+    if (wrong) throw new HandlersModuleError(`${modulePath}: jobTypes[${JSON.stringify(name)}]${wrong}`);
     if (d?.backoff) backoffs.set(name, { baseMs: d.backoff.baseMs, maxMs: d.backoff.maxMs });
     if (!isJobType(name)) registrations.push(registrationOf(name, d));
   }
   for (const name of Object.keys(declared)) {
-    if (!Object.hasOwn(mod.handlers, name)) throw new Error(`${modulePath}: jobTypes declares ${JSON.stringify(name)}, which has no handler`);
+    if (!Object.hasOwn(mod.handlers, name)) throw new HandlersModuleError(`${modulePath}: jobTypes declares ${JSON.stringify(name)}, which has no handler`);
   }
-  if (mod.schedules !== undefined && !Array.isArray(mod.schedules)) throw new Error(`${modulePath}: \`schedules\` must be an array of {${SCHEDULE_FIELDS.join(', ')}}`);
+  if (mod.schedules !== undefined && !Array.isArray(mod.schedules)) throw new HandlersModuleError(`${modulePath}: \`schedules\` must be an array of {${SCHEDULE_FIELDS.join(', ')}}`);
   const schedules: ScheduleInput[] = mod.schedules ?? [];
   for (const [k, s] of schedules.entries()) {
     const wrong = scheduleShapeProblem(s);
-    if (wrong) throw new Error(`${modulePath}: schedules[${k}]${wrong}`);
+    if (wrong) throw new HandlersModuleError(`${modulePath}: schedules[${k}]${wrong}`);
   }
   return {
     handlers: { ...handlers, ...mod.handlers },
