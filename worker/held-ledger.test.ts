@@ -9,9 +9,18 @@ import { HeldLedger, readHeldLedger } from './held-ledger';
 
 const lease = (id: number, attempt = 1) => ({ jobId: String(id), attempt });
 
-test('what was said held and not started, forgotten or compacted away is what the file tells', () => {
+/** Runs `fn` with a directory of its own, removed after. */
+function inTempDir(fn: (dir: string) => void) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-ledger-'));
   try {
+    fn(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('what was said held and not started, forgotten or compacted away is what the file tells', () => {
+  inTempDir((dir) => {
     const file = path.join(dir, 'held');
     const ledger = HeldLedger.open(file, 'host:1:ab', (err) => assert.fail(String(err)))!;
     ledger.held([lease(1), lease(2), lease(3, 2)]);
@@ -36,14 +45,11 @@ test('what was said held and not started, forgotten or compacted away is what th
     ledger.close();
     assert.equal(fs.existsSync(file), false);
     assert.equal(readHeldLedger(file), null, 'no file: nothing held');
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a line cut short by the kill is left out: a held one is not trusted, a started one was not needed', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-ledger-'));
-  try {
+  inTempDir((dir) => {
     const file = path.join(dir, 'held');
     fs.writeFileSync(file, 'w h:1:ab\nh 1:1 2:1\ns 1:1\nh 5:1 6');
     assert.deepEqual(readHeldLedger(file), { workerId: 'h:1:ab', leases: [lease(2)] });
@@ -51,14 +57,11 @@ test('a line cut short by the kill is left out: a held one is not trusted, a sta
     assert.deepEqual(readHeldLedger(file)?.leases, [lease(1), lease(2)]);
     fs.writeFileSync(file, 'w h:1:a');
     assert.equal(readHeldLedger(file), null, 'the worker line cut short: no fence to release with');
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a write that fails (a full disk) turns the ledger off and leaves a file that says nothing, never one that hides a start', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-ledger-'));
-  try {
+  inTempDir((dir) => {
     // No file can be made: no ledger, and why is told.
     const failures: unknown[] = [];
     assert.equal(HeldLedger.open(path.join(dir, 'missing', 'held'), 'w:1', (e) => failures.push(e)), null);
@@ -78,7 +81,5 @@ test('a write that fails (a full disk) turns the ledger off and leaves a file th
     assert.deepEqual(JSON.parse(r.stdout), ['EFBIG']);
     assert.equal(fs.statSync(file).size, 0);
     assert.equal(readHeldLedger(file), null, 'no worker line: nothing is released');
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

@@ -30,6 +30,19 @@ function countingPool() {
   return { pool, counter };
 }
 
+/** countingPool, whose connections are refused while `down.now` is set (the database away). */
+function flakyPool() {
+  const { pool: counting, counter } = countingPool();
+  const down = { now: false };
+  const pool = new Proxy(counting, {
+    get(t, prop) {
+      if (prop === 'connect' && down.now) return () => Promise.reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
+      return Reflect.get(t, prop, t);
+    },
+  }) as pg.Pool;
+  return { pool, counter, down };
+}
+
 test('twenty concurrent viewers share one stats computation', async () => {
   for (let i = 0; i < 5; i++) await insertJob(db.pool, { status: 'completed', queue: 'sc-q' });
   const { pool: counting, counter } = countingPool();
@@ -108,14 +121,7 @@ test('the wall clock stepped back an hour after a snapshot: the next refresh sti
 
 test('after a quiet spell the first viewer is answered from the last snapshot at once; after a failed refresh, a viewer past the bound waits and gets the error', async () => {
   await insertJob(db.pool, { status: 'cancelled', queue: 'sc-idle' });
-  const { pool: counting, counter } = countingPool();
-  let down = false;
-  const flaky = new Proxy(counting, {
-    get(t, prop) {
-      if (prop === 'connect' && down) return () => Promise.reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
-      return Reflect.get(t, prop, t);
-    },
-  }) as pg.Pool;
+  const { pool: flaky, counter, down } = flakyPool();
   const cache = new StatsCache(flaky, { leaseMs: 30_000, minRefreshMs: 50, maxStaleMs: 100 });
   try {
     const first = await cache.get();
@@ -129,12 +135,12 @@ test('after a quiet spell the first viewer is answered from the last snapshot at
     const fresh = await cache.get();
     const seenAt = Date.now(); // the snapshot is at least this old from here on
 
-    down = true;
+    down.now = true;
     await waitFor('the refresh interval', async () => Date.now() - seenAt > fresh.refreshMs + 20, { intervalMs: 20 });
     assert.equal((await cache.get()).computedAt.getTime(), fresh.computedAt.getTime(), 'the first refresh that fails is behind a stale answer');
     await waitFor('past the failing bound', async () => Date.now() - seenAt > Math.max(100, fresh.refreshMs * 3) + 50, { intervalMs: 20 });
     await assert.rejects(cache.get(), /connection refused/, 'then a viewer sees the error, not an ever older snapshot');
-    down = false;
+    down.now = false;
     await waitFor('the database back', async () => (await cache.get()).computedAt.getTime() > fresh.computedAt.getTime());
   } finally {
     cache.stop();
@@ -142,25 +148,18 @@ test('after a quiet spell the first viewer is answered from the last snapshot at
 });
 
 test('a snapshot served on because its refresh failed says so (refreshFailing), and stops saying it once a refresh succeeds', async () => {
-  const { pool: counting } = countingPool();
-  let down = false;
-  const flaky = new Proxy(counting, {
-    get(t, prop) {
-      if (prop === 'connect' && down) return () => Promise.reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
-      return Reflect.get(t, prop, t);
-    },
-  }) as pg.Pool;
+  const { pool: flaky, down } = flakyPool();
   // A long failing bound: the stale snapshot is served throughout.
   const cache = new StatsCache(flaky, { leaseMs: 30_000, minRefreshMs: 50, maxStaleMs: 60_000 });
   try {
     const first = await cache.get();
     assert.equal(first.refreshFailing, false);
-    down = true;
+    down.now = true;
     await waitFor('a stale snapshot served because its refresh failed', async () => {
       const s = await cache.get();
       return s.refreshFailing && s.computedAt.getTime() === first.computedAt.getTime();
     }, { intervalMs: 20 });
-    down = false;
+    down.now = false;
     await waitFor('a fresh snapshot once the database is back', async () => {
       const s = await cache.get();
       return !s.refreshFailing && s.computedAt.getTime() > first.computedAt.getTime();
