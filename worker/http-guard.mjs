@@ -55,10 +55,12 @@ function headersTooLarge(socket) {
   const body = JSON.stringify({
     error: { code: 'payload_too_large', message: `the request's headers, its URL among them, are over ${http.maxHeaderSize} bytes` },
   });
+  // Closed once written, as Node closes it after its own 431 (the server allows half-open sockets).
   socket.end(
     'HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-type: application/json\r\n' +
       "cache-control: no-store\r\nx-content-type-options: nosniff\r\ncontent-security-policy: default-src 'none'; frame-ancestors 'none'\r\n" +
       `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy(),
   );
 }
 

@@ -71,8 +71,9 @@ function processArgs(opts: WorkerCommandOptions): string[] {
 }
 
 /**
- * Paths the child processes need, made absolute: they run in the project directory,
- * whatever directory this command was started from.
+ * Paths the child processes need, made absolute: resolved from the project's directory (as
+ * the console resolves them), while the worker processes run in the directory this command
+ * was started from (where a handler's relative paths point).
  */
 export function childEnv(cfg: Config): Record<string, string> {
   const env: Record<string, string> = {
