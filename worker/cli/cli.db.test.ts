@@ -329,6 +329,9 @@ describe('enqueue', () => {
     await named('cli-named-worker');
     await db.pool.query(`INSERT INTO schedules (name, cron, type, queue, next_run_at) VALUES ('cli-named', '0 3 * * *', 'demo.noop', 'cli-named-schedule', now() + interval '1 day')`);
     await named('cli-named-schedule');
+    // Gone again: other tests of this file count the live workers and the schedules.
+    await db.pool.query(`DELETE FROM workers WHERE worker_id = 'cli-named:1'`);
+    await db.pool.query(`DELETE FROM schedules WHERE name = 'cli-named'`);
   });
 });
 
