@@ -118,6 +118,7 @@ test('new jobs are announced in a banner instead of being pushed in under the cu
   await expect(page.getByTestId('selection-text')).toContainText('Select jobs to act on them');
   // Cancel the waiting jobs (no worker serves e2e-banner) from the list: select all matching.
   await page.getByTestId(`job-row-${first}`).getByRole('checkbox').click();
+  await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
   await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
   await expect(page.getByTestId('selection-text')).toContainText('Every job matching queue=e2e-banner');
   await cancelSelection(page, 2);
@@ -138,7 +139,11 @@ test('a filter typed but not applied is said, and "every job matching" waits unt
   await page.getByLabel('Queue').press('Enter');
   await expect(page).toHaveURL(/\/jobs\?status=queued&queue=e2e-draft$/);
   await expect(page.getByTestId('filters-pending')).toHaveCount(0);
+  // The filter applied clears the selection made under the old one (an effect after the new
+  // list renders): a click before that would unselect the row, then the clear empty it.
+  await expect(page.getByTestId('selection-text')).toContainText('Select jobs to act on them');
   await page.getByTestId(`job-row-${mine}`).getByRole('checkbox').click();
+  await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
   await page.getByRole('button', { name: 'Select every job matching this filter' }).click();
   await expect(page.getByTestId('selection-text')).toContainText('Every job matching status=queued, queue=e2e-draft');
   // Typing again after choosing "every job matching": its actions wait too.
