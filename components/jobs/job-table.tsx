@@ -1,7 +1,7 @@
 'use client';
 import { createColumnHelper, flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
 import Link from 'next/link';
-import { useMemo } from 'react';
+import { type ReactNode, useMemo } from 'react';
 import { DEFAULT_PRIORITY } from '@/lib/api/priority';
 import type { JobRow } from '@/lib/api/types';
 import { ago, ms } from '@/lib/ui/format';
@@ -164,7 +164,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
             <tr key={hg.id}>
               {hg.headers.map((h) => (
                 <th key={h.id} className="px-3 py-2 font-medium">
-                  {flexRender(h.column.columnDef.header, h.getContext())}
+                  {renderPart(h.column.columnDef.header, h.getContext())}
                 </th>
               ))}
             </tr>
@@ -179,7 +179,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
             >
               {r.getVisibleCells().map((c) => (
                 <td key={c.id} className="px-3 py-2 align-top">
-                  {flexRender(c.column.columnDef.cell, c.getContext())}
+                  {renderPart(c.column.columnDef.cell, c.getContext())}
                 </td>
               ))}
             </tr>
@@ -188,6 +188,18 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
       </table>
     </div>
   );
+}
+
+/**
+ * A header's or cell's renderer called as a function, not mounted as a component (what
+ * flexRender does with a function): the columns are made anew whenever the rows, the
+ * selection or the clock change — each second — and a component of a new identity remounts,
+ * so every checkbox was replaced each second: a click whose press and release straddled the
+ * tick was lost (an e2e test failed on it), and a focused checkbox lost its focus. The
+ * renderers use no hooks.
+ */
+function renderPart<C extends object>(part: unknown, ctx: C): ReactNode {
+  return typeof part === 'function' ? (part as (c: C) => ReactNode)(ctx) : flexRender(part as never, ctx);
 }
 
 /** A running job's progress: the checkpoint its handler saved last (ctx.checkpoint), and when. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { type Page } from '@playwright/test';
 import { expect, test } from './test';
-import { closeDb, enqueue, screenshot, waitForStatus } from './helpers';
+import { cancelQuietly, closeDb, enqueue, screenshot, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);
 
@@ -217,4 +217,21 @@ test('an action on every job matching a filter says how many left the filter bet
   await expect(dialog.getByTestId('no-longer-matching')).toHaveText(
     '3 of the 205 jobs in the preview no longer matched the filter when it ran (changed meanwhile): left alone.',
   );
+});
+
+test("a row's checkbox is the same element across the page's ticks: a click is never lost to a re-render, nor its focus", async ({ page, request }) => {
+  const id = await enqueue(request, { type: 'demo.noop', queue: 'e2e-ticks' });
+  await page.goto('/jobs?queue=e2e-ticks');
+  const box = page.getByTestId(`job-row-${id}`).getByRole('checkbox');
+  await box.focus();
+  // Across two of the page's one-second ticks (each re-renders the rows' countdowns).
+  const kept = await box.evaluate(async (el) => {
+    const t0 = Date.now();
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => Date.now() - t0 > 2_200 && (clearInterval(t), resolve()), 100);
+    });
+    return { connected: el.isConnected, focused: document.activeElement === el };
+  });
+  expect(kept).toEqual({ connected: true, focused: true });
+  await cancelQuietly(request, id);
 });
