@@ -155,7 +155,7 @@ interface Entry {
   state: 'buffered' | 'running' | 'finishing';
   /** performance.now() when it was claimed into the buffer (see PREFETCH_HOLD_MS). */
   bufferedAt: number;
-  /** Written to the ledger as held (Options.ledger): its start is written there too, before it runs. */
+  /** Written to the ledger as held (Options.ledgerFile): its start is written there too, before it runs. */
   ledgered?: boolean;
   /** When it came due, on this process's performance.now() clock (the claim's time less its wait): its place in the buffer within its priority. */
   dueAt: number;
@@ -1068,15 +1068,15 @@ export class Runner {
       const e = this.buffer.shift()!;
       e.state = 'running';
       this.running++;
-      (starting ??= []).push(e);
+      // Without a ledger (the harness's Runner, --prefetch 0) started at once, as before: no array per pump.
+      if (this.ledger) (starting ??= []).push(e);
+      else this.execute(e);
     }
     if (!starting) return;
     // A held job's start is on file before its handler runs (held-ledger.ts): the supervisor
     // must never give back the attempt of a job that may have run.
-    if (this.ledger) {
-      const held = starting.filter((e) => e.ledgered);
-      if (held.length) this.ledger.starting(held.map((e) => e.lease));
-    }
+    const held = starting.filter((e) => e.ledgered);
+    if (held.length) this.ledger!.starting(held.map((e) => e.lease));
     for (const e of starting) this.execute(e);
   }
 
