@@ -54,11 +54,11 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
             type="checkbox"
             aria-label={`Select job ${row.original.id}`}
             checked={selected.has(row.original.id)}
-            onClick={(e) => {
-              e.preventDefault();
-              onToggle(row.original.id, e.shiftKey);
-            }}
-            readOnly
+            // A checkbox's change comes from its click (the mouse's or the keyboard's), which
+            // says whether shift was held. Not onClick + preventDefault: Chromium puts a
+            // cancelled click's box back after React has drawn the new selection, so the box
+            // showed unticked until the next render (a click "did not change its state" in CI).
+            onChange={(e) => onToggle(row.original.id, (e.nativeEvent as MouseEvent).shiftKey === true)}
           />
         ),
       }),

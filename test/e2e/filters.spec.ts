@@ -219,6 +219,26 @@ test('an action on every job matching a filter says how many left the filter bet
   );
 });
 
+test("a row's checkbox shows its new state as soon as the click is handled, not at the page's next tick", async ({ page, request }) => {
+  const id = await enqueue(request, { type: 'demo.noop', queue: 'e2e-tick-at-once' });
+  await page.goto('/jobs?queue=e2e-tick-at-once');
+  const box = page.getByTestId(`job-row-${id}`).getByRole('checkbox');
+  await expect(box).not.toBeChecked();
+  // What the box says just after the click's dispatch ends (a task queued during it), before
+  // any later render could put it right: a click's default cancelled put it back unticked.
+  await box.evaluate((el) => {
+    document.addEventListener('click', () => setTimeout(() => el.setAttribute('data-after-click', String((el as HTMLInputElement).checked)), 0), { capture: true, once: true });
+  });
+  await box.click();
+  await expect(box).toHaveAttribute('data-after-click', 'true');
+  await box.evaluate((el) => {
+    document.addEventListener('click', () => setTimeout(() => el.setAttribute('data-after-click', String((el as HTMLInputElement).checked)), 0), { capture: true, once: true });
+  });
+  await box.click();
+  await expect(box).toHaveAttribute('data-after-click', 'false');
+  await cancelQuietly(request, id);
+});
+
 test("a row's checkbox is the same element across the page's ticks: a click is never lost to a re-render, nor its focus", async ({ page, request }) => {
   const id = await enqueue(request, { type: 'demo.noop', queue: 'e2e-ticks' });
   await page.goto('/jobs?queue=e2e-ticks');
