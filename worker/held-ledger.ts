@@ -22,6 +22,11 @@ const COMPACT_BYTES = 256 * 1024;
 
 const key = (l: Lease) => `${l.jobId}:${l.attempt}`;
 
+/** Every byte, or a throw: writeSync may write part of a buffer (a disk filling up). */
+function writeAll(fd: number, buf: Buffer) {
+  for (let at = 0; at < buf.length; ) at += fs.writeSync(fd, buf, at);
+}
+
 export class HeldLedger {
   /** The open file; null once a write failed (the ledger is off: see fail). */
   private fd: number | null;
@@ -84,7 +89,7 @@ export class HeldLedger {
     if (this.fd === null) return;
     try {
       const buf = Buffer.from(line);
-      for (let at = 0; at < buf.length; ) at += fs.writeSync(this.fd, buf, at);
+      writeAll(this.fd, buf);
       this.bytes += buf.length;
     } catch (err) {
       this.fail(err);
@@ -121,7 +126,7 @@ export class HeldLedger {
     try {
       fd = fs.openSync(next, 'w', 0o600);
       const buf = Buffer.from(`w ${this.workerId}\n${this.pending.size ? `h ${[...this.pending.values()].map(key).join(' ')}\n` : ''}`);
-      for (let at = 0; at < buf.length; ) at += fs.writeSync(fd, buf, at);
+      writeAll(fd, buf);
       fs.renameSync(next, this.file);
       fs.closeSync(this.fd!);
       this.fd = fd;

@@ -52,21 +52,21 @@ export function toQueueError(err: unknown, opts: { readOnly?: boolean } = {}): Q
  * 'public', 'enqueue', 'viewer', 'operator' or 'admin'); the gate answers 401/403 before the
  * handler runs, and the handler gets who is asking (for the audit log).
  */
-/** Requests a handler marked as having changed nothing (a preview): they leave the caches alone. */
-const changedNothing = new WeakSet<Request>();
+/**
+ * What a handler said of its request: it changed no job (a preview, a saved view: the shared
+ * reads stay cached), or it only reads (a dry run: a lost answer changed nothing, so an error
+ * says a retry is safe — which implies the first).
+ */
+const marked = new WeakMap<Request, 'changed-nothing' | 'read-only'>();
 
 /** Tells route() that this operator request changed no job (a preview, a saved view), so the shared reads stay cached. */
 export function markChangedNothing(req: Request) {
-  changedNothing.add(req);
+  if (!marked.has(req)) marked.set(req, 'changed-nothing');
 }
-
-/** Requests a handler marked as only reading (a preview, a dry run): a lost answer changed nothing. */
-const onlyReads = new WeakSet<Request>();
 
 /** Tells route() that this request writes nothing at all (markChangedNothing too), so an error says a retry is safe. */
 export function markReadOnly(req: Request) {
-  onlyReads.add(req);
-  changedNothing.add(req);
+  marked.set(req, 'read-only');
 }
 
 export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C, who: Principal) => Promise<Response>) {
@@ -82,14 +82,14 @@ export function route<C = unknown>(need: Requirement, fn: (req: Request, ctx: C,
       acted = (need === 'operator' || need === 'admin') && request.method !== 'GET' && request.method !== 'HEAD';
       return await fn(request, ctx as C, who ?? ANONYMOUS);
     } catch (err) {
-      return toErrorResponse(err, { readOnly: request.method === 'GET' || request.method === 'HEAD' || onlyReads.has(request) });
+      return toErrorResponse(err, { readOnly: request.method === 'GET' || request.method === 'HEAD' || marked.get(request) === 'read-only' });
     } finally {
       // What an operator's action through this console changed shows in its lists and on
       // the overview at once, not after their shared second (lib/server/read-cache.ts) or
       // the stats' refresh interval (lib/queue/stats-cache.ts) — even if it failed halfway.
       // Not for enqueues, sign-ins, previews or refused requests: those would keep the
       // caches empty under load, when they are needed most.
-      if (acted && !changedNothing.has(request)) {
+      if (acted && !marked.has(request)) {
         readCache.clear();
         invalidateStats();
       }
