@@ -18,6 +18,9 @@ export const meQuery = () =>
     queryKey: ['auth', 'me'] as const,
     queryFn: ({ signal }) => api<Me>('/api/auth/me', { signal }),
     staleTime: 60_000,
+    // Read again each minute while a page is open: a role an admin raised enables the buttons
+    // it allows without a reload (one lowered is read again at the first 403: app/providers.tsx).
+    refetchInterval: 60_000,
     retry: false,
   });
 

@@ -153,3 +153,19 @@ test('a role lowered while the page is open: the first refusal reads the role ag
   await refused(page.getByRole('button', { name: 'Requeue', exact: true }), /Viewers cannot requeue/);
   await expect(page.getByTestId('signed-in-as')).toContainText('omar · viewer');
 });
+
+test('a role raised while the page is open: the buttons it allows are enabled within the minute, without a reload', async ({ page }) => {
+  await user('rosa', 'viewer');
+  const { failed } = await jobs();
+  // The page's clock, to move a minute on without waiting one (it runs as usual otherwise).
+  await page.clock.install();
+  await page.goto(`/jobs/${failed}`);
+  await signIn(page, 'rosa');
+  await expect(page.getByTestId('signed-in-as')).toContainText('rosa · viewer');
+  await refused(page.getByRole('button', { name: 'Requeue', exact: true }), /Viewers cannot requeue/);
+  // An admin promotes rosa meanwhile: nothing is refused to tell the page, so it reads the role again itself.
+  await db().query(`UPDATE users SET role = 'operator' WHERE name = 'rosa'`);
+  await page.clock.fastForward('01:05');
+  await expect(page.getByTestId('signed-in-as')).toContainText('rosa · operator');
+  await expect(page.getByRole('button', { name: 'Requeue', exact: true })).toBeEnabled();
+});
