@@ -32,3 +32,18 @@ test("each attempt links to its logs when a template is set, its own worker and 
   const none = renderToStaticMarkup(createElement(AttemptList, { attempts, nowMs: Date.parse(at(9)), logs: { template: null, job } }));
   assert.ok(!none.includes('attempt-logs'));
 });
+
+test("an attempt's very long error shows its start and a button for the rest; a short one is whole", async () => {
+  const { createElement } = await import('react');
+  const { renderToStaticMarkup } = await import('react-dom/server');
+  const { AttemptList } = await import('./attempt-list');
+  const long = `<html>${'x'.repeat(10_000)}</html> THE-END`;
+  const attempts = [
+    { attempt: 1, workerId: 'h:1:aaa', outcome: 'retried', startedAt: at(0), heartbeatAt: null, finishedAt: at(2), error: long, errorStack: null },
+    { attempt: 2, workerId: 'h:2:bbb', outcome: 'retried', startedAt: at(3), heartbeatAt: null, finishedAt: at(4), error: 'short and whole', errorStack: null },
+  ] as Parameters<typeof AttemptList>[0]['attempts'];
+  const html = renderToStaticMarkup(createElement(AttemptList, { attempts, nowMs: Date.parse(at(9)) }));
+  assert.doesNotMatch(html, /THE-END/);
+  assert.match(html, /&lt;html&gt;x{594}<\/bdi>… <button[^>]*>show all \(9,421 more characters\)<\/button>/);
+  assert.match(html, /short and whole<\/bdi><\/p>/);
+});

@@ -3,6 +3,7 @@ import { logUrl } from '@/lib/log-links';
 import { dateTime, ms, shortDuration } from '@/lib/ui/format';
 import { Badge, type Tone } from '../ui/badge';
 import { UserText } from '../ui/user-text';
+import { LongUserText } from '../ui/long-user-text';
 
 const OUTCOME: Record<string, [Tone, string]> = {
   completed: ['emerald', 'completed'],
@@ -71,7 +72,7 @@ export function AttemptList({
             {a.error && (
               // A snooze's message says why the job was put off: no error.
               <p className={`mt-2 whitespace-pre-wrap wrap-anywhere text-sm ${a.outcome === 'snoozed' ? 'text-zinc-600 dark:text-zinc-300' : 'text-red-700 dark:text-red-300'}`}>
-                <UserText text={a.error} multiline />
+                <LongUserText text={a.error} multiline />
               </p>
             )}
             {a.errorStack && (

@@ -113,3 +113,21 @@ test("the overview at 390 px: a 200-character queue name wraps in its cell, and 
   await expect.poll(() => lines(cell), { message: '`reminders` on one line' }).toBe(1);
   await expect.poll(() => pageOverflow(page)).toBeLessThanOrEqual(0);
 });
+
+test("a job's 10 KB error: its page shows the start, and the rest on asking", async ({ page }) => {
+  const token = `tail${Date.now()}`;
+  const error = `upstream answered 502: <html>${'<p>Bad gateway</p>'.repeat(550)}</html> ${token}`;
+  const id = await failedJob({ queue: 'billing', type: 'payment.capture', error, worker: 'vm:9307:65041e' });
+  await page.setViewportSize(LAPTOP);
+  await page.goto(`/jobs/${id}`);
+  const last = page.getByTestId('last-error');
+  await expect(last).toContainText('upstream answered 502: <html><p>Bad gateway</p>');
+  await expect(last).not.toContainText(token);
+  // The timeline beside it, and the attempts below, are not pushed a screen away.
+  const height = await last.evaluate((e) => e.getBoundingClientRect().height);
+  expect(height).toBeLessThan(400);
+  await last.getByRole('button', { name: /show all \([\d,]+ more characters\)/ }).click();
+  await expect(last).toContainText(token);
+  await last.getByRole('button', { name: 'show less' }).click();
+  await expect(last).not.toContainText(token);
+});

@@ -13,6 +13,7 @@ import { ActionButton } from '@/components/actions/action-button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { UserText } from '@/components/ui/user-text';
+import { LongUserText } from '@/components/ui/long-user-text';
 import { copyJob, jobDetailQuery, jobPayloadQuery, rescheduleJob } from '@/lib/api/jobs';
 import { jobKeys } from '@/lib/api/keys';
 import { placeInLine, priorityMeaning } from '@/lib/api/priority';
@@ -299,7 +300,7 @@ export function JobView({ id }: { id: string }) {
             <div className="mt-3">
               <p className="text-xs text-zinc-500">Last error</p>
               <p className="whitespace-pre-wrap wrap-anywhere text-sm text-red-700 dark:text-red-300" data-testid="last-error">
-                <UserText text={lastError} multiline />
+                <LongUserText text={lastError} multiline />
               </p>
             </div>
           )}
