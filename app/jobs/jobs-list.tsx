@@ -56,7 +56,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   // cheap to ask every 15 s).
   const stats = useQuery(statsQuery(15_000));
   const sweep = stats.data ? sweepOf(stats.data, now - ms(stats.data.computedAt)!) : SWEEPING;
-  const heartbeatMs = useQuery(consoleMetaQuery()).data?.heartbeatMs ?? null;
+  const cadence = useQuery(consoleMetaQuery()).data ?? null;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
   const lastClicked = useRef<string | null>(null);
@@ -193,7 +193,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
         </EmptyState>
       ) : (
         <>
-          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweep={sweep} heartbeatMs={heartbeatMs} suspectStreak={SUSPECT_STREAK} />}
+          {rows.length > 0 && <JobTable rows={rows} nowMs={now} selected={selected} onToggle={onToggle} onToggleAll={onToggleAll} sweep={sweep} cadence={cadence} suspectStreak={SUSPECT_STREAK} />}
           {rows.length > LOOKUP_MAX && (
             <p className="text-sm text-zinc-500" data-testid="not-live-rows">
               The first {LOOKUP_MAX} rows refresh live; the {int(rows.length - LOOKUP_MAX)} below them are as they were loaded.

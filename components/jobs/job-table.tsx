@@ -8,7 +8,7 @@ import { ago, ms } from '@/lib/ui/format';
 import { SWEEPING, type Sweep } from '@/lib/ui/sweep';
 import { visible } from '@/lib/ui/visible';
 import { UserText } from '../ui/user-text';
-import { Attempts, HeartbeatAge, LeaseCountdown } from './lease';
+import { Attempts, type Cadence, HeartbeatAge, LeaseCountdown } from './lease';
 import { PriorityBadge } from './priority-badge';
 import { StatusBadge } from './status-badge';
 
@@ -29,14 +29,14 @@ export interface JobTableProps {
   onToggleAll(select: boolean): void;
   /** Who moves an expired lease on (see LeaseCountdown); the live workers' sweep when unknown. */
   sweep?: Sweep;
-  /** The renewal interval the console is configured with (see heartbeatLate); null when unknown. */
-  heartbeatMs?: number | null;
+  /** The lease and renewal interval the console is configured with (see heartbeatLate); null when unknown. */
+  cadence?: Cadence | null;
   /** Lost leases in a row from which a job is a suspect, a likely poison (lib/queue/job.ts SUSPECT_STREAK); null: not flagged. */
   suspectStreak?: number | null;
 }
 
 /** The jobs list: one row per job, selectable (shift-click selects a range). */
-export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep = SWEEPING, heartbeatMs = null, suspectStreak = null }: JobTableProps) {
+export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep = SWEEPING, cadence = null, suspectStreak = null }: JobTableProps) {
   const columns = useMemo(
     () => [
       col.display({
@@ -120,7 +120,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
               </span>
               <span className="flex flex-wrap gap-2">
                 <LeaseCountdown job={j} nowMs={nowMs} sweep={sweep} />
-                <HeartbeatAge job={j} nowMs={nowMs} heartbeatMs={heartbeatMs} />
+                <HeartbeatAge job={j} nowMs={nowMs} cadence={cadence} />
               </span>
               <LastCheckpoint job={j} nowMs={nowMs} />
             </span>
@@ -153,7 +153,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
         ),
       }),
     ],
-    [rows, nowMs, selected, onToggle, onToggleAll, sweep, heartbeatMs, suspectStreak],
+    [rows, nowMs, selected, onToggle, onToggleAll, sweep, cadence, suspectStreak],
   );
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
   return (

@@ -46,14 +46,22 @@ test('renewals stopped: late once the row, as read, shows no renewal for more th
   assert.equal(heartbeatLate(job({ status: 'completed', readAt: '2026-12-01T10:00:20.000Z' }), at('2026-12-01T10:00:20.000Z')), false);
 });
 
-test('late is judged by the renewal interval the console is configured with, when it is known', () => {
+test('late is judged by the renewal interval the console is configured with, when its lease is the job\'s', () => {
   // lease 30 s, renewals every 20 s (LEASEHOLD_HEARTBEAT_MS=20000): 16 s without one is on time
-  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:16.000Z' }), at('2026-12-01T10:00:16.500Z'), 20_000), false);
-  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:29.000Z' }), at('2026-12-01T10:00:29.500Z'), 20_000), false, 'not before 30 s: the expired badge says the rest');
+  const every = (heartbeatMs: number) => ({ leaseMs: 30_000, heartbeatMs });
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:16.000Z' }), at('2026-12-01T10:00:16.500Z'), every(20_000)), false);
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:29.000Z' }), at('2026-12-01T10:00:29.500Z'), every(20_000)), false, 'not before 30 s: the expired badge says the rest');
   // renewals every 2 s: 4 s without one is late
-  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:04.000Z' }), at('2026-12-01T10:00:04.500Z'), 2_000), true);
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:04.000Z' }), at('2026-12-01T10:00:04.500Z'), every(2_000)), true);
   // renewals every second: a renewal a little late (1.8 s) is jitter, not yet late
-  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:01.800Z' }), at('2026-12-01T10:00:02.000Z'), 1_000), false);
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:01.800Z' }), at('2026-12-01T10:00:02.000Z'), every(1_000)), false);
+});
+
+test("a job whose lease is not the console's was renewed by workers with other settings: judged by a third of its own lease", () => {
+  // The console renews every 2 s of a 6 s lease; this job's worker took a 30 s lease (every 10 s by default).
+  const cadence = { leaseMs: 6_000, heartbeatMs: 2_000 };
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:08.000Z' }), at('2026-12-01T10:00:08.500Z'), cadence), false, 'not late by the console\'s 2 s');
+  assert.equal(heartbeatLate(job({ readAt: '2026-12-01T10:00:16.000Z' }), at('2026-12-01T10:00:16.500Z'), cadence), true);
 });
 
 test('an expired lease says who moves it on: the sweep, or nobody while no worker is alive or their sweep has stopped', () => {

@@ -87,28 +87,36 @@ export function LeaseCountdown({ job, nowMs, sweep = SWEEPING }: { job: LeaseFie
   );
 }
 
+/** The lease and renewal interval the console is configured with (GET /api/console). */
+export type Cadence = { leaseMs: number; heartbeatMs: number };
+
 /**
  * Whether a running job's renewals have stopped coming: as of the row's read, no renewal for
- * one and a half renewal intervals, and a second more than one (`heartbeatMs`: the
- * console's LEASEHOLD_HEARTBEAT_MS, which npm start shares with its workers; unknown: a
- * third of the lease, the default) — so a renewal is missing: its worker may have died or
- * stalled, well before the lease runs out. Judged at the read (not at nowMs), so a row that
- * is simply not re-read is not called late.
+ * one and a half renewal intervals, and a second more than one — so a renewal is missing: its
+ * worker may have died or stalled, well before the lease runs out. Judged at the read (not
+ * at nowMs), so a row that is simply not re-read is not called late.
+ *
+ * The interval is the console's LEASEHOLD_HEARTBEAT_MS (npm start shares it with its
+ * workers) only when the job's own lease — from its last renewal to its end, which its
+ * worker set — is the console's lease too: workers started with other settings renew on
+ * their own schedule, and judging them by the console's called every job late (or none).
+ * Otherwise, or unknown: a third of the job's lease, the workers' default.
  */
-export function heartbeatLate(j: LeaseFields, nowMs: number, heartbeatMs?: number | null): boolean {
+export function heartbeatLate(j: LeaseFields, nowMs: number, cadence?: Cadence | null): boolean {
   if (j.status !== 'running' || !j.heartbeatAt || !j.leaseExpiresAt) return false;
   const beat = ms(j.heartbeatAt)!;
   const lease = ms(j.leaseExpiresAt)! - beat;
-  const interval = heartbeatMs ?? lease / 3;
+  // Within 2 ms: both ends are the database's microsecond times, read to the millisecond.
+  const interval = cadence && Math.abs(lease - cadence.leaseMs) <= 2 ? cadence.heartbeatMs : lease / 3;
   const seenAt = Math.min(nowMs, j.readAt ? ms(j.readAt)! : nowMs);
   // Half an interval late, and at least a second (short intervals on a busy machine jitter).
   return lease > 0 && seenAt - beat > Math.max(1.5 * interval, interval + 1_000);
 }
 
-export function HeartbeatAge({ job, nowMs, heartbeatMs }: { job: LeaseFields; nowMs: number; heartbeatMs?: number | null }) {
+export function HeartbeatAge({ job, nowMs, cadence }: { job: LeaseFields; nowMs: number; cadence?: Cadence | null }) {
   if (!job.heartbeatAt) return null;
   const age = nowMs - ms(job.heartbeatAt)!;
-  if (heartbeatLate(job, nowMs, heartbeatMs))
+  if (heartbeatLate(job, nowMs, cadence))
     return (
       <span
         className="tabular text-orange-700 dark:text-orange-300"

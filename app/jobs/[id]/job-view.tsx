@@ -85,7 +85,7 @@ export function JobView({ id }: { id: string }) {
   // Who moves an expired lease on: the live workers' sweep, unless none is alive or it stopped.
   const w = d.workers;
   const sweep = w ? sweepOf({ workersAlive: w.anywhere, sweptAgoMs: w.sweptAgoMs, sweepStaleAfterMs: w.sweepStaleAfterMs }, now - ms(d.dbNow)!) : SWEEPING;
-  const heartbeatMs = meta.data?.heartbeatMs ?? null;
+  const cadence = meta.data ?? null;
   // The job's error is its last failure's; a later attempt that ended otherwise (a revoked
   // lease, a cancel) has its own, newer one. A snooze's message is no error.
   const lastError = j.error === null ? null : ([...d.attempts].reverse().find((a) => a.error && a.outcome !== 'snoozed')?.error ?? j.error);
@@ -198,7 +198,7 @@ export function JobView({ id }: { id: string }) {
             <div>
               <dt className="text-xs text-zinc-500">Heartbeat</dt>
               <dd>
-                <HeartbeatAge job={j} nowMs={now} heartbeatMs={heartbeatMs} />
+                <HeartbeatAge job={j} nowMs={now} cadence={cadence} />
               </dd>
             </div>
             <div>
