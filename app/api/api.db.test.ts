@@ -803,7 +803,7 @@ describe('what no route serves', () => {
       const get = r.methods.get('get');
       if (!get || r.path.includes('{')) continue; // a path parameter: the route's own tests
       if (r.path === '/api/health') continue; // probes may add a cache-buster: ignored there (below)
-      const required: Record<string, string> = { '/api/jobs/lookup': 'ids=1&', '/api/jobs/newer': 'after=1&', '/api/stats/history': 'range=24h&' };
+      const required: Record<string, string> = { '/api/cron': 'cron=*+*+*+*+*&', '/api/jobs/lookup': 'ids=1&', '/api/jobs/newer': 'after=1&', '/api/stats/history': 'range=24h&' };
       const res = await get(new Request(`http://test${r.path}?${required[r.path] ?? ''}zz_unknown=1`), { params: Promise.resolve({}) });
       const body = res.status === 400 ? await res.json() : null;
       if (!body || !/zz_unknown/.test(body.error?.message ?? '')) wrong.push(`GET ${r.path}: ${res.status}`);

@@ -448,6 +448,36 @@ describe('every route answers as documented', () => {
     assert.equal(meta.body.redisPrefix, process.env.LEASEHOLD_REDIS_PREFIX);
   });
 
+  test("GET /api/cron: an expression's next ticks as its schedule runs them; a 400 that says what is wrong", async () => {
+    const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
+    const daily = await call('GET', '/api/cron', { query: q({ cron: '30 4 * * *', timezone: 'Asia/Kolkata', count: '3' }) });
+    assert.equal(daily.status, 200);
+    assert.equal(daily.body.ticks.length, 3);
+    // 04:30 in Kolkata is 23:00 UTC the day before, a day apart, all after the database's now.
+    for (const [k, t] of daily.body.ticks.entries()) {
+      assert.match(t, /T23:00:00\.000Z$/);
+      assert.ok(Date.parse(t) > Date.parse(daily.body.dbNow));
+      if (k) assert.equal(Date.parse(t) - Date.parse(daily.body.ticks[k - 1]), 86_400_000);
+    }
+    // An H stands for what it stands for in the schedule of that name.
+    await scheduleUpsert(db.pool, { name: 'oa-hashed', cron: 'H H * * *', type: 'demo.noop' });
+    const [defined] = (await db.pool.query(`SELECT next_run_at FROM schedules WHERE name = 'oa-hashed'`)).rows;
+    const hashed = await call('GET', '/api/cron', { query: q({ cron: 'H H * * *', name: 'oa-hashed', count: '1' }) });
+    assert.deepEqual(hashed.body.ticks, [defined.next_run_at.toISOString()]);
+    await db.pool.query(`DELETE FROM schedules WHERE name = 'oa-hashed'`); // the schedules test below lists them
+    for (const [query, why] of [
+      [q({ cron: 'every hour' }), /cron "every hour" \(UTC\)/],
+      [q({ cron: '0 3 * * *', timezone: 'Mars/Olympus' }), /not a time zone name/],
+      [q({ cron: '30 4 1' }), /3 fields: five are needed/],
+      [q({ cron: '* * * * *', count: '11' }), /count/],
+      [q({ timezone: 'UTC' }), /cron/],
+    ] as const) {
+      const res = await call('GET', '/api/cron', { query });
+      assert.equal(res.status, 400, query);
+      assert.match(res.body.error.message, why);
+    }
+  });
+
   test('GET /api/queues, POST /api/queues/{name}, GET /api/schedules', async () => {
     const set = await call('POST', '/api/queues/{name}', { params: { name: 'oa-ctl' }, body: { paused: true, concurrencyLimit: 2 } });
     assert.equal(set.status, 200);

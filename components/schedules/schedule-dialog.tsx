@@ -7,6 +7,7 @@ import { visible } from '@/lib/ui/visible';
 import { ReasonField } from '../actions/reason-field';
 import { PrioritySelect } from '../jobs/priority-select';
 import { Button } from '../ui/button';
+import { CronPreview } from './cron-preview';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { fieldClass, labelClass } from '../ui/form';
 
@@ -44,6 +45,9 @@ export function ScheduleDialog({
   const [maxAttempts, setMaxAttempts] = useState(editing ? String(editing.maxAttempts) : '');
   const [overlap, setOverlap] = useState<ScheduleDto['overlap']>(editing?.overlap ?? 'allow');
   const [reason, setReason] = useState('');
+  // The zones this browser knows, as suggestions (the server checks the name), and its own:
+  // the default stays UTC, what a server's schedule is usually written in.
+  const [{ zones, mine }] = useState(() => ({ zones: Intl.supportedValuesOf?.('timeZone') ?? [], mine: Intl.DateTimeFormat().resolvedOptions().timeZone as string | undefined }));
   const [invalid, setInvalid] = useState<string | null>(null);
   const edit = <T,>(set: (v: T) => void) => (v: T) => {
     set(v);
@@ -92,9 +96,20 @@ export function ScheduleDialog({
           </label>
           <label className={labelClass}>
             Time zone
-            <input className={fieldClass} value={timezone} onChange={(e) => edit(setTimezone)(e.target.value)} aria-label="Time zone" required maxLength={64} />
+            <input className={fieldClass} value={timezone} onChange={(e) => edit(setTimezone)(e.target.value)} aria-label="Time zone" list="schedule-zones" required maxLength={64} />
+            <datalist id="schedule-zones">
+              {zones.map((z) => (
+                <option key={z} value={z} />
+              ))}
+            </datalist>
           </label>
+          {mine && mine !== timezone && (
+            <Button variant="ghost" className="self-end" onClick={() => edit(setTimezone)(mine)}>
+              Use mine ({mine})
+            </Button>
+          )}
         </div>
+        <CronPreview cron={cron} timezone={timezone} name={editing?.name ?? name} />
         <div className="flex flex-wrap gap-3">
           <label className={labelClass}>
             Job type

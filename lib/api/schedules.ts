@@ -50,3 +50,19 @@ export const defineSchedule = (name: string, definition: ScheduleDefinition, onl
 
 export const removeSchedule = (name: string, reason?: string) =>
   api<{ removed: string }>(`/api/schedules/${encodeURIComponent(name)}`, { method: 'DELETE', json: withReason(reason) });
+
+/** The next ticks of an expression as a schedule of that name would run them (GET /api/cron). */
+export interface CronTicksDto {
+  ticks: string[];
+  dbNow: string;
+}
+
+export const cronTicksQuery = (cron: string, timezone: string, name: string) =>
+  queryOptions({
+    queryKey: [...scheduleKeys.all, 'ticks', cron, timezone, name] as const,
+    queryFn: ({ signal }) => api<CronTicksDto>(`/api/cron?${new URLSearchParams({ cron, timezone, count: '3', ...(name ? { name } : {}) })}`, { signal, clock: true }),
+    enabled: cron.trim() !== '' && timezone.trim() !== '',
+    // An expression's ticks are a fact about it: asked again only as the clock passes them.
+    staleTime: 30_000,
+    retry: false,
+  });

@@ -426,6 +426,12 @@ export const scheduleSchema = z
     lastSkippedJobId: id.nullable().meta({ description: 'The unfinished run that tick met.' }),
   })
   .meta({ id: 'Schedule' });
+export const cronTicksSchema = z
+  .object({
+    ticks: z.array(dateTime).meta({ description: 'The next ticks after dbNow, earliest first.' }),
+    dbNow: dateTime,
+  })
+  .meta({ id: 'CronTicks' });
 export const schedulesSchema = z.object({ schedules: z.array(scheduleSchema), dbNow: dateTime }).meta({ id: 'Schedules' });
 export const scheduleChangeSchema = z
   .object({

@@ -499,6 +499,16 @@ export const scheduleBody = enqueueBody
   })
   .strict();
 
+/** GET /api/cron: the next ticks of a cron expression in a zone, as a schedule would run it (the console's schedule dialog shows them as you type). */
+export const cronTicksQuery = z
+  .object({
+    cron: safeText(1, SCHEDULE_CRON_MAX).meta({ description: 'Five fields, or six with seconds first.' }),
+    timezone: safeText(1, SCHEDULE_TIMEZONE_MAX).default('UTC').meta({ description: 'The IANA time zone of the expression; default UTC.' }),
+    name: scheduleName.optional().meta({ description: "The schedule's name: it fixes what an H in the expression stands for." }),
+    count: queryInt(1, 10, 5, 'How many ticks.'),
+  })
+  .strict();
+
 /** A schedule's definition: its cron, zone and overlap policy, and its job as an enqueue checks it (toEnqueueInput). */
 export const toScheduleInput = (name: string, cron: string, timezone: string | undefined, job: EnqueueInput, overlap?: ScheduleOverlap): ScheduleInput => ({
   name,

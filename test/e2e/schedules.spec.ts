@@ -147,6 +147,8 @@ test('a schedule is added, refused with why when its cron is wrong, edited and r
     const dialog = page.getByRole('dialog', { name: 'New schedule' });
     await dialog.getByLabel('Name').fill(name);
     await dialog.getByLabel('Cron').fill('0 25 * * *');
+    // Named while typing, before Save: the server's own check (GET /api/cron).
+    await expect(dialog.getByTestId('cron-preview-error')).toContainText('cron "0 25 * * *" (UTC)');
     await dialog.getByLabel('Job type').fill('demo.sleep');
     await dialog.getByLabel('Payload').fill('{"ms": 5}');
     await dialog.getByRole('combobox', { name: 'Priority' }).selectOption('4');
@@ -155,6 +157,10 @@ test('a schedule is added, refused with why when its cron is wrong, edited and r
     expect((await db().query(`SELECT 1 FROM schedules WHERE name = $1`, [name])).rowCount).toBe(0);
     await dialog.getByLabel('Cron').fill('0 3 * * *');
     await expect(dialog.getByRole('alert')).toHaveCount(0);
+    // Its next ticks, as the workers will run them: 03:00 each day.
+    await expect(dialog.getByTestId('cron-tick')).toHaveCount(3);
+    for (const tick of await dialog.getByTestId('cron-tick').allTextContents()) expect(tick).toMatch(/03:00:00 UTC/);
+    await expect(dialog.getByTestId('cron-preview-error')).toHaveCount(0);
     await screenshot(page, 'schedule-new');
     await dialog.getByRole('button', { name: 'Add schedule' }).click();
     await expect(dialog).toHaveCount(0);
@@ -243,4 +249,25 @@ test('a schedule that runs one at a time skips a tick while its run is unfinishe
     await db().query(`UPDATE jobs SET status = 'cancelled', finished_at = now(), cancel_requested_at = now() WHERE queue = $1 AND status = 'queued'`, [queue]);
     await db().query(`DELETE FROM schedules WHERE name = $1`, [name]);
   }
+});
+
+test.describe('an operator in Kolkata', () => {
+  test.use({ timezoneId: 'Asia/Kolkata' });
+  test('the schedule dialog offers their own zone, and its ticks are read in the zone chosen', async ({ page }) => {
+    await page.goto('/schedules');
+    await page.getByRole('button', { name: 'New schedule…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New schedule' });
+    await expect(dialog.getByLabel('Time zone')).toHaveValue('UTC');
+    await dialog.getByLabel('Cron').fill('30 9 * * 1-5');
+    await expect(dialog.getByTestId('cron-tick').first()).toContainText('09:30:00 UTC');
+    // Chromium may name the zone by its older alias (Asia/Calcutta): either is a zone the server knows.
+    await dialog.getByRole('button', { name: /^Use mine \(Asia\/(Kolkata|Calcutta)\)$/ }).click();
+    await expect(dialog.getByLabel('Time zone')).toHaveValue(/^Asia\/(Kolkata|Calcutta)$/);
+    await expect(dialog.getByRole('button', { name: /^Use mine/ })).toHaveCount(0);
+    await expect(dialog.getByTestId('cron-tick').first()).toContainText('09:30:00');
+    await expect(dialog.getByTestId('cron-tick').first()).not.toContainText('UTC');
+    const ticks = await dialog.getByTestId('cron-tick').allTextContents();
+    for (const t of ticks) expect(t).toMatch(/^(?: · )?(Mon|Tue|Wed|Thu|Fri) \d\d [A-Z][a-z]{2}, 09:30:00 GMT\+5:30/);
+    await dialog.getByRole('button', { name: 'Back' }).click();
+  });
 });

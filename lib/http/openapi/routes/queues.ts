@@ -1,7 +1,7 @@
 /** Queue controls and recurring jobs: /api/queues, /api/queues/:name, /api/schedules, /api/schedules/:name (define, remove), /api/schedules/:name/run|pause|resume. */
 import { z } from 'zod';
-import { queueControlsBody, queueName, scheduleActionBody, scheduleBody, scheduleName } from '../../schemas';
-import { queueControlResultSchema, queueControlsSchema, scheduleChangeSchema, scheduleDefinedSchema, scheduleRemovedSchema, scheduleRunSchema, schedulesSchema } from '../../responses';
+import { cronTicksQuery, queueControlsBody, queueName, scheduleActionBody, scheduleBody, scheduleName } from '../../schemas';
+import { cronTicksSchema, queueControlResultSchema, queueControlsSchema, scheduleChangeSchema, scheduleDefinedSchema, scheduleRemovedSchema, scheduleRunSchema, schedulesSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 const scheduleParams = z.object({ name: scheduleName.meta({ description: 'The schedule (URL-encoded).' }) });
@@ -34,6 +34,19 @@ export const queueRoutes = [
     summary: 'The recurring jobs (cron schedules)',
     tags: ['operations'],
     responses: { ...noQueryError, '200': jsonResponse('The schedules, with their next tick (database clock).', schedulesSchema), ...commonErrors },
+  }),
+  apiRoute('get', '/api/cron', {
+    operationId: 'cronTicks',
+    summary: "A cron expression's next ticks, as a schedule would run it",
+    description:
+      'Computed as the workers compute a schedule\'s next tick (from the database clock; `name` fixes what an H stands for). The console\'s schedule dialog shows them while an expression is typed. Writes nothing.',
+    tags: ['operations'],
+    requestParams: { query: cronTicksQuery },
+    responses: {
+      '200': jsonResponse('The ticks.', cronTicksSchema),
+      '400': errorResponse('Not a cron expression or time zone (the message says why), or an unknown parameter.'),
+      ...commonErrors,
+    },
   }),
   apiRoute('put', '/api/schedules/{name}', {
     operationId: 'defineSchedule',
