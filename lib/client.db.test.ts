@@ -17,6 +17,7 @@ import { cleanup } from '../test/cleanup';
 import { emptyDatabase, testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
 import { root, uniquePrefix } from '../test/processes';
+import { insertJob } from '../test/factories';
 import { waitFor } from '../test/wait';
 import { createClient, LeaseholdError } from './client';
 import { createLogger } from './log';
@@ -152,6 +153,59 @@ describe('enqueue, enqueueMany, get', () => {
     } finally {
       await bell.close();
     }
+  });
+});
+
+describe('cancel', () => {
+  const statusOf = async (id: string) => (await db.pool.query('SELECT status, cancel_requested_at IS NOT NULL AS asked FROM jobs WHERE job_id = $1', [id])).rows[0];
+  const auditRows = async () => (await db.pool.query(`SELECT actor, actor_kind, action, job_ids, reason, changed, skipped, state FROM audit_log WHERE actor_kind = 'client' ORDER BY audit_id`)).rows;
+
+  test('as the console cancels: queued at once, running asked to stop, finished left alone with why; audited as the client', async () => {
+    const { id: queued } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-cancel' });
+    const running = await insertJob(db.pool, { status: 'running', queue: 'c-cancel', workerId: 'h:1:client-test' });
+    const done = await insertJob(db.pool, { status: 'completed', queue: 'c-cancel' });
+    const before = (await auditRows()).length;
+    const r = await leasehold.cancel([queued, running, done, '987654321', queued], { reason: 'order 42 was refunded' });
+    assert.deepEqual(
+      r.items.map((i) => [i.id, i.ok, i.outcome]),
+      [
+        [queued, true, 'cancelled'],
+        [running, true, 'cancel_requested'],
+        [done, false, 'skipped'],
+        ['987654321', false, 'not_found'],
+      ],
+    );
+    assert.match(r.items[2]!.reason!, /completed/);
+    assert.deepEqual([r.changed, r.skipped], [2, 2]);
+    assert.equal((await statusOf(queued)).status, 'cancelled');
+    assert.deepEqual(await statusOf(running), { status: 'running', asked: true });
+    assert.deepEqual(await statusOf(done), { status: 'completed', asked: false });
+    const entries = (await auditRows()).slice(before);
+    assert.equal(entries.length, 1);
+    assert.equal(entries[0].actor, `${os.userInfo().username}@${os.hostname()}`);
+    assert.deepEqual([entries[0].action, entries[0].reason, entries[0].changed, entries[0].skipped, entries[0].state], ['cancel', 'order 42 was refunded', 2, 2, 'done']);
+    // One id, as a string.
+    const { id: one } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-cancel' });
+    assert.deepEqual((await leasehold.cancel(one)).items.map((i) => i.outcome), ['cancelled']);
+  });
+
+  test('ids or a reason it cannot take: a LeaseholdError naming them, and nothing written', async () => {
+    const { id } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-cancel-bad' });
+    const before = (await auditRows()).length;
+    for (const [ids, opts, why] of [
+      [[id, 'not-an-id'], {}, /"not-an-id" is not a job id/],
+      [[], {}, /give 1 to 1000 job ids \(0 given\)/],
+      [Array.from({ length: 1001 }, () => id), {}, /\(1001 given\)/],
+      [[id, '99999999999999999999'], {}, /is not a job id/],
+      [[id], { reason: 'x'.repeat(501) }, /reason/],
+    ] as const) {
+      const err = await leasehold.cancel(ids, opts).catch((e: unknown) => e);
+      assert.ok(err instanceof LeaseholdError, String(err));
+      assert.equal(err.code, 'invalid_request');
+      assert.match(err.message, why);
+    }
+    assert.equal((await statusOf(id)).status, 'queued');
+    assert.equal((await auditRows()).length, before);
   });
 });
 

@@ -25,12 +25,13 @@
 import pg from 'pg';
 import { commit, createPool, type Executor } from './db/client';
 import { detailDto } from './http/dto';
-import { enqueueBody, MAX_BULK_ENQUEUE, toEnqueueInput } from './http/schemas';
+import { enqueueBody, MAX_BULK_ENQUEUE, MAX_BULK_IDS, reasonText, toEnqueueInput } from './http/schemas';
 import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from './job-types';
 import { createLogger, type Logger } from './log';
 import { knownQueueError, QueueError } from './queue/errors';
 import { MAX_PAYLOAD_DEPTH } from './queue/text';
-import { type EnqueueInput, type EnqueueResult, jobEnqueue } from './queue/ops';
+import { type ActionOutcome, type EnqueueInput, type EnqueueResult, jobCancel, jobEnqueue } from './queue/ops';
+import { audited, jobActionEntry, processActor } from './audit/log';
 import { isJobIdText } from './queue/job';
 import { getJob } from './queue/read';
 import { type Doorbell, PgDoorbell, RedisDoorbell, type Ring } from './queue/signal';
@@ -42,7 +43,7 @@ export { QueueError as LeaseholdError } from './queue/errors';
 // For handlers: fail a job for good, retry it after a delay of the handler's choosing, or snooze it (no attempt spent).
 export { PermanentError, RetryError, SnoozeError } from './queue/errors';
 export type { ErrorCode } from './queue/errors';
-export type { EnqueueResult } from './queue/ops';
+export type { ActionOutcome, EnqueueResult } from './queue/ops';
 /** For a module of job types (LEASEHOLD_HANDLERS): what a handler is given. */
 export type { Handler, JobContext } from '../worker/handlers/types';
 /**
@@ -86,6 +87,13 @@ export interface JobInput {
 /** A job as get() returns it: always with its payload. */
 export type JobWithAttempts = Omit<ReturnType<typeof detailDto>, 'payloadText' | 'payloadOmitted'> & { payloadText: string };
 
+/** What cancel() did to each job, in the order given (a repeated id once). */
+export interface CancelReport {
+  changed: number;
+  skipped: number;
+  items: { id: string; ok: boolean; outcome: ActionOutcome; reason?: string }[];
+}
+
 /** Enqueue inside a transaction the caller controls; ring with afterCommit() after COMMIT. */
 export interface Transaction {
   /** The caller's connection, inside its transaction: run your own statements on it. */
@@ -102,6 +110,14 @@ export interface LeaseholdClient {
   enqueueMany(jobs: readonly JobInput[]): Promise<EnqueueResult[]>;
   /** The job with its attempts, or null. */
   get(id: string): Promise<JobWithAttempts | null>;
+  /**
+   * Cancels jobs (up to 1000), as the console's Cancel does: a queued or retrying job
+   * is cancelled at once; a running one is asked to stop (`cancel_requested`: its handler's
+   * signal aborts, and it ends cancelled unless it finishes first). A job already finished is
+   * left alone, with why. Audited with actor kind `client` (the process's user@host, or
+   * LEASEHOLD_ACTOR) and `reason`.
+   */
+  cancel(ids: string | readonly string[], opts?: { reason?: string }): Promise<CancelReport>;
   transaction(client: pg.PoolClient | pg.Client): Transaction;
   withTransaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   withTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>): Promise<T>;
@@ -314,6 +330,18 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       if (!d) return null;
       const { payloadOmitted: _never, ...dto } = detailDto(d);
       return { ...dto, payloadText: d.payloadText! }; // read with its payload (getJob's default)
+    },
+    async cancel(given, opts = {}) {
+      const ids = typeof given === 'string' ? [given] : [...given];
+      // Checked as POST /api/actions/cancel checks them, before anything is written.
+      const bad = ids.find((id) => !isJobIdText(id));
+      if (bad !== undefined) throw new QueueError('invalid_request', `cancel: ${JSON.stringify(String(bad).slice(0, 40))} is not a job id`);
+      if (ids.length === 0 || ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `cancel: give 1 to ${MAX_BULK_IDS} job ids (${ids.length} given)`);
+      const reason = reasonText.safeParse(opts.reason ?? '');
+      if (!reason.success) throw new QueueError('invalid_request', `cancel: reason: ${reason.error.issues[0]?.message ?? 'invalid'}`);
+      const { entry, outcome } = jobActionEntry('cancel', ids, reason.data || null);
+      const r = await audited(pool, { actor: processActor(), actorKind: 'client' }, entry, () => jobCancel(pool, { ids }), outcome).catch(asLeaseholdError);
+      return { changed: r.changed, skipped: r.skipped, items: r.items.map(({ job: _job, ...item }) => item) };
     },
     transaction,
     withTransaction: withTransaction as LeaseholdClient['withTransaction'],

@@ -4,6 +4,7 @@
  * job's timeline live here too. Producers' enqueues and the worker's own transitions are
  * not operator actions and are not logged here.
  */
+import os from 'node:os';
 import type { Executor } from '../db/client';
 import { log } from '../log';
 import type { Principal } from '../auth/roles';
@@ -11,7 +12,23 @@ import { knownQueueError, QueueError } from '../queue/errors';
 import { type ActionReport, workerQuietOne } from '../queue/ops';
 import type { AuditAction } from './actions';
 
-export type ActorKind = 'user' | 'token' | 'cli' | 'system' | 'anonymous';
+export type ActorKind = 'user' | 'token' | 'cli' | 'client' | 'system' | 'anonymous';
+
+/**
+ * The process's user on its host (`deploy@app-3`), or LEASEHOLD_ACTOR: who acted, for the
+ * CLI and the library's client (which trust whoever holds the database URL).
+ */
+export function processActor(): string {
+  let user = process.env.LEASEHOLD_ACTOR?.trim();
+  if (!user) {
+    try {
+      user = os.userInfo().username;
+    } catch {
+      user = process.env.USER ?? 'unknown';
+    }
+  }
+  return `${user}@${os.hostname()}`.slice(0, 200);
+}
 
 export interface AuditInput {
   actor: string;

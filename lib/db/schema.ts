@@ -474,7 +474,7 @@ export const auditLog = pgTable(
     state: text('state').notNull().default('done'),
   },
   (t) => [
-    check('audit_log_actor_kind_known', sql`actor_kind IN ('user', 'token', 'cli', 'system', 'anonymous')`),
+    check('audit_log_actor_kind_known', sql`actor_kind IN ('user', 'token', 'cli', 'client', 'system', 'anonymous')`),
     check('audit_log_state_known', sql`state IN ('started', 'done', 'failed')`),
     index('audit_log_job_ids_idx').using('gin', t.jobIds),
     index('audit_log_actor_idx').on(t.actor, t.auditId),

@@ -756,7 +756,7 @@ export const auditEntrySchema = z
     id: z.string(),
     at: z.string(),
     actor: z.string(),
-    actorKind: z.enum(['user', 'token', 'cli', 'system', 'anonymous']),
+    actorKind: z.enum(['user', 'token', 'cli', 'client', 'system', 'anonymous']),
     action: z.string().meta({ description: AUDIT_ACTION_NAMES.map((a) => `${a} (${AUDIT_ACTIONS[a]})`).join(', ') }),
     target: z.record(z.string(), z.unknown()).meta({ description: 'What it applied to: {ids}, {filter, maxId}, {all}, {queue}, {user}, {token}, {schedule}, {view, page}.' }),
     jobIds: z.array(z.string()).meta({ description: 'The jobs it touched (the first 50; details.jobCount has the count).' }),

@@ -2,9 +2,8 @@
  * What every verb of `npx leasehold` shares: exit codes, opening and closing the database
  * and the doorbell, mapping errors to exit codes, tables, JSON output, progress bars.
  */
-import os from 'node:os';
 import { InvalidArgumentError } from 'commander';
-import { audited, type AuditOutcome, type AuditStart } from '../../lib/audit/log';
+import { audited, type AuditOutcome, type AuditStart, processActor } from '../../lib/audit/log';
 import { SingleBar } from 'cli-progress';
 import Table from 'cli-table3';
 import type pg from 'pg';
@@ -271,17 +270,7 @@ export function progressBar(enabled: boolean, o: { label: string; total: number 
 // ---------------------------------------------------------------- audit
 
 /** Who ran this command: the OS user on this host (the CLI trusts whoever holds the database URL). */
-export function cliActor(): string {
-  let user = process.env.LEASEHOLD_ACTOR?.trim();
-  if (!user) {
-    try {
-      user = os.userInfo().username;
-    } catch {
-      user = process.env.USER ?? 'unknown';
-    }
-  }
-  return `${user}@${os.hostname()}`.slice(0, 200);
-}
+export const cliActor = processActor;
 
 /** A CLI action inside its audit entry (actor kind `cli`; see `audited`). */
 export function auditCli<R>(db: pg.Pool, start: AuditStart, run: () => Promise<R>, outcome: (result: R) => AuditOutcome): Promise<R> {
