@@ -470,6 +470,8 @@ describe('every route answers as documented', () => {
       [q({ cron: '0 3 * * *', timezone: 'Mars/Olympus' }), /not a time zone name/],
       [q({ cron: '30 4 1' }), /3 fields: five are needed/],
       [q({ cron: '* * * * *', count: '11' }), /count/],
+      [q({ cron: 'H H * * *' }), /an H stands for a value the schedule's name fixes: give name/],
+      [q({ cron: '0 3 * * *', name: 'x'.repeat(201) }), /name/],
       [q({ timezone: 'UTC' }), /cron/],
     ] as const) {
       const res = await call('GET', '/api/cron', { query });

@@ -14,6 +14,7 @@ import { jobKeys, scheduleKeys, statsKeys } from '@/lib/api/keys';
 import { defineSchedule, removeSchedule, runScheduleNow, type ScheduleDefinition, schedulesQuery, setSchedulePaused, type ScheduleRunDto } from '@/lib/api/schedules';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { ScheduleDialog } from '@/components/schedules/schedule-dialog';
+import { CronTicks } from './cron-ticks';
 import { statsQuery } from '@/lib/api/stats';
 import type { ScheduleDto } from '@/lib/api/types';
 import { ago, dateTime, duration, ms } from '@/lib/ui/format';
@@ -181,6 +182,7 @@ export function SchedulesView() {
           onSave={(name, definition) => define.mutate({ name, definition, onlyNew: !asking.schedule })}
           onEdit={() => define.isError && define.reset()}
           onClose={close}
+          preview={(draft) => <CronTicks {...draft} />}
         />
       )}
       {asking?.action === 'remove' && (

@@ -100,7 +100,9 @@ export type Cadence = { leaseMs: number; heartbeatMs: number };
  * workers) only when the job's own lease — from its last renewal to its end, which its
  * worker set — is the console's lease too: workers started with other settings renew on
  * their own schedule, and judging them by the console's called every job late (or none).
- * Otherwise, or unknown: a third of the job's lease, the workers' default.
+ * Otherwise, or unknown: a third of the job's lease, the workers' default. (Workers with the
+ * console's lease but a longer LEASEHOLD_HEARTBEAT_MS of their own are not told apart: give
+ * the console the same setting.)
  */
 export function heartbeatLate(j: LeaseFields, nowMs: number, cadence?: Cadence | null): boolean {
   if (j.status !== 'running' || !j.heartbeatAt || !j.leaseExpiresAt) return false;

@@ -1,5 +1,5 @@
 'use client';
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { DEFAULT_PRIORITY } from '@/lib/api/priority';
 import type { ScheduleDefinition } from '@/lib/api/schedules';
 import type { ScheduleDto } from '@/lib/api/types';
@@ -7,7 +7,6 @@ import { visible } from '@/lib/ui/visible';
 import { ReasonField } from '../actions/reason-field';
 import { PrioritySelect } from '../jobs/priority-select';
 import { Button } from '../ui/button';
-import { CronPreview } from './cron-preview';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { fieldClass, labelClass } from '../ui/form';
 
@@ -25,6 +24,7 @@ export function ScheduleDialog({
   onSave,
   onEdit,
   onClose,
+  preview,
 }: {
   editing: ScheduleDto | null;
   knownTypes: readonly string[];
@@ -34,6 +34,8 @@ export function ScheduleDialog({
   /** The operator changed what they send: the last answer's error no longer applies. */
   onEdit?(): void;
   onClose(): void;
+  /** What the cron being typed means (its next ticks), read by the page: components do not fetch. */
+  preview?(draft: { cron: string; timezone: string; name: string }): ReactNode;
 }) {
   const [name, setName] = useState(editing?.name ?? '');
   const [cron, setCron] = useState(editing?.cron ?? '');
@@ -109,7 +111,7 @@ export function ScheduleDialog({
             </Button>
           )}
         </div>
-        <CronPreview cron={cron} timezone={timezone} name={editing?.name ?? name} />
+        {preview?.({ cron, timezone, name: editing?.name ?? name })}
         <div className="flex flex-wrap gap-3">
           <label className={labelClass}>
             Job type

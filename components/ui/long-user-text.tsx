@@ -11,14 +11,21 @@ import { UserText } from './user-text';
 export function LongUserText({ text, multiline }: { text: string | null | undefined; multiline?: boolean }) {
   const [all, setAll] = useState(false);
   if (!text) return null;
-  const cut = all ? null : clampText(text);
+  const cut = clampText(text);
+  const shown = cut && !all ? cut : null;
   return (
     <>
-      <UserText text={cut ? cut.head : text} multiline={multiline} />
-      {cut && '… '}
-      {(cut || all) && (
-        <button type="button" onClick={() => setAll(!all)} className="whitespace-nowrap text-xs text-sky-700 hover:underline dark:text-sky-400" data-testid="show-all-text">
-          {cut ? `show all (${int(cut.rest)} more characters)` : 'show less'}
+      <UserText text={shown ? shown.head : text} multiline={multiline} />
+      {shown && '… '}
+      {cut && (
+        <button
+          type="button"
+          onClick={() => setAll(!all)}
+          aria-expanded={all}
+          className="whitespace-nowrap text-xs text-sky-700 hover:underline dark:text-sky-400"
+          data-testid="show-all-text"
+        >
+          {all ? 'show less' : `show all (${int(cut.rest)} more character${cut.rest === 1 ? '' : 's'})`}
         </button>
       )}
     </>

@@ -51,18 +51,27 @@ export const defineSchedule = (name: string, definition: ScheduleDefinition, onl
 export const removeSchedule = (name: string, reason?: string) =>
   api<{ removed: string }>(`/api/schedules/${encodeURIComponent(name)}`, { method: 'DELETE', json: withReason(reason) });
 
-/** The next ticks of an expression as a schedule of that name would run them (GET /api/cron). */
+/** The next ticks of an expression as a schedule of that name would run them (GET /api/cron), with the zone they were asked in. */
 export interface CronTicksDto {
   ticks: string[];
   dbNow: string;
+  timezone: string;
 }
 
 export const cronTicksQuery = (cron: string, timezone: string, name: string) =>
   queryOptions({
     queryKey: [...scheduleKeys.all, 'ticks', cron, timezone, name] as const,
-    queryFn: ({ signal }) => api<CronTicksDto>(`/api/cron?${new URLSearchParams({ cron, timezone, count: '3', ...(name ? { name } : {}) })}`, { signal, clock: true }),
+    queryFn: async ({ signal }) => ({
+      ...(await api<Omit<CronTicksDto, 'timezone'>>(`/api/cron?${new URLSearchParams({ cron, timezone, count: '3', ...(name ? { name } : {}) })}`, { signal, clock: true })),
+      timezone,
+    }),
     enabled: cron.trim() !== '' && timezone.trim() !== '',
-    // An expression's ticks are a fact about it: asked again only as the clock passes them.
-    staleTime: 30_000,
+    // Asked again once the first tick has passed (a dialog left open), not before: the ticks
+    // of an expression only change as the clock passes them.
+    staleTime: Infinity,
+    refetchInterval: (q) => {
+      const first = q.state.data?.ticks[0];
+      return first ? Math.max(1_000, Date.parse(first) - Date.now() + 500) : false;
+    },
     retry: false,
   });

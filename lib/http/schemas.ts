@@ -12,7 +12,7 @@ import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../queue/job';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
@@ -504,7 +504,7 @@ export const cronTicksQuery = z
   .object({
     cron: safeText(1, SCHEDULE_CRON_MAX).meta({ description: 'Five fields, or six with seconds first.' }),
     timezone: safeText(1, SCHEDULE_TIMEZONE_MAX).default('UTC').meta({ description: 'The IANA time zone of the expression; default UTC.' }),
-    name: scheduleName.optional().meta({ description: "The schedule's name: it fixes what an H in the expression stands for." }),
+    name: safeText(1, SCHEDULE_NAME_MAX).optional().meta({ description: "The schedule's name: it fixes what an H in the expression stands for (an expression with H needs it)." }),
     count: queryInt(1, 10, 5, 'How many ticks.'),
   })
   .strict();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nextTick } from './cron';
+import { cronUsesHash, nextTick } from './cron';
 
 test("a tick is always after the instant it is computed from, across a half-hour daylight-saving change (Pacific/Chatham)", () => {
   // cron-parser answers 12:15Z for the next */15 tick after 13:00Z on the day Chatham's clocks
@@ -25,4 +25,9 @@ test('an expression of other than five or six fields is refused: the parser woul
   assert.equal(nextTick('0 30 4 1 * *', 'UTC', after).toISOString(), '2027-01-01T04:30:00.000Z', 'six: seconds first');
   assert.equal(nextTick('@daily', 'UTC', after).toISOString(), '2026-12-06T00:00:00.000Z', 'an alias is one word');
   assert.throws(() => nextTick('@reboot', 'UTC', after), /"@reboot" \(UTC\): not an alias the parser knows \(@yearly, @annually, .*@weekends\)$/);
+});
+
+test('an H is found in any field, alone or with a range or step; not inside a day name', () => {
+  for (const c of ['H * * * *', '0 H * * *', 'H/15 * * * *', 'H(0-29) 3 * * *', '0 0 * * H']) assert.equal(cronUsesHash(c), true, c);
+  for (const c of ['0 3 * * THU', '0 3 * * MON-THU', '@hourly', '*/5 * * * *']) assert.equal(cronUsesHash(c), false, c);
 });

@@ -6,6 +6,8 @@
 import { CronExpressionParser } from 'cron-parser';
 import { QueueError } from './errors';
 
+export { cronUsesHash } from './job';
+
 /** cron-parser's aliases (its PredefinedExpressions, which it does not export), for an error's text. */
 const CRON_ALIASES = '@yearly, @annually, @monthly, @weekly, @daily, @hourly, @minutely, @secondly, @weekdays, @weekends';
 

@@ -144,6 +144,14 @@ export const singletonHolderSql = (alias: string) =>
   `(SELECT h.job_id FROM jobs h WHERE h.singleton_key = ${alias}.singleton_key AND ${holdsSingletonKey('h')} AND h.job_id <> ${alias}.job_id LIMIT 1)`;
 
 /** The longest cron expression and time zone name a schedule may have: the API's schema and a schedule's own check hold them alike. */
+/**
+ * Whether an expression has an H (a value drawn from the schedule's name: `H * * * *` runs
+ * once an hour at a minute its name fixes). Not the H inside a day name (THU).
+ */
+export const cronUsesHash = (cron: string) => /(^|[^A-Za-z])H([^A-Za-z]|$)/.test(cron);
+
+/** Schedule names are at most this long (the tick's idempotency key must fit in 255). */
+export const SCHEDULE_NAME_MAX = 200;
 export const SCHEDULE_CRON_MAX = 200;
 export const SCHEDULE_TIMEZONE_MAX = 64;
 

@@ -6,6 +6,8 @@ test('a text that fits is shown whole', () => {
   assert.equal(clampText('short'), null);
   assert.equal(clampText('x'.repeat(600)), null);
   assert.equal(clampText('a\nb\nc', { lines: 3 }), null);
+  assert.equal(clampText('a\nb\nc\n', { lines: 3 }), null, 'a final newline is not "1 more character"');
+  assert.equal(clampText(`${'x'.repeat(600)}  \n`), null);
 });
 
 test('a long text is cut at the character limit, and says how much is left', () => {

@@ -14,6 +14,7 @@ export function clampText(text: string, { chars = 600, lines = 8 }: { chars?: nu
       break;
     }
   }
-  if (end >= points.length) return null;
+  // What would be left out is nothing, or only space (a final newline): the whole text.
+  if (end >= points.length || !points.slice(end).join('').trim()) return null;
   return { head: points.slice(0, end).join(''), rest: points.length - end };
 }

@@ -1,7 +1,8 @@
 import { json, readQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { cronTicksQuery } from '@/lib/http/schemas';
-import { nextTick } from '@/lib/queue/cron';
+import { cronUsesHash, nextTick } from '@/lib/queue/cron';
+import { QueueError } from '@/lib/queue/errors';
 import { dbNow } from '@/lib/queue/read';
 import { serverContext } from '@/lib/server/context';
 
@@ -12,6 +13,12 @@ import { serverContext } from '@/lib/server/context';
  */
 export const GET = route('viewer', async (req: Request) => {
   const q = cronTicksQuery.parse(readQuery(req));
+  // Without the name an H is a new random draw at each tick: a series no schedule runs.
+  if (cronUsesHash(q.cron) && q.name === undefined) {
+    throw new QueueError('invalid_request', `cron ${JSON.stringify(q.cron)}: an H stands for a value the schedule's name fixes: give name`);
+  }
+  // Checked before the database is asked: a mistyped expression is a 400 even while it is away.
+  nextTick(q.cron, q.timezone, new Date(), q.name);
   const now = await dbNow(serverContext().readPool);
   const ticks: Date[] = [];
   for (let after = now; ticks.length < q.count; after = ticks.at(-1)!) ticks.push(nextTick(q.cron, q.timezone, after, q.name));

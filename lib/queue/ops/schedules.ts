@@ -4,7 +4,7 @@ import { type Executor, useConnection, useTransaction } from '../../db/client';
 import { log } from '../../log';
 import { nextTick } from '../cron';
 import { QueueError } from '../errors';
-import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../job';
+import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
 import { storableText } from '../text';
@@ -92,9 +92,6 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput, opts: { onl
   if (!rows[0]) throw new QueueError('state_forbids', `a schedule named ${JSON.stringify(s.name.slice(0, 200))} exists already: edit it, or choose another name`);
   return toSchedule(rows[0]);
 }
-
-/** Schedule names are at most this long (the tick's idempotency key must fit in 255). */
-export const SCHEDULE_NAME_MAX = 200;
 
 function scheduleProblem(s: ScheduleInput): string | null {
   const text = (v: string | undefined, what: string) => (v !== undefined && (v.length < 1 || v.length > 200) ? `${what} must have 1 to 200 characters` : null);

@@ -1,4 +1,4 @@
-/** Queue controls and recurring jobs: /api/queues, /api/queues/:name, /api/schedules, /api/schedules/:name (define, remove), /api/schedules/:name/run|pause|resume. */
+/** Queue controls and recurring jobs: /api/queues, /api/queues/:name, /api/schedules, /api/schedules/:name (define, remove), /api/schedules/:name/run|pause|resume, and /api/cron (a cron expression's next ticks). */
 import { z } from 'zod';
 import { cronTicksQuery, queueControlsBody, queueName, scheduleActionBody, scheduleBody, scheduleName } from '../../schemas';
 import { cronTicksSchema, queueControlResultSchema, queueControlsSchema, scheduleChangeSchema, scheduleDefinedSchema, scheduleRemovedSchema, scheduleRunSchema, schedulesSchema } from '../../responses';
