@@ -21,6 +21,7 @@ import { insertJob } from '../test/factories';
 import { waitFor } from '../test/wait';
 import { createClient, LeaseholdError } from './client';
 import { createLogger } from './log';
+import { jobClaim, jobComplete } from './queue/ops';
 import { RedisDoorbell } from './queue/signal';
 
 const db = await testDatabase();
@@ -153,6 +154,38 @@ describe('enqueue, enqueueMany, get', () => {
     } finally {
       await bell.close();
     }
+  });
+});
+
+describe('waitFor', () => {
+  test('resolves with the job once a worker has completed it; not before', async () => {
+    const { id } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-wait' });
+    let settled = false;
+    const waiting = leasehold.waitFor(id, { timeoutMs: 60_000 }).finally(() => (settled = true));
+    // Claimed and running, as a worker does it (the same statements): still waiting.
+    assert.equal((await jobClaim(db.pool, { workerId: 'h:1:wait', leaseMs: 30_000, ids: [id] })).length, 1);
+    await waitFor('the job running', async () => (await leasehold.get(id))!.job.status === 'running');
+    assert.equal(settled, false);
+    assert.equal((await jobComplete(db.pool, { workerId: 'h:1:wait', items: [{ jobId: id, attempt: 1 }] })).size, 1);
+    const done = await waiting;
+    assert.equal(done.job.status, 'completed');
+    assert.equal(done.attempts.length, 1);
+    // A finished job: at once.
+    assert.equal((await leasehold.waitFor(id)).job.status, 'completed');
+  });
+
+  test('no such job: not_found; a timeout or an abort: the signal\'s reason, the job left as it is', async () => {
+    const missing = await leasehold.waitFor('987654321').catch((e: unknown) => e);
+    assert.ok(missing instanceof LeaseholdError);
+    assert.equal(missing.code, 'not_found');
+    const { id } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-wait-never' });
+    const timedOut = await leasehold.waitFor(id, { timeoutMs: 300 }).catch((e: unknown) => e);
+    assert.equal((timedOut as Error).name, 'TimeoutError');
+    const ac = new AbortController();
+    const aborted = leasehold.waitFor(id, { signal: ac.signal }).catch((e: unknown) => e);
+    ac.abort(new Error('the caller gave up'));
+    assert.equal(((await aborted) as Error).message, 'the caller gave up');
+    assert.equal((await leasehold.get(id))!.job.status, 'queued');
   });
 });
 

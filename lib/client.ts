@@ -22,6 +22,7 @@
  *   await pgClient.query('COMMIT');
  *   await tx.afterCommit();                       // rings; skip it after a ROLLBACK
  */
+import { setTimeout } from 'node:timers/promises';
 import pg from 'pg';
 import { commit, createPool, type Executor } from './db/client';
 import { detailDto } from './http/dto';
@@ -111,6 +112,13 @@ export interface LeaseholdClient {
   /** The job with its attempts, or null. */
   get(id: string): Promise<JobWithAttempts | null>;
   /**
+   * The job once it has finished (completed, failed or cancelled), read every 50 ms at first,
+   * then less often (at most each second). Rejects with a LeaseholdError `not_found` for no
+   * such job, and with the signal's reason when `signal` aborts or `timeoutMs` passes (a
+   * DOMException named TimeoutError); the job is left as it is.
+   */
+  waitFor(id: string, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<JobWithAttempts>;
+  /**
    * Cancels jobs (up to 1000), as the console's Cancel does: a queued or retrying job
    * is cancelled at once; a running one is asked to stop (`cancel_requested`: its handler's
    * signal aborts, and it ends cancelled unless it finishes first). A job already finished is
@@ -185,6 +193,9 @@ class DeferredDoorbell implements Doorbell {
     return null;
   }
 }
+
+/** The statuses a job does not leave by itself (an operator's requeue aside). */
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
 export function createClient(opts: ClientOptions = {}): LeaseholdClient {
   const log = opts.logger ?? createLogger({ role: 'client' });
@@ -309,6 +320,15 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     return inTransaction(txPool, (t) => fn(t.tx));
   }
 
+  async function get(id: string): Promise<JobWithAttempts | null> {
+    // The API's check: a number too large for a bigint is no job (not an error from SQL).
+    if (!isJobIdText(id)) return null;
+    const d = await getJob(pool, id).catch((err) => asLeaseholdError(err, { readOnly: true }));
+    if (!d) return null;
+    const { payloadOmitted: _never, ...dto } = detailDto(d);
+    return { ...dto, payloadText: d.payloadText! }; // read with its payload (getJob's default)
+  }
+
   return {
     async enqueue(job) {
       // The validation reads the registered types of a type not built in: its errors too.
@@ -323,13 +343,17 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       if (inputs.length <= MAX_BULK_ENQUEUE) return jobEnqueue(pool, inputs, { doorbell: await getDoorbell() }).catch(asLeaseholdError);
       return inTransaction(pool, (t) => t.insert(inputs)).catch(asLeaseholdError);
     },
-    async get(id) {
-      // The API's check: a number too large for a bigint is no job (not an error from SQL).
-      if (!isJobIdText(id)) return null;
-      const d = await getJob(pool, id).catch((err) => asLeaseholdError(err, { readOnly: true }));
-      if (!d) return null;
-      const { payloadOmitted: _never, ...dto } = detailDto(d);
-      return { ...dto, payloadText: d.payloadText! }; // read with its payload (getJob's default)
+    get,
+    async waitFor(id, opts = {}) {
+      const signals = [opts.signal, opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs)].filter((x) => x !== undefined);
+      const signal = signals.length ? AbortSignal.any(signals) : undefined;
+      for (let pause = 50; ; pause = Math.min(1_000, pause * 1.5)) {
+        signal?.throwIfAborted();
+        const d = await get(id);
+        if (!d) throw new QueueError('not_found', `no job with id ${JSON.stringify(String(id).slice(0, 40))}`);
+        if (FINISHED.has(d.job.status)) return d;
+        await setTimeout(pause, undefined, { signal }).catch(() => signal!.throwIfAborted());
+      }
     },
     async cancel(given, opts = {}) {
       const ids = typeof given === 'string' ? [given] : [...given];
