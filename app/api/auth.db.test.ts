@@ -79,6 +79,8 @@ function sampleFor(method: string, path: string): { params?: Record<string, stri
       return { query: 'page=jobs' };
     case 'get /api/stats/history':
       return { query: 'range=24h' };
+    case 'get /api/cron':
+      return { query: 'cron=0+3+*+*+*' };
     case 'post /api/views':
       return { body: { name: 'Queued in auth-q', page: 'jobs', query: 'status=queued&queue=auth-q' } };
     case 'delete /api/views/{id}':
