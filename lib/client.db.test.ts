@@ -231,8 +231,10 @@ describe('cancel', () => {
       [Array.from({ length: 1001 }, () => id), {}, /\(1001 given\)/],
       [[id, '99999999999999999999'], {}, /is not a job id/],
       [[id], { reason: 'x'.repeat(501) }, /reason/],
+      [42, {}, /give a job id or an array of them/],
+      [[id, 42], {}, /cancel: a number is not a job id/],
     ] as const) {
-      const err = await leasehold.cancel(ids, opts).catch((e: unknown) => e);
+      const err = await leasehold.cancel(ids as never, opts).catch((e: unknown) => e);
       assert.ok(err instanceof LeaseholdError, String(err));
       assert.equal(err.code, 'invalid_request');
       assert.match(err.message, why);

@@ -356,10 +356,12 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
       }
     },
     async cancel(given, opts = {}) {
-      const ids = typeof given === 'string' ? [given] : [...given];
-      // Checked as POST /api/actions/cancel checks them, before anything is written.
-      const bad = ids.find((id) => !isJobIdText(id));
-      if (bad !== undefined) throw new QueueError('invalid_request', `cancel: ${JSON.stringify(String(bad).slice(0, 40))} is not a job id`);
+      // Checked as POST /api/actions/cancel checks them, before anything is written (from plain
+      // JavaScript too: a number or an object is refused with the field named, not a TypeError).
+      if (typeof given !== 'string' && !Array.isArray(given)) throw new QueueError('invalid_request', 'cancel: give a job id or an array of them');
+      const ids: readonly string[] = typeof given === 'string' ? [given] : given;
+      const bad = ids.find((id) => typeof id !== 'string' || !isJobIdText(id));
+      if (bad !== undefined) throw new QueueError('invalid_request', `cancel: ${typeof bad === 'string' ? JSON.stringify(bad.slice(0, 40)) : `a ${typeof bad}`} is not a job id`);
       if (ids.length === 0 || ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `cancel: give 1 to ${MAX_BULK_IDS} job ids (${ids.length} given)`);
       const reason = reasonText.safeParse(opts.reason ?? '');
       if (!reason.success) throw new QueueError('invalid_request', `cancel: reason: ${reason.error.issues[0]?.message ?? 'invalid'}`);

@@ -23,6 +23,6 @@ export function CronTicks({ cron, timezone, name }: { cron: string; timezone: st
   if (!draft.cron) return null;
   if (needsName) return <CronPreview ticks={null} problem={{ text: 'an H stands for a value the schedule’s name fixes: name it to see its ticks', invalid: false }} stale={false} nowMs={nowMs} />;
   const problem = q.isError ? { text: q.error.message, invalid: q.error instanceof ApiError && q.error.status === 400 } : null;
-  const stale = q.isPlaceholderData || JSON.stringify(asked) !== JSON.stringify(draft);
+  const stale = q.isPlaceholderData || asked.cron !== draft.cron || asked.timezone !== draft.timezone || asked.name !== draft.name;
   return <CronPreview ticks={q.data ? { at: q.data.ticks, timezone: q.data.timezone } : null} problem={problem} stale={stale} nowMs={nowMs} />;
 }

@@ -65,7 +65,6 @@ export const cronTicksQuery = (cron: string, timezone: string, name: string) =>
       ...(await api<Omit<CronTicksDto, 'timezone'>>(`/api/cron?${new URLSearchParams({ cron, timezone, count: '3', ...(name ? { name } : {}) })}`, { signal, clock: true })),
       timezone,
     }),
-    enabled: cron.trim() !== '' && timezone.trim() !== '',
     // Asked again once the first tick has passed (a dialog left open), not before: the ticks
     // of an expression only change as the clock passes them.
     staleTime: Infinity,
