@@ -23,6 +23,7 @@ import { createClient, LeaseholdError } from './client';
 import { createLogger } from './log';
 import { jobClaim, jobComplete } from './queue/ops';
 import { RedisDoorbell } from './queue/signal';
+import { FsResultStore } from './results';
 
 const db = await testDatabase();
 const prefix = uniquePrefix('client');
@@ -241,6 +242,92 @@ describe('cancel', () => {
     }
     assert.equal((await statusOf(id)).status, 'queued');
     assert.equal((await auditRows()).length, before);
+  });
+});
+
+describe('requeue and reschedule', () => {
+  const row = async (id: string) =>
+    (await db.pool.query('SELECT status, attempt_count, max_attempts, result_key, lease_expires_at, priority, run_at > now() + interval \'50 minutes\' AS later FROM jobs WHERE job_id = $1', [id])).rows[0];
+  const lastClientEntry = async () =>
+    (await db.pool.query(`SELECT action, reason, changed, skipped, details, actor_kind FROM audit_log WHERE actor_kind = 'client' ORDER BY audit_id DESC LIMIT 1`)).rows[0];
+
+  test('requeue as the console does: a finished job due again and rung, its result deleted; a running one left unless its lease is revoked', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-client-results-'));
+    cleanup(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const store = new FsResultStore(dir);
+    const withStore = createClient({ databaseUrl: db.url, redisUrl: REDIS_URL, redisPrefix: prefix, results: store });
+    cleanup(() => withStore.close());
+    const failed = await insertJob(db.pool, { status: 'failed', queue: 'c-requeue', attemptCount: 3, maxAttempts: 3 });
+    const done = await insertJob(db.pool, { status: 'completed', queue: 'c-requeue' });
+    const key = await store.put(done, 1, Buffer.from('{"ok":true}'));
+    await db.pool.query('UPDATE jobs SET result_key = $2 WHERE job_id = $1', [done, key]);
+    const running = await insertJob(db.pool, { status: 'running', queue: 'c-requeue', workerId: 'h:1:client-test' });
+
+    const r = await withStore.requeue([failed, done, running], { resetAttempts: true, reason: 'the upstream is back' });
+    assert.deepEqual(
+      r.items.map((i) => [i.id, i.outcome]),
+      [
+        [failed, 'requeued'],
+        [done, 'requeued'],
+        [running, 'skipped'],
+      ],
+    );
+    assert.match(r.items[2]!.reason!, /lease/);
+    assert.equal((await row(failed)).status, 'queued');
+    assert.deepEqual([(await row(failed)).attempt_count, (await row(failed)).max_attempts], [3, 6], 'resetAttempts: three attempts more');
+    assert.equal((await row(done)).result_key, null);
+    assert.equal(await store.get(key), null, "the completed job's last result is deleted");
+    assert.deepEqual((await rung('c-requeue')).sort(), [failed, done].sort());
+    assert.equal((await row(running)).status, 'running');
+    const entry = await lastClientEntry();
+    assert.deepEqual([entry.action, entry.reason, entry.changed, entry.skipped], ['requeue', 'the upstream is back', 2, 1]);
+    assert.equal(entry.details.resetAttempts, true);
+
+    const revoked = await leasehold.requeue(running, { revokeLease: true });
+    assert.deepEqual(revoked.items.map((i) => i.outcome), ['revoked']);
+    assert.notEqual((await row(running)).status, 'running');
+    assert.equal((await row(running)).lease_expires_at, null, "the fence: its worker's writes no longer match");
+  });
+
+  test('reschedule moves a waiting job (a Date or ISO text, a priority) and leaves a running one with why', async () => {
+    const { id } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-resched' });
+    const running = await insertJob(db.pool, { status: 'running', queue: 'c-resched', workerId: 'h:1:client-test' });
+    const r = await leasehold.reschedule([id, running], { runAt: new Date(Date.now() + 3_600_000), priority: 7, reason: 'after the migration' });
+    assert.deepEqual(r.items.map((i) => [i.id, i.outcome]), [
+      [id, 'rescheduled'],
+      [running, 'skipped'],
+    ]);
+    assert.match(r.items[1]!.reason!, /run/);
+    assert.deepEqual([(await row(id)).priority, (await row(id)).later], [7, true]);
+    const entry = await lastClientEntry();
+    assert.deepEqual([entry.action, entry.reason, entry.details.priority], ['reschedule', 'after the migration', 7]);
+    // Due again now (a time already past), given as text.
+    await leasehold.reschedule(id, { runAt: '2020-01-01T00:00:00Z' });
+    assert.equal((await row(id)).later, false);
+  });
+
+  test('input they cannot take: a LeaseholdError naming it, and nothing written', async () => {
+    const { id } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-resched-bad' });
+    const before = (await db.pool.query(`SELECT count(*)::int AS n FROM audit_log`)).rows[0].n;
+    const refusals: [Promise<unknown>, RegExp][] = [
+      [leasehold.requeue([id, 'x']), /^requeue: "x" is not a job id/],
+      [leasehold.requeue({} as never), /^requeue: give a job id or an array/],
+      [leasehold.requeue(id, { reason: 'x'.repeat(501) }), /^requeue: reason/],
+      [leasehold.reschedule(id, {}), /^reschedule: give runAt, priority or both/],
+      [leasehold.reschedule(id, { priority: 12 }), /^reschedule: priority/],
+      [leasehold.reschedule(id, { runAt: 'tomorrow' }), /^reschedule: runAt: must be an ISO 8601/],
+      [leasehold.reschedule(id, { runAt: new Date('x') }), /^reschedule: runAt: an invalid Date/],
+      [leasehold.reschedule([], { priority: 1 }), /^reschedule: give 1 to 1000 job ids/],
+    ];
+    for (const [p, why] of refusals) {
+      const err = await p.catch((e: unknown) => e);
+      assert.ok(err instanceof LeaseholdError, String(err));
+      assert.equal(err.code, 'invalid_request');
+      assert.match(err.message, why);
+    }
+    const r = await row(id);
+    assert.deepEqual([r.status, r.priority, r.later], ['queued', 0, false]);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM audit_log`)).rows[0].n, before);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * The producer client: enqueue jobs from another Node service, through the same
- * validation and the same INSERT as POST /api/jobs, and read them back.
+ * validation and the same INSERT as POST /api/jobs, read them back, wait for them, and
+ * cancel, requeue or reschedule them with the console's own statements.
  *
  *   import { createClient } from 'leasehold';
  *   const leasehold = createClient({ databaseUrl: process.env.DATABASE_URL });
@@ -26,18 +27,19 @@ import { setTimeout } from 'node:timers/promises';
 import pg from 'pg';
 import { commit, createPool, type Executor } from './db/client';
 import { detailDto } from './http/dto';
-import { enqueueBody, MAX_BULK_ENQUEUE, MAX_BULK_IDS, reasonText, toEnqueueInput } from './http/schemas';
+import { enqueueBody, MAX_BULK_ENQUEUE, MAX_BULK_IDS, reasonText, rescheduleBody, toEnqueueInput } from './http/schemas';
 import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from './job-types';
 import { createLogger, type Logger } from './log';
 import { knownQueueError, QueueError } from './queue/errors';
 import { MAX_PAYLOAD_DEPTH } from './queue/text';
-import { type ActionOutcome, type EnqueueInput, type EnqueueResult, jobCancel, jobEnqueue } from './queue/ops';
+import { type ActionOutcome, type ActionReport, type EnqueueInput, type EnqueueResult, jobCancel, jobEnqueue, jobRequeue, jobReschedule } from './queue/ops';
 import { audited, jobActionEntry, processActor } from './audit/log';
 import { isJobIdText } from './queue/job';
 import { getJob } from './queue/read';
 import { type Doorbell, PgDoorbell, RedisDoorbell, type Ring } from './queue/signal';
 import { isRedisUrl, redisDisabled } from './config';
 import { resolveRedisUrl } from './redis-url';
+import { FsResultStore, type ResultStore, resultsDir } from './results';
 import { redisSettled } from './redis-settled';
 
 export { QueueError as LeaseholdError } from './queue/errors';
@@ -53,6 +55,9 @@ export type { Handler, JobContext } from '../worker/handlers/types';
  */
 export type { JobTypeDeclaration } from './job-types';
 export type { ScheduleInput as ScheduleDefinition } from './queue/ops';
+/** Where results live, for createClient's `results` (the filesystem store, or your own). */
+export { FsResultStore } from './results';
+export type { ResultStore } from './results';
 
 export interface ClientOptions {
   /** PostgreSQL connection string; default process.env.DATABASE_URL. Ignored when `pool` is given. */
@@ -67,6 +72,13 @@ export interface ClientOptions {
   redisUrl?: string | null;
   /** Redis key prefix; must match the workers'. Default LEASEHOLD_REDIS_PREFIX or 'leasehold'. */
   redisPrefix?: string;
+  /**
+   * Where handlers' results are stored, so that a requeue of a completed job deletes its
+   * last result as the console's does. Default: the directory the workers use given this
+   * process's environment (LEASEHOLD_RESULTS_DIR, else <LEASEHOLD_DATA_DIR>/results, from
+   * the working directory, as the CLI reads it); null leaves results where they are.
+   */
+  results?: ResultStore | null;
   logger?: Logger;
 }
 
@@ -88,12 +100,14 @@ export interface JobInput {
 /** A job as get() returns it: always with its payload. */
 export type JobWithAttempts = Omit<ReturnType<typeof detailDto>, 'payloadText' | 'payloadOmitted'> & { payloadText: string };
 
-/** What cancel() did to each job, in the order given (a repeated id once). */
-export interface CancelReport {
+/** What cancel(), requeue() or reschedule() did to each job, in the order given (a repeated id once). */
+export interface ActionResult {
   changed: number;
   skipped: number;
   items: { id: string; ok: boolean; outcome: ActionOutcome; reason?: string }[];
 }
+/** cancel()'s answer (the name it had first). */
+export type CancelReport = ActionResult;
 
 /** Enqueue inside a transaction the caller controls; ring with afterCommit() after COMMIT. */
 export interface Transaction {
@@ -125,7 +139,21 @@ export interface LeaseholdClient {
    * left alone, with why. Audited with actor kind `client` (the process's user@host, or
    * LEASEHOLD_ACTOR) and `reason`.
    */
-  cancel(ids: string | readonly string[], opts?: { reason?: string }): Promise<CancelReport>;
+  cancel(ids: string | readonly string[], opts?: { reason?: string }): Promise<ActionResult>;
+  /**
+   * Puts jobs back in their queue, due now, as the console's Requeue does (up to 1000): a
+   * failed, cancelled or completed job, or one backing off before a retry. A running job is
+   * left alone unless `revokeLease` (then its worker's writes are refused by the fence);
+   * `resetAttempts` grants a whole fresh attempt budget. A completed job's result is deleted
+   * (see `results`). Audited as cancel() is.
+   */
+  requeue(ids: string | readonly string[], opts?: { resetAttempts?: boolean; revokeLease?: boolean; reason?: string }): Promise<ActionResult>;
+  /**
+   * Moves waiting (queued or retrying) jobs, as the console's Reschedule does: `runAt` (a
+   * time already past: now), `priority` (0 runs first … 9), or both; a job that runs or has
+   * finished is left alone with why. Audited as cancel() is.
+   */
+  reschedule(ids: string | readonly string[], opts: { runAt?: Date | string; priority?: number; reason?: string }): Promise<ActionResult>;
   transaction(client: pg.PoolClient | pg.Client): Transaction;
   withTransaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   withTransaction<T>(pool: pg.Pool, fn: (tx: Transaction) => Promise<T>): Promise<T>;
@@ -235,6 +263,34 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
   const ring = async (items: readonly Ring[]) => {
     if (items.length) await (await getDoorbell()).ring(items);
   };
+  const results =
+    opts.results !== undefined ? opts.results : new FsResultStore(resultsDir({ dataDir: process.env.LEASEHOLD_DATA_DIR || '.leasehold', resultsDir: process.env.LEASEHOLD_RESULTS_DIR || undefined }));
+
+  /**
+   * An operator's action on jobs by id, as the console runs it: the ids and the reason
+   * checked as POST /api/actions/:action checks them, before anything is written (from plain
+   * JavaScript too: a number or an object is refused with the field named, not a TypeError),
+   * then the same lib/queue statement inside one audit entry (actor kind `client`).
+   */
+  async function act(
+    verb: 'cancel' | 'requeue' | 'reschedule',
+    given: unknown,
+    reasonGiven: unknown,
+    details: Record<string, unknown>,
+    apply: (ids: readonly string[]) => Promise<ActionReport>,
+  ): Promise<ActionResult> {
+    if (typeof given !== 'string' && !Array.isArray(given)) throw new QueueError('invalid_request', `${verb}: give a job id or an array of them`);
+    const ids: readonly unknown[] = typeof given === 'string' ? [given] : given;
+    const bad = ids.find((id) => typeof id !== 'string' || !isJobIdText(id));
+    if (bad !== undefined) throw new QueueError('invalid_request', `${verb}: ${typeof bad === 'string' ? JSON.stringify(bad.slice(0, 40)) : `a ${typeof bad}`} is not a job id`);
+    if (ids.length === 0 || ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `${verb}: give 1 to ${MAX_BULK_IDS} job ids (${ids.length} given)`);
+    const reason = reasonText.safeParse(reasonGiven ?? '');
+    if (!reason.success) throw new QueueError('invalid_request', `${verb}: reason: ${reason.error.issues[0]?.message ?? 'invalid'}`);
+    const checked = ids as readonly string[];
+    const { entry, outcome } = jobActionEntry(verb, checked, reason.data || null, details);
+    const r = await audited(pool, { actor: processActor(), actorKind: 'client' }, entry, () => apply(checked), outcome).catch(asLeaseholdError);
+    return { changed: r.changed, skipped: r.skipped, items: r.items.map(({ job: _job, ...item }) => item) };
+  }
 
   /**
    * More than MAX_BULK_ENQUEUE jobs go in chunks inside one transaction, each chunk's key
@@ -355,19 +411,24 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
         await setTimeout(pause, undefined, { signal }).catch(() => signal!.throwIfAborted());
       }
     },
-    async cancel(given, opts = {}) {
-      // Checked as POST /api/actions/cancel checks them, before anything is written (from plain
-      // JavaScript too: a number or an object is refused with the field named, not a TypeError).
-      if (typeof given !== 'string' && !Array.isArray(given)) throw new QueueError('invalid_request', 'cancel: give a job id or an array of them');
-      const ids: readonly string[] = typeof given === 'string' ? [given] : given;
-      const bad = ids.find((id) => typeof id !== 'string' || !isJobIdText(id));
-      if (bad !== undefined) throw new QueueError('invalid_request', `cancel: ${typeof bad === 'string' ? JSON.stringify(bad.slice(0, 40)) : `a ${typeof bad}`} is not a job id`);
-      if (ids.length === 0 || ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `cancel: give 1 to ${MAX_BULK_IDS} job ids (${ids.length} given)`);
-      const reason = reasonText.safeParse(opts.reason ?? '');
-      if (!reason.success) throw new QueueError('invalid_request', `cancel: reason: ${reason.error.issues[0]?.message ?? 'invalid'}`);
-      const { entry, outcome } = jobActionEntry('cancel', ids, reason.data || null);
-      const r = await audited(pool, { actor: processActor(), actorKind: 'client' }, entry, () => jobCancel(pool, { ids }), outcome).catch(asLeaseholdError);
-      return { changed: r.changed, skipped: r.skipped, items: r.items.map(({ job: _job, ...item }) => item) };
+    cancel: (given, opts = {}) => act('cancel', given, opts.reason, {}, (ids) => jobCancel(pool, { ids })),
+    requeue: (given, opts = {}) => {
+      const how = { resetAttempts: !!opts.resetAttempts, revokeLease: !!opts.revokeLease };
+      return act('requeue', given, opts.reason, how, async (ids) => jobRequeue(pool, { ids, ...how, doorbell: await getDoorbell(), results }));
+    },
+    async reschedule(given, opts) {
+      // Checked as POST /api/jobs/:id/reschedule checks its body; a Date as its ISO text.
+      const at = opts?.runAt;
+      if (at instanceof Date && Number.isNaN(at.getTime())) throw new QueueError('invalid_request', 'reschedule: runAt: an invalid Date (its time is NaN)');
+      const body = rescheduleBody.safeParse({ runAt: at instanceof Date ? at.toISOString() : at, priority: opts?.priority });
+      if (!body.success) {
+        const i = body.error.issues[0]!;
+        throw new QueueError('invalid_request', `reschedule: ${[...i.path.map(String), i.message].join(': ')}`);
+      }
+      const { runAt, priority } = body.data;
+      return act('reschedule', given, opts.reason, { runAt: runAt?.toISOString() ?? null, priority: priority ?? null }, async (ids) =>
+        jobReschedule(pool, { ids, runAt, priority, doorbell: await getDoorbell() }),
+      );
     },
     transaction,
     withTransaction: withTransaction as LeaseholdClient['withTransaction'],
