@@ -19,8 +19,13 @@ export function parseSince(text: string): Since | null {
   const m = SINCE_SPAN.exec(s);
   if (m) return { span: true, ms: Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] };
   const at = SINCE_MOMENT.exec(s);
-  return at && realMoment(at) ? { span: false, at: new Date(Date.parse(s)).toISOString() } : null;
+  if (!at || !realMoment(at)) return null;
+  // 9999-12-31T23:59-01:00 is in the year 10000 in UTC: an ISO text PostgreSQL refuses.
+  const ms = Date.parse(s);
+  return ms < LAST_MOMENT_MS ? { span: false, at: new Date(ms).toISOString() } : null;
 }
+
+const LAST_MOMENT_MS = Date.UTC(10000, 0, 1);
 
 /**
  * Whether a moment's fields name a real one. Date.parse rolls 2026-02-30 over to March and

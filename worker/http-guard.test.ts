@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import { clientAddress, PEER_HEADER } from '../lib/auth/rate-limit';
@@ -49,5 +50,29 @@ test("a URL past Node's header limit gets a 431 in the API error shape, not a ba
   assert.deepEqual(await res.json(), {
     error: { code: 'payload_too_large', message: `the request's headers, its URL among them, are over ${http.maxHeaderSize} bytes` },
   });
+  assert.equal((await fetch(`${base}/api/jobs`)).status, 200, 'the server serves on');
+});
+
+test('TRACE (which Next answers with a 500 as text) and other methods Next has no handler for get a 405 naming the methods served; a method Node cannot parse a 400; both in the API error shape', async () => {
+  const raw = (request: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1', () => socket.write(request));
+      let text = '';
+      socket.on('data', (d) => (text += d));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+  for (const method of ['TRACE', 'PROPFIND']) {
+    const res = await raw(`${method} /api/jobs HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+    assert.match(res, /^HTTP\/1\.1 405 /, method);
+    assert.match(res, /\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n/i, method);
+    assert.ok(res.includes(`{"error":{"code":"method_not_allowed","message":"${method} is not served by this console"}}`), res);
+  }
+  for (const method of ['get', 'FROB']) {
+    const res = await raw(`${method} /api/jobs HTTP/1.1\r\nhost: x\r\n\r\n`);
+    assert.match(res, /^HTTP\/1\.1 400 /, method);
+    assert.match(res, /content-type: application\/json/, method);
+    assert.match(res, /\{"error":\{"code":"invalid_request","message":"not an HTTP method this server knows"\}\}$/, method);
+  }
   assert.equal((await fetch(`${base}/api/jobs`)).status, 200, 'the server serves on');
 });

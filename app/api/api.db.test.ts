@@ -407,6 +407,30 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     assert.equal(reasons.get(victim), 'failed → queued with a fresh attempt budget', 'one lost lease is what a crash does to every job in hand: no warning');
   });
 
+  test("an action's options that belong to another action are refused, not ignored and recorded as if applied; the console's false ones pass", async () => {
+    const queued = await insertJob(db.pool, { queue: 'opts-q' });
+    const act = (action: string, body: object) =>
+      actions.POST(new Request(`http://test/api/actions/${action}`, { method: 'POST', body: JSON.stringify(body) }), { params: Promise.resolve({ action }) });
+    const audits = async () => (await db.pool.query('SELECT count(*)::int AS n FROM audit_log')).rows[0].n as number;
+    const before = await audits();
+    for (const [action, body, why] of [
+      ['cancel', { ids: [queued], resetAttempts: true }, /^resetAttempts: only requeue takes it/],
+      ['delete', { ids: [queued], revokeLease: true }, /^revokeLease: only requeue takes it/],
+      ['cancel', { ids: [queued], expectIds: ['5'] }, /^expectIds: only with all/],
+      ['requeue', { ids: [queued], expectIds: [queued] }, /^expectIds: only with all/],
+    ] as const) {
+      const res = await act(action, body);
+      assert.equal(res.status, 400, `${action} ${JSON.stringify(body)}`);
+      assert.match((await res.json()).error.message, why);
+    }
+    assert.equal((await jobRow(db.pool, queued)).status, 'queued');
+    assert.equal(await audits(), before);
+    const ok = await act('cancel', { ids: [queued], resetAttempts: false, revokeLease: false, reason: 'as the console sends it' });
+    assert.equal(ok.status, 200);
+    const { rows } = await db.pool.query(`SELECT details FROM audit_log WHERE action = 'cancel' ORDER BY audit_id DESC LIMIT 1`);
+    assert.deepEqual([rows[0].details.resetAttempts, rows[0].details.revokeLease], [undefined, undefined], "a cancel's entry carries no requeue options");
+  });
+
   test('due=now and due=later split the waiting jobs by when they are due (a scheduled view)', async () => {
     const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
     const queue = 'due-filter-q';
@@ -447,7 +471,7 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     const moment = (await db.pool.query(`SELECT to_char((now() - interval '4 hours') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS t`)).rows[0].t as string;
     assert.deepEqual(await ids(`finishedSince=${encodeURIComponent(moment)}`), [recent, old]);
     assert.deepEqual(await ids(`createdSince=${encodeURIComponent(moment.replace('Z', '+00:00'))}`), [waiting, recent]);
-    for (const bad of ['1w', '0h', 'yesterday', '2026-12-03', '2026-12-03T13:00:00', '12345h', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00+20:00', '0000-01-01T00:00:00Z']) {
+    for (const bad of ['1w', '0h', 'yesterday', '2026-12-03', '2026-12-03T13:00:00', '12345h', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00+20:00', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59-01:00']) {
       const res = await jobs.GET(new Request(`http://test/api/jobs?finishedSince=${encodeURIComponent(bad)}`));
       assert.equal(res.status, 400, bad);
       assert.match((await res.json()).error.message, /finishedSince/);

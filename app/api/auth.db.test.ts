@@ -16,7 +16,7 @@ import { insertJob, jobRow } from '../../test/factories';
 import { uniquePrefix } from '../../test/processes';
 import { waitFor } from '../../test/wait';
 import { loadRoutes } from '../../test/api-routes';
-import { send, stateOf } from '../../test/auth/harness';
+import { auditCount, send, stateOf } from '../../test/auth/harness';
 import { MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_GUARD, PEER_HEADER } from '../../lib/auth/rate-limit';
 
 // As in the console's process, where worker/http-guard.mjs marks it: the peer header set on a request is trusted.
@@ -194,6 +194,36 @@ describe('users and tokens: admins only', () => {
     assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 200);
     assert.equal((await send(routes, 'POST', '/api/admin/users/{name}/disable', { cookie: admin, params: { name: 'newop' } })).status, 200);
     assert.equal((await send(routes, 'GET', '/api/auth/me', { cookie: sid })).status, 401, "a disabled user's sessions end at once");
+  });
+
+  test("disable, revoke, a view's delete and sign-out read their bodies: a reason goes into the audit log, anything else is a 400 that changes nothing", async () => {
+    assert.equal((await send(routes, 'POST', '/api/admin/users', { cookie: admin, body: { name: 'rhoda', role: 'viewer', password: 'rhoda-password-123' } })).status, 201);
+    const { id: tokenId } = await (await send(routes, 'POST', '/api/admin/tokens', { cookie: admin, body: { name: 'rhoda-ci', scope: 'viewer' } })).json();
+    const { id: viewId } = await (await send(routes, 'POST', '/api/views', { cookie: admin, body: { name: 'Rhoda failed', page: 'jobs', query: 'status=failed' } })).json();
+    const before = await stateOf(db.pool);
+    const audits = await auditCount(db.pool);
+    for (const [method, path, params, body] of [
+      ['POST', '/api/admin/users/{name}/disable', { name: 'rhoda' }, { x: 1 }],
+      ['POST', '/api/admin/users/{name}/disable', { name: 'rhoda' }, { reason: 'x'.repeat(501) }],
+      ['POST', '/api/admin/tokens/{id}/revoke', { id: String(tokenId) }, { reason: 42 }],
+      ['DELETE', '/api/views/{id}', { id: String(viewId) }, { why: 'typo' }],
+      ['POST', '/api/auth/signout', {}, { everywhere: true }],
+    ] as const) {
+      const res = await send(routes, method, path, { cookie: admin, params, body });
+      assert.equal(res.status, 400, `${method} ${path} ${JSON.stringify(body)}`);
+      assert.equal((await res.json()).error.code, 'invalid_request');
+    }
+    assert.equal(await stateOf(db.pool), before);
+    assert.equal(await auditCount(db.pool), audits);
+    for (const [method, path, params, action] of [
+      ['POST', '/api/admin/users/{name}/disable', { name: 'rhoda' }, 'user.disable'],
+      ['POST', '/api/admin/tokens/{id}/revoke', { id: String(tokenId) }, 'token.revoke'],
+      ['DELETE', '/api/views/{id}', { id: String(viewId) }, 'view.delete'],
+    ] as const) {
+      assert.equal((await send(routes, method, path, { cookie: admin, params, body: { reason: `ticket 7: ${action}` } })).status, 200, path);
+      const { rows } = await db.pool.query('SELECT reason FROM audit_log WHERE action = $1 ORDER BY audit_id DESC LIMIT 1', [action]);
+      assert.equal(rows[0]?.reason, `ticket 7: ${action}`);
+    }
   });
 
   test('a user name that differs from another only by case is refused (one name to people and to the sign-in limiter)', async () => {

@@ -143,6 +143,21 @@ describe('GET /api/live', () => {
     assert.equal(openLiveStreams(), before);
   });
 
+  test('a HEAD answers the headers and opens no stream; an empty filter filters nothing, as on GET /api/jobs', async () => {
+    const before = openLiveStreams();
+    for (let k = 0; k < 20; k++) {
+      const res = await live.GET(new Request('http://test/api/live?stats=1', { method: 'HEAD' }));
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+      assert.equal(res.body, null);
+    }
+    assert.equal(openLiveStreams(), before, 'no slot held by a stream nobody reads');
+    const res = await open('after=1&queue=&type=&every=60000');
+    assert.equal(res.status, 200);
+    await new SseReader(res.body!).cancel();
+    assert.equal((await newer.GET(new Request('http://test/api/jobs/newer?after=1&queue=&status='))).status, 200);
+  });
+
   test(`past ${MAX_LIVE_STREAMS} open streams a console answers 503 (the page polls), and takes new ones as streams close`, async () => {
     const streams: SseReader[] = [];
     try {

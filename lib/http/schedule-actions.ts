@@ -8,7 +8,7 @@ import { QueueError } from '../queue/errors';
 import { scheduleDto } from './dto';
 import { knownJobTypes } from '../job-types';
 import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readJsonOptional, route } from './respond';
-import { scheduleActionBody, scheduleBody, scheduleName, toEnqueueInput, toScheduleInput } from './schemas';
+import { reasonBody, scheduleBody, scheduleName, toEnqueueInput, toScheduleInput } from './schemas';
 import { scheduleDelete, schedulePause, scheduleResume, scheduleRunNow, scheduleUpsert } from '../queue/ops';
 import { serverContext } from '../server/context';
 
@@ -24,7 +24,7 @@ async function nameOf(ctx: Ctx) {
 
 async function readRequest(req: Request, ctx: Ctx) {
   const name = await nameOf(ctx);
-  const { reason } = scheduleActionBody.parse(await readJsonOptional(req));
+  const { reason } = reasonBody.parse(await readJsonOptional(req));
   return { name, reason };
 }
 

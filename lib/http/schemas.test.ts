@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { QueueError } from '../queue/errors';
-import { enqueueBody, jobId, jsonProblem, toEnqueueInput } from './schemas';
+import { zodMessage } from './respond';
+import { enqueueBody, historyQuery, jobId, jsonProblem, listQuery, toEnqueueInput } from './schemas';
 
 test('jsonProblem finds what jsonb cannot store, anywhere in the value', () => {
   assert.equal(jsonProblem({ a: [1, { b: 'ok' }] }), null);
@@ -71,4 +72,13 @@ test('jobId: a positive integer that fits a bigint (a larger one is a 400 here, 
   for (const bad of ['0', '-1', '01', 'abc', '1.5', '9223372036854775808', '9999999999999999999', '12345678901234567890']) {
     assert.equal(jobId.safeParse(bad).success, false, bad);
   }
+});
+
+test("a payload filter's value and the history range say what is wrong with them, once", () => {
+  const payload = (v: string) => zodMessage(listQuery.safeParse({ payload: v }).error!);
+  assert.equal(payload('a=1e400'), 'payload: the value contains a number beyond the range of a double (send it as a string)');
+  assert.equal(payload('a="\\u0000"'), 'payload: the value contains a NUL character (\\u0000), which PostgreSQL cannot store');
+  assert.equal(payload('a="\\ud800"'), 'payload: the value contains invalid Unicode (a lone surrogate)');
+  assert.equal(listQuery.safeParse({ payload: 'a=1e300' }).success, true);
+  assert.equal(zodMessage(historyQuery.safeParse({ range: '1y' }).error!), 'range: must be 24h or 7d');
 });

@@ -243,11 +243,13 @@ export const filterFields = {
   error: safeText(1, 200).optional().meta({ description: 'Text in the last error (case-insensitive substring).' }),
   payload: safeText(1, 200)
     .refine((s) => parsePayloadFilter(s) !== null, 'must be `key`, `key=value` or `a.b.c=value` (letters, digits, _ - $; up to 8 levels)')
-    // The value is JSON-decoded (`a="\u0000"`): what it decodes to must be storable in jsonb too.
-    .refine((s) => {
+    // The value is JSON-decoded (`a="\u0000"`, `a=1e400`): what it decodes to must be storable
+    // in jsonb too, and be what was sent; the message says which rule it breaks.
+    .superRefine((s, ctx) => {
       const pf = parsePayloadFilter(s);
-      return !pf || !('value' in pf) || jsonProblem(pf.value) === null;
-    }, 'the value must not contain a NUL character or a lone surrogate (as \\u escapes either)')
+      const problem = pf && 'value' in pf ? jsonProblem(pf.value) : null;
+      if (problem) ctx.addIssue({ code: 'custom', message: `the value ${problem}` });
+    })
     .optional()
     .meta({
       description:
@@ -337,7 +339,7 @@ export const jobDetailQuery = z
 
 /** GET /api/stats/history: which range of the record. */
 export const historyQuery = z
-  .object({ range: z.enum(['24h', '7d'], { error: 'range: must be 24h or 7d' }) })
+  .object({ range: z.enum(['24h', '7d'], { error: 'must be 24h or 7d' }) })
   .strict();
 
 /** ?ids=1,2,3 — at most MAX_PAGE ids. */
@@ -445,7 +447,14 @@ export const requeueBody = z
   })
   .strict();
 
-export const cancelBody = z.object({ reason: reasonText.optional() }).strict();
+/**
+ * The body of an action that takes nothing but the operator's reason, for the audit log (a
+ * job's cancel, a schedule's run/pause/resume, a worker's quiet/resume, a user's disable, a
+ * token's revoke, a saved view's delete). Absent, or {} : no reason.
+ */
+export const reasonBody = z.object({ reason: reasonText.optional() }).strict();
+/** POST /api/auth/signout: nothing to say (absent, or {}). */
+export const emptyBody = z.object({}).strict();
 
 /** POST /api/jobs/:id/reschedule: a waiting job's new due time and/or priority (at least one), and why. */
 export const rescheduleBody = z
@@ -522,12 +531,9 @@ export const toScheduleInput = (name: string, cron: string, timezone: string | u
   priority: job.priority,
 });
 
-/** POST /api/schedules/:name/run|pause|resume: only the operator's reason, for the audit log. */
-export const scheduleActionBody = z.object({ reason: reasonText.optional() }).strict();
 
 /** A worker process's id (host:pid:suffix) in a path. */
 export const workerIdParam = safeText(1, 300);
-export const workerActionBody = z.object({ reason: reasonText.optional() }).strict();
 
 export const recoverBody = z
   .object({

@@ -7,7 +7,7 @@ import { actorOf, auditedWorkerQuiet } from '../audit/log';
 import { QueueError } from '../queue/errors';
 import { serverContext } from '../server/context';
 import { json, readJsonOptional, route } from './respond';
-import { workerActionBody, workerIdParam } from './schemas';
+import { reasonBody, workerIdParam } from './schemas';
 
 type Ctx = { params: Promise<{ id: string }> };
 
@@ -19,7 +19,7 @@ export const workerQuietRoute = (verb: 'quiet' | 'resume') =>
   route('operator', async (req: Request, ctx: Ctx, who) => {
     const id = workerIdParam.safeParse((await ctx.params).id);
     if (!id.success) throw new QueueError('invalid_request', `worker id: ${id.error.issues[0]!.message}`);
-    const { reason } = workerActionBody.parse(await readJsonOptional(req));
+    const { reason } = reasonBody.parse(await readJsonOptional(req));
     const { pool } = serverContext();
     const r = await auditedWorkerQuiet(pool, actorOf(who), { workerId: id.data, quiet: verb === 'quiet', reason });
     return json({ workerId: id.data, quiet: verb === 'quiet', changed: r.changed });

@@ -1,6 +1,6 @@
-import { readQuery, route } from '@/lib/http/respond';
+import { readListQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
-import { auditQuery, LIVE_MAX_MS, liveQuery } from '@/lib/http/schemas';
+import { auditQuery, filterFields, LIVE_MAX_MS, liveQuery } from '@/lib/http/schemas';
 import { checkFilterRedaction } from '@/lib/http/redact';
 import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers, redactionOf } from '@/lib/server/console-reads';
 import { assertLiveRoom, liveOwner, type LiveTopic, liveStream } from '@/lib/server/live';
@@ -21,9 +21,12 @@ const requestOf = new WeakMap<ReadableStream, Request>();
  * 503 (the page polls) past the process's streams or the viewer's (lib/http/schemas.ts).
  */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
-  const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(readQuery(req));
+  const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(readListQuery(req, Object.keys(filterFields)));
   const redaction = redactionOf(who);
   checkFilterRedaction(filter, redaction);
+  // A HEAD (Next serves it with GET) gets the headers only: a stream no one reads would hold
+  // one of the viewer's stream slots until LIVE_MAX_MS ended it.
+  if (req.method === 'HEAD') return new Response(null, { headers: LIVE_HEADERS });
   const owner = liveOwner(who);
   assertLiveRoom(owner);
   const topics: LiveTopic[] = [];
@@ -38,14 +41,14 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
   if (workers) topics.push({ event: 'workers', read: readWorkers });
   const stream = liveStream(topics, { everyMs: every, maxMs: LIVE_MAX_MS, signal: req.signal, owner });
   requestOf.set(stream, req);
-  return new Response(stream, {
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      // no-transform: the server's compression leaves the stream alone (it would buffer it).
-      'cache-control': 'no-store, no-transform',
-      'x-accel-buffering': 'no',
-    },
-  });
+  return new Response(stream, { headers: LIVE_HEADERS });
 });
+
+const LIVE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  // no-transform: the server's compression leaves the stream alone (it would buffer it).
+  'cache-control': 'no-store, no-transform',
+  'x-accel-buffering': 'no',
+};
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -23,10 +23,16 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const body = actionBody.parse(await readJson(req, 256 * 1024));
   if (body.all && action !== 'recover') throw new QueueError('invalid_request', 'all: only recover acts on everything (its sweep); give ids or a filter');
   if (body.seen && action === 'recover') throw new QueueError('invalid_request', 'seen: not for recover, which moves only leases that have expired when it runs');
+  // Options of another action are refused rather than ignored (and recorded in the audit log
+  // as if they had applied). The console sends both as false with every action.
+  if (action !== 'requeue' && (body.resetAttempts || body.revokeLease)) {
+    throw new QueueError('invalid_request', `${body.resetAttempts ? 'resetAttempts' : 'revokeLease'}: only requeue takes it`);
+  }
+  if (body.expectIds && !body.all) throw new QueueError('invalid_request', "expectIds: only with all (a recover's preview, checked against what the sweep moves)");
   const seen = body.seen ? new Map(Object.entries(body.seen)) : undefined;
   const target: BulkTarget = body.ids ? { ids: body.ids, seen } : body.filter ? { filter: body.filter } : { all: true };
   const { pool, readPool, doorbell, cfg, results } = serverContext();
-  const opts = { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease };
+  const opts = action === 'requeue' ? { resetAttempts: body.resetAttempts, revokeLease: body.revokeLease } : {};
   const extra = { doorbell, signalGraceMs: cfg.signalGraceMs, aliveWithinMs: cfg.leaseMs, expectIds: body.expectIds, results };
   if (body.preview) {
     markReadOnly(req);

@@ -1,6 +1,6 @@
 /** Sign-in, sign-out, who am I, first-admin setup, and the audit log. */
 import { z } from 'zod';
-import { auditQuery, setupBody, signInBody, tokenBody, tokenId, userBody, userName, userRoleBody } from '../../schemas';
+import { auditQuery, emptyBody, reasonBody, setupBody, signInBody, tokenBody, tokenId, userBody, userName, userRoleBody } from '../../schemas';
 import { auditPageSchema, createdTokenSchema, meSchema, okSchema, roleChangeSchema, signedInSchema, tokenSchema, tokensSchema, userSchema, usersSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
@@ -27,7 +27,13 @@ export const accessRoutes = [
     summary: 'Sign out: the session ends on the server and the cookie is cleared',
     tags: ['access'],
     security: [],
-    responses: { '200': jsonResponse('Signed out.', okSchema), '403': errorResponse('A cross-site request (csrf).'), ...commonErrors },
+    requestBody: { required: false, content: { 'application/json': { schema: emptyBody } } },
+    responses: {
+      '200': jsonResponse('Signed out.', okSchema),
+      '400': errorResponse('A body other than {}, or a query parameter (it takes none).'),
+      '403': errorResponse('A cross-site request (csrf).'),
+      ...commonErrors,
+    },
   }),
   apiRoute('get', '/api/auth/me', {
     operationId: 'me',
@@ -98,8 +104,10 @@ export const accessRoutes = [
     summary: 'Disable a user: no more sign-ins, and their sessions end at once (admin; audited)',
     tags: ['access'],
     requestParams: { path: z.object({ name: userName }) },
+    requestBody: { required: false, content: { 'application/json': { schema: reasonBody } } },
     responses: {
       '200': jsonResponse('Disabled.', okSchema),
+      '400': errorResponse('The body is invalid, or a query parameter was given (it takes none).'),
       '404': errorResponse('No active user of that name.'),
       '409': errorResponse('An admin may not disable themself.'),
       ...commonErrors,
@@ -128,6 +136,12 @@ export const accessRoutes = [
     summary: 'Revoke a token: its next request gets 401 (admin; audited)',
     tags: ['access'],
     requestParams: { path: z.object({ id: tokenId }) },
-    responses: { '200': jsonResponse('The revoked token.', tokenSchema), '404': errorResponse('No live token with this id.'), ...commonErrors },
+    requestBody: { required: false, content: { 'application/json': { schema: reasonBody } } },
+    responses: {
+      '200': jsonResponse('The revoked token.', tokenSchema),
+      '400': errorResponse('The body is invalid, or a query parameter was given (it takes none).'),
+      '404': errorResponse('No live token with this id.'),
+      ...commonErrors,
+    },
   }),
 ];

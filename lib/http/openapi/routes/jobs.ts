@@ -1,6 +1,6 @@
 /** /api/jobs and /api/jobs/:id/* — enqueue, list, one job, its result, the CAS actions. (The console's /api/jobs/lookup and /newer are in ./console.) */
 import { z } from 'zod';
-import { cancelBody, copyBody, enqueueRequest, exportQuery, jobDetailQuery, jobId, listQuery, requeueBody, rescheduleBody } from '../../schemas';
+import { copyBody, enqueueRequest, exportQuery, jobDetailQuery, jobId, listQuery, reasonBody, requeueBody, rescheduleBody } from '../../schemas';
 import {
   actionConflictSchema,
   actionItemSchema,
@@ -10,7 +10,7 @@ import {
   jobDetailSchema,
   jobPageSchema,
 } from '../../responses';
-import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
+import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
 const idParam = z.object({ id: jobId.meta({ description: 'The job id.' }) });
 
@@ -98,6 +98,7 @@ export const jobRoutes = [
         }),
         content: { 'application/json': { schema: z.unknown().meta({ description: 'The JSON value the handler returned.' }) } },
       },
+      ...noQueryError,
       '404': errorResponse('No such job, the job has no result (it has not completed, or its handler returned nothing), or the result is missing from the result store.'),
       ...commonErrors,
     },
@@ -122,7 +123,7 @@ export const jobRoutes = [
     summary: 'Cancel a waiting job at once; ask a running one to stop',
     tags: ['jobs', 'actions'],
     requestParams: { path: idParam },
-    requestBody: { required: false, content: { 'application/json': { schema: cancelBody } } },
+    requestBody: { required: false, content: { 'application/json': { schema: reasonBody } } },
     responses: {
       '200': jsonResponse('Cancelled, or cancel requested (the handler aborts at its next heartbeat).', actionItemSchema),
       '400': errorResponse('The body is invalid.'),

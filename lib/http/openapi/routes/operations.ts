@@ -1,6 +1,6 @@
 /** Operating the queue: recover, stats, workers, health, metrics, and this document. */
 import { z } from 'zod';
-import { historyQuery, recoverBody, workerActionBody, workerIdParam } from '../../schemas';
+import { historyQuery, reasonBody, recoverBody, workerIdParam } from '../../schemas';
 import { healthSchema, recoverReportSchema, statsHistorySchema, statsSchema, workerQuietSchema, workersSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
@@ -52,7 +52,7 @@ export const operationRoutes = [
       description: `The process reads the request with its next heartbeat (a third of a lease by default). Idempotent: ${verb === 'quiet' ? 'quieting a quiet worker' : 'resuming one that claims'} answers \`changed: false\`. A restarted process (a new id) claims again. Operator or admin; audited (\`worker.${verb}\`).`,
       tags: ['operations', 'actions'],
       requestParams: { path: z.object({ id: workerIdParam.meta({ description: 'The worker id (host:pid:suffix, URL-encoded).' }) }) },
-      requestBody: { required: false, content: { 'application/json': { schema: workerActionBody } } },
+      requestBody: { required: false, content: { 'application/json': { schema: reasonBody } } },
       responses: {
         '200': jsonResponse('What was asked, and whether it changed anything.', workerQuietSchema),
         '400': errorResponse('The body or the worker id is invalid.'),

@@ -1,6 +1,6 @@
 /** Queue controls and recurring jobs: /api/queues, /api/queues/:name, /api/schedules, /api/schedules/:name (define, remove), /api/schedules/:name/run|pause|resume, and /api/cron (a cron expression's next ticks). */
 import { z } from 'zod';
-import { cronTicksQuery, queueControlsBody, queueName, scheduleActionBody, scheduleBody, scheduleName } from '../../schemas';
+import { cronTicksQuery, queueControlsBody, queueName, reasonBody, scheduleBody, scheduleName } from '../../schemas';
 import { cronTicksSchema, queueControlResultSchema, queueControlsSchema, scheduleChangeSchema, scheduleDefinedSchema, scheduleRemovedSchema, scheduleRunSchema, schedulesSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse, noQueryError } from '../registry';
 
@@ -76,7 +76,7 @@ export const queueRoutes = [
     description: 'Audited as `schedule.remove`.',
     tags: ['operations', 'actions'],
     requestParams: { path: scheduleParams },
-    requestBody: { required: false, content: { 'application/json': { schema: scheduleActionBody } } },
+    requestBody: { required: false, content: { 'application/json': { schema: reasonBody } } },
     responses: {
       '200': jsonResponse('Removed.', scheduleRemovedSchema),
       '400': errorResponse('The body or the schedule name is invalid.'),
@@ -94,7 +94,7 @@ export const queueRoutes = [
       "For a schedule that runs one at a time (overlap 'skip'), a run of it still queued, retrying or running is the answer (`created: false, overlapping: true`).",
     tags: ['operations', 'actions'],
     requestParams: { path: scheduleParams },
-    requestBody: { required: false, content: { 'application/json': { schema: scheduleActionBody } } },
+    requestBody: { required: false, content: { 'application/json': { schema: reasonBody } } },
     responses: {
       '202': jsonResponse('The job (enqueued now, by a run-now a moment before, or the unfinished run of a schedule that runs one at a time).', scheduleRunSchema),
       '400': errorResponse('The body or the schedule name is invalid.'),
@@ -113,7 +113,7 @@ export const queueRoutes = [
       description: `Idempotent: ${verb === 'pause' ? 'pausing a paused schedule' : 'resuming a running one'} changes nothing and answers \`changed: false\`. The pause is the operator's, kept apart from the definition's \`enabled\`: a worker start that upserts the definition again does not undo it.`,
       tags: ['operations', 'actions'],
       requestParams: { path: scheduleParams },
-      requestBody: { required: false, content: { 'application/json': { schema: scheduleActionBody } } },
+      requestBody: { required: false, content: { 'application/json': { schema: reasonBody } } },
       responses: {
         '200': jsonResponse('The schedule as it is now.', scheduleChangeSchema),
         '400': errorResponse('The body or the schedule name is invalid (or, for a resume, its stored cron expression).'),

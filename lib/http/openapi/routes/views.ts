@@ -1,6 +1,6 @@
 /** Saved views: the console's named, shared filters of /jobs and /dead-letter. */
 import { z } from 'zod';
-import { viewBody, viewId, viewsQuery } from '../../schemas';
+import { reasonBody, viewBody, viewId, viewsQuery } from '../../schemas';
 import { savedViewSchema, savedViewsSchema } from '../../responses';
 import { apiRoute, commonErrors, errorResponse, jsonResponse } from '../registry';
 
@@ -31,8 +31,10 @@ export const viewRoutes = [
     summary: 'Delete a saved view: its creator or an admin (audited)',
     tags: ['console'],
     requestParams: { path: z.object({ id: viewId }) },
+    requestBody: { required: false, content: { 'application/json': { schema: reasonBody } } },
     responses: {
       '200': jsonResponse('The view as it was.', savedViewSchema),
+      '400': errorResponse('The body is invalid, or a query parameter was given (it takes none).'),
       '403': errorResponse('Someone else saved it (only they or an admin may delete it); a viewer; or a cross-site request (csrf).'),
       '404': errorResponse('No saved view with this id.'),
       ...commonErrors,
