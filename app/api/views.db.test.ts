@@ -78,12 +78,20 @@ describe('saving and listing', () => {
     await refused(() => save(omar, { name: 'x', page: 'dead-letter', query: 'status=failed' }), 400, /query: "status" is not a filter of \/dead-letter/);
   });
 
-  test('an empty query is a view of the page unfiltered; a view saved through a token has no creator', async () => {
+  test('an empty query is a view of the page unfiltered; a view saved through a token names it, and that token (not another, nor a viewer) deletes it', async () => {
     const { token } = await tokenCreate(db.pool, { name: 'ops-script', scope: 'operator', createdBy: 'test' });
+    const { token: other } = await tokenCreate(db.pool, { name: 'other-script', scope: 'operator', createdBy: 'test' });
     const res = await send(routes, 'POST', '/api/views', { bearer: token, body: { name: 'Everything', page: 'jobs', query: '' } });
     assert.equal(res.status, 201, await res.clone().text());
     const view = await res.json();
-    assert.deepEqual([view.query, view.createdBy, view.deletable], ['', null, false]);
+    assert.deepEqual([view.query, view.createdBy, view.deletable], ['', 'ops-script (API token)', true]);
+    const listed = async (bearer: string) => ((await (await send(routes, 'GET', '/api/views', { bearer, query: 'page=jobs' })).json()).views as { id: string; deletable: boolean }[]).find((v) => v.id === view.id);
+    assert.equal((await listed(other))?.deletable, false);
+    const refused = await send(routes, 'DELETE', '/api/views/{id}', { bearer: other, params: { id: view.id } });
+    assert.equal(refused.status, 403);
+    assert.equal((await remove(vic, view.id)).status, 403);
+    assert.equal((await send(routes, 'DELETE', '/api/views/{id}', { bearer: token, params: { id: view.id } })).status, 200);
+    assert.equal(await listed(token), undefined);
   });
 
   test('names are kept as written (user text, the console renders it escaped)', async () => {
@@ -169,7 +177,7 @@ describe('deleting', () => {
     const res = await remove(olga, mine.id);
     assert.equal(res.status, 200);
     assert.equal((await res.json()).name, "Olga's queue");
-    const { rows: audit } = await db.pool.query(`SELECT actor, target, details, changed FROM audit_log WHERE action = 'view.delete'`);
+    const { rows: audit } = await db.pool.query(`SELECT actor, target, details, changed FROM audit_log WHERE action = 'view.delete' AND target->>'id' = $1`, [mine.id]);
     assert.deepEqual(audit, [{ actor: 'olga', target: { view: "Olga's queue", page: 'jobs', id: mine.id }, details: { query: 'queue=olga' }, changed: 1 }]);
 
     assert.equal((await remove(adam, hers.id)).status, 200, "an admin deletes anyone's view");

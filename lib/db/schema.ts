@@ -488,8 +488,8 @@ export const auditLog = pgTable(
  * The console's saved views: a name, the page (/jobs or /dead-letter) and that page's query
  * string, shared by everyone who signs in (lib/views/store.ts). Names are unique per page
  * whatever their case: name_key is the name folded by the server (0020), not by lower(),
- * which under LC_CTYPE=C folds ASCII only. created_by: the user who saved it (null with
- * sign-in off, or through an API token); they or an admin may delete it.
+ * which under LC_CTYPE=C folds ASCII only. created_by: the user who saved it, or
+ * created_by_token: the API token (both null with sign-in off); they or an admin may delete it.
  */
 export const savedViews = pgTable(
   'saved_views',
@@ -500,6 +500,8 @@ export const savedViews = pgTable(
     page: text('page').notNull(),
     query: text('query').notNull(),
     createdBy: bigint('created_by', { mode: 'bigint' }).references(() => users.userId, { onDelete: 'set null' }),
+    /** The API token that saved it (0034): that token may delete it too. */
+    createdByToken: bigint('created_by_token', { mode: 'bigint' }).references(() => apiTokens.tokenId, { onDelete: 'set null' }),
     createdAt: timestamp('created_at', tz).notNull().defaultNow(),
   },
   (t) => [

@@ -133,7 +133,8 @@ export const savedViewDto = (v: SavedView, who: Principal) => ({
   name: v.name,
   page: v.page,
   query: v.query,
-  createdBy: v.createdBy?.name ?? null,
+  // A token's view names the token as such: a token and a user may share a name.
+  createdBy: v.createdBy?.name ?? (v.createdByToken ? `${v.createdByToken.name} (API token)` : null),
   createdAt: v.createdAt.toISOString(),
   deletable: mayDeleteView(v, who),
 });

@@ -810,7 +810,7 @@ export const savedViewSchema = z
     name: z.string(),
     page: z.enum(VIEW_PAGES),
     query: z.string().meta({ description: "The page's filters as its URL carries them: the view opens /jobs?<query> (or /dead-letter?<query>)." }),
-    createdBy: z.string().nullable().meta({ description: 'The user who saved it; null with sign-in off or through an API token (then only an admin deletes it).' }),
+    createdBy: z.string().nullable().meta({ description: 'The user who saved it, or the API token ("ci (API token)"; it may delete it too); null with sign-in off (then only an admin deletes it) or for a token since revoked and deleted.' }),
     createdAt: dateTime,
     deletable: z.boolean().meta({ description: 'Whether the caller may delete it: its creator (an operator or admin), or an admin.' }),
   })

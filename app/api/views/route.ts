@@ -33,7 +33,7 @@ export const POST = route('operator', async (req: Request, _ctx, who) => {
     pool,
     actorOf(who),
     { action: 'view.save', target: { view: body.name, page: body.page }, details: { query: body.query } },
-    () => viewSave(pool, { ...body, createdBy: who.userId ?? null }),
+    () => viewSave(pool, { ...body, createdBy: who.userId ?? null, createdByToken: who.tokenId ?? null }),
     (v) => ({ changed: 1, skipped: 0, target: { view: v.name, page: v.page, id: v.id } }),
   );
   return json(savedViewDto(view, who), 201);

@@ -21,7 +21,7 @@ export const DELETE = route('operator', async (req: Request, ctx: { params: Prom
     pool,
     actorOf(who),
     { action: 'view.delete', target: { id: parsed.data }, reason },
-    () => viewDelete(pool, parsed.data, { userId: who.userId ?? null, admin: roleAtLeast(who.role, 'admin') }),
+    () => viewDelete(pool, parsed.data, { userId: who.userId ?? null, tokenId: who.tokenId ?? null, admin: roleAtLeast(who.role, 'admin') }),
     (v) => ({ changed: 1, skipped: 0, target: { view: v.name, page: v.page, id: v.id }, details: { query: v.query } }),
   );
   return json(savedViewDto(view, who));
