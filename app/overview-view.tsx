@@ -76,6 +76,7 @@ export function OverviewView() {
   // Due jobs with no id waiting in Redis for them, on queues live workers take from (those
   // on paused or unserved queues wait by design, and are said apart).
   const gaps = signalGaps(s?.queues ?? []);
+  const waitingByDesign = gaps.paused + gaps.unserved + gaps.limited + gaps.unhandled + gaps.suspect;
   const unrung = gaps.missing;
   const sweepStopped = s ? sweepStoppedFor(s, now - ms(s.computedAt)!) : null;
   return (
@@ -198,20 +199,22 @@ export function OverviewView() {
                     </span>
                   ) : (
                     <span className="text-emerald-700 dark:text-emerald-300">
-                      Every due job {gaps.paused + gaps.unserved + gaps.unhandled > 0 ? 'a live worker can take ' : ''}has a wake-up waiting.
+                      Every due job {waitingByDesign > 0 ? 'a live worker can take ' : ''}has a wake-up waiting.
                     </span>
                   )}
-                  {gaps.paused + gaps.unserved + gaps.unhandled > 0 && (
+                  {waitingByDesign > 0 && (
                     <span className="text-zinc-500 dark:text-zinc-400" data-testid="signal-waiting">
                       {' '}
                       {[
                         gaps.paused > 0 && `${gapCount(gaps.paused, gaps.atLeast.paused, int)} wait on paused queues`,
                         gaps.unserved > 0 && `${gapCount(gaps.unserved, gaps.atLeast.unserved, int)} on queues no live worker consumes`,
+                        gaps.limited > 0 && `${gapCount(gaps.limited, gaps.atLeast.limited, int)} on limited queues (claimed by polling, within their limits)`,
                         gaps.unhandled > 0 && `${gapCount(gaps.unhandled, gaps.atLeast.unhandled, int)} are of types no live worker has a handler for`,
+                        gaps.suspect > 0 && `${gapCount(gaps.suspect, gaps.atLeast.suspect, int)} are suspects (a likely poison: a worker takes one at a time)`,
                       ]
                         .filter(Boolean)
                         .join(' · ')}{' '}
-                      (they wait for their queue to be resumed or a worker that can run them to start; no wake-up is missing).
+                      (they wait for their queue to be resumed, their limit, their turn or a worker that can run them; no wake-up is missing).
                     </span>
                   )}
                 </>

@@ -7,8 +7,8 @@ export interface RefreshControlProps {
   /** Why refresh is paused (null while live). */
   pausedReason: string | null;
   userPaused: boolean;
-  /** The server stopped answering this page's refreshes (useConnectionTrouble): since when it last did. */
-  trouble?: { lastAnswerAt: number | null; now: number } | null;
+  /** The server stopped answering this page's refreshes (useConnectionTrouble): since when it last did, and whether they hang rather than fail. */
+  trouble?: { lastAnswerAt: number | null; now: number; hanging?: boolean } | null;
   onInterval(ms: number): void;
   onPause(p: boolean): void;
   onRefreshNow(): void;
@@ -29,7 +29,7 @@ export function RefreshControl(p: RefreshControlProps) {
         {p.pausedReason
           ? `Refresh ${p.pausedReason}`
           : p.trouble
-            ? `Refresh failing · last update ${p.trouble.lastAnswerAt ? ago(p.trouble.now - p.trouble.lastAnswerAt) : 'never'}`
+            ? `${p.trouble.hanging ? 'Server not answering' : 'Refresh failing'} · last update ${p.trouble.lastAnswerAt ? ago(p.trouble.now - p.trouble.lastAnswerAt) : 'never'}`
             : `Live · every ${duration(p.intervalMs)}`}
       </span>
       <select

@@ -114,10 +114,25 @@ export function QueueTable({
                     signal.due === 0 ? (
                       <span className="text-emerald-700 dark:text-emerald-300">ok</span>
                     ) : (
-                    <span className="text-zinc-500" title="its due jobs wait by design, until the queue is resumed or a worker for it starts: no wake-up is missing">
-                      {signal.kind === 'paused' ? 'paused' : 'no worker'}
+                    <span
+                      className="text-zinc-500"
+                      title={
+                        signal.kind === 'limited'
+                          ? 'a limited queue is claimed by polling under its lock (every 250 ms), never from its Redis list: its due jobs wait for its limit, no wake-up is missing'
+                          : 'its due jobs wait by design, until the queue is resumed or a worker for it starts: no wake-up is missing'
+                      }
+                    >
+                      {signal.kind === 'paused' ? 'paused' : signal.kind === 'limited' ? 'limited (polled)' : 'no worker'}
                     </span>
                     )
+                  ) : (signal.missing === 0 || signal.missing === null) && signal.suspect > 0 && signal.unhandled === 0 ? (
+                    <span
+                      className="text-zinc-500"
+                      title="suspects (jobs that lost their lease twice in a row: a likely poison) wait for a worker that holds no other suspect; their rings are dropped meanwhile, and no wake-up is missing"
+                      data-testid="signal-suspect"
+                    >
+                      {int(signal.suspect)} suspect{signal.suspect === 1 ? '' : 's'} waiting
+                    </span>
                   ) : (signal.missing === 0 || signal.missing === null) && signal.unhandled > 0 ? (
                     <span className="text-zinc-500" title="due jobs of types no live worker on this queue has a handler for: they wait for a worker that registers the type; no wake-up is missing" data-testid="signal-unhandled">
                       {int(signal.unhandled)} with no handler

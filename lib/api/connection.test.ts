@@ -11,10 +11,11 @@ import { ApiError } from './client';
 import { connectionTrouble } from './connection';
 
 type Q = Parameters<typeof connectionTrouble>[0][number];
-const q = (o: { data?: number; error?: Error; errorAt?: number; failures?: number; observers?: number; body?: unknown }): Q =>
+const q = (o: { data?: number; error?: Error; errorAt?: number; failures?: number; observers?: number; body?: unknown; fetching?: boolean }): Q =>
   ({
     getObserversCount: () => o.observers ?? 1,
     state: {
+      fetchStatus: o.fetching ? 'fetching' : 'idle',
       data: o.body,
       dataUpdatedAt: o.data ?? 0,
       status: o.error && o.errorAt ? 'error' : 'success',
@@ -57,8 +58,25 @@ test('an answer after the failure, a 404 or a refusal, or a query no page watche
   assert.equal(connectionTrouble([q({ data: 1_000 }), q({ error: down, errorAt: 5_000, observers: 0 })], NOW), null);
 });
 
+test('a refresh that hangs (a server stopped, never failing a request) is trouble once it has waited 8 s with nothing else answered', () => {
+  const started = new Map<Q, number>();
+  const hung = q({ data: 2_000, fetching: true });
+  started.set(hung, 11_000);
+  const since = (x: Pick<Q, 'state'>) => started.get(x as Q);
+  assert.deepEqual(connectionTrouble([hung], NOW, since), { lastAnswerAt: 2_000, hanging: true });
+  assert.equal(connectionTrouble([hung], 18_999, since), null, 'waiting for less than 8 s');
+  // Another query answering meanwhile (the live stream's pushes): the server follows; this read is slow.
+  assert.equal(connectionTrouble([hung, q({ data: 15_000 })], NOW, since), null);
+  // A refresh just started on a page whose last answer is old (a one-minute interval): not yet.
+  const fresh = q({ data: 2_000, fetching: true });
+  started.set(fresh, 19_500);
+  assert.equal(connectionTrouble([fresh], NOW, since), null);
+  // Nothing under way (paused, or the stream answering without polls): no trouble, however old.
+  assert.equal(connectionTrouble([q({ data: 2_000 })], NOW, since), null);
+});
+
 test('the header says the refreshes are failing, and since when it last heard, instead of "Live"', () => {
-  const render = (trouble: { lastAnswerAt: number | null; now: number } | null, pausedReason: string | null = null) =>
+  const render = (trouble: { lastAnswerAt: number | null; now: number; hanging?: boolean } | null, pausedReason: string | null = null) =>
     renderToStaticMarkup(
       createElement(RefreshControl, { intervalMs: 2000, intervals: [2000], pausedReason, userPaused: false, trouble, onInterval() {}, onPause() {}, onRefreshNow() {} }),
     );
@@ -68,4 +86,5 @@ test('the header says the refreshes are failing, and since when it last heard, i
   assert.doesNotMatch(html, /Live/);
   assert.match(render({ lastAnswerAt: null, now: 55_000 }), /Refresh failing · last update never/);
   assert.match(render({ lastAnswerAt: 10_000, now: 55_000 }, 'paused'), /Refresh paused/);
+  assert.match(render({ lastAnswerAt: 10_000, now: 55_000, hanging: true }), /Server not answering · last update 45 s ago/);
 });

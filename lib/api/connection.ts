@@ -14,22 +14,46 @@ const unreachable = (e: unknown) => e instanceof ApiError && (e.status === 0 || 
 
 /** No answer for this long after a failure before the header says so: a blip is not an outage. */
 export const TROUBLE_AFTER_MS = 5_000;
+/**
+ * A refresh still waiting for its answer after this long, with nothing else answered
+ * meanwhile, is trouble too: a server that hangs (stopped, a proxy that holds the request, an
+ * event loop that does not turn) never fails a request, and the page's countdowns would
+ * otherwise run on, on its last reading, under "Live". Above the console's slowest healthy
+ * read (its statements stop at 5 s, lib/server/context.ts).
+ */
+export const HANGING_AFTER_MS = 8_000;
+
+/** What connectionTrouble reports: when the last answer came, and whether a refresh hangs (rather than failed). */
+export interface ConnectionTrouble {
+  lastAnswerAt: number | null;
+  hanging?: true;
+}
 
 /**
  * From the queries a page is watching: null while the latest thing heard is an answer (or
  * one came within TROUBLE_AFTER_MS: a single query failing beside others that answer, a
  * failure its retry may still mend), else when the last answer came (ms since the epoch;
- * null if none ever did).
+ * null if none ever did). `fetchingSince` tells when a query's refresh under way was first
+ * seen (useConnectionTrouble keeps it): one that has waited HANGING_AFTER_MS, with no answer
+ * to any query for as long, is a server that hangs.
  */
-export function connectionTrouble(queries: readonly Pick<Query, 'state' | 'getObserversCount'>[], now = Date.now()): { lastAnswerAt: number | null } | null {
+export function connectionTrouble(
+  queries: readonly Pick<Query, 'state' | 'getObserversCount'>[],
+  now = Date.now(),
+  fetchingSince: (q: Pick<Query, 'state'>) => number | undefined = () => undefined,
+): ConnectionTrouble | null {
   let lastAnswer = 0;
   let lastFailure = 0;
+  let oldestFetch = Infinity;
   for (const q of queries) {
     if (q.getObserversCount() === 0) continue;
     lastAnswer = Math.max(lastAnswer, q.state.dataUpdatedAt - snapshotAgeMs(q.state.data));
     if (q.state.status === 'error' && unreachable(q.state.error)) lastFailure = Math.max(lastFailure, q.state.errorUpdatedAt);
+    if (q.state.fetchStatus === 'fetching') oldestFetch = Math.min(oldestFetch, fetchingSince(q) ?? Infinity);
   }
-  return lastFailure > lastAnswer && now - lastAnswer >= TROUBLE_AFTER_MS ? { lastAnswerAt: lastAnswer || null } : null;
+  if (lastFailure > lastAnswer && now - lastAnswer >= TROUBLE_AFTER_MS) return { lastAnswerAt: lastAnswer || null };
+  if (now - oldestFetch >= HANGING_AFTER_MS && now - lastAnswer >= HANGING_AFTER_MS) return { lastAnswerAt: lastAnswer || null, hanging: true };
+  return null;
 }
 
 /**
@@ -47,17 +71,27 @@ function snapshotAgeMs(data: unknown): number {
 }
 
 /** connectionTrouble of this page's queries, kept current (and `now`, ticking while in trouble). */
-export function useConnectionTrouble(): { lastAnswerAt: number | null; now: number } | null {
+export function useConnectionTrouble(): (ConnectionTrouble & { now: number }) | null {
   const qc = useQueryClient();
-  const [trouble, setTrouble] = useState<{ lastAnswerAt: number | null } | null>(null);
+  const [trouble, setTrouble] = useState<ConnectionTrouble | null>(null);
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     const cache = qc.getQueryCache();
-    const check = () =>
+    // When each refresh under way was first seen (the cache tells of a fetch's start, and this
+    // also looks each second): TanStack Query keeps no start time of its own.
+    const since = new WeakMap<object, number>();
+    const check = () => {
+      const at = Date.now();
+      const queries = cache.getAll();
+      for (const q of queries) {
+        if (q.state.fetchStatus !== 'fetching') since.delete(q);
+        else if (!since.has(q)) since.set(q, at);
+      }
       setTrouble((prev) => {
-        const next = connectionTrouble(cache.getAll());
-        return prev?.lastAnswerAt === next?.lastAnswerAt && !prev === !next ? prev : next;
+        const next = connectionTrouble(queries, at, (q) => since.get(q));
+        return prev?.lastAnswerAt === next?.lastAnswerAt && prev?.hanging === next?.hanging && !prev === !next ? prev : next;
       });
+    };
     check();
     // Also each second: failing polls may come less often than TROUBLE_AFTER_MS passes.
     const t = setInterval(check, 1_000);

@@ -500,6 +500,10 @@ export const statsSchema = z
         dueUnhandled: count.meta({
           description: 'Of the due jobs counted, those of a type no live worker on the queue has a handler for: they wait for one, no wake-up is missing for them.',
         }),
+        dueSuspect: count.meta({
+          description:
+            'Of the due jobs counted that a live worker can run, the suspects (jobs that lost their lease twice in a row: a likely poison), which a worker takes only while it holds no other: they wait their turn, no wake-up is missing for them.',
+        }),
         oldestDueAgeMs: z.number().nullable().meta({ description: 'Age of the oldest waiting job; null when none waits.' }),
         signalBacklog: count.nullable().meta({ description: "Ids waiting in the queue's Redis list; null without Redis." }),
         controls: queueControlSchema.nullable().meta({ description: 'Pause and global limits; null: none.' }),

@@ -213,3 +213,28 @@ test('the stats name the session whose open transaction holds back vacuum, the d
     holder.release();
   }
 });
+
+test("the workers page's order does not move with heartbeats: live by host and start, then silent, then ended (latest first)", async () => {
+  const reg = (id: string, host: string) => workerRegister(db.pool, { workerId: id, host, pid: 1, queues: ['order-q'], concurrency: 1 });
+  for (const [id, host] of [['order:b1', 'b'], ['order:a1', 'a'], ['order:a2', 'a'], ['order:gone1', 'a'], ['order:gone2', 'b'], ['order:silent', 'a']]) await reg(id!, host!);
+  await db.pool.query(`UPDATE workers SET started_at = started_at + interval '1 s' WHERE worker_id = 'order:a2'`);
+  await db.pool.query(`UPDATE workers SET stopped_at = now() - interval '1 min' WHERE worker_id = 'order:gone1'`);
+  await db.pool.query(`UPDATE workers SET stopped_at = now() WHERE worker_id = 'order:gone2'`);
+  await db.pool.query(`UPDATE workers SET heartbeat_at = now() - interval '2 min' WHERE worker_id = 'order:silent'`);
+  const order = async () => (await listWorkers(db.pool, { staleAfterMs: 30_000 })).map((w) => w.workerId).filter((id) => id.startsWith('order:'));
+  const expected = ['order:a1', 'order:a2', 'order:b1', 'order:silent', 'order:gone2', 'order:gone1'];
+  assert.deepEqual(await order(), expected);
+  // Heartbeats in another order than the rows': nothing moves.
+  for (const id of ['order:b1', 'order:a2', 'order:a1']) await workerHeartbeat(db.pool, id, { quiet: false });
+  assert.deepEqual(await order(), expected);
+});
+
+test('due suspects (two leases lost in a row) are counted apart, as waiting their turn, not missing a wake-up', async () => {
+  await workerRegister(db.pool, { workerId: 'suspect-w:1:a', host: 'h', pid: 1, queues: ['a-suspect-q'], concurrency: 2 });
+  await db.pool.query(
+    `INSERT INTO jobs (queue, type, status, attempt_count, max_attempts, attempt_budget, run_at, lease_lost_streak)
+     SELECT 'a-suspect-q', 'demo.sleep', 'retrying', 2, 5, 5, now() - interval '1 s', s FROM unnest(ARRAY[2, 2, 3, 1, 0]) AS s`,
+  );
+  const q = await queue('a-suspect-q');
+  assert.deepEqual([q?.due, q?.dueSuspect, q?.dueUnhandled], [5, 3, 0]);
+});

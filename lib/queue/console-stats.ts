@@ -27,7 +27,7 @@ import { totalsOf, totalsSql, WORKER_METRICS, type WorkerTotals } from './worker
 
 export { readWorkerTotals, type WorkerTotals } from './worker-totals';
 import type { Doorbell } from './signal';
-import { levelByLevel, SCHEDULES_FAILING_SQL, SCHEDULES_SKIPPING_SQL, SWEPT_AGO_MS_SQL } from './job';
+import { levelByLevel, SCHEDULES_FAILING_SQL, SCHEDULES_SKIPPING_SQL, SUSPECT_STREAK, SWEPT_AGO_MS_SQL } from './job';
 import { JOB_STATUSES, type JobStatus } from './status';
 
 export const COUNT_CAP = 50_000;
@@ -55,6 +55,13 @@ export interface QueueStats {
    * 0 when a live worker takes any type, or none is live (the queue is unserved then).
    */
   dueUnhandled: number;
+  /**
+   * Of the due jobs counted (a type some live worker handles), the suspects: jobs that lost
+   * their lease twice in a row (a likely poison, SUSPECT_STREAK), which a worker takes only
+   * while it holds no other suspect. They wait their turn, their rings dropped meanwhile: no
+   * wake-up is missing for them either.
+   */
+  dueSuspect: number;
   /** Age of the oldest due job, or null when none is due. */
   oldestDueAgeMs: number | null;
   /** Job ids waiting in the queue's Redis list; null without Redis. */
@@ -221,7 +228,7 @@ export async function computeConsoleStats(
     () =>
       db.query(
       `WITH RECURSIVE ${WAITING_QUEUES}
-       SELECT q.queue, w.waiting, w.queued, w.retrying, w.due, w.due_unhandled, w.oldest_ms
+       SELECT q.queue, w.waiting, w.queued, w.retrying, w.due, w.due_unhandled, w.due_suspect, w.oldest_ms
          FROM q,
          -- The types the queue's live workers have handlers for; NULL when one of them takes
          -- any type (recorded none) or none is live (as queueHandledTypes in statements/queues.ts).
@@ -236,8 +243,9 @@ export async function computeConsoleStats(
                   (count(*) FILTER (WHERE status = 'retrying'))::int AS retrying,
                   (count(*) FILTER (WHERE run_at <= now()))::int AS due,
                   (count(*) FILTER (WHERE run_at <= now() AND h.types IS NOT NULL AND type <> ALL (h.types)))::int AS due_unhandled,
+                  (count(*) FILTER (WHERE run_at <= now() AND lease_lost_streak >= ${SUSPECT_STREAK} AND (h.types IS NULL OR type = ANY (h.types))))::int AS due_suspect,
                   extract(epoch FROM now() - min(run_at)) * 1000 AS oldest_ms
-             FROM (${levelByLevel((level) => `SELECT run_at, status, type FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') AND priority = ${level} ORDER BY run_at LIMIT $1`)}
+             FROM (${levelByLevel((level) => `SELECT run_at, status, type, lease_lost_streak FROM jobs WHERE queue = q.queue AND status IN ('queued', 'retrying') AND priority = ${level} ORDER BY run_at LIMIT $1`)}
                    ORDER BY run_at LIMIT $1) t
          ) w
         WHERE q.queue IS NOT NULL LIMIT ${QUEUES_MAX + 1}`,
@@ -292,7 +300,7 @@ export async function computeConsoleStats(
   const queueOf = (name: string) => {
     let q = queues.get(name);
     if (!q) {
-      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, dueUnhandled: 0, oldestDueAgeMs: null, signalBacklog: null, controls: null, workersAlive: 0 };
+      q = { queue: name, counts: zero(0), kinds: zero<CountKind>('exact'), due: 0, dueCapped: false, dueUnhandled: 0, dueSuspect: 0, oldestDueAgeMs: null, signalBacklog: null, controls: null, workersAlive: 0 };
       // A status with no jobs at all is exactly zero everywhere.
       for (const s of JOB_STATUSES) if (!grouped.includes(s) && counts[s] > 0) q.kinds[s] = 'estimate';
       queues.set(name, q);
@@ -308,6 +316,7 @@ export async function computeConsoleStats(
     q.due = r.due;
     q.dueCapped = r.due >= DUE_CAP;
     q.dueUnhandled = r.due_unhandled;
+    q.dueSuspect = r.due_suspect;
     q.oldestDueAgeMs = r.oldest_ms !== null && Number(r.oldest_ms) >= 0 ? Math.round(Number(r.oldest_ms)) : null;
   }
   // Every queue a worker consumed within the hour is listed, with how many consume it now.

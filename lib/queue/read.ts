@@ -619,8 +619,13 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
             -- tokens reports true).
             w.quiet_at IS NOT NULL AND (w.metrics->'quiet' = 'true'::jsonb OR w.metrics->>'quiet' = ${quietTokenSql('w')}) AS quiet_seen
        FROM workers w
-      ORDER BY w.stopped_at IS NOT NULL, w.heartbeat_at DESC
+      -- A stable order (the workers page's rows must not swap places under an operator's
+      -- click at each heartbeat, as ordering by the last heartbeat did): the live processes by
+      -- host and start, then the silent ones (stale), then the ended ones, the latest first.
+      ORDER BY w.stopped_at IS NOT NULL, w.heartbeat_at < now() - $1::int * interval '1 ms', w.stopped_at DESC,
+               w.host, w.started_at, w.worker_id
       LIMIT 500`,
+    [Math.round(staleAfterMs)],
   );
   return rows.map((r) => ({
     workerId: r.worker_id,

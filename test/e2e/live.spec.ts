@@ -134,3 +134,19 @@ test('one browser streams in at most three pages; the others poll, and one strea
   await expect.poll(() => [3, 4, 5].reduce((n, k) => n + countOf(calls[k]!, '/api/live'), 0), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
   for (const p of pages.slice(1)) await p.close();
 });
+
+test('a server that stops answering (requests held, never failed) turns the header red: "Server not answering", not "Live"', async ({ page }) => {
+  test.setTimeout(90_000);
+  // No stream: the page polls, as it does once a quiet stream is dropped.
+  await page.route('**/api/live?**', (r) => r.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"unavailable","message":"test"}}' }));
+  await page.goto('/jobs');
+  await expect(page.getByTestId('refresh-state')).toHaveText(/^Live · every/);
+  // From now on every API request waits for ever, as on a console process that was stopped.
+  const held: (() => void)[] = [];
+  await page.route('**/api/**', (r) => void new Promise<void>((resolve) => held.push(resolve)).then(() => r.abort().catch(() => {})));
+  await expect(page.getByTestId('refresh-state')).toHaveText(/^Server not answering · last update \d+ s ago$/, { timeout: 40_000 });
+  // Answering again: Live.
+  await page.unroute('**/api/**');
+  for (const release of held.splice(0)) release();
+  await expect(page.getByTestId('refresh-state')).toHaveText(/^Live · every/, { timeout: 30_000 });
+});
