@@ -18,7 +18,7 @@ import { roleRefusal } from '@/lib/ui/role-gate';
 import { setQueuePaused } from '@/lib/api/queues';
 import { visible } from '@/lib/ui/visible';
 import { enqueueJob, type HistoryRange, statsHistoryQuery, statsQuery } from '@/lib/api/stats';
-import { gapCount, signalGaps } from '@/lib/ui/signal';
+import { gapCount, oldestWaiting, queueSignal, signalGaps } from '@/lib/ui/signal';
 import { sweepStoppedFor } from '@/lib/ui/sweep';
 import { compact, dateTime, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
@@ -78,6 +78,10 @@ export function OverviewView() {
   const gaps = signalGaps(s?.queues ?? []);
   const waitingByDesign = gaps.paused + gaps.unserved + gaps.limited + gaps.unhandled + gaps.suspect;
   const unrung = gaps.missing;
+  // More queues than the stats list: the server's figure over all of them, unnamed.
+  const oldest = s?.queuesTruncated
+    ? { taken: s.oldestQueuedAgeMs === null ? null : { queue: '', ageMs: s.oldestQueuedAgeMs }, held: null }
+    : oldestWaiting(s?.queues ?? []);
   const sweepStopped = s ? sweepStoppedFor(s, now - ms(s.computedAt)!) : null;
   return (
     <div className="space-y-6">
@@ -160,8 +164,24 @@ export function OverviewView() {
             <Kpi label="Jobs in the table" testid="total">
               {s.totalKind === 'exact' ? int(s.total) : `≈${compact(s.total)}`}
             </Kpi>
-            <Kpi label="Oldest due job waiting" testid="oldest-queued" warn={(s.oldestQueuedAgeMs ?? 0) > 60_000}>
-              {s.oldestQueuedAgeMs === null ? '—' : shortDuration(s.oldestQueuedAgeMs)}
+            <Kpi label="Oldest due job waiting" testid="oldest-queued" warn={(oldest.taken?.ageMs ?? 0) > 60_000}>
+              {oldest.taken && !oldest.taken.queue ? (
+                shortDuration(oldest.taken.ageMs)
+              ) : oldest.taken ? (
+                <Link href={`/jobs?queue=${encodeURIComponent(oldest.taken.queue)}&due=now`} className="hover:underline" title="the due jobs of this queue, oldest last">
+                  {shortDuration(oldest.taken.ageMs)}
+                  <span className="ml-1.5 text-xs font-normal text-zinc-500">
+                    on <UserText text={oldest.taken.queue} />
+                  </span>
+                </Link>
+              ) : (
+                '—'
+              )}
+              {oldest.held && (
+                <span className="ml-2 text-xs font-normal text-zinc-500" data-testid="oldest-held" title="on a paused queue, or one no live worker consumes: its jobs wait by design (the wake-up signal below says so)">
+                  {shortDuration(oldest.held.ageMs)} on <UserText text={oldest.held.queue} /> ({queueSignal(s.queues.find((q) => q.queue === oldest.held!.queue)!).kind === 'paused' ? 'paused' : 'no worker'})
+                </span>
+              )}
             </Kpi>
             <Kpi label="Running with an expired lease" testid="running-expired" warn={s.runningExpired > 0}>
               {int(s.runningExpired)}
@@ -373,7 +393,7 @@ function Kpi({ label, children, testid, warn }: { label: string; children: React
   return (
     <div className="rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900">
       <dt className="text-xs text-zinc-500">{label}</dt>
-      <dd className={`tabular mt-1 flex items-center text-lg font-semibold ${warn ? 'text-red-700 dark:text-red-300' : ''}`} data-testid={testid}>
+      <dd className={`tabular mt-1 flex flex-wrap items-center text-lg font-semibold ${warn ? 'text-red-700 dark:text-red-300' : ''}`} data-testid={testid}>
         {children}
       </dd>
     </div>

@@ -336,6 +336,7 @@ describe('the command line', () => {
       [['queue', 'resume', 'cli-q'], 'queue.resume'],
       [['queue', 'limit', 'cli-q', '--concurrency', '2'], 'queue.limits'],
       [['schedule', 'add', 'nightly', '--cron', '0 3 * * *', '--type', 'demo.noop'], 'schedule.add'],
+      [['schedule', 'add', 'nightly', '--cron', '0 4 * * *', '--tz', 'Europe/Berlin', '--type', 'demo.noop'], 'schedule.add'],
       [['schedule', 'run', 'nightly', '--reason', 'run it once more'], 'schedule.run'],
       [['schedule', 'pause', 'nightly'], 'schedule.pause'],
       [['schedule', 'resume', 'nightly'], 'schedule.resume'],
@@ -357,6 +358,8 @@ describe('the command line', () => {
       if (action === 'requeue') assert.deepEqual([e.job_ids, e.reason], [[f], 'cli retry']);
       if (action === 'bulk.requeue') assert.ok(e.job_ids.includes(g) && e.changed >= 1);
       if (action === 'user.set') assert.deepEqual([e.target, e.details], [{ user: 'newbie' }, { role: 'operator', from: 'viewer', revokedTokens: [] }]);
+      // New, then redefined: the entry says which, with the definition it set.
+      if (action === 'schedule.add') assert.deepEqual([e.details.created, e.details.cron, e.details.timezone], args.includes('--tz') ? [false, '0 4 * * *', 'Europe/Berlin'] : [true, '0 3 * * *', 'UTC']);
       if (action === 'schedule.run') assert.deepEqual([e.job_ids.length, e.changed, e.reason], [1, 1, 'run it once more']);
       if (action === 'schedule.pause' || action === 'schedule.resume') assert.deepEqual([e.target, e.changed], [{ schedule: 'nightly' }, 1]);
     }

@@ -9,6 +9,7 @@ import { useLive } from '@/lib/api/live';
 import { meQuery } from '@/lib/api/auth';
 import { workerKeys } from '@/lib/api/keys';
 import { setWorkerQuiet, workersQuery } from '@/lib/api/workers';
+import { queuesOnlyServedBy } from '@/lib/ui/last-consumer';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import { duration } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
@@ -29,6 +30,7 @@ export function WorkersView() {
     onSuccess: () => setAsking(null),
     onSettled: () => void qc.invalidateQueries({ queryKey: workerKeys.all }),
   });
+  const alone = asking && q.data ? queuesOnlyServedBy(q.data.workers, asking) : [];
   return (
     <div className="space-y-4">
       <h1 className="text-xl font-semibold">Workers</h1>
@@ -76,6 +78,18 @@ export function WorkersView() {
         >
           <span className="font-mono wrap-anywhere"><UserText text={asking} /></span> claims no new job from its next heartbeat; the jobs in
           hand finish and jobs it holds claimed ahead go back to their queues. Resume undoes it.
+          {alone.length > 0 && (
+            <span className="mt-2 block font-medium text-red-700 dark:text-red-300" data-testid="quiet-last-consumer">
+              No other live worker claims from {alone.length === 1 ? 'queue' : 'queues'}{' '}
+              {alone.map((name, k) => (
+                <span key={name}>
+                  {k > 0 && ', '}
+                  <UserText text={name} />
+                </span>
+              ))}
+              : {alone.length === 1 ? 'its' : 'their'} jobs will wait until this worker is resumed or another one starts.
+            </span>
+          )}
         </ConfirmDialog>
       )}
     </div>

@@ -10,3 +10,14 @@ test('requeue with reset attempts, a revoke, a recover that rang wake-ups; none 
   assert.equal(auditOptions({ details: { resignalled: 1 } }), 'rang 1 missing wake-up');
   assert.equal(auditOptions({ details: { total: 4 } }), null);
 });
+
+test("what a schedule's definition, a queue's limits and a reschedule set, on the entry's row", () => {
+  assert.equal(
+    auditOptions({ action: 'schedule.add', details: { cron: '0 3 * * *', timezone: 'Europe/Berlin', type: 'report.build', queue: 'reports', priority: 0, overlap: 'skip', created: false } }),
+    'redefined · cron 0 3 * * * (Europe/Berlin) · report.build on reports · one run at a time',
+  );
+  assert.equal(auditOptions({ action: 'queue.limits', details: { concurrencyLimit: 2 } }), 'concurrency limit 2');
+  assert.equal(auditOptions({ action: 'queue.limits', details: { rateLimit: 10, ratePeriodMs: 1000, concurrencyLimit: 0 } }), 'concurrency limit cleared · rate limit 10 per 1000 ms');
+  assert.equal(auditOptions({ action: 'reschedule', details: { runAt: '2026-12-24T08:00:00.000Z', priority: 2 } }), 'due 2026-12-24 08:00:00 UTC · priority 2');
+  assert.equal(auditOptions({ action: 'reschedule', details: { runAt: null, priority: 7 } }), 'priority 7');
+});

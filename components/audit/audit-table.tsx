@@ -114,7 +114,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
   );
 }
 
-function AuditOptions({ entry }: { entry: Pick<AuditEntryDto, 'details'> }) {
+function AuditOptions({ entry }: { entry: Pick<AuditEntryDto, 'details' | 'action'> }) {
   const text = auditOptions(entry);
   return text ? (
     <span className="block font-sans text-zinc-500" data-testid="audit-options">
@@ -123,11 +123,30 @@ function AuditOptions({ entry }: { entry: Pick<AuditEntryDto, 'details'> }) {
   ) : null;
 }
 
-/** The options an action ran with, and what a recover rang, in words ("reset attempts · rang 3 wake-ups"). */
-export function auditOptions(e: Pick<AuditEntryDto, 'details'>): string | null {
+/**
+ * The options an action ran with and what it set, in words ("reset attempts · rang 3
+ * wake-ups", "cron 0 3 * * * (Europe/Berlin) · demo.noop on default", "concurrency limit 2"):
+ * what changed, on the entry's row, rather than only under "raw JSON".
+ */
+export function auditOptions(e: Pick<AuditEntryDto, 'details'> & Partial<Pick<AuditEntryDto, 'action'>>): string | null {
+  const d = e.details;
   const parts: string[] = [];
-  if (e.details.resetAttempts === true) parts.push('reset attempts');
-  if (e.details.revokeLease === true) parts.push('revoked live leases');
-  if (typeof e.details.resignalled === 'number' && e.details.resignalled > 0) parts.push(`rang ${e.details.resignalled} missing wake-up${e.details.resignalled === 1 ? '' : 's'}`);
+  if (d.resetAttempts === true) parts.push('reset attempts');
+  if (d.revokeLease === true) parts.push('revoked live leases');
+  if (typeof d.resignalled === 'number' && d.resignalled > 0) parts.push(`rang ${d.resignalled} missing wake-up${d.resignalled === 1 ? '' : 's'}`);
+  // A schedule's definition (schedule.add: a new one or a redefinition).
+  if (d.created === true) parts.push('new');
+  if (d.created === false) parts.push('redefined');
+  if (typeof d.cron === 'string') parts.push(`cron ${d.cron}${typeof d.timezone === 'string' ? ` (${d.timezone})` : ''}`);
+  if (typeof d.type === 'string') parts.push(`${d.type}${typeof d.queue === 'string' ? ` on ${d.queue}` : ''}`);
+  if (d.overlap === 'skip') parts.push('one run at a time');
+  // A queue's limits (0 clears one).
+  if (typeof d.concurrencyLimit === 'number') parts.push(d.concurrencyLimit === 0 ? 'concurrency limit cleared' : `concurrency limit ${d.concurrencyLimit}`);
+  if (typeof d.rateLimit === 'number') parts.push(d.rateLimit === 0 ? 'rate limit cleared' : `rate limit ${d.rateLimit} per ${typeof d.ratePeriodMs === 'number' ? `${d.ratePeriodMs} ms` : 'period'}`);
+  // A reschedule's new due time and priority.
+  if (e.action === 'reschedule' || e.action === 'bulk.reschedule') {
+    if (typeof d.runAt === 'string') parts.push(`due ${d.runAt.replace('T', ' ').replace(/(:\d{2})\.\d{3}Z$/, '$1 UTC')}`);
+    if (typeof d.priority === 'number') parts.push(`priority ${d.priority}`);
+  }
   return parts.length ? parts.join(' · ') : null;
 }

@@ -10,6 +10,7 @@ import { visible } from '@/lib/ui/visible';
 import { UserText } from '../ui/user-text';
 import { Attempts, type Cadence, HeartbeatAge, LeaseCountdown } from './lease';
 import { PriorityBadge } from './priority-badge';
+import { WorkerLink } from './worker-link';
 import { StatusBadge } from './status-badge';
 
 export type TableJob = JobRow & {
@@ -116,7 +117,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
           j.status === 'running' ? (
             <span className="flex min-w-[10rem] flex-col gap-0.5 text-xs">
               <span className="break-all font-mono" data-testid="owner">
-                <UserText text={j.workerId} />
+                <WorkerLink workerId={j.workerId} />
               </span>
               <span className="flex flex-wrap gap-2">
                 <LeaseCountdown job={j} nowMs={nowMs} sweep={sweep} />

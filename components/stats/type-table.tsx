@@ -67,7 +67,11 @@ export function TypeTable({ rows }: { rows: TypeRow[] }) {
                 </td>
                 <td className="tabular py-1 pr-3 text-right" data-testid="type-failed">
                   {r.failed > 0 ? (
-                    <Link href={jobsOf(r, 'failed')} className="text-red-700 hover:underline dark:text-red-300">
+                    <Link
+                      href={jobsOf(r, 'failed')}
+                      className="text-red-700 hover:underline dark:text-red-300"
+                      title="attempts that failed for good in the window; the link lists this type's jobs in the dead letter now (a job that failed, was requeued and failed again counts twice here and once there; one requeued since, not at all)"
+                    >
                       {int(r.failed)}
                     </Link>
                   ) : (

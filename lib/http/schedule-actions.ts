@@ -9,7 +9,7 @@ import { scheduleDto } from './dto';
 import { knownJobTypes } from '../job-types';
 import { json, MAX_ENQUEUE_BODY_BYTES, readJson, readJsonOptional, route } from './respond';
 import { reasonBody, scheduleBody, scheduleName, toEnqueueInput, toScheduleInput } from './schemas';
-import { scheduleDelete, schedulePause, scheduleResume, scheduleRunNow, scheduleUpsert } from '../queue/ops';
+import { scheduleDefine, scheduleDelete, schedulePause, scheduleResume, scheduleRunNow } from '../queue/ops';
 import { serverContext } from '../server/context';
 
 type Ctx = { params: Promise<{ name: string }> };
@@ -43,14 +43,15 @@ export const scheduleDefineRoute = () =>
     const { reason, cron, timezone, overlap, ...job } = scheduleBody.parse(await readJson(req, MAX_ENQUEUE_BODY_BYTES));
     const { pool } = serverContext();
     const input = toEnqueueInput(job, '', await knownJobTypes(pool, [job.type]));
-    const s = await audited(
+    const { schedule } = await audited(
       pool,
       actorOf(who),
       { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: overlap ?? null } },
-      () => scheduleUpsert(pool, toScheduleInput(name, cron, timezone, input, overlap), { onlyNew }),
-      () => ({ changed: 1, skipped: 0 }),
+      () => scheduleDefine(pool, toScheduleInput(name, cron, timezone, input, overlap), { onlyNew }),
+      // New or redefined: the audit log says which (the action is "add or replace").
+      ({ created }) => ({ changed: 1, skipped: 0, details: { created } }),
     );
-    return json({ schedule: scheduleDto(s) });
+    return json({ schedule: scheduleDto(schedule) });
   });
 
 /** Remove (DELETE): 200 {removed}; 404 for no such schedule (and no audit entry). Jobs it enqueued stay. */

@@ -39,6 +39,7 @@ test('the other targets: ids, the sweep, a queue, a user, a token, a schedule, a
   assert.equal(targetText({ user: 'bob' }), 'user bob');
   assert.equal(targetText({ token: '4', name: 'billing' }), 'token 4 (billing)');
   assert.equal(targetText({ schedule: 'nightly' }), 'schedule nightly');
+  assert.equal(targetText({ worker: 'vm:9233:6192a7' }), 'worker vm:9233:6192a7', 'a quiet or resume names the worker, not its JSON');
   assert.equal(targetText({ view: 'Failed payments', page: 'dead-letter', id: '3' }), 'view Failed payments on /dead-letter');
   assert.equal(targetText({ id: '3' }), '{"id":"3"}', 'a view delete refused before it knew the view leaves no entry; its raw target otherwise');
   assert.equal(targetText({ other: 1 }), '{"other":1}');

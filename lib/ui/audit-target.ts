@@ -78,6 +78,7 @@ export function targetText(t: Record<string, unknown>): string {
   if (t.user !== undefined) return `user ${String(t.user)}`;
   if (t.token !== undefined) return `token ${String(t.token)}${t.name ? ` (${String(t.name)})` : ''}`;
   if (t.schedule !== undefined) return `schedule ${String(t.schedule)}`;
+  if (t.worker !== undefined) return `worker ${String(t.worker)}`;
   if (t.view !== undefined) return `view ${String(t.view)}${typeof t.page === 'string' ? ` on /${t.page}` : ''}`;
   return JSON.stringify(t);
 }

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { gapCount, queueSignal, signalGaps } from './signal';
+import { gapCount, oldestWaiting, queueSignal, signalGaps } from './signal';
 
 const q = (due: number, signalBacklog: number | null, workersAlive: number, paused = false, dueUnhandled = 0, o: { dueSuspect?: number; limited?: boolean } = {}) => ({
   due: Math.min(due, 10_000),
@@ -62,4 +62,12 @@ test('a sum over a queue whose due jobs were counted only up to the cap is said 
   assert.deepEqual(signalGaps([q(60_000, 20_000, 2)]).atLeast, none, 'nothing missing: no bound to say');
   assert.deepEqual(signalGaps([q(60_000, 0, 2, false, 10_000)]), { ...gaps0, unhandled: 10_000, atLeast: { ...none, unhandled: true } });
   assert.deepEqual(signalGaps([q(60_000, 0, 2, false, 0, { limited: true })]), { ...gaps0, limited: 10_000, atLeast: { ...none, limited: true } });
+});
+
+test("the oldest due job waiting is a queue's that workers should be taking, named; paused and unserved queues are said apart", () => {
+  const w = (queue: string, ageMs: number | null, base: ReturnType<typeof q>) => ({ ...base, queue, oldestDueAgeMs: ageMs });
+  const queues = [w('billing', 89_000, q(30, 0, 0)), w('archive', 600_000, q(5, 0, 2, true)), w('emails', 12_000, q(60, 0, 1, false, 0, { limited: true })), w('default', 3_000, q(2, 2, 2)), w('idle', null, q(0, 0, 2))];
+  assert.deepEqual(oldestWaiting(queues), { taken: { queue: 'emails', ageMs: 12_000 }, held: { queue: 'archive', ageMs: 600_000 } });
+  assert.deepEqual(oldestWaiting([queues[0]!]), { taken: null, held: { queue: 'billing', ageMs: 89_000 } });
+  assert.deepEqual(oldestWaiting([]), { taken: null, held: null });
 });

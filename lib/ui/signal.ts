@@ -2,6 +2,7 @@
 import type { QueueStatsDto } from '../api/types';
 
 type SignalInput = Pick<QueueStatsDto, 'due' | 'dueCapped' | 'dueUnhandled' | 'dueSuspect' | 'signalBacklog' | 'workersAlive' | 'controls'>;
+type WaitInput = SignalInput & Pick<QueueStatsDto, 'queue' | 'oldestDueAgeMs'>;
 
 /**
  * A queue's wake-up signal as an operator should read it: due jobs on a paused queue, on
@@ -61,3 +62,24 @@ export function signalGaps(queues: readonly SignalInput[]) {
 
 /** A count from signalGaps as said: "≥ 10,000" when it may be larger. */
 export const gapCount = (n: number, atLeast: boolean, format: (n: number) => string) => `${atLeast ? '≥ ' : ''}${format(n)}`;
+
+/**
+ * The overview's "oldest due job waiting": the queue whose oldest due job has waited longest
+ * among those a worker should be taking from now (served or limited), with its age; apart,
+ * the longest wait on queues that wait by design (paused, or no live worker), which used to
+ * turn the card red while the panel below said those jobs wait on purpose.
+ */
+export function oldestWaiting(queues: readonly WaitInput[]): { taken: { queue: string; ageMs: number } | null; held: { queue: string; ageMs: number } | null } {
+  let taken: { queue: string; ageMs: number } | null = null;
+  let held: { queue: string; ageMs: number } | null = null;
+  for (const q of queues) {
+    if (q.oldestDueAgeMs === null) continue;
+    const kind = queueSignal(q).kind;
+    const byDesign = kind === 'paused' || kind === 'unserved';
+    const best = byDesign ? held : taken;
+    if (best && best.ageMs >= q.oldestDueAgeMs) continue;
+    if (byDesign) held = { queue: q.queue, ageMs: q.oldestDueAgeMs };
+    else taken = { queue: q.queue, ageMs: q.oldestDueAgeMs };
+  }
+  return { taken, held };
+}

@@ -95,3 +95,29 @@ test('a worker quieted from its row claims no new job while the other runs them,
     await request.post(`/api/workers/${encodeURIComponent(quieted)}/resume`);
   }
 });
+
+test("Quiet warns when the worker is the last live one claiming from a queue, and not when another serves it", async ({ page }) => {
+  await db().query(
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at)
+     VALUES ('e2e-host:4545:alone', 'e2e-host', 4545, '{default,e2e-only-here}', 2, now(), now() + interval '1 minute')
+     ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now() + interval '1 minute', stopped_at = NULL`,
+  );
+  try {
+    await page.goto('/workers');
+    await page.getByTestId('worker-e2e-host:4545:alone').getByTestId('worker-quiet-button').click();
+    const dialog = page.getByTestId('confirm-dialog');
+    await expect(dialog.getByTestId('quiet-last-consumer')).toHaveText(
+      'No other live worker claims from queue e2e-only-here: its jobs will wait until this worker is resumed or another one starts.',
+    );
+    await dialog.getByRole('button', { name: 'Back' }).click();
+    await expect(dialog).toHaveCount(0);
+    // A real worker on default, which the other (and this row) also serve: no warning.
+    const { rows } = await db().query(`SELECT worker_id FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '5 seconds' AND worker_id NOT LIKE 'e2e-host:%' ORDER BY worker_id LIMIT 1`);
+    await page.getByTestId(`worker-${rows[0].worker_id}`).getByTestId('worker-quiet-button').click();
+    await expect(dialog).toBeVisible();
+    await expect(dialog.getByTestId('quiet-last-consumer')).toHaveCount(0);
+    await dialog.getByRole('button', { name: 'Back' }).click();
+  } finally {
+    await db().query(`DELETE FROM workers WHERE worker_id = 'e2e-host:4545:alone'`);
+  }
+});

@@ -113,13 +113,13 @@ export function addControlCommands(program: Command) {
     .action(async (name: string, o) => {
       const parsed = enqueueBody.safeParse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts, priority: o.priority });
       if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
-      const s = await withQueue(async (q) => {
+      const { schedule: s } = await withQueue(async (q) => {
         const input = toEnqueueInput(parsed.data, '', await jobTypesFrom(async () => q.pool)(parsed.data.type));
         return auditCli(
           q.pool,
-          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, type: input.type, queue: input.queue, priority: input.priority, overlap: o.overlap ?? null } },
-          () => ops.scheduleUpsert(q.pool, toScheduleInput(name, o.cron, o.tz, input, o.overlap)),
-          () => ({ changed: 1, skipped: 0 }),
+          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, timezone: o.tz ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: o.overlap ?? null } },
+          () => ops.scheduleDefine(q.pool, toScheduleInput(name, o.cron, o.tz, input, o.overlap)),
+          ({ created }) => ({ changed: 1, skipped: 0, details: { created } }),
         );
       });
       if (o.json) return printJson(s);

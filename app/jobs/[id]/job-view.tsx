@@ -9,6 +9,7 @@ import { Attempts, HeartbeatAge, LeaseCountdown, leaseState } from '@/components
 import { PayloadView } from '@/components/jobs/payload-view';
 import { StatusBadge } from '@/components/jobs/status-badge';
 import { Timeline } from '@/components/jobs/timeline';
+import { WorkerLink } from '@/components/jobs/worker-link';
 import { ActionButton } from '@/components/actions/action-button';
 import { CopyButton } from '@/components/ui/copy-button';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
@@ -186,7 +187,7 @@ export function JobView({ id }: { id: string }) {
             <div>
               <dt className="text-xs text-zinc-500">Owner</dt>
               <dd className="break-all font-mono" data-testid="owner">
-                <UserText text={j.workerId} />
+                <WorkerLink workerId={j.workerId} />
               </dd>
             </div>
             <div>

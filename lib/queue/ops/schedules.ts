@@ -77,6 +77,11 @@ const toSchedule = (r: any): Schedule => ({
  * name already taken is refused (409), not redefined (the console's New schedule).
  */
 export async function scheduleUpsert(db: Executor, s: ScheduleInput, opts: { onlyNew?: boolean } = {}): Promise<Schedule> {
+  return (await scheduleDefine(db, s, opts)).schedule;
+}
+
+/** scheduleUpsert, saying whether the schedule is new (`created`) or a redefinition (the audit log tells them apart). */
+export async function scheduleDefine(db: Executor, s: ScheduleInput, opts: { onlyNew?: boolean } = {}): Promise<{ schedule: Schedule; created: boolean }> {
   // Refused here, where it is defined, rather than by the jobs table at every tick: the
   // tick's job would break a constraint (its idempotency key is `schedule:<name>:<tick>`,
   // at most 255 characters), and the schedule would never run.
@@ -90,7 +95,7 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput, opts: { onl
     s.priority ?? DEFAULT_PRIORITY, s.overlap ?? null,
   ]);
   if (!rows[0]) throw new QueueError('state_forbids', `a schedule named ${JSON.stringify(s.name.slice(0, 200))} exists already: edit it, or choose another name`);
-  return toSchedule(rows[0]);
+  return { schedule: toSchedule(rows[0]), created: rows[0].created === true };
 }
 
 function scheduleProblem(s: ScheduleInput): string | null {

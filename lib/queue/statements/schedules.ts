@@ -70,6 +70,7 @@ VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8
  * what it was, as for $9).
  * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
  * touches paused_at: an operator's pause outlives the upsert every worker start makes.
+ * Returns the row, and `created`: a new schedule (a row an upsert inserted has no xmax).
  */
 export const scheduleUpsert: Statement = {
   name: 'leasehold_schedule_upsert',
@@ -84,7 +85,7 @@ ON CONFLICT (name) DO UPDATE SET
   overlap = coalesce($11::text, s.overlap),
   -- a redefinition starts over: the error belonged to the definition it replaces
   last_error = NULL, last_error_at = NULL, updated_at = now()
-RETURNING *`,
+RETURNING *, (xmax = 0) AS created`,
 };
 
 /** scheduleCreate — scheduleUpsert for a new name only: no row when one by that name exists. */
@@ -92,7 +93,7 @@ export const scheduleCreate: Statement = {
   name: 'leasehold_schedule_create',
   text: `${scheduleInsert}
 ON CONFLICT (name) DO NOTHING
-RETURNING *`,
+RETURNING *, true AS created`,
 };
 
 /**
