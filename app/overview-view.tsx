@@ -222,6 +222,13 @@ export function OverviewView() {
                       Every due job {waitingByDesign > 0 ? 'a live worker can take ' : ''}has a wake-up waiting.
                     </span>
                   )}
+                  {gaps.stale > 0 && (
+                    <span className="text-zinc-500 dark:text-zinc-400" data-testid="signal-stale">
+                      {' '}
+                      {int(gaps.stale)} more {gaps.stale === 1 ? 'id' : 'ids'} than due jobs: rings of jobs cancelled, moved or claimed from PostgreSQL since, or
+                      rung twice; a worker that pops one finds nothing to claim and drops it.
+                    </span>
+                  )}
                   {waitingByDesign > 0 && (
                     <span className="text-zinc-500 dark:text-zinc-400" data-testid="signal-waiting">
                       {' '}

@@ -11,6 +11,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { JobTable, type TableJob } from '@/components/jobs/job-table';
 import { NewRowsBanner, SelectionBar } from '@/components/jobs/list-banners';
 import { Button } from '@/components/ui/button';
+import { UserText } from '@/components/ui/user-text';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { filterKey, hasFilters, type JobFilters } from '@/lib/api/filters';
 import { freshJobPage, jobLookupQuery, jobNewerQuery, jobPagesQuery } from '@/lib/api/jobs';
@@ -22,6 +23,7 @@ import { statsQuery } from '@/lib/api/stats';
 import type { BulkAction, JobRow } from '@/lib/api/types';
 import { SUSPECT_STREAK } from '@/lib/queue/job';
 import { int, ms } from '@/lib/ui/format';
+import { matchingCount } from '@/lib/ui/matching-count';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useShortcuts } from '@/lib/ui/shortcuts';
@@ -57,6 +59,8 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   const stats = useQuery(statsQuery(15_000));
   const sweep = stats.data ? sweepOf(stats.data, now - ms(stats.data.computedAt)!) : SWEEPING;
   const cadence = useQuery(consoleMetaQuery()).data ?? null;
+  const filteredQueue = filters.queue ? stats.data?.queues.find((q) => q.queue === filters.queue) : undefined;
+  const matching = stats.data ? matchingCount(stats.data, filters) : null;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
   const lastClicked = useRef<string | null>(null);
@@ -166,6 +170,27 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
     <div className="space-y-3">
       {refreshError && <ErrorState title="Refreshing failed: the rows are as last read" message={refreshError.message} />}
       {newer.data && <NewRowsBanner count={newer.data.count} capped={newer.data.capped} onShow={showNew} />}
+      {filteredQueue && (filteredQueue.controls?.paused || filteredQueue.workersAlive === 0) && (
+        // A backlog that looks like any other: said here, as the job page says it, so nobody waits on a queue that nothing takes from.
+        <p className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-200" data-testid="queue-notice">
+          {filteredQueue.controls?.paused ? (
+            <>
+              Queue <UserText text={filteredQueue.queue} /> is paused: its waiting jobs stay queued until it is resumed (the overview's queue table, or{' '}
+              <code>leasehold queue resume</code>).
+            </>
+          ) : (
+            <>
+              No live worker consumes queue <UserText text={filteredQueue.queue} />: its waiting jobs stay queued, their attempts unspent, until a worker starts
+              with it in <code>--queues</code>.
+            </>
+          )}
+        </p>
+      )}
+      {matching && !filtersPending && (
+        <p className="text-sm text-zinc-500" data-testid="matching-count" title="from the overview's counts per status and queue (shared by every viewer, a few seconds old at most)">
+          {matching}
+        </p>
+      )}
       <SelectionBar
         selectedCount={selected.size}
         allMatching={allMatching}

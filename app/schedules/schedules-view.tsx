@@ -177,6 +177,8 @@ export function SchedulesView() {
         <ScheduleDialog
           editing={asking.schedule}
           knownTypes={knownTypes}
+          knownQueues={(stats.data?.queues ?? []).filter((x) => x.workersAlive > 0).map((x) => x.queue)}
+          consumers={consumers}
           pending={define.isPending}
           error={define.isError ? define.error.message : null}
           onSave={(name, definition) => define.mutate({ name, definition, onlyNew: !asking.schedule })}

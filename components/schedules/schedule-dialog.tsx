@@ -14,11 +14,15 @@ import { fieldClass, labelClass } from '../ui/form';
  * Define a recurring job, or redefine one (`editing`: its name is then fixed). The server
  * checks everything as `leasehold schedule add` does (the cron, the zone, the type and its
  * payload schema) and says what is wrong; a paused schedule stays paused, and an unchanged cron
- * keeps its next tick. `knownTypes`: the type field's suggestions.
+ * keeps its next tick. `knownTypes`: the type field's suggestions; `knownQueues` the queue
+ * field's, and `consumers(queue)` how many live workers consume a queue (null: not known),
+ * so that a queue nobody takes from (a typo) is said before its jobs pile up.
  */
 export function ScheduleDialog({
   editing,
   knownTypes,
+  knownQueues = [],
+  consumers = () => null,
   pending,
   error,
   onSave,
@@ -28,6 +32,8 @@ export function ScheduleDialog({
 }: {
   editing: ScheduleDto | null;
   knownTypes: readonly string[];
+  knownQueues?: readonly string[];
+  consumers?(queue: string): number | null;
   pending: boolean;
   error?: string | null;
   onSave(name: string, definition: ScheduleDefinition): void;
@@ -124,9 +130,19 @@ export function ScheduleDialog({
           </label>
           <label className={labelClass}>
             Queue
-            <input className={fieldClass} value={queue} onChange={(e) => edit(setQueue)(e.target.value)} aria-label="Queue" required maxLength={200} />
+            <input className={fieldClass} value={queue} onChange={(e) => edit(setQueue)(e.target.value)} aria-label="Queue" list="schedule-queues" required maxLength={200} />
+            <datalist id="schedule-queues">
+              {knownQueues.map((q) => (
+                <option key={q} value={q} />
+              ))}
+            </datalist>
           </label>
         </div>
+        {queue.trim() !== '' && consumers(queue) === 0 && (
+          <p className="text-xs text-amber-700 dark:text-amber-300" data-testid="schedule-queue-unserved">
+            No live worker consumes queue “{visible(queue)}”: its ticks’ jobs will wait until a worker starts with it in --queues.
+          </p>
+        )}
         <label className={labelClass}>
           Payload (JSON)
           <textarea className={`${fieldClass} min-h-24 font-mono text-xs`} value={payload} onChange={(e) => edit(setPayload)(e.target.value)} aria-label="Payload" spellCheck={false} />

@@ -79,15 +79,27 @@ export function Dialog({
 
 /** Why the dialog's request failed (the server's message, user text among it), announced. */
 export function DialogError({ error }: { error: string | null | undefined }) {
+  // Scrolled into view when it appears: in a form taller than the window it came below the fold.
+  const ref = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (error) ref.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [error]);
   if (!error) return null;
   return (
-    <p role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
+    <p ref={ref} role="alert" className="rounded border border-red-300 bg-red-50 p-2 text-red-800 dark:border-red-900 dark:bg-red-950 dark:text-red-200">
       <UserText text={error} />
     </p>
   );
 }
 
-/** The dialog's buttons, right-aligned under a rule (Back, then the action). */
+/**
+ * The dialog's buttons, right-aligned under a rule (Back, then the action), kept at the bottom
+ * of the dialog's scrolling body: a form taller than the window keeps its buttons in sight.
+ */
 export function DialogFooter({ children }: { children: ReactNode }) {
-  return <div className="flex flex-wrap items-center justify-end gap-2 border-t border-zinc-200 pt-3 dark:border-zinc-800">{children}</div>;
+  return (
+    <div className="sticky -bottom-4 -mx-4 -mb-4 flex flex-wrap items-center justify-end gap-2 border-t border-zinc-200 bg-white px-4 py-3 dark:border-zinc-800 dark:bg-zinc-900">
+      {children}
+    </div>
+  );
 }

@@ -19,16 +19,19 @@ const q = (due: number, signalBacklog: number | null, workersAlive: number, paus
   controls: paused ? ({ paused: true } as never) : o.limited ? ({ paused: false, concurrencyLimit: 2 } as never) : null,
 });
 const none = { missing: false, paused: false, unserved: false, limited: false, unhandled: false, suspect: false };
-const gaps0 = { missing: 0, paused: 0, unserved: 0, limited: 0, unhandled: 0, suspect: 0 };
+const gaps0 = { missing: 0, paused: 0, unserved: 0, limited: 0, unhandled: 0, suspect: 0, stale: 0 };
 
 test('a served queue misses the due jobs beyond its ids in Redis; paused and unserved ones miss none', () => {
   assert.deepEqual(queueSignal(q(10, 4, 2)), { kind: 'served', missing: 6, unhandled: 0, suspect: 0 });
   assert.deepEqual(queueSignal(q(10, 40, 2)), { kind: 'served', missing: 0, unhandled: 0, suspect: 0 });
+  assert.equal(signalGaps([q(10, 40, 2)]).stale, 30);
   assert.deepEqual(queueSignal(q(50_000, 0, 1)), { kind: 'served', missing: 10_000, unhandled: 0, suspect: 0 }, 'judged within the due jobs counted');
   assert.deepEqual(queueSignal(q(10, null, 2)), { kind: 'served', missing: null, unhandled: 0, suspect: 0 });
   assert.deepEqual(queueSignal(q(404, 0, 2, true)), { kind: 'paused', due: 404 });
   assert.deepEqual(queueSignal(q(1_100, 0, 0)), { kind: 'unserved', due: 1_100 });
   assert.deepEqual(signalGaps([q(10, 7, 2), q(404, 0, 2, true), q(1_100, 0, 0), q(5, 0, 0, true)]), { ...gaps0, missing: 3, paused: 409, unserved: 1_100, atLeast: none });
+  // 30 ids left by a bulk cancel, none due: stale rings, not a backlog (a worker drops each as it pops it).
+  assert.deepEqual(signalGaps([q(0, 30, 2), q(10, 12, 1)]), { ...gaps0, stale: 32, atLeast: none });
 });
 
 test('a limited queue (claimed by polling, its Redis list ignored) misses no wake-up, however many are due', () => {
@@ -60,6 +63,7 @@ test('a sum over a queue whose due jobs were counted only up to the cap is said 
   assert.equal(gapCount(gaps.paused, gaps.atLeast.paused, String), '≥ 10000');
   assert.equal(gapCount(gaps.unserved, gaps.atLeast.unserved, String), '5');
   assert.deepEqual(signalGaps([q(60_000, 20_000, 2)]).atLeast, none, 'nothing missing: no bound to say');
+  assert.equal(signalGaps([q(60_000, 20_000, 2)]).stale, 0, 'due jobs counted only up to the cap: no id is known to be stale');
   assert.deepEqual(signalGaps([q(60_000, 0, 2, false, 10_000)]), { ...gaps0, unhandled: 10_000, atLeast: { ...none, unhandled: true } });
   assert.deepEqual(signalGaps([q(60_000, 0, 2, false, 0, { limited: true })]), { ...gaps0, limited: 10_000, atLeast: { ...none, limited: true } });
 });

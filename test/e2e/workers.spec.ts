@@ -54,6 +54,13 @@ test("a waiting job's page says when no live worker can run it: none serves its 
     await expect(page.getByTestId('waiting-notice')).toContainText('No live worker serves queue e2e-no-worker-serves-this');
     await page.goto(`/jobs/${unknownType}`);
     await expect(page.getByTestId('waiting-notice')).toContainText('handler for e2e.not.handled');
+    // Its queue's list says so too (from the shared stats, read again every 15 s).
+    await page.goto('/jobs?queue=e2e-no-worker-serves-this');
+    await expect(page.getByTestId('queue-notice')).toContainText('No live worker consumes queue e2e-no-worker-serves-this', { timeout: 40_000 });
+    await expect(page.getByTestId('matching-count')).toHaveText('1 job matches');
+    await page.goto('/jobs?queue=default');
+    await expect(page.getByTestId(`job-row-${unknownType}`)).toBeVisible();
+    await expect(page.getByTestId('queue-notice')).toHaveCount(0);
   } finally {
     await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [[nobodysQueue, unknownType]]);
   }
@@ -98,8 +105,9 @@ test('a worker quieted from its row claims no new job while the other runs them,
 
 test("Quiet warns when the worker is the last live one claiming from a queue, and not when another serves it", async ({ page }) => {
   await db().query(
-    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at)
-     VALUES ('e2e-host:4545:alone', 'e2e-host', 4545, '{default,e2e-only-here}', 2, now(), now() + interval '1 minute')
+    // A process that reads quiet requests reports `quiet` with its heartbeat (the button is off otherwise).
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at, metrics)
+     VALUES ('e2e-host:4545:alone', 'e2e-host', 4545, '{default,e2e-only-here}', 2, now(), now() + interval '1 minute', '{"quiet": false}')
      ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now() + interval '1 minute', stopped_at = NULL`,
   );
   try {
