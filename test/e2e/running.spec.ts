@@ -72,3 +72,20 @@ test("a running job whose worker died says so where its lease counts down, on it
   await expect(page.getByTestId(`job-row-${id}`).getByTestId('owner-gone')).toBeVisible();
   await db().query(`UPDATE jobs SET status = 'cancelled', lease_expires_at = NULL, finished_at = now() WHERE job_id = $1`, [id]);
 });
+
+test('a suspect (two leases lost in a row) says so on its page as in the list, and why it waits', async ({ page }) => {
+  // On a queue no worker serves, so nothing claims it while the page is read.
+  const { rows } = await db().query(
+    `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, lease_lost_streak)
+     VALUES ('e2e-suspect-q', 'demo.noop', 'retrying', '{}', 2, 5, 5, 2) RETURNING job_id`,
+  );
+  const id = String(rows[0].job_id);
+  try {
+    await page.goto(`/jobs/${id}`);
+    await expect(page.getByTestId('job-suspect')).toHaveText('suspect: 2 leases lost in a row');
+    await page.goto('/jobs?queue=e2e-suspect-q');
+    await expect(page.getByTestId(`job-row-${id}`).getByTestId('suspect')).toHaveText('suspect: 2 leases lost in a row');
+  } finally {
+    await db().query('DELETE FROM jobs WHERE job_id = $1', [id]);
+  }
+});

@@ -24,6 +24,7 @@ import { meQuery } from '@/lib/api/auth';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import { useLive } from '@/lib/api/live';
 import type { BulkAction, JobDetailDto } from '@/lib/api/types';
+import { SUSPECT_STREAK } from '@/lib/queue/job';
 import { dateTime, duration, ms, shortDuration } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { claimTakesOver, expiredLeaseMover, SWEEPING, sweepOf } from '@/lib/ui/sweep';
@@ -91,6 +92,7 @@ export function JobView({ id }: { id: string }) {
   // lease, a cancel) has its own, newer one. A snooze's message is no error.
   const lastError = j.error === null ? null : ([...d.attempts].reverse().find((a) => a.error && a.outcome !== 'snoozed')?.error ?? j.error);
   const scheduled = j.status === 'queued' && ms(j.runAt)! > now;
+  const suspect = j.leaseLostStreak >= SUSPECT_STREAK && !['completed', 'cancelled'].includes(j.status);
   const act = (action: BulkAction) => flow.start({ action, target: { ids: [j.id] }, label: `job #${j.id} (${j.type}, ${j.status})` });
   return (
     <div className="space-y-4">
@@ -105,6 +107,15 @@ export function JobView({ id }: { id: string }) {
           <h1 className="flex flex-wrap items-center gap-2 text-xl font-semibold">
             Job <span className="font-mono">#{j.id}</span> <CopyButton text={j.id} label="Copy id" />
             <StatusBadge status={j.status} cancelRequested={!!j.cancelRequestedAt} />
+            {suspect && (
+              <span
+                className="rounded bg-red-100 px-1.5 py-0.5 text-xs font-medium text-red-800 dark:bg-red-950 dark:text-red-200"
+                data-testid="job-suspect"
+                title="its last attempts each ended with the worker gone (a crash, a kill, a stall): a likely poison job, or a job that was in hand when others were. A worker runs at most one suspect at a time, so it takes no other job down with it; the attempts below say how each ended"
+              >
+                suspect: {j.leaseLostStreak} leases lost in a row
+              </span>
+            )}
           </h1>
           <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-300">
             <span className="font-mono">
@@ -241,6 +252,7 @@ export function JobView({ id }: { id: string }) {
                 <dt className="text-zinc-500">In line</dt>
                 <dd data-testid="job-in-line" title="counted over the types its queue's live workers have handlers for; a worker that also serves other queues takes their higher-priority jobs first too">
                   {placeInLine(d.ahead, j.priority)}
+                  {suspect && <span className="text-zinc-500"> — as a suspect, it waits for a worker that holds no other suspect</span>}
                 </dd>
               </>
             )}
