@@ -77,6 +77,11 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
   const pending = JSON.stringify(filterKey(typed())) !== JSON.stringify(filterKey(shown));
   useEffect(() => onPendingChange?.(pending), [pending, onPendingChange]);
   const set = (k: keyof JobFilters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value || undefined });
+  // On a phone the search and the status come first, the rest behind "More filters": the
+  // whole bar filled the first screen, the rows below it.
+  const [more, setMore] = useState(false);
+  const secondary = `${more ? 'flex' : 'hidden'} flex-col gap-1 text-xs text-zinc-500 md:flex`;
+  const moreApplied = SECONDARY_FIELDS.filter((k) => !!filters[k]).length;
   return (
     <form ref={form} onSubmit={submit} className="grid grid-cols-2 gap-2 rounded-lg border border-zinc-200 bg-white p-3 md:grid-cols-4 lg:grid-cols-10 dark:border-zinc-800 dark:bg-zinc-900" aria-label="Filters">
       <label className="col-span-2 flex flex-col gap-1 text-xs text-zinc-500">
@@ -102,7 +107,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
         </label>
       )}
       {!fixedStatus && (
-        <label className="flex flex-col gap-1 text-xs text-zinc-500">
+        <label className={secondary}>
           Due
           <select
             className={input}
@@ -117,7 +122,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           </select>
         </label>
       )}
-      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+      <label className={secondary}>
         Attempts
         <select
           className={input}
@@ -136,7 +141,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           {draft.minAttempts && !MIN_ATTEMPTS_PRESETS.includes(draft.minAttempts) && <option value={draft.minAttempts}>{draft.minAttempts} or more</option>}
         </select>
       </label>
-      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+      <label className={secondary}>
         Priority
         <select
           className={input}
@@ -154,7 +159,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           ))}
         </select>
       </label>
-      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+      <label className={secondary}>
         Time
         <select
           className={input}
@@ -181,7 +186,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           ))}
         </select>
       </label>
-      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+      <label className={secondary}>
         Queue
         <input className={input} list="filter-queues" data-field="queue" value={draft.queue ?? ''} onChange={set('queue')} placeholder="any" maxLength={200} aria-label="Queue" />
         <datalist id="filter-queues">
@@ -190,7 +195,7 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           ))}
         </datalist>
       </label>
-      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+      <label className={secondary}>
         Type
         <input className={input} list="filter-types" data-field="type" value={draft.type ?? ''} onChange={set('type')} placeholder="any" maxLength={200} aria-label="Type" />
         <datalist id="filter-types">
@@ -199,17 +204,20 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
           ))}
         </datalist>
       </label>
-      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+      <label className={secondary}>
         Worker
         <input className={input} data-field="worker" value={draft.worker ?? ''} onChange={set('worker')} placeholder="any" maxLength={300} aria-label="Worker" />
       </label>
-      <label className="flex flex-col gap-1 text-xs text-zinc-500">
+      <label className={secondary}>
         Payload
         <input className={input} data-field="payload" value={draft.payload ?? ''} onChange={set('payload')} placeholder="key or a.b=value" maxLength={200} aria-label="Payload" />
       </label>
       <div className="col-span-2 flex flex-wrap items-end gap-2 md:col-span-4 lg:col-span-10">
         <Button type="submit" variant="primary" size="sm">
           Apply filters
+        </Button>
+        <Button size="sm" variant="ghost" className="md:hidden" aria-expanded={more} onClick={() => setMore(!more)} data-testid="more-filters">
+          {more ? 'Fewer filters' : `More filters${moreApplied ? ` (${moreApplied} applied)` : ''}`}
         </Button>
         <Button
           size="sm"
@@ -241,6 +249,9 @@ export function JobFilterBar({ filters, onChange, queues = [], types = [], fixed
     </form>
   );
 }
+
+/** The filters behind "More filters" on a small screen (all but the search and the status). */
+const SECONDARY_FIELDS = ['queue', 'type', 'worker', 'payload', 'due', 'minAttempts', 'priority', 'createdSince', 'finishedSince'] as const;
 
 /** The Attempts select's choices: more than one try, and the counts a retry policy reaches. */
 const MIN_ATTEMPTS_PRESETS = ['2', '3', '5', '10'];
