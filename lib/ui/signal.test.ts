@@ -32,6 +32,7 @@ test('a served queue misses the due jobs beyond its ids in Redis; paused and uns
   assert.deepEqual(signalGaps([q(10, 7, 2), q(404, 0, 2, true), q(1_100, 0, 0), q(5, 0, 0, true)]), { ...gaps0, missing: 3, paused: 409, unserved: 1_100, atLeast: none });
   // 30 ids left by a bulk cancel, none due: stale rings, not a backlog (a worker drops each as it pops it).
   assert.deepEqual(signalGaps([q(0, 30, 2), q(10, 12, 1)]), { ...gaps0, stale: 32, atLeast: none });
+  assert.equal(signalGaps([q(4, 215, 0)]).stale, 211, 'on a queue no worker consumes too');
 });
 
 test('a limited queue (claimed by polling, its Redis list ignored) misses no wake-up, however many are due', () => {

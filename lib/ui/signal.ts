@@ -41,17 +41,18 @@ export function signalGaps(queues: readonly SignalInput[]) {
     limited: 0,
     unhandled: 0,
     suspect: 0,
-    /** Ids in Redis beyond the due jobs, on queues whose due jobs were all counted: rings of jobs cancelled, moved or claimed meanwhile. */
+    /** Ids in Redis beyond the due jobs, on queues whose due jobs were all counted: rings of jobs cancelled, moved or claimed meanwhile, or rung twice. */
     stale: 0,
     atLeast: { missing: false, paused: false, unserved: false, limited: false, unhandled: false, suspect: false },
   };
   for (const q of queues) {
     const s = queueSignal(q);
+    // On any queue (a worker that starts on an unserved one pops them too).
+    if (!q.dueCapped && q.signalBacklog !== null) out.stale += Math.max(0, q.signalBacklog - q.due);
     if (s.kind === 'served') {
       out.missing += s.missing ?? 0;
       out.unhandled += s.unhandled;
       out.suspect += s.suspect;
-      if (!q.dueCapped && q.signalBacklog !== null) out.stale += Math.max(0, q.signalBacklog - q.due);
       if (q.dueCapped && s.missing) out.atLeast.missing = true;
       if (q.dueCapped && s.unhandled) out.atLeast.unhandled = true;
       if (q.dueCapped && s.suspect) out.atLeast.suspect = true;
