@@ -255,3 +255,21 @@ test("a row's checkbox is the same element across the page's ticks: a click is n
   expect(kept).toEqual({ connected: true, focused: true });
   await cancelQuietly(request, id);
 });
+
+test('on a phone the search and status come first, the other filters behind "More filters", which counts those applied', async ({ page }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto('/jobs?queue=e2e-phone&type=demo.noop');
+  await expect(page.locator('#job-search')).toBeVisible();
+  await expect(page.getByLabel('Status')).toBeVisible();
+  await expect(page.getByLabel('Queue', { exact: true })).toBeHidden();
+  const more = page.getByTestId('more-filters');
+  await expect(more).toHaveText('More filters (2 applied)');
+  await more.click();
+  await expect(page.getByLabel('Queue', { exact: true })).toHaveValue('e2e-phone');
+  await expect(more).toHaveText('Fewer filters');
+  // From md up, every filter shows and the toggle does not.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.reload();
+  await expect(page.getByLabel('Queue', { exact: true })).toBeVisible();
+  await expect(more).toBeHidden();
+});
