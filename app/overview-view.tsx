@@ -18,7 +18,7 @@ import { roleRefusal } from '@/lib/ui/role-gate';
 import { setQueuePaused } from '@/lib/api/queues';
 import { visible } from '@/lib/ui/visible';
 import { enqueueJob, type HistoryRange, statsHistoryQuery, statsQuery } from '@/lib/api/stats';
-import { gapCount, oldestWaiting, queueSignal, signalGaps } from '@/lib/ui/signal';
+import { gapCount, oldestWaiting, signalGaps } from '@/lib/ui/signal';
 import { sweepStoppedFor } from '@/lib/ui/sweep';
 import { compact, dateTime, duration, int, ms, shortDuration } from '@/lib/ui/format';
 import { useDbNow } from '@/lib/ui/use-now';
@@ -178,8 +178,8 @@ export function OverviewView() {
                 '—'
               )}
               {oldest.held && (
-                <span className="ml-2 text-xs font-normal text-zinc-500" data-testid="oldest-held" title="on a paused queue, or one no live worker consumes: its jobs wait by design (the wake-up signal below says so)">
-                  {shortDuration(oldest.held.ageMs)} on <UserText text={oldest.held.queue} /> ({queueSignal(s.queues.find((q) => q.queue === oldest.held!.queue)!).kind === 'paused' ? 'paused' : 'no worker'})
+                <span className="ml-2 text-xs font-normal text-zinc-500" data-testid="oldest-held" title="on a paused queue, one no live worker consumes, or one whose due jobs are all of types no live worker handles or suspects waiting their turn: they wait by design (the wake-up signal below says so)">
+                  {shortDuration(oldest.held.ageMs)} on <UserText text={oldest.held.queue} /> ({oldest.held.why})
                 </span>
               )}
             </Kpi>

@@ -21,3 +21,8 @@ test("what a schedule's definition, a queue's limits and a reschedule set, on th
   assert.equal(auditOptions({ action: 'reschedule', details: { runAt: '2026-12-24T08:00:00.000Z', priority: 2 } }), 'due 2026-12-24 08:00:00 UTC · priority 2');
   assert.equal(auditOptions({ action: 'reschedule', details: { runAt: null, priority: 7 } }), 'priority 7');
 });
+
+test("a run-now's entry is not read as a definition; a definition's names show their invisible characters as escapes", () => {
+  assert.equal(auditOptions({ action: 'schedule.run', details: { created: false } }), null);
+  assert.equal(auditOptions({ action: 'schedule.add', details: { type: 'x\u202Eliam', queue: 'q', created: true } }), 'new · x\\u202eliam on q');
+});

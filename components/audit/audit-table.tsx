@@ -2,6 +2,7 @@ import Link from 'next/link';
 import type { AuditEntryDto } from '@/lib/api/audit';
 import { targetConditions, targetText } from '@/lib/ui/audit-target';
 import { dateTime } from '@/lib/ui/format';
+import { visible } from '@/lib/ui/visible';
 import { UserText } from '../ui/user-text';
 
 /**
@@ -134,12 +135,15 @@ export function auditOptions(e: Pick<AuditEntryDto, 'details'> & Partial<Pick<Au
   if (d.resetAttempts === true) parts.push('reset attempts');
   if (d.revokeLease === true) parts.push('revoked live leases');
   if (typeof d.resignalled === 'number' && d.resignalled > 0) parts.push(`rang ${d.resignalled} missing wake-up${d.resignalled === 1 ? '' : 's'}`);
-  // A schedule's definition (schedule.add: a new one or a redefinition).
-  if (d.created === true) parts.push('new');
-  if (d.created === false) parts.push('redefined');
-  if (typeof d.cron === 'string') parts.push(`cron ${d.cron}${typeof d.timezone === 'string' ? ` (${d.timezone})` : ''}`);
-  if (typeof d.type === 'string') parts.push(`${d.type}${typeof d.queue === 'string' ? ` on ${d.queue}` : ''}`);
-  if (d.overlap === 'skip') parts.push('one run at a time');
+  // A schedule's definition (schedule.add: a new one or a redefinition). Its names are user
+  // text: shown with their invisible and direction characters as escapes, as UserText does.
+  if (e.action === 'schedule.add') {
+    if (d.created === true) parts.push('new');
+    if (d.created === false) parts.push('redefined');
+    if (typeof d.cron === 'string') parts.push(`cron ${visible(d.cron)}${typeof d.timezone === 'string' ? ` (${visible(d.timezone)})` : ''}`);
+    if (typeof d.type === 'string') parts.push(`${visible(d.type)}${typeof d.queue === 'string' ? ` on ${visible(d.queue)}` : ''}`);
+    if (d.overlap === 'skip') parts.push('one run at a time');
+  }
   // A queue's limits (0 clears one).
   if (typeof d.concurrencyLimit === 'number') parts.push(d.concurrencyLimit === 0 ? 'concurrency limit cleared' : `concurrency limit ${d.concurrencyLimit}`);
   if (typeof d.rateLimit === 'number') parts.push(d.rateLimit === 0 ? 'rate limit cleared' : `rate limit ${d.rateLimit} per ${typeof d.ratePeriodMs === 'number' ? `${d.ratePeriodMs} ms` : 'period'}`);

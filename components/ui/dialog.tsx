@@ -71,7 +71,8 @@ export function Dialog({
             ✕
           </button>
         </div>
-        <div className="max-h-[75vh] overflow-y-auto p-4">{children}</div>
+        {/* scroll-pb: what is scrolled into view (an error, the field tabbed to) clears the sticky footer. */}
+        <div className="max-h-[75vh] scroll-pb-20 overflow-y-auto p-4">{children}</div>
       </div>
     </div>
   );

@@ -58,21 +58,34 @@ test('an answer after the failure, a 404 or a refusal, or a query no page watche
   assert.equal(connectionTrouble([q({ data: 1_000 }), q({ error: down, errorAt: 5_000, observers: 0 })], NOW), null);
 });
 
-test('a refresh that hangs (a server stopped, never failing a request) is trouble once it has waited 8 s with nothing else answered', () => {
+test('a poll that hangs (a server stopped, never failing a request) is trouble once it has waited 15 s (or two intervals) with no reply at all', () => {
+  const NOW2 = 60_000;
   const started = new Map<Q, number>();
-  const hung = q({ data: 2_000, fetching: true });
-  started.set(hung, 11_000);
+  const polls = new Map<Q, number>();
   const since = (x: Pick<Q, 'state'>) => started.get(x as Q);
-  assert.deepEqual(connectionTrouble([hung], NOW, since), { lastAnswerAt: 2_000, hanging: true });
-  assert.equal(connectionTrouble([hung], 18_999, since), null, 'waiting for less than 8 s');
-  // Another query answering meanwhile (the live stream's pushes): the server follows; this read is slow.
-  assert.equal(connectionTrouble([hung, q({ data: 15_000 })], NOW, since), null);
-  // A refresh just started on a page whose last answer is old (a one-minute interval): not yet.
-  const fresh = q({ data: 2_000, fetching: true });
-  started.set(fresh, 19_500);
-  assert.equal(connectionTrouble([fresh], NOW, since), null);
+  const every = (x: Pick<Q, 'state'>) => polls.get(x as Q);
+  const poll = (data: number, startedAt: number, ms = 2_000) => {
+    const x = q({ data, fetching: true });
+    started.set(x, startedAt);
+    polls.set(x, ms);
+    return x;
+  };
+  const hung = poll(40_000, 44_000);
+  assert.deepEqual(connectionTrouble([hung], NOW2, since, every), { lastAnswerAt: 40_000, hanging: true });
+  assert.equal(connectionTrouble([hung], 58_999, since, every), null, 'waiting for less than 15 s');
+  // Another query answering meanwhile (the live stream's pushes): the server follows; this poll is slow.
+  assert.equal(connectionTrouble([hung, q({ data: 55_000 })], NOW2, since, every), null);
+  // Another failing (the database away, the server up): "Refresh failing", not the server hanging.
+  assert.deepEqual(connectionTrouble([hung, q({ data: 1_000, error: new ApiError(503, 'unavailable', 'db down'), errorAt: 50_000 })], NOW2, since, every), { lastAnswerAt: 40_000 });
+  // A poll every 30 s may wait up to two of its intervals.
+  assert.equal(connectionTrouble([poll(20_000, 20_500, 30_000)], NOW2, since, every), null);
+  assert.deepEqual(connectionTrouble([poll(20_000, 20_500, 30_000)], 81_000, since, every), { lastAnswerAt: 20_000, hanging: true });
+  // A one-off read (an action's preview), however slow, is not a poll.
+  const preview = q({ data: 1_000, fetching: true });
+  started.set(preview, 10_000);
+  assert.equal(connectionTrouble([preview], NOW2, since, every), null);
   // Nothing under way (paused, or the stream answering without polls): no trouble, however old.
-  assert.equal(connectionTrouble([q({ data: 2_000 })], NOW, since), null);
+  assert.equal(connectionTrouble([q({ data: 2_000 })], NOW2, since, every), null);
 });
 
 test('the header says the refreshes are failing, and since when it last heard, instead of "Live"', () => {

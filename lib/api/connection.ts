@@ -15,13 +15,15 @@ const unreachable = (e: unknown) => e instanceof ApiError && (e.status === 0 || 
 /** No answer for this long after a failure before the header says so: a blip is not an outage. */
 export const TROUBLE_AFTER_MS = 5_000;
 /**
- * A refresh still waiting for its answer after this long, with nothing else answered
- * meanwhile, is trouble too: a server that hangs (stopped, a proxy that holds the request, an
- * event loop that does not turn) never fails a request, and the page's countdowns would
- * otherwise run on, on its last reading, under "Live". Above the console's slowest healthy
- * read (its statements stop at 5 s, lib/server/context.ts).
+ * A poll still waiting for its answer after this long (or two of its intervals, if longer),
+ * with no reply of any kind to any query for this long, is trouble too: a server that hangs
+ * (stopped, a proxy that holds the request, an event loop that does not turn) never fails a
+ * request, and the page's countdowns would otherwise run on, on its last reading, under "Live".
+ * Well above the console's slowest healthy read (its statements stop at 5 s, the client side
+ * at 10: lib/server/context.ts). Only polls count: a one-off read (an action's preview, the
+ * week's history) may be slow on its own.
  */
-export const HANGING_AFTER_MS = 8_000;
+export const HANGING_AFTER_MS = 15_000;
 
 /** What connectionTrouble reports: when the last answer came, and whether a refresh hangs (rather than failed). */
 export interface ConnectionTrouble {
@@ -29,30 +31,39 @@ export interface ConnectionTrouble {
   hanging?: true;
 }
 
+type Watched = Pick<Query, 'state' | 'getObserversCount'>;
+
 /**
  * From the queries a page is watching: null while the latest thing heard is an answer (or
  * one came within TROUBLE_AFTER_MS: a single query failing beside others that answer, a
  * failure its retry may still mend), else when the last answer came (ms since the epoch;
  * null if none ever did). `fetchingSince` tells when a query's refresh under way was first
- * seen (useConnectionTrouble keeps it): one that has waited HANGING_AFTER_MS, with no answer
- * to any query for as long, is a server that hangs.
+ * seen and `pollEvery` how often it polls (undefined: it does not), as useConnectionTrouble
+ * keeps them: a poll waiting HANGING_AFTER_MS (or two intervals), with no reply to any query
+ * for as long, is a server that hangs.
  */
 export function connectionTrouble(
-  queries: readonly Pick<Query, 'state' | 'getObserversCount'>[],
+  queries: readonly Watched[],
   now = Date.now(),
-  fetchingSince: (q: Pick<Query, 'state'>) => number | undefined = () => undefined,
+  fetchingSince: (q: Watched) => number | undefined = () => undefined,
+  pollEvery: (q: Watched) => number | undefined = () => undefined,
 ): ConnectionTrouble | null {
   let lastAnswer = 0;
   let lastFailure = 0;
-  let oldestFetch = Infinity;
+  let lastReply = 0;
+  let hung = false;
   for (const q of queries) {
     if (q.getObserversCount() === 0) continue;
     lastAnswer = Math.max(lastAnswer, q.state.dataUpdatedAt - snapshotAgeMs(q.state.data));
+    // Any reply, a failure or a stale snapshot too, says the console server itself answers.
+    lastReply = Math.max(lastReply, q.state.dataUpdatedAt, q.state.errorUpdatedAt);
     if (q.state.status === 'error' && unreachable(q.state.error)) lastFailure = Math.max(lastFailure, q.state.errorUpdatedAt);
-    if (q.state.fetchStatus === 'fetching') oldestFetch = Math.min(oldestFetch, fetchingSince(q) ?? Infinity);
+    const since = q.state.fetchStatus === 'fetching' ? fetchingSince(q) : undefined;
+    const every = pollEvery(q);
+    if (since !== undefined && every !== undefined && now - since >= Math.max(HANGING_AFTER_MS, 2 * every)) hung = true;
   }
   if (lastFailure > lastAnswer && now - lastAnswer >= TROUBLE_AFTER_MS) return { lastAnswerAt: lastAnswer || null };
-  if (now - oldestFetch >= HANGING_AFTER_MS && now - lastAnswer >= HANGING_AFTER_MS) return { lastAnswerAt: lastAnswer || null, hanging: true };
+  if (hung && now - lastReply >= HANGING_AFTER_MS) return { lastAnswerAt: lastAnswer || null, hanging: true };
   return null;
 }
 
@@ -68,6 +79,16 @@ function snapshotAgeMs(data: unknown): number {
   if (d?.refreshFailing !== true || typeof d.computedAt !== 'string' || typeof d.dbNow !== 'string') return 0;
   const age = Date.parse(d.dbNow) - Date.parse(d.computedAt);
   return Number.isFinite(age) && age > 0 ? age : 0;
+}
+
+/** How often a query polls: the shortest fixed refetchInterval of its observers (undefined: none polls). */
+function pollEvery(q: Watched): number | undefined {
+  let every: number | undefined;
+  for (const o of (q as Query).observers ?? []) {
+    const i = o.options.refetchInterval;
+    if (typeof i === 'number' && i > 0) every = Math.min(every ?? i, i);
+  }
+  return every;
 }
 
 /** connectionTrouble of this page's queries, kept current (and `now`, ticking while in trouble). */
@@ -88,7 +109,7 @@ export function useConnectionTrouble(): (ConnectionTrouble & { now: number }) | 
         else if (!since.has(q)) since.set(q, at);
       }
       setTrouble((prev) => {
-        const next = connectionTrouble(queries, at, (q) => since.get(q));
+        const next = connectionTrouble(queries, at, (q) => since.get(q), pollEvery);
         return prev?.lastAnswerAt === next?.lastAnswerAt && prev?.hanging === next?.hanging && !prev === !next ? prev : next;
       });
     };

@@ -26,4 +26,5 @@ test('nothing said when the counts cannot say it', () => {
   assert.equal(matchingCount(stats, { status: 'failed', error: 'timeout' }), null, 'a search needs a count of its own');
   assert.equal(matchingCount(stats, { queue: 'not-listed' }), null);
   assert.equal(matchingCount(stats, { queue: 'big' }), null, 'a share the statistics do not know');
+  assert.equal(matchingCount({ ...(stats as object), refreshFailing: true } as never, { queue: 'emails' }), null, 'a snapshot served on while the database is away');
 });

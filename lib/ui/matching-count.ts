@@ -10,7 +10,9 @@ import type { StatsDto } from '../api/types';
 import { JOB_STATUSES } from '../queue/status';
 import { compact, int } from './format';
 
-export function matchingCount(stats: Pick<StatsDto, 'counts' | 'kinds' | 'queues'>, f: JobFilters): string | null {
+export function matchingCount(stats: Pick<StatsDto, 'counts' | 'kinds' | 'queues'> & { refreshFailing?: boolean }, f: JobFilters): string | null {
+  // A snapshot served on while the database is away says nothing of now.
+  if (stats.refreshFailing) return null;
   const used = Object.entries(f).filter(([, v]) => v !== undefined && v !== '');
   if (used.some(([k]) => k !== 'status' && k !== 'queue')) return null;
   const source = f.queue ? stats.queues.find((q) => q.queue === f.queue) : stats;

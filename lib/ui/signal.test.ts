@@ -72,7 +72,10 @@ test('a sum over a queue whose due jobs were counted only up to the cap is said 
 test("the oldest due job waiting is a queue's that workers should be taking, named; paused and unserved queues are said apart", () => {
   const w = (queue: string, ageMs: number | null, base: ReturnType<typeof q>) => ({ ...base, queue, oldestDueAgeMs: ageMs });
   const queues = [w('billing', 89_000, q(30, 0, 0)), w('archive', 600_000, q(5, 0, 2, true)), w('emails', 12_000, q(60, 0, 1, false, 0, { limited: true })), w('default', 3_000, q(2, 2, 2)), w('idle', null, q(0, 0, 2))];
-  assert.deepEqual(oldestWaiting(queues), { taken: { queue: 'emails', ageMs: 12_000 }, held: { queue: 'archive', ageMs: 600_000 } });
-  assert.deepEqual(oldestWaiting([queues[0]!]), { taken: null, held: { queue: 'billing', ageMs: 89_000 } });
+  assert.deepEqual(oldestWaiting(queues), { taken: { queue: 'emails', ageMs: 12_000 }, held: { queue: 'archive', ageMs: 600_000, why: 'paused' } });
+  assert.deepEqual(oldestWaiting([queues[0]!]), { taken: null, held: { queue: 'billing', ageMs: 89_000, why: 'no worker' } });
+  // Every due job a suspect, or of a type no live worker handles: waiting by design too.
+  const suspects = w('poison', 300_000, q(3, 0, 2, false, 1, { dueSuspect: 2 }));
+  assert.deepEqual(oldestWaiting([suspects, queues[3]!]), { taken: { queue: 'default', ageMs: 3_000 }, held: { queue: 'poison', ageMs: 300_000, why: 'no handler or suspects' } });
   assert.deepEqual(oldestWaiting([]), { taken: null, held: null });
 });

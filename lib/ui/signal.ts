@@ -70,20 +70,25 @@ export const gapCount = (n: number, atLeast: boolean, format: (n: number) => str
 /**
  * The overview's "oldest due job waiting": the queue whose oldest due job has waited longest
  * among those a worker should be taking from now (served or limited), with its age; apart,
- * the longest wait on queues that wait by design (paused, or no live worker), which used to
- * turn the card red while the panel below said those jobs wait on purpose.
+ * the longest wait on queues whose due jobs all wait by design (paused, no live worker, or
+ * every due job of a type no live worker handles or a suspect waiting its turn), which used
+ * to turn the card red while the panel below said those jobs wait on purpose.
  */
-export function oldestWaiting(queues: readonly WaitInput[]): { taken: { queue: string; ageMs: number } | null; held: { queue: string; ageMs: number } | null } {
+export type HeldWhy = 'paused' | 'no worker' | 'no handler or suspects';
+export function oldestWaiting(queues: readonly WaitInput[]): {
+  taken: { queue: string; ageMs: number } | null;
+  held: { queue: string; ageMs: number; why: HeldWhy } | null;
+} {
   let taken: { queue: string; ageMs: number } | null = null;
-  let held: { queue: string; ageMs: number } | null = null;
+  let held: { queue: string; ageMs: number; why: HeldWhy } | null = null;
   for (const q of queues) {
     if (q.oldestDueAgeMs === null) continue;
-    const kind = queueSignal(q).kind;
-    const byDesign = kind === 'paused' || kind === 'unserved';
-    const best = byDesign ? held : taken;
-    if (best && best.ageMs >= q.oldestDueAgeMs) continue;
-    if (byDesign) held = { queue: q.queue, ageMs: q.oldestDueAgeMs };
-    else taken = { queue: q.queue, ageMs: q.oldestDueAgeMs };
+    const s = queueSignal(q);
+    const why: HeldWhy | null =
+      s.kind === 'paused' ? 'paused' : s.kind === 'unserved' ? 'no worker' : s.kind === 'served' && !q.dueCapped && s.unhandled + s.suspect >= q.due ? 'no handler or suspects' : null;
+    if (why) {
+      if (!held || q.oldestDueAgeMs > held.ageMs) held = { queue: q.queue, ageMs: q.oldestDueAgeMs, why };
+    } else if (!taken || q.oldestDueAgeMs > taken.ageMs) taken = { queue: q.queue, ageMs: q.oldestDueAgeMs };
   }
   return { taken, held };
 }

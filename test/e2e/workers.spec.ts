@@ -60,6 +60,8 @@ test("a waiting job's page says when no live worker can run it: none serves its 
     await expect(page.getByTestId('matching-count')).toHaveText('1 job matches');
     await page.goto('/jobs?queue=default');
     await expect(page.getByTestId(`job-row-${unknownType}`)).toBeVisible();
+    // The count needs the stats the notice reads: once it shows, a notice would have too.
+    await expect(page.getByTestId('matching-count')).toBeVisible();
     await expect(page.getByTestId('queue-notice')).toHaveCount(0);
   } finally {
     await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [[nobodysQueue, unknownType]]);
