@@ -359,7 +359,12 @@ describe('the command line', () => {
       if (action === 'bulk.requeue') assert.ok(e.job_ids.includes(g) && e.changed >= 1);
       if (action === 'user.set') assert.deepEqual([e.target, e.details], [{ user: 'newbie' }, { role: 'operator', from: 'viewer', revokedTokens: [] }]);
       // New, then redefined: the entry says which, with the definition it set.
-      if (action === 'schedule.add') assert.deepEqual([e.details.created, e.details.cron, e.details.timezone], args.includes('--tz') ? [false, '0 4 * * *', 'Europe/Berlin'] : [true, '0 3 * * *', 'UTC']);
+      if (action === 'schedule.add') {
+        assert.deepEqual(
+          [e.details.created, e.details.cron, e.details.timezone, e.details.changedFrom],
+          args.includes('--tz') ? [false, '0 4 * * *', 'Europe/Berlin', { cron: '0 3 * * *', timezone: 'UTC' }] : [true, '0 3 * * *', 'UTC', undefined],
+        );
+      }
       if (action === 'schedule.run') assert.deepEqual([e.job_ids.length, e.changed, e.reason], [1, 1, 'run it once more']);
       if (action === 'schedule.pause' || action === 'schedule.resume') assert.deepEqual([e.target, e.changed], [{ schedule: 'nightly' }, 1]);
     }

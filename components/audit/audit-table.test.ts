@@ -26,3 +26,10 @@ test("a run-now's entry is not read as a definition; a definition's names show t
   assert.equal(auditOptions({ action: 'schedule.run', details: { created: false } }), null);
   assert.equal(auditOptions({ action: 'schedule.add', details: { type: 'x\u202Eliam', queue: 'q', created: true } }), 'new · x\\u202eliam on q');
 });
+
+test("a redefinition says what it changed from", () => {
+  assert.equal(
+    auditOptions({ action: 'schedule.add', details: { cron: '0 4 * * *', timezone: 'UTC', type: 'demo.noop', queue: 'reports', created: false, changedFrom: { cron: '0 3 * * *', queue: 'reprots' } } }),
+    'redefined · cron 0 4 * * * (UTC) · demo.noop on reports · was: cron 0 3 * * *, queue reprots',
+  );
+});

@@ -124,6 +124,9 @@ function AuditOptions({ entry }: { entry: Pick<AuditEntryDto, 'details' | 'actio
   ) : null;
 }
 
+/** How a schedule's changed field is named in "was: …". */
+const WAS_LABEL: Record<string, string> = { cron: 'cron', timezone: 'zone', queue: 'queue', type: 'type', priority: 'priority', maxAttempts: 'attempts', overlap: 'overlap' };
+
 /**
  * The options an action ran with and what it set, in words ("reset attempts · rang 3
  * wake-ups", "cron 0 3 * * * (Europe/Berlin) · demo.noop on default", "concurrency limit 2"):
@@ -143,6 +146,11 @@ export function auditOptions(e: Pick<AuditEntryDto, 'details'> & Partial<Pick<Au
     if (typeof d.cron === 'string') parts.push(`cron ${visible(d.cron)}${typeof d.timezone === 'string' ? ` (${visible(d.timezone)})` : ''}`);
     if (typeof d.type === 'string') parts.push(`${visible(d.type)}${typeof d.queue === 'string' ? ` on ${visible(d.queue)}` : ''}`);
     if (d.overlap === 'skip') parts.push('one run at a time');
+    // A redefinition's old values, for the fields it changed.
+    if (d.changedFrom && typeof d.changedFrom === 'object') {
+      const was = Object.entries(d.changedFrom as Record<string, unknown>).map(([k, v]) => `${WAS_LABEL[k] ?? visible(k)} ${v === null ? 'the type’s' : visible(String(v))}`);
+      if (was.length) parts.push(`was: ${was.join(', ')}`);
+    }
   }
   // A queue's limits (0 clears one).
   if (typeof d.concurrencyLimit === 'number') parts.push(d.concurrencyLimit === 0 ? 'concurrency limit cleared' : `concurrency limit ${d.concurrencyLimit}`);

@@ -49,7 +49,7 @@ export const scheduleDefineRoute = () =>
       { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: overlap ?? null } },
       () => scheduleDefine(pool, toScheduleInput(name, cron, timezone, input, overlap), { onlyNew }),
       // New or redefined: the audit log says which (the action is "add or replace").
-      ({ created }) => ({ changed: 1, skipped: 0, details: { created } }),
+      ({ created, changedFrom }) => ({ changed: 1, skipped: 0, details: { created, ...(Object.keys(changedFrom).length ? { changedFrom } : {}) } }),
     );
     return json({ schedule: scheduleDto(schedule) });
   });

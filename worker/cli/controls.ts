@@ -119,7 +119,7 @@ export function addControlCommands(program: Command) {
           q.pool,
           { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, timezone: o.tz ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: o.overlap ?? null } },
           () => ops.scheduleDefine(q.pool, toScheduleInput(name, o.cron, o.tz, input, o.overlap)),
-          ({ created }) => ({ changed: 1, skipped: 0, details: { created } }),
+          ({ created, changedFrom }) => ({ changed: 1, skipped: 0, details: { created, ...(Object.keys(changedFrom).length ? { changedFrom } : {}) } }),
         );
       });
       if (o.json) return printJson(s);

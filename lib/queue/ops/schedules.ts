@@ -80,8 +80,18 @@ export async function scheduleUpsert(db: Executor, s: ScheduleInput, opts: { onl
   return (await scheduleDefine(db, s, opts)).schedule;
 }
 
-/** scheduleUpsert, saying whether the schedule is new (`created`) or a redefinition (the audit log tells them apart). */
-export async function scheduleDefine(db: Executor, s: ScheduleInput, opts: { onlyNew?: boolean } = {}): Promise<{ schedule: Schedule; created: boolean }> {
+/** What a redefinition changed: each field of the definition it replaced that differs, as it was. */
+export type ScheduleChanges = Partial<Pick<Schedule, 'cron' | 'timezone' | 'queue' | 'type' | 'priority' | 'maxAttempts' | 'overlap'>>;
+
+/**
+ * scheduleUpsert, saying whether the schedule is new (`created`) or a redefinition, and then
+ * what it changed (`changedFrom`): the audit log tells them apart and shows the old values.
+ */
+export async function scheduleDefine(
+  db: Executor,
+  s: ScheduleInput,
+  opts: { onlyNew?: boolean } = {},
+): Promise<{ schedule: Schedule; created: boolean; changedFrom: ScheduleChanges }> {
   // Refused here, where it is defined, rather than by the jobs table at every tick: the
   // tick's job would break a constraint (its idempotency key is `schedule:<name>:<tick>`,
   // at most 255 characters), and the schedule would never run.
@@ -95,7 +105,15 @@ export async function scheduleDefine(db: Executor, s: ScheduleInput, opts: { onl
     s.priority ?? DEFAULT_PRIORITY, s.overlap ?? null,
   ]);
   if (!rows[0]) throw new QueueError('state_forbids', `a schedule named ${JSON.stringify(s.name.slice(0, 200))} exists already: edit it, or choose another name`);
-  return { schedule: toSchedule(rows[0]), created: rows[0].created === true };
+  const schedule = toSchedule(rows[0]);
+  const was = (rows[0].previous ?? {}) as Record<string, unknown>;
+  const changedFrom: ScheduleChanges = {};
+  if (rows[0].created !== true) {
+    for (const k of ['cron', 'timezone', 'queue', 'type', 'priority', 'maxAttempts', 'overlap'] as const) {
+      if (k in was && was[k] !== schedule[k]) (changedFrom as Record<string, unknown>)[k] = was[k];
+    }
+  }
+  return { schedule, created: rows[0].created === true, changedFrom };
 }
 
 function scheduleProblem(s: ScheduleInput): string | null {

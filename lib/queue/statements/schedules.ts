@@ -70,11 +70,13 @@ VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8
  * what it was, as for $9).
  * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
  * touches paused_at: an operator's pause outlives the upsert every worker start makes.
- * Returns the row, and `created`: a new schedule (a row an upsert inserted has no xmax).
+ * Returns the row, `created`: a new schedule (a row an upsert inserted has no xmax), and
+ * `previous`: the definition it replaced (as the statement's snapshot saw it), for the audit log.
  */
 export const scheduleUpsert: Statement = {
   name: 'leasehold_schedule_upsert',
-  text: `${scheduleInsert}
+  text: `WITH previous AS (SELECT cron, timezone, queue, type, priority, max_attempts, overlap FROM schedules WHERE name = $1)
+${scheduleInsert}
 ON CONFLICT (name) DO UPDATE SET
   -- the tick it was waiting for stands, unless the cron, the zone, or a switch back on
   -- (the ticks while it was off are not owed) makes it start from the next one
@@ -85,7 +87,9 @@ ON CONFLICT (name) DO UPDATE SET
   overlap = coalesce($11::text, s.overlap),
   -- a redefinition starts over: the error belonged to the definition it replaces
   last_error = NULL, last_error_at = NULL, updated_at = now()
-RETURNING *, (xmax = 0) AS created`,
+RETURNING *, (xmax = 0) AS created,
+          (SELECT json_build_object('cron', p.cron, 'timezone', p.timezone, 'queue', p.queue, 'type', p.type, 'priority', p.priority,
+                                    'maxAttempts', p.max_attempts, 'overlap', p.overlap) FROM previous p) AS previous`,
 };
 
 /** scheduleCreate — scheduleUpsert for a new name only: no row when one by that name exists. */
