@@ -91,6 +91,26 @@ export function WorkerTable({
               ) : (
                 <Badge tone="emerald">live</Badge>
               )}
+              {w.lostJobs.length > 0 && (
+                // After a crash, the first question: which job took it down? The suspect among these.
+                <span className="mt-1 block text-xs text-zinc-600 dark:text-zinc-400" data-testid="worker-lost-jobs">
+                  in hand:{' '}
+                  {w.lostJobs.map((j, k) => (
+                    <span key={j.id}>
+                      {k > 0 && ', '}
+                      <Link href={`/jobs/${j.id}`} className="hover:underline">
+                        #{j.id}
+                      </Link>
+                      {j.suspect && (
+                        <span className="font-medium text-red-700 dark:text-red-300" title="it has lost its lease twice in a row or more: a likely poison">
+                          {' '}
+                          (suspect)
+                        </span>
+                      )}
+                    </span>
+                  ))}
+                </span>
+              )}
               {onQuiet && !w.stoppedAt && (
                 <span className="mt-1 block">
                   <ActionButton

@@ -630,6 +630,9 @@ export const workerSchema = z
     quietAt: dateTime.nullable().meta({ description: 'When an operator quieted it (POST /api/workers/{id}/quiet): it claims no new job; null while it claims.' }),
     quietBy: z.string().nullable().meta({ description: 'Who quieted it.' }),
     quietSeen: z.boolean().meta({ description: 'The process has read this request and reported, with a later heartbeat, that it claims nothing (quiet); false before (quieting).' }),
+    lostJobs: z
+      .array(z.object({ id: z.string(), suspect: z.boolean().meta({ description: 'It has lost its lease twice in a row or more: a likely poison.' }) }))
+      .meta({ description: "An ended process's jobs in hand when it ended (their lost leases; the first 5 by id): after a crash, the suspect among them is the likely poison. Empty while it runs." }),
   })
   .meta({ id: 'Worker' });
 

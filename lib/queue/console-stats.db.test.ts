@@ -238,3 +238,25 @@ test('due suspects (two leases lost in a row) are counted apart, as waiting thei
   const q = await queue('a-suspect-q');
   assert.deepEqual([q?.due, q?.dueSuspect, q?.dueUnhandled], [5, 3, 0]);
 });
+
+test("an ended worker's row names the jobs in hand when it ended (its lost leases), the suspect among them marked; a live one's names none", async () => {
+  await workerRegister(db.pool, { workerId: 'lost-w:1:dead', host: 'h', pid: 1, queues: ['lost-q'], concurrency: 2 });
+  await workerRegister(db.pool, { workerId: 'lost-w:2:live', host: 'h', pid: 2, queues: ['lost-q'], concurrency: 2 });
+  const { rows } = await db.pool.query(
+    `INSERT INTO jobs (queue, type, status, attempt_count, max_attempts, attempt_budget, lease_lost_streak)
+     SELECT 'lost-q', 'demo.sleep', 'retrying', 1, 5, 5, s FROM unnest(ARRAY[2, 1, 1]) AS s RETURNING job_id::text AS id`,
+  );
+  const [poison, victim, elsewhere] = rows.map((r) => r.id as string);
+  await db.pool.query(
+    `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+     VALUES ($1, 1, 'lost-w:1:dead', now(), now(), 'lease_lost'), ($2, 1, 'lost-w:1:dead', now(), now(), 'lease_lost'), ($3, 1, 'lost-w:2:live', now(), now(), 'lease_lost')`,
+    [poison, victim, elsewhere],
+  );
+  await db.pool.query(`UPDATE workers SET stopped_at = now(), exit = 'killed by SIGKILL' WHERE worker_id = 'lost-w:1:dead'`);
+  const byId = new Map((await listWorkers(db.pool)).map((w) => [w.workerId, w.lostJobs]));
+  assert.deepEqual(byId.get('lost-w:1:dead'), [
+    { id: poison, suspect: true },
+    { id: victim, suspect: false },
+  ]);
+  assert.deepEqual(byId.get('lost-w:2:live'), [], 'a running process: its lost leases are no crash report');
+});

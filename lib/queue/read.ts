@@ -8,7 +8,7 @@ import { type Executor, onOneSnapshot } from '../db/client';
 import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceMomentSql, sinceSql } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
-import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, SCHEDULES_FAILING_SQL, SCHEDULES_SKIPPING_SQL, type Seen, singletonHolderSql, toJob } from './job';
+import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, SCHEDULES_FAILING_SQL, SCHEDULES_SKIPPING_SQL, type Seen, singletonHolderSql, SUSPECT_STREAK, toJob } from './job';
 import type { AttemptOutcome, JobStatus } from './status';
 import { JOB_STATUSES } from './status';
 import type { JobsAhead } from './ops';
@@ -608,7 +608,16 @@ export interface WorkerRow {
   quietBy: string | null;
   /** The process has read this request and claims nothing (its last heartbeat said so): "quiet", not "quieting". */
   quietSeen: boolean;
+  /**
+   * An ended process's jobs in hand when it ended, as their lost leases recorded them (the
+   * first LOST_JOBS_SHOWN by id; "its jobs" lists them all), each saying whether it is a
+   * suspect now (SUSPECT_STREAK): after a crash, the likely poison among them. [] while it runs.
+   */
+  lostJobs: { id: string; suspect: boolean }[];
 }
+
+/** How many of an ended worker's lost jobs its row names. */
+export const LOST_JOBS_SHOWN = 5;
 
 export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } = {}): Promise<WorkerRow[]> {
   const staleAfterMs = opts.staleAfterMs ?? 60_000;
@@ -617,7 +626,12 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
             (SELECT count(*) FROM jobs j WHERE j.status = 'running' AND j.worker_id = w.worker_id) AS jobs_in_hand,
             -- Read: this request's token reported back (a process of the version before
             -- tokens reports true).
-            w.quiet_at IS NOT NULL AND (w.metrics->'quiet' = 'true'::jsonb OR w.metrics->>'quiet' = ${quietTokenSql('w')}) AS quiet_seen
+            w.quiet_at IS NOT NULL AND (w.metrics->'quiet' = 'true'::jsonb OR w.metrics->>'quiet' = ${quietTokenSql('w')}) AS quiet_seen,
+            -- An ended process's lost leases (ended_attempts_lost_idx): the jobs in hand when it ended.
+            CASE WHEN w.stopped_at IS NULL THEN '[]'::json ELSE (
+              SELECT coalesce(json_agg(json_build_object('id', l.job_id::text, 'suspect', coalesce(j.lease_lost_streak, 0) >= ${SUSPECT_STREAK}) ORDER BY l.job_id), '[]'::json)
+                FROM (SELECT e.job_id FROM ended_attempts e WHERE e.worker_id = w.worker_id AND e.outcome = 'lease_lost' ORDER BY e.job_id LIMIT ${LOST_JOBS_SHOWN}) l
+                LEFT JOIN jobs j ON j.job_id = l.job_id) END AS lost_jobs
        FROM workers w
       -- A stable order (the workers page's rows must not swap places under an operator's
       -- click at each heartbeat, as ordering by the last heartbeat did): the live processes by
@@ -643,6 +657,7 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
     stale: r.stopped_at === null && Number(r.heartbeat_age_ms) > staleAfterMs,
     metrics: r.metrics ?? {},
     quietAt: r.quiet_at ?? null,
+    lostJobs: r.lost_jobs ?? [],
     quietBy: r.quiet_by ?? null,
     quietSeen: r.quiet_seen === true,
   }));
