@@ -16,6 +16,17 @@ test('the workers page lists each process with its heartbeat, flags a stale one,
      VALUES ('e2e-host:4343:died', 'e2e-host', 4343, '{default}', 4, now() - interval '10 minutes', now() - interval '3 minutes', now() - interval '3 minutes', 'killed by SIGKILL')
      ON CONFLICT (worker_id) DO NOTHING`,
   );
+  // Its jobs in hand when it died, as their lost leases recorded them (on a queue no worker serves).
+  const { rows: lost } = await db().query(
+    `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, lease_lost_streak)
+     SELECT 'e2e-died-in-hand', 'demo.noop', 'retrying', '{}', 1, 5, 5, s FROM unnest(ARRAY[2, 1]) AS s RETURNING job_id::text AS id`,
+  );
+  const [poison, victim] = lost.map((r) => r.id as string);
+  await db().query(
+    `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+     SELECT unnest($1::bigint[]), 1, 'e2e-host:4343:died', now(), now(), 'lease_lost'`,
+    [[poison, victim]],
+  );
   const { rows } = await db().query(`SELECT worker_id FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '5 seconds'`);
   expect(rows.length).toBeGreaterThan(0);
   await page.goto('/workers');
@@ -34,9 +45,14 @@ test('the workers page lists each process with its heartbeat, flags a stale one,
   // moved on) are one click away.
   await expect(died).toContainText('as last reported');
   await expect(died.getByTestId('worker-jobs')).toHaveAttribute('href', '/jobs?worker=e2e-host%3A4343%3Adied');
+  // The jobs it had in hand (their lost leases), the suspect among them marked: the likely poison.
+  await expect(died.getByTestId('worker-lost-jobs')).toHaveText(`in hand: #${poison} (suspect), #${victim}`);
+  await expect(died.getByTestId('worker-lost-jobs').getByRole('link', { name: `#${poison}` })).toHaveAttribute('href', `/jobs/${poison}`);
   await expect(died.getByTestId('worker-rss')).toHaveText('—', { useInnerText: true });
   await screenshot(page, 'workers');
   await db().query(`DELETE FROM workers WHERE worker_id IN ('e2e-host:4242:stale', 'e2e-host:4343:died')`);
+  await db().query('DELETE FROM ended_attempts WHERE job_id = ANY($1::bigint[])', [[poison, victim]]);
+  await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [[poison, victim]]);
 });
 
 test("a waiting job's page says when no live worker can run it: none serves its queue, or none has its handler", async ({ page }) => {
