@@ -231,3 +231,13 @@ export async function auditedWorkerQuiet(
     (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
   );
 }
+
+/**
+ * A schedule definition's audit outcome (the API's PUT and the CLI's `schedule add`): new or
+ * redefined, and for a redefinition the old values of what it changed.
+ */
+export const scheduleDefinedOutcome = ({ created, changedFrom }: { created: boolean; changedFrom: Record<string, unknown> }): AuditOutcome => ({
+  changed: 1,
+  skipped: 0,
+  details: { created, ...(Object.keys(changedFrom).length ? { changedFrom } : {}) },
+});

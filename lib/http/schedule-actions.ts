@@ -3,7 +3,7 @@
  * same ops functions as `leasehold schedule run|pause|resume`, each inside its audit entry
  * (written before the action; a refused one, such as an unknown schedule, leaves none).
  */
-import { actorOf, audited } from '../audit/log';
+import { actorOf, audited, scheduleDefinedOutcome } from '../audit/log';
 import { QueueError } from '../queue/errors';
 import { scheduleDto } from './dto';
 import { knownJobTypes } from '../job-types';
@@ -49,7 +49,7 @@ export const scheduleDefineRoute = () =>
       { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: overlap ?? null } },
       () => scheduleDefine(pool, toScheduleInput(name, cron, timezone, input, overlap), { onlyNew }),
       // New or redefined: the audit log says which (the action is "add or replace").
-      ({ created, changedFrom }) => ({ changed: 1, skipped: 0, details: { created, ...(Object.keys(changedFrom).length ? { changedFrom } : {}) } }),
+      scheduleDefinedOutcome,
     );
     return json({ schedule: scheduleDto(schedule) });
   });

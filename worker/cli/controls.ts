@@ -5,6 +5,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { controlledQueueName, enqueueBody, toEnqueueInput, toScheduleInput } from '../../lib/http/schemas';
 import { loadConfig } from '../../lib/config';
+import { scheduleDefinedOutcome } from '../../lib/audit/log';
 import { QueueError } from '../../lib/queue/errors';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
@@ -119,7 +120,7 @@ export function addControlCommands(program: Command) {
           q.pool,
           { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, timezone: o.tz ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: o.overlap ?? null } },
           () => ops.scheduleDefine(q.pool, toScheduleInput(name, o.cron, o.tz, input, o.overlap)),
-          ({ created, changedFrom }) => ({ changed: 1, skipped: 0, details: { created, ...(Object.keys(changedFrom).length ? { changedFrom } : {}) } }),
+          scheduleDefinedOutcome,
         );
       });
       if (o.json) return printJson(s);
