@@ -175,6 +175,53 @@ describe('jobs claimed ahead (--prefetch) when their process is killed', () => {
     }
   });
 
+  test('on Redis, the jobs given back are rung: a live peer takes them at once, not at its next poll or sweep', async () => {
+    const prefix = uniquePrefix('heldrung');
+    const pool = createPool(db.url, { max: 2 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, pool, quiet);
+    // Polls and sweeps ten minutes apart, leases of a minute: within the test's deadline, a
+    // process waiting on Redis gets a job only by its ring. (A replacement claims what is due as it starts.)
+    const supervisor = () => startNode('worker/bin/worker.ts', ['--processes', '1', '--concurrency', '1', '--queues', prefix, '--prefetch', '20'],
+      workerEnv({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, pollMs: 600_000, recoverMs: 600_000, leaseMs: 60_000 }));
+    const live = async () => (await db.pool.query(`SELECT worker_id, pid FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL`, [prefix])).rows;
+    const first = supervisor();
+    let second: Proc | null = null;
+    try {
+      await waitFor('the first process to register', async () => (await live()).length === 1);
+      const [holder] = await live();
+      // Busy with a long job, so what it claims next it holds.
+      const [long] = await ops.jobEnqueue(pool, [{ type: 'demo.sleep', queue: prefix, payload: { ms: 120_000 } }], { doorbell });
+      await waitFor('the long job to start', async () => (await jobRow(db.pool, long!.id)).status === 'running');
+      const noops = (await ops.jobEnqueue(pool, Array.from({ length: 20 }, () => ({ type: 'demo.noop', queue: prefix })), { doorbell })).map((r) => r.id);
+      const heldBy = async (workerId: string) =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'running' AND worker_id = $2`, [noops, workerId])).rows[0].n as number;
+      // Stopped as soon as it holds some: it would hand them back itself after PREFETCH_HOLD_MS.
+      await waitFor('it to hold some', async () => (await heldBy(holder.worker_id)) > 0, { intervalMs: 10 });
+      process.kill(holder.pid, 'SIGSTOP');
+      // The peer: another supervisor's process, up and waiting on Redis.
+      second = supervisor();
+      await waitFor('the peer to register', async () => (await live()).length === 2);
+      const peer = (await live()).find((r) => r.worker_id !== holder.worker_id)!;
+      assert.ok((await heldBy(holder.worker_id)) > 0, 'still held when it is killed');
+      process.kill(holder.pid, 'SIGKILL');
+      await waitFor('every job but the long one to complete', async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [noops])).rows[0].n === noops.length, { timeoutMs: 60_000 });
+      const { rows } = await db.pool.query(
+        `SELECT a.job_id::text AS id, a.worker_id
+           FROM ended_attempts a JOIN ended_attempts g ON g.job_id = a.job_id AND g.outcome = 'aborted' AND g.error = 'claimed ahead; its worker process ended before it started'
+          WHERE a.job_id = ANY($1) AND a.outcome = 'completed'`,
+        [noops],
+      );
+      assert.ok(rows.length > 0, 'the killed process held jobs, given back by its supervisor');
+      // Not by the killed process's replacement, which would have claimed them as it started.
+      assert.deepEqual([...new Set(rows.map((r) => r.worker_id))], [peer.worker_id], 'run by the peer, woken by their ring');
+    } finally {
+      await Promise.all([first.stop(), second?.stop()]);
+      await doorbell.close();
+      await pool.end();
+    }
+  });
+
   test('a held job that started is charged like any other: its start was on file before it ran', async () => {
     const prefix = uniquePrefix('heldstart');
     // The first holds the slot for a moment; the poison, held behind it, starts next and kills the process.

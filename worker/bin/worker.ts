@@ -12,6 +12,7 @@ import { createPool } from '../../lib/db/client';
 import * as ops from '../../lib/queue/ops';
 import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
+import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import path from 'node:path';
 import { configOrExit, projectRoot, redact, resolveServices } from '../bootstrap';
 import { outliveLostOutput } from '../lost-output.mjs';
@@ -98,6 +99,11 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   // (the leases run out instead): the stop waits for it, and must not wait on a silent connection.
   const pool = createPool(services.databaseUrl, { name: 'supervisor', max: 1, queryTimeoutMs: 10_000 });
   const host = os.hostname();
+  // Made on the first release of held jobs (a process killed while it held some), not for
+  // every supervisor: most never need it.
+  let doorbell: Doorbell | null = null;
+  const ringer = () =>
+    (doorbell ??= services.redisUrl ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log));
   const supervisor = new Supervisor({
     processes: opts.processes,
     args,
@@ -112,10 +118,11 @@ export async function runWorkers(opts: WorkerCommandOptions) {
         .then((r) => r.leasesEnded && log.info("a dead worker process's leases ended early; the recover sweep takes its jobs", { pid, worker: r.workerId, leases: r.leasesEnded }))
         .catch((err) => log.warn('could not record a dead worker process', { pid, err })),
     // Jobs a process held claimed ahead and never started: their attempts back, before the
-    // leases end (onDied). Unrung: the sweep and the workers' polls find them within seconds.
+    // leases end (onDied), and rung at the front of their lists, as a worker's own hand-back
+    // is (the oldest waiting): a replacement or a peer takes them at once, not at its next poll.
     onHeld: ({ workerId, leases }) =>
       ops
-        .jobRelease(pool, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS })
+        .jobRelease(pool, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS, doorbell: ringer() })
         .then((r) => r.length && log.info('jobs a worker process held claimed ahead, never started, are queued again with their attempts back', { worker: workerId, jobs: r.length }))
         .catch((err) => log.warn('could not give back the jobs a worker process held claimed ahead; their leases run out instead', { worker: workerId, err })),
     // Every process would refuse the same module: stop them all, and exit with the code.
@@ -127,6 +134,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     stopping = true;
     log.info('stopping workers', { signal: sig });
     await supervisor.stop(cfg.shutdownGraceMs + 10_000);
+    await (doorbell as Doorbell | null)?.close?.().catch(() => {});
     await pool.end().catch(() => {});
     await services.embedded?.stop();
     process.exit(exitCode);
