@@ -47,15 +47,16 @@ export function liveOwner(who: Principal): string | null {
 }
 
 /**
- * Throws the 503 a page gets (it polls instead) when the process serves MAX_LIVE_STREAMS
- * already, or this viewer holds MAX_LIVE_STREAMS_PER_VIEWER of them.
+ * Throws what a page gets (it polls instead): a 503 when the process serves MAX_LIVE_STREAMS
+ * already (the server's limit), a 429 when this viewer holds MAX_LIVE_STREAMS_PER_VIEWER of
+ * them (the asker's: other viewers still get theirs).
  */
 export function assertLiveRoom(owner: string | null = null) {
   if (open >= MAX_LIVE_STREAMS) {
     throw new QueueError('unavailable', `this console serves ${MAX_LIVE_STREAMS} live streams already; poll instead`);
   }
   if (owner !== null && (openByOwner.get(owner) ?? 0) >= MAX_LIVE_STREAMS_PER_VIEWER) {
-    throw new QueueError('unavailable', `you hold ${MAX_LIVE_STREAMS_PER_VIEWER} live streams on this console already; poll instead`);
+    throw new QueueError('rate_limited', `you hold ${MAX_LIVE_STREAMS_PER_VIEWER} live streams on this console already; poll instead`);
   }
 }
 

@@ -18,7 +18,7 @@ const requestOf = new WeakMap<ReadableStream, Request>();
  * live feed (text/event-stream): the events `stats`, `lookup`, `newer`, `job`, `audit` and
  * `workers` every `every` ms, with the bodies of GET /api/stats, /api/jobs/lookup,
  * /api/jobs/newer, /api/jobs/:id, /api/audit?jobId= and /api/workers (lib/server/live.ts).
- * 503 (the page polls) past the process's streams or the viewer's (lib/http/schemas.ts).
+ * 503 (the page polls) past the process's streams, 429 past the viewer's (lib/http/schemas.ts).
  */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(readListQuery(req, Object.keys(filterFields)));

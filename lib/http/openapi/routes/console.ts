@@ -66,7 +66,7 @@ export const consoleRoutes = [
       '`. A reader that falls behind misses events rather than queueing them. The reads are shared with the polling routes and among all viewers. ' +
       'Past ' +
       MAX_LIVE_STREAMS +
-      ' open streams a console process answers 503, and so it does to a user or token that holds ' +
+      ' open streams a console process answers 503, and 429 to a user or token that holds ' +
       MAX_LIVE_STREAMS_PER_VIEWER +
       ' already (with sign-in on): poll the routes instead.',
     tags: ['console'],
@@ -74,6 +74,7 @@ export const consoleRoutes = [
     responses: {
       '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: z.string() } } },
       '400': errorResponse('Nothing to watch, filters without after, a malformed id or more than ' + MAX_PAGE + ' ids, every out of range, or an unknown parameter.'),
+      '429': errorResponse('This user or token holds ' + MAX_LIVE_STREAMS_PER_VIEWER + ' streams on this console already: poll instead.'),
       ...commonErrors,
     },
   }),
