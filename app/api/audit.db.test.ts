@@ -336,7 +336,7 @@ describe('the command line', () => {
       [['queue', 'resume', 'cli-q'], 'queue.resume'],
       [['queue', 'limit', 'cli-q', '--concurrency', '2'], 'queue.limits'],
       [['schedule', 'add', 'nightly', '--cron', '0 3 * * *', '--type', 'demo.noop'], 'schedule.add'],
-      [['schedule', 'add', 'nightly', '--cron', '0 4 * * *', '--tz', 'Europe/Berlin', '--type', 'demo.noop'], 'schedule.add'],
+      [['schedule', 'add', 'nightly', '--cron', '0 4 * * *', '--tz', 'Europe/Berlin', '--type', 'demo.noop', '--payload', '{"full":true}'], 'schedule.add'],
       [['schedule', 'run', 'nightly', '--reason', 'run it once more'], 'schedule.run'],
       [['schedule', 'pause', 'nightly'], 'schedule.pause'],
       [['schedule', 'resume', 'nightly'], 'schedule.resume'],
@@ -361,8 +361,8 @@ describe('the command line', () => {
       // New, then redefined: the entry says which, with the definition it set.
       if (action === 'schedule.add') {
         assert.deepEqual(
-          [e.details.created, e.details.cron, e.details.timezone, e.details.changedFrom],
-          args.includes('--tz') ? [false, '0 4 * * *', 'Europe/Berlin', { cron: '0 3 * * *', timezone: 'UTC' }] : [true, '0 3 * * *', 'UTC', undefined],
+          [e.details.created, e.details.cron, e.details.timezone, e.details.changedFrom, e.details.payloadChanged],
+          args.includes('--tz') ? [false, '0 4 * * *', 'Europe/Berlin', { cron: '0 3 * * *', timezone: 'UTC' }, true] : [true, '0 3 * * *', 'UTC', undefined, undefined],
         );
       }
       if (action === 'schedule.run') assert.deepEqual([e.job_ids.length, e.changed, e.reason], [1, 1, 'run it once more']);

@@ -32,4 +32,8 @@ test("a redefinition says what it changed from", () => {
     auditOptions({ action: 'schedule.add', details: { cron: '0 4 * * *', timezone: 'UTC', type: 'demo.noop', queue: 'reports', created: false, changedFrom: { cron: '0 3 * * *', queue: 'reprots' } } }),
     'redefined · cron 0 4 * * * (UTC) · demo.noop on reports · was: cron 0 3 * * *, queue reprots',
   );
+  assert.equal(
+    auditOptions({ action: 'schedule.add', details: { cron: '0 4 * * *', type: 'demo.noop', queue: 'reports', created: false, payloadChanged: true } }),
+    'redefined · cron 0 4 * * * · demo.noop on reports · payload changed',
+  );
 });

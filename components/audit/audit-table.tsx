@@ -146,6 +146,7 @@ export function auditOptions(e: Pick<AuditEntryDto, 'details'> & Partial<Pick<Au
     if (typeof d.cron === 'string') parts.push(`cron ${visible(d.cron)}${typeof d.timezone === 'string' ? ` (${visible(d.timezone)})` : ''}`);
     if (typeof d.type === 'string') parts.push(`${visible(d.type)}${typeof d.queue === 'string' ? ` on ${visible(d.queue)}` : ''}`);
     if (d.overlap === 'skip') parts.push('one run at a time');
+    if (d.payloadChanged === true) parts.push('payload changed');
     // A redefinition's old values, for the fields it changed.
     if (d.changedFrom && typeof d.changedFrom === 'object') {
       const was = Object.entries(d.changedFrom as Record<string, unknown>).map(([k, v]) => `${WAS_LABEL[k] ?? visible(k)} ${v === null ? 'the type’s' : visible(String(v))}`);

@@ -236,8 +236,8 @@ export async function auditedWorkerQuiet(
  * A schedule definition's audit outcome (the API's PUT and the CLI's `schedule add`): new or
  * redefined, and for a redefinition the old values of what it changed.
  */
-export const scheduleDefinedOutcome = ({ created, changedFrom }: { created: boolean; changedFrom: Record<string, unknown> }): AuditOutcome => ({
+export const scheduleDefinedOutcome = ({ created, changedFrom, payloadChanged }: { created: boolean; changedFrom: Record<string, unknown>; payloadChanged: boolean }): AuditOutcome => ({
   changed: 1,
   skipped: 0,
-  details: { created, ...(Object.keys(changedFrom).length ? { changedFrom } : {}) },
+  details: { created, ...(Object.keys(changedFrom).length ? { changedFrom } : {}), ...(payloadChanged ? { payloadChanged } : {}) },
 });

@@ -1194,6 +1194,16 @@ describe('schedules', () => {
     await assert.rejects(ops.scheduleUpsert(db.pool, { name: 'bad', cron: 'every now and then', type: 'demo.noop' }), /cron/);
   });
 
+  test('a redefinition says what it changed from, and of the payload only whether it differs (as JSON, not as text)', async () => {
+    const def = { name: 'defined-twice', cron: '0 3 * * *', type: 'demo.noop', queue: 'sched-def', payload: { a: 1, b: [2] } };
+    const first = await ops.scheduleDefine(db.pool, def);
+    assert.deepEqual([first.created, first.changedFrom, first.payloadChanged], [true, {}, false]);
+    const same = await ops.scheduleDefine(db.pool, { ...def, payload: { b: [2], a: 1 } });
+    assert.deepEqual([same.created, same.changedFrom, same.payloadChanged], [false, {}, false]);
+    const changed = await ops.scheduleDefine(db.pool, { ...def, cron: '0 4 * * *', payload: { a: 2, b: [2] } });
+    assert.deepEqual([changed.created, changed.changedFrom, changed.payloadChanged], [false, { cron: '0 3 * * *' }, true]);
+  });
+
   test('a tick set by hand to a time with microseconds (SET next_run_at = now()) still ticks, once', async () => {
     await ops.scheduleUpsert(db.pool, { name: 'by-hand', cron: '0 0 1 1 *', type: 'demo.noop', queue: 'sched-hand' });
     await db.pool.query(`UPDATE schedules SET next_run_at = now() - interval '2.000123 seconds' WHERE name = 'by-hand'`);

@@ -85,13 +85,14 @@ export type ScheduleChanges = Partial<Pick<Schedule, 'cron' | 'timezone' | 'queu
 
 /**
  * scheduleUpsert, saying whether the schedule is new (`created`) or a redefinition, and then
- * what it changed (`changedFrom`): the audit log tells them apart and shows the old values.
+ * what it changed (`changedFrom`, and `payloadChanged`): the audit log tells them apart and
+ * shows the old values (of the payload only that it changed: it may be large, or hold secrets).
  */
 export async function scheduleDefine(
   db: Executor,
   s: ScheduleInput,
   opts: { onlyNew?: boolean } = {},
-): Promise<{ schedule: Schedule; created: boolean; changedFrom: ScheduleChanges }> {
+): Promise<{ schedule: Schedule; created: boolean; changedFrom: ScheduleChanges; payloadChanged: boolean }> {
   // Refused here, where it is defined, rather than by the jobs table at every tick: the
   // tick's job would break a constraint (its idempotency key is `schedule:<name>:<tick>`,
   // at most 255 characters), and the schedule would never run.
@@ -113,7 +114,7 @@ export async function scheduleDefine(
       if (k in was && was[k] !== schedule[k]) (changedFrom as Record<string, unknown>)[k] = was[k];
     }
   }
-  return { schedule, created: rows[0].created === true, changedFrom };
+  return { schedule, created: rows[0].created === true, changedFrom, payloadChanged: rows[0].created !== true && was.payloadChanged === true };
 }
 
 function scheduleProblem(s: ScheduleInput): string | null {

@@ -71,11 +71,12 @@ VALUES ($1, $2, $3, $4, $5, $6::jsonb, ${attemptsFor('$7::int', '$5::text')}, $8
  * A redefinition keeps next_run_at when the cron and timezone are unchanged, and never
  * touches paused_at: an operator's pause outlives the upsert every worker start makes.
  * Returns the row, `created`: a new schedule (a row an upsert inserted has no xmax), and
- * `previous`: the definition it replaced (as the statement's snapshot saw it), for the audit log.
+ * `previous`: the definition it replaced (as the statement's snapshot saw it), for the audit log;
+ * of its payload only whether it differs (`payloadChanged`: a payload may be large, or hold secrets).
  */
 export const scheduleUpsert: Statement = {
   name: 'leasehold_schedule_upsert',
-  text: `WITH previous AS (SELECT cron, timezone, queue, type, priority, max_attempts, overlap FROM schedules WHERE name = $1)
+  text: `WITH previous AS (SELECT cron, timezone, queue, type, priority, max_attempts, overlap, payload FROM schedules WHERE name = $1)
 ${scheduleInsert}
 ON CONFLICT (name) DO UPDATE SET
   -- the tick it was waiting for stands, unless the cron, the zone, or a switch back on
@@ -89,7 +90,8 @@ ON CONFLICT (name) DO UPDATE SET
   last_error = NULL, last_error_at = NULL, updated_at = now()
 RETURNING *, (xmax = 0) AS created,
           (SELECT json_build_object('cron', p.cron, 'timezone', p.timezone, 'queue', p.queue, 'type', p.type, 'priority', p.priority,
-                                    'maxAttempts', p.max_attempts, 'overlap', p.overlap) FROM previous p) AS previous`,
+                                    'maxAttempts', p.max_attempts, 'overlap', p.overlap,
+                                    'payloadChanged', p.payload IS DISTINCT FROM s.payload) FROM previous p) AS previous`,
 };
 
 /** scheduleCreate — scheduleUpsert for a new name only: no row when one by that name exists. */
