@@ -168,7 +168,7 @@ export function OverviewView() {
               {oldest.taken && !oldest.taken.queue ? (
                 shortDuration(oldest.taken.ageMs)
               ) : oldest.taken ? (
-                <Link href={`/jobs?queue=${encodeURIComponent(oldest.taken.queue)}&due=now`} className="hover:underline" title="the due jobs of this queue, oldest last">
+                <Link href={`/jobs?queue=${encodeURIComponent(oldest.taken.queue)}&due=now`} className="min-w-0 wrap-anywhere hover:underline" title="the due jobs of this queue, oldest last">
                   {shortDuration(oldest.taken.ageMs)}
                   <span className="ml-1.5 text-xs font-normal text-zinc-500">
                     on <UserText text={oldest.taken.queue} />
@@ -178,7 +178,7 @@ export function OverviewView() {
                 '—'
               )}
               {oldest.held && (
-                <span className="ml-2 text-xs font-normal text-zinc-500" data-testid="oldest-held" title="on a paused queue, one no live worker consumes, or one whose due jobs are all of types no live worker handles or suspects waiting their turn: they wait by design (the wake-up signal below says so)">
+                <span className="ml-2 min-w-0 wrap-anywhere text-xs font-normal text-zinc-500" data-testid="oldest-held" title="on a paused queue, one no live worker consumes, or one whose due jobs are all of types no live worker handles or suspects waiting their turn: they wait by design (the wake-up signal below says so)">
                   {shortDuration(oldest.held.ageMs)} on <UserText text={oldest.held.queue} /> ({oldest.held.why})
                 </span>
               )}

@@ -4,6 +4,7 @@ import { targetConditions, targetText } from '@/lib/ui/audit-target';
 import { dateTime } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
 import { UserText } from '../ui/user-text';
+import { ScrollFrame } from '../ui/scroll-frame';
 
 /**
  * What an entry applied to: a bulk action's filter as its conditions, one chip each (user
@@ -41,7 +42,7 @@ function AuditTarget({ target }: { target: Record<string, unknown> }) {
 
 export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntryDto[]; onActor?(a: string): void; onAction?(a: string): void }) {
   return (
-    <div className="overflow-x-auto rounded border border-zinc-200 dark:border-zinc-800">
+    <ScrollFrame className="rounded border border-zinc-200 dark:border-zinc-800">
       <table className="w-full text-sm" data-testid="audit-table">
         <thead className="bg-zinc-50 text-left text-xs text-zinc-500 dark:bg-zinc-900">
           <tr>
@@ -111,7 +112,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollFrame>
   );
 }
 

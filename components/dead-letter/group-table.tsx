@@ -4,6 +4,7 @@ import { visible } from '@/lib/ui/visible';
 import { ActionButton } from '../actions/action-button';
 import { Button } from '../ui/button';
 import { UserText } from '../ui/user-text';
+import { ScrollFrame } from '../ui/scroll-frame';
 
 export interface GroupTableProps {
   groups: DeadLetterGroupDto[];
@@ -22,7 +23,7 @@ export interface GroupTableProps {
 /** Failed jobs grouped by type and error fingerprint, largest group first. */
 export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onShow, onRequeue, onDelete, requeueWhy, deleteWhy }: GroupTableProps) {
   return (
-    <div className="overflow-x-auto">
+    <ScrollFrame>
       <table className="w-full text-sm" data-testid="dead-letter-groups">
         <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
           <tr>
@@ -79,6 +80,6 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollFrame>
   );
 }

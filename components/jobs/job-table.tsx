@@ -12,6 +12,7 @@ import { Attempts, type Cadence, HeartbeatAge, LeaseCountdown } from './lease';
 import { PriorityBadge } from './priority-badge';
 import { WorkerLink } from './worker-link';
 import { StatusBadge } from './status-badge';
+import { ScrollFrame } from '../ui/scroll-frame';
 
 export type TableJob = JobRow & {
   /** The job no longer matches the view's filter (it changed since the page was loaded). */
@@ -158,7 +159,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
   );
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
   return (
-    <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
+    <ScrollFrame className="rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
       <table className="w-full text-sm" data-testid="job-table">
         <thead className="border-b border-zinc-200 text-left text-xs uppercase tracking-wide text-zinc-500 dark:border-zinc-800">
           {table.getHeaderGroups().map((hg) => (
@@ -187,7 +188,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollFrame>
   );
 }
 

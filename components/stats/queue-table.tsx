@@ -6,6 +6,7 @@ import { duration, int } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
 import { ActionButton } from '../actions/action-button';
 import { UserText } from '../ui/user-text';
+import { ScrollFrame } from '../ui/scroll-frame';
 
 const KIND_TITLES = {
   exact: 'exact',
@@ -69,7 +70,7 @@ export function QueueTable({
     requestAnimationFrame(() => cell?.querySelector('button')?.focus());
   };
   return (
-    <div className="overflow-x-auto">
+    <ScrollFrame>
       <table className="w-full text-sm" data-testid="queue-table">
         <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
           <tr>
@@ -227,6 +228,6 @@ export function QueueTable({
           })}
         </tbody>
       </table>
-    </div>
+    </ScrollFrame>
   );
 }

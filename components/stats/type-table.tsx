@@ -2,6 +2,7 @@ import Link from 'next/link';
 import type { StatsDto } from '@/lib/api/types';
 import { int, runTime } from '@/lib/ui/format';
 import { UserText } from '../ui/user-text';
+import { ScrollFrame } from '../ui/scroll-frame';
 
 type TypeRow = StatsDto['types']['rows'][number];
 
@@ -21,7 +22,7 @@ const jobsOf = (r: TypeRow, status?: string) =>
  */
 export function TypeTable({ rows }: { rows: TypeRow[] }) {
   return (
-    <div className="overflow-x-auto">
+    <ScrollFrame>
       <table className="w-full text-sm" data-testid="type-table">
         <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
           <tr>
@@ -97,6 +98,6 @@ export function TypeTable({ rows }: { rows: TypeRow[] }) {
           })}
         </tbody>
       </table>
-    </div>
+    </ScrollFrame>
   );
 }

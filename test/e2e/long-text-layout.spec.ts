@@ -131,3 +131,24 @@ test("a job's 10 KB error: its page shows the start, and the rest on asking", as
   await last.getByRole('button', { name: 'show less' }).click();
   await expect(last).not.toContainText(token);
 });
+
+test('a table wider than a phone says so: the edge fades and "more →" shows until it is scrolled; at 1280 px, where it fits, nothing shows', async ({ page }) => {
+  await page.setViewportSize(PHONE);
+  await page.goto('/workers');
+  const table = page.getByTestId('worker-table');
+  await expect(table.locator('tbody tr').first()).toBeVisible();
+  const frame = page.locator('[data-overflow]', { has: table });
+  await expect(frame).toHaveAttribute('data-overflow', 'right');
+  const hint = frame.getByTestId('scroll-hint');
+  await expect(hint).toBeVisible();
+  await expect.poll(() => pageOverflow(page), { message: 'the table scrolls in its frame, not the page' }).toBeLessThanOrEqual(0);
+  // Scrolled to its end: nothing more to the right; the tag has done its work.
+  await table.evaluate((t) => t.parentElement!.scrollTo({ left: t.parentElement!.scrollWidth }));
+  await expect(frame).toHaveAttribute('data-overflow', 'left');
+  await expect(hint).toHaveCount(0);
+  await page.setViewportSize(LAPTOP);
+  await page.goto('/workers');
+  await expect(table.locator('tbody tr').first()).toBeVisible();
+  await expect(frame).toHaveAttribute('data-overflow', 'none');
+  await expect(frame.getByTestId('scroll-hint')).toHaveCount(0);
+});
