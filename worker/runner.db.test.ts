@@ -173,8 +173,8 @@ describe('cancel', () => {
     assert.equal(rec.abortReason, 'cancelled');
     assert.ok(rec.abortTick! - tick <= 1);
     await waitFor('the job to be cancelled', async () => (await jobRow(db.pool, id)).status === 'cancelled');
-    const { rows } = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1', [id]);
-    assert.deepEqual(rows, [{ outcome: 'cancelled' }]);
+    const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1', [id]);
+    assert.deepEqual(rows, [{ outcome: 'cancelled', error: 'cancelled by an operator' }]);
     // Recover never brings a cancelled job back.
     await ops.jobRecover(db.pool, {});
     assert.equal((await jobRow(db.pool, id)).status, 'cancelled');
@@ -390,6 +390,23 @@ describe('queue limits and prefetch', () => {
     const { rows: left } = await db.pool.query(`SELECT (max_attempts - attempt_count)::int AS n FROM jobs WHERE job_id = ANY($1)`, [ids]);
     assert.deepEqual(left.map((r) => r.n), [2, 2, 2, 2], 'of 3 attempts, only the one that ran was spent: a handed-back attempt is given back');
     assert.equal((await jobRow(db.pool, busy)).status, 'running', 'the long job still runs on A');
+  });
+});
+
+describe('a job claimed ahead and cancelled before it starts', () => {
+  test('it ends cancelled at the heartbeat, its attempt said to have never run; the others held stay held', async (t) => {
+    const prefix = uniquePrefix('heldcancel');
+    const a = await makeRunner(t, { prefix, concurrency: 1, prefetch: 4, prefetchHoldMs: 120_000, handlers: { 'test.block': (_p, ctx) => new Promise((_, no) => ctx.signal.addEventListener('abort', () => no(ctx.signal.reason))), 'test.quick': () => undefined } });
+    const busy = await a.enqueue();
+    await waitFor('the long job to run', async () => (await jobRow(db.pool, busy)).status === 'running');
+    const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 2 }, () => ({ type: 'test.quick', queue: prefix })), { doorbell: a.doorbell })).map((r) => r.id);
+    await waitFor('both held', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'running' AND worker_id = $2`, [ids, a.runner.workerId])).rows[0].n === 2);
+    assert.equal((await ops.jobCancel(db.pool, { ids: [ids[0]!] })).items[0]!.outcome, 'cancel_requested');
+    await waitFor('the cancelled one to end', async () => (await jobRow(db.pool, ids[0]!)).status === 'cancelled');
+    const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1', [ids[0]]);
+    assert.deepEqual(rows, [{ outcome: 'cancelled', error: ops.CANCELLED_UNSTARTED }]);
+    assert.equal((await jobRow(db.pool, ids[1]!)).status, 'running', 'the other still held behind the long job');
   });
 });
 

@@ -742,7 +742,7 @@ export class Runner {
       if (released.length) {
         this.log.warn(this.claimInDoubt ? "a claim's answer was lost: the jobs it took are handed back" : 'jobs claimed ahead whose hand-back failed are handed back', { jobs: released.map((r) => r.jobId) });
       }
-      await this.cancelRefused(unrun, released);
+      await this.cancelRefused(unrun, released, true);
       this.claimInDoubt = false;
       this.releaseFailing = false;
     } catch (err) {
@@ -1628,7 +1628,7 @@ export class Runner {
           if (e.state === 'running') this.abortHandler(e, 'cancelled');
           if (e.state === 'buffered') {
             this.unbuffer(e);
-            void ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [e.lease] }).catch(() => {});
+            void ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [e.lease], unstarted: true }).catch(() => {});
           }
         }
       }
@@ -1778,7 +1778,7 @@ export class Runner {
         e.released = true;
         e.ac.abort(new JobAborted('shutdown'));
       }
-      await this.release(leftover, 'worker shut down before the job finished; lease handed back');
+      await this.release(leftover, 'worker shut down before the job finished; lease handed back', false);
     }
     // Let outcomes already being written finish (bounded).
     const settleBy = performance.now() + 5_000;
@@ -1795,17 +1795,18 @@ export class Runner {
    * cancel (it must not run again), whether or not this process had heard of the request.
    * Left alone, they would stay running under this worker until their leases expired.
    */
-  private async cancelRefused(leases: readonly Lease[], released: readonly { jobId: string }[]) {
+  private async cancelRefused(leases: readonly Lease[], released: readonly { jobId: string }[], unstarted: boolean) {
     const back = new Set(released.map((r) => r.jobId));
     const refused = leases.filter((l) => !back.has(l.jobId));
     if (!refused.length) return;
-    const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: refused });
+    const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: refused, unstarted });
     for (const kind of cancelled.values()) this.countOutcome('cancelled', kind);
     if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: [...cancelled.keys()] });
   }
 
   /** Hands leases back; false when the database could not be asked (see handBackInDoubt). */
-  private async release(entries: Entry[], reason: string): Promise<boolean> {
+  /** `unstarted`: all of them claimed ahead and never started (else all were running). */
+  private async release(entries: Entry[], reason: string, unstarted = true): Promise<boolean> {
     if (!entries.length) return true;
     try {
       const released = await ops.jobRelease(this.o.pool, {
@@ -1818,6 +1819,7 @@ export class Runner {
       await this.cancelRefused(
         entries.map((e) => e.lease),
         released,
+        unstarted,
       );
       return true;
     } catch (err) {

@@ -6,6 +6,9 @@ import type { AttemptOutcome, JobStatus } from '../status';
 import type { JobKind } from '../type-metrics';
 import { byJobId, intArray, run } from './internal';
 
+/** The error of a cancelled attempt that was claimed ahead and never started (its handler never ran). */
+export const CANCELLED_UNSTARTED = 'cancelled by an operator before it started (claimed ahead; the handler never ran)';
+
 export interface HeartbeatResult {
   /** Leases renewed, with whether an operator asked to cancel the job. */
   renewed: Map<string, { cancelRequested: boolean }>;
@@ -125,13 +128,16 @@ export async function jobFail(
 /** jobCancelAck — the handler stopped after an operator's cancel: finish as cancelled. Returns the jobs ended, by id. */
 export async function jobCancelAck(
   db: Executor,
-  p: { workerId: string; leases: readonly Lease[] },
+  p: { workerId: string; leases: readonly Lease[]; unstarted?: boolean },
 ): Promise<Map<string, JobKind>> {
   if (p.leases.length === 0) return new Map();
   const { rows } = await run(db, sql.jobCancelAck, [
     p.leases.map((l) => l.jobId),
     byJobId(p.leases, (l) => l.attempt),
     p.workerId,
+    // Said apart in the job's history: an attempt claimed ahead and never run is not one
+    // whose handler was stopped.
+    p.unstarted ? CANCELLED_UNSTARTED : 'cancelled by an operator',
   ]);
   return new Map(rows.map((r) => [String(r.job_id), { queue: r.queue as string, type: r.type as string }]));
 }

@@ -138,8 +138,8 @@ SELECT job_id, status, queue, run_at FROM done`,
 
 /**
  * jobCancelAck — the worker observed an operator's cancel (through its heartbeat) and
- * stopped the handler: finish the job as `cancelled`.
- * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id.
+ * stopped the handler, or never started it (claimed ahead): finish the job as `cancelled`.
+ * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id, $4 the attempt's error text.
  * Compare: the fence, and a cancel was requested.
  * Returns: the cancelled job ids.
  */
@@ -154,7 +154,7 @@ WITH done AS (
   RETURNING jobs.job_id, jobs.queue, jobs.type, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
 ), recorded AS (
   INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, heartbeat_at, finished_at, outcome, error)
-  SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'cancelled', 'cancelled by an operator'
+  SELECT job_id, attempt_count, worker_id, started_at, heartbeat_at, now(), 'cancelled', $4::text
     FROM done
 )
 SELECT job_id, queue, type FROM done`,
