@@ -186,9 +186,11 @@ describe('jobs claimed ahead (--prefetch) when their process is killed', () => {
     const live = async () => (await db.pool.query(`SELECT worker_id, pid FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL`, [prefix])).rows;
     const first = supervisor();
     let second: Proc | null = null;
+    let holderPid: number | null = null;
     try {
       await waitFor('the first process to register', async () => (await live()).length === 1);
       const [holder] = await live();
+      holderPid = holder.pid;
       // Busy with a long job, so what it claims next it holds.
       const [long] = await ops.jobEnqueue(pool, [{ type: 'demo.sleep', queue: prefix, payload: { ms: 120_000 } }], { doorbell });
       await waitFor('the long job to start', async () => (await jobRow(db.pool, long!.id)).status === 'running');
@@ -214,8 +216,16 @@ describe('jobs claimed ahead (--prefetch) when their process is killed', () => {
       );
       assert.ok(rows.length > 0, 'the killed process held jobs, given back by its supervisor');
       // Not by the killed process's replacement, which would have claimed them as it started.
-      assert.deepEqual([...new Set(rows.map((r) => r.worker_id))], [peer.worker_id], 'run by the peer, woken by their ring');
+      const runBy = [...new Set(rows.map((r) => r.worker_id))];
+      const started = (await db.pool.query(`SELECT worker_id, started_at FROM workers WHERE $1 = ANY(queues) ORDER BY started_at`, [prefix])).rows;
+      assert.deepEqual(runBy, [peer.worker_id], `run by the peer, woken by their ring (workers: ${JSON.stringify(started)})`);
     } finally {
+      // A stopped process is not woken by its supervisor's SIGTERM: killed here if a failure left it stopped.
+      try {
+        if (holderPid !== null) process.kill(holderPid, 'SIGKILL');
+      } catch {
+        // Gone already, as it should be.
+      }
       await Promise.all([first.stop(), second?.stop()]);
       await doorbell.close();
       await pool.end();

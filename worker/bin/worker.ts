@@ -99,11 +99,10 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   // (the leases run out instead): the stop waits for it, and must not wait on a silent connection.
   const pool = createPool(services.databaseUrl, { name: 'supervisor', max: 1, queryTimeoutMs: 10_000 });
   const host = os.hostname();
-  // Made on the first release of held jobs (a process killed while it held some), not for
-  // every supervisor: most never need it.
-  let doorbell: Doorbell | null = null;
-  const ringer = () =>
-    (doorbell ??= services.redisUrl ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log));
+  // For the held jobs it gives back (below). Connected now, not at the first release: that
+  // ring must not wait for a connection while the dead process's replacement starts, nor
+  // hold up the record of its death (onDied waits for it).
+  const doorbell: Doorbell = services.redisUrl ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log);
   const supervisor = new Supervisor({
     processes: opts.processes,
     args,
@@ -122,7 +121,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     // is (the oldest waiting): a replacement or a peer takes them at once, not at its next poll.
     onHeld: ({ workerId, leases }) =>
       ops
-        .jobRelease(pool, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS, doorbell: ringer() })
+        .jobRelease(pool, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS, doorbell })
         .then((r) => r.length && log.info('jobs a worker process held claimed ahead, never started, are queued again with their attempts back', { worker: workerId, jobs: r.length }))
         .catch((err) => log.warn('could not give back the jobs a worker process held claimed ahead; their leases run out instead', { worker: workerId, err })),
     // Every process would refuse the same module: stop them all, and exit with the code.
@@ -134,7 +133,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     stopping = true;
     log.info('stopping workers', { signal: sig });
     await supervisor.stop(cfg.shutdownGraceMs + 10_000);
-    await (doorbell as Doorbell | null)?.close?.().catch(() => {});
+    await doorbell.close?.().catch(() => {});
     await pool.end().catch(() => {});
     await services.embedded?.stop();
     process.exit(exitCode);
