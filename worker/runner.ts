@@ -1540,7 +1540,7 @@ export class Runner {
     }
     // Failed, it is tried again (releaseUnrun, from the fetch loop): those jobs are leased
     // here, run nowhere, and no longer renewed.
-    const p = this.release(entries, reason).then((ok) => {
+    const p = this.release(entries, reason, true).then((ok) => {
       this.handingBack.delete(p);
       // Kept on file until then: if this process dies first, its supervisor releases them.
       if (ok) return this.ledger?.forget(entries.filter((e) => e.ledgered).map((e) => e.lease));
@@ -1770,7 +1770,7 @@ export class Runner {
       e.released = true;
       this.forget(e);
     }
-    await this.release(buffered, 'worker shut down before starting the job; lease handed back');
+    await this.release(buffered, 'worker shut down before starting the job; lease handed back', true);
     while (this.running > 0 && performance.now() < deadline) await sleep(20);
     const leftover = [...this.active.values()].filter((e) => e.state === 'running' && !e.lost);
     if (leftover.length) {
@@ -1806,7 +1806,7 @@ export class Runner {
 
   /** Hands leases back; false when the database could not be asked (see handBackInDoubt). */
   /** `unstarted`: all of them claimed ahead and never started (else all were running). */
-  private async release(entries: Entry[], reason: string, unstarted = true): Promise<boolean> {
+  private async release(entries: Entry[], reason: string, unstarted: boolean): Promise<boolean> {
     if (!entries.length) return true;
     try {
       const released = await ops.jobRelease(this.o.pool, {

@@ -9,7 +9,7 @@ import type { Executor } from '../db/client';
 import { log } from '../log';
 import type { Principal } from '../auth/roles';
 import { knownQueueError, QueueError } from '../queue/errors';
-import { type ActionReport, workerQuietOne } from '../queue/ops';
+import { type ActionReport, type ScheduleInput, workerQuietOne } from '../queue/ops';
 import type { AuditAction } from './actions';
 
 export type ActorKind = 'user' | 'token' | 'cli' | 'client' | 'system' | 'anonymous';
@@ -231,6 +231,16 @@ export async function auditedWorkerQuiet(
     (r) => ({ changed: r.changed ? 1 : 0, skipped: r.changed ? 0 : 1 }),
   );
 }
+
+/** What a schedule definition's audit entry says it set (the API's PUT and the CLI's `schedule add`); not its payload. */
+export const scheduleDefinedDetails = (s: ScheduleInput) => ({
+  cron: s.cron,
+  timezone: s.timezone ?? 'UTC',
+  type: s.type,
+  queue: s.queue,
+  priority: s.priority,
+  overlap: s.overlap ?? null,
+});
 
 /**
  * A schedule definition's audit outcome (the API's PUT and the CLI's `schedule add`): new or

@@ -3,7 +3,7 @@
  * same ops functions as `leasehold schedule run|pause|resume`, each inside its audit entry
  * (written before the action; a refused one, such as an unknown schedule, leaves none).
  */
-import { actorOf, audited, scheduleDefinedOutcome } from '../audit/log';
+import { actorOf, audited, scheduleDefinedDetails, scheduleDefinedOutcome } from '../audit/log';
 import { QueueError } from '../queue/errors';
 import { scheduleDto } from './dto';
 import { knownJobTypes } from '../job-types';
@@ -42,12 +42,12 @@ export const scheduleDefineRoute = () =>
     const onlyNew = req.headers.get('if-none-match')?.trim() === '*';
     const { reason, cron, timezone, overlap, ...job } = scheduleBody.parse(await readJson(req, MAX_ENQUEUE_BODY_BYTES));
     const { pool } = serverContext();
-    const input = toEnqueueInput(job, '', await knownJobTypes(pool, [job.type]));
+    const definition = toScheduleInput(name, cron, timezone, toEnqueueInput(job, '', await knownJobTypes(pool, [job.type])), overlap);
     const { schedule } = await audited(
       pool,
       actorOf(who),
-      { action: 'schedule.add', target: { schedule: name }, reason, details: { cron, timezone: timezone ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: overlap ?? null } },
-      () => scheduleDefine(pool, toScheduleInput(name, cron, timezone, input, overlap), { onlyNew }),
+      { action: 'schedule.add', target: { schedule: name }, reason, details: scheduleDefinedDetails(definition) },
+      () => scheduleDefine(pool, definition, { onlyNew }),
       // New or redefined: the audit log says which (the action is "add or replace").
       scheduleDefinedOutcome,
     );

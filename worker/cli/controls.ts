@@ -5,7 +5,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { controlledQueueName, enqueueBody, toEnqueueInput, toScheduleInput } from '../../lib/http/schemas';
 import { loadConfig } from '../../lib/config';
-import { scheduleDefinedOutcome } from '../../lib/audit/log';
+import { scheduleDefinedDetails, scheduleDefinedOutcome } from '../../lib/audit/log';
 import { QueueError } from '../../lib/queue/errors';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
@@ -116,10 +116,11 @@ export function addControlCommands(program: Command) {
       if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
       const { schedule: s } = await withQueue(async (q) => {
         const input = toEnqueueInput(parsed.data, '', await jobTypesFrom(async () => q.pool)(parsed.data.type));
+        const definition = toScheduleInput(name, o.cron, o.tz, input, o.overlap);
         return auditCli(
           q.pool,
-          { action: 'schedule.add', target: { schedule: name }, details: { cron: o.cron, timezone: o.tz ?? 'UTC', type: input.type, queue: input.queue, priority: input.priority, overlap: o.overlap ?? null } },
-          () => ops.scheduleDefine(q.pool, toScheduleInput(name, o.cron, o.tz, input, o.overlap)),
+          { action: 'schedule.add', target: { schedule: name }, details: scheduleDefinedDetails(definition) },
+          () => ops.scheduleDefine(q.pool, definition),
           scheduleDefinedOutcome,
         );
       });
