@@ -7,6 +7,7 @@ import type { JobRow } from '@/lib/api/types';
 import { ago, ms } from '@/lib/ui/format';
 import { SWEEPING, type Sweep } from '@/lib/ui/sweep';
 import { visible } from '@/lib/ui/visible';
+import { SUSPECT_ALONE, SUSPECT_MEANING } from '@/lib/ui/suspect';
 import { UserText } from '../ui/user-text';
 import { Attempts, type Cadence, HeartbeatAge, LeaseCountdown } from './lease';
 import { PriorityBadge } from './priority-badge';
@@ -81,7 +82,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
               <span
                 className="text-[11px] font-medium text-red-700 dark:text-red-300"
                 data-testid="suspect"
-                title="its last attempts each ended with the worker gone (a crash, a kill, a stall): a likely poison job. A worker runs at most one suspect at a time, so it takes no other job down with it"
+                title={`${SUSPECT_MEANING}. ${SUSPECT_ALONE}`}
               >
                 suspect: {c.row.original.leaseLostStreak} leases lost in a row
               </span>

@@ -4,6 +4,7 @@ import { queueSignal } from '@/lib/ui/signal';
 import type { QueueStatsDto } from '@/lib/api/types';
 import { duration, int } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
+import { SUSPECT_MEANING } from '@/lib/ui/suspect';
 import { ActionButton } from '../actions/action-button';
 import { UserText } from '../ui/user-text';
 import { ScrollFrame } from '../ui/scroll-frame';
@@ -129,7 +130,7 @@ export function QueueTable({
                   ) : (signal.missing === 0 || signal.missing === null) && signal.suspect > 0 && signal.unhandled === 0 ? (
                     <span
                       className="text-zinc-500"
-                      title="suspects (jobs that lost their lease twice in a row: a likely poison) wait for a worker that holds no other suspect; their rings are dropped meanwhile, and no wake-up is missing"
+                      title={`suspects wait for a worker that holds no other suspect; their rings are dropped meanwhile, and no wake-up is missing. A suspect: ${SUSPECT_MEANING}`}
                       data-testid="signal-suspect"
                     >
                       {int(signal.suspect)} suspect{signal.suspect === 1 ? '' : 's'} waiting

@@ -1,6 +1,7 @@
 import Link from 'next/link';
 import type { WorkerDto } from '@/lib/api/types';
 import { ago, dateTime, int, ms } from '@/lib/ui/format';
+import { SUSPECT_MEANING } from '@/lib/ui/suspect';
 import { ActionButton } from '../actions/action-button';
 import { Badge } from '../ui/badge';
 import { PageTable } from '../ui/table';
@@ -102,7 +103,7 @@ export function WorkerTable({
                         #{j.id}
                       </Link>
                       {j.suspect && (
-                        <span className="font-medium text-red-700 dark:text-red-300" title="it has lost its lease twice in a row or more: a likely poison">
+                        <span className="font-medium text-red-700 dark:text-red-300" title={SUSPECT_MEANING}>
                           {' '}
                           (suspect)
                         </span>

@@ -631,8 +631,8 @@ export const workerSchema = z
     quietBy: z.string().nullable().meta({ description: 'Who quieted it.' }),
     quietSeen: z.boolean().meta({ description: 'The process has read this request and reported, with a later heartbeat, that it claims nothing (quiet); false before (quieting).' }),
     lostJobs: z
-      .array(z.object({ id: z.string(), suspect: z.boolean().meta({ description: 'It has lost its lease twice in a row or more: a likely poison.' }) }))
-      .meta({ description: "An ended process's jobs in hand when it ended (their lost leases; the first 5 by id): after a crash, the suspect among them is the likely poison. Empty while it runs." }),
+      .array(z.object({ id: z.string(), suspect: z.boolean().meta({ description: 'It has lost its lease twice in a row or more and is not finished (cancelled or completed): a likely poison.' }) }))
+      .meta({ description: "An ended process's jobs in hand when it ended (the leases it lost after its last heartbeat, not those lost while it ran on; the first 5 by id): after a crash, the suspect among them is the likely poison. Empty while it runs." }),
   })
   .meta({ id: 'Worker' });
 

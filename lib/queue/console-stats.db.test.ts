@@ -243,20 +243,31 @@ test("an ended worker's row names the jobs in hand when it ended (its lost lease
   await workerRegister(db.pool, { workerId: 'lost-w:1:dead', host: 'h', pid: 1, queues: ['lost-q'], concurrency: 2 });
   await workerRegister(db.pool, { workerId: 'lost-w:2:live', host: 'h', pid: 2, queues: ['lost-q'], concurrency: 2 });
   const { rows } = await db.pool.query(
-    `INSERT INTO jobs (queue, type, status, attempt_count, max_attempts, attempt_budget, lease_lost_streak)
-     SELECT 'lost-q', 'demo.sleep', 'retrying', 1, 5, 5, s FROM unnest(ARRAY[2, 1, 1]) AS s RETURNING job_id::text AS id`,
+    `INSERT INTO jobs (queue, type, status, attempt_count, max_attempts, attempt_budget, lease_lost_streak, finished_at)
+     SELECT 'lost-q', 'demo.sleep', st::job_status, 1, 5, 5, s, CASE WHEN st = 'cancelled' THEN now() END FROM unnest(ARRAY[2, 1, 1, 1, 2], ARRAY['retrying', 'retrying', 'retrying', 'retrying', 'cancelled']) AS t(s, st)
+     RETURNING job_id::text AS id`,
   );
-  const [poison, victim, elsewhere] = rows.map((r) => r.id as string);
+  const [poison, victim, elsewhere, earlier, cancelled] = rows.map((r) => r.id as string);
+  // The dead process's lost leases: two (and a cancelled job's) lost after its last heartbeat,
+  // one lost minutes before it, while it went on running (a renewal refused).
   await db.pool.query(
     `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
-     VALUES ($1, 1, 'lost-w:1:dead', now(), now(), 'lease_lost'), ($2, 1, 'lost-w:1:dead', now(), now(), 'lease_lost'), ($3, 1, 'lost-w:2:live', now(), now(), 'lease_lost')`,
-    [poison, victim, elsewhere],
+     VALUES ($1, 1, 'lost-w:1:dead', now(), now(), 'lease_lost'), ($2, 1, 'lost-w:1:dead', now(), now(), 'lease_lost'),
+            ($3, 1, 'lost-w:2:live', now(), now(), 'lease_lost'),
+            ($4, 1, 'lost-w:1:dead', now() - interval '6 min', now() - interval '5 min', 'lease_lost'),
+            ($5, 1, 'lost-w:1:dead', now(), now(), 'lease_lost')`,
+    [poison, victim, elsewhere, earlier, cancelled],
   );
   await db.pool.query(`UPDATE workers SET stopped_at = now(), exit = 'killed by SIGKILL' WHERE worker_id = 'lost-w:1:dead'`);
   const byId = new Map((await listWorkers(db.pool)).map((w) => [w.workerId, w.lostJobs]));
-  assert.deepEqual(byId.get('lost-w:1:dead'), [
-    { id: poison, suspect: true },
-    { id: victim, suspect: false },
-  ]);
+  assert.deepEqual(
+    byId.get('lost-w:1:dead'),
+    [
+      { id: poison, suspect: true },
+      { id: victim, suspect: false },
+      { id: cancelled, suspect: false },
+    ].sort((a, b) => Number(a.id) - Number(b.id)),
+    'the jobs lost after its last heartbeat, not the one lost while it ran on; a cancelled job is no suspect',
+  );
   assert.deepEqual(byId.get('lost-w:2:live'), [], 'a running process: its lost leases are no crash report');
 });

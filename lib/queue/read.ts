@@ -609,9 +609,10 @@ export interface WorkerRow {
   /** The process has read this request and claims nothing (its last heartbeat said so): "quiet", not "quieting". */
   quietSeen: boolean;
   /**
-   * An ended process's jobs in hand when it ended, as their lost leases recorded them (the
-   * first LOST_JOBS_SHOWN by id; "its jobs" lists them all), each saying whether it is a
-   * suspect now (SUSPECT_STREAK): after a crash, the likely poison among them. [] while it runs.
+   * An ended process's jobs in hand when it ended, as their lost leases recorded them (those
+   * lost after its last heartbeat; the first LOST_JOBS_SHOWN by id; "its jobs" lists every job
+   * it lost), each saying whether it is a suspect now (SUSPECT_STREAK, and not finished): after
+   * a crash, the likely poison among them. [] while it runs.
    */
   lostJobs: { id: string; suspect: boolean }[];
 }
@@ -627,10 +628,19 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
             -- Read: this request's token reported back (a process of the version before
             -- tokens reports true).
             w.quiet_at IS NOT NULL AND (w.metrics->'quiet' = 'true'::jsonb OR w.metrics->>'quiet' = ${quietTokenSql('w')}) AS quiet_seen,
-            -- An ended process's lost leases (ended_attempts_lost_idx): the jobs in hand when it ended.
+            -- An ended process's lost leases (ended_attempts_lost_idx): the jobs in hand when it
+            -- ended, those lost after its last sign of life. A lease it lost while alive (a
+            -- renewal refused, a database hiccup) was taken over before a heartbeat it sent
+            -- later, and is no part of its end. A cancelled or completed job is no suspect
+            -- any more (the jobs list's rule).
             CASE WHEN w.stopped_at IS NULL THEN '[]'::json ELSE (
-              SELECT coalesce(json_agg(json_build_object('id', l.job_id::text, 'suspect', coalesce(j.lease_lost_streak, 0) >= ${SUSPECT_STREAK}) ORDER BY l.job_id), '[]'::json)
-                FROM (SELECT e.job_id FROM ended_attempts e WHERE e.worker_id = w.worker_id AND e.outcome = 'lease_lost' ORDER BY e.job_id LIMIT ${LOST_JOBS_SHOWN}) l
+              SELECT coalesce(json_agg(json_build_object(
+                       'id', l.job_id::text,
+                       'suspect', coalesce(j.lease_lost_streak, 0) >= ${SUSPECT_STREAK} AND j.status NOT IN ('completed', 'cancelled')
+                     ) ORDER BY l.job_id), '[]'::json)
+                FROM (SELECT e.job_id FROM ended_attempts e
+                       WHERE e.worker_id = w.worker_id AND e.outcome = 'lease_lost' AND e.finished_at >= w.heartbeat_at
+                       ORDER BY e.job_id LIMIT ${LOST_JOBS_SHOWN}) l
                 LEFT JOIN jobs j ON j.job_id = l.job_id) END AS lost_jobs
        FROM workers w
       -- A stable order (the workers page's rows must not swap places under an operator's

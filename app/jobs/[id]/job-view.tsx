@@ -29,6 +29,7 @@ import { dateTime, duration, ms, shortDuration } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { claimTakesOver, expiredLeaseMover, SWEEPING, sweepOf } from '@/lib/ui/sweep';
 import { useDbNow } from '@/lib/ui/use-now';
+import { SUSPECT_ALONE, SUSPECT_MEANING } from '@/lib/ui/suspect';
 import { useActionFlow } from '../../action-flow';
 
 export function JobView({ id }: { id: string }) {
@@ -111,7 +112,7 @@ export function JobView({ id }: { id: string }) {
               <span
                 className="rounded bg-red-100 px-1.5 py-0.5 text-xs font-medium text-red-800 dark:bg-red-950 dark:text-red-200"
                 data-testid="job-suspect"
-                title="its last attempts each ended with the worker gone (a crash, a kill, a stall): a likely poison job, or a job that was in hand when others were. A worker runs at most one suspect at a time, so it takes no other job down with it; the attempts below say how each ended"
+                title={`${SUSPECT_MEANING}, or a job that was in hand when others were. ${SUSPECT_ALONE}; the attempts below say how each ended`}
               >
                 suspect: {j.leaseLostStreak} leases lost in a row
               </span>
