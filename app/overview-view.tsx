@@ -9,6 +9,7 @@ import { RateChart } from '@/components/stats/rate-chart';
 import { StatusCounts } from '@/components/stats/status-counts';
 import { TypeTable } from '@/components/stats/type-table';
 import { ActionButton } from '@/components/actions/action-button';
+import { ConfirmDialog } from '@/components/actions/confirm-dialog';
 import { Card, EmptyState, ErrorState } from '@/components/ui/states';
 import { jobKeys, statsKeys } from '@/lib/api/keys';
 import { useLive } from '@/lib/api/live';
@@ -25,7 +26,7 @@ import { useDbNow } from '@/lib/ui/use-now';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { UserText } from '@/components/ui/user-text';
 import { useActionFlow } from './action-flow';
-import type { RatePointDto } from '@/lib/api/types';
+import type { QueueStatsDto, RatePointDto } from '@/lib/api/types';
 
 export function OverviewView() {
   const interval = useRefreshInterval();
@@ -57,6 +58,14 @@ export function OverviewView() {
     mutationFn: ({ queue, paused, reason }: { queue: string; paused: boolean; reason?: string }) => setQueuePaused(queue, paused, reason),
     onSuccess: () => void qc.invalidateQueries({ queryKey: statsKeys.all }),
   });
+  // The queue whose pause is being confirmed: a pause stops every worker on every host claiming
+  // from it, so it is asked once more, with a reason for the audit log; a resume puts things
+  // back as they were, one click.
+  const [pausing, setPausing] = useState<string | null>(null);
+  const closePause = () => {
+    setPausing(null);
+    if (setPaused.isError) setPaused.reset();
+  };
   const recover = () => flow.start({ action: 'recover', target: { all: true }, label: 'every running job whose lease expired, and due jobs whose wake-up signal is missing' });
 
   if (stats.isError && !stats.data) {
@@ -321,7 +330,7 @@ export function OverviewView() {
             </>
           )}
           <Card title="Queues">
-            {setPaused.isError && setPaused.variables && (
+            {setPaused.isError && setPaused.variables && !pausing && (
               <div className="mb-3" data-testid="queue-control-error">
                 <ErrorState
                   title={`Could not ${setPaused.variables.paused ? 'pause' : 'resume'} queue ${visible(setPaused.variables.queue)}`}
@@ -334,7 +343,11 @@ export function OverviewView() {
               <QueueTable
                 queues={s.queues}
                 usingRedis={s.signal.usingRedis}
-                onSetPaused={(queue, paused, reason) => setPaused.mutate({ queue, paused, reason })}
+                onPause={(queue) => {
+                  setPaused.reset();
+                  setPausing(queue);
+                }}
+                onResume={(queue) => setPaused.mutate({ queue, paused: false })}
                 pauseWhy={roleRefusal('pause', role)}
                 resumeWhy={roleRefusal('resume', role)}
                 busyQueue={setPaused.isPending ? setPaused.variables?.queue : undefined}
@@ -348,6 +361,18 @@ export function OverviewView() {
               <p className="mt-2 text-xs text-amber-700 dark:text-amber-300" data-testid="queues-truncated">
                 More queues hold waiting jobs than are listed: these are the first {int(s.queues.length)} by name. The oldest due job above counts them all; filter the jobs list by queue for the rest.
               </p>
+            )}
+            {pausing !== null && (
+              <ConfirmDialog
+                title="Pause queue"
+                confirmLabel="Pause queue"
+                pending={setPaused.isPending}
+                error={setPaused.isError && setPaused.variables?.paused ? setPaused.error.message : null}
+                onConfirm={(reason) => setPaused.mutate({ queue: pausing, paused: true, reason }, { onSuccess: () => setPausing(null) })}
+                onClose={closePause}
+              >
+                <PauseWhat queue={pausing} stats={s.queues.find((q) => q.queue === pausing)} />
+              </ConfirmDialog>
             )}
           </Card>
           <p className="text-xs text-zinc-500" data-testid="stats-footnote">
@@ -403,6 +428,24 @@ function Kpi({ label, children, testid, warn }: { label: string; children: React
       <dd className={`tabular mt-1 flex flex-wrap items-center text-lg font-semibold ${warn ? 'text-red-700 dark:text-red-300' : ''}`} data-testid={testid}>
         {children}
       </dd>
+    </div>
+  );
+}
+
+/** What a pause of this queue does, with its numbers as the snapshot has them. */
+function PauseWhat({ queue, stats: q }: { queue: string; stats: QueueStatsDto | undefined }) {
+  const running = q && q.kinds.running === 'exact' ? q.counts.running : null;
+  return (
+    <div className="space-y-2" data-testid="pause-what">
+      <p>
+        No worker on any host claims a job from <strong className="wrap-anywhere"><UserText text={queue} /></strong> until it is resumed
+        {q && q.workersAlive > 0 ? ` (${int(q.workersAlive)} live worker process${q.workersAlive === 1 ? '' : 'es'} consume${q.workersAlive === 1 ? 's' : ''} it)` : ''}.
+      </p>
+      <p>
+        {running === null ? 'The jobs running finish' : running === 1 ? 'The 1 job running finishes' : `The ${int(running)} jobs running finish`}
+        {q ? `; the ${q.dueCapped ? 'at least ' : ''}${int(q.due)} due now wait, with those that come due meanwhile` : '; the due jobs wait'}. New jobs are still accepted, and
+        wait too. Resume is one click.
+      </p>
     </div>
   );
 }

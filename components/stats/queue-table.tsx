@@ -1,5 +1,4 @@
 import Link from 'next/link';
-import { useState } from 'react';
 import { queueSignal } from '@/lib/ui/signal';
 import type { QueueStatsDto } from '@/lib/api/types';
 import { duration, int } from '@/lib/ui/format';
@@ -47,29 +46,22 @@ function controlsText(c: NonNullable<QueueStatsDto['controls']>) {
 export function QueueTable({
   queues,
   usingRedis,
-  onSetPaused,
+  onPause,
+  onResume,
   busyQueue,
   pauseWhy,
   resumeWhy,
 }: {
   queues: QueueStatsDto[];
   usingRedis: boolean;
-  onSetPaused?: (queue: string, paused: boolean, reason?: string) => void;
+  /** Pause… asks first (the page's dialog: a pause stops every worker on every host claiming from it); Resume is one click. */
+  onPause?: (queue: string) => void;
+  onResume?: (queue: string) => void;
   busyQueue?: string;
   /** Why the signed-in role may not pause or resume (the button stays, disabled, saying so). */
   pauseWhy?: string | null;
   resumeWhy?: string | null;
 }) {
-  // A pause stops every worker on every host claiming from the queue: asked once more, with
-  // a reason for the audit log. Resuming puts things back as they were: one click.
-  const [confirming, setConfirming] = useState<string | null>(null);
-  const [reason, setReason] = useState('');
-  // Back from the confirmation without pausing: the Pause… button takes its place, and the focus.
-  const keepRunning = (from: HTMLElement) => {
-    const cell = from.closest('td');
-    setConfirming(null);
-    requestAnimationFrame(() => cell?.querySelector('button')?.focus());
-  };
   return (
     <ScrollFrame>
       <table className="w-full text-sm" data-testid="queue-table">
@@ -172,55 +164,17 @@ export function QueueTable({
                       <span className="rounded bg-amber-100 px-1.5 py-0.5 font-medium text-amber-800 dark:bg-amber-900 dark:text-amber-200">paused</span>
                     )}
                     {q.controls && <span className="tabular text-zinc-600 dark:text-zinc-400">{controlsText(q.controls)}</span>}
-                    {onSetPaused && confirming === q.queue && !q.controls?.paused ? (
-                      <form
-                        className="flex flex-wrap items-center gap-1"
-                        data-testid="pause-confirm"
-                        // Escape keeps the queue running, as it closes every dialog (the focus goes back to Pause…).
-                        onKeyDown={(e) => {
-                          if (e.key !== 'Escape') return;
-                          e.preventDefault();
-                          keepRunning(e.currentTarget);
-                        }}
-                        onSubmit={(e) => {
-                          e.preventDefault();
-                          onSetPaused(q.queue, true, reason.trim() || undefined);
-                          setConfirming(null);
-                        }}
+                    {onPause && onResume && (
+                      <ActionButton
+                        unstyled
+                        className={BUTTON}
+                        onClick={() => (q.controls?.paused ? onResume(q.queue) : onPause(q.queue))}
+                        disabled={busyQueue === q.queue}
+                        why={q.controls?.paused ? resumeWhy : pauseWhy}
+                        aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${visible(q.queue)}`}
                       >
-                        <input
-                          className="w-40 rounded border border-zinc-300 bg-white px-1.5 py-0.5 dark:border-zinc-700 dark:bg-zinc-950"
-                          placeholder="reason (for the audit log)"
-                          aria-label={`Reason for pausing queue ${visible(q.queue)}`}
-                          maxLength={500}
-                          value={reason}
-                          onChange={(e) => setReason(e.target.value)}
-                          autoFocus
-                        />
-                        <button type="submit" className={`${BUTTON} border-amber-400 bg-amber-50 dark:border-amber-700 dark:bg-amber-950`} title="no worker on any host claims from it until it is resumed; running jobs finish">
-                          Pause {q.queue.length > 24 ? 'queue' : <UserText text={q.queue} />}
-                        </button>
-                        <button type="button" className={BUTTON} onClick={(e) => keepRunning(e.currentTarget)}>
-                          Keep running
-                        </button>
-                      </form>
-                    ) : (
-                      onSetPaused && (
-                        <ActionButton
-                          unstyled
-                          className={BUTTON}
-                          onClick={() => {
-                            if (q.controls?.paused) return onSetPaused(q.queue, false);
-                            setReason('');
-                            setConfirming(q.queue);
-                          }}
-                          disabled={busyQueue === q.queue}
-                          why={q.controls?.paused ? resumeWhy : pauseWhy}
-                          aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${visible(q.queue)}`}
-                        >
-                          {q.controls?.paused ? 'Resume' : 'Pause…'}
-                        </ActionButton>
-                      )
+                        {q.controls?.paused ? 'Resume' : 'Pause…'}
+                      </ActionButton>
                     )}
                   </div>
                 </td>

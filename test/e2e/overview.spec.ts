@@ -147,19 +147,27 @@ test('pausing a queue asks once more, with a reason for the audit log; resuming 
   await page.goto('/');
   const row = page.getByTestId('queue-e2e-pausable');
   await expect(row).toBeVisible();
-  await row.getByRole('button', { name: 'Pause queue e2e-pausable' }).click();
-  await row.getByRole('button', { name: 'Keep running' }).click();
-  await expect(row.getByTestId('pause-confirm')).toHaveCount(0);
-  // Escape in the reason box keeps it running too, as it closes a dialog, and the focus is back on Pause….
-  await row.getByRole('button', { name: 'Pause queue e2e-pausable' }).click();
-  await row.getByLabel('Reason for pausing queue e2e-pausable').press('Escape');
-  await expect(row.getByTestId('pause-confirm')).toHaveCount(0);
-  await expect(row.getByRole('button', { name: 'Pause queue e2e-pausable' })).toBeFocused();
+  const pauseButton = row.getByRole('button', { name: 'Pause queue e2e-pausable' });
+  const dialog = page.getByRole('dialog', { name: 'Pause queue' });
+  await pauseButton.click();
+  // It says what a pause does, to this queue, before it is done.
+  await expect(dialog.getByTestId('pause-what')).toContainText('No worker on any host claims a job from e2e-pausable until it is resumed');
+  await expect(dialog.getByTestId('pause-what')).toContainText('the 0 due now wait');
+  await expect(dialog.getByLabel('Reason')).toBeFocused();
+  await dialog.getByRole('button', { name: 'Back' }).click();
+  await expect(dialog).toHaveCount(0);
+  await expect(pauseButton).toBeFocused();
+  // Escape keeps it running too, as it closes every dialog, and the focus is back on Pause….
+  await pauseButton.click();
+  await dialog.getByLabel('Reason').press('Escape');
+  await expect(dialog).toHaveCount(0);
+  await expect(pauseButton).toBeFocused();
   const paused = async () => (await db().query(`SELECT paused_at IS NOT NULL AS p FROM queues WHERE name = 'e2e-pausable'`)).rows[0]?.p ?? false;
   expect(await paused(), 'nothing paused before the confirmation').toBe(false);
-  await row.getByRole('button', { name: 'Pause queue e2e-pausable' }).click();
-  await row.getByLabel('Reason for pausing queue e2e-pausable').fill('upstream mail provider down');
-  await row.getByRole('button', { name: 'Pause e2e-pausable' }).click();
+  await pauseButton.click();
+  await dialog.getByLabel('Reason').fill('upstream mail provider down');
+  await dialog.getByRole('button', { name: 'Pause queue' }).click();
+  await expect(dialog).toHaveCount(0);
   await expect(row.getByTestId('controls')).toContainText('paused');
   expect(await paused()).toBe(true);
   const { rows } = await db().query(`SELECT reason FROM audit_log WHERE action = 'queue.pause' AND target->>'queue' = 'e2e-pausable'`);
