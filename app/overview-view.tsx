@@ -442,9 +442,9 @@ function PauseWhat({ queue, stats: q }: { queue: string; stats: QueueStatsDto | 
         {q && q.workersAlive > 0 ? ` (${int(q.workersAlive)} live worker process${q.workersAlive === 1 ? '' : 'es'} consume${q.workersAlive === 1 ? 's' : ''} it)` : ''}.
       </p>
       <p>
-        {running === null ? 'The jobs running finish' : running === 1 ? 'The 1 job running finishes' : `The ${int(running)} jobs running finish`}
-        {q ? `; the ${q.dueCapped ? 'at least ' : ''}${int(q.due)} due now wait, with those that come due meanwhile` : '; the due jobs wait'}. New jobs are still accepted, and
-        wait too. Resume is one click.
+        {running === null ? 'Its jobs running now finish' : running === 0 ? 'None of its jobs is running' : running === 1 ? 'The 1 job running finishes' : `The ${int(running)} jobs running finish`}
+        {!q || q.due > 0 ? `; the ${q ? `${q.dueCapped ? 'at least ' : ''}${int(q.due)} ` : ''}due now wait, with those that come due meanwhile` : '; none is due now, and those that come due wait'}.
+        New jobs are still accepted, and wait too. Resume is one click.
       </p>
     </div>
   );

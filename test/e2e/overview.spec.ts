@@ -152,7 +152,7 @@ test('pausing a queue asks once more, with a reason for the audit log; resuming 
   await pauseButton.click();
   // It says what a pause does, to this queue, before it is done.
   await expect(dialog.getByTestId('pause-what')).toContainText('No worker on any host claims a job from e2e-pausable until it is resumed');
-  await expect(dialog.getByTestId('pause-what')).toContainText('the 0 due now wait');
+  await expect(dialog.getByTestId('pause-what')).toContainText('None of its jobs is running; none is due now, and those that come due wait.');
   await expect(dialog.getByLabel('Reason')).toBeFocused();
   await dialog.getByRole('button', { name: 'Back' }).click();
   await expect(dialog).toHaveCount(0);
