@@ -362,6 +362,9 @@ describe('live streams', () => {
       const refused = await stream(lena);
       assert.equal(refused.status, 429);
       assert.deepEqual((await refused.json()).error, { code: 'rate_limited', message: `you hold ${MAX_LIVE_STREAMS_PER_VIEWER} live streams on this console already; poll instead` });
+      // When one of hers has ended at the latest: its 60 s, then its next tick (60 s apart).
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      assert.ok(Number.isInteger(retryAfter) && retryAfter > 60 && retryAfter <= 120, `Retry-After: ${refused.headers.get('retry-after')}`);
       assert.equal((await stream(olga)).status, 200, 'another user is not held back');
       const before = openLiveStreams();
       held.shift()!.abort();

@@ -169,6 +169,9 @@ describe('GET /api/live', () => {
       const refused = await open('stats=1&every=60000');
       assert.equal(refused.status, 503);
       assert.equal((await refused.json()).error.code, 'unavailable');
+      // When a place is free at the latest: the first stream's 60 s, then its next tick (60 s apart).
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      assert.ok(Number.isInteger(retryAfter) && retryAfter > 60 && retryAfter <= 120, `Retry-After: ${refused.headers.get('retry-after')}`);
       await streams.pop()!.cancel();
       const again = await open('stats=1&every=60000');
       assert.equal(again.status, 200);

@@ -35,10 +35,11 @@ export interface LiveOptions {
   owner?: string | null;
 }
 
-let open = 0;
+/** Each open stream: whose, and by when it will have ended at the latest (Date.now() ms): its maxMs, then the tick that notices. */
+const streams = new Set<{ owner: string | null; endsBy: number }>();
 const openByOwner = new Map<string, number>();
 /** Streams open in this process (tests, and a look at what the console holds). */
-export const openLiveStreams = () => open;
+export const openLiveStreams = () => streams.size;
 
 /** The key a viewer's streams are counted under: the user or token; null with sign-in off (everyone is the same viewer). */
 export function liveOwner(who: Principal): string | null {
@@ -47,17 +48,28 @@ export function liveOwner(who: Principal): string | null {
 }
 
 /**
- * Throws what a page gets (it polls instead): a 503 when the process serves MAX_LIVE_STREAMS
- * already (the server's limit), a 429 when this viewer holds MAX_LIVE_STREAMS_PER_VIEWER of
- * them (the asker's: other viewers still get theirs).
+ * Null when a stream may open; else what the asker gets (a page polls instead): a 503 when
+ * the process serves MAX_LIVE_STREAMS already (the server's limit), a 429 when this viewer
+ * holds MAX_LIVE_STREAMS_PER_VIEWER of them (the asker's: other viewers still get theirs) —
+ * with the seconds until the first of those streams has ended at the latest (Retry-After):
+ * every stream ends by its LIVE_MAX_MS, so a place is free by then, sooner if one closes.
  */
-export function assertLiveRoom(owner: string | null = null) {
-  if (open >= MAX_LIVE_STREAMS) {
-    throw new QueueError('unavailable', `this console serves ${MAX_LIVE_STREAMS} live streams already; poll instead`);
+export function liveRoomRefusal(owner: string | null = null): { error: QueueError; retryAfterS: number } | null {
+  const firstEnd = (mine: (s: { owner: string | null }) => boolean) => {
+    let first = Infinity;
+    for (const s of streams) if (mine(s) && s.endsBy < first) first = s.endsBy;
+    return Math.max(1, Math.ceil((first - Date.now()) / 1000));
+  };
+  if (streams.size >= MAX_LIVE_STREAMS) {
+    return { error: new QueueError('unavailable', `this console serves ${MAX_LIVE_STREAMS} live streams already; poll instead`), retryAfterS: firstEnd(() => true) };
   }
   if (owner !== null && (openByOwner.get(owner) ?? 0) >= MAX_LIVE_STREAMS_PER_VIEWER) {
-    throw new QueueError('rate_limited', `you hold ${MAX_LIVE_STREAMS_PER_VIEWER} live streams on this console already; poll instead`);
+    return {
+      error: new QueueError('rate_limited', `you hold ${MAX_LIVE_STREAMS_PER_VIEWER} live streams on this console already; poll instead`),
+      retryAfterS: firstEnd((s) => s.owner === owner),
+    };
   }
+  return null;
 }
 
 const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -71,15 +83,16 @@ export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): Readab
     {
       start(controller) {
         // Runs inside the ReadableStream constructor: nothing can open a stream between
-        // the route's assertLiveRoom and this count.
+        // the route's liveRoomRefusal and this count.
         const owner = o.owner ?? null;
-        open++;
+        const entry = { owner, endsBy: Date.now() + o.maxMs + o.everyMs };
+        streams.add(entry);
         if (owner !== null) openByOwner.set(owner, (openByOwner.get(owner) ?? 0) + 1);
         const startedAt = performance.now();
         close = () => {
           if (closed) return;
           closed = true;
-          open--;
+          streams.delete(entry);
           if (owner !== null) {
             const left = (openByOwner.get(owner) ?? 1) - 1;
             if (left > 0) openByOwner.set(owner, left);

@@ -1,9 +1,9 @@
-import { readListQuery, route } from '@/lib/http/respond';
+import { json, readListQuery, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { auditQuery, filterFields, LIVE_MAX_MS, liveQuery } from '@/lib/http/schemas';
 import { checkFilterRedaction } from '@/lib/http/redact';
 import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers, redactionOf } from '@/lib/server/console-reads';
-import { assertLiveRoom, liveOwner, type LiveTopic, liveStream } from '@/lib/server/live';
+import { liveOwner, liveRoomRefusal, type LiveTopic, liveStream } from '@/lib/server/live';
 
 /**
  * Each open stream's Request, held as long as the stream: the Request's signal follows the
@@ -18,7 +18,8 @@ const requestOf = new WeakMap<ReadableStream, Request>();
  * live feed (text/event-stream): the events `stats`, `lookup`, `newer`, `job`, `audit` and
  * `workers` every `every` ms, with the bodies of GET /api/stats, /api/jobs/lookup,
  * /api/jobs/newer, /api/jobs/:id, /api/audit?jobId= and /api/workers (lib/server/live.ts).
- * 503 (the page polls) past the process's streams, 429 past the viewer's (lib/http/schemas.ts).
+ * 503 (the page polls) past the process's streams, 429 past the viewer's (lib/http/schemas.ts), each
+ * with Retry-After: when the first of those streams will have ended.
  */
 export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { stats, ids, after, job, workers, every, ...filter } = liveQuery.parse(readListQuery(req, Object.keys(filterFields)));
@@ -28,7 +29,8 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
   // one of the viewer's stream slots until LIVE_MAX_MS ended it.
   if (req.method === 'HEAD') return new Response(null, { headers: LIVE_HEADERS });
   const owner = liveOwner(who);
-  assertLiveRoom(owner);
+  const full = liveRoomRefusal(owner);
+  if (full) return json(full.error.toJSON(), full.error.httpStatus, { 'retry-after': String(full.retryAfterS) });
   const topics: LiveTopic[] = [];
   if (stats) topics.push({ event: 'stats', read: readStats });
   if (ids?.length) topics.push({ event: 'lookup', read: () => readLookup(ids, redaction) });

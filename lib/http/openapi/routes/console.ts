@@ -68,7 +68,7 @@ export const consoleRoutes = [
       MAX_LIVE_STREAMS +
       ' open streams a console process answers 503, and 429 to a user or token that holds ' +
       MAX_LIVE_STREAMS_PER_VIEWER +
-      ' already (with sign-in on): poll the routes instead.',
+      ' already (with sign-in on), each with Retry-After: the seconds until the first of those streams has ended at the latest. Poll the routes meanwhile.',
     tags: ['console'],
     requestParams: { query: liveQuery },
     responses: {
