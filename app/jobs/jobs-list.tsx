@@ -20,10 +20,11 @@ import { jobKeys } from '@/lib/api/keys';
 import { meQuery } from '@/lib/api/auth';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
-import type { BulkAction, JobRow } from '@/lib/api/types';
+import type { BulkAction } from '@/lib/api/types';
 import { SUSPECT_STREAK } from '@/lib/queue/job';
 import { int, ms } from '@/lib/ui/format';
 import { matchingCount } from '@/lib/ui/matching-count';
+import { stillMatches } from '@/lib/ui/still-matches';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useShortcuts } from '@/lib/ui/shortcuts';
@@ -32,14 +33,6 @@ import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../action-flow';
 
 const LOOKUP_MAX = 200;
-
-function matches(f: JobFilters, j: JobRow): boolean {
-  if (f.status && j.status !== f.status) return false;
-  if (f.queue && j.queue !== f.queue) return false;
-  if (f.type && j.type !== f.type) return false;
-  if (f.worker && j.workerId !== f.worker) return false;
-  return true;
-}
 
 export const describeFilter = (f: JobFilters) =>
   Object.entries(filterKey(f))
@@ -95,12 +88,13 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
     if (!lookup.data) return base;
     const fresh = new Map(lookup.data.jobs.map((j) => [j.id, j]));
     const readAt = lookup.data.dbNow;
+    const readAtMs = Date.parse(readAt);
     return base.map((j, k) => {
       if (k >= LOOKUP_MAX) return j;
       const f = fresh.get(j.id);
       // Not in a stand-in lookup: a row it was not asked about (just loaded), not a gone one.
       if (!f) return lookup.isPlaceholderData ? j : { ...j, gone: true };
-      return { ...f, readAt, gone: !matches(filters, f) };
+      return { ...f, readAt, gone: !stillMatches(filters, f, readAtMs) };
     });
   }, [base, lookup.data, lookup.isPlaceholderData, filters]);
 
