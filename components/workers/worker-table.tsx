@@ -110,6 +110,14 @@ export function WorkerTable({
                       )}
                     </span>
                   ))}
+                  {w.lostJobsTotal > w.lostJobs.length && (
+                    <>
+                      {', '}
+                      <Link href={`/jobs?worker=${encodeURIComponent(w.workerId)}`} className="hover:underline" data-testid="worker-lost-more">
+                        +{int(w.lostJobsTotal - w.lostJobs.length)} more
+                      </Link>
+                    </>
+                  )}
                 </span>
               )}
               {onQuiet && !w.stoppedAt && (

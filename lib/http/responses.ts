@@ -632,7 +632,8 @@ export const workerSchema = z
     quietSeen: z.boolean().meta({ description: 'The process has read this request and reported, with a later heartbeat, that it claims nothing (quiet); false before (quieting).' }),
     lostJobs: z
       .array(z.object({ id: z.string(), suspect: z.boolean().meta({ description: 'It has lost its lease twice in a row or more and is not finished (cancelled or completed): a likely poison.' }) }))
-      .meta({ description: "An ended process's jobs in hand when it ended (the leases it lost after its last heartbeat, not those lost while it ran on; the first 5 by id): after a crash, the suspect among them is the likely poison. Empty while it runs." }),
+      .meta({ description: "An ended process's jobs in hand when it ended (the leases it lost after its last heartbeat, not those lost while it ran on; the first 5, suspects first, then by id): after a crash, the suspect among them is the likely poison. Empty while it runs." }),
+    lostJobsTotal: count.meta({ description: 'How many jobs it had in hand when it ended, as lostJobs counts them (lostJobs lists the first 5); 0 while it runs.' }),
   })
   .meta({ id: 'Worker' });
 

@@ -239,35 +239,43 @@ test('due suspects (two leases lost in a row) are counted apart, as waiting thei
   assert.deepEqual([q?.due, q?.dueSuspect, q?.dueUnhandled], [5, 3, 0]);
 });
 
-test("an ended worker's row names the jobs in hand when it ended (its lost leases), the suspect among them marked; a live one's names none", async () => {
+test("an ended worker's row names the jobs in hand when it ended (its lost leases), the suspects among them first and marked; a live one's names none", async () => {
   await workerRegister(db.pool, { workerId: 'lost-w:1:dead', host: 'h', pid: 1, queues: ['lost-q'], concurrency: 2 });
   await workerRegister(db.pool, { workerId: 'lost-w:2:live', host: 'h', pid: 2, queues: ['lost-q'], concurrency: 2 });
   const { rows } = await db.pool.query(
     `INSERT INTO jobs (queue, type, status, attempt_count, max_attempts, attempt_budget, lease_lost_streak, finished_at)
-     SELECT 'lost-q', 'demo.sleep', st::job_status, 1, 5, 5, s, CASE WHEN st = 'cancelled' THEN now() END FROM unnest(ARRAY[2, 1, 1, 1, 2], ARRAY['retrying', 'retrying', 'retrying', 'retrying', 'cancelled']) AS t(s, st)
+     SELECT 'lost-q', 'demo.sleep', st::job_status, 1, 5, 5, s, CASE WHEN st = 'cancelled' THEN now() END
+       FROM unnest(ARRAY[2, 1, 1, 1, 2, 1, 1, 1, 1, 3], ARRAY['retrying', 'retrying', 'retrying', 'retrying', 'cancelled', 'retrying', 'retrying', 'retrying', 'retrying', 'retrying']) WITH ORDINALITY AS t(s, st, k)
+      ORDER BY k
      RETURNING job_id::text AS id`,
   );
-  const [poison, victim, elsewhere, earlier, cancelled] = rows.map((r) => r.id as string);
-  // The dead process's lost leases: two (and a cancelled job's) lost after its last heartbeat,
-  // one lost minutes before it, while it went on running (a renewal refused).
+  const [poison, victim, elsewhere, earlier, cancelled, ...rest] = rows.map((r) => r.id as string);
+  const others = rest.slice(0, 4);
+  const poisonLast = rest[4]!; // a suspect with the highest id: shown all the same
+  // The dead process's lost leases: eight (a cancelled job's among them) lost after its last
+  // heartbeat, one lost minutes before it, while it went on running (a renewal refused).
+  const lost = [poison, victim, cancelled, ...others, poisonLast];
   await db.pool.query(
     `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
-     VALUES ($1, 1, 'lost-w:1:dead', now(), now(), 'lease_lost'), ($2, 1, 'lost-w:1:dead', now(), now(), 'lease_lost'),
-            ($3, 1, 'lost-w:2:live', now(), now(), 'lease_lost'),
-            ($4, 1, 'lost-w:1:dead', now() - interval '6 min', now() - interval '5 min', 'lease_lost'),
-            ($5, 1, 'lost-w:1:dead', now(), now(), 'lease_lost')`,
-    [poison, victim, elsewhere, earlier, cancelled],
+     SELECT unnest($1::bigint[]), 1, 'lost-w:1:dead', now(), now(), 'lease_lost'::attempt_outcome
+     UNION ALL SELECT $2, 1, 'lost-w:2:live', now(), now(), 'lease_lost'
+     UNION ALL SELECT $3, 1, 'lost-w:1:dead', now() - interval '6 min', now() - interval '5 min', 'lease_lost'`,
+    [lost, elsewhere, earlier],
   );
   await db.pool.query(`UPDATE workers SET stopped_at = now(), exit = 'killed by SIGKILL' WHERE worker_id = 'lost-w:1:dead'`);
-  const byId = new Map((await listWorkers(db.pool)).map((w) => [w.workerId, w.lostJobs]));
+  const byId = new Map((await listWorkers(db.pool)).map((w) => [w.workerId, w]));
+  const dead = byId.get('lost-w:1:dead')!;
   assert.deepEqual(
-    byId.get('lost-w:1:dead'),
+    dead.lostJobs,
     [
       { id: poison, suspect: true },
+      { id: poisonLast, suspect: true },
       { id: victim, suspect: false },
       { id: cancelled, suspect: false },
-    ].sort((a, b) => Number(a.id) - Number(b.id)),
-    'the jobs lost after its last heartbeat, not the one lost while it ran on; a cancelled job is no suspect',
+      { id: others[0], suspect: false },
+    ],
+    'the suspects first, then by id; the jobs lost after its last heartbeat, not the one lost while it ran on; a cancelled job is no suspect',
   );
-  assert.deepEqual(byId.get('lost-w:2:live'), [], 'a running process: its lost leases are no crash report');
+  assert.equal(dead.lostJobsTotal, lost.length, 'how many it had in hand, past the five shown');
+  assert.deepEqual([byId.get('lost-w:2:live')!.lostJobs, byId.get('lost-w:2:live')!.lostJobsTotal], [[], 0], 'a running process: its lost leases are no crash report');
 });

@@ -610,11 +610,13 @@ export interface WorkerRow {
   quietSeen: boolean;
   /**
    * An ended process's jobs in hand when it ended, as their lost leases recorded them (those
-   * lost after its last heartbeat; the first LOST_JOBS_SHOWN by id; "its jobs" lists every job
-   * it lost), each saying whether it is a suspect now (SUSPECT_STREAK, and not finished): after
-   * a crash, the likely poison among them. [] while it runs.
+   * lost after its last heartbeat; the first LOST_JOBS_SHOWN, suspects first, then by id; "its
+   * jobs" lists every job it lost), each saying whether it is a suspect now (SUSPECT_STREAK,
+   * and not finished): after a crash, the likely poison among them. [] while it runs.
    */
   lostJobs: { id: string; suspect: boolean }[];
+  /** How many jobs it had in hand when it ended (lostJobs shows the first few); 0 while it runs. */
+  lostJobsTotal: number;
 }
 
 /** How many of an ended worker's lost jobs its row names. */
@@ -633,15 +635,18 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
             -- renewal refused, a database hiccup) was taken over before a heartbeat it sent
             -- later, and is no part of its end. A cancelled or completed job is no suspect
             -- any more (the jobs list's rule).
+            -- The suspects first: at a concurrency of 20, the likely poison must not be past the
+            -- first few shown.
             CASE WHEN w.stopped_at IS NULL THEN '[]'::json ELSE (
-              SELECT coalesce(json_agg(json_build_object(
-                       'id', l.job_id::text,
-                       'suspect', coalesce(j.lease_lost_streak, 0) >= ${SUSPECT_STREAK} AND j.status NOT IN ('completed', 'cancelled')
-                     ) ORDER BY l.job_id), '[]'::json)
-                FROM (SELECT e.job_id FROM ended_attempts e
+              SELECT coalesce(json_agg(json_build_object('id', l.job_id::text, 'suspect', l.suspect) ORDER BY l.suspect DESC, l.job_id), '[]'::json)
+                FROM (SELECT e.job_id,
+                             coalesce(j.lease_lost_streak >= ${SUSPECT_STREAK} AND j.status NOT IN ('completed', 'cancelled'), false) AS suspect
+                        FROM ended_attempts e LEFT JOIN jobs j ON j.job_id = e.job_id
                        WHERE e.worker_id = w.worker_id AND e.outcome = 'lease_lost' AND e.finished_at >= w.heartbeat_at
-                       ORDER BY e.job_id LIMIT ${LOST_JOBS_SHOWN}) l
-                LEFT JOIN jobs j ON j.job_id = l.job_id) END AS lost_jobs
+                       ORDER BY 2 DESC, e.job_id LIMIT ${LOST_JOBS_SHOWN}) l) END AS lost_jobs,
+            CASE WHEN w.stopped_at IS NULL THEN 0 ELSE (
+              SELECT count(*) FROM ended_attempts e
+               WHERE e.worker_id = w.worker_id AND e.outcome = 'lease_lost' AND e.finished_at >= w.heartbeat_at) END AS lost_jobs_total
        FROM workers w
       -- A stable order (the workers page's rows must not swap places under an operator's
       -- click at each heartbeat, as ordering by the last heartbeat did): the live processes by
@@ -668,6 +673,7 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
     metrics: r.metrics ?? {},
     quietAt: r.quiet_at ?? null,
     lostJobs: r.lost_jobs ?? [],
+    lostJobsTotal: Number(r.lost_jobs_total),
     quietBy: r.quiet_by ?? null,
     quietSeen: r.quiet_seen === true,
   }));

@@ -19,13 +19,16 @@ test('the workers page lists each process with its heartbeat, flags a stale one,
   // Its jobs in hand when it died, as their lost leases recorded them (on a queue no worker serves).
   const { rows: lost } = await db().query(
     `INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts, attempt_budget, lease_lost_streak)
-     SELECT 'e2e-died-in-hand', 'demo.noop', 'retrying', '{}', 1, 5, 5, s FROM unnest(ARRAY[2, 1]) AS s RETURNING job_id::text AS id`,
+     SELECT 'e2e-died-in-hand', 'demo.noop', 'retrying', '{}', 1, 5, 5, s FROM unnest(ARRAY[1, 1, 1, 1, 1, 2]) WITH ORDINALITY AS t(s, k) ORDER BY k
+     RETURNING job_id::text AS id`,
   );
-  const [poison, victim] = lost.map((r) => r.id as string);
+  // Six in hand, the likely poison the last by id: it is named first all the same.
+  const ids = lost.map((r) => r.id as string);
+  const poison = ids.at(-1)!;
   await db().query(
     `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
      SELECT unnest($1::bigint[]), 1, 'e2e-host:4343:died', now(), now(), 'lease_lost'`,
-    [[poison, victim]],
+    [ids],
   );
   const { rows } = await db().query(`SELECT worker_id FROM workers WHERE stopped_at IS NULL AND heartbeat_at > now() - interval '5 seconds'`);
   expect(rows.length).toBeGreaterThan(0);
@@ -46,13 +49,14 @@ test('the workers page lists each process with its heartbeat, flags a stale one,
   await expect(died).toContainText('as last reported');
   await expect(died.getByTestId('worker-jobs')).toHaveAttribute('href', '/jobs?worker=e2e-host%3A4343%3Adied');
   // The jobs it had in hand (their lost leases), the suspect among them marked: the likely poison.
-  await expect(died.getByTestId('worker-lost-jobs')).toHaveText(`in hand: #${poison} (suspect), #${victim}`);
+  await expect(died.getByTestId('worker-lost-jobs')).toHaveText(`in hand: #${poison} (suspect), ${ids.slice(0, 4).map((id) => `#${id}`).join(', ')}, +1 more`);
+  await expect(died.getByTestId('worker-lost-more')).toHaveAttribute('href', '/jobs?worker=e2e-host%3A4343%3Adied');
   await expect(died.getByTestId('worker-lost-jobs').getByRole('link', { name: `#${poison}` })).toHaveAttribute('href', `/jobs/${poison}`);
   await expect(died.getByTestId('worker-rss')).toHaveText('—', { useInnerText: true });
   await screenshot(page, 'workers');
   await db().query(`DELETE FROM workers WHERE worker_id IN ('e2e-host:4242:stale', 'e2e-host:4343:died')`);
-  await db().query('DELETE FROM ended_attempts WHERE job_id = ANY($1::bigint[])', [[poison, victim]]);
-  await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [[poison, victim]]);
+  await db().query('DELETE FROM ended_attempts WHERE job_id = ANY($1::bigint[])', [ids]);
+  await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [ids]);
 });
 
 test("a waiting job's page says when no live worker can run it: none serves its queue, or none has its handler", async ({ page }) => {
