@@ -272,6 +272,17 @@ describe('the entry is written before the action', () => {
     assert.deepEqual(await stateOf('test.inflight'), { state: 'done', changed: 1, skipped: 0, details: {} });
   });
 
+  test('an entry over more jobs than it keeps ids of counts them all (GET /api/audit: jobCount, and jobIdsKept)', async () => {
+    const ids = Array.from({ length: 10_005 }, (_, k) => String(900_000_000 + k));
+    await audited(db.pool, who, { action: 'test.many' as AuditAction, target: { all: true } }, async () => null, () => ({ changed: ids.length, skipped: 0, jobIds: ids }));
+    const page = await (await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'action=test.many' })).json();
+    const e = page.entries[0];
+    assert.deepEqual([e.details.jobCount, e.details.jobIdsKept, e.jobIds.length], [10_005, 10_000, 50]);
+    await audited(db.pool, who, { action: 'test.few' as AuditAction, target: { all: true } }, async () => null, () => ({ changed: 12, skipped: 0, jobIds: ids.slice(0, 12) }));
+    const small = (await (await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'action=test.few' })).json()).entries[0];
+    assert.deepEqual([small.details.jobCount, 'jobIdsKept' in small.details], [12, false]);
+  });
+
   test("an action that throws leaves a 'failed' entry with its error, and the error reaches the caller", async () => {
     await assert.rejects(
       audited(db.pool, who, { action: 'test.throws' as AuditAction, target: {} }, async () => { throw new Error('the database went away'); }, () => ({ changed: 1, skipped: 0 })),

@@ -1,7 +1,7 @@
 /** An audit entry says the options its action ran with, not only its name. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { auditOptions } from './audit-table';
+import { auditOptions, jobCountText } from './audit-table';
 
 test('requeue with reset attempts, a revoke, a recover that rang wake-ups; none for plain actions', () => {
   assert.equal(auditOptions({ details: { resetAttempts: true, revokeLease: false } }), 'reset attempts');
@@ -36,4 +36,11 @@ test("a redefinition says what it changed from", () => {
     auditOptions({ action: 'schedule.add', details: { cron: '0 4 * * *', type: 'demo.noop', queue: 'reports', created: false, payloadChanged: true } }),
     'redefined · cron 0 4 * * * · demo.noop on reports · payload changed',
   );
+});
+
+test('an entry over many jobs says how many in all, and how many find it on their pages when it keeps fewer ids', () => {
+  const ids = Array.from({ length: 50 }, (_, k) => String(k + 1));
+  assert.equal(jobCountText({ jobIds: ids.slice(0, 3), details: { jobCount: 3 } }, 10), null);
+  assert.equal(jobCountText({ jobIds: ids, details: { jobCount: 1500 } }, 10), '… (1,500 jobs)');
+  assert.equal(jobCountText({ jobIds: ids, details: { jobCount: 25_000, jobIdsKept: 10_000 } }, 10), '… (25,000 jobs; the first 10,000 show it on their pages)');
 });

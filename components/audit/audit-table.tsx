@@ -1,7 +1,7 @@
 import Link from 'next/link';
 import type { AuditEntryDto } from '@/lib/api/audit';
 import { targetConditions, targetText } from '@/lib/ui/audit-target';
-import { dateTime } from '@/lib/ui/format';
+import { dateTime, int } from '@/lib/ui/format';
 import { visible } from '@/lib/ui/visible';
 import { UserText } from '../ui/user-text';
 import { ScrollFrame } from '../ui/scroll-frame';
@@ -80,19 +80,19 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                 )}
                 {e.jobIds.length > 0 && (
                   <span className="block text-zinc-500">
-                    {e.jobIds.slice(0, 10).map((id) => (
+                    {e.jobIds.slice(0, LINKED).map((id) => (
                       <Link key={id} prefetch={false} href={`/jobs/${id}`} className="mr-1 text-sky-700 hover:underline dark:text-sky-400">
                         #{id}
                       </Link>
                     ))}
-                    {Number(e.details.jobCount ?? e.jobIds.length) > 10 && <>… ({String(e.details.jobCount)} jobs)</>}
+                    {jobCountText(e, LINKED) && <span data-testid="audit-job-count">{jobCountText(e, LINKED)}</span>}
                   </span>
                 )}
               </td>
               {e.state === 'done' ? (
                 <>
-                  <td className="tabular px-2 py-1 text-right">{e.changed}</td>
-                  <td className="tabular px-2 py-1 text-right">{e.skipped}</td>
+                  <td className="tabular px-2 py-1 text-right">{int(e.changed)}</td>
+                  <td className="tabular px-2 py-1 text-right">{int(e.skipped)}</td>
                 </>
               ) : (
                 <td colSpan={2} className="px-2 py-1 text-right text-xs" data-testid="audit-state">
@@ -127,6 +127,21 @@ function AuditOptions({ entry }: { entry: Pick<AuditEntryDto, 'details' | 'actio
 
 /** How a schedule's changed field is named in "was: …". */
 const WAS_LABEL: Record<string, string> = { cron: 'cron', timezone: 'zone', queue: 'queue', type: 'type', priority: 'priority', maxAttempts: 'attempts', overlap: 'overlap' };
+
+/** How many of an entry's jobs are linked on its row. */
+const LINKED = 10;
+
+/**
+ * After the linked ids, how many jobs the entry touched in all: every one (GET /api/audit's
+ * jobCount), and how many of them find it on their own page when the entry keeps fewer ids
+ * (jobIdsKept: a bulk action over more than AUDIT_MAX_JOB_IDS). Null when the links are all.
+ */
+export function jobCountText(e: { jobIds: readonly string[]; details: Record<string, unknown> }, linked: number): string | null {
+  const count = Number(e.details.jobCount ?? e.jobIds.length);
+  if (!(count > linked)) return null;
+  const kept = e.details.jobIdsKept;
+  return `… (${int(count)} jobs${typeof kept === 'number' ? `; the first ${int(kept)} show it on their pages` : ''})`;
+}
 
 /**
  * The options an action ran with and what it set, in words ("reset attempts · rang 3

@@ -209,7 +209,12 @@ export async function auditList(db: Executor, q: AuditQuery): Promise<{ entries:
     [q.actor ?? null, q.action ?? null, q.jobId ?? null, q.cursor ?? null, q.limit + 1],
   );
   const more = rows.length > q.limit;
-  const entries = rows.slice(0, q.limit).map((r) => ({ ...toEntry(r), details: { ...r.details, jobCount: r.job_count } }));
+  // The count of jobs it touched: every one, also past the AUDIT_MAX_JOB_IDS kept (jobIdsKept says how many are).
+  const entries = rows.slice(0, q.limit).map((r) => {
+    const all = Number(r.details?.jobIdsTruncated);
+    const kept = Number(r.job_count);
+    return { ...toEntry(r), details: { ...r.details, jobCount: all > kept ? all : kept, ...(all > kept ? { jobIdsKept: kept } : {}) } };
+  });
   return { entries, nextCursor: more ? entries[entries.length - 1]!.id : null };
 }
 

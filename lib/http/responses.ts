@@ -767,7 +767,7 @@ export const auditEntrySchema = z
     actorKind: z.enum(['user', 'token', 'cli', 'client', 'system', 'anonymous']),
     action: z.string().meta({ description: AUDIT_ACTION_NAMES.map((a) => `${a} (${AUDIT_ACTIONS[a]})`).join(', ') }),
     target: z.record(z.string(), z.unknown()).meta({ description: 'What it applied to: {ids}, {filter, maxId}, {all}, {queue}, {user}, {token}, {schedule}, {view, page}.' }),
-    jobIds: z.array(z.string()).meta({ description: 'The jobs it touched (the first 50; details.jobCount has the count).' }),
+    jobIds: z.array(z.string()).meta({ description: 'The jobs it touched (the first 50; details.jobCount has the count, and details.jobIdsKept, when given, how many of them the entry keeps: a job past those does not find it by jobId).' }),
     changed: z.int().min(0),
     skipped: z.int().min(0),
     reason: z.string().nullable(),
