@@ -48,12 +48,19 @@ lowerPriority(cfg.workerNice);
 // on their own pool, keep renewing the lease: it times out instead, the connection is
 // discarded and the completion retried on a new one. Server side, a transaction left open on
 // it would hold its locks as long (a controlled queue's lock stops that queue's claims on
-// every host): the server ends the session instead.
+// every host): the server ends the session instead. And the server gives up on a statement
+// a little before the client does: a claim held up on a locked row past the client's wait
+// would otherwise commit later, unseen (the runner looked for its jobs when it gave up, and
+// found none yet), leasing its jobs to this worker with a lease already run out — each then
+// charged an attempt it never ran, and a job on its last attempt dead-lettered unrun.
 const pool = createPool(databaseUrl, {
   name: 'worker',
   max: Math.min(concurrency, 8) + 2,
   queryTimeoutMs: cfg.leaseMs,
-  settings: { idle_in_transaction_session_timeout: String(cfg.leaseMs) },
+  settings: {
+    idle_in_transaction_session_timeout: String(cfg.leaseMs),
+    statement_timeout: String(cfg.leaseMs - Math.min(1_000, Math.round(cfg.leaseMs / 10))),
+  },
 });
 // The server gives up when the client does: a renewal the runner stopped waiting for must
 // not commit later, extending the lease of a job it may already have let go.

@@ -110,6 +110,48 @@ describe('recover', () => {
   });
 });
 
+describe('a claim held up past the lease', () => {
+  test("a claim waiting on a locked row is given up by the server too: it never commits later, leasing the job unrun on a lease already out", async () => {
+    const prefix = uniquePrefix('held-claim');
+    const queue = prefix;
+    const job = await insertJob(db.pool, { queue, payload: { ms: 10 }, maxAttempts: 1 });
+    // Another session holds the job's row (an operator's open transaction, a stalled backend):
+    // the worker's claim of it by id waits.
+    const holder = await db.pool.connect();
+    const producer = createPool(db.url, { max: 1 });
+    const doorbell = new RedisDoorbell(REDIS_URL, prefix, producer, quiet);
+    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 2, queues: queue, leaseMs: 2_000 });
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM jobs WHERE job_id = $1 FOR UPDATE', [job]);
+      const holderPid = (await holder.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      const blocked = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [holderPid])).rows[0].n as number;
+      await waitFor('the worker to come up', async () => (await db.pool.query(`SELECT 1 FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL`, [queue])).rows.length > 0);
+      await doorbell.ring([{ jobId: job, queue }]);
+      await waitFor("the worker's claim to wait on the row", async () => (await blocked()) > 0);
+      // Past the worker's wait (its lease), the server has ended the claim: nothing waits on
+      // the row any more. Before, the statement went on waiting, to commit once the row was
+      // free, its lease counted from when it began.
+      await waitFor('the claim to be given up on the server', async () => (await blocked()) === 0, { timeoutMs: 20_000 });
+      await holder.query('COMMIT');
+      await waitFor('the job to complete', async () => (await jobRow(db.pool, job)).status === 'completed');
+      const row = await jobRow(db.pool, job);
+      const { rows } = await db.pool.query('SELECT attempt, outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt', [job]);
+      assert.deepEqual(
+        [row.attempt_count, rows],
+        [1, [{ attempt: 1, outcome: 'completed' }]],
+        'run once, on its one attempt: no attempt lost to a lease that had run out before the claim committed',
+      );
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {});
+      holder.release();
+      await w.stop();
+      await doorbell.close();
+      await producer.end();
+    }
+  });
+});
+
 describe('poison jobs', () => {
   test('demo.sleep {crash:true} with maxAttempts 3 ends failed after exactly 3 claims while the other jobs complete', async () => {
     const prefix = uniquePrefix('poison');
