@@ -7,6 +7,7 @@ import { AuditTable } from '@/components/audit/audit-table';
 import { Button } from '@/components/ui/button';
 import { EmptyState, ErrorState } from '@/components/ui/states';
 import { auditQuery, type AuditFilters } from '@/lib/api/audit';
+import { jobIdFromText } from '@/lib/api/filters';
 import { AUDIT_ACTION_NAMES, AUDIT_ACTIONS, type AuditAction, isAuditAction } from '@/lib/audit/actions';
 import { visible } from '@/lib/ui/visible';
 import { useRefreshInterval } from '@/lib/ui/refresh';
@@ -37,6 +38,7 @@ export function AuditView() {
   const cursor = cursors[cursors.length - 1];
   const interval = useRefreshInterval();
   const q = useQuery(auditQuery({ ...filters, cursor }, cursor ? false : interval));
+  const [jobIdError, setJobIdError] = useState<string | null>(null);
   const set = (k: (typeof FIELDS)[number], v: string | undefined) => {
     const next = new URLSearchParams(params);
     if (v) next.set(k, v);
@@ -56,6 +58,15 @@ export function AuditView() {
           for (const f of FIELDS) {
             const v = String(fd.get(f) ?? '').trim();
             if (v) next.set(f, v);
+          }
+          // A job id as the console shows it (#4211) is that job's; anything else is said here,
+          // the log left as it was (the server would refuse it, and the log give way to the error).
+          const jobId = next.get('jobId');
+          if (jobId !== null) {
+            const id = jobIdFromText(jobId);
+            setJobIdError(id ? null : 'A job id is a number, as in 4211 or #4211.');
+            if (!id) return;
+            next.set('jobId', id);
           }
           setCursors([]);
           router.push(`${path}?${next}`);
@@ -80,15 +91,33 @@ export function AuditView() {
                 ))}
               </select>
             ) : (
-              <input name={f} defaultValue={filters[f] ?? ''} key={filters[f] ?? ''} maxLength={64} className={FIELD} />
+              <input
+                name={f}
+                defaultValue={filters[f] ?? ''}
+                key={filters[f] ?? ''}
+                maxLength={64}
+                className={FIELD}
+                {...(f === 'jobId' ? { inputMode: 'numeric' as const, 'aria-invalid': jobIdError ? true : undefined, 'aria-describedby': jobIdError ? 'audit-job-id-error' : undefined } : {})}
+              />
             )}
           </label>
         ))}
         <Button type="submit">Filter</Button>
         {Object.keys(filters).length > 0 && (
-          <Button variant="ghost" onClick={() => router.push(path)}>
+          <Button
+            variant="ghost"
+            onClick={() => {
+              setJobIdError(null);
+              router.push(path);
+            }}
+          >
             Clear
           </Button>
+        )}
+        {jobIdError && (
+          <p id="audit-job-id-error" role="alert" className="basis-full text-xs text-red-700 dark:text-red-400" data-testid="audit-job-id-error">
+            {jobIdError}
+          </p>
         )}
       </form>
       {q.error ? (

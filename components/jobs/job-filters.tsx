@@ -1,6 +1,6 @@
 'use client';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
-import { filterKey, JOB_ID_TEXT, type JobFilters } from '@/lib/api/filters';
+import { filterKey, jobIdFromText, type JobFilters } from '@/lib/api/filters';
 import { DEFAULT_PRIORITY, LAST_PRIORITY } from '@/lib/api/priority';
 import { JOB_STATUSES, type JobStatus } from '@/lib/api/statuses';
 import { SINCE_PRESETS, sinceText } from '@/lib/since';
@@ -23,10 +23,7 @@ export interface JobFiltersProps {
 }
 
 /** A job id in the search box, `#` allowed in front (as ids are shown). */
-function asJobId(s: string): string | null {
-  const bare = s.replace(/^#/, '');
-  return JOB_ID_TEXT.test(bare) ? bare : null;
-}
+const asJobId = jobIdFromText;
 
 /**
  * The search box: a job id (`4211`, `#4211`), or text in the last error (`timeout`); text

@@ -11,6 +11,12 @@ import { isJobStatus } from './statuses';
 /** A job id as typed or linked: a positive integer of at most 19 digits (the API bounds it by a bigint). */
 export const JOB_ID_TEXT = /^[1-9][0-9]{0,18}$/;
 
+/** A job id as an operator types it, `#` allowed in front (as ids are shown); null when it is none. */
+export function jobIdFromText(s: string): string | null {
+  const bare = s.trim().replace(/^#/, '');
+  return JOB_ID_TEXT.test(bare) ? bare : null;
+}
+
 /** A least number of attempts as typed or linked: 1-100, no leading zero (MAX_ATTEMPTS_LIMIT bounds a job's attempts). */
 export const MIN_ATTEMPTS_TEXT = /^(?:[1-9][0-9]?|100)$/;
 

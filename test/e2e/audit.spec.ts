@@ -65,3 +65,30 @@ test("a bulk action's filter shows as conditions; the Action filter is a select 
   expect(dialogs).toBe(0);
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss ?? 0)).toBe(0);
 });
+
+test('the job id filter takes an id as the console shows it (#4242), says so of one that is none, and names how many jobs a large entry touched', async ({ page }) => {
+  const actor = `audit-e2e-id-${Date.now()}`;
+  const ids = Array.from({ length: 12 }, (_, k) => String(4242 + k));
+  // A bulk action over 25,000 jobs whose entry kept the first ids only (12 here, 10,000 in life).
+  const { rows: [many] } = await db().query(
+    `INSERT INTO audit_log (actor, actor_kind, action, target, job_ids, changed, skipped, details, state)
+     VALUES ($1, 'user', 'bulk.cancel', '{"filter": {"queue": "big"}}', $2::bigint[], 25000, 0, '{"jobIdsTruncated": 25000}', 'done') RETURNING audit_id`,
+    [actor, ids],
+  );
+  await page.goto(`/audit?actor=${actor}`);
+  const entry = page.getByTestId(`audit-${many.audit_id}`);
+  await expect(entry.getByTestId('audit-job-count')).toHaveText('… (25,000 jobs; the first 12 show it on their pages)');
+  await expect(entry).toContainText('25,000');
+
+  const jobId = page.getByLabel('Job id');
+  await jobId.fill('#4242');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await expect(page).toHaveURL(/jobId=4242(&|$)/);
+  await expect(page.getByTestId(`audit-${many.audit_id}`)).toBeVisible();
+  // Not an id: said beside the box; the log stays as it was, and so does the address.
+  await page.getByLabel('Job id').fill('abc');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await expect(page.getByTestId('audit-job-id-error')).toHaveText('A job id is a number, as in 4211 or #4211.');
+  await expect(page).toHaveURL(/jobId=4242(&|$)/);
+  await expect(page.getByTestId(`audit-${many.audit_id}`)).toBeVisible();
+});
