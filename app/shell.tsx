@@ -115,7 +115,10 @@ export function Shell({ children }: { children: ReactNode }) {
           </>
         }
       />
-      <main className="mx-auto max-w-7xl px-4 py-6">{children}</main>
+      {/* Focusable by script only: where the focus goes when a dialog closes and what opened it is gone (components/ui/dialog.tsx). */}
+      <main tabIndex={-1} className="mx-auto max-w-7xl px-4 py-6 outline-none">
+        {children}
+      </main>
       {help && (
         <Dialog title="Keyboard shortcuts" onClose={() => setHelp(false)}>
           <ShortcutsHelp shortcuts={SHORTCUTS_HELP} clockOffsetMs={offset} />

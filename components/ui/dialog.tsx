@@ -51,7 +51,10 @@ export function Dialog({
     window.addEventListener('keydown', onKey, true);
     return () => {
       window.removeEventListener('keydown', onKey, true);
-      before?.focus?.();
+      // Back where it was; or, when that is gone (a bulk action's buttons leave with the
+      // selection it cleared), to the page's content, not to the top of the document.
+      if (before?.isConnected) before.focus?.();
+      else document.querySelector<HTMLElement>('main[tabindex]')?.focus({ preventScroll: true });
     };
   }, []);
   return (

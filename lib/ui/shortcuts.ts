@@ -1,8 +1,10 @@
 'use client';
 /**
  * Keyboard shortcuts: single keys (`/`, `?`, `r`, `p`, `t`) and two-key sequences
- * (`g j`). Ignored while typing in a field, and while a modal dialog is open (`g w` would
- * leave the page and drop a half-typed reason or count), except Escape.
+ * (`g j`). Ignored while typing in a field (Escape there is the field's: it empties a search
+ * box, closes a list of suggestions — it does not clear the selection), and while a modal
+ * dialog is open (`g w` would leave the page and drop a half-typed reason or count), except
+ * Escape; and ignored once something else took the key (a menu that closed on it).
  */
 import { useEffect, useRef } from 'react';
 
@@ -36,7 +38,7 @@ const typing = (t: EventTarget | null) => {
 
 /** Whether a key press may act as a shortcut. */
 export function shortcutAllowed(key: string, target: EventTarget | null, modalOpen: boolean): boolean {
-  return key === 'Escape' || (!modalOpen && !typing(target));
+  return !typing(target) && (key === 'Escape' || !modalOpen);
 }
 
 const modalOpen = () => typeof document !== 'undefined' && document.querySelector('[role="dialog"][aria-modal="true"]') !== null;
@@ -48,7 +50,7 @@ export function useShortcuts(map: ShortcutMap) {
     let prefix: string | null = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const onKey = (e: KeyboardEvent) => {
-      if (e.metaKey || e.ctrlKey || e.altKey) return;
+      if (e.metaKey || e.ctrlKey || e.altKey || e.defaultPrevented) return;
       if (!shortcutAllowed(e.key, e.target, modalOpen())) return;
       const key = prefix ? `${prefix} ${e.key}` : e.key;
       if (prefix) {

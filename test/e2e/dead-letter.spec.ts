@@ -19,6 +19,13 @@ test('a failed job in the dead letter is requeued from the page and completes', 
   await row.getByRole('checkbox').click();
   await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
   await expect(page.getByTestId('refresh-state')).toHaveText(/^Live · every/); // a selection does not stop the rows updating
+  // Escape in a field is the field's (it empties the search box): the selection stays. On the page, it clears it.
+  const search = page.locator('#job-search');
+  await search.fill('4211');
+  await search.press('Escape');
+  await expect(page.getByTestId('selection-text')).toHaveText('1 selected');
+  await search.fill('');
+  await row.getByRole('checkbox').focus();
   await page.getByTestId('selection-bar').getByRole('button', { name: 'Requeue' }).click();
   const dialog = page.getByRole('dialog');
   await expect(dialog.getByTestId('preview-summary')).toContainText('1 will change');
@@ -43,6 +50,10 @@ test('a failed job in the dead letter is requeued from the page and completes', 
   await dialog.getByRole('button', { name: 'Requeue 1 job' }).click();
   await expect(dialog.getByTestId('report-summary')).toContainText('1 changed, 0 skipped');
   await dialog.getByRole('button', { name: 'Close' }).click();
+  // The Requeue button that opened it left with the selection the action cleared: the focus
+  // is in the page's content, not back at the top of the document.
+  await expect(dialog).toHaveCount(0);
+  expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('MAIN');
   await waitForStatus(id, 'completed');
   await page.goto(`/jobs/${id}`);
   await expect(page.getByTestId('job-status').first()).toContainText('completed');
