@@ -339,6 +339,32 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     assert.equal((await exported.text()).trim().split('\n').length, 4 + 1, "the queue's four jobs and the summary line");
   });
 
+  test('the running list\'s "N new" counts a job that starts running after the read, whatever its id (a backlog\'s, a retry)', async () => {
+    const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
+    const newerCount = async (qs: string) => (await (await newer.GET(new Request(`http://test/api/jobs/newer?${qs}`))).json()).count;
+    const old = await insertJob(db.pool, { queue: 'running-order-q' }); // waiting, the smallest id
+    const running = await insertJob(db.pool, { queue: 'running-order-q', status: 'running', workerId: 'w:1:a', leaseInMs: 60_000 });
+    const page = await get('queue=running-order-q&status=running');
+    assert.deepEqual(page.jobs.map((j: { id: string }) => j.id), [running]);
+    assert.match(page.newerAfter, /^\d+\.0$/, 'the moment of the read');
+    assert.equal(await newerCount(`queue=running-order-q&status=running&after=${page.newerAfter}`), 0);
+    // The older job starts now: by id it is behind the page's newest, but it is new to the list.
+    await db.pool.query(
+      `UPDATE jobs SET status = 'running', worker_id = 'w:1:a', attempt_count = 1, started_at = now(), heartbeat_at = now(), lease_expires_at = now() + interval '1 min' WHERE job_id = $1`,
+      [old],
+    );
+    await waitFor('the start to be counted', async () => (await newerCount(`queue=running-order-q&status=running&after=${page.newerAfter}`)) === 1);
+    // The job seen running that finishes does not take a new one off the count.
+    await db.pool.query(`UPDATE jobs SET status = 'completed', worker_id = NULL, lease_expires_at = NULL, finished_at = now() WHERE job_id = $1`, [running]);
+    // (Read past the route's shared second, which may still serve the count above.)
+    const { countNewer } = await import('@/lib/queue/read');
+    assert.deepEqual(await countNewer(db.pool, { queue: 'running-order-q', status: 'running' }, page.newerAfter), { count: 1, capped: false });
+    // A moment goes with the failed and running lists only.
+    const refused = await newer.GET(new Request(`http://test/api/jobs/newer?queue=running-order-q&status=queued&after=${page.newerAfter}`));
+    assert.equal(refused.status, 400);
+    assert.equal((await refused.json()).error.message, 'after: a moment (<microseconds>.<job id>) goes with status=failed or status=running');
+  });
+
   test('the failed list is in the order jobs failed, newest first; "N new" counts a job that fails later whatever its id', async () => {
     const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}`))).json();
     const newerCount = async (qs: string) => (await (await newer.GET(new Request(`http://test/api/jobs/newer?${qs}`))).json()).count;

@@ -10,7 +10,7 @@ import { builtinJobTypes, type KnownJobTypes } from '../job-types';
 import { jobStatus } from '../db/schema';
 import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
-import { compactFilter, FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
+import { ANCHOR_SEEN_MAX, compactFilter, FAILED_POSITION, MOMENT_ANCHOR, MOMENT_LISTS, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
@@ -216,17 +216,20 @@ const listPosition = z
     (s) => jobId.safeParse(s).success || failedPosition.safeParse(s).success,
     'must be a job id, or (with status=failed) a place in the failed list (<microseconds>.<job id>)',
   );
-/** What "N new" counts above (a page's newerAfter): a job id, or the failed list's FAILED_ANCHOR. */
+/** What "N new" counts above (a page's newerAfter): a job id, or the failed or running list's MOMENT_ANCHOR. */
 const newerAnchor = z
   .string()
   .refine(
     (s) =>
       jobId.safeParse(s).success ||
-      (FAILED_ANCHOR.test(s) && BigInt(s.split('.')[1]!) <= MAX_JOB_ID && Number(s.split('.')[2] ?? 0) <= FAILED_ANCHOR_SEEN_MAX),
-    `must be a job id, or (with status=failed) a page's newerAfter (<microseconds>.<job id>.<seen>, seen at most ${FAILED_ANCHOR_SEEN_MAX})`,
+      (MOMENT_ANCHOR.test(s) && BigInt(s.split('.')[1]!) <= MAX_JOB_ID && Number(s.split('.')[2] ?? 0) <= ANCHOR_SEEN_MAX),
+    `must be a job id, or (with status=failed or running) a page's newerAfter (<microseconds>.<job id>.<seen>, seen at most ${ANCHOR_SEEN_MAX})`,
   );
 /** A place in the failed list is refused (400) with any other list. (The path names the field: zodMessage puts it in front.) */
 const failedOnly = (field: string) => ({ message: 'a place in the failed list (<microseconds>.<job id>) goes with status=failed', path: [field] });
+/** A moment anchor counts the jobs that failed or started since: it goes with those lists only. */
+const momentOnly = { message: 'a moment (<microseconds>.<job id>) goes with status=failed or status=running', path: ['after'] };
+const momentList = (status: string | undefined) => status !== undefined && status in MOMENT_LISTS;
 
 /** The job filters (lib/queue/filters.ts), as query parameters or inside an action's body. */
 const sinceText = z
@@ -326,11 +329,11 @@ export const newerQuery = z
   .object({
     ...filterFields,
     after: newerAnchor.meta({
-      description: "The page's newerAfter: count the jobs with a larger id than this one (with status=failed: the jobs that failed after this place and were not in the page's read, \"<microseconds>.<job id>.<seen>\").",
+      description: "The page's newerAfter: count the jobs with a larger id than this one (with status=failed or running: the jobs that failed, or started, after this moment and were not in the page's read, \"<microseconds>.<job id>.<seen>\").",
     }),
   })
   .strict()
-  .refine((q) => !FAILED_ANCHOR.test(q.after) || q.status === 'failed', failedOnly('after'));
+  .refine((q) => !MOMENT_ANCHOR.test(q.after) || momentList(q.status), momentOnly);
 
 /** GET /api/jobs/:id — payload=0 leaves the payload out. */
 export const jobDetailQuery = z
@@ -394,7 +397,7 @@ export const liveQuery = z
   .strict()
   .refine((q) => q.stats || q.ids?.length || q.after || q.job || q.workers, { message: 'watch something: stats=1, ids, after, job or workers=1', path: ['query'] })
   .refine((q) => q.after || Object.keys(q).every((k) => !(k in filterFields)), { message: 'filters go with after', path: ['query'] })
-  .refine((q) => !q.after || !FAILED_ANCHOR.test(q.after) || q.status === 'failed', failedOnly('after'));
+  .refine((q) => !q.after || !MOMENT_ANCHOR.test(q.after) || momentList(q.status), momentOnly);
 
 export const actionName = z.enum(BULK_ACTIONS);
 

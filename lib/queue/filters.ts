@@ -69,12 +69,16 @@ export const PIN_KEYS: readonly string[] = ['maxId', 'finishedBy'];
 export const FAILED_POSITION = /^(\d{1,17})\.(\d{1,19})$/;
 
 /**
- * The failed list's "N new" anchor: a place in it, and how many failed jobs after that place
- * the page's read already saw ("<microseconds>.<job id>.<seen>"; without ".<seen>", none).
+ * The "N new" anchor of a list whose jobs arrive whatever their ids — the failed list (jobs
+ * that failed since) and the running list (jobs that started since): a moment, and how many
+ * of the list's jobs after it the page's read already saw ("<microseconds>.<job id>.<seen>";
+ * without ".<seen>", none).
  */
-export const FAILED_ANCHOR = /^(\d{1,17})\.(\d{1,19})(?:\.(\d{1,9}))?$/;
-/** The most seen failures an anchor carries (past it, the failed list anchors at its read, seen 0). */
-export const FAILED_ANCHOR_SEEN_MAX = 10_000;
+export const MOMENT_ANCHOR = /^(\d{1,17})\.(\d{1,19})(?:\.(\d{1,9}))?$/;
+/** The lists whose "N new" counts from a MOMENT_ANCHOR, and the time each job arrived in it. */
+export const MOMENT_LISTS = { failed: 'finished_at', running: 'started_at' } as const;
+/** The most seen jobs an anchor carries (past it, the list anchors at its read, seen 0). */
+export const ANCHOR_SEEN_MAX = 10_000;
 
 export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'priority', 'due', 'createdSince', 'finishedSince', 'q', 'maxId', 'finishedBy'] as const;
 

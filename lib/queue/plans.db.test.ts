@@ -219,7 +219,7 @@ test('the console and /api/metrics: the stats and lists by completed status neve
   assert.equal(metrics.queues.find((q) => q.queue === 'q3')?.counts.failed, 1000);
   await listJobs(recorder, { status: 'completed', queue: 'q1', type: 'demo.noop', limit: 50 });
   await listJobs(recorder, { status: 'completed', cursor: String(Math.floor(Number(head) / 2)), limit: 50 });
-  await listJobs(recorder, { status: 'running', queue: 'q2', limit: 50 });
+  const running = await listJobs(recorder, { status: 'running', queue: 'q2', limit: 50 });
   // A worker's jobs: those it ran last, and those it lost (read from ended_attempts_lost_idx).
   await listJobs(recorder, { worker: 'w1', limit: 50 });
   // The failed list, in the order jobs failed (jobs_failed_idx): a first page and a later one.
@@ -238,6 +238,8 @@ test('the console and /api/metrics: the stats and lists by completed status neve
   // Its "N new" anchor and count read the failures of the last seconds from jobs_failed_idx,
   // not every failed row of the queue.
   await countNewer(recorder, { status: 'failed', queue: 'q3' }, failed.newerAfter!);
+  // The running list's counts the jobs started since its read (jobs_running_idx, checked below with the rest).
+  await countNewer(recorder, { status: 'running', queue: 'q2' }, running.newerAfter!);
   const sinceAnchor = seen.filter((st) => /AS seen|\(finished_at, job_id\) >/.test(st.text));
   assert.equal(sinceAnchor.length, 3, 'two anchors read, one count');
   for (const st of sinceAnchor) {

@@ -5,7 +5,7 @@
  */
 import type { CountKind, DatabaseHealth } from './console-stats';
 import { type Executor, onOneSnapshot } from '../db/client';
-import { FAILED_ANCHOR, FAILED_ANCHOR_SEEN_MAX, FAILED_POSITION, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceMomentSql, sinceSql } from './filters';
+import { ANCHOR_SEEN_MAX, FAILED_POSITION, MOMENT_ANCHOR, MOMENT_LISTS, filterSql, fromMicros, type JobFilter, MICROS, SqlParams, sinceMomentSql, sinceSql } from './filters';
 import { QueueError } from './errors';
 import { fingerprintSql } from './fingerprint';
 import { type Job, MAX_JOB_ID, OWNER_GONE_SQL, quietTokenSql, SCHEDULES_FAILING_SQL, SCHEDULES_SKIPPING_SQL, type Seen, singletonHolderSql, SUSPECT_STREAK, toJob } from './job';
@@ -91,6 +91,13 @@ export async function idRange(db: Executor): Promise<{ min: bigint | null; max: 
  */
 export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
   if (f.status === 'failed') return listFailed(db, f);
+  // The running list in id order, but its "N new" counts the jobs that started since its read,
+  // whatever their ids: a backlog's jobs, a retry, a scheduled job start running with old ids.
+  if (f.status === 'running') return onOneSnapshot(db, async (s) => ({ ...(await listInIdOrder(s, f)), newerAfter: await runningAnchor(s) }));
+  return listInIdOrder(db, f);
+}
+
+async function listInIdOrder(db: Executor, f: ListFilters): Promise<JobPage> {
   if (f.cursor && FAILED_POSITION.test(f.cursor)) throw new QueueError('invalid_request', 'cursor: a place in the failed list goes with status=failed');
   const range = await idRange(db);
   const headId = range.max === null ? null : String(range.max);
@@ -178,11 +185,11 @@ function listFailed(db: Executor, f: ListFilters): Promise<JobPage> {
 }
 
 /**
- * How far before its read the failed list's "N new" anchor is set. A job's finished_at is
- * its failing transaction's start, so a job that failed a moment before the read and
- * committed after it is neither in the page nor after the read's clock: the anchor is set
- * this much earlier, and the count leaves out the failed jobs after it that the read saw
- * (FAILED_ANCHOR's seen). A failing statement takes milliseconds; this is ample.
+ * How far before its read a MOMENT_ANCHOR is set. A job's finished_at (started_at) is its
+ * failing (claiming) transaction's start, so a job that failed (started) a moment before the
+ * read and committed after it is neither in the page nor after the read's clock: the anchor
+ * is set this much earlier, and the count leaves out the jobs after it that the read saw
+ * (MOMENT_ANCHOR's seen). Such a statement takes milliseconds; this is ample.
  */
 const NEWER_MARGIN_MS = 5_000;
 
@@ -235,11 +242,8 @@ async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
   // (how many matching jobs failed in the margin before the read, all of them in the list).
   const mq = new SqlParams();
   mq.values.push(...p.values);
-  const margin = `now() - ${mq.add(NEWER_MARGIN_MS)}::int * interval '1 millisecond'`;
   const { rows: [meta] } = await db.query(
-    `SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now, ${MICROS('now()')} AS now_us,
-            ${MICROS(margin)} AS anchor_us,
-            (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > (${margin}, 0)`].join(' AND ')} LIMIT ${FAILED_ANCHOR_SEEN_MAX + 1}) t)::int AS seen`,
+    `SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now, ${failedAnchorSql(conds, mq)}`,
     mq.values,
   );
   const page = found.slice(0, f.limit) as { finished_us: string; job_id: string }[];
@@ -252,9 +256,32 @@ async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
     dbNow: meta.db_now,
     headId: meta.head_id === null ? null : String(meta.head_id),
     // "New" is what the read did not see: what failed after the anchor, less what it saw.
-    newerAfter: meta.seen <= FAILED_ANCHOR_SEEN_MAX ? `${meta.anchor_us}.0.${meta.seen}` : `${meta.now_us}.0`,
+    newerAfter: meta.seen <= ANCHOR_SEEN_MAX ? `${meta.anchor_us}.0.${meta.seen}` : `${meta.now_us}.0`,
     partial: null,
   };
+}
+
+/**
+ * The columns of the failed list's MOMENT_ANCHOR, read on the list's snapshot: the read's
+ * moment (now_us), the anchor NEWER_MARGIN_MS before it (anchor_us), and how many of the
+ * list's jobs failed after the anchor (seen, up to ANCHOR_SEEN_MAX + 1). `conds` and `p` are
+ * the list's filter.
+ */
+function failedAnchorSql(conds: string[], p: SqlParams): string {
+  const margin = `now() - ${p.add(NEWER_MARGIN_MS)}::int * interval '1 millisecond'`;
+  return `${MICROS('now()')} AS now_us, ${MICROS(margin)} AS anchor_us,
+          (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > (${margin}, 0)`].join(' AND ')} LIMIT ${ANCHOR_SEEN_MAX + 1}) t)::int AS seen`;
+}
+
+/**
+ * The running list's MOMENT_ANCHOR: the read's own moment, with nothing seen after it. Not a
+ * margin before it, as the failed list's: its seen jobs leave it within seconds (they finish),
+ * and each one gone would hide a new one from the count. A claim that began before the read and
+ * committed after it is missed — from this count; the next page read shows it.
+ */
+async function runningAnchor(db: Executor): Promise<string> {
+  const { rows } = await db.query(`SELECT ${MICROS('now()')} AS now_us`);
+  return `${rows[0].now_us}.0`;
 }
 
 /** Ids one probe of createdFloor looks at, and how many probes (each twice as far down as the last) it makes at most. */
@@ -394,15 +421,15 @@ export const NEWER_CAP = 1_000;
 export async function countNewer(db: Executor, f: JobFilter, afterId: string): Promise<{ count: number; capped: boolean }> {
   const p = new SqlParams();
   const { conds, scans } = filterSql(f, p, fingerprintSql());
-  const anchor = FAILED_ANCHOR.exec(afterId);
+  const anchor = MOMENT_ANCHOR.exec(afterId);
   if (anchor) {
-    // The failed list's anchor: jobs that failed after it (jobs_failed_idx), whatever their
-    // ids, less the ones the page's read saw there (listFailed).
-    if (f.status !== 'failed') throw new QueueError('invalid_request', 'after: a place in the failed list goes with status=failed');
+    // The failed (running) list's anchor: jobs that failed (started) after it, whatever their
+    // ids, less the ones the page's read saw there (momentAnchorSql).
+    if (f.status !== 'failed' && f.status !== 'running') throw new QueueError('invalid_request', 'after: a moment (<microseconds>.<job id>) goes with status=failed or status=running');
     // Never more than a read can have seen: the count's LIMIT grows with it.
-    const seen = Math.min(Number(anchor[3] ?? 0), FAILED_ANCHOR_SEEN_MAX);
+    const seen = Math.min(Number(anchor[3] ?? 0), ANCHOR_SEEN_MAX);
     const { rows } = await db.query(
-      `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(finished_at, job_id) > ${failedPositionSql(p, `${anchor[1]}.${anchor[2]}`)}`].join(' AND ')} LIMIT ${seen + NEWER_CAP + 1}) t`,
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(${MOMENT_LISTS[f.status]}, job_id) > ${failedPositionSql(p, `${anchor[1]}.${anchor[2]}`)}`].join(' AND ')} LIMIT ${seen + NEWER_CAP + 1}) t`,
       p.values,
     );
     // Seen jobs requeued or deleted since would make this fewer: never below none.
