@@ -76,13 +76,15 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   const lookup = useQuery({ ...jobLookupQuery(ids, live ? false : interval), placeholderData: keepPreviousData });
   const newer = useQuery(jobNewerQuery(filters, anchor, live ? false : interval));
   // A table with no job at all gives no anchor to count newer jobs from (nor a live feed to
-  // follow): the first page is read again each interval until one arrives.
-  const noAnchor = !!pages.data && anchor === null;
+  // follow), and an empty list has no row a new one could push from under the cursor: the
+  // first page is read again each interval until a job shows, instead of "N new" above
+  // "No job matches" (the running list between two bursts).
+  const rereadFirstPage = !!pages.data && (anchor === null || base.length === 0);
   useEffect(() => {
-    if (!noAnchor || !interval) return;
+    if (!rereadFirstPage || !interval) return;
     const t = setInterval(() => void pages.refetch(), interval);
     return () => clearInterval(t);
-  }, [noAnchor, interval, pages.refetch]);
+  }, [rereadFirstPage, interval, pages.refetch]);
 
   const rows: TableJob[] = useMemo(() => {
     if (!lookup.data) return base;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { type Page } from '@playwright/test';
 import { expect, test } from './test';
-import { cancelQuietly, closeDb, enqueue, screenshot, waitForStatus } from './helpers';
+import { cancelQuietly, closeDb, db, enqueue, screenshot, waitForStatus } from './helpers';
 
 test.afterAll(closeDb);
 
@@ -124,6 +124,30 @@ test('new jobs are announced in a banner instead of being pushed in under the cu
   await cancelSelection(page, 2);
   await waitForStatus(first, 'cancelled');
   await waitForStatus(second, 'cancelled');
+});
+
+test('the running list shows a job that starts after it was read, whatever its id: an empty list re-reads, a full one announces it', async ({ page, request }) => {
+  // Two waiting jobs on a queue no e2e worker serves: each "starts" as a claim would start it.
+  const older = await enqueue(request, { type: 'demo.noop', queue: 'e2e-running-list' });
+  const newer = await enqueue(request, { type: 'demo.noop', queue: 'e2e-running-list' });
+  const start = (id: string) =>
+    db().query(
+      `UPDATE jobs SET status = 'running', worker_id = 'e2e-host:1:fake', attempt_count = 1, started_at = now(), heartbeat_at = now(), lease_expires_at = now() + interval '10 min' WHERE job_id = $1`,
+      [id],
+    );
+  try {
+    await page.goto('/jobs?status=running&queue=e2e-running-list');
+    await expect(page.getByText('No job matches these filters')).toBeVisible();
+    await start(newer);
+    await expect(page.getByTestId(`job-row-${newer}`)).toBeVisible();
+    // The older id starts now: below the newest id shown, but new to the list.
+    await start(older);
+    await expect(page.getByTestId('new-rows')).toContainText('1 new job matches this view');
+    await page.getByTestId('new-rows').getByRole('button', { name: 'Show 1' }).click();
+    await expect(page.getByTestId(`job-row-${older}`)).toBeVisible();
+  } finally {
+    await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [[older, newer]]);
+  }
 });
 
 test('a filter typed but not applied is said, and "every job matching" waits until it is applied', async ({ page, request }) => {
