@@ -49,7 +49,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   // Who recovers an expired lease: the live workers' sweep, unless none is alive or their
   // sweep has stopped (the shared stats snapshot, cached on the server for every viewer:
   // cheap to ask every 15 s).
-  const stats = useQuery(statsQuery(15_000));
+  const stats = useQuery(statsQuery(interval && 15_000)); // not while refresh is paused
   const sweep = stats.data ? sweepOf(stats.data, now - ms(stats.data.computedAt)!) : SWEEPING;
   const cadence = useQuery(consoleMetaQuery()).data ?? null;
   const filteredQueue = filters.queue ? stats.data?.queues.find((q) => q.queue === filters.queue) : undefined;

@@ -37,7 +37,7 @@ export function SchedulesView() {
   const now = useDbNow();
   // Which queues a live worker consumes (the overview's shared snapshot): a schedule whose
   // queue nobody consumes still ticks (any worker enqueues), and its jobs pile up.
-  const stats = useQuery(statsQuery(15_000));
+  const stats = useQuery(statsQuery(interval && 15_000)); // not while refresh is paused
   const consumers = (queue: string): number | null => {
     if (!stats.data) return null;
     const listed = stats.data.queues.find((x) => x.queue === queue);
