@@ -419,6 +419,28 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     assert.equal((await preview.json()).total, 2);
   });
 
+  test("a requeue's preview of a scheduled job goes by the database's clock, not the console host's (an hour fast, or slow)", async () => {
+    const scheduled = await insertJob(db.pool, { queue: 'skew-requeue-q', runInMs: 60_000 });
+    const preview = async (skewMs: number) => {
+      const realNow = Date.now;
+      Date.now = () => realNow() + skewMs;
+      try {
+        const res = await actions.POST(
+          new Request('http://test/api/actions/requeue', { method: 'POST', body: JSON.stringify({ ids: [scheduled], preview: true }) }),
+          { params: Promise.resolve({ action: 'requeue' }) },
+        );
+        return ((await res.json()).items as { id: string; outcome: string; reason: string }[])[0]!;
+      } finally {
+        Date.now = realNow;
+      }
+    };
+    // Due in a minute on the database's clock: a requeue makes it due now, whatever the host's clock says.
+    for (const skew of [3_600_000, 0, -3_600_000]) {
+      const item = await preview(skew);
+      assert.match(item.reason, /^scheduled for .* → due now$/, `skew ${skew} ms: ${item.outcome}, ${item.reason}`);
+    }
+  });
+
   test("a requeue's preview warns of a suspect: a likely poison job that may take its worker down again", async () => {
     const queue = 'suspect-requeue-q';
     const poison = await insertJob(db.pool, { queue, status: 'failed', attemptCount: 3, leaseLostStreak: 3 });

@@ -21,6 +21,8 @@ export interface ListFilters extends JobFilter {
 
 export type ListedJob = Job & {
   leaseRemainingMs: number | null;
+  /** Its run_at is past the database's clock at the read (a requeue's "not yet due" is told by it, not the server's clock). */
+  notYetDue: boolean;
   /** A running job whose worker its supervisor saw die: how it ended. Null otherwise. */
   ownerGone: string | null;
   /** Stored size of the payload; the payload itself is left out of lists above LIST_PAYLOAD_MAX_BYTES. */
@@ -62,12 +64,13 @@ const LIST_COLUMNS = `job_id, queue, type, status,
   heartbeat_at, lease_expires_at, run_at, priority, cancel_requested_at, idempotency_key, singleton_key, result_key,
   left(error, ${LIST_ERROR_MAX_CHARS}) AS error, created_at, started_at, finished_at, lease_lost_streak,
   CASE WHEN pg_column_size(checkpoints) <= ${LIST_PAYLOAD_MAX_BYTES} THEN checkpoints END AS checkpoints,
-  extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL}`;
+  extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, run_at > now() AS not_yet_due, ${OWNER_GONE_SQL}`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const toListed = (r: any): ListedJob => ({
   ...toJob(r),
   leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
+  notYetDue: r.not_yet_due === true,
   ownerGone: r.owner_gone ?? null,
   payloadBytes: Number(r.payload_bytes),
 });

@@ -37,6 +37,8 @@ export interface ActionReport {
 
 type CurrentRow = Job & {
   leaseRemainingMs: number | null;
+  /** run_at > now(), on the database's clock. */
+  notYetDue: boolean;
   ownerGone?: string | null;
   /** The unfinished job, another one, that holds this job's singleton key. */
   singletonHolder?: string | null;
@@ -51,6 +53,7 @@ async function currentRows(db: Executor, ids: readonly string[]): Promise<Map<st
       {
         ...toJob(r),
         leaseRemainingMs: r.lease_remaining_ms === null ? null : Number(r.lease_remaining_ms),
+        notYetDue: r.not_yet_due === true,
         ownerGone: r.owner_gone ?? null,
         singletonHolder: r.singleton_holder === null ? null : String(r.singleton_holder),
       },
@@ -116,16 +119,15 @@ function seenParam(ids: readonly string[], seen: SeenJobs | undefined): string |
 }
 
 /**
- * Would `action`'s compare accept this job as it stands? The statements' conditions, on this
- * server's clock: what a preview predicts (bulk.ts predict) and why a report says a skipped
- * job was left alone.
+ * Would `action`'s compare accept this job as it stands? The statements' conditions, on the
+ * database's clock as the row was read (notYetDue): what a preview predicts (bulk.ts predict)
+ * and why a report says a skipped job was left alone.
  */
 export function actionApplies(
   action: Parameters<typeof describeRefusal>[0],
-  job: Pick<CurrentRow, 'status' | 'runAt' | 'cancelRequestedAt' | 'leaseRemainingMs' | 'singletonHolder'>,
+  job: Pick<CurrentRow, 'status' | 'notYetDue' | 'cancelRequestedAt' | 'leaseRemainingMs' | 'singletonHolder'>,
 ): boolean {
-  const requeueable =
-    (['failed', 'cancelled', 'completed', 'retrying'].includes(job.status) || (job.status === 'queued' && job.runAt.getTime() > Date.now())) && !job.singletonHolder;
+  const requeueable = (['failed', 'cancelled', 'completed', 'retrying'].includes(job.status) || (job.status === 'queued' && job.notYetDue)) && !job.singletonHolder;
   switch (action) {
     case 'requeue':
       return requeueable;

@@ -177,6 +177,6 @@ export const jobCurrent: Statement = {
   name: 'leasehold_job_current',
   text: `
 SELECT ${JOB_COLUMNS}, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_remaining_ms, ${OWNER_GONE_SQL},
-       ${singletonHolderSql('jobs')} AS singleton_holder
+       ${singletonHolderSql('jobs')} AS singleton_holder, run_at > now() AS not_yet_due
   FROM jobs WHERE job_id = ANY($1::bigint[])`,
 };
