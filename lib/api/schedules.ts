@@ -1,5 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api } from './client';
+import { dbNowMs } from './clock';
 import { scheduleKeys } from './keys';
 import type { ScheduleDto, SchedulesDto } from './types';
 
@@ -65,12 +66,13 @@ export const cronTicksQuery = (cron: string, timezone: string, name: string) =>
       ...(await api<Omit<CronTicksDto, 'timezone'>>(`/api/cron?${new URLSearchParams({ cron, timezone, count: '3', ...(name ? { name } : {}) })}`, { signal, clock: true })),
       timezone,
     }),
-    // Asked again once the first tick has passed (a dialog left open), not before: the ticks
-    // of an expression only change as the clock passes them.
+    // Asked again once the first tick has passed on the database's clock (a dialog left open),
+    // not before: the ticks of an expression only change as the clock passes them, and the
+    // countdown under them counts on that clock (a browser minutes slow kept a passed tick).
     staleTime: Infinity,
     refetchInterval: (q) => {
       const first = q.state.data?.ticks[0];
-      return first ? Math.max(1_000, Date.parse(first) - Date.now() + 500) : false;
+      return first ? Math.max(1_000, Date.parse(first) - dbNowMs() + 500) : false;
     },
     retry: false,
   });
