@@ -12,7 +12,7 @@ import { ApiError } from '@/lib/api/client';
 import { jobDetailQuery } from '@/lib/api/jobs';
 import type { JobDetailDto } from '@/lib/api/types';
 import { RefreshProvider } from '@/lib/ui/refresh';
-import { JobView } from './job-view';
+import { attemptsRaised, JobView } from './job-view';
 
 const at = '2026-01-31T12:00:00.000Z';
 const detail = (id: string): JobDetailDto => ({
@@ -83,4 +83,11 @@ test('another error keeps the old data, with the error above it', () => {
   const failing = render('44', { data: detail('44'), error: new ApiError(503, 'unavailable', 'the database is not answering') });
   assert.match(failing, /Refreshing failed: showing the last known state/);
   assert.match(failing, /Job <span class="font-mono">#44<\/span>/);
+});
+
+test("a raised attempt limit says what raised it: attempts given back (snoozes, hand-backs, revokes), else requeues", () => {
+  const a = (...outcomes: string[]) => outcomes.map((outcome) => ({ outcome }));
+  assert.equal(attemptsRaised(4, 3, a('snoozed', 'completed')), 'enqueued with 3; 1 given back (snoozed, handed back or revoked)');
+  assert.equal(attemptsRaised(6, 3, a('aborted', 'failed', 'failed', 'failed')), 'enqueued with 3; 1 given back (snoozed, handed back or revoked), the rest by requeues');
+  assert.equal(attemptsRaised(6, 3, a('failed', 'failed', 'failed')), 'enqueued with 3; raised by requeues');
 });

@@ -238,9 +238,13 @@ export function JobView({ id }: { id: string }) {
             <dd>
               <Attempts job={j} />
               {j.maxAttempts !== j.attemptBudget && (
-                <span className="text-xs text-zinc-500" title="each requeue that keeps the attempts spent grants the enqueued number again">
+                <span
+                  className="text-xs text-zinc-500"
+                  data-testid="attempts-raised"
+                  title="the limit rises by one for each attempt given back (a snooze, a hand-back at a shutdown or of a job claimed ahead, a revoked lease), to one more than those spent for a requeue, and by the enqueued number for a requeue with a fresh attempt budget"
+                >
                   {' '}
-                  (enqueued with {j.attemptBudget}; raised by requeues)
+                  ({attemptsRaised(j.maxAttempts, j.attemptBudget, d.attempts)})
                 </span>
               )}
             </dd>
@@ -408,4 +412,18 @@ function Action({ why, onClick, children, variant, testid }: { why: string | nul
       {children}
     </ActionButton>
   );
+}
+
+/**
+ * Why a job's attempt limit is above the one it was enqueued with: the attempts given back
+ * (snoozed; aborted: handed back or revoked, each +1), and requeues for the rest.
+ */
+export function attemptsRaised(max: number, budget: number, attempts: readonly { outcome: string | null }[]): string {
+  const raised = max - budget;
+  const given = attempts.filter((a) => a.outcome === 'snoozed' || a.outcome === 'aborted').length;
+  const base = `enqueued with ${budget}`;
+  if (raised <= 0) return base;
+  if (given === 0) return `${base}; raised by requeues`;
+  const back = `${given} given back (snoozed, handed back or revoked)`;
+  return given >= raised ? `${base}; ${back}` : `${base}; ${back}, the rest by requeues`;
 }
