@@ -23,6 +23,9 @@ test("a running job's lease countdown ticks every second, then the job completes
   await expect(panel.getByTestId('owner')).toHaveText(row.worker_id);
   await expect(panel.getByTestId('attempts')).toHaveText('1/3');
   await expect(panel.getByTestId('heartbeat-age')).toContainText('ago');
+  // Its lease is live: Recover, which the server would refuse, says so and points to Requeue.
+  await expect(page.getByTestId('recover-button')).toBeDisabled();
+  await expect(page.getByTestId('recover-button')).toHaveAccessibleDescription(/its lease is live: Recover moves on an expired lease only/);
   await screenshot(page, 'job-running', { fullPage: true });
 
   // The list of running jobs: owner, countdown, heartbeat age, attempts n/max.

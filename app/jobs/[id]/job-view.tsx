@@ -95,6 +95,13 @@ export function JobView({ id }: { id: string }) {
   const scheduled = j.status === 'queued' && ms(j.runAt)! > now;
   const suspect = j.leaseLostStreak >= SUSPECT_STREAK && !['completed', 'cancelled'].includes(j.status);
   const act = (action: BulkAction) => flow.start({ action, target: { ids: [j.id] }, label: `job #${j.id} (${j.type}, ${j.status})` });
+  // Its singleton key, when a job holds it now: another job (d.singletonHolder), or this one
+  // while it is unfinished. A requeue waits for another holder; a copy (the same key) for any.
+  const keyHeldBy = d.singletonHolder ?? (j.singletonKey && ['queued', 'retrying', 'running'].includes(j.status) ? j.id : null);
+  const keyHeldWhy = (verb: 'requeue' | 'copy') =>
+    keyHeldBy === j.id
+      ? `this job holds its singleton key (it is ${j.status}): ${verb} it once it has finished`
+      : `job ${keyHeldBy} holds its singleton key: ${verb} this one once that one has finished`;
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-start justify-between gap-3">
@@ -130,7 +137,14 @@ export function JobView({ id }: { id: string }) {
         </div>
         <div className="flex flex-wrap gap-2" aria-label="Actions">
           {/* A job scheduled for later (or waiting out a retry's backoff) is requeued due now: "run now". */}
-          <Action why={roleRefusal('requeue', role) ?? (j.status === 'queued' && !scheduled ? 'already queued and due: it waits for a worker' : null)} onClick={() => act('requeue')} testid="requeue-button">
+          <Action
+            why={
+              roleRefusal('requeue', role) ??
+              (j.status === 'queued' && !scheduled ? 'already queued and due: it waits for a worker' : d.singletonHolder ? keyHeldWhy('requeue') : null)
+            }
+            onClick={() => act('requeue')}
+            testid="requeue-button"
+          >
             {scheduled ? 'Run now' : 'Requeue'}
           </Action>
           <Action
@@ -146,7 +160,18 @@ export function JobView({ id }: { id: string }) {
           >
             Cancel
           </Action>
-          <Action why={roleRefusal('recover', role) ?? (j.status !== 'running' ? 'only a running job has a lease to recover' : null)} onClick={() => act('recover')}>
+          <Action
+            why={
+              roleRefusal('recover', role) ??
+              (j.status !== 'running'
+                ? 'only a running job has a lease to recover'
+                : lease === 'left'
+                  ? 'its lease is live: Recover moves on an expired lease only. Requeue, with "Revoke live leases", takes the job back now'
+                  : null)
+            }
+            onClick={() => act('recover')}
+            testid="recover-button"
+          >
             Recover
           </Action>
           <Action
@@ -156,7 +181,7 @@ export function JobView({ id }: { id: string }) {
           >
             Reschedule…
           </Action>
-          <Action why={roleRefusal('copy', role)} onClick={() => setCopying(true)} testid="copy-button">
+          <Action why={roleRefusal('copy', role) ?? (keyHeldBy ? keyHeldWhy('copy') : null)} onClick={() => setCopying(true)} testid="copy-button">
             Enqueue a copy…
           </Action>
           <Action
