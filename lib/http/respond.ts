@@ -7,7 +7,7 @@ import { ZodError } from 'zod';
 import { log } from '../log';
 import { knownQueueError, QueueError } from '../queue/errors';
 import { isJobIdText } from '../queue/job';
-import { underflowingNumber } from '../queue/text';
+import { underflowingNumber, underflowText } from '../queue/text';
 import { authorize } from '../auth/gate';
 import type { Principal, Requirement } from '../auth/roles';
 import { invalidateStats } from '../server/context';
@@ -153,7 +153,7 @@ export async function readJson(req: Request, limit = MAX_BODY_BYTES, optional = 
     throw new QueueError('invalid_request', `request body is not valid JSON (${(e as Error).message})`);
   }
   const tiny = underflowingNumber(text);
-  if (tiny) throw new QueueError('invalid_request', `request body has a number too small for a double (${tiny}), which would be read as 0: send it as a string`);
+  if (tiny) throw new QueueError('invalid_request', `request body ${underflowText(tiny)}`);
   return body;
 }
 

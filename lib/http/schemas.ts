@@ -13,7 +13,7 @@ import { BULK_ACTIONS } from '../queue/bulk';
 import { ANCHOR_SEEN_MAX, compactFilter, FAILED_POSITION, MOMENT_ANCHOR, MOMENT_LISTS, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../queue/job';
-import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH } from '../queue/text';
+import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH, underflowingNumber, underflowText } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
 import { filtersFromParams, MIN_ATTEMPTS_TEXT, PRIORITY_TEXT } from '../api/filters';
@@ -250,7 +250,10 @@ export const filterFields = {
     // in jsonb too, and be what was sent; the message says which rule it breaks.
     .superRefine((s, ctx) => {
       const pf = parsePayloadFilter(s);
-      const problem = pf && 'value' in pf ? jsonProblem(pf.value) : null;
+      if (!pf || !('value' in pf)) return;
+      // 1e-400 decodes to 0: a filter (and an action by it) on the jobs whose value is 0.
+      const tiny = underflowingNumber(s.slice(s.indexOf('=') + 1).trim());
+      const problem = tiny ? underflowText(tiny) : jsonProblem(pf.value, { parsed: true });
       if (problem) ctx.addIssue({ code: 'custom', message: `the value ${problem}` });
     })
     .optional()

@@ -278,6 +278,14 @@ describe('enqueue', () => {
     ok(r, 2);
     assert.match(r.stderr, /^line 1: queue:/m);
     assert.match(r.stderr, /^line 2: maxAttempts:/m);
+    // A number JSON reads as 0 (1e-400) is refused as the API refuses it, in a line or in the argument.
+    const tiny = await cli(['enqueue', '--file', '-', '--dry-run', '-q', 'cli-null'], { input: JSON.stringify({ type: 'demo.noop' }).replace('}', ',"payload":{"x":1e-400}}') });
+    ok(tiny, 2);
+    assert.match(tiny.stderr, /^line 1: has a number too small for a double \(1e-400\)/m);
+    const arg = await cli(['enqueue', '-q', 'cli-null', 'demo.noop', '{"x":1e-400}']);
+    ok(arg, 2);
+    assert.match(arg.stderr, /payload has a number too small for a double \(1e-400\), which would be read as 0/);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'cli-null'`)).rows[0].n, 0, 'nothing written');
     const rate = await cli(['queue', 'limit', 'cli-null', '--rate', '2000000/1s']);
     ok(rate, 2);
     assert.match(rate.stderr, /at most 1000000 per period/);

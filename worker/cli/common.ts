@@ -18,6 +18,7 @@ import { reasonText } from '../../lib/http/schemas';
 import { createLogger } from '../../lib/log';
 import { NOT_MIGRATED, QueueError } from '../../lib/queue/errors';
 import { isJobIdText } from '../../lib/queue/job';
+import { underflowingNumber, underflowText } from '../../lib/queue/text';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import { redisSettled } from '../../lib/redis-settled';
 import { visible } from '../../lib/ui/visible';
@@ -184,11 +185,16 @@ export const schemaArg = (schema: ZodType<string>) => (v: string) => {
 export const reasonArg = schemaArg(reasonText);
 
 export const jsonArg = (what: string) => (v: string) => {
+  let parsed: unknown;
   try {
-    return JSON.parse(v);
+    parsed = JSON.parse(v);
   } catch {
     throw new InvalidArgumentError(`${what} must be JSON`);
   }
+  // As the API's body check: 1e-400 would be stored as 0, a value never sent.
+  const tiny = underflowingNumber(v);
+  if (tiny) throw new InvalidArgumentError(`${what} ${underflowText(tiny)}`);
+  return parsed;
 };
 
 /** `path: message` of a zod error's first issue, prefixed by where. */

@@ -12,6 +12,7 @@ import { QueueError } from '../../lib/queue/errors';
 import { PRIORITY_LEVELS } from '../../lib/queue/job';
 import { type EnqueueInput, type EnqueueResult, jobEnqueue } from '../../lib/queue/ops';
 import type { Doorbell, Ring } from '../../lib/queue/signal';
+import { underflowingNumber, underflowText } from '../../lib/queue/text';
 import {
   EXIT,
   EXIT_CODES_HELP,
@@ -108,7 +109,8 @@ ${EXIT_CODES_HELP}
     .action(async (type: string | undefined, payload: unknown, o: EnqueueOptions) => {
       if (o.file !== undefined) {
         if (type !== undefined) throw new QueueError('invalid_request', 'give either a job type or --file, not both');
-        if (o.runAt || o.idempotencyKey || o.singletonKey)
+        // Given at all, even empty: an empty key is still a flag the file's jobs would not get.
+        if (o.runAt !== undefined || o.idempotencyKey !== undefined || o.singletonKey !== undefined)
           throw new QueueError('invalid_request', '--run-at, --idempotency-key and --singleton-key are per job: put them in the lines of the file');
         return enqueueFile(o);
       }
@@ -200,6 +202,8 @@ async function parseLine(
   } catch (e) {
     return { line: lineNo, error: `not valid JSON (${(e as Error).message})` };
   }
+  const tiny = underflowingNumber(text);
+  if (tiny) return { line: lineNo, error: underflowText(tiny) };
   if (!v || typeof v !== 'object' || Array.isArray(v)) return { line: lineNo, error: 'expected a JSON object (one job per line)' };
   const job = v as Record<string, unknown>;
   try {
