@@ -112,6 +112,7 @@ describe('usage', () => {
       [['show', '\u001b[2Jx'], /^error: command-argument value '\\x1b\[2Jx' is invalid for argument 'id'/],
       [['schedule', 'add', 'cli-s1', '--cron', '30 4 1', '--type', 'demo.noop'], /^leasehold: cron "30 4 1" \(UTC\): 3 fields: five are needed/],
       [['schedule', 'add', ' cli-s1 ', '--cron', '0 3 * * *', '--type', 'demo.noop'], /^leasehold: schedule " cli-s1 ": the name must not start or end with whitespace\n$/],
+      [['schedule', 'add', '..', '--cron', '0 3 * * *', '--type', 'demo.noop'], /^leasehold: schedule "..": the name must not be "." or ".." \(a URL path cannot name them\)\n$/],
       [['user', 'add', 'cli-both', '--role', 'viewer', '--generate', '--password-stdin'], /^leasehold: give --password-stdin or --generate, not both\n$/],
       // A single job's fields are flags: the message names the flag typed, not the API's field.
       [['enqueue', 'demo.noop', '{}', '--run-at', 'tomorrow'], /^leasehold: --run-at: must be an ISO 8601 date-time with a time zone/],
@@ -124,7 +125,7 @@ describe('usage', () => {
       assert.match(r.stderr, said, args.join(' '));
     });
     assert.equal(await count(), 0);
-    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM schedules WHERE name = 'cli-s1'`)).rows[0].n, 0);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM schedules WHERE name IN ('cli-s1', '..')`)).rows[0].n, 0);
   });
 
   test('an unreachable database exits 3', async () => {

@@ -122,6 +122,9 @@ function scheduleProblem(s: ScheduleInput): string | null {
   if (s.name.length < 1 || s.name.length > SCHEDULE_NAME_MAX) return `the name must have 1 to ${SCHEDULE_NAME_MAX} characters`;
   // " nightly" would list as "nightly", and `schedule remove nightly` would not find it.
   if (s.name.trim() !== s.name) return 'the name must not start or end with whitespace';
+  // A URL path cannot carry them (/api/schedules/../pause is /api/pause): the console and the
+  // API could not pause, run, edit or remove it, and it would tick for good.
+  if (s.name === '.' || s.name === '..') return 'the name must not be "." or ".." (a URL path cannot name them)';
   // As the API holds them: a definition the console's dialog could not save back unchanged.
   if (s.cron.length > SCHEDULE_CRON_MAX) return `the cron expression must have at most ${SCHEDULE_CRON_MAX} characters`;
   if (s.timezone !== undefined && s.timezone.length > SCHEDULE_TIMEZONE_MAX) return `the time zone must have at most ${SCHEDULE_TIMEZONE_MAX} characters`;
