@@ -301,9 +301,12 @@ describe('requeue and reschedule', () => {
     assert.deepEqual([(await row(id)).priority, (await row(id)).later], [7, true]);
     const entry = await lastClientEntry();
     assert.deepEqual([entry.action, entry.reason, entry.details.priority], ['reschedule', 'after the migration', 7]);
-    // Due again now (a time already past), given as text.
+    // Due again now (a time already past), given as text; the audit entry keeps the time as
+    // stored (now), not as asked, as the API's does.
     await leasehold.reschedule(id, { runAt: '2020-01-01T00:00:00Z' });
     assert.equal((await row(id)).later, false);
+    const stored = (await db.pool.query(`SELECT run_at FROM jobs WHERE job_id = $1`, [id])).rows[0].run_at as Date;
+    assert.equal((await lastClientEntry()).details.runAt, stored.toISOString());
   });
 
   test('input they cannot take: a LeaseholdError naming it, and nothing written', async () => {

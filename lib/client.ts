@@ -33,7 +33,7 @@ import { createLogger, type Logger } from './log';
 import { knownQueueError, QueueError } from './queue/errors';
 import { MAX_PAYLOAD_DEPTH } from './queue/text';
 import { type ActionOutcome, type ActionReport, type EnqueueInput, type EnqueueResult, jobCancel, jobEnqueue, jobRequeue, jobReschedule } from './queue/ops';
-import { audited, jobActionEntry, processActor } from './audit/log';
+import { audited, jobActionEntry, processActor, rescheduleEntry } from './audit/log';
 import { isJobIdText } from './queue/job';
 import { getJob } from './queue/read';
 import { type Doorbell, PgDoorbell, RedisDoorbell, type Ring } from './queue/signal';
@@ -278,6 +278,8 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     reasonGiven: unknown,
     details: Record<string, unknown>,
     apply: (ids: readonly string[]) => Promise<ActionReport>,
+    // The entry's maker (a reschedule records its due time as stored).
+    makeEntry: (ids: readonly string[], reason: string | null) => ReturnType<typeof jobActionEntry> = (ids, reason) => jobActionEntry(verb, ids, reason, details),
   ): Promise<ActionResult> {
     if (typeof given !== 'string' && !Array.isArray(given)) throw new QueueError('invalid_request', `${verb}: give a job id or an array of them`);
     const ids: readonly unknown[] = typeof given === 'string' ? [given] : given;
@@ -287,7 +289,7 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     const reason = reasonText.safeParse(reasonGiven ?? '');
     if (!reason.success) throw new QueueError('invalid_request', `${verb}: reason: ${reason.error.issues[0]?.message ?? 'invalid'}`);
     const checked = ids as readonly string[];
-    const { entry, outcome } = jobActionEntry(verb, checked, reason.data || null, details);
+    const { entry, outcome } = makeEntry(checked, reason.data || null);
     const r = await audited(pool, { actor: processActor(), actorKind: 'client' }, entry, () => apply(checked), outcome).catch(asLeaseholdError);
     return { changed: r.changed, skipped: r.skipped, items: r.items.map(({ job: _job, ...item }) => item) };
   }
@@ -426,8 +428,13 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
         throw new QueueError('invalid_request', `reschedule: ${[...i.path.map(String), i.message].join(': ')}`);
       }
       const { runAt, priority } = body.data;
-      return act('reschedule', given, opts.reason, { runAt: runAt?.toISOString() ?? null, priority: priority ?? null }, async (ids) =>
-        jobReschedule(pool, { ids, runAt, priority, doorbell: await getDoorbell() }),
+      return act(
+        'reschedule',
+        given,
+        opts.reason,
+        {},
+        async (ids) => jobReschedule(pool, { ids, runAt, priority, doorbell: await getDoorbell() }),
+        (ids, reason) => rescheduleEntry(ids, reason, runAt, priority),
       );
     },
     transaction,

@@ -85,6 +85,22 @@ export function jobActionEntry(
   };
 }
 
+/**
+ * A reschedule's entry (the API's, the CLI's, the client's): its due time as stored — a time
+ * already past is stored as now — not as asked; null when only the priority changed.
+ */
+export function rescheduleEntry(ids: readonly string[], reason: string | null | undefined, runAt: Date | undefined, priority: number | undefined) {
+  const { entry, outcome } = jobActionEntry('reschedule', ids, reason, { runAt: runAt?.toISOString() ?? null, priority: priority ?? null });
+  return {
+    entry,
+    outcome: (report: ActionReport): AuditOutcome => {
+      const o = outcome(report);
+      const job = runAt === undefined ? undefined : report.items.find((i) => i.ok)?.job;
+      return job ? { ...o, details: { ...o.details, runAt: job.runAt.toISOString() } } : o;
+    },
+  };
+}
+
 /** What is known of an action before it runs (who, what, on which jobs, why). */
 export type AuditStart = Omit<AuditInput, 'changed' | 'skipped' | 'actor' | 'actorKind'>;
 /** What the action reported: the counts, and anything learnt while it ran (merged in). */

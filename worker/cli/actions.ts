@@ -5,7 +5,7 @@
  * batches of up to 1000, each batch one compare-and-swap statement.
  */
 import { type Command, Option } from 'commander';
-import { jobActionEntry } from '../../lib/audit/log';
+import { jobActionEntry, rescheduleEntry } from '../../lib/audit/log';
 import { jobFilter, MAX_BULK_IDS, rescheduleBody } from '../../lib/http/schemas';
 import { PRIORITY_LEVELS } from '../../lib/queue/job';
 import { QueueError } from '../../lib/queue/errors';
@@ -207,7 +207,7 @@ export function addActionCommands(program: Command) {
       if (!body.success) throw new QueueError('invalid_request', namedByFlag(issueText(body.error.issues), { runAt: '--at' }));
       if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once`);
       const { runAt, priority } = body.data;
-      const { entry, outcome } = jobActionEntry('reschedule', ids, o.reason, { runAt: runAt?.toISOString() ?? null, priority: priority ?? null });
+      const { entry, outcome } = rescheduleEntry(ids, o.reason, runAt, priority);
       const r = await withQueue((q) => auditCli(q.pool, entry, () => ops.jobReschedule(q.pool, { ids, runAt, priority, doorbell: q.doorbell }), outcome));
       printReport(r, !!o.json);
     });

@@ -1,9 +1,9 @@
-import { actorOf, audited, jobActionEntry } from '@/lib/audit/log';
+import { actorOf, audited, rescheduleEntry } from '@/lib/audit/log';
 import { parseJobId, readJson, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { rescheduleBody } from '@/lib/http/schemas';
 import { existingJob, singleActionResponse } from '@/lib/http/single-action';
-import { type ActionReport, jobReschedule } from '@/lib/queue/ops';
+import { jobReschedule } from '@/lib/queue/ops';
 import { serverContext } from '@/lib/server/context';
 
 /**
@@ -15,14 +15,8 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const id = parseJobId((await ctx.params).id);
   const body = rescheduleBody.parse(await readJson(req));
   const { pool, doorbell } = serverContext();
-  const { entry, outcome } = jobActionEntry('reschedule', [id], body.reason, { runAt: body.runAt?.toISOString() ?? null, priority: body.priority ?? null });
-  // The entry keeps the due time as stored (a time already past is now), not as asked.
-  const stored = (r: ActionReport) => {
-    const o = outcome(r);
-    const job = r.items[0]?.ok ? r.items[0].job : undefined;
-    return job ? { ...o, details: { ...o.details, runAt: job.runAt.toISOString() } } : o;
-  };
-  const report = await audited(pool, actorOf(who), entry, () => existingJob(jobReschedule(pool, { ids: [id], runAt: body.runAt, priority: body.priority, doorbell })), stored);
+  const { entry, outcome } = rescheduleEntry([id], body.reason, body.runAt, body.priority);
+  const report = await audited(pool, actorOf(who), entry, () => existingJob(jobReschedule(pool, { ids: [id], runAt: body.runAt, priority: body.priority, doorbell })), outcome);
   return singleActionResponse(report);
 });
 
