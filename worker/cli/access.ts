@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { ROLES, TOKEN_SCOPES } from '../../lib/auth/roles';
 import { checkPassword, tokenCreate, tokenList, tokenRevoke, userAdd, userDisable, userList, userSetRole } from '../../lib/auth/store';
 import { QueueError } from '../../lib/queue/errors';
+import { tokenDto, userDto } from '../../lib/http/admin-dto';
 import { auditCli, cliActor, EXIT_CODES_HELP, printJson, printTable, time, withQueue } from './common';
 
 /** The password: --password-stdin (one line), or a prompt on a terminal, or a generated one (printed once). */
@@ -77,7 +78,8 @@ export function addAccessCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
       const list = await withQueue((q) => userList(q.pool));
-      if (o.json) return printJson(list);
+      // As GET /api/admin/users answers.
+      if (o.json) return printJson({ users: list.map(userDto) });
       if (!list.length) return console.log('no users: add the first admin with `npx leasehold user add NAME --role admin`');
       printTable(['name', 'role', 'created', 'disabled'], list.map((u) => [u.name, u.role, time(u.createdAt), time(u.disabledAt)]));
     });
@@ -126,7 +128,8 @@ export function addAccessCommands(program: Command) {
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
       const list = await withQueue((q) => tokenList(q.pool));
-      if (o.json) return printJson(list);
+      // As GET /api/admin/tokens answers.
+      if (o.json) return printJson({ tokens: list.map(tokenDto) });
       if (!list.length) return console.log('no tokens');
       printTable(
         ['id', 'name', 'scope', 'created by', 'created', 'last used', 'revoked'],

@@ -345,6 +345,21 @@ describe('enqueue', () => {
 });
 
 describe('reading', () => {
+  test('--json prints the shapes the HTTP API answers with: queues, users, tokens, a pause', async () => {
+    const paused = await cli(['queue', 'pause', 'cli-json-q', '--json']);
+    ok(paused);
+    const p = JSON.parse(paused.stdout);
+    assert.deepEqual([p.queue, p.controls.name, p.controls.paused, typeof p.controls.pausedAt], ['cli-json-q', 'cli-json-q', true, 'string']);
+    const queues = JSON.parse((await cli(['queue', 'list', '--json'])).stdout);
+    assert.ok(queues.queues.some((c: { name: string }) => c.name === 'cli-json-q'), 'GET /api/queues: {queues}');
+    ok(await cli(['queue', 'resume', 'cli-json-q']));
+    const users = JSON.parse((await cli(['user', 'list', '--json'])).stdout);
+    assert.ok(Array.isArray(users.users), 'GET /api/admin/users: {users}');
+    assert.ok(users.users.every((u: Record<string, unknown>) => !('id' in u) && !('passwordHash' in u)), 'as the API shows them');
+    const tokens = JSON.parse((await cli(['token', 'list', '--json'])).stdout);
+    assert.ok(Array.isArray(tokens.tokens), 'GET /api/admin/tokens: {tokens}');
+  });
+
   test('status, jobs (filters, pages, --json) and show', async () => {
     const failed = await insertJob(db.pool, { queue: 'cli-read', status: 'failed', attemptCount: 3, maxAttempts: 3 });
     await db.pool.query(
@@ -566,7 +581,10 @@ describe('schedules', () => {
       assert.match(r.stdout, /^cli-cannot-tick: its due tick cannot be enqueued \(last tried \d{4}-[^)]+\): refused\\x1b\[2J by the database$/m);
       const json = await cli(['schedule', 'list', '--json']);
       ok(json);
-      const listed = (JSON.parse(json.stdout) as { name: string; lastError: string | null }[]).find((s) => s.name === name);
+      // The shape GET /api/schedules answers with.
+      const body = JSON.parse(json.stdout) as { schedules: { name: string; lastError: string | null }[]; dbNow: string };
+      assert.match(body.dbNow, /^\d{4}-\d\d-\d\dT/);
+      const listed = body.schedules.find((s) => s.name === name);
       assert.equal(listed?.lastError, 'refused\u001b[2J by the database');
       const status = await cli(['status']);
       ok(status);

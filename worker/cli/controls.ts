@@ -7,6 +7,8 @@ import { controlledQueueName, enqueueBody, toEnqueueInput, toScheduleInput } fro
 import { loadConfig } from '../../lib/config';
 import { scheduleDefinedDetails, scheduleDefinedOutcome } from '../../lib/audit/log';
 import { QueueError } from '../../lib/queue/errors';
+import { queueControlDto, scheduleDto } from '../../lib/http/dto';
+import { dbNow } from '../../lib/queue/read';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
 import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
@@ -28,8 +30,9 @@ export function parseRate(v: string): { rateLimit: number; ratePeriodMs: number 
 
 const limitArg = (v: string) => (v === 'none' ? 0 : intArg(1, 100_000)(v));
 
+/** The queues' controls; with --json as GET /api/queues answers. */
 function showControls(list: ops.QueueControl[], json: boolean) {
-  if (json) return printJson(list);
+  if (json) return printJson({ queues: list.map(queueControlDto) });
   if (!list.length) return console.log('no queue is paused or limited');
   table(
     ['queue', 'paused', 'running', 'concurrency limit', 'rate limit', 'tokens'],
@@ -69,7 +72,8 @@ export function addControlCommands(program: Command) {
         });
         // Pausing a queue before its jobs arrive is allowed; a name nothing uses is more often a typo.
         if (!inUse) console.error(`note: no job waits in ${visible(name)} and no live worker or schedule names it: is the name right?`);
-        if (o.json) return printJson(controls);
+        // As POST /api/queues/:name answers.
+        if (o.json) return printJson({ queue: name, controls: controls ? queueControlDto(controls) : null });
         console.log(`${visible(name)}: ${changed ? (paused ? 'paused' : 'resumed') : paused ? 'was already paused' : 'was not paused'}`);
       });
   }
@@ -88,7 +92,8 @@ export function addControlCommands(program: Command) {
         const p = { concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs };
         return (await auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueChangeControls(q.pool, { name, ...p }), ops.controlsChangeCounted)).controls;
       });
-      showControls(c ? [c] : [], !!o.json);
+      if (o.json) return printJson({ queue: name, controls: c ? queueControlDto(c) : null });
+      showControls(c ? [c] : [], false);
     });
 
   const schedule = program.command('schedule').description('recurring jobs from cron expressions (each tick enqueued exactly once)');
@@ -124,7 +129,7 @@ export function addControlCommands(program: Command) {
           scheduleDefinedOutcome,
         );
       });
-      if (o.json) return printJson(s);
+      if (o.json) return printJson({ schedule: scheduleDto(s) });
       console.log(
         visible(
           `${s.name}: ${s.cron} (${s.timezone}) → ${s.type} on ${s.queue}${s.overlap === 'skip' ? ', one run at a time' : ''}; ` +
@@ -138,8 +143,9 @@ export function addControlCommands(program: Command) {
     .option('--json', 'print JSON')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (o) => {
-      const list = await withQueue((q) => ops.scheduleList(q.pool));
-      if (o.json) return printJson(list);
+      const [list, now] = await withQueue((q) => Promise.all([ops.scheduleList(q.pool), dbNow(q.pool)]));
+      // As GET /api/schedules answers.
+      if (o.json) return printJson({ schedules: list.map(scheduleDto), dbNow: now.toISOString() });
       if (!list.length) return console.log('no schedules');
       table(
         ['name', 'cron', 'zone', 'type', 'queue', 'enabled', 'overlap', 'next run', 'last job', 'last skipped'],
