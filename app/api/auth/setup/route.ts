@@ -16,7 +16,9 @@ export const POST = route('public', async (req: Request) => {
   const body = setupBody.parse(await readJson(req, 4096));
   // Counted as a failed try from here until the link proves right (see signInAttempt).
   const attempt = signInAttempt(SETUP_LINK, clientAddress(req));
-  if (attempt.wait > 0) throw new QueueError('rate_limited', `too many failed attempts: try again in ${attempt.wait} s`);
+  if (attempt.wait > 0) {
+    return json(new QueueError('rate_limited', `too many failed attempts: try again in ${attempt.wait} s`).toJSON(), 429, { 'retry-after': String(attempt.wait) });
+  }
   const { pool } = serverContext();
   let user;
   try {
