@@ -28,7 +28,7 @@ const n = (q: QueueStatsDto, s: keyof QueueStatsDto['counts']) => (
   </span>
 );
 
-const BUTTON = 'rounded border border-zinc-300 px-1.5 py-0.5 hover:bg-zinc-100 disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800';
+const BUTTON = 'rounded border border-zinc-300 px-1.5 py-0.5 hover:bg-zinc-100 disabled:opacity-50 aria-disabled:cursor-wait aria-disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800';
 
 /** What a queue's controls allow, in a few words. */
 function controlsText(c: NonNullable<QueueStatsDto['controls']>) {

@@ -19,7 +19,7 @@ export function Button({
     <button
       type="button"
       {...props}
-      className={`inline-flex items-center gap-1.5 rounded-md font-medium transition-colors focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-sky-500 disabled:cursor-not-allowed disabled:opacity-40 ${
+      className={`inline-flex items-center gap-1.5 rounded-md font-medium transition-colors focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-sky-500 disabled:cursor-not-allowed disabled:opacity-40 aria-disabled:cursor-wait aria-disabled:opacity-40 ${
         size === 'sm' ? 'px-2 py-1 text-xs' : 'px-3 py-1.5 text-sm'
       } ${VARIANTS[variant]} ${className}`}
     />

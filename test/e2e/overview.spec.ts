@@ -172,6 +172,10 @@ test('pausing a queue asks once more, with a reason for the audit log; resuming 
   expect(await paused()).toBe(true);
   const { rows } = await db().query(`SELECT reason FROM audit_log WHERE action = 'queue.pause' AND target->>'queue' = 'e2e-pausable'`);
   expect(rows.map((r) => r.reason)).toEqual(['upstream mail provider down']);
-  await row.getByRole('button', { name: 'Resume queue e2e-pausable' }).click();
+  await row.getByRole('button', { name: 'Resume queue e2e-pausable' }).focus();
+  await page.keyboard.press('Enter');
   await expect.poll(paused).toBe(false);
+  // The focus stays on the row's button (busy while the request ran, never disabled: a
+  // focused button that is disabled drops the focus to the top of the page).
+  await expect(row.getByRole('button', { name: 'Pause queue e2e-pausable' })).toBeFocused();
 });
