@@ -30,6 +30,9 @@ import type { Role } from '@/lib/auth/roles';
  */
 type Asking = { action: 'run' | 'pause' | 'remove'; schedule: ScheduleDto } | { action: 'define'; schedule: ScheduleDto | null } | null;
 
+/** Past due by this much, a tick is said to be overdue, not "due now". */
+const OVERDUE_MS = 10_000;
+
 /** The recurring jobs: when each ticks next, when it last did, and the job that tick made. */
 export function SchedulesView() {
   const interval = useRefreshInterval();
@@ -131,7 +134,9 @@ export function SchedulesView() {
           <ScheduleTable
             schedules={q.data.schedules}
             nowMs={now}
+            readAtMs={ms(q.data.dbNow)!}
             consumers={consumers}
+            tickers={stats.data ? stats.data.workersAlive : null}
             ran={ran}
             actions={{
               onRun: (schedule) => {
@@ -249,13 +254,19 @@ interface RowActions {
 function ScheduleTable({
   schedules,
   nowMs,
+  readAtMs,
   consumers,
+  tickers,
   ran,
   actions,
 }: {
   schedules: ScheduleDto[];
   nowMs: number;
+  /** When the schedules were read (the database's clock): a tick overdue is one overdue then, not one a paused page has not seen run. */
+  readAtMs: number;
   consumers(queue: string): number | null;
+  /** Worker processes alive anywhere (each enqueues due ticks); null: not known yet. */
+  tickers: number | null;
   ran: Record<string, ScheduleRunDto>;
   actions: RowActions | null;
 }) {
@@ -302,10 +313,17 @@ function ScheduleTable({
                   · one run at a time
                 </span>
               )}
-              {runsTicks && consumers(s.queue) === 0 && (
-                <p className="mt-1 break-normal text-red-700 dark:text-red-400" data-testid="no-consumer">
-                  No live worker consumes this queue: each tick&apos;s job waits until one starts.
+              {runsTicks && tickers === 0 ? (
+                <p className="mt-1 break-normal text-red-700 dark:text-red-400" data-testid="no-ticker">
+                  No worker process is alive: no tick is enqueued until one starts, and the ticks missed meanwhile make one run.
                 </p>
+              ) : (
+                runsTicks &&
+                consumers(s.queue) === 0 && (
+                  <p className="mt-1 break-normal text-red-700 dark:text-red-400" data-testid="no-consumer">
+                    No live worker consumes this queue: each tick&apos;s job waits until one starts.
+                  </p>
+                )
               )}
             </td>
             <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.nextRunAt)} data-testid="next-tick">
@@ -320,8 +338,14 @@ function ScheduleTable({
                 `in ${duration(next)}`
               ) : next > 0 ? (
                 'in under a second'
-              ) : (
+              ) : readAtMs - ms(s.nextRunAt)! < OVERDUE_MS ? (
                 'due now'
+              ) : (
+                // A tick is enqueued within a second or so of coming due: one this late waits on
+                // the workers (none alive, or failing to enqueue it: Last error says why).
+                <span className="text-red-700 dark:text-red-400" data-testid="tick-overdue">
+                  overdue by {duration(-next)}
+                </span>
               )}
             </td>
             <td className="tabular whitespace-nowrap px-3 py-2 text-xs" title={dateTime(s.lastRunAt)}>
