@@ -386,13 +386,11 @@ describe('reads for the console', () => {
     assert.deepEqual(p1.jobs.map((j: { id: string }) => j.id), [b]);
     assert.deepEqual(await ids(`queue=win-q&limit=1&cursor=${p1.nextCursor}`), [a]);
     for (const qs of ['payload=a..b', 'fingerprint=nothex', 'id=abc', 'maxId=-1']) assert.equal((await get(jobs.GET, `/api/jobs?${qs}`)).status, 400, qs);
-    // A value JSON reads as another (1e-400 as 0; an integer past 2^53 rounded) would filter on
-    // what was never sent, and an action by that filter would act on other jobs: a 400.
-    for (const value of ['1e-400', '12345678901234567891']) {
-      const res = await get(jobs.GET, `/api/jobs?payload=account%3D${value}`);
-      assert.equal(res.status, 400, value);
-      assert.match(res.body.error.message, /^payload: the value (has a number too small for a double \(1e-400\)|contains an integer beyond ±2\^53)/, value);
-    }
+    // A value JSON reads as 0 (1e-400) would filter on what was never sent, and an action by
+    // that filter would act on the jobs whose value is 0: a 400.
+    const tiny = await get(jobs.GET, '/api/jobs?payload=account%3D1e-400');
+    assert.equal(tiny.status, 400);
+    assert.equal(tiny.body.error.message, 'payload: the value has a number too small for a double (1e-400), which would be read as 0: send it as a string');
   });
 
   test('lookup returns current rows by id; newer counts jobs above an anchor', async () => {

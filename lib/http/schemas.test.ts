@@ -79,6 +79,8 @@ test("a payload filter's value and the history range say what is wrong with them
   assert.equal(payload('a=1e400'), 'payload: the value contains a number beyond the range of a double (send it as a string)');
   assert.equal(payload('a="\\u0000"'), 'payload: the value contains a NUL character (\\u0000), which PostgreSQL cannot store');
   assert.equal(payload('a="\\ud800"'), 'payload: the value contains invalid Unicode (a lone surrogate)');
+  assert.equal(payload('a=1e-400'), 'payload: the value has a number too small for a double (1e-400), which would be read as 0: send it as a string');
   assert.equal(listQuery.safeParse({ payload: 'a=1e300' }).success, true);
+  assert.equal(listQuery.safeParse({ payload: 'a=0e-400' }).success, true, 'a zero sent as one');
   assert.equal(zodMessage(historyQuery.safeParse({ range: '1y' }).error!), 'range: must be 24h or 7d');
 });

@@ -253,7 +253,7 @@ export const filterFields = {
       if (!pf || !('value' in pf)) return;
       // 1e-400 decodes to 0: a filter (and an action by it) on the jobs whose value is 0.
       const tiny = underflowingNumber(s.slice(s.indexOf('=') + 1).trim());
-      const problem = tiny ? underflowText(tiny) : jsonProblem(pf.value, { parsed: true });
+      const problem = tiny ? underflowText(tiny) : jsonProblem(pf.value);
       if (problem) ctx.addIssue({ code: 'custom', message: `the value ${problem}` });
     })
     .optional()
