@@ -62,6 +62,7 @@ export function AuditView() {
           // A job id as the console shows it (#4211) is that job's; anything else is said here,
           // the log left as it was (the server would refuse it, and the log give way to the error).
           const jobId = next.get('jobId');
+          setJobIdError(null);
           if (jobId !== null) {
             const id = jobIdFromText(jobId);
             setJobIdError(id ? null : 'A job id is a number, as in 4211 or #4211.');

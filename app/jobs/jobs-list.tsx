@@ -165,7 +165,8 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   return (
     <div className="space-y-3">
       {refreshError && <ErrorState title="Refreshing failed: the rows are as last read" message={refreshError.message} />}
-      {newer.data && <NewRowsBanner count={newer.data.count} capped={newer.data.capped} onShow={showNew} />}
+      {/* An empty list reads its first page again instead (rereadFirstPage): no banner above "No job matches". */}
+      {newer.data && base.length > 0 && <NewRowsBanner count={newer.data.count} capped={newer.data.capped} onShow={showNew} />}
       {filteredQueue && (filteredQueue.controls?.paused || filteredQueue.workersAlive === 0) && (
         // A backlog that looks like any other: said here, as the job page says it, so nobody waits on a queue that nothing takes from.
         <p className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-200" data-testid="queue-notice">

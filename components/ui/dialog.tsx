@@ -52,8 +52,9 @@ export function Dialog({
     return () => {
       window.removeEventListener('keydown', onKey, true);
       // Back where it was; or, when that is gone (a bulk action's buttons leave with the
-      // selection it cleared), to the page's content, not to the top of the document.
-      if (before?.isConnected) before.focus?.();
+      // selection it cleared) or disabled (a job's Requeue once it is queued and due), to the
+      // page's content, not to the top of the document.
+      if (before?.isConnected && !before.matches(':disabled')) before.focus?.();
       else document.querySelector<HTMLElement>('main[tabindex]')?.focus({ preventScroll: true });
     };
   }, []);

@@ -128,7 +128,7 @@ export const jobPageSchema = z
       .nullable()
       .meta({
         description:
-          'Pass as `after` to GET /api/jobs/newer for the "N new" count above this page: the newest job id, or with status=failed (status=running) a moment a few seconds before the read and how many jobs that failed (started) after it the read saw ("<microseconds>.0.<seen>": a job fails, or starts, whatever its id, and one that did as the page was read may commit after it; "<microseconds>.0", the moment of the read, past 10,000 seen). A seen job that left the list meanwhile (requeued; finished) makes the count one fewer until the list is read again.',
+          'Pass as `after` to GET /api/jobs/newer for the "N new" count above this page: the newest job id; with status=failed a moment a few seconds before the read and how many failed jobs after it the read saw ("<microseconds>.0.<seen>": a job fails whatever its id, and one that failed as the page was read may commit after it; "<microseconds>.0", the moment of the read, past 10,000 seen; a seen job requeued meanwhile makes the count one fewer until the list is read again); with status=running the moment of the read ("<microseconds>.0": the jobs that started since, whatever their ids).',
       }),
     partial: z
       .object({

@@ -96,7 +96,12 @@ export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
   if (f.status === 'failed') return listFailed(db, f);
   // The running list in id order, but its "N new" counts the jobs that started since its read,
   // whatever their ids: a backlog's jobs, a retry, a scheduled job start running with old ids.
-  if (f.status === 'running') return onOneSnapshot(db, async (s) => ({ ...(await listInIdOrder(s, f)), newerAfter: await runningAnchor(s) }));
+  if (f.status === 'running') {
+    return onOneSnapshot(db, async (s) => {
+      const newerAfter = await runningAnchor(s); // first: its moment is the snapshot's
+      return { ...(await listInIdOrder(s, f)), newerAfter };
+    });
+  }
   return listInIdOrder(db, f);
 }
 
@@ -280,10 +285,13 @@ function failedAnchorSql(conds: string[], p: SqlParams): string {
  * The running list's MOMENT_ANCHOR: the read's own moment, with nothing seen after it. Not a
  * margin before it, as the failed list's: its seen jobs leave it within seconds (they finish),
  * and each one gone would hide a new one from the count. A claim that began before the read and
- * committed after it is missed — from this count; the next page read shows it.
+ * committed after it is missed — from this count; the next page read shows it. Read as the
+ * snapshot's first statement, at its start (statement_timestamp, not the transaction's now(),
+ * which BEGIN fixed a round trip before the snapshot): a claim committed in between is in the
+ * page, and must not be counted as new too.
  */
 async function runningAnchor(db: Executor): Promise<string> {
-  const { rows } = await db.query(`SELECT ${MICROS('now()')} AS now_us`);
+  const { rows } = await db.query(`SELECT ${MICROS('statement_timestamp()')} AS now_us`);
   return `${rows[0].now_us}.0`;
 }
 
