@@ -158,7 +158,7 @@ describe('POST /api/jobs', () => {
   test('query parameters: an unknown one is named as such, a bad cursor says what a cursor is', async () => {
     const list = async (q: string) => (await (await jobs.GET(new Request(`http://test/api/jobs?${q}`))).json()).error?.message;
     assert.equal(await list('foo=bar'), 'unknown field "foo"');
-    assert.match(await list('cursor=zzz'), /^cursor: must be a job id, or \(with status=failed\) a place in the failed list/);
+    assert.match(await list('cursor=zzz'), /^cursor: must be a job id, or \(with status=failed or running\) a place in that list/);
   });
 
   test('an array enqueues many in one statement', async () => {
@@ -363,6 +363,25 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     const refused = await newer.GET(new Request(`http://test/api/jobs/newer?queue=running-order-q&status=queued&after=${page.newerAfter}`));
     assert.equal(refused.status, 400);
     assert.equal((await refused.json()).error.message, 'after: a moment (<microseconds>.<job id>) goes with status=failed or status=running');
+  });
+
+  test('the running list is in the order jobs started, the latest first, page after page: a job that starts with an old id heads it', async () => {
+    const get = async (qs: string) => (await jobs.GET(new Request(`http://test/api/jobs?${qs}&fresh=1`))).json();
+    const ids: string[] = [];
+    for (let k = 0; k < 3; k++) ids.push(await insertJob(db.pool, { queue: 'running-start-q', status: 'running', workerId: 'w:1:a', leaseInMs: 60_000 }));
+    // Started in the order 2, 0, 1 (the oldest id last but one).
+    await db.pool.query(
+      `UPDATE jobs SET started_at = now() - (CASE job_id WHEN $1::bigint THEN 3 WHEN $2::bigint THEN 2 ELSE 1 END) * interval '1 min' WHERE job_id = ANY($3::bigint[])`,
+      [ids[2], ids[0], ids],
+    );
+    const first = await get('queue=running-start-q&status=running&limit=2');
+    assert.deepEqual(first.jobs.map((j: { id: string }) => j.id), [ids[1], ids[0]]);
+    assert.match(first.nextCursor, /^\d+\.\d+$/, 'a place in the list: when it started, and its id');
+    const second = await get(`queue=running-start-q&status=running&limit=2&cursor=${first.nextCursor}`);
+    assert.deepEqual(second.jobs.map((j: { id: string }) => j.id), [ids[2]]);
+    assert.equal(second.nextCursor, null);
+    // A place in it goes with the failed and running lists only.
+    assert.equal((await jobs.GET(new Request(`http://test/api/jobs?queue=running-start-q&status=queued&cursor=${first.nextCursor}`))).status, 400);
   });
 
   test('the failed list is in the order jobs failed, newest first; "N new" counts a job that fails later whatever its id', async () => {

@@ -337,7 +337,7 @@ describe('POST /api/actions/:action', () => {
     assert.equal(empty.body.error.message, 'filter: give at least one condition (an action on every job in the table is never implied)');
     const cursor = await get(jobs.GET, '/api/jobs?status=queued&cursor=1700000000000000.5');
     assert.equal(cursor.status, 400);
-    assert.equal(cursor.body.error.message, 'cursor: a place in the failed list (<microseconds>.<job id>) goes with status=failed');
+    assert.equal(cursor.body.error.message, 'cursor: a place in the failed or running list (<microseconds>.<job id>) goes with status=failed or status=running');
     const after = await get(newer.GET, '/api/jobs/newer?queue=q&after=1700000000000000.5');
     assert.equal(after.body.error.message, 'after: a moment (<microseconds>.<job id>) goes with status=failed or status=running');
   });

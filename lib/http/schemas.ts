@@ -204,17 +204,17 @@ export const jobId = z
   .regex(JOB_ID_PATTERN, 'must be a job id (a positive integer)')
   .refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) <= MAX_JOB_ID, `must be a job id (at most ${MAX_JOB_ID})`);
 
-/** A place in the failed list (FAILED_POSITION): its cursors and "N new" anchor. */
+/** A place in the failed or running list (FAILED_POSITION): their cursors. */
 const failedPosition = z
   .string()
-  .regex(FAILED_POSITION, 'must be a job id, or a place in the failed list (<microseconds>.<job id>)')
+  .regex(FAILED_POSITION, 'must be a job id, or a place in the failed or running list (<microseconds>.<job id>)')
   .refine((s) => !FAILED_POSITION.test(s) || BigInt(s.split('.')[1]!) <= MAX_JOB_ID, 'the job id in it is too large');
-/** A job id, or (status=failed) a place in the failed list. */
+/** A job id, or (status=failed or running) a place in that list. */
 const listPosition = z
   .string()
   .refine(
     (s) => jobId.safeParse(s).success || failedPosition.safeParse(s).success,
-    'must be a job id, or (with status=failed) a place in the failed list (<microseconds>.<job id>)',
+    'must be a job id, or (with status=failed or running) a place in that list (<microseconds>.<job id>)',
   );
 /** What "N new" counts above (a page's newerAfter): a job id, or the failed or running list's MOMENT_ANCHOR. */
 const newerAnchor = z
@@ -225,8 +225,8 @@ const newerAnchor = z
       (MOMENT_ANCHOR.test(s) && BigInt(s.split('.')[1]!) <= MAX_JOB_ID && Number(s.split('.')[2] ?? 0) <= ANCHOR_SEEN_MAX),
     `must be a job id, or (with status=failed or running) a page's newerAfter (<microseconds>.<job id>.<seen>, seen at most ${ANCHOR_SEEN_MAX})`,
   );
-/** A place in the failed list is refused (400) with any other list. (The path names the field: zodMessage puts it in front.) */
-const failedOnly = (field: string) => ({ message: 'a place in the failed list (<microseconds>.<job id>) goes with status=failed', path: [field] });
+/** A place in the failed or running list is refused (400) with any other list. (The path names the field: zodMessage puts it in front.) */
+const placeOnly = { message: 'a place in the failed or running list (<microseconds>.<job id>) goes with status=failed or status=running', path: ['cursor'] };
 /** A moment anchor counts the jobs that failed or started since: it goes with those lists only. */
 const momentOnly = { message: 'a moment (<microseconds>.<job id>) goes with status=failed or status=running', path: ['after'] };
 const momentList = (status: string | undefined) => status !== undefined && status in MOMENT_LISTS;
@@ -300,7 +300,7 @@ export const listQuery = z
     ...filterFields,
     cursor: listPosition
       .optional()
-      .meta({ description: 'The nextCursor of the previous page: jobs with a smaller id (with status=failed: jobs that failed earlier, "<microseconds>.<job id>").' }),
+      .meta({ description: 'The nextCursor of the previous page: jobs with a smaller id (with status=failed: jobs that failed earlier; with status=running: jobs that started earlier; "<microseconds>.<job id>").' }),
     limit: queryInt(1, MAX_PAGE, 50),
     fresh: z
       .literal('1')
@@ -311,7 +311,7 @@ export const listQuery = z
       }),
   })
   .strict()
-  .refine((q) => !q.cursor || !FAILED_POSITION.test(q.cursor) || q.status === 'failed', failedOnly('cursor'));
+  .refine((q) => !q.cursor || !FAILED_POSITION.test(q.cursor) || momentList(q.status), placeOnly);
 
 /** Most jobs one export writes (GET /api/jobs/export?max=), and its default. */
 export const EXPORT_MAX = 100_000;

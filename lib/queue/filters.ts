@@ -63,8 +63,9 @@ export const PIN_KEYS: readonly string[] = ['maxId', 'finishedBy'];
 
 /**
  * A place in the failed list, which is ordered by when jobs failed (finished_at, then
- * job_id, newest first): "<finished_at in microseconds since 1970>.<job_id>". The list's
- * cursors and its "N new" anchor take this form; everything else is ordered by id.
+ * job_id, newest first), or in the running list, ordered by when they started (started_at):
+ * "<microseconds since 1970>.<job_id>". Their cursors take this form, and their "N new"
+ * anchors (MOMENT_ANCHOR) one like it; every other list is ordered by id.
  */
 export const FAILED_POSITION = /^(\d{1,17})\.(\d{1,19})$/;
 

@@ -94,19 +94,43 @@ export async function idRange(db: Executor): Promise<{ min: bigint | null; max: 
  */
 export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
   if (f.status === 'failed') return listFailed(db, f);
-  // The running list in id order, but its "N new" counts the jobs that started since its read,
-  // whatever their ids: a backlog's jobs, a retry, a scheduled job start running with old ids.
-  if (f.status === 'running') {
-    return onOneSnapshot(db, async (s) => {
-      const newerAfter = await runningAnchor(s); // first: its moment is the snapshot's
-      return { ...(await listInIdOrder(s, f)), newerAfter };
-    });
-  }
+  // A plain id as the cursor (a page of an earlier version's) goes on in id order.
+  if (f.status === 'running' && !(f.cursor && !FAILED_POSITION.test(f.cursor))) return onOneSnapshot(db, (s) => readRunning(s, f));
   return listInIdOrder(db, f);
 }
 
+/**
+ * The running list, the latest started first, keyset-paginated on (started_at, job_id) (a
+ * cursor is "<started_at in microseconds>.<job id>", as the failed list's): a backlog's job, a
+ * retry or a scheduled one starts with an old id, and shows at the top, where its "N new"
+ * (runningAnchor: the jobs started since the read) sends the operator. The running rows are
+ * few (jobs_running_idx holds them alone): read and sorted whole.
+ */
+async function readRunning(db: Executor, f: ListFilters): Promise<JobPage> {
+  const newerAfter = await runningAnchor(db); // first: its moment is the snapshot's
+  const p = new SqlParams();
+  const { conds } = filterSql(f, p, fingerprintSql());
+  if (f.cursor) conds.push(`(started_at, job_id) < ${positionSql(p, f.cursor)}`);
+  const { rows } = await db.query(
+    `SELECT ${LIST_COLUMNS}, ${MICROS('started_at')} AS started_us FROM jobs WHERE ${conds.join(' AND ')}
+      ORDER BY started_at DESC, job_id DESC LIMIT ${p.add(f.limit + 1)}`,
+    p.values,
+  );
+  const { rows: [meta] } = await db.query(`SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now`);
+  const page = rows.slice(0, f.limit);
+  const last = page[page.length - 1];
+  return {
+    jobs: page.map(toListed),
+    nextCursor: rows.length > f.limit && last ? `${last.started_us}.${last.job_id}` : null,
+    dbNow: meta.db_now,
+    headId: meta.head_id === null ? null : String(meta.head_id),
+    newerAfter,
+    partial: null,
+  };
+}
+
 async function listInIdOrder(db: Executor, f: ListFilters): Promise<JobPage> {
-  if (f.cursor && FAILED_POSITION.test(f.cursor)) throw new QueueError('invalid_request', 'cursor: a place in the failed list goes with status=failed');
+  if (f.cursor && FAILED_POSITION.test(f.cursor)) throw new QueueError('invalid_request', 'cursor: a place in the failed or running list goes with status=failed or status=running');
   const range = await idRange(db);
   const headId = range.max === null ? null : String(range.max);
   const empty = (): JobPage => ({ jobs: [], nextCursor: null, dbNow: range.now, headId, newerAfter: headId, partial: null });
@@ -164,10 +188,10 @@ async function listInIdOrder(db: Executor, f: ListFilters): Promise<JobPage> {
   return { ...empty(), jobs: found.map(toListed) };
 }
 
-/** `(finished_at, job_id)` of a FAILED_POSITION, for a row comparison on jobs_failed_idx. */
-function failedPositionSql(p: SqlParams, position: string): string {
+/** `(µs, job_id)` of a FAILED_POSITION, for a row comparison: (finished_at, job_id) on jobs_failed_idx, or (started_at, job_id) over the running rows. */
+function positionSql(p: SqlParams, position: string): string {
   const m = FAILED_POSITION.exec(position);
-  if (!m) throw new QueueError('invalid_request', 'not a place in the failed list (<microseconds>.<job id>)');
+  if (!m) throw new QueueError('invalid_request', 'not a place in the failed or running list (<microseconds>.<job id>)');
   return `(${fromMicros(p.add(m[1]))}, ${p.add(m[2])}::bigint)`;
 }
 
@@ -215,7 +239,7 @@ async function readFailed(db: Executor, f: ListFilters): Promise<JobPage> {
     q.values.push(...p.values);
     // A plain job id (a cursor from a list in id order) is taken as "smaller ids than it".
     const afterIn = (ps: SqlParams) =>
-      position === null ? [] : [FAILED_POSITION.test(position) ? `(finished_at, job_id) < ${failedPositionSql(ps, position)}` : `job_id < ${ps.add(position)}::bigint`];
+      position === null ? [] : [FAILED_POSITION.test(position) ? `(finished_at, job_id) < ${positionSql(ps, position)}` : `job_id < ${ps.add(position)}::bigint`];
     const order = `ORDER BY finished_at DESC NULLS LAST, job_id DESC NULLS LAST`;
     const columns = `${LIST_COLUMNS}, ${MICROS('finished_at')} AS finished_us`;
     if (!filtered) {
@@ -440,7 +464,7 @@ export async function countNewer(db: Executor, f: JobFilter, afterId: string): P
     // Never more than a read can have seen: the count's LIMIT grows with it.
     const seen = Math.min(Number(anchor[3] ?? 0), ANCHOR_SEEN_MAX);
     const { rows } = await db.query(
-      `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(${MOMENT_LISTS[f.status]}, job_id) > ${failedPositionSql(p, `${anchor[1]}.${anchor[2]}`)}`].join(' AND ')} LIMIT ${seen + NEWER_CAP + 1}) t`,
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE ${[...conds, `(${MOMENT_LISTS[f.status]}, job_id) > ${positionSql(p, `${anchor[1]}.${anchor[2]}`)}`].join(' AND ')} LIMIT ${seen + NEWER_CAP + 1}) t`,
       p.values,
     );
     // Seen jobs requeued or deleted since would make this fewer: never below none.
