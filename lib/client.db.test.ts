@@ -78,6 +78,9 @@ describe('enqueue, enqueueMany, get', () => {
       leasehold.enqueueMany([{ type: 'demo.noop', queue: 'c-bad-js' }, { type: 'demo.noop', queue: 'c-bad-js', runAt: new Date(NaN) }]),
       refused(/^\[1\]\.runAt: /),
     );
+    // Not an array (plain JavaScript): named, not a TypeError; an empty one enqueues nothing.
+    await assert.rejects(leasehold.enqueueMany({ type: 'demo.noop' } as never), refused(/^enqueueMany: give an array of jobs \(an object was given\)$/));
+    assert.deepEqual(await leasehold.enqueueMany([]), []);
     assert.equal(await jobCount('c-bad-js'), 0);
   });
 

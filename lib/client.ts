@@ -257,6 +257,8 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
   // for ever on a pool that transactions like it hold whole.
   const validateOne = async (job: JobInput, db: Executor = pool) => validateJob(job, '', await knownJobTypes(db, typeNames([job]), { cacheFor: pool }));
   const validateAll = async (jobs: readonly JobInput[], db: Executor = pool) => {
+    // From plain JavaScript too: an object or a string is a LeaseholdError naming it, not a TypeError.
+    if (!Array.isArray(jobs)) throw new QueueError('invalid_request', `enqueueMany: give an array of jobs (${jobs === null ? 'null' : typeof jobs === 'object' ? 'an object' : `a ${typeof jobs}`} was given)`);
     const types = await knownJobTypes(db, typeNames(jobs), { cacheFor: pool });
     return jobs.map((j, k) => validateJob(j, `[${k}]`, types));
   };
