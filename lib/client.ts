@@ -278,10 +278,9 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     verb: 'cancel' | 'requeue' | 'reschedule',
     given: unknown,
     reasonGiven: unknown,
-    details: Record<string, unknown>,
+    // The audit entry of these checked ids (a reschedule's records its due time as stored).
+    entryOf: (ids: readonly string[], reason: string | null) => ReturnType<typeof jobActionEntry>,
     apply: (ids: readonly string[]) => Promise<ActionReport>,
-    // The entry's maker (a reschedule records its due time as stored).
-    makeEntry: (ids: readonly string[], reason: string | null) => ReturnType<typeof jobActionEntry> = (ids, reason) => jobActionEntry(verb, ids, reason, details),
   ): Promise<ActionResult> {
     if (typeof given !== 'string' && !Array.isArray(given)) throw new QueueError('invalid_request', `${verb}: give a job id or an array of them`);
     const ids: readonly unknown[] = typeof given === 'string' ? [given] : given;
@@ -291,7 +290,7 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
     const reason = reasonText.safeParse(reasonGiven ?? '');
     if (!reason.success) throw new QueueError('invalid_request', `${verb}: reason: ${reason.error.issues[0]?.message ?? 'invalid'}`);
     const checked = ids as readonly string[];
-    const { entry, outcome } = makeEntry(checked, reason.data || null);
+    const { entry, outcome } = entryOf(checked, reason.data || null);
     const r = await audited(pool, { actor: processActor(), actorKind: 'client' }, entry, () => apply(checked), outcome).catch(asLeaseholdError);
     return { changed: r.changed, skipped: r.skipped, items: r.items.map(({ job: _job, ...item }) => item) };
   }
@@ -415,10 +414,10 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
         await setTimeout(pause, undefined, { signal }).catch(() => signal!.throwIfAborted());
       }
     },
-    cancel: (given, opts = {}) => act('cancel', given, opts.reason, {}, (ids) => jobCancel(pool, { ids })),
+    cancel: (given, opts = {}) => act('cancel', given, opts.reason, (ids, reason) => jobActionEntry('cancel', ids, reason), (ids) => jobCancel(pool, { ids })),
     requeue: (given, opts = {}) => {
       const how = { resetAttempts: !!opts.resetAttempts, revokeLease: !!opts.revokeLease };
-      return act('requeue', given, opts.reason, how, async (ids) => jobRequeue(pool, { ids, ...how, doorbell: await getDoorbell(), results }));
+      return act('requeue', given, opts.reason, (ids, reason) => jobActionEntry('requeue', ids, reason, how), async (ids) => jobRequeue(pool, { ids, ...how, doorbell: await getDoorbell(), results }));
     },
     async reschedule(given, opts) {
       // Checked as POST /api/jobs/:id/reschedule checks its body; a Date as its ISO text.
@@ -434,9 +433,8 @@ export function createClient(opts: ClientOptions = {}): LeaseholdClient {
         'reschedule',
         given,
         opts.reason,
-        {},
-        async (ids) => jobReschedule(pool, { ids, runAt, priority, doorbell: await getDoorbell() }),
         (ids, reason) => rescheduleEntry(ids, reason, runAt, priority),
+        async (ids) => jobReschedule(pool, { ids, runAt, priority, doorbell: await getDoorbell() }),
       );
     },
     transaction,

@@ -62,13 +62,10 @@ export function AuditView() {
           // A job id as the console shows it (#4211) is that job's; anything else is said here,
           // the log left as it was (the server would refuse it, and the log give way to the error).
           const jobId = next.get('jobId');
-          setJobIdError(null);
-          if (jobId !== null) {
-            const id = jobIdFromText(jobId);
-            setJobIdError(id ? null : 'A job id is a number, as in 4211 or #4211.');
-            if (!id) return;
-            next.set('jobId', id);
-          }
+          const id = jobId === null ? null : jobIdFromText(jobId);
+          setJobIdError(jobId !== null && !id ? 'A job id is a number, as in 4211 or #4211.' : null);
+          if (jobId !== null && !id) return;
+          if (id) next.set('jobId', id);
           setCursors([]);
           router.push(`${path}?${next}`);
         }}

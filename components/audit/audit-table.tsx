@@ -85,7 +85,7 @@ export function AuditTable({ entries, onActor, onAction }: { entries: AuditEntry
                         #{id}
                       </Link>
                     ))}
-                    {jobCountText(e, LINKED) && <span data-testid="audit-job-count">{jobCountText(e, LINKED)}</span>}
+                    <JobCount entry={e} />
                   </span>
                 )}
               </td>
@@ -127,6 +127,11 @@ function AuditOptions({ entry }: { entry: Pick<AuditEntryDto, 'details' | 'actio
 
 /** How a schedule's changed field is named in "was: …". */
 const WAS_LABEL: Record<string, string> = { cron: 'cron', timezone: 'zone', queue: 'queue', type: 'type', priority: 'priority', maxAttempts: 'attempts', overlap: 'overlap' };
+
+function JobCount({ entry }: { entry: { jobIds: readonly string[]; details: Record<string, unknown> } }) {
+  const text = jobCountText(entry, LINKED);
+  return text && <span data-testid="audit-job-count">{text}</span>;
+}
 
 /** How many of an entry's jobs are linked on its row. */
 const LINKED = 10;

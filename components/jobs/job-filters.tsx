@@ -22,8 +22,6 @@ export interface JobFiltersProps {
   onPendingChange?(pending: boolean): void;
 }
 
-/** A job id in the search box, `#` allowed in front (as ids are shown). */
-const asJobId = jobIdFromText;
 
 /**
  * The search box: a job id (`4211`, `#4211`), or text in the last error (`timeout`); text
@@ -33,13 +31,13 @@ export function parseSearch(text: string): { id?: string; error?: string } {
   const s = text.trim();
   const quoted = /^"(.+)"$/.exec(s);
   if (quoted) return { error: quoted[1] };
-  const id = asJobId(s);
+  const id = jobIdFromText(s);
   if (id) return { id };
   return s ? { error: s } : {};
 }
 
 /** What the search box shows for these filters (parseSearch's inverse). */
-export const searchText = (f: Pick<JobFilters, 'id' | 'error'>) => f.id ?? (f.error && asJobId(f.error.trim()) ? `"${f.error}"` : f.error) ?? '';
+export const searchText = (f: Pick<JobFilters, 'id' | 'error'>) => f.id ?? (f.error && jobIdFromText(f.error.trim()) ? `"${f.error}"` : f.error) ?? '';
 
 /** The filter bar; applies on Enter or on "Apply", and a status change at once. */
 export function JobFilterBar({ filters, onChange, queues = [], types = [], fixedStatus, onPendingChange }: JobFiltersProps) {

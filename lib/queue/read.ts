@@ -107,7 +107,10 @@ export async function listJobs(db: Executor, f: ListFilters): Promise<JobPage> {
  * few (jobs_running_idx holds them alone): read and sorted whole.
  */
 async function readRunning(db: Executor, f: ListFilters): Promise<JobPage> {
-  const newerAfter = await runningAnchor(db); // first: its moment is the snapshot's
+  // First: its moment is the snapshot's (runningAnchor).
+  const { rows: [meta] } = await db.query(
+    `SELECT ${MICROS('statement_timestamp()')} AS now_us, (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now`,
+  );
   const p = new SqlParams();
   const { conds } = filterSql(f, p, fingerprintSql());
   if (f.cursor) conds.push(`(started_at, job_id) < ${positionSql(p, f.cursor)}`);
@@ -116,7 +119,6 @@ async function readRunning(db: Executor, f: ListFilters): Promise<JobPage> {
       ORDER BY started_at DESC, job_id DESC LIMIT ${p.add(f.limit + 1)}`,
     p.values,
   );
-  const { rows: [meta] } = await db.query(`SELECT (SELECT job_id FROM jobs ORDER BY job_id DESC LIMIT 1) AS head_id, now() AS db_now`);
   const page = rows.slice(0, f.limit);
   const last = page[page.length - 1];
   return {
@@ -124,7 +126,7 @@ async function readRunning(db: Executor, f: ListFilters): Promise<JobPage> {
     nextCursor: rows.length > f.limit && last ? `${last.started_us}.${last.job_id}` : null,
     dbNow: meta.db_now,
     headId: meta.head_id === null ? null : String(meta.head_id),
-    newerAfter,
+    newerAfter: runningAnchor(meta.now_us),
     partial: null,
   };
 }
@@ -309,15 +311,12 @@ function failedAnchorSql(conds: string[], p: SqlParams): string {
  * The running list's MOMENT_ANCHOR: the read's own moment, with nothing seen after it. Not a
  * margin before it, as the failed list's: its seen jobs leave it within seconds (they finish),
  * and each one gone would hide a new one from the count. A claim that began before the read and
- * committed after it is missed — from this count; the next page read shows it. Read as the
- * snapshot's first statement, at its start (statement_timestamp, not the transaction's now(),
- * which BEGIN fixed a round trip before the snapshot): a claim committed in between is in the
- * page, and must not be counted as new too.
+ * committed after it is missed — from this count; the next page read shows it. `nowUs` is
+ * read by the snapshot's first statement, at its start (statement_timestamp, not the
+ * transaction's now(), which BEGIN fixed a round trip before the snapshot): a claim committed
+ * in between is in the page, and must not be counted as new too.
  */
-async function runningAnchor(db: Executor): Promise<string> {
-  const { rows } = await db.query(`SELECT ${MICROS('statement_timestamp()')} AS now_us`);
-  return `${rows[0].now_us}.0`;
-}
+const runningAnchor = (nowUs: string) => `${nowUs}.0`;
 
 /** Ids one probe of createdFloor looks at, and how many probes (each twice as far down as the last) it makes at most. */
 const FLOOR_PROBE_IDS = 64;
@@ -699,17 +698,17 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
             -- any more (the jobs list's rule).
             -- The suspects first: at a concurrency of 20, the likely poison must not be past the
             -- first few shown.
-            CASE WHEN w.stopped_at IS NULL THEN '[]'::json ELSE (
-              SELECT coalesce(json_agg(json_build_object('id', l.job_id::text, 'suspect', l.suspect) ORDER BY l.suspect DESC, l.job_id), '[]'::json)
-                FROM (SELECT e.job_id,
-                             coalesce(j.lease_lost_streak >= ${SUSPECT_STREAK} AND j.status NOT IN ('completed', 'cancelled'), false) AS suspect
-                        FROM ended_attempts e LEFT JOIN jobs j ON j.job_id = e.job_id
-                       WHERE e.worker_id = w.worker_id AND e.outcome = 'lease_lost' AND e.finished_at >= w.heartbeat_at
-                       ORDER BY 2 DESC, e.job_id LIMIT ${LOST_JOBS_SHOWN}) l) END AS lost_jobs,
-            CASE WHEN w.stopped_at IS NULL THEN 0 ELSE (
-              SELECT count(*) FROM ended_attempts e
-               WHERE e.worker_id = w.worker_id AND e.outcome = 'lease_lost' AND e.finished_at >= w.heartbeat_at) END AS lost_jobs_total
+            coalesce(lost.shown, '[]'::json) AS lost_jobs, coalesce(lost.total, 0) AS lost_jobs_total
        FROM workers w
+       -- One pass over an ended process's lost leases for both the first shown and the count.
+       LEFT JOIN LATERAL (
+         SELECT json_agg(json_build_object('id', l.job_id::text, 'suspect', l.suspect) ORDER BY l.k) FILTER (WHERE l.k <= ${LOST_JOBS_SHOWN}) AS shown,
+                count(*) AS total
+           FROM (SELECT e.job_id, s.suspect, row_number() OVER (ORDER BY s.suspect DESC, e.job_id) AS k
+                   FROM ended_attempts e LEFT JOIN jobs j ON j.job_id = e.job_id
+                  CROSS JOIN LATERAL (SELECT coalesce(j.lease_lost_streak >= ${SUSPECT_STREAK} AND j.status NOT IN ('completed', 'cancelled'), false) AS suspect) s
+                  WHERE w.stopped_at IS NOT NULL AND e.worker_id = w.worker_id AND e.outcome = 'lease_lost' AND e.finished_at >= w.heartbeat_at) l
+       ) lost ON true
       -- A stable order (the workers page's rows must not swap places under an operator's
       -- click at each heartbeat, as ordering by the last heartbeat did): the live processes by
       -- host and start, then the silent ones (stale), then the ended ones, the latest first.

@@ -30,6 +30,9 @@ export function parseRate(v: string): { rateLimit: number; ratePeriodMs: number 
 
 const limitArg = (v: string) => (v === 'none' ? 0 : intArg(1, 100_000)(v));
 
+/** One queue's controls after a change, as POST /api/queues/:name answers. */
+const controlsAnswer = (name: string, c: ops.QueueControl | null) => ({ queue: name, controls: c ? queueControlDto(c) : null });
+
 /** The queues' controls; with --json as GET /api/queues answers. */
 function showControls(list: ops.QueueControl[], json: boolean) {
   if (json) return printJson({ queues: list.map(queueControlDto) });
@@ -72,8 +75,7 @@ export function addControlCommands(program: Command) {
         });
         // Pausing a queue before its jobs arrive is allowed; a name nothing uses is more often a typo.
         if (!inUse) console.error(`note: no job waits in ${visible(name)} and no live worker or schedule names it: is the name right?`);
-        // As POST /api/queues/:name answers.
-        if (o.json) return printJson({ queue: name, controls: controls ? queueControlDto(controls) : null });
+        if (o.json) return printJson(controlsAnswer(name, controls));
         console.log(`${visible(name)}: ${changed ? (paused ? 'paused' : 'resumed') : paused ? 'was already paused' : 'was not paused'}`);
       });
   }
@@ -92,7 +94,7 @@ export function addControlCommands(program: Command) {
         const p = { concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs };
         return (await auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueChangeControls(q.pool, { name, ...p }), ops.controlsChangeCounted)).controls;
       });
-      if (o.json) return printJson({ queue: name, controls: c ? queueControlDto(c) : null });
+      if (o.json) return printJson(controlsAnswer(name, c));
       showControls(c ? [c] : [], false);
     });
 
