@@ -7,7 +7,7 @@ import type { JobRow } from '@/lib/api/types';
 import { ago, ms } from '@/lib/ui/format';
 import { SWEEPING, type Sweep } from '@/lib/ui/sweep';
 import { visible } from '@/lib/ui/visible';
-import { SUSPECT_ALONE, SUSPECT_MEANING } from '@/lib/ui/suspect';
+import { marksSuspect, SUSPECT_ALONE, SUSPECT_MEANING } from '@/lib/ui/suspect';
 import { UserText } from '../ui/user-text';
 import { Attempts, type Cadence, HeartbeatAge, LeaseCountdown } from './lease';
 import { PriorityBadge } from './priority-badge';
@@ -78,7 +78,7 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
         cell: (c) => (
           <span className="inline-flex flex-col gap-0.5">
             <StatusBadge status={c.getValue()} cancelRequested={!!c.row.original.cancelRequestedAt} />
-            {suspectStreak !== null && c.row.original.leaseLostStreak >= suspectStreak && !['completed', 'cancelled'].includes(c.getValue()) && (
+            {suspectStreak !== null && marksSuspect(c.getValue(), c.row.original.leaseLostStreak, suspectStreak) && (
               <span
                 className="text-[11px] font-medium text-red-700 dark:text-red-300"
                 data-testid="suspect"

@@ -29,7 +29,7 @@ import { dateTime, duration, ms, shortDuration } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { claimTakesOver, expiredLeaseMover, SWEEPING, sweepOf } from '@/lib/ui/sweep';
 import { useDbNow } from '@/lib/ui/use-now';
-import { SUSPECT_ALONE, SUSPECT_MEANING } from '@/lib/ui/suspect';
+import { marksSuspect, SUSPECT_ALONE, SUSPECT_MEANING } from '@/lib/ui/suspect';
 import { useActionFlow } from '../../action-flow';
 
 export function JobView({ id }: { id: string }) {
@@ -93,7 +93,7 @@ export function JobView({ id }: { id: string }) {
   // lease, a cancel) has its own, newer one. A snooze's message is no error.
   const lastError = j.error === null ? null : ([...d.attempts].reverse().find((a) => a.error && a.outcome !== 'snoozed')?.error ?? j.error);
   const scheduled = j.status === 'queued' && ms(j.runAt)! > now;
-  const suspect = j.leaseLostStreak >= SUSPECT_STREAK && !['completed', 'cancelled'].includes(j.status);
+  const suspect = marksSuspect(j.status, j.leaseLostStreak, SUSPECT_STREAK);
   const act = (action: BulkAction) => flow.start({ action, target: { ids: [j.id] }, label: `job #${j.id} (${j.type}, ${j.status})` });
   // Its singleton key, when a job holds it now: another job (d.singletonHolder), or this one
   // while it is unfinished. A requeue waits for another holder; a copy (the same key) for any.
