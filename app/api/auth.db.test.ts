@@ -325,6 +325,24 @@ describe('CSRF', () => {
     const res = await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: target }, bearer: token, origin: null });
     assert.equal(res.status, 200);
   });
+
+  test("another Authorization scheme (a proxy's HTTP Basic sign-in) leaves the session cookie in charge, origin checks included", async () => {
+    const basic = { authorization: 'Basic YWRtaW46YWRtaW4=' };
+    const target = await insertJob(db.pool, { status: 'failed' });
+    const me = await send(routes, 'GET', '/api/auth/me', { cookie: viewer, headers: basic });
+    assert.equal(me.status, 200);
+    assert.equal((await me.json()).name, 'vera');
+    const before = await stateOf(db.pool);
+    const forged = await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: target }, body: {}, cookie: admin, origin: 'https://evil.example', headers: basic });
+    assert.equal(forged.status, 403);
+    assert.equal((await forged.json()).error.code, 'csrf');
+    assert.equal(await stateOf(db.pool), before);
+    assert.equal((await send(routes, 'POST', '/api/jobs/{id}/requeue', { params: { id: target }, body: {}, cookie: admin, headers: basic })).status, 200);
+    // A Bearer header is the credential, even beside a valid cookie: a malformed one is a 401.
+    const bad = await send(routes, 'GET', '/api/auth/me', { cookie: viewer, headers: { authorization: 'Bearer' } });
+    assert.equal(bad.status, 401);
+    assert.match((await bad.json()).error.message, /token is invalid/);
+  });
 });
 
 describe('API tokens', () => {
@@ -422,12 +440,11 @@ describe('sessions', () => {
     assert.equal(statuses.filter((s) => s === 429).length, 2 * MAX_PER_ACCOUNT);
   });
 
-  test('a setup request that is no guess (an invalid name) does not clear the wrong links counted before it', async () => {
-    const setup = (body: object, k: number) =>
-      send(routes, 'POST', '/api/auth/setup', { body, headers: { [PEER_HEADER]: `198.51.100.${k}` } });
+  test('a setup request that is no guess (an invalid name) does not clear the wrong links counted before it; other addresses are not held up', async () => {
+    const setup = (body: object, address: string) => send(routes, 'POST', '/api/auth/setup', { body, headers: { [PEER_HEADER]: address } });
     let wrong = 0;
-    for (let k = 0; k < 3 * MAX_PER_ACCOUNT; k++) {
-      const r = await setup({ token: `wrong-link-${k}`, name: 'mallory', password: 'mallory-password' }, k);
+    for (let k = 0; k < 3 * MAX_PER_ADDRESS; k++) {
+      const r = await setup({ token: `wrong-link-${k}`, name: 'mallory', password: 'mallory-password' }, '198.51.100.7');
       if (r.status === 429) {
         assert.ok(Number(r.headers.get('retry-after')) > 0, 'says when to try again, as a sign-in does');
         break;
@@ -435,9 +452,11 @@ describe('sessions', () => {
       assert.equal(r.status, 403);
       wrong++;
       // Refused as invalid (400), or as blocked once the wrong links reached the limit (429).
-      assert.ok([400, 429].includes((await setup({ token: 'any-link-token', name: '!x', password: 'mallory-password' }, k)).status));
+      assert.ok([400, 429].includes((await setup({ token: 'any-link-token', name: '!x', password: 'mallory-password' }, '198.51.100.7')).status));
     }
-    assert.ok(wrong <= MAX_PER_ACCOUNT, `${wrong} wrong links were checked before the link was blocked`);
+    assert.ok(wrong <= MAX_PER_ADDRESS, `${wrong} wrong links were checked before the address was blocked`);
+    // The link is 256 random bits: wrong ones from one address must not keep the real one out elsewhere.
+    assert.equal((await setup({ token: 'wrong-link-elsewhere', name: 'mallory', password: 'mallory-password' }, '198.51.100.8')).status, 403);
   });
 
   test('a right password takes its attempt back: it does not count against the address', async () => {

@@ -44,15 +44,23 @@ export function cookieValue(req: Request, name: string): string | null {
   return null;
 }
 
+/**
+ * The API token an Authorization header carries: undefined without a Bearer header, null for a
+ * malformed one. Another scheme is not ours (a proxy's HTTP Basic sign-in, sent by the browser
+ * with every request): the session cookie decides then, as if the header were not there.
+ */
+function bearerOf(req: Request): string | null | undefined {
+  const authz = req.headers.get('authorization')?.trim();
+  if (!authz || !/^Bearer(\s|$)/i.test(authz)) return undefined;
+  return /^Bearer\s+(\S+)$/i.exec(authz)?.[1] ?? null;
+}
+
 /** Who sent this request, or null (no or bad credentials). */
 export async function authenticate(req: Request): Promise<Principal | null> {
   if (authOff()) return AUTH_OFF_PRINCIPAL;
   const { pool } = serverContext();
-  const authz = req.headers.get('authorization');
-  if (authz) {
-    const m = /^Bearer\s+(\S+)$/i.exec(authz.trim());
-    return m ? tokenPrincipal(pool, m[1]!) : null;
-  }
+  const bearer = bearerOf(req);
+  if (bearer !== undefined) return bearer ? tokenPrincipal(pool, bearer) : null;
   const sid = cookieValue(req, SESSION_COOKIE);
   return sid ? sessionPrincipal(pool, sid) : null;
 }
@@ -158,7 +166,7 @@ export async function authorize(req: Request, need: Requirement): Promise<Princi
   }
   const who = await authenticate(req);
   if (!who) {
-    throw new QueueError('unauthorized', req.headers.get('authorization') ? 'the API token is invalid or revoked' : 'sign in first (or send an API token as Authorization: Bearer)');
+    throw new QueueError('unauthorized', bearerOf(req) !== undefined ? 'the API token is invalid or revoked' : 'sign in first (or send an API token as Authorization: Bearer)');
   }
   const problem = csrfProblem(req, who.via);
   if (problem) throw new QueueError('csrf', problem);
