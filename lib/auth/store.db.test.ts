@@ -82,6 +82,21 @@ describe('userSetRole', () => {
     assert.equal((await tokenPrincipal(db.pool, asViewer))?.role, 'viewer');
   });
 
+  test('replaced with a lesser role (user add --replace): the same tokens are revoked, as with user set', async () => {
+    const dee = await user('admin');
+    await user('admin'); // not the last admin
+    const made = async (scope: string) => (await tokenCreate(db.pool, { name: `dee-${scope}`, scope, createdBy: dee.name, maker: { userId: dee.id } })).token;
+    const [asAdmin, asOperator, asViewer] = [await made('admin'), await made('operator'), await made('viewer')];
+    const same = await userAdd(db.pool, { name: dee.name, role: 'admin', password: 'dee-password-1', replace: true });
+    assert.deepEqual(same.revokedTokens, [], 'the same role: a new password only');
+    const r = await userAdd(db.pool, { name: dee.name, role: 'viewer', password: 'dee-password-2', replace: true });
+    assert.equal(r.role, 'viewer');
+    assert.equal(r.revokedTokens.length, 2, 'admin and operator: a viewer may do neither');
+    assert.equal(await tokenPrincipal(db.pool, asAdmin), null);
+    assert.equal(await tokenPrincipal(db.pool, asOperator), null);
+    assert.equal((await tokenPrincipal(db.pool, asViewer))?.role, 'viewer');
+  });
+
   test('a token asked for by an admin demoted (or disabled) since the request began is refused; the demotion and the making take turns', async () => {
     const eve = await user('admin');
     await user('admin'); // not the last admin

@@ -48,9 +48,11 @@ export async function userCount(db: Executor): Promise<number> {
 /**
  * Adds a user, or (replace) sets the role and password of an existing one — and ends that
  * user's sessions in the same statement: a password is set again because the old one may
- * have leaked, and a session signed in with it must not outlive it.
+ * have leaked, and a session signed in with it must not outlive it. A replace with a lesser
+ * role revokes the API tokens they made whose scope it could not use, as userSetRole does
+ * (`revokedTokens`, empty otherwise).
  */
-export async function userAdd(pool: pg.Pool, p: { name: string; role: string; password: string; replace?: boolean }): Promise<User> {
+export async function userAdd(pool: pg.Pool, p: { name: string; role: string; password: string; replace?: boolean }): Promise<User & { revokedTokens: string[] }> {
   checkName(p.name);
   checkRole(p.role);
   checkPassword(p.password);
@@ -78,11 +80,16 @@ export async function userAdd(pool: pg.Pool, p: { name: string; role: string; pa
          ON CONFLICT (name) DO ${p.replace ? 'UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL' : 'NOTHING'}
          RETURNING *
        ), s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
-       SELECT * FROM u`,
-      [p.name, p.role, hash],
+       , t AS (
+         UPDATE api_tokens SET revoked_at = now()
+          WHERE created_by_user_id IN (SELECT user_id FROM u) AND revoked_at IS NULL AND scope = ANY($4::text[])
+         RETURNING token_id
+       )
+       SELECT u.*, ARRAY(SELECT token_id::text FROM t ORDER BY token_id) AS revoked_tokens FROM u`,
+      [p.name, p.role, hash, SCOPES_ABOVE[p.role as Role]],
     );
     if (!rows[0]) throw new QueueError('state_forbids', `a user named ${p.name} exists (use --replace to set a new role and password)`);
-    return toUser(rows[0]);
+    return { ...toUser(rows[0]), revokedTokens: rows[0].revoked_tokens };
   });
 }
 
@@ -224,15 +231,24 @@ export interface ApiToken {
   name: string;
   scope: TokenScope;
   createdBy: string;
+  /**
+   * The user whose disable or demotion revokes it (userDisable, userSetRole): who made it, or
+   * made the token that made it. null: made from the command line, or by a user since deleted.
+   * (createdBy is only a label: "alice (user)", "root@host".)
+   */
+  owner: string | null;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
 }
+/** The owner column every token read returns, of the api_tokens row `t`. */
+const ownerOf = (t: string) => `(SELECT u.name FROM users u WHERE u.user_id = ${t}.created_by_user_id) AS owner`;
 const toToken = (r: any): ApiToken => ({
   id: String(r.token_id),
   name: r.name,
   scope: r.scope,
   createdBy: r.created_by,
+  owner: r.owner ?? null,
   createdAt: r.created_at,
   lastUsedAt: r.last_used_at,
   revokedAt: r.revoked_at,
@@ -278,7 +294,7 @@ export async function tokenCreate(
     const { rows } = await db.query(
       `INSERT INTO api_tokens (name, token_hash, scope, created_by, created_by_user_id)
        VALUES ($1, $2, $3, $4, coalesce($5::bigint, (SELECT created_by_user_id FROM api_tokens WHERE token_id = $6::bigint)))
-       RETURNING *`,
+       RETURNING *, ${ownerOf('api_tokens')}`,
       [p.name, sha256(token), p.scope, p.createdBy.slice(0, 200), p.maker?.userId ?? null, p.maker?.tokenId ?? null],
     );
     return { token, info: toToken(rows[0]) };
@@ -286,7 +302,7 @@ export async function tokenCreate(
 }
 
 export async function tokenList(db: Executor): Promise<ApiToken[]> {
-  const { rows } = await db.query('SELECT * FROM api_tokens ORDER BY token_id');
+  const { rows } = await db.query(`SELECT t.*, ${ownerOf('t')} FROM api_tokens t ORDER BY token_id`);
   return rows.map(toToken);
 }
 
@@ -299,7 +315,7 @@ export async function tokenRevoke(db: Executor, idOrName: string, o: { all?: boo
   if (ALL_DIGITS.test(idOrName)) {
     if (o.all) throw new QueueError('invalid_request', `${idOrName} is a token id: --all applies to a name`);
     if (!/^[1-9][0-9]{0,17}$/.test(idOrName)) return []; // no token has this id
-    const { rows } = await db.query('UPDATE api_tokens SET revoked_at = now() WHERE token_id = $1::bigint AND revoked_at IS NULL RETURNING *', [idOrName]);
+    const { rows } = await db.query(`UPDATE api_tokens SET revoked_at = now() WHERE token_id = $1::bigint AND revoked_at IS NULL RETURNING *, ${ownerOf('api_tokens')}`, [idOrName]);
     return rows.map(toToken);
   }
   const live = await db.query('SELECT token_id FROM api_tokens WHERE name = $1 AND revoked_at IS NULL ORDER BY token_id', [idOrName]);
@@ -313,7 +329,7 @@ export async function tokenRevoke(db: Executor, idOrName: string, o: { all?: boo
   // The tokens counted above, and no other: one made meanwhile under this name stays live.
   const { rows } = await db.query(
     `WITH r AS (UPDATE api_tokens SET revoked_at = now() WHERE token_id = ANY($1::bigint[]) AND revoked_at IS NULL RETURNING *)
-     SELECT * FROM r ORDER BY token_id`,
+     SELECT r.*, ${ownerOf('r')} FROM r ORDER BY token_id`,
     [ids],
   );
   return rows.map(toToken);

@@ -47,7 +47,7 @@ export function addAccessCommands(program: Command) {
           q.pool,
           { action: o.replace ? 'user.set' : 'user.add', target: { user: name }, details: { role: o.role } },
           () => userAdd(q.pool, { name, role: o.role, password, replace: o.replace }),
-          (added) => ({ changed: 1, skipped: 0, target: { user: added.name } }),
+          (added) => ({ changed: 1, skipped: 0, target: { user: added.name }, ...(added.revokedTokens.length ? { details: { revokedTokens: added.revokedTokens } } : {}) }),
         );
       });
       console.log(`${u.name}: ${u.role}`);
