@@ -138,7 +138,7 @@ export function AdminView() {
 
 /** `tokens` null: the token list is not read (yet, or it failed): nothing is said of it that may be false. */
 function disableConfirm(name: string, tokens: TokenDto[] | null): Confirm {
-  const made = (tokens ?? []).filter((t) => t.createdBy === name && !t.revokedAt);
+  const made = (tokens ?? []).filter((t) => t.owner === name && !t.revokedAt);
   return {
     title: `Disable ${name}?`,
     verb: `Disable ${name}`,
@@ -176,7 +176,7 @@ const MAY: Record<Role, string> = {
 /** A role change, said before it is made: from what to what, what the user may then do, and what ends with a demotion. */
 function roleConfirm(u: UserDto, to: Role, tokens: TokenDto[] | null, isMe: boolean): Confirm {
   const demotion = !roleAtLeast(to, u.role);
-  const above = (tokens ?? []).filter((t) => t.createdBy === u.name && !t.revokedAt && SCOPES_ABOVE[to].includes(t.scope));
+  const above = (tokens ?? []).filter((t) => t.owner === u.name && !t.revokedAt && SCOPES_ABOVE[to].includes(t.scope));
   return {
     title: `Change the role of ${u.name}?`,
     verb: `Make ${u.name} ${to}`,

@@ -14,6 +14,8 @@ export interface TokenDto {
   name: string;
   scope: 'enqueue' | Role;
   createdBy: string;
+  /** The user whose disable or demotion revokes it (null: made from the command line). */
+  owner: string | null;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;

@@ -13,6 +13,7 @@ export const tokenDto = (t: ApiToken) => ({
   name: t.name,
   scope: t.scope,
   createdBy: t.createdBy,
+  owner: t.owner,
   createdAt: t.createdAt.toISOString(),
   lastUsedAt: t.lastUsedAt?.toISOString() ?? null,
   revokedAt: t.revokedAt?.toISOString() ?? null,

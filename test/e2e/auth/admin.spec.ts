@@ -60,10 +60,19 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
   await expect(roleSelect).toHaveValue('viewer');
   expect(await roleOf(name)).toBe('viewer');
 
-  // Disabling a user says which of their tokens end with them, before it is done.
+  // Disabling a user says which of their tokens end with them, before it is done: one they
+  // made while an admin (its label says "(user)", the CLI's "user@host": what counts is the maker).
+  const kept = await db().query(
+    `INSERT INTO api_tokens (name, token_hash, scope, created_by, created_by_user_id)
+     SELECT $1, md5(random()::text), 'viewer', name || ' (user)', user_id FROM users WHERE name = $2 RETURNING token_id`,
+    [`${name}-reader`, name],
+  );
+  await page.reload();
   const userRow = page.getByTestId('user-table').getByRole('row').filter({ hasText: name });
   await userRow.getByRole('button', { name: `Disable ${name}` }).click();
   await expect(confirm).toContainText('signed out everywhere');
+  await expect(confirm).toContainText(`The 1 live API token they made is revoked with them`);
+  await expect(confirm).toContainText(`${kept.rows[0].token_id} (${name}-reader, viewer)`);
   await confirm.getByRole('button', { name: `Disable ${name}` }).click();
   await expect(userRow).toContainText('disabled');
 
