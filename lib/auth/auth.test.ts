@@ -53,22 +53,34 @@ test('sign-in limiter: per account and per address, cleared by a success, forgot
   assert.ok(signInBlockedFor('someone-else', '10.9.9.9', t0) > 0, 'the address, for any account');
 });
 
-test('sign-in limiter: the setup link counts apart from every user name, even one spelled like it', () => {
+test('sign-in limiter: the setup link counts per address only, apart from every user name', () => {
   const t0 = 3_000_000;
   for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed('setup', `10.3.0.${k}`, t0);
   assert.equal(signInBlockedFor(SETUP_LINK, '10.3.1.1', t0), 0, 'failed sign-ins as "setup" leave the setup link open');
-  for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed(SETUP_LINK, `10.3.2.${k}`, t0);
-  assert.ok(signInBlockedFor(SETUP_LINK, '10.3.1.1', t0) > 0, 'failed setups block the setup link, from any address');
+  for (let k = 0; k < 10 * MAX_PER_ACCOUNT; k++) signInFailed(SETUP_LINK, `10.3.2.${k}`, t0);
+  assert.equal(signInBlockedFor(SETUP_LINK, '10.3.1.1', t0), 0, 'wrong links from many addresses do not keep the real one out');
+  for (let k = 0; k < MAX_PER_ADDRESS; k++) signInFailed(SETUP_LINK, '10.3.3.3', t0);
+  assert.ok(signInBlockedFor(SETUP_LINK, '10.3.3.3', t0) > 0, 'the address that sent them is limited');
   assert.equal(signInBlockedFor('admin', '10.3.1.1', t0), 0, 'and no user');
 });
 
-test('sign-in limiter: a spray of names past the key bound forgets the oldest keys, not the spraying address', () => {
+test('sign-in limiter: a spray of names past the key bound forgets the oldest keys, but not the spraying address nor a blocked account', () => {
   const t0 = 5_000_000;
-  for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed('old-account', '10.1.1.1', t0);
-  assert.ok(signInBlockedFor('old-account', '10.1.1.2', t0) > 0, 'blocked before the spray');
-  for (let k = 0; k < MAX_KEYS + 10; k++) signInFailed(`spray-${k}`, '10.7.7.7', t0 + 1);
-  assert.ok(signInBlockedFor('anyone', '10.7.7.7', t0 + 1) > 0, 'the sprayer is still counted');
-  assert.equal(signInBlockedFor('old-account', '10.1.1.2', t0 + 1), 0, 'the least recently failed keys went first');
+  for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed('old-account', `10.1.1.${k}`, t0);
+  signInFailed('old-miss', '10.1.2.1', t0);
+  assert.ok(signInBlockedFor('old-account', '10.1.1.200', t0) > 0, 'blocked before the spray');
+  for (let k = 0; k < MAX_KEYS + 10; k++) signInFailed(`spray-${k}`, `10.7.${k >> 8}.${k & 255}`, t0 + 1);
+  assert.ok(signInBlockedFor('old-account', '10.1.1.200', t0 + 1) > 0, 'a blocked account stays blocked: its guesses are not given back');
+  signInFailed('old-miss', '10.1.2.1', t0 + 2);
+  assert.equal(signInBlockedFor('old-miss', '10.1.2.2', t0 + 2), 0);
+  for (let k = 0; k < MAX_PER_ACCOUNT - 2; k++) signInFailed('old-miss', '10.1.2.1', t0 + 2);
+  assert.equal(signInBlockedFor('old-miss', '10.1.2.2', t0 + 2), 0, "an unblocked key's old failure was forgotten first (9 counted, not 10)");
+});
+
+test('sign-in limiter: a spray from one address is stopped by the address', () => {
+  const t0 = 7_000_000;
+  for (let k = 0; k < MAX_PER_ADDRESS; k++) signInFailed(`spray-${k}`, '10.8.8.8', t0);
+  assert.ok(signInBlockedFor('anyone', '10.8.8.8', t0) > 0, 'the sprayer is counted');
 });
 
 test('the address of an attempt: the TCP peer; X-Forwarded-For only behind a declared proxy, and then its last hop', () => {

@@ -28,38 +28,60 @@ function recent(key: string, now: number): number[] {
 }
 
 /**
- * The first-admin setup link, counted as an account of its own: in a key namespace no user
- * name reaches, so failed sign-ins under any name cannot block the setup, nor the reverse.
+ * The first-admin setup link: counted per address only. It is 256 random bits, which no
+ * number of guesses finds; a count of its own, shared by every address, would only let anyone
+ * who reaches the port keep the real link refused (ten wrong links every quarter hour).
  */
 export const SETUP_LINK = Symbol('setup link');
 type Account = string | typeof SETUP_LINK;
-const accountKey = (account: Account) => (account === SETUP_LINK ? 'setup' : `a:${account.toLowerCase()}`);
+/** The keys an attempt counts under: the account's (none for the setup link) and the address's. */
+const keysOf = (account: Account, address: string) => (account === SETUP_LINK ? [] : [`a:${account.toLowerCase()}`]).concat(`ip:${address}`);
+const limitOf = (key: string) => (key.startsWith('ip:') ? MAX_PER_ADDRESS : MAX_PER_ACCOUNT);
 
 /** Seconds until this account / address may try again, or 0. */
 export function signInBlockedFor(account: Account, address: string, now = Date.now()): number {
-  const a = recent(accountKey(account), now);
-  const b = recent(`ip:${address}`, now);
-  const until = [a.length >= MAX_PER_ACCOUNT ? a[0]! + WINDOW_MS : 0, b.length >= MAX_PER_ADDRESS ? b[0]! + WINDOW_MS : 0];
+  const until = keysOf(account, address).map((key) => {
+    const list = recent(key, now);
+    return list.length >= limitOf(key) ? list[0]! + WINDOW_MS : 0;
+  });
   return Math.max(0, Math.ceil((Math.max(...until) - now) / 1000));
 }
 
 export function signInFailed(account: Account, address: string, now = Date.now()) {
-  for (const key of [accountKey(account), `ip:${address}`]) {
+  for (const key of keysOf(account, address)) {
     const list = [...recent(key, now), now].slice(-Math.max(MAX_PER_ACCOUNT, MAX_PER_ADDRESS));
     failures.delete(key);
     failures.set(key, list);
   }
-  while (failures.size > MAX_KEYS) failures.delete(failures.keys().next().value!);
+  forgetPastBound(now);
+}
+
+/**
+ * Past MAX_KEYS, forgets the least recently failed keys, but none that is blocked: a blocked
+ * account is counted no more (refused attempts are not failures), so it grows old, and a spray
+ * of names from enough addresses would otherwise forget it and give back its guesses. Only
+ * when every key is blocked does memory come first.
+ */
+function forgetPastBound(now: number) {
+  let spared = 0;
+  while (failures.size > MAX_KEYS) {
+    const [key, list] = failures.entries().next().value!;
+    failures.delete(key);
+    if (spared < failures.size && list.filter((t) => now - t < WINDOW_MS).length >= limitOf(key)) {
+      failures.set(key, list); // to the young end: looked at again only after the others
+      spared++;
+    }
+  }
 }
 
 /** The password was right: the account's failures are forgotten. */
 export function signInSucceeded(account: Account) {
-  failures.delete(accountKey(account));
+  if (account !== SETUP_LINK) failures.delete(`a:${account.toLowerCase()}`);
 }
 
 /** Takes back the one failure counted at `at` for this account and address (an attempt that was no guess). */
 function withdraw(account: Account, address: string, at: number) {
-  for (const key of [accountKey(account), `ip:${address}`]) {
+  for (const key of keysOf(account, address)) {
     const list = failures.get(key);
     const k = list?.lastIndexOf(at) ?? -1;
     if (k >= 0) list!.splice(k, 1);
