@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cronUsesHash, nextTick } from './cron';
+import { cronUsesHash, nextTick, nextTickAfter, SERIES_WALK_MAX } from './cron';
 
 test("a tick is always after the instant it is computed from, across a half-hour daylight-saving change (Pacific/Chatham)", () => {
   // cron-parser answers 12:15Z for the next */15 tick after 13:00Z on the day Chatham's clocks
@@ -30,4 +30,25 @@ test('an expression of other than five or six fields is refused: the parser woul
 test('an H is found in any field, alone or with a range or step; not inside a day name', () => {
   for (const c of ['H * * * *', '0 H * * *', 'H/15 * * * *', 'H(0-29) 3 * * *', '0 0 * * H']) assert.equal(cronUsesHash(c), true, c);
   for (const c of ['0 3 * * THU', '0 3 * * MON-THU', '@hourly', '*/5 * * * *']) assert.equal(cronUsesHash(c), false, c);
+});
+
+test('a late tick moves on along its series: a daily 01:30 in New York runs once on the night clocks go back', () => {
+  const [daily, ny] = ['30 1 * * *', 'America/New_York'];
+  const ranAt = new Date('2025-11-02T05:30:00Z'); // 01:30 EDT
+  const following = new Date('2025-11-03T06:30:00Z'); // 01:30 EST the next night
+  // Taken late, in the repeated hour (01:00-01:59 EST): counted from then, the parser answers 01:30 EST the same night.
+  for (const late of ['2025-11-02T05:31:00Z', '2025-11-02T06:00:00Z', '2025-11-02T06:29:00Z', '2025-11-02T07:00:00Z']) {
+    assert.equal(nextTickAfter(daily, ny, nextTick(daily, ny, ranAt), new Date(late)).toISOString(), following.toISOString(), late);
+  }
+  assert.equal(nextTick(daily, ny, new Date('2025-11-02T06:00:00Z')).toISOString(), '2025-11-02T06:30:00.000Z', "the parser's answer from the repeated hour (why the walk)");
+  // An hourly schedule runs at both 01:00s: an hour apart, as it should.
+  assert.equal(nextTickAfter('0 * * * *', ny, new Date('2025-11-02T06:00:00Z'), new Date('2025-11-02T05:59:00Z')).toISOString(), '2025-11-02T06:00:00.000Z');
+});
+
+test('the walk: a tick still ahead is kept; ticks missed are walked past; past the bound it counts from now', () => {
+  const now = new Date('2026-03-10T12:00:30Z');
+  assert.equal(nextTickAfter('* * * * *', 'UTC', new Date('2026-03-10T12:05:00Z'), now).toISOString(), '2026-03-10T12:05:00.000Z', 'not yet due: kept');
+  assert.equal(nextTickAfter('*/10 * * * *', 'UTC', new Date('2026-03-10T09:00:00Z'), now).toISOString(), '2026-03-10T12:10:00.000Z', 'missed ticks collapse');
+  const away = new Date(now.getTime() - (SERIES_WALK_MAX + 5) * 60_000);
+  assert.equal(nextTickAfter('* * * * *', 'UTC', away, now).toISOString(), '2026-03-10T12:01:00.000Z', 'away too long: from now');
 });

@@ -49,6 +49,24 @@ export function nextTick(cron: string, timezone: string, after: Date, seed?: str
   throw bad(`no tick after ${after.toISOString()} could be computed in this time zone (a daylight-saving change the cron library mishandles)`);
 }
 
+/** How many missed ticks nextTickAfter walks past before it counts from `now` instead. */
+export const SERIES_WALK_MAX = 1000;
+
+/**
+ * The first tick of the series through `from` (a tick itself, the one just run or the first
+ * not run) that is after `now`: the ticks missed meanwhile are walked past, not counted from
+ * `now`. Counted from `now`, a daily 01:30 in New York that ran at 01:30 EDT and was taken
+ * again late, after 01:00 EST on the night clocks go back, would run a second time at 01:30
+ * EST: the parser's series from the tick has one 01:30 a night, its answer from a moment in
+ * the repeated hour the second. Past SERIES_WALK_MAX missed ticks (an every-minute schedule
+ * away for a day) it counts from `now`, which a double run at a clock change can then follow.
+ */
+export function nextTickAfter(cron: string, timezone: string, from: Date, now: Date, seed?: string): Date {
+  let next = from;
+  for (let k = 0; next <= now; k++) next = k < SERIES_WALK_MAX ? nextTick(cron, timezone, next, seed) : nextTick(cron, timezone, now, seed);
+  return next;
+}
+
 /** An IANA time zone name this runtime knows (not `local` or `system`, which the parser takes too). */
 function isTimeZone(tz: string): boolean {
   if (/^(local|system)$/i.test(tz)) return false;

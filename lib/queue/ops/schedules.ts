@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { type Executor, useConnection, useTransaction } from '../../db/client';
 import { log } from '../../log';
-import { nextTick } from '../cron';
+import { nextTick, nextTickAfter } from '../cron';
 import { QueueError } from '../errors';
 import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../job';
 import type { Doorbell, Ring } from '../signal';
@@ -182,7 +182,9 @@ export async function scheduleResume(db: Executor, name: string): Promise<Schedu
   for (let k = 0; k < 3; k++) {
     const row = await scheduleRow(db, name);
     if (row.paused_at === null) return { schedule: toSchedule(row), changed: false };
-    const next = nextTick(row.cron, row.timezone, row.db_now, row.name);
+    // The series from the first tick it did not run (a redefinition while paused moved it
+    // onto the new cron's), past now: see nextTickAfter for why not simply from now.
+    const next = nextTickAfter(row.cron, row.timezone, row.next_run_at, row.db_now, row.name);
     const { rows } = await run(db, sql.scheduleResume, [name, next, row.cron, row.timezone]);
     if (rows[0]) return { schedule: toSchedule(rows[0]), changed: true };
   }
@@ -291,7 +293,7 @@ export async function scheduleTick(pool: pg.Pool, p: { doorbell?: Doorbell | nul
         }
         const d = locked.rows[0];
         const tick: Date = d.next_run_at;
-        const next = nextTick(d.cron, d.timezone, d.db_now > tick ? d.db_now : tick, d.name);
+        const next = nextTickAfter(d.cron, d.timezone, nextTick(d.cron, d.timezone, tick, d.name), d.db_now, d.name);
         const [enqueued] = await jobEnqueue(client, [
           {
             type: d.type,
