@@ -155,28 +155,26 @@ export class Supervisor {
 
   private spawn(slot: Slot) {
     slot.ledgerFile = path.join(os.tmpdir(), `leasehold-held-${process.pid}-${slot.index}-${this.restarts}-${randomBytes(4).toString('hex')}`);
-    const child = fork(path.join(projectRoot, 'worker/process.ts'), this.o.args, {
-      execArgv: ['--import', tsxImport],
-      // In the directory the workers were started from, as a handler's relative paths (a
-      // `./uploads`, a .env) mean; this project's sources compiled with its own tsconfig
-      // (tsx reads the working directory's otherwise).
-      env: {
-        TSX_TSCONFIG_PATH: path.join(projectRoot, 'tsconfig.json'),
-        ...this.o.env,
-        LEASEHOLD_WORKER_INDEX: String(slot.index),
-        LEASEHOLD_HELD_FILE: slot.ledgerFile,
-        ...(this.quietWhy ? { LEASEHOLD_START_QUIET: this.quietWhy, LEASEHOLD_START_QUIET_SEQ: String(this.quietSeq) } : {}),
-      },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    slot.child = child;
     slot.startedAt = performance.now();
+    slot.workerId = undefined;
+    let child: ChildProcess;
+    try {
+      child = this.fork(slot);
+    } catch (err) {
+      // Node throws some failures of a fork (ENOMEM, E2BIG) rather than emit 'error': tried
+      // again with the back-off, as a process that died at once, not an uncaught error ending
+      // the supervisor, and every worker process with it, from inside a restart's timer.
+      this.o.log.error('could not start a worker process', { proc: slot.index, err });
+      slot.child = null;
+      this.restartLater(slot, { err: (err as Error).message });
+      return;
+    }
+    slot.child = child;
     // Start-up (connecting, loading the handlers module) is not a stall: a child is judged
     // from its first beat, or START_GRACE_MS after its start if it never beats (a handlers
     // module that blocks as it loads would otherwise hold its slot for ever).
     slot.lastBeat = slot.startedAt + START_GRACE_MS;
     slot.stallKilled = null;
-    slot.workerId = undefined;
     child.on('message', (m: { type?: string; workerId?: unknown; seq?: unknown }) => {
       // A late message of a child already replaced must not start its successor's clock.
       if (slot.child !== child) return;
@@ -192,13 +190,30 @@ export class Supervisor {
       }
     });
     child.on('exit', (code, signal) => this.onExit(slot, child, code, signal));
-    // A fork that could not start (no memory or pids left, the directory gone) emits 'error'
-    // and never 'exit': replaced like a process that died, not an uncaught error ending the
-    // supervisor and every worker with it. (Other errors, a failed send or kill, come from a
-    // running process, whose 'exit' follows in its time.)
+    // A fork that could not start for some reasons (no pids or file descriptors left, the
+    // directory gone) emits 'error' and never 'exit': replaced like a process that died.
+    // (Other errors, a failed send or kill, come from a running process, whose 'exit'
+    // follows in its time.)
     child.on('error', (err) => {
       this.o.log.error('could not start a worker process', { proc: slot.index, err });
       if (child.pid === undefined) this.onExit(slot, child, null, null);
+    });
+  }
+
+  private fork(slot: Slot): ChildProcess {
+    return fork(path.join(projectRoot, 'worker/process.ts'), this.o.args, {
+      execArgv: ['--import', tsxImport],
+      // In the directory the workers were started from, as a handler's relative paths (a
+      // `./uploads`, a .env) mean; this project's sources compiled with its own tsconfig
+      // (tsx reads the working directory's otherwise).
+      env: {
+        TSX_TSCONFIG_PATH: path.join(projectRoot, 'tsconfig.json'),
+        ...this.o.env,
+        LEASEHOLD_WORKER_INDEX: String(slot.index),
+        LEASEHOLD_HELD_FILE: slot.ledgerFile,
+        ...(this.quietWhy ? { LEASEHOLD_START_QUIET: this.quietWhy, LEASEHOLD_START_QUIET_SEQ: String(this.quietSeq) } : {}),
+      },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
   }
 
@@ -227,18 +242,22 @@ export class Supervisor {
       this.o.onRefused();
       return;
     }
-    const uptime = performance.now() - slot.startedAt;
-    slot.quickDeaths = uptime < (this.o.minUptimeMs ?? 10_000) ? slot.quickDeaths + 1 : 0;
-    const delay = slot.quickDeaths <= 1 ? 0 : Math.min(this.o.maxBackoffMs ?? 30_000, 250 * 2 ** (slot.quickDeaths - 1));
-    this.o.log.warn('worker process died; replacing it', {
-      proc: slot.index,
-      pid: child.pid,
-      code,
-      signal,
-      uptimeMs: Math.round(uptime),
-      restartInMs: delay,
-    });
     this.died(child, how, slot.workerId);
+    this.restartLater(slot, { pid: child.pid, code, signal });
+  }
+
+  /**
+   * Starts the slot's next process: at once after a death, with a growing back-off after
+   * quick ones in a row. A death is quick soon after the start, or before the process said it
+   * was ready whenever that was: a database that drops packets fails the first connect only
+   * after its 10 s timeout, and each replacement would otherwise start at once, for ever.
+   */
+  private restartLater(slot: Slot, fields: Record<string, unknown>) {
+    const uptime = performance.now() - slot.startedAt;
+    const quick = uptime < (this.o.minUptimeMs ?? 10_000) || slot.workerId === undefined;
+    slot.quickDeaths = quick ? slot.quickDeaths + 1 : 0;
+    const delay = slot.quickDeaths <= 1 ? 0 : Math.min(this.o.maxBackoffMs ?? 30_000, 250 * 2 ** (slot.quickDeaths - 1));
+    this.o.log.warn('worker process died; replacing it', { proc: slot.index, ...fields, uptimeMs: Math.round(uptime), restartInMs: delay });
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = null;
       if (this.stopping) return;
