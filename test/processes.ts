@@ -100,10 +100,10 @@ export function workerEnv(w: WorkerEnv): Record<string, string | undefined> {
 }
 
 /** The supervisor with P processes × C concurrency (npm run worker). */
-export function startWorkers(w: WorkerEnv & { processes: number; concurrency: number; queues?: string; nice?: number; cwd?: string }): Proc {
+export function startWorkers(w: WorkerEnv & { processes: number; concurrency: number; queues?: string; nice?: number; cwd?: string; prefetch?: number }): Proc {
   return startNode(
     'worker/bin/worker.ts',
-    ['--processes', String(w.processes), '--concurrency', String(w.concurrency), '--queues', w.queues ?? 'default'],
+    ['--processes', String(w.processes), '--concurrency', String(w.concurrency), '--queues', w.queues ?? 'default', ...(w.prefetch ? ['--prefetch', String(w.prefetch)] : [])],
     workerEnv(w),
     { nice: w.nice, cwd: w.cwd },
   );

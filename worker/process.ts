@@ -188,6 +188,11 @@ async function shutdown(why: string) {
   stopping = true;
   log.info('stopping: no new claims, running jobs get the grace period', { why, graceMs: cfg.shutdownGraceMs });
   await runner.stop(cfg.shutdownGraceMs);
+  // The supervisor reads and removes a process's held-ledger file when it ends; with no
+  // supervisor left to (it was killed, or went away), the file would stay in the temp
+  // directory for good, read by no one.
+  const ledger = process.env.LEASEHOLD_HELD_FILE;
+  if (process.send && !process.connected && ledger) for (const f of [ledger, `${ledger}.next`]) fs.rmSync(f, { force: true });
   receiver?.close();
   if (doorbell instanceof RedisDoorbell) await doorbell.close();
   await Promise.allSettled([pool.end(), heartbeatPool.end()]);

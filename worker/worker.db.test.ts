@@ -720,13 +720,16 @@ describe('stopping with jobs in flight (a deploy)', () => {
   // their leases ran out, instead of drained and handed back.
   test('a worker process busy when its supervisor is killed with SIGKILL still drains: its beat to the dead supervisor does not end it', async () => {
     const rig = faultRig('orphan-beat', { LEASEHOLD_SHUTDOWN_GRACE_MS: '2000' });
-    const host = startWorkers({ ...rig.host, processes: 1, concurrency: 2 });
+    // With a prefetch, so the process keeps a held-ledger file for its supervisor.
+    const host = startWorkers({ ...rig.host, processes: 1, concurrency: 2, prefetch: 1 });
+    const ledgers = () => fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(`leasehold-held-${host.pid}-`));
     let pid: number | undefined;
     try {
       await rig.registered();
       const started = (id: string) => fs.existsSync(rig.ledger) && fs.readFileSync(rig.ledger, 'utf8').includes(`start ${id} `);
       const [waiting] = await rig.enqueue([rig.waitJob(path.join(rig.dir, 'never'))]);
       await waitFor('the waiting job to start', async () => (await jobRow(db.pool, waiting!.id)).status === 'running');
+      assert.equal(ledgers().length, 1, 'its held-ledger file');
       const [worker] = await rig.workers();
       pid = worker.pid as number;
       // Four seconds of a blocked event loop: the supervisor is killed inside them.
@@ -742,6 +745,7 @@ describe('stopping with jobs in flight (a deploy)', () => {
       assert.equal((await jobRow(db.pool, waiting!.id)).status, 'queued', 'the waiting job was handed back, not left running');
       const { rows: attempts } = await db.pool.query(`SELECT attempt, outcome FROM job_attempts WHERE job_id = $1`, [waiting!.id]);
       assert.deepEqual(attempts, [{ attempt: 1, outcome: 'aborted' }]);
+      assert.deepEqual(ledgers(), [], 'no supervisor is left to read its held-ledger file: the process removed it');
     } finally {
       await host.stop();
       if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
