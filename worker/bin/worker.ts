@@ -6,6 +6,7 @@
  * rest hand their leases back.
  */
 import { Command, InvalidArgumentError } from 'commander';
+import type pg from 'pg';
 import os from 'node:os';
 import type { Config } from '../../lib/config';
 import { createPool } from '../../lib/db/client';
@@ -14,7 +15,7 @@ import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import path from 'node:path';
-import { configOrExit, projectRoot, redact, resolveServices } from '../bootstrap';
+import { configOrExit, orStopEmbedded, projectRoot, redact, resolveServices, type Services, startFailed } from '../bootstrap';
 import { outliveLostOutput } from '../lost-output.mjs';
 import { watchParent } from '../parent-watch.mjs';
 import { EXIT_CONFIG } from '../exit-codes';
@@ -91,19 +92,47 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   const log = createLogger({ role: 'supervisor' });
   outliveLostOutput();
   const cfg = configOrExit();
-  const services = await resolveServices(cfg, log);
-  await runMigrations(services.databaseUrl);
+  // The signal handlers first, as in start.ts and web.ts: a Ctrl-C while the embedded server
+  // starts or the migrations run stops that server too (it runs in a session of its own).
+  let servicesReady: Promise<Services> | null = null;
+  let supervisor: Supervisor | null = null;
+  let pool: pg.Pool | null = null;
+  let doorbell: Doorbell | null = null;
+  let stopping = false;
+  const stop = async (sig: string, exitCode = 0) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping workers', { signal: sig });
+    await supervisor?.stop(cfg.shutdownGraceMs + 10_000);
+    await doorbell?.close?.().catch(() => {});
+    await pool?.end().catch(() => {});
+    await (await servicesReady?.catch(() => null))?.embedded?.stop();
+    process.exit(exitCode);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  // A terminal that hangs up (an SSH session that drops) sends SIGHUP: drained too, not ended at once.
+  process.on('SIGHUP', () => void stop('SIGHUP'));
+
+  // A start that cannot go on (the database unreachable, a migration refused) is one line and
+  // exit 1, the embedded server this process started stopped first.
+  servicesReady = resolveServices(cfg, log);
+  const services = await servicesReady.catch((err) => startFailed(log, err));
+  await orStopEmbedded(services, () => runMigrations(services.databaseUrl)).catch((err) => startFailed(log, err));
+  if (stopping) await new Promise(() => {}); // stop() ends the process
   const args = processArgs(opts);
   // One connection, for recording the processes that die (the console then stops counting
   // them alive); the workers do everything else. A record not written within 10 s is given up
   // (the leases run out instead): the stop waits for it, and must not wait on a silent connection.
-  const pool = createPool(services.databaseUrl, { name: 'supervisor', max: 1, queryTimeoutMs: 10_000 });
+  const db = createPool(services.databaseUrl, { name: 'supervisor', max: 1, queryTimeoutMs: 10_000 });
+  pool = db;
   const host = os.hostname();
   // For the held jobs it gives back (below). Connected now, not at the first release: that
   // ring must not wait for a connection while the dead process's replacement starts, nor
   // hold up the record of its death (onDied waits for it).
-  const doorbell: Doorbell = services.redisUrl ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log);
-  const supervisor = new Supervisor({
+  const ring: Doorbell = services.redisUrl ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, db, log) : new PgDoorbell(db, log);
+  doorbell = ring;
+  const kept = new Supervisor({
     processes: opts.processes,
     args,
     env: { ...process.env, ...childEnv(cfg), DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl ?? 'off' },
@@ -113,7 +142,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     stallKillMs: Math.max(2 * cfg.leaseMs, 10_000),
     onDied: (pid, exit, workerId) =>
       ops
-        .workerDied(pool, { host, pid, exit, workerId })
+        .workerDied(db, { host, pid, exit, workerId })
         .then((r) => r.leasesEnded && log.info("a dead worker process's leases ended early; the recover sweep takes its jobs", { pid, worker: r.workerId, leases: r.leasesEnded }))
         .catch((err) => log.warn('could not record a dead worker process', { pid, err })),
     // Jobs a process held claimed ahead and never started: their attempts back, before the
@@ -121,27 +150,13 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     // is (the oldest waiting): a replacement or a peer takes them at once, not at its next poll.
     onHeld: ({ workerId, leases }) =>
       ops
-        .jobRelease(pool, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS, doorbell })
+        .jobRelease(db, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS, doorbell: ring })
         .then((r) => r.length && log.info('jobs a worker process held claimed ahead, never started, are queued again with their attempts back', { worker: workerId, jobs: r.length }))
         .catch((err) => log.warn('could not give back the jobs a worker process held claimed ahead; their leases run out instead', { worker: workerId, err })),
     // Every process would refuse the same module: stop them all, and exit with the code.
     onRefused: () => void stop('a worker process refused its configuration', EXIT_CONFIG),
   });
-  let stopping = false;
-  const stop = async (sig: string, exitCode = 0) => {
-    if (stopping) return;
-    stopping = true;
-    log.info('stopping workers', { signal: sig });
-    await supervisor.stop(cfg.shutdownGraceMs + 10_000);
-    await doorbell.close?.().catch(() => {});
-    await pool.end().catch(() => {});
-    await services.embedded?.stop();
-    process.exit(exitCode);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  // A terminal that hangs up (an SSH session that drops) sends SIGHUP: drained too, not ended at once.
-  process.on('SIGHUP', () => void stop('SIGHUP'));
+  supervisor = kept;
   // SIGTSTP quiets every process, as the workers page's Quiet does (Sidekiq's TSTP): before a
   // deploy, send it, wait for the jobs in hand, then SIGTERM. Only for a supervisor run by a
   // process manager or a script (one that forks it with a channel too, as pm2 does): under
@@ -151,12 +166,12 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   if (!process.env.LEASEHOLD_UNDER_START && !process.stdin.isTTY) {
     process.on('SIGTSTP', () => {
       log.info('SIGTSTP: quieting every worker process (Resume on the workers page undoes it)');
-      supervisor.quietAll(`SIGTSTP to pid ${process.pid}`);
+      kept.quietAll(`SIGTSTP to pid ${process.pid}`);
     });
   }
   // Only now: "workers started" says the handlers above are in place (a SIGTSTP sent on
   // reading it, before its handler, would have stopped this process instead).
-  supervisor.start();
+  kept.start();
   log.info('workers started', {
     processes: opts.processes,
     concurrency: opts.concurrency,
@@ -167,7 +182,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   });
   // Started by `npm start` (or any parent) that then died: drain rather than run on as an orphan.
   watchParent(() => void stop('parent process exited'));
-  return supervisor;
+  return kept;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
