@@ -116,3 +116,51 @@ test("a viewer's export is redacted as the list is; a filter on a hidden key's v
     assert.equal(typeof r.body.error.message, 'string');
   }
 });
+
+test('an export whose read fails part way ends with a line saying so, in the words a route would use, never the raw error', async () => {
+  await db.pool.query(`INSERT INTO jobs (queue, type, payload) SELECT 'export-big', 'demo.noop', '{}'::jsonb FROM generate_series(1, 201)`);
+  const { exportJobs } = await import('@/lib/server/job-export');
+  // The database's own answers for the first page (read before the stream is returned); then
+  // a failure whose text is not for a viewer's eyes.
+  let broken = false;
+  const failing = {
+    query: (...a: unknown[]) =>
+      broken ? Promise.reject(new Error('connect ECONNREFUSED 10.0.0.5:5432 (user billing_rw)')) : (db.pool.query as (...x: unknown[]) => Promise<unknown>)(...a),
+  } as unknown as typeof db.pool;
+  const body = await exportJobs(failing, { queue: 'export-big' }, { format: 'ndjson', max: 1000, redaction: null });
+  broken = true;
+  const lines = (await new Response(body).text()).trim().split('\n');
+  assert.equal(lines.length, 201, 'the first page (200), then the last line');
+  const last = JSON.parse(lines.at(-1)!);
+  assert.deepEqual([last.export.rows, last.export.complete], [200, false]);
+  assert.equal(last.export.error, 'internal error (logged on the server)');
+  assert.doesNotMatch(lines.at(-1)!, /10\.0\.0\.5|billing_rw/);
+});
+
+test(`one viewer runs at most two exports at once (then 429 with Retry-After); one that ends or is cancelled frees its place; others still get theirs`, async () => {
+  const { MAX_EXPORTS_PER_VIEWER } = await import('@/lib/http/schemas');
+  const query = `queue=${QUEUE}&format=csv`;
+  // Unread: each waits on its reader, its place held.
+  const open = [];
+  for (let k = 0; k < MAX_EXPORTS_PER_VIEWER; k++) {
+    const res = await send(routes, 'GET', '/api/jobs/export', { cookie: operator, query });
+    assert.equal(res.status, 200);
+    open.push(res);
+  }
+  const refused = await send(routes, 'GET', '/api/jobs/export', { cookie: operator, query });
+  assert.equal(refused.status, 429);
+  assert.equal((await refused.json()).error.code, 'rate_limited');
+  assert.ok(Number(refused.headers.get('retry-after')) > 0);
+  const other = await send(routes, 'GET', '/api/jobs/export', { cookie: viewer, query });
+  assert.equal(other.status, 200, "another viewer's export is not held up");
+  await other.body!.cancel();
+
+  await open[0]!.body!.cancel(); // a download cancelled
+  const again = await send(routes, 'GET', '/api/jobs/export', { cookie: operator, query });
+  assert.equal(again.status, 200);
+  assert.equal(parseCsv(await again.text()).length, 1 + 6, 'read to its end (the header, five failed jobs and one queued)...');
+  await open[1]!.text();
+  const third = await send(routes, 'GET', '/api/jobs/export', { cookie: operator, query });
+  assert.equal(third.status, 200, '...and ended, both freed their places');
+  await third.body!.cancel();
+});

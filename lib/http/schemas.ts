@@ -383,6 +383,12 @@ export const MAX_LIVE_STREAMS = 200;
  * and only MAX_LIVE_STREAMS applies.
  */
 export const MAX_LIVE_STREAMS_PER_VIEWER = 12;
+/**
+ * Exports (GET /api/jobs/export) one viewer (a user, a token) runs at once. Each reads page
+ * after page, for up to a minute, from the read pool every page of the console shares: a
+ * script that started twenty with a filter no index serves would hold the pool.
+ */
+export const MAX_EXPORTS_PER_VIEWER = 2;
 export const liveQuery = z
   .object({
     ...filterFields,

@@ -11,8 +11,11 @@
  */
 import type { Executor } from '../db/client';
 import { listedJobDto } from '../http/dto';
+import { toQueueError } from '../http/respond';
+import { MAX_EXPORTS_PER_VIEWER } from '../http/schemas';
 import { type Redaction, redactJob } from '../http/redact';
 import type { JobFilter } from '../queue/filters';
+import { QueueError } from '../queue/errors';
 import { type JobPage, listJobs } from '../queue/read';
 
 const PAGE = 200;
@@ -20,6 +23,24 @@ const PAGE = 200;
 export const EXPORT_BUDGET_MS = 60_000;
 
 export type ExportFormat = 'csv' | 'ndjson';
+
+/** The exports running now: whose (the live streams' owner key), and when each ends at the latest. */
+const running = new Set<{ owner: string; endsBy: number }>();
+
+/**
+ * Null when this viewer may start an export; else a 429 and the seconds until the first of
+ * theirs has ended at the latest (Retry-After). No owner (sign-in off): not counted.
+ */
+export function exportRefusal(owner: string | null): { error: QueueError; retryAfterS: number } | null {
+  if (owner === null) return null;
+  const mine = [...running].filter((e) => e.owner === owner);
+  if (mine.length < MAX_EXPORTS_PER_VIEWER) return null;
+  const first = Math.min(...mine.map((e) => e.endsBy));
+  return {
+    error: new QueueError('rate_limited', `you are running ${MAX_EXPORTS_PER_VIEWER} exports on this console already: wait for one to end`),
+    retryAfterS: Math.max(1, Math.ceil((first - Date.now()) / 1000)),
+  };
+}
 
 type JobLine = ReturnType<typeof listedJobDto>;
 
@@ -84,14 +105,26 @@ function endLine(format: ExportFormat, end: ExportEnd): string {
 export async function exportJobs(
   db: Executor,
   filter: JobFilter,
-  o: { format: ExportFormat; max: number; redaction: Redaction; signal?: AbortSignal },
+  o: { format: ExportFormat; max: number; redaction: Redaction; signal?: AbortSignal; owner?: string | null },
 ): Promise<ReadableStream<Uint8Array>> {
   const started = performance.now();
+  // Counted from here, before the first read (nothing awaited since the route's exportRefusal),
+  // until the stream ends, fails or its reader goes away. Its last page may run past the
+  // budget by a read's own limit: a few seconds more.
+  const entry = o.owner ? { owner: o.owner, endsBy: Date.now() + EXPORT_BUDGET_MS + 5_000 } : null;
+  if (entry) running.add(entry);
+  const done = () => void (entry && running.delete(entry));
   // Pages never larger than what is left to write: an export cut at `max` ends on a page's
   // own cursor (the failed list's is a place in its order, not an id).
   const read = (cursor: string | null, left: number, maxId?: string) =>
     listJobs(db, { ...filter, ...(maxId ? { maxId } : {}), limit: Math.min(PAGE, left), ...(cursor ? { cursor } : {}) });
-  let page: JobPage = await read(null, o.max);
+  let page: JobPage;
+  try {
+    page = await read(null, o.max);
+  } catch (err) {
+    done();
+    throw err;
+  }
   // Pinned to the jobs there were when it began: a busy queue cannot make it run for ever.
   const head = page.headId;
   const pin = head && (!filter.maxId || BigInt(filter.maxId) > BigInt(head)) ? head : filter.maxId;
@@ -106,6 +139,7 @@ export async function exportJobs(
       if (ended) return;
       const finish = (end: ExportEnd) => {
         ended = true;
+        done();
         const last = endLine(o.format, end);
         if (last) controller.enqueue(encoder.encode(last));
         controller.close();
@@ -127,10 +161,18 @@ export async function exportJobs(
       } catch (err) {
         // Headers are gone: the body's last line says the export failed, never a quiet end.
         ended = true;
-        const why = err instanceof Error ? err.message : String(err);
+        done();
+        // Said as a route says an error (toQueueError: a known one in its own words, anything
+        // else logged and told as an internal error), not the raw message of whatever threw.
+        const why = toQueueError(err, { readOnly: true }).message;
         controller.enqueue(encoder.encode(o.format === 'ndjson' ? JSON.stringify({ export: { rows, complete: false, error: why } }) + '\n' : csvField(`# export failed after ${rows} jobs: ${why}`) + '\r\n'));
         controller.close();
       }
+    },
+    // The reader went away (the download cancelled, the connection closed).
+    cancel() {
+      ended = true;
+      done();
     },
   });
 }

@@ -1,10 +1,11 @@
-import { readListQuery, route } from '@/lib/http/respond';
+import { json, readListQuery, route } from '@/lib/http/respond';
 import { checkFilterRedaction } from '@/lib/http/redact';
 import { exportQuery } from '@/lib/http/schemas';
 import { otherMethods } from '@/lib/http/unrouted';
 import { redactionOf } from '@/lib/server/console-reads';
 import { serverContext } from '@/lib/server/context';
-import { exportJobs } from '@/lib/server/job-export';
+import { exportJobs, exportRefusal } from '@/lib/server/job-export';
+import { liveOwner } from '@/lib/server/live';
 
 const CONTENT_TYPE = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-ndjson; charset=utf-8' } as const;
 
@@ -17,8 +18,11 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { format, max, ...filter } = exportQuery.parse(readListQuery(req, Object.keys(exportQuery.shape)));
   const redaction = redactionOf(who);
   checkFilterRedaction(filter, redaction);
+  const owner = liveOwner(who);
+  const busy = exportRefusal(owner);
+  if (busy) return json(busy.error.toJSON(), busy.error.httpStatus, { 'retry-after': String(busy.retryAfterS) });
   const { readPool } = serverContext();
-  const body = await exportJobs(readPool, filter, { format, max, redaction, signal: req.signal });
+  const body = await exportJobs(readPool, filter, { format, max, redaction, signal: req.signal, owner });
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   return new Response(body, {
     headers: {

@@ -1,6 +1,6 @@
 /** /api/jobs and /api/jobs/:id/* — enqueue, list, one job, its result, the CAS actions. (The console's /api/jobs/lookup and /newer are in ./console.) */
 import { z } from 'zod';
-import { copyBody, enqueueRequest, exportQuery, jobDetailQuery, jobId, listQuery, reasonBody, requeueBody, rescheduleBody } from '../../schemas';
+import { copyBody, enqueueRequest, exportQuery, MAX_EXPORTS_PER_VIEWER, jobDetailQuery, jobId, listQuery, reasonBody, requeueBody, rescheduleBody } from '../../schemas';
 import {
   actionConflictSchema,
   actionItemSchema,
@@ -69,6 +69,7 @@ export const jobRoutes = [
         },
       },
       '400': errorResponse('A filter, the format or max is invalid, or a parameter is unknown.'),
+      '429': errorResponse(`This user or token runs ${MAX_EXPORTS_PER_VIEWER} exports on this console already (Retry-After: the seconds until the first has ended at the latest).`),
       ...commonErrors,
     },
   }),
