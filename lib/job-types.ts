@@ -21,6 +21,11 @@ export interface JobTypeSpec {
    * fails as timed out (retried, or the dead letter). Default: LEASEHOLD_JOB_TIMEOUT_MS.
    */
   timeoutMs?: number;
+  /**
+   * Why enqueuing this payload through the API needs the operator role, or null. For a job
+   * that harms more than its own attempt: not an enqueue token's (a producer's) to send.
+   */
+  operatorOnly?: (payload: Record<string, unknown>) => string | null;
 }
 
 export const jobTypes = {
@@ -33,6 +38,9 @@ export const jobTypes = {
         crash: z.boolean().optional(),
       })
       .passthrough(),
+    // It kills the worker process that runs it, and every job that process holds loses an
+    // attempt with it: a producer's token could dead-letter other producers' jobs at will.
+    operatorOnly: (p) => (p.crash === true ? 'crash: true kills the worker process that runs it, and the other jobs it holds lose an attempt' : null),
   },
   'demo.steps': {
     description: 'Works through `steps` steps of `msPerStep` each, checkpointing after every step: a retry resumes after the last step saved.',
@@ -239,4 +247,10 @@ export function lossyPart(schema: z.ZodType, path = 'payload', depth = 0): strin
     if (found) return found;
   }
   return null;
+}
+
+/** Why this built-in job's payload needs the operator role to be enqueued through the API, or null (JobTypeSpec.operatorOnly). */
+export function operatorOnlyWhy(type: string, payload: Record<string, unknown>): string | null {
+  const spec: JobTypeSpec | undefined = (jobTypes as Record<string, JobTypeSpec>)[type];
+  return spec?.operatorOnly?.(payload) ?? null;
 }

@@ -361,6 +361,23 @@ describe('API tokens', () => {
     const { rows } = await db.pool.query(`SELECT token_hash FROM api_tokens WHERE token_id = $1`, [info.id]);
     assert.ok(!rows[0].token_hash.includes(token.slice(3)), 'only a hash is stored');
   });
+
+  test("a job that kills its worker process (demo.sleep with crash) is an operator's to enqueue, not an enqueue token's", async () => {
+    const { token } = await tokenCreate(db.pool, { name: 'producer-2', scope: 'enqueue', createdBy: 'test' });
+    const crash = { type: 'demo.sleep', queue: 'tok', payload: { ms: 0, crash: true } };
+    const before = await stateOf(db.pool);
+    for (const body of [crash, [{ type: 'demo.noop', queue: 'tok' }, crash]]) {
+      const res = await send(routes, 'POST', '/api/jobs', { bearer: token, body, origin: null });
+      assert.equal(res.status, 403);
+      const { error } = await res.json();
+      assert.equal(error.code, 'forbidden');
+      assert.match(error.message, /^(\[1\]\.)?payload: crash: true kills the worker process .* needs the operator role/);
+    }
+    assert.equal(await stateOf(db.pool), before, "nothing enqueued, the batch's other job included");
+    const sleepy = await send(routes, 'POST', '/api/jobs', { bearer: token, body: { ...crash, payload: { ms: 0 } }, origin: null });
+    assert.equal(sleepy.status, 202, 'without crash it is any job');
+    assert.equal((await send(routes, 'POST', '/api/jobs', { cookie: operator, body: crash })).status, 202, 'an operator may');
+  });
 });
 
 describe('live streams', () => {
