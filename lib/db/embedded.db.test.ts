@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tsx } from '../../test/processes';
 import { waitFor } from '../../test/wait';
+import pg from 'pg';
 import { startEmbeddedPostgres } from './embedded';
 
 const embedded = fileURLToPath(new URL('./embedded.ts', import.meta.url));
@@ -64,4 +65,61 @@ test('a server whose starter was killed is adopted and stopped by the next proce
   assert.equal((await startEmbeddedPostgres(dir)).owned, false);
   await again.stop();
   await waitFor('the adopted server to stop', () => !running(pid));
+});
+
+/** Whether the superuser signs in on this port with this password. */
+async function signsIn(port: number, password: string): Promise<boolean> {
+  const c = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, connectionTimeoutMillis: 5_000 });
+  c.on('error', () => {});
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test("a data directory's superuser password is its own, kept readable by this account only; one from before is changed; the port is kept across restarts", { timeout: 180_000 }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-embedded-'));
+  fs.chmodSync(dir, 0o755); // PostgreSQL runs as the postgres user
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const passwordFile = path.join(dir, 'pg.password');
+
+  const first = await startEmbeddedPostgres(dir);
+  t.after(() => first.stop().catch(() => {}));
+  const password = fs.readFileSync(passwordFile, 'utf8');
+  assert.equal(fs.statSync(passwordFile).mode & 0o777, 0o600);
+  assert.ok(password.length >= 24 && password !== 'leasehold');
+  assert.equal(decodeURIComponent(new URL(first.url).password), password, 'the URL carries it');
+  assert.equal(await signsIn(first.port, password), true);
+  assert.equal(await signsIn(first.port, 'leasehold'), false, 'the old constant no longer signs in');
+
+  // A data directory from before: the constant password, and no file.
+  const c = new pg.Client({ connectionString: first.url });
+  await c.connect();
+  await c.query(`ALTER ROLE postgres PASSWORD 'leasehold'`);
+  await c.end();
+  fs.rmSync(passwordFile);
+  await first.stop();
+
+  const second = await startEmbeddedPostgres(dir);
+  t.after(() => second.stop().catch(() => {}));
+  assert.equal(second.port, first.port, 'the port of its last start, free again: a borrower reconnects');
+  const changed = fs.readFileSync(passwordFile, 'utf8');
+  assert.notEqual(changed, 'leasehold');
+  assert.equal(await signsIn(second.port, changed), true);
+  assert.equal(await signsIn(second.port, 'leasehold'), false, 'changed at the first start since');
+  // A borrower of the running server reads the same password.
+  const borrowed = await startEmbeddedPostgres(dir);
+  assert.equal(borrowed.url, second.url);
+  await second.stop();
+});
+
+test('as root, a data directory the postgres user cannot reach is said in one line, with the ways out', { skip: process.getuid?.() !== 0 && 'only root runs PostgreSQL as another user' }, async (t) => {
+  const closed = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-closed-'));
+  fs.chmodSync(closed, 0o700); // as /root is
+  t.after(() => fs.rmSync(closed, { recursive: true, force: true }));
+  await assert.rejects(startEmbeddedPostgres(path.join(closed, 'data')), /runs as the postgres user .* cannot reach the data directory .*DATABASE_URL/);
+  assert.equal(fs.existsSync(path.join(closed, 'data', 'pg', 'PG_VERSION')), false, 'no initdb was tried');
 });

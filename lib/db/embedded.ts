@@ -14,6 +14,7 @@
  * same instant would both stop it; it is a development convenience, and that race is left.)
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -37,8 +38,52 @@ export interface EmbeddedDatabase {
 }
 
 const USER = 'postgres';
-const PASSWORD = 'leasehold';
+/** The password of a data directory made before each got its own (pg.password). */
+const LEGACY_PASSWORD = 'leasehold';
 const DATABASE = 'leasehold';
+
+/**
+ * The superuser's password, made at random with the data directory and kept beside it
+ * (<data dir>/pg.password, readable by this account only). A constant one let any other
+ * account on the machine sign in as superuser on 127.0.0.1, and from there run commands as
+ * the account that ran npm start (COPY … TO PROGRAM).
+ */
+const passwordFile = (pgDir: string) => path.join(path.dirname(pgDir), 'pg.password');
+function passwordOf(pgDir: string): string {
+  try {
+    return fs.readFileSync(passwordFile(pgDir), 'utf8').trim() || LEGACY_PASSWORD;
+  } catch {
+    return LEGACY_PASSWORD;
+  }
+}
+const newPassword = () => randomBytes(24).toString('base64url');
+function keepPassword(pgDir: string, password: string) {
+  fs.writeFileSync(passwordFile(pgDir), password, { mode: 0o600 });
+  fs.chmodSync(passwordFile(pgDir), 0o600); // a file there before keeps its mode otherwise
+}
+
+/**
+ * The port of the data directory's last server (<data dir>/pg.port), taken again when it is
+ * free: a process that borrowed the server (npm run worker, a second console) holds a URL with
+ * the port in it, and reconnects after a restart only if the port is the same.
+ */
+const portFile = (pgDir: string) => path.join(path.dirname(pgDir), 'pg.port');
+async function portFor(pgDir: string): Promise<number> {
+  const last = Number(fs.existsSync(portFile(pgDir)) ? fs.readFileSync(portFile(pgDir), 'utf8').trim() : NaN);
+  if (Number.isInteger(last) && last > 1024 && last < 65536 && (await portFree(last))) return last;
+  const port = await freePort();
+  fs.writeFileSync(portFile(pgDir), String(port));
+  return port;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve(true)));
+  });
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -52,10 +97,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-const urlFor = (port: number, db = DATABASE) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${db}`;
+const urlFor = (port: number, password: string, db = DATABASE) => `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
 
-async function canConnect(port: number): Promise<boolean> {
-  const c = new pg.Client({ connectionString: urlFor(port, 'postgres'), connectionTimeoutMillis: 2_000 });
+async function canConnect(port: number, password: string): Promise<boolean> {
+  const c = new pg.Client({ connectionString: urlFor(port, password, 'postgres'), connectionTimeoutMillis: 2_000 });
   c.on('error', () => {});
   try {
     await c.connect();
@@ -125,11 +170,23 @@ function stopServer(pgDir: string) {
   fs.rmSync(ownerFile(pgDir), { force: true });
 }
 
-async function ensureDatabase(port: number) {
-  const c = new pg.Client({ connectionString: urlFor(port, 'postgres') });
+/**
+ * Creates the database if missing; `rotate` (a legacy data directory's server, started by this
+ * process: no one else holds a connection to it) first gives the superuser a password of its
+ * own in place of the constant one, and keeps it.
+ */
+async function ensureDatabase(pgDir: string, port: number, password: string, rotate = false): Promise<string> {
+  const c = new pg.Client({ connectionString: urlFor(port, password, 'postgres') });
   c.on('error', () => {});
   await c.connect();
   try {
+    if (rotate) {
+      const fresh = newPassword();
+      // A literal (ALTER ROLE takes no parameter); base64url holds no quote.
+      await c.query(`ALTER ROLE ${USER} PASSWORD '${fresh}'`);
+      keepPassword(pgDir, fresh);
+      password = fresh;
+    }
     const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
     if (!rowCount) await c.query(`CREATE DATABASE ${DATABASE}`).catch((e) => {
       if (e.code !== '42P04') throw e; // created by a concurrent starter
@@ -137,6 +194,7 @@ async function ensureDatabase(port: number) {
   } finally {
     await c.end();
   }
+  return password;
 }
 
 function postgresBinaries(): { pgCtl: string } {
@@ -168,18 +226,38 @@ function pgCtlAsync(args: string[]): Promise<void> {
   });
 }
 
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must reach the data directory and
+ * the binaries under node_modules: a project under a directory closed to other users (/root
+ * is 0700) fails in initdb with a stack. Said in one line, with the ways out.
+ */
+function checkReachable(pgDir: string) {
+  const as = runAs();
+  if (as.uid === undefined) return;
+  for (const [what, target] of [['the data directory', path.dirname(pgDir)], ['PostgreSQL in node_modules', postgresBinaries().pgCtl]] as const) {
+    if (spawnSync('test', ['-x', target], as).status !== 0) {
+      throw new Error(
+        `the embedded PostgreSQL runs as the postgres user (this process is root), which cannot reach ${what} (${target}): ` +
+          'a directory above it is closed to other users. Move the project under a directory others may enter, ' +
+          'give its parents o+x (chmod o+x), set LEASEHOLD_DATA_DIR elsewhere for the data, or set DATABASE_URL',
+      );
+    }
+  }
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void = () => {}): Promise<EmbeddedDatabase> {
   const pgDir = path.resolve(dataDir, 'pg');
+  const password = passwordOf(pgDir);
   const existing = runningServer(pgDir);
-  if (existing && (await canConnect(existing.port))) {
-    await ensureDatabase(existing.port);
+  if (existing && (await canConnect(existing.port, password))) {
+    await ensureDatabase(pgDir, existing.port, password);
     const adopted = !ownerAlive(pgDir);
     if (adopted) {
       log(`adopting the embedded PostgreSQL its starter left running (pid ${existing.pid}): it stops with this process`);
       claimOwnership(pgDir);
     }
     return {
-      url: urlFor(existing.port),
+      url: urlFor(existing.port, password),
       dataDir: pgDir,
       port: existing.port,
       owned: adopted,
@@ -191,17 +269,23 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
       },
     };
   }
+  let fresh: string | null = null;
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
     fs.mkdirSync(path.dirname(pgDir), { recursive: true });
+    checkReachable(pgDir);
     log(`initialising an embedded PostgreSQL in ${pgDir}`);
+    fresh = newPassword();
     const init = spawnSync(
       process.execPath,
-      [fileURLToPath(new URL('./embedded-init.mjs', import.meta.url)), pgDir, USER, PASSWORD],
+      [fileURLToPath(new URL('./embedded-init.mjs', import.meta.url)), pgDir, USER, fresh],
       { encoding: 'utf8' },
     );
     if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr.trim()}`);
+    keepPassword(pgDir, fresh);
+  } else {
+    checkReachable(pgDir);
   }
-  const port = await freePort();
+  const port = await portFor(pgDir);
   // pg_ctl starts the server in its own session: a Ctrl-C in this terminal reaches the
   // workers (which drain) but not PostgreSQL, which we stop last.
   const start = [
@@ -213,9 +297,11 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   ];
   pgCtl(start);
   claimOwnership(pgDir);
-  await ensureDatabase(port);
+  // A data directory made before passwords were its own still has the constant one: changed now.
+  const kept = await ensureDatabase(pgDir, port, fresh ?? password, !fresh && !fs.existsSync(passwordFile(pgDir)));
+  if (kept !== password && !fresh) log(`the embedded PostgreSQL's superuser has a password of its own now (${passwordFile(pgDir)})`);
   return {
-    url: urlFor(port),
+    url: urlFor(port, kept),
     dataDir: pgDir,
     port,
     owned: true,

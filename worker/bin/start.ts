@@ -95,8 +95,8 @@ const lines = [
   '',
   consoleUp ? `  Leasehold is running` : `  Leasehold is running WITHOUT its console (it did not answer within 60 s)`,
   `  console     ${consoleUrl}`,
-  // The embedded server's password is a constant and it listens on 127.0.0.1 only: its URL is
-  // printed whole, for your own producers (its port changes at each start).
+  // The embedded server listens on 127.0.0.1 only, with a password made for its data directory
+  // (lib/db/embedded.ts): its URL is printed whole, to this terminal, for your own producers.
   `  postgres    ${services.embedded ? `embedded PostgreSQL 15, data in ${services.embedded.dataDir} (${services.databaseUrl})` : redact(services.databaseUrl)}`,
   // The key prefix too: two installations sharing one Redis must not share it.
   `  redis       ${redisBanner(services.redisUrl && redact(services.redisUrl), cfg.redisPrefix, redisAnswering)}`,
