@@ -39,6 +39,22 @@ function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500, databa
   };
 }
 
+test('+Inf and _count are the buckets\' own total: a count read in another snapshot never leaves a finite bucket above +Inf', async () => {
+  const counts = new Array(DURATION_BUCKETS_MS.length + 1).fill(0);
+  counts[0] = 6; // a heartbeat between the two reads: the buckets have six, the totals four
+  const text = await createMetricsRegistry(fakeSource({ counts, sumMs: 4, count: 4 }), { defaultMetrics: false }).metrics();
+  for (const name of ['leasehold_job_run_seconds', 'leasehold_job_queue_wait_seconds']) {
+    const m = parsePrometheusTextFormat(text).find((f) => f.name === name)!.metrics[0]!;
+    assert.deepEqual([m.buckets!['0.001'], m.buckets!['+Inf'], m.count], ['6', '6', '6'], name);
+  }
+  // Per type (read as text: the parser drops a labelled histogram's labels and count).
+  const line = (suffix: string) => new RegExp(`^leasehold_job_type_run_seconds_${suffix} (\\S+)$`, 'm').exec(text)?.[1];
+  assert.deepEqual(
+    [line('bucket\\{queue="mail",type="email.send",le="0.001"\\}'), line('bucket\\{queue="mail",type="email.send",le="\\+Inf"\\}'), line('count\\{queue="mail",type="email.send"\\}')],
+    ['6', '6', '6'],
+  );
+});
+
 test('per-bucket counts in ms become cumulative `le` buckets in seconds, +Inf = count', async () => {
   const counts = new Array(DURATION_BUCKETS_MS.length + 1).fill(0);
   counts[0] = 1; // ≤ 1 ms

@@ -22,7 +22,7 @@ const COUNTERS: Record<Exclude<WorkerCounter, 'notifyFallbacks'>, [name: string,
   snoozed: ['leasehold_jobs_snoozed_total', 'Attempts a handler put off (SnoozeError): the job queued for later, the attempt given back.'],
   leaseLost: ['leasehold_leases_lost_total', 'Leases a worker found taken over or expired (its handler was aborted).'],
   refusedWrites: ['leasehold_refused_writes_total', 'Fenced writes refused because the lease was no longer the writer\'s.'],
-  recovered: ['leasehold_jobs_recovered_total', 'Expired leases moved on: by the recover sweep, or taken over by a worker\'s claim (a dead or stalled worker\'s jobs).'],
+  recovered: ['leasehold_jobs_recovered_total', 'Expired leases moved on by workers: by their recover sweep, or taken over by a claim (a dead or stalled worker\'s jobs). An operator\'s Recover is in the audit log.'],
   resignalled: ['leasehold_jobs_resignalled_total', 'Due jobs whose signal was missing, rung again by the recover sweep.'],
   pruned: ['leasehold_jobs_pruned_total', 'Finished jobs the recover sweep deleted past their retention window (LEASEHOLD_KEEP_*_MS).'],
 };
@@ -66,9 +66,14 @@ class SummedHistogramMetric extends Histogram<string> {
         cumulative += h.counts[k] ?? 0;
         values.push({ labels: { ...labels, le }, value: cumulative, metricName: `${this.metricName}_bucket` });
       });
-      values.push({ labels: { ...labels, le: '+Inf' }, value: h.count, metricName: `${this.metricName}_bucket` });
+      // +Inf and _count are the buckets' own total (the last bucket counts those above every
+      // bound), not the count read with the sum: that is another statement's snapshot, and a
+      // heartbeat landing between the two made a finite bucket exceed +Inf. (Each worker row
+      // writes its counts and count together, so within a snapshot they are equal.)
+      const count = h.counts.reduce((a, b) => a + b, 0);
+      values.push({ labels: { ...labels, le: '+Inf' }, value: count, metricName: `${this.metricName}_bucket` });
       values.push({ labels, value: h.sumMs / 1000, metricName: `${this.metricName}_sum` });
-      values.push({ labels, value: h.count, metricName: `${this.metricName}_count` });
+      values.push({ labels, value: count, metricName: `${this.metricName}_count` });
     }
     return { name: this.metricName, help: this.metricHelp, type: 'histogram', aggregator: 'sum' as const, values };
   }
