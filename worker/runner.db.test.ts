@@ -3,6 +3,7 @@
  * AbortSignal, heartbeat errors vs. lost leases, cancel, graceful shutdown.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -246,6 +247,28 @@ describe('cancel', () => {
     const row = await jobRow(db.pool, id);
     assert.deepEqual([row.status, row.result_key], ['cancelled', null]);
     assert.deepEqual(fs.readdirSync(dir), [], 'no result written');
+  });
+});
+
+describe('counters', () => {
+  // The scrape sums every worker row: a row whose counters start again from zero (a runner
+  // given a fixed workerId, restarted) looks to Prometheus like a counter reset.
+  test("a worker id registered again goes on from its earlier incarnations' counts; its row never goes down", async (t) => {
+    const workerId = `fixed-${randomBytes(4).toString('hex')}`;
+    const prefix = uniquePrefix('fixed-id');
+    const completedOf = async () => Number((await db.pool.query(`SELECT metrics->>'completed' AS n FROM workers WHERE worker_id = $1`, [workerId])).rows[0]?.n ?? 0);
+    const runTwo = async (k: number) => {
+      const { runner, doorbell } = await makeRunner(t, { prefix, workerId, handlers: { 'test.ok': async () => 'ok' } });
+      const ids = (await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue: prefix }, { type: 'test.ok', queue: prefix }], { doorbell })).map((r) => r.id);
+      await waitFor(`incarnation ${k}'s two jobs to complete`, async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1::bigint[]) AND status = 'completed'`, [ids])).rows[0].n === 2,
+      );
+      await runner.stop(0);
+    };
+    await runTwo(1);
+    assert.equal(await completedOf(), 2);
+    await runTwo(2);
+    assert.equal(await completedOf(), 4, 'two and two');
   });
 });
 

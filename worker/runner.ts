@@ -36,6 +36,7 @@ import { type Doorbell, PgReceiver, RedisReceiver, type Ring, SignalUnavailable 
 import { Histogram } from '../lib/queue/histogram';
 import { type JobKind, TypeTally, type TypeOutcome } from '../lib/queue/type-metrics';
 import { jsonProblem } from '../lib/queue/text';
+import { addReport } from '../lib/queue/worker-totals';
 import { Batcher } from './batcher';
 import { HeldLedger } from './held-ledger';
 import type { Handler, JobContext } from './handlers/types';
@@ -370,7 +371,7 @@ export class Runner {
   }
 
   async start() {
-    await ops.workerRegister(this.o.pool, {
+    const { previous } = await ops.workerRegister(this.o.pool, {
       workerId: this.workerId,
       host: os.hostname(),
       pid: process.pid,
@@ -378,6 +379,7 @@ export class Runner {
       concurrency: this.o.concurrency,
       types: this.types,
     });
+    this.reportedBefore = previous;
     await this.refreshControls();
     // Before the first claim: without statistics a claim may read the whole backlog.
     this.noteStatistics(await ops.ensureJobStatistics(this.o.pool).catch(() => null));
@@ -1643,7 +1645,19 @@ export class Runner {
   }
 
   /** What this process reports with each heartbeat (see lib/queue/histogram.ts). */
+  /** What this worker id's earlier incarnations reported (ops.workerRegister): its reports add to it. */
+  private reportedBefore: unknown = {};
+
   metrics() {
+    const now = this.metricsNow();
+    // A new id (the usual case): this process's own counts.
+    if (!Object.keys(this.reportedBefore as object).some((k) => k !== 'quiet')) return now;
+    // The sums of both, and this process's gauges (addReport leaves those out).
+    const sums = addReport(addReport({}, this.reportedBefore), now);
+    return { ...now, ...sums, inFlight: now.inFlight, running: now.running, quiet: now.quiet, rssBytes: now.rssBytes };
+  }
+
+  private metricsNow() {
     return {
       ...this.stats,
       notifyFallbacks: this.o.doorbell.notifyFallbacks ?? 0,
@@ -1786,6 +1800,10 @@ export class Runner {
       await sleep(20);
     }
     for (const t of this.timers) clearInterval(t);
+    // A heartbeat still in flight carries older counts: the last report lands after it (bounded),
+    // or the row's counters could go down, which Prometheus reads as a counter reset.
+    const beatBy = performance.now() + 5_000;
+    while (this.heartbeatBusy && performance.now() < beatBy) await sleep(20);
     await ops.workerStop(this.o.pool, this.workerId, this.metrics()).catch(() => {});
     await this.pgReceiver?.close();
   }

@@ -36,11 +36,18 @@ export async function jobTypesRegistered(db: Executor): Promise<RegisteredJobTyp
   }));
 }
 
+/**
+ * Registers a worker process. Returns the counters its id reported before (`previous`: a
+ * runner given a fixed workerId, restarted; empty for a new id), which its reports then add
+ * to: the scrape sums every worker row, and a row whose counters started again from zero
+ * looked to Prometheus like a counter reset, so rate() counted its whole past again.
+ */
 export async function workerRegister(
   db: Executor,
   w: { workerId: string; host: string; pid: number; queues: readonly string[]; concurrency: number; types?: readonly string[] | null },
-) {
-  await run(db, sql.workerRegister, [w.workerId, w.host, w.pid, w.queues, w.concurrency, w.types ?? null]);
+): Promise<{ previous: unknown }> {
+  const { rows } = await run(db, sql.workerRegister, [w.workerId, w.host, w.pid, w.queues, w.concurrency, w.types ?? null]);
+  return { previous: rows[0]?.metrics ?? {} };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Statement } from './fragments';
  * given a fixed workerId, restarted) is a new incarnation: it claims from its start, so an
  * operator's quiet of the previous one is cleared (kept, the row read "quiet" while the new
  * process claimed until its first heartbeat, then stopped claiming on a request it never got).
+ * Returns its metrics: an id registered again, the counters its earlier incarnations reported.
  * Params: $1 worker_id, $2 host, $3 pid, $4 queues, $5 concurrency, $6 handled job types (NULL = any).
  */
 export const workerRegister: Statement = {
@@ -16,7 +17,7 @@ INSERT INTO workers (worker_id, host, pid, queues, concurrency, types, metrics)
 VALUES ($1, $2, $3, $4::text[], $5, $6::text[], '{"quiet": false}')
 ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, queues = EXCLUDED.queues, types = EXCLUDED.types, concurrency = EXCLUDED.concurrency,
   quiet_at = NULL, quiet_by = NULL, metrics = workers.metrics || '{"quiet": false}'
-RETURNING started_at`,
+RETURNING started_at, metrics`,
 };
 
 /**
