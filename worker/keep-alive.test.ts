@@ -3,24 +3,13 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../lib/log';
+import { recordingLog } from '../test/recording-log';
 import { waitFor } from '../test/wait';
 import { keepAlive } from './keep-alive';
 
-/** A logger that keeps its lines (and the restart delays they name), for the test to read. */
-function recording() {
-  const lines: string[] = [];
-  const delays: number[] = [];
-  const keep = (m: string, f?: Record<string, unknown>) => {
-    lines.push(m);
-    if (typeof f?.restartInMs === 'number') delays.push(f.restartInMs);
-  };
-  const log: Logger = { debug: () => {}, info: () => {}, warn: keep, error: keep, child: () => log };
-  return { log, lines, delays };
-}
 
 test('a child whose spawn fails with an error event (ENOENT) is tried again; stop ends the keeping', async () => {
-  const { log, lines, delays } = recording();
+  const { log, lines, delays } = recordingLog();
   const starts: ChildProcess[] = [];
   const kept = keepAlive('missing', () => starts[starts.push(spawn('/nonexistent/leasehold-child')) - 1]!, { log });
   // The second failure, quick after the first, schedules its restart after a back-off.
@@ -36,7 +25,7 @@ test('a child whose spawn fails with an error event (ENOENT) is tried again; sto
 });
 
 test('a child whose spawn throws (ENOMEM, E2BIG) is tried again, the first start included', async () => {
-  const { log, lines } = recording();
+  const { log, lines } = recordingLog();
   let calls = 0;
   const kept = keepAlive(
     'throwing',
@@ -53,7 +42,7 @@ test('a child whose spawn throws (ENOMEM, E2BIG) is tried again, the first start
 });
 
 test('a child that exits is started again; stop ends the one running and starts no other', async () => {
-  const { log, lines } = recording();
+  const { log, lines } = recordingLog();
   const starts: ChildProcess[] = [];
   const kept = keepAlive(
     'short-lived',
@@ -69,7 +58,7 @@ test('a child that exits is started again; stop ends the one running and starts 
 });
 
 test('a child that exits with the final code (a handlers module no restart mends) is not started again; onFinal is told', async () => {
-  const { log, lines } = recording();
+  const { log, lines } = recordingLog();
   let starts = 0;
   let finals = 0;
   keepAlive(

@@ -1,24 +1,13 @@
 /** The supervisor keeps its slots filled when a fork itself fails, and backs off a crash loop. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Logger } from '../lib/log';
+import { recordingLog } from '../test/recording-log';
 import { waitFor } from '../test/wait';
 import { Supervisor } from './supervisor';
 
-/** A logger that keeps its lines and the restart delays they name. */
-function recording() {
-  const lines: string[] = [];
-  const delays: number[] = [];
-  const keep = (m: string, f?: Record<string, unknown>) => {
-    lines.push(m);
-    if (typeof f?.restartInMs === 'number') delays.push(f.restartInMs);
-  };
-  const log: Logger = { debug: () => {}, info: () => {}, warn: keep, error: keep, child: () => log };
-  return { log, lines, delays };
-}
 
 test('a fork that throws (E2BIG, ENOMEM) is tried again with a growing back-off, not an error ending the supervisor', async () => {
-  const { log, lines, delays } = recording();
+  const { log, lines, delays } = recordingLog();
   // A real fork that throws synchronously: one environment string past the kernel's limit.
   const supervisor = new Supervisor({ processes: 1, args: [], env: { ...process.env, LEASEHOLD_TOO_BIG: 'x'.repeat(256 * 1024) }, log, maxBackoffMs: 1_000 });
   supervisor.start(); // the first fork throws here, inside start(): it must not
@@ -31,7 +20,7 @@ test('a fork that throws (E2BIG, ENOMEM) is tried again with a growing back-off,
 });
 
 test('a process that dies before it is ready counts as a quick death however long it took (a database that drops packets)', async () => {
-  const { log, delays } = recording();
+  const { log, delays } = recordingLog();
   // Nothing listens on port 1: each process fails its first connect and exits before it is
   // ready. With minUptimeMs 0 only "not ready yet" can make those deaths quick.
   const env = { ...process.env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1', LEASEHOLD_LOG: 'error' };

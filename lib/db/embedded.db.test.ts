@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { tsx } from '../../test/processes';
 import { waitFor } from '../../test/wait';
 import pg from 'pg';
-import { startEmbeddedPostgres } from './embedded';
+import { canConnect, startEmbeddedPostgres } from './embedded';
 
 const embedded = fileURLToPath(new URL('./embedded.ts', import.meta.url));
 const serverPid = (dir: string) => Number(fs.readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -67,18 +67,6 @@ test('a server whose starter was killed is adopted and stopped by the next proce
   await waitFor('the adopted server to stop', () => !running(pid));
 });
 
-/** Whether the superuser signs in on this port with this password. */
-async function signsIn(port: number, password: string): Promise<boolean> {
-  const c = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, connectionTimeoutMillis: 5_000 });
-  c.on('error', () => {});
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test("a data directory's superuser password is its own, kept readable by this account only; one from before is changed; the port is kept across restarts", { timeout: 180_000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-embedded-'));
@@ -92,8 +80,8 @@ test("a data directory's superuser password is its own, kept readable by this ac
   assert.equal(fs.statSync(passwordFile).mode & 0o777, 0o600);
   assert.ok(password.length >= 24 && password !== 'leasehold');
   assert.equal(decodeURIComponent(new URL(first.url).password), password, 'the URL carries it');
-  assert.equal(await signsIn(first.port, password), true);
-  assert.equal(await signsIn(first.port, 'leasehold'), false, 'the old constant no longer signs in');
+  assert.equal(await canConnect(first.port, password), true);
+  assert.equal(await canConnect(first.port, 'leasehold'), false, 'the old constant no longer signs in');
 
   // A data directory from before: the constant password, and no file.
   const c = new pg.Client({ connectionString: first.url });
@@ -108,8 +96,8 @@ test("a data directory's superuser password is its own, kept readable by this ac
   assert.equal(second.port, first.port, 'the port of its last start, free again: a borrower reconnects');
   const changed = fs.readFileSync(passwordFile, 'utf8');
   assert.notEqual(changed, 'leasehold');
-  assert.equal(await signsIn(second.port, changed), true);
-  assert.equal(await signsIn(second.port, 'leasehold'), false, 'changed at the first start since');
+  assert.equal(await canConnect(second.port, changed), true);
+  assert.equal(await canConnect(second.port, 'leasehold'), false, 'changed at the first start since');
   // A borrower of the running server reads the same password.
   const borrowed = await startEmbeddedPostgres(dir);
   assert.equal(borrowed.url, second.url);

@@ -99,7 +99,8 @@ export function freePort(): Promise<number> {
 
 const urlFor = (port: number, password: string, db = DATABASE) => `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
 
-async function canConnect(port: number, password: string): Promise<boolean> {
+/** Whether the superuser signs in on this port with this password. */
+export async function canConnect(port: number, password: string): Promise<boolean> {
   const c = new pg.Client({ connectionString: urlFor(port, password, 'postgres'), connectionTimeoutMillis: 2_000 });
   c.on('error', () => {});
   try {
