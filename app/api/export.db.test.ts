@@ -162,5 +162,19 @@ test(`one viewer runs at most two exports at once (then 429 with Retry-After); o
   await open[1]!.text();
   const third = await send(routes, 'GET', '/api/jobs/export', { cookie: operator, query });
   assert.equal(third.status, 200, '...and ended, both freed their places');
-  await third.body!.cancel();
+
+  // A client gone before the body was read (never pulled nor cancelled): its place is freed
+  // when the request's signal aborts. A HEAD takes none, and reads nothing.
+  const gone = new AbortController();
+  assert.equal((await send(routes, 'GET', '/api/jobs/export', { cookie: operator, query, signal: gone.signal })).status, 200);
+  assert.equal((await send(routes, 'GET', '/api/jobs/export', { cookie: operator, query })).status, 429, 'two held: third, and the one whose client is about to go');
+  gone.abort();
+  for (let k = 0; k < 3; k++) {
+    const head = await send(routes, 'HEAD', '/api/jobs/export', { cookie: operator, query });
+    assert.equal(head.status, 200);
+    assert.equal(head.body, null);
+  }
+  const fourth = await send(routes, 'GET', '/api/jobs/export', { cookie: operator, query });
+  assert.equal(fourth.status, 200, 'the gone client freed its place, and the HEADs took none');
+  await Promise.all([third.body!.cancel(), fourth.body!.cancel()]);
 });

@@ -13,6 +13,7 @@ import type { Executor } from '../db/client';
 import { listedJobDto } from '../http/dto';
 import { toQueueError } from '../http/respond';
 import { MAX_EXPORTS_PER_VIEWER } from '../http/schemas';
+import { Places } from './places';
 import { type Redaction, redactJob } from '../http/redact';
 import type { JobFilter } from '../queue/filters';
 import { QueueError } from '../queue/errors';
@@ -25,20 +26,17 @@ export const EXPORT_BUDGET_MS = 60_000;
 export type ExportFormat = 'csv' | 'ndjson';
 
 /** The exports running now: whose (the live streams' owner key), and when each ends at the latest. */
-const running = new Set<{ owner: string; endsBy: number }>();
+const running = new Places();
 
 /**
  * Null when this viewer may start an export; else a 429 and the seconds until the first of
  * theirs has ended at the latest (Retry-After). No owner (sign-in off): not counted.
  */
 export function exportRefusal(owner: string | null): { error: QueueError; retryAfterS: number } | null {
-  if (owner === null) return null;
-  const mine = [...running].filter((e) => e.owner === owner);
-  if (mine.length < MAX_EXPORTS_PER_VIEWER) return null;
-  const first = Math.min(...mine.map((e) => e.endsBy));
+  if (owner === null || running.count(owner) < MAX_EXPORTS_PER_VIEWER) return null;
   return {
     error: new QueueError('rate_limited', `you are running ${MAX_EXPORTS_PER_VIEWER} exports on this console already: wait for one to end`),
-    retryAfterS: Math.max(1, Math.ceil((first - Date.now()) / 1000)),
+    retryAfterS: running.retryAfterS(owner),
   };
 }
 
@@ -109,11 +107,10 @@ export async function exportJobs(
 ): Promise<ReadableStream<Uint8Array>> {
   const started = performance.now();
   // Counted from here, before the first read (nothing awaited since the route's exportRefusal),
-  // until the stream ends, fails or its reader goes away. Its last page may run past the
-  // budget by a read's own limit: a few seconds more.
-  const entry = o.owner ? { owner: o.owner, endsBy: Date.now() + EXPORT_BUDGET_MS + 5_000 } : null;
-  if (entry) running.add(entry);
-  const done = () => void (entry && running.delete(entry));
+  // until the stream ends, fails, its reader cancels it or the request's client goes away
+  // (before the first page was read, the body is never pulled nor cancelled). Its last page
+  // may run past the budget by a read's own limit: a few seconds more.
+  const done = o.owner ? running.take(o.owner, Date.now() + EXPORT_BUDGET_MS + 5_000, o.signal) : () => {};
   // Pages never larger than what is left to write: an export cut at `max` ends on a page's
   // own cursor (the failed list's is a place in its order, not an id).
   const read = (cursor: string | null, left: number, maxId?: string) =>

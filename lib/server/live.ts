@@ -19,6 +19,7 @@ import { log } from '../log';
 import { QueueError } from '../queue/errors';
 import type { Principal } from '../auth/roles';
 import { LIVE_RETRY_MS, MAX_LIVE_STREAMS, MAX_LIVE_STREAMS_PER_VIEWER } from '../http/schemas';
+import { Places } from './places';
 
 export interface LiveTopic {
   /** The SSE event name the page listens for. */
@@ -36,10 +37,9 @@ export interface LiveOptions {
 }
 
 /** Each open stream: whose, and by when it will have ended at the latest (Date.now() ms): its maxMs, then the tick that notices. */
-const streams = new Set<{ owner: string | null; endsBy: number }>();
-const openByOwner = new Map<string, number>();
+const streams = new Places();
 /** Streams open in this process (tests, and a look at what the console holds). */
-export const openLiveStreams = () => streams.size;
+export const openLiveStreams = () => streams.count();
 
 /** The key a viewer's streams are counted under: the user or token; null with sign-in off (everyone is the same viewer). */
 export function liveOwner(who: Principal): string | null {
@@ -55,18 +55,13 @@ export function liveOwner(who: Principal): string | null {
  * every stream ends by its LIVE_MAX_MS, so a place is free by then, sooner if one closes.
  */
 export function liveRoomRefusal(owner: string | null = null): { error: QueueError; retryAfterS: number } | null {
-  const firstEnd = (mine: (s: { owner: string | null }) => boolean) => {
-    let first = Infinity;
-    for (const s of streams) if (mine(s) && s.endsBy < first) first = s.endsBy;
-    return Math.max(1, Math.ceil((first - Date.now()) / 1000));
-  };
-  if (streams.size >= MAX_LIVE_STREAMS) {
-    return { error: new QueueError('unavailable', `this console serves ${MAX_LIVE_STREAMS} live streams already; poll instead`), retryAfterS: firstEnd(() => true) };
+  if (streams.count() >= MAX_LIVE_STREAMS) {
+    return { error: new QueueError('unavailable', `this console serves ${MAX_LIVE_STREAMS} live streams already; poll instead`), retryAfterS: streams.retryAfterS() };
   }
-  if (owner !== null && (openByOwner.get(owner) ?? 0) >= MAX_LIVE_STREAMS_PER_VIEWER) {
+  if (owner !== null && streams.count(owner) >= MAX_LIVE_STREAMS_PER_VIEWER) {
     return {
       error: new QueueError('rate_limited', `you hold ${MAX_LIVE_STREAMS_PER_VIEWER} live streams on this console already; poll instead`),
-      retryAfterS: firstEnd((s) => s.owner === owner),
+      retryAfterS: streams.retryAfterS(owner),
     };
   }
   return null;
@@ -84,20 +79,12 @@ export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): Readab
       start(controller) {
         // Runs inside the ReadableStream constructor: nothing can open a stream between
         // the route's liveRoomRefusal and this count.
-        const owner = o.owner ?? null;
-        const entry = { owner, endsBy: Date.now() + o.maxMs + o.everyMs };
-        streams.add(entry);
-        if (owner !== null) openByOwner.set(owner, (openByOwner.get(owner) ?? 0) + 1);
+        const release = streams.take(o.owner ?? null, Date.now() + o.maxMs + o.everyMs);
         const startedAt = performance.now();
         close = () => {
           if (closed) return;
           closed = true;
-          streams.delete(entry);
-          if (owner !== null) {
-            const left = (openByOwner.get(owner) ?? 1) - 1;
-            if (left > 0) openByOwner.set(owner, left);
-            else openByOwner.delete(owner);
-          }
+          release();
           clearTimeout(timer);
           o.signal?.removeEventListener('abort', close);
           try {

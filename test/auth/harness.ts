@@ -36,7 +36,8 @@ export interface Send {
 export async function send(routes: Routes, method: string, path: string, s: Send = {}): Promise<Response> {
   const route = routes.find((r) => r.path === path);
   if (!route) throw new Error(`no route file serves ${path}`);
-  const handler = route.methods.get(method.toLowerCase());
+  // Next serves a HEAD with the route's GET, as here.
+  const handler = route.methods.get(method === 'HEAD' ? 'get' : method.toLowerCase());
   if (!handler) throw new Error(`${path} exports no ${method}`);
   const url = ORIGIN + path.replace(/\{(\w+)\}/g, (_, k) => enc(s.params?.[k] ?? k)) + (s.query ? `?${s.query}` : '');
   const headers: Record<string, string> = { host: new URL(ORIGIN).host, ...s.headers };

@@ -18,20 +18,22 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const { format, max, ...filter } = exportQuery.parse(readListQuery(req, Object.keys(exportQuery.shape)));
   const redaction = redactionOf(who);
   checkFilterRedaction(filter, redaction);
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const headers = {
+    'content-type': CONTENT_TYPE[format],
+    'content-disposition': `attachment; filename="jobs-${filter.status ?? 'all'}-${stamp}.${format === 'csv' ? 'csv' : 'ndjson'}"`,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  };
+  // A HEAD (Next serves it with GET) gets the headers only: an export no one reads would
+  // read the database for nothing, and hold one of the viewer's places.
+  if (req.method === 'HEAD') return new Response(null, { headers });
   const owner = liveOwner(who);
   const busy = exportRefusal(owner);
   if (busy) return json(busy.error.toJSON(), busy.error.httpStatus, { 'retry-after': String(busy.retryAfterS) });
   const { readPool } = serverContext();
   const body = await exportJobs(readPool, filter, { format, max, redaction, signal: req.signal, owner });
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return new Response(body, {
-    headers: {
-      'content-type': CONTENT_TYPE[format],
-      'content-disposition': `attachment; filename="jobs-${filter.status ?? 'all'}-${stamp}.${format === 'csv' ? 'csv' : 'ndjson'}"`,
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-    },
-  });
+  return new Response(body, { headers });
 });
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');
