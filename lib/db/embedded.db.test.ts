@@ -101,7 +101,22 @@ test("a data directory's superuser password is its own, kept readable by this ac
   // A borrower of the running server reads the same password.
   const borrowed = await startEmbeddedPostgres(dir);
   assert.equal(borrowed.url, second.url);
+
+  // A change cut short between ALTER ROLE and the rename: the new password only in pg.password.next.
+  const cut = 'cut-short-password-0123456789';
+  fs.writeFileSync(`${passwordFile}.next`, cut, { mode: 0o600 });
+  const c2 = new pg.Client({ connectionString: second.url });
+  await c2.connect();
+  await c2.query(`ALTER ROLE postgres PASSWORD '${cut}'`);
+  await c2.end();
   await second.stop();
+  const third = await startEmbeddedPostgres(dir);
+  t.after(() => third.stop().catch(() => {}));
+  const now = fs.readFileSync(passwordFile, 'utf8');
+  assert.ok(![changed, cut].includes(now), 'signed in with the .next one, then set a new one');
+  assert.equal(fs.existsSync(`${passwordFile}.next`), false);
+  assert.equal(await canConnect(third.port, now), true);
+  await third.stop();
 });
 
 test('as root, a data directory the postgres user cannot reach is said in one line, with the ways out', { skip: process.getuid?.() !== 0 && 'only root runs PostgreSQL as another user' }, async (t) => {

