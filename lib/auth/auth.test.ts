@@ -118,3 +118,13 @@ test('a session cookie that is not valid percent-encoding reads as no cookie (a 
   const ok = new Request('http://console.test/', { headers: { cookie: 'leasehold_session=abc%2Bdef' } });
   assert.equal(cookieValue(ok, 'leasehold_session'), 'abc+def');
 });
+
+test('sign-in limiter: a map filled with blocked keys still counts the attempt in hand (the oldest blocked key goes instead)', () => {
+  const t0 = 9_000_000;
+  // Addresses that each block five accounts and themselves: six blocked keys per 50 failures.
+  for (let a = 0; a * 6 < MAX_KEYS + 12; a++) {
+    for (let k = 0; k < MAX_PER_ADDRESS; k++) signInFailed(`filler-${a}-${k % 5}`, `10.66.${a >> 8}.${a & 255}`, t0);
+  }
+  for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed('admin-target', '10.99.0.1', t0 + 1);
+  assert.ok(signInBlockedFor('admin-target', '10.99.0.2', t0 + 1) > 0, 'the account under attack is counted, and blocked');
+});

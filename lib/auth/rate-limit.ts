@@ -53,24 +53,32 @@ export function signInFailed(account: Account, address: string, now = Date.now()
     failures.delete(key);
     failures.set(key, list);
   }
-  forgetPastBound(now);
+  forgetPastBound(now, keysOf(account, address));
 }
 
 /**
- * Past MAX_KEYS, forgets the least recently failed keys, but none that is blocked: a blocked
- * account is counted no more (refused attempts are not failures), so it grows old, and a spray
- * of names from enough addresses would otherwise forget it and give back its guesses. Only
- * when every key is blocked does memory come first.
+ * Past MAX_KEYS, forgets the least recently failed keys: never those of the attempt being
+ * counted, and none that is blocked while another can go. A blocked account is counted no
+ * more (refused attempts are not failures), so it grows old, and a spray of names from enough
+ * addresses would otherwise forget it and give back its guesses. When every other key is
+ * blocked (a spray that filled the map with blocked keys), the oldest blocked one goes: the
+ * attempt in hand is still counted, never the key dropped in its place.
  */
-function forgetPastBound(now: number) {
-  let spared = 0;
+function forgetPastBound(now: number, counting: readonly string[]) {
   while (failures.size > MAX_KEYS) {
-    const [key, list] = failures.entries().next().value!;
-    failures.delete(key);
-    if (spared < failures.size && list.filter((t) => now - t < WINDOW_MS).length >= limitOf(key)) {
-      failures.set(key, list); // to the young end: looked at again only after the others
-      spared++;
+    let oldestBlocked: string | null = null;
+    let victim: string | null = null;
+    for (const [key, list] of failures) {
+      if (counting.includes(key)) continue;
+      if (list.filter((t) => now - t < WINDOW_MS).length < limitOf(key)) {
+        victim = key;
+        break;
+      }
+      oldestBlocked ??= key;
     }
+    victim ??= oldestBlocked;
+    if (victim === null) return; // only the attempt's own keys: within the bound again next time
+    failures.delete(victim);
   }
 }
 

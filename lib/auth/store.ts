@@ -40,6 +40,13 @@ export function checkRole(role: string): asserts role is Role {
 
 // ------------------------------------------------------------------ users
 
+/**
+ * A demotion's revoke: the live API tokens these users made (or their tokens made: they carry
+ * the maker's user id) whose scope is among `scopes` (SCOPES_ABOVE the new role). Returns their ids.
+ */
+const revokeTokensOf = (users: string, scopes: string) =>
+  `UPDATE api_tokens SET revoked_at = now() WHERE created_by_user_id IN (${users}) AND revoked_at IS NULL AND scope = ANY(${scopes}::text[]) RETURNING token_id`;
+
 export async function userCount(db: Executor): Promise<number> {
   const { rows } = await db.query('SELECT count(*)::int AS n FROM users WHERE disabled_at IS NULL');
   return rows[0].n;
@@ -80,11 +87,7 @@ export async function userAdd(pool: pg.Pool, p: { name: string; role: string; pa
          ON CONFLICT (name) DO ${p.replace ? 'UPDATE SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash, disabled_at = NULL' : 'NOTHING'}
          RETURNING *
        ), s AS (DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM u))
-       , t AS (
-         UPDATE api_tokens SET revoked_at = now()
-          WHERE created_by_user_id IN (SELECT user_id FROM u) AND revoked_at IS NULL AND scope = ANY($4::text[])
-         RETURNING token_id
-       )
+       , t AS (${revokeTokensOf('SELECT user_id FROM u', '$4')})
        SELECT u.*, ARRAY(SELECT token_id::text FROM t ORDER BY token_id) AS revoked_tokens FROM u`,
       [p.name, p.role, hash, SCOPES_ABOVE[p.role as Role]],
     );
@@ -168,10 +171,7 @@ export async function userSetRole(pool: pg.Pool, name: string, role: string): Pr
     if (before.role === role) return { user: before, from: before.role, changed: false, revokedTokens: [] };
     await keepAnAdmin(c, before, 'demote');
     const updated = await c.query('UPDATE users SET role = $2 WHERE user_id = $1 RETURNING *', [before.id, role]);
-    const revoked = await c.query(
-      `UPDATE api_tokens SET revoked_at = now() WHERE created_by_user_id = $1 AND revoked_at IS NULL AND scope = ANY($2::text[]) RETURNING token_id`,
-      [before.id, SCOPES_ABOVE[role]],
-    );
+    const revoked = await c.query(revokeTokensOf('$1', '$2'), [before.id, SCOPES_ABOVE[role]]);
     return { user: toUser(updated.rows[0]), from: before.role, changed: true, revokedTokens: revoked.rows.map((r) => String(r.token_id)) };
   });
 }
