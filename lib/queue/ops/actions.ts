@@ -84,6 +84,8 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
   const leaseLive = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
   switch (job.status) {
     case 'running':
+      // An operator asked it to stop: taking its lease back would run it again.
+      if (action === 'revoke' && job.cancelRequestedAt) return `cancel requested: it ends cancelled when ${owner} stops, not run again`;
       // Its worker is known dead: nothing holds the lease but the clock.
       if (leaseLive && job.ownerGone && action !== 'cancel')
         return `the lease of ${owner}, whose process ended (${job.ownerGone}), runs out in ${seconds(job.leaseRemainingMs ?? 0)}: the recover sweep moves the job on then${action === 'requeue' ? ' (or revoke the lease to take it back now)' : ''}`;
@@ -132,7 +134,7 @@ export function actionApplies(
     case 'requeue':
       return requeueable;
     case 'revoke':
-      return requeueable || job.status === 'running';
+      return requeueable || (job.status === 'running' && !job.cancelRequestedAt);
     case 'cancel':
       return job.status === 'queued' || job.status === 'retrying' || (job.status === 'running' && !job.cancelRequestedAt);
     case 'delete':

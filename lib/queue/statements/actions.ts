@@ -111,7 +111,8 @@ RETURNING ${jobColumns('jobs')}, before.old_priority, jobs.run_at <= now() AS du
  * longer matches: its heartbeat, completion and failure all change nothing.
  * Params: $1 job_id[], $2 reason, $3 reset the attempt budget (boolean), $4 the jobs as
  *         the caller saw them (asSeen; NULL = no expectation).
- * Compare: status = 'running'; as seen.
+ * Compare: status = 'running', no cancel requested (an operator asked it to stop: taken
+ *          back, it would run again, the cancel lost); as seen.
  * Swap: queued, due now, lease cleared, the revoked attempt given back (max_attempts + 1;
  *       with $3, at least a whole budget after it, as jobRequeue gives) and recorded as `aborted`.
  * Returns: the requeued rows.
@@ -121,10 +122,11 @@ export const jobRevoke: Statement = {
   text: `
 WITH done AS (
   UPDATE jobs
-     SET status = 'queued', run_at = now(), lease_expires_at = NULL, cancel_requested_at = NULL,
+     SET status = 'queued', run_at = now(), lease_expires_at = NULL,
          max_attempts = GREATEST(max_attempts + 1, attempt_count + CASE WHEN $3::boolean THEN attempt_budget ELSE 0 END)
    WHERE job_id = ANY($1::bigint[])
      AND status = 'running'
+     AND cancel_requested_at IS NULL
      AND ${asSeen('$4')}
   RETURNING ${JOB_COLUMNS}
 ), recorded AS (
