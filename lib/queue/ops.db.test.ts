@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createPool } from '../db/client';
-import { FsResultStore } from '../results';
+import { FsResultStore, type ResultStore } from '../results';
 import { createLogger } from '../log';
 import { REDIS_URL } from '../../test/env';
 import { uniquePrefix } from '../../test/processes';
@@ -433,6 +433,20 @@ describe('operator actions', () => {
     assert.equal(row.status, 'queued');
     const att = await db.pool.query('SELECT outcome FROM job_attempts WHERE job_id = $1', [id]);
     assert.deepEqual(att.rows, [{ outcome: 'aborted' }]);
+  });
+
+  test("requeue with revokeLease leaves a job an operator asked to cancel: taken back, it would run again and the cancel be lost", async () => {
+    const id = await insertJob(db.pool);
+    const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
+    // Seen running before the cancel, as a preview made just before it would have seen it.
+    const seen = new Map([[id, { status: 'running' as const, attempt: job!.attemptCount }]]);
+    assert.equal((await ops.jobCancel(db.pool, { ids: [id] })).items[0]!.outcome, 'cancel_requested');
+    const r = await ops.jobRequeue(db.pool, { ids: [id], revokeLease: true, seen });
+    assert.deepEqual([r.items[0]!.outcome, r.items[0]!.reason], ['skipped', `cancel requested: it ends cancelled when ${W1} stops, not run again`]);
+    const row = await jobRow(db.pool, id);
+    assert.equal(row.status, 'running');
+    assert.ok(row.cancel_requested_at, 'the cancel request stands');
+    assert.equal((await ops.jobComplete(db.pool, { workerId: W1, items: [{ jobId: id, attempt: job!.attemptCount }] })).size, 1, 'the owner still holds its lease');
   });
 
   test('requeue with revokeLease: a job its worker completes while the revoke waits for the row is requeued, not refused', async () => {
@@ -1034,6 +1048,7 @@ describe('retention (jobPrune)', () => {
     assert.equal(r.pruned?.deleted, 1);
     assert.equal(r.pruned?.cursor, '0');
     assert.deepEqual(await exists([id]), []);
+    await ops.dropDeletedResultsLater(results, []); // the deletes it started in the background
     assert.equal(await results.get(key), null);
     // Another process's sweep right after: the walk ended, so it rests, whatever is due.
     const next = await finishedAgo('cancelled', 9);
@@ -1045,6 +1060,24 @@ describe('retention (jobPrune)', () => {
     assert.equal((await ops.recoverSweep(db.pool, { retention: week }))?.pruned?.deleted, 1);
     assert.equal((await ops.recoverSweep(db.pool, {}))?.pruned, null, 'no retention: no walk');
     fs.rmSync(results.dir, { recursive: true, force: true });
+  });
+
+  test("pruned jobs' results are deleted in the background: a slow store holds up no sweep", async () => {
+    await freshWalk();
+    const store = new FsResultStore(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-results-')));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // The real store, whose deletes wait until the test lets them go (a slow shared volume).
+    const slow: ResultStore = Object.assign(Object.create(store), { deleteAll: async (id: string) => (await gate, store.deleteAll(id)) });
+    const id = await finishedAgo('completed', 9);
+    const key = await withResult(store, id);
+    const r = await ops.recoverSweep(db.pool, { retention: week, results: slow });
+    assert.equal(r?.pruned?.deleted, 1, 'the sweep returned with its delete still waiting');
+    assert.notEqual(await store.get(key), null);
+    open();
+    await ops.dropDeletedResultsLater(slow, []);
+    assert.equal(await store.get(key), null, 'then deleted');
+    fs.rmSync(store.dir, { recursive: true, force: true });
   });
 
   /**

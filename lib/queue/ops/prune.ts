@@ -34,7 +34,7 @@ export interface PruneReport {
   cursor: string;
   /** The walk rests (see PRUNE_REST_MS): nothing was read. */
   resting: boolean;
-  /** Jobs that ran or point to a result: dropDeletedResults, once the sweep has let go of its lock. */
+  /** Jobs that ran or point to a result: deleted once the sweep has let go of its lock, in the background (dropDeletedResultsLater). */
   results: PrunedResult[];
 }
 
@@ -114,6 +114,30 @@ export async function dropDeletedResults(results: ResultStore | null | undefined
   await eachAtMost(RESULT_DELETES_AT_ONCE, jobs, ([id]) =>
     deleteAll(id).catch((err) => log.warn('could not delete the results of a deleted job', { job: id, err })),
   );
+}
+
+/** Pruned jobs' results still to delete, per store, and whether a deleter runs for it. */
+const dropsPending = new WeakMap<ResultStore, { jobs: PrunedResult[]; running: Promise<void> | null }>();
+
+/**
+ * dropDeletedResults in the background, a thousand jobs at a time, one deleter per store: a
+ * prune of 100,000 jobs that ran has as many results, tens of seconds of filesystem calls
+ * that neither the sweep that pruned them nor the next ones may wait behind (a process whose
+ * sweep is busy sweeps nothing: expired leases of paused queues wait). Returns the deleter,
+ * for a caller that must know when it is done (tests).
+ */
+export function dropDeletedResultsLater(results: ResultStore | null | undefined, jobs: readonly PrunedResult[]): Promise<void> {
+  if (!results || !jobs.length) return dropsPending.get(results!)?.running ?? Promise.resolve();
+  let pending = dropsPending.get(results);
+  if (!pending) dropsPending.set(results, (pending = { jobs: [], running: null }));
+  for (const j of jobs) pending.jobs.push(j);
+  const p = pending;
+  p.running ??= (async () => {
+    while (p.jobs.length) await dropDeletedResults(results, p.jobs.splice(0, 1_000));
+  })()
+    .catch((err) => log.warn('could not delete the results of pruned jobs; they are left', { err }))
+    .finally(() => (p.running = null));
+  return p.running;
 }
 
 /**

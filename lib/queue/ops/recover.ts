@@ -8,7 +8,7 @@ import * as sql from '../statements';
 import type { JobStatus } from '../status';
 import { foldOldWorkers } from '../worker-totals';
 import { run, uniq } from './internal';
-import { dropDeletedResults, pruneFor, type PruneReport, type Retention, retentionPrunes } from './prune';
+import { dropDeletedResultsLater, pruneFor, type PruneReport, type Retention, retentionPrunes } from './prune';
 
 export interface RecoverParams {
   /** Preview only: list what would move and what would be re-signalled. */
@@ -259,6 +259,6 @@ export async function recoverSweep(
     // A connection that failed mid-sweep (or may still hold the lock) is discarded, not reused.
     client.release(broken ? new Error('recover sweep connection discarded', { cause: broken }) : undefined);
   }
-  await dropDeletedResults(p.results, out.pruned?.results ?? []);
+  void dropDeletedResultsLater(p.results, out.pruned?.results ?? []);
   return out;
 }
