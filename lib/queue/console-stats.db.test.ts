@@ -42,6 +42,31 @@ test('a queue filled after the last ANALYZE shows its queued jobs; a count the s
   assert.equal(w.kinds.failed, 'estimate');
 });
 
+test("a queue's estimated share of a status too large to count per queue is its own, not the unlisted queues' too", async () => {
+  // Failed is past GROUP_CAP: shared out by the (queue, status) statistics, which list only
+  // the commonest pairs. 300 small queues of 10 failed jobs each are not among them.
+  await db.pool.query(
+    `INSERT INTO jobs (queue, type, status, attempt_count, started_at, finished_at, error)
+       SELECT 'est-big', 'demo.noop', 'failed', 1, now(), now(), 'boom' FROM generate_series(1, 4000);
+     INSERT INTO jobs (queue, type, status, attempt_count, started_at, finished_at, error)
+       SELECT 'est-s' || (i % 300), 'demo.noop', 'failed', 1, now(), now(), 'boom' FROM generate_series(1, 3000) i;`,
+  );
+  // The joint statistics keep ten pairs here (the table's other statistics, and so the rows
+  // ANALYZE reads, as they are): what a busy installation's thousands of queues come to.
+  await db.pool.query('ALTER STATISTICS jobs_queue_status_stats SET STATISTICS 10');
+  try {
+    await db.pool.query('ANALYZE jobs');
+    const listed = await db.pool.query(`SELECT array_length(most_common_vals, 1) AS n FROM pg_stats_ext WHERE statistics_name = 'jobs_queue_status_stats'`);
+    assert.ok(listed.rows[0].n <= 10, 'the small queues are not all listed');
+    const big = (await queue('est-big'))!;
+    assert.equal(big.kinds.failed, 'estimate');
+    assert.ok(Math.abs(big.counts.failed - 4000) <= 200, `about 4000, not a share of the listed queues alone: ${big.counts.failed}`);
+  } finally {
+    await db.pool.query('ALTER STATISTICS jobs_queue_status_stats SET STATISTICS -1');
+    await db.pool.query('ANALYZE jobs');
+  }
+});
+
 test('with more queues waiting than are listed, the list says so and the oldest due job is read over all of them', async () => {
   await db.pool.query(
     `INSERT INTO jobs (queue, type, status, run_at)
@@ -279,3 +304,4 @@ test("an ended worker's row names the jobs in hand when it ended (its lost lease
   assert.equal(dead.lostJobsTotal, lost.length, 'how many it had in hand, past the five shown');
   assert.deepEqual([byId.get('lost-w:2:live')!.lostJobs, byId.get('lost-w:2:live')!.lostJobsTotal], [[], 0], 'a running process: its lost leases are no crash report');
 });
+
