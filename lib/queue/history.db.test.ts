@@ -108,3 +108,18 @@ test('a hole in the record (no sweep for hours) is not averaged into the bucket 
   );
   assert.equal(day.points[1]!.t - day.points[0]!.t, 3 * 3600_000);
 });
+
+test('a few failures an hour read as what they are over a week, not rounded to none', async () => {
+  await db.pool.query('DELETE FROM stats_samples');
+  // Two samples 50 minutes apart in one hour's bucket, a day back: 10 jobs dead-lettered between.
+  const put = (offsetS: number, failed: number) =>
+    db.pool.query(
+      `INSERT INTO stats_samples (at, counters, by_type)
+       VALUES (to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600 - 24 * 3600 + $1), $2::jsonb, '[]')`,
+      [offsetS, JSON.stringify({ claimed: failed, completed: 0, failed, retried: 0, cancelled: 0, leaseLost: 0, recovered: 0 })],
+    );
+  await put(60, 0);
+  await put(3060, 10);
+  const week = await readHistory(db.pool, '7d');
+  assert.deepEqual(week.points.map((p) => p.failed), [0.00333], '10 in 3000 s');
+});

@@ -114,7 +114,9 @@ export async function readHistory(db: Executor, range: HistoryRange): Promise<Hi
     const b = next && next.at - bucket.last.at <= HISTORY_HOLE_BUCKETS * bucketMs ? next : bucket.last;
     const seconds = (b.at - a.at) / 1000;
     if (seconds <= 0) continue;
-    const rate = (key: (typeof RATE_KEYS)[number]) => Math.round((Math.max(0, Number(b.counters[key] ?? 0) - Number(a.counters[key] ?? 0)) / seconds) * 100) / 100;
+    // Three significant figures, not two decimals: in an hour's bucket 17 dead-lettered jobs
+    // are 0.0047 jobs/s, which two decimals showed as none at all.
+    const rate = (key: (typeof RATE_KEYS)[number]) => Number((Math.max(0, Number(b.counters[key] ?? 0) - Number(a.counters[key] ?? 0)) / seconds).toPrecision(3));
     points.push({ t: bucket.t, claimed: rate('claimed'), completed: rate('completed'), failed: rate('failed'), retried: rate('retried'), recovered: rate('recovered') });
   }
   const { rows: ends } = await db.query(

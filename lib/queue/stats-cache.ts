@@ -35,6 +35,8 @@ export const MAX_STALE_MS = 10_000;
 export const MAX_IDLE_STALE_MS = 5 * 60_000;
 export const SAMPLE_MS = 5_000;
 export const BUCKET_MS = 10_000;
+/** The time each throughput point's rate is over: three buckets, three default heartbeats (lease / 3). */
+export const RATE_WINDOW_MS = 30_000;
 export const HISTORY_MS = 60 * 60_000;
 /** The overview's "Job types" table: what each queue and type did over the last this long. */
 export const TYPES_WINDOW_MS = 15 * 60_000;
@@ -276,26 +278,55 @@ export class StatsCache {
     return { windowMs: TYPES_WINDOW_MS, since: new Date(earliest.at), until: new Date(latest.at), rows: typeWindow(earliest.byType, latest.byType) };
   }
 
-  /** Rates per BUCKET_MS bucket from consecutive samples; a counter that went down (a pruned worker row) counts as 0. */
   private rates(): StatsSnapshot['throughput'] {
-    const keys = ['claimed', 'completed', 'failed', 'retried', 'leaseLost', 'recovered'] as const;
-    const buckets = new Map<number, RatePoint>();
-    for (let k = 1; k < this.samples.length; k++) {
-      const a = this.samples[k - 1]!;
-      const b = this.samples[k]!;
-      const t = Math.floor(b.at / BUCKET_MS) * BUCKET_MS;
-      let p = buckets.get(t);
-      if (!p) buckets.set(t, (p = { t, claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0, recovered: 0 }));
-      for (const key of keys) p[key] += Math.max(0, b.totals[key] - a.totals[key]);
-    }
-    const points = [...buckets.values()].sort((x, y) => x.t - y.t);
-    if (this.deadLettered) for (const p of points) p.failed = this.deadLettered.get(p.t) ?? 0;
-    for (const p of points) for (const key of keys) p[key] = Math.round((p[key] / (BUCKET_MS / 1000)) * 100) / 100;
-    return { bucketMs: BUCKET_MS, since: this.samples[0] ? new Date(this.samples[0].at) : null, points };
+    return throughputOf(this.samples, this.deadLettered);
   }
 
   stop() {
     if (this.sampler) clearInterval(this.sampler);
     this.sampler = null;
   }
+}
+
+/**
+ * Rates per BUCKET_MS bucket: each bucket's rate is over the RATE_WINDOW_MS that end with it
+ * (the last one's at the latest sample), the counters read between samples as growing
+ * evenly. Workers report their counters only with their heartbeats (every 10 s by default,
+ * one bucket): from the samples in a bucket alone, a steady 50 jobs/s drew 50, 100, 0, 50,
+ * as heartbeats fell on either side of a bucket's edge, and a minute the sampler missed came
+ * out as one spike. A counter that went down (a pruned worker row) counts as not moving.
+ */
+export function throughputOf(samples: readonly { at: number; totals: WorkerTotals }[], deadLettered: Map<number, number> | null): StatsSnapshot['throughput'] {
+  const keys = ['claimed', 'completed', 'failed', 'retried', 'leaseLost', 'recovered'] as const;
+  const since = samples[0] ? new Date(samples[0].at) : null;
+  if (samples.length < 2) return { bucketMs: BUCKET_MS, since, points: [] };
+  // Each counter summed up over the samples, never going down.
+  const grown = samples.map(() => ({}) as Record<(typeof keys)[number], number>);
+  for (const key of keys) grown[0]![key] = 0;
+  for (let k = 1; k < samples.length; k++) {
+    for (const key of keys) grown[k]![key] = grown[k - 1]![key] + Math.max(0, samples[k]!.totals[key] - samples[k - 1]!.totals[key]);
+  }
+  // A counter at time `at` (within the samples), between two samples in proportion.
+  let k = 0;
+  const valueAt = (key: (typeof keys)[number], at: number) => {
+    while (k > 0 && samples[k]!.at > at) k--;
+    while (k < samples.length - 2 && samples[k + 1]!.at < at) k++;
+    const [a, b] = [samples[k]!, samples[k + 1]!];
+    const share = b.at > a.at ? Math.min(1, Math.max(0, (at - a.at) / (b.at - a.at))) : 1;
+    return grown[k]![key] + (grown[k + 1]![key] - grown[k]![key]) * share;
+  };
+  const first = samples[0]!.at;
+  const last = samples[samples.length - 1]!.at;
+  const points: RatePoint[] = [];
+  for (let t = Math.floor(first / BUCKET_MS) * BUCKET_MS; t <= last; t += BUCKET_MS) {
+    const end = Math.min(t + BUCKET_MS, last);
+    const start = Math.max(end - RATE_WINDOW_MS, first);
+    if (end - start < 1_000) continue;
+    const p: RatePoint = { t, claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0, recovered: 0 };
+    for (const key of keys) p[key] = Number(((valueAt(key, end) - valueAt(key, start)) / ((end - start) / 1000)).toPrecision(3));
+    points.push(p);
+  }
+  // The dead letter's own count per bucket (failures no worker counted: its process killed).
+  if (deadLettered) for (const p of points) p.failed = Number(((deadLettered.get(p.t) ?? 0) / (BUCKET_MS / 1000)).toPrecision(3));
+  return { bucketMs: BUCKET_MS, since, points };
 }
