@@ -18,6 +18,7 @@ const row = (over: Partial<Parameters<typeof TypeTable>[0]['rows'][number]> = {}
   runP50Ms: 7.5,
   runP95Ms: 1_840,
   runMeanMs: 120,
+  runsPastTop: 0,
   ...over,
 });
 
@@ -42,4 +43,11 @@ test('a row per kind: counts, the failure rate, run time quantiles; queue and ty
   assert.match(html, /&lt;b&gt;q&lt;\/b&gt;/);
   assert.match(html, /— \/ —/, 'no run: no quantile');
   assert.match(html, /data-testid="type-failure-rate">0 %</, 'none failed: 0 %, not 0.0 %');
+});
+
+test("run times past the histogram's top read as more than it; a p95 of a few runs is not shown", () => {
+  const cell = (over: Parameters<typeof row>[0]) => /data-testid="type-run-time"[^>]*>(.*?)<\/td>/.exec(renderToStaticMarkup(createElement(TypeTable, { rows: [row(over)] })))![1]!.replace(/<[^>]+>/g, '');
+  assert.equal(cell({ runsPastTop: 100, runP50Ms: 3_600_000, runP95Ms: 3_600_000 }), '&gt; 1 h / &gt; 1 h', 'every run took over an hour');
+  assert.equal(cell({ runsPastTop: 10, runP50Ms: 60_000, runP95Ms: 3_600_000 }), '1 min / &gt; 1 h', 'a tenth of them did');
+  assert.equal(cell({ runs: 1, runsPastTop: 0, runP50Ms: 1_800, runP95Ms: 2_400 }), '1.8 s / –', 'one run: no p95');
 });

@@ -20,6 +20,19 @@ const jobsOf = (r: TypeRow, status?: string) =>
  * Per queue and job type, what the workers' attempts did in the window: which job fails, which
  * got slow (run time quantiles from the workers' histograms, interpolated within a bucket).
  */
+/** Runs a p95 is shown from: of fewer, it is one or two runs' time, not a percentile. */
+const P95_RUNS_MIN = 20;
+
+/**
+ * A run-time quantile as the table shows it: past the histogram's top bound (more than the
+ * share 1 - q of the runs took longer) it is "> 1 h", not the bound itself, which read as a
+ * job that takes an hour.
+ */
+function quantile(r: TypeRow, q: number): string {
+  const value = q === 0.5 ? r.runP50Ms : r.runP95Ms;
+  return r.runsPastTop > (1 - q) * r.runs ? `> ${runTime(value)}` : runTime(value);
+}
+
 export function TypeTable({ rows }: { rows: TypeRow[] }) {
   return (
     <ScrollFrame>
@@ -89,9 +102,9 @@ export function TypeTable({ rows }: { rows: TypeRow[] }) {
                 <td
                   className="tabular whitespace-nowrap py-1 pr-3 text-right"
                   data-testid="type-run-time"
-                  title={r.runs > 0 ? `${int(r.runs)} runs, mean ${runTime(r.runMeanMs)}` : 'no run ended in the window'}
+                  title={r.runs > 0 ? `${int(r.runs)} run${r.runs === 1 ? '' : 's'}, mean ${runTime(r.runMeanMs)}${r.runs < P95_RUNS_MIN ? `; no p95 of fewer than ${P95_RUNS_MIN}` : ''}` : 'no run ended in the window'}
                 >
-                  {runTime(r.runP50Ms)} / {runTime(r.runP95Ms)}
+                  {quantile(r, 0.5)} / {r.runs > 0 && r.runs < P95_RUNS_MIN ? <span className="text-zinc-400">–</span> : quantile(r, 0.95)}
                 </td>
               </tr>
             );

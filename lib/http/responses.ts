@@ -471,6 +471,7 @@ const typeRowsSchema = z.array(
       runP50Ms: z.number().nullable().meta({ description: 'Median handler run time, interpolated within the histogram bucket (as histogram_quantile); null with no run.' }),
       runP95Ms: z.number().nullable(),
       runMeanMs: z.number().nullable(),
+      runsPastTop: count.meta({ description: 'Runs longer than the histogram\'s top bound (1 h): a quantile among them says only "more than" it.' }),
     })
     .meta({ id: 'JobTypeWindow' }),
 );

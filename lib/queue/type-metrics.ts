@@ -158,6 +158,11 @@ export interface TypeWindowRow extends JobKind, Record<TypeOutcome, number> {
   runP50Ms: number | null;
   runP95Ms: number | null;
   runMeanMs: number | null;
+  /**
+   * Runs longer than the histogram's top bound (1 h): a quantile among them is only "more
+   * than" that bound (histogramQuantile answers the bound itself).
+   */
+  runsPastTop: number;
 }
 
 /**
@@ -188,6 +193,7 @@ export function typeWindow(earlier: readonly TypeTotals[], later: readonly TypeT
       runP50Ms: histogramQuantile(counts, 0.5),
       runP95Ms: histogramQuantile(counts, 0.95),
       runMeanMs: runs > 0 ? sum / runs : null,
+      runsPastTop: counts[DURATION_BUCKETS_MS.length] ?? 0,
     };
     if (row.runs + row.completed + row.retried + row.failed + row.cancelled > 0) rows.push(row);
   }
