@@ -662,7 +662,7 @@ export interface WorkerRow {
   heartbeatAgeMs: number;
   /** Not stopped, but silent for longer than `staleAfterMs`: its jobs' leases run out and recover takes them. */
   stale: boolean;
-  /** The process's own counters (worker/runner.ts metrics()), as last reported. */
+  /** The process's counters (worker/runner.ts metrics()), as last reported: a worker id registered again adds its earlier incarnations'. */
   metrics: Record<string, unknown>;
   /** When an operator quieted it (it claims nothing new), and who; null while it claims. */
   quietAt: Date | null;

@@ -84,8 +84,15 @@ export async function readAudit(q: AuditQuery, redaction: Redaction) {
 /** Worker process incarnations, live ones first; stale past a lease without a report (GET /api/workers). */
 export async function readWorkers() {
   const { readPool, cfg } = serverContext();
-  const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
-  return workersDto(workers, cfg.leaseMs, now);
+  // Shared by every workers page open on this console (and the live feed's topic), one read a
+  // second, as the other reads: each page's own read sorted the week's worker rows.
+  const { value, ageMs } = await readCache.get('workers', async () => {
+    const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
+    return { workers, now };
+  });
+  // The heartbeats' ages and the clock, moved on by the answer's age.
+  const workers = ageMs > 0 ? value.workers.map((w) => ({ ...w, heartbeatAgeMs: w.heartbeatAgeMs + ageMs })) : value.workers;
+  return workersDto(workers, cfg.leaseMs, new Date(value.now.getTime() + ageMs));
 }
 
 /** An audit entry's details, for this reader: a saved view's query (view.save, view.delete) as GET /api/views shows it. */

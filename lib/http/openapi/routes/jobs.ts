@@ -20,7 +20,8 @@ export const jobRoutes = [
     summary: 'Enqueue one job (an object) or up to 1000 (an array)',
     description:
       'Answers 202 only after the INSERT has committed; workers are rung after that. A payload is checked against its job type. ' +
-      'An idempotencyKey used again returns the first job (`created: false`); so does a singletonKey that a queued, retrying or running job holds (that job).',
+      'An idempotencyKey used again returns the first job (`created: false`); so does a singletonKey that a queued, retrying or running job holds (that job). ' +
+      'A demo.sleep with `crash: true` (it kills the worker process that runs it) needs the operator role: an enqueue token gets 403.',
     tags: ['jobs'],
     requestBody: { required: true, content: { 'application/json': { schema: enqueueRequest } } },
     responses: {
