@@ -314,11 +314,24 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     checkReachable(pgDir);
     log(`initialising an embedded PostgreSQL in ${pgDir}`);
     throwaway = newPassword();
-    const init = spawnSync(process.execPath, [fileURLToPath(new URL('./embedded-init.mjs', import.meta.url)), pgDir, USER], {
-      encoding: 'utf8',
-      env: { ...process.env, LEASEHOLD_INIT_PASSWORD: throwaway },
-    });
-    if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr.trim()}`);
+    // Kept before initdb, as any password is (setPassword): a start cut short from here on
+    // still finds it.
+    fs.writeFileSync(passwordFile(pgDir), throwaway, { mode: 0o600 });
+    // The package writes the password to a file in the temporary directory while initdb runs,
+    // readable by any account: here, in a directory of its own whose names no other account
+    // may list (0711: initdb, run as the postgres user when this is root, opens the file by
+    // the name it is given). Guessing that name (48 random bits) is the only way to read it.
+    const privateTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'leasehold-init-'));
+    fs.chmodSync(privateTmp, 0o711);
+    try {
+      const init = spawnSync(process.execPath, [fileURLToPath(new URL('./embedded-init.mjs', import.meta.url)), pgDir, USER], {
+        encoding: 'utf8',
+        env: { ...process.env, LEASEHOLD_INIT_PASSWORD: throwaway, TMPDIR: privateTmp },
+      });
+      if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr.trim()}`);
+    } finally {
+      fs.rmSync(privateTmp, { recursive: true, force: true });
+    }
   } else {
     checkReachable(pgDir);
   }
@@ -334,17 +347,27 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   ];
   pgCtl(start);
   claimOwnership(pgDir);
-  const known = throwaway ? [throwaway] : passwordCandidates(pgDir);
-  let kept = await workingPassword(port, known);
-  if (kept === null) throw new Error(`no password this process knows signs in to the embedded PostgreSQL in ${pgDir} (${passwordFile(pgDir)} was changed or removed?)`);
-  // A new data directory's throwaway, and the constant one of a directory made before
-  // passwords were its own (or a change cut short), are replaced now: no one else holds a
-  // connection to a server this process has just started.
-  if (kept !== passwordCandidates(pgDir)[0] || throwaway || kept === LEGACY_PASSWORD) {
-    kept = await setPassword(pgDir, port, kept);
-    if (!throwaway) log(`the embedded PostgreSQL's superuser has a password of its own now (${passwordFile(pgDir)})`);
+  let kept: string;
+  try {
+    const found = await workingPassword(port, passwordCandidates(pgDir));
+    if (found === null) throw new Error(`no password this process knows signs in to the embedded PostgreSQL in ${pgDir} (${passwordFile(pgDir)} was changed or removed?)`);
+    kept = found;
+    // A new data directory's throwaway, and the constant one of a directory made before
+    // passwords were its own (or a change cut short), are replaced now.
+    if (kept !== passwordCandidates(pgDir)[0] || throwaway || kept === LEGACY_PASSWORD) {
+      kept = await setPassword(pgDir, port, kept);
+      if (!throwaway) log(`the embedded PostgreSQL's superuser has a password of its own now (${passwordFile(pgDir)})`);
+    }
+    await ensureDatabase(port, kept);
+  } catch (err) {
+    // Not left running for the next start to trip over.
+    try {
+      stopServer(pgDir);
+    } catch {
+      // the error that matters is the one below
+    }
+    throw err;
   }
-  await ensureDatabase(port, kept);
   return {
     url: urlFor(port, kept),
     dataDir: pgDir,
