@@ -103,14 +103,14 @@ function endLine(format: ExportFormat, end: ExportEnd): string {
 export async function exportJobs(
   db: Executor,
   filter: JobFilter,
-  o: { format: ExportFormat; max: number; redaction: Redaction; signal?: AbortSignal; owner?: string | null },
+  o: { format: ExportFormat; max: number; redaction: Redaction; signal?: AbortSignal; owner?: string | null; request?: Request },
 ): Promise<ReadableStream<Uint8Array>> {
   const started = performance.now();
   // Counted from here, before the first read (nothing awaited since the route's exportRefusal),
   // until the stream ends, fails, its reader cancels it or the request's client goes away
   // (before the first page was read, the body is never pulled nor cancelled). Its last page
   // may run past the budget by a read's own limit: a few seconds more.
-  const done = o.owner ? running.take(o.owner, Date.now() + EXPORT_BUDGET_MS + 5_000, o.signal) : () => {};
+  const done = o.owner ? running.take(o.owner, EXPORT_BUDGET_MS + 5_000, o.request) : () => {};
   // Pages never larger than what is left to write: an export cut at `max` ends on a page's
   // own cursor (the failed list's is a place in its order, not an id).
   const read = (cursor: string | null, left: number, maxId?: string) =>

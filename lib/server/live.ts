@@ -36,7 +36,7 @@ export interface LiveOptions {
   owner?: string | null;
 }
 
-/** Each open stream: whose, and by when it will have ended at the latest (Date.now() ms): its maxMs, then the tick that notices. */
+/** Each open stream: whose, and by when it will have ended at the latest: its maxMs, then the tick that notices. */
 const streams = new Places();
 /** Streams open in this process (tests, and a look at what the console holds). */
 export const openLiveStreams = () => streams.count();
@@ -79,7 +79,7 @@ export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): Readab
       start(controller) {
         // Runs inside the ReadableStream constructor: nothing can open a stream between
         // the route's liveRoomRefusal and this count.
-        const release = streams.take(o.owner ?? null, Date.now() + o.maxMs + o.everyMs);
+        const release = streams.take(o.owner ?? null, o.maxMs + o.everyMs);
         const startedAt = performance.now();
         close = () => {
           if (closed) return;

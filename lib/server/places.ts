@@ -7,11 +7,11 @@
  * refuse its owner until the console restarts.
  */
 export class Places {
-  private readonly held = new Set<{ owner: string | null; endsBy: number }>();
+  private readonly held = new Set<{ owner: string | null; endsBy: number; request?: Request }>();
 
   /** Places held now: all of them, or one owner's. */
   count(owner?: string | null): number {
-    const now = Date.now();
+    const now = performance.now();
     let n = 0;
     for (const p of this.held) {
       if (p.endsBy < now) this.held.delete(p);
@@ -24,13 +24,19 @@ export class Places {
   retryAfterS(owner?: string | null): number {
     let first = Infinity;
     for (const p of this.held) if ((owner === undefined || p.owner === owner) && p.endsBy < first) first = p.endsBy;
-    return Math.max(1, Math.ceil((first - Date.now()) / 1000));
+    return Math.max(1, Math.ceil((first - performance.now()) / 1000));
   }
 
-  /** Takes a place until the returned release is called (again: nothing) or `signal` aborts. */
-  take(owner: string | null, endsBy: number, signal?: AbortSignal): () => void {
-    const place = { owner, endsBy };
+  /**
+   * Takes a place for `forMs` (performance.now() time: a step of the wall clock moves no
+   * place) until the returned release is called (again: nothing) or `request`'s signal
+   * aborts. The request is held as long as the place: its signal follows the client's
+   * disconnect only while the Request object lives (undici links the two weakly).
+   */
+  take(owner: string | null, forMs: number, request?: Request): () => void {
+    const place = { owner, endsBy: performance.now() + forMs, request };
     this.held.add(place);
+    const signal = request?.signal;
     const release = () => {
       this.held.delete(place);
       signal?.removeEventListener('abort', release);
