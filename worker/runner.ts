@@ -1804,6 +1804,11 @@ export class Runner {
     // or the row's counters could go down, which Prometheus reads as a counter reset.
     const beatBy = performance.now() + 5_000;
     while (this.heartbeatBusy && performance.now() < beatBy) await sleep(20);
+    // The results of pruned jobs still being deleted in the background: waited for (10 s at
+    // most), or they stay on disk with no job pointing to them.
+    const waited = new AbortController();
+    await Promise.race([ops.dropDeletedResultsLater(this.o.results, []), sleep(10_000, undefined, { signal: waited.signal }).catch(() => {})]);
+    waited.abort();
     await ops.workerStop(this.o.pool, this.workerId, this.metrics()).catch(() => {});
     await this.pgReceiver?.close();
   }

@@ -127,18 +127,32 @@ const dropsPending = new WeakMap<ResultStore, { jobs: PrunedResult[]; running: P
  * for a caller that must know when it is done (tests).
  */
 export function dropDeletedResultsLater(results: ResultStore | null | undefined, jobs: readonly PrunedResult[]): Promise<void> {
-  if (!results || !jobs.length) return dropsPending.get(results!)?.running ?? Promise.resolve();
+  if (!results) return Promise.resolve();
   let pending = dropsPending.get(results);
   if (!pending) dropsPending.set(results, (pending = { jobs: [], running: null }));
   for (const j of jobs) pending.jobs.push(j);
   const p = pending;
+  if (!p.jobs.length) return p.running ?? Promise.resolve();
   p.running ??= (async () => {
-    while (p.jobs.length) await dropDeletedResults(results, p.jobs.splice(0, 1_000));
-  })()
-    .catch((err) => log.warn('could not delete the results of pruned jobs; they are left', { err }))
-    .finally(() => (p.running = null));
+    try {
+      while (p.jobs.length) await dropDeletedResults(results, p.jobs.splice(0, 1_000));
+    } catch (err) {
+      log.warn('could not delete the results of pruned jobs; they are left', { err });
+    } finally {
+      // Here, not a promise's turn later: jobs added in between would wait for the next prune.
+      p.running = null;
+    }
+  })();
   return p.running;
 }
+
+/**
+ * Pruned jobs' results waiting for the deleter past which a sweep prunes no more until it
+ * has caught up: a prune deletes jobs faster than a filesystem deletes their results, and
+ * what waits here is lost, orphaned, if the process ends.
+ */
+export const RESULTS_PENDING_MAX = 20_000;
+export const resultsPending = (results: ResultStore | null | undefined) => (results ? (dropsPending.get(results)?.jobs.length ?? 0) : 0);
 
 /**
  * Result deletes in flight at once: one at a time, a bulk delete of 1,000 jobs with

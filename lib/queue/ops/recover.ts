@@ -8,7 +8,7 @@ import * as sql from '../statements';
 import type { JobStatus } from '../status';
 import { foldOldWorkers } from '../worker-totals';
 import { run, uniq } from './internal';
-import { dropDeletedResultsLater, pruneFor, type PruneReport, type Retention, retentionPrunes } from './prune';
+import { dropDeletedResultsLater, pruneFor, resultsPending, RESULTS_PENDING_MAX, type PruneReport, type Retention, retentionPrunes } from './prune';
 
 export interface RecoverParams {
   /** Preview only: list what would move and what would be re-signalled. */
@@ -246,7 +246,8 @@ export async function recoverSweep(
     // a connection of its own, in its own transaction): the table keeps the recent ones.
     if (sampled) await foldOldWorkers(pool).catch((err) => log.warn('could not fold old worker rows into the archive; the next minute tries again', { err }));
     // After the recovery, in its time budget: history never delays a job that is stuck.
-    const pruned = retentionPrunes(p.retention) ? await pruneFor(client, { retention: p.retention }) : null;
+    // Not while the results of earlier prunes still wait to be deleted (RESULTS_PENDING_MAX).
+    const pruned = retentionPrunes(p.retention) && resultsPending(p.results) < RESULTS_PENDING_MAX ? await pruneFor(client, { retention: p.retention }) : null;
     // On a connection of its own, and never in the way of the recovery above.
     const analyzed = await ensureJobStatistics(pool).catch(() => null);
     out = { ...report, analyzed, pruned };
