@@ -290,8 +290,8 @@ export class StatsCache {
 
 /**
  * Rates per BUCKET_MS bucket: each bucket's rate is over the RATE_WINDOW_MS that end with it
- * (the last one's at the latest sample), the counters read between samples as growing
- * evenly. Workers report their counters only with their heartbeats (every 10 s by default,
+ * (the last one's at the latest sample; the oldest ones', the first window's), the counters
+ * read between samples as growing evenly. Workers report their counters only with their heartbeats (every 10 s by default,
  * one bucket): from the samples in a bucket alone, a steady 50 jobs/s drew 50, 100, 0, 50,
  * as heartbeats fell on either side of a bucket's edge, and a minute the sampler missed came
  * out as one spike. A counter that went down (a pruned worker row) counts as not moving.
@@ -318,9 +318,13 @@ export function throughputOf(samples: readonly { at: number; totals: WorkerTotal
   const first = samples[0]!.at;
   const last = samples[samples.length - 1]!.at;
   const points: RatePoint[] = [];
-  for (let t = Math.floor(first / BUCKET_MS) * BUCKET_MS; t <= last; t += BUCKET_MS) {
-    const end = Math.min(t + BUCKET_MS, last);
-    const start = Math.max(end - RATE_WINDOW_MS, first);
+  for (let t = Math.floor(first / BUCKET_MS) * BUCKET_MS; t < last; t += BUCKET_MS) {
+    let end = Math.min(t + BUCKET_MS, last);
+    let start = end - RATE_WINDOW_MS;
+    // A whole window always (while the samples span one): the oldest buckets, whose windows the
+    // first sample cuts short, take the first window's rate instead; cut short, a second or two
+    // held a heartbeat's report (a steady 50 jobs/s drew as 500).
+    if (start < first) [start, end] = [first, Math.min(first + RATE_WINDOW_MS, last)];
     if (end - start < 1_000) continue;
     const p: RatePoint = { t, claimed: 0, completed: 0, failed: 0, retried: 0, leaseLost: 0, recovered: 0 };
     for (const key of keys) p[key] = Number(((valueAt(key, end) - valueAt(key, start)) / ((end - start) / 1000)).toPrecision(3));
