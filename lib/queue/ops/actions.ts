@@ -85,7 +85,11 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
   switch (job.status) {
     case 'running':
       // An operator asked it to stop: taking its lease back would run it again.
-      if (action === 'revoke' && job.cancelRequestedAt) return `cancel requested: it ends cancelled when ${owner} stops, not run again`;
+      if (action === 'revoke' && job.cancelRequestedAt) {
+        return job.ownerGone && leaseLive
+          ? `cancel requested: it ends cancelled when the lease of ${owner}, whose process ended (${job.ownerGone}), runs out in ${seconds(job.leaseRemainingMs ?? 0)}, not run again`
+          : `cancel requested: it ends cancelled when ${owner} stops, not run again`;
+      }
       // Its worker is known dead: nothing holds the lease but the clock.
       if (leaseLive && job.ownerGone && action !== 'cancel')
         return `the lease of ${owner}, whose process ended (${job.ownerGone}), runs out in ${seconds(job.leaseRemainingMs ?? 0)}: the recover sweep moves the job on then${action === 'requeue' ? ' (or revoke the lease to take it back now)' : ''}`;
