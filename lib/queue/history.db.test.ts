@@ -86,16 +86,24 @@ test('an empty record reads as nothing yet', async () => {
   assert.deepEqual([h.since, h.until, h.points, h.types], [null, null, [], []]);
 });
 
+/**
+ * A sample at a bucket-aligned time: `backS` seconds before the start of the current bucket
+ * of `bucketS` seconds, plus `offsetS`, with these counters (the rest 0).
+ */
+const putAligned = (bucketS: number, backS: number, offsetS: number, counters: { completed?: number; failed?: number }) => {
+  const { completed = 0, failed = 0 } = counters;
+  return db.pool.query(
+    `INSERT INTO stats_samples (at, counters, by_type)
+     VALUES (to_timestamp(floor(extract(epoch FROM now()) / $1::float8) * $1::float8 - $2::float8 + $3::float8), $4::jsonb, '[]')`,
+    [bucketS, backS, offsetS, JSON.stringify({ claimed: completed + failed, completed, failed, retried: 0, cancelled: 0, leaseLost: 0, recovered: 0 })],
+  );
+};
+
 test('a hole in the record (no sweep for hours) is not averaged into the bucket before it, and the latest bucket has its point', async () => {
   await db.pool.query('DELETE FROM stats_samples');
   // Bucket-aligned times (five-minute buckets), the base four hours back: two samples a minute
   // apart in one bucket, nothing for three hours (every worker down), then two more in one.
-  const put = (offsetS: number, completed: number) =>
-    db.pool.query(
-      `INSERT INTO stats_samples (at, counters, by_type)
-       VALUES (to_timestamp(floor(extract(epoch FROM now()) / 300) * 300 - 4 * 3600 + $1), $2::jsonb, '[]')`,
-      [offsetS, JSON.stringify({ claimed: completed, completed, failed: 0, retried: 0, cancelled: 0, leaseLost: 0, recovered: 0 })],
-    );
+  const put = (offsetS: number, completed: number) => putAligned(300, 4 * 3600, offsetS, { completed });
   await put(10, 0);
   await put(70, 60); // 1 a second within the first bucket
   await put(3 * 3600 + 10, 60);
@@ -112,12 +120,7 @@ test('a hole in the record (no sweep for hours) is not averaged into the bucket 
 test('a few failures an hour read as what they are over a week, not rounded to none', async () => {
   await db.pool.query('DELETE FROM stats_samples');
   // Two samples 50 minutes apart in one hour's bucket, a day back: 10 jobs dead-lettered between.
-  const put = (offsetS: number, failed: number) =>
-    db.pool.query(
-      `INSERT INTO stats_samples (at, counters, by_type)
-       VALUES (to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600 - 24 * 3600 + $1), $2::jsonb, '[]')`,
-      [offsetS, JSON.stringify({ claimed: failed, completed: 0, failed, retried: 0, cancelled: 0, leaseLost: 0, recovered: 0 })],
-    );
+  const put = (offsetS: number, failed: number) => putAligned(3600, 24 * 3600, offsetS, { failed });
   await put(60, 0);
   await put(3060, 10);
   const week = await readHistory(db.pool, '7d');
