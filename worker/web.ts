@@ -2,10 +2,10 @@
  * The console's process: `next start`, built first when the sources are newer than the
  * last build. Started with `node` directly (an npx wrapper would orphan its child).
  */
-import net from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { probePort } from '../lib/db/embedded';
 import { runMigrations } from '../lib/db/migrate';
 import type { Logger } from '../lib/log';
 import { orStopEmbedded, projectRoot, type Services, startFailed } from './bootstrap';
@@ -69,13 +69,8 @@ export function spawnWeb(opts: { port: number; host: string; env: NodeJS.Process
  * holds the port — another console, on another database — answered for it.
  */
 export async function assertPortFree(port: number, host: string): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new Error(`port ${port} on ${host} is in use: stop what holds it, or set PORT`) : err),
-    );
-    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
-  });
+  const err = await probePort(port, host);
+  if (err) throw err.code === 'EADDRINUSE' ? new Error(`port ${port} on ${host} is in use: stop what holds it, or set PORT`) : err;
 }
 
 /**

@@ -101,18 +101,19 @@ async function setPassword(pgDir: string, port: number, current: string): Promis
 const portFile = (pgDir: string) => path.join(path.dirname(pgDir), 'pg.port');
 async function portFor(pgDir: string): Promise<number> {
   const last = Number(fs.existsSync(portFile(pgDir)) ? fs.readFileSync(portFile(pgDir), 'utf8').trim() : NaN);
-  if (Number.isInteger(last) && last > 1024 && last < 65536 && (await portFree(last))) return last;
+  if (Number.isInteger(last) && last > 1024 && last < 65536 && (await probePort(last, '127.0.0.1')) === null) return last;
   const port = await freePort();
   fs.writeFileSync(portFile(pgDir), String(port));
   return port;
 }
 
-function portFree(port: number): Promise<boolean> {
+/** Whether this process could listen on `port` at `host`: null, or why not (EADDRINUSE: something listens there). */
+export function probePort(port: number, host: string): Promise<NodeJS.ErrnoException | null> {
   return new Promise((resolve) => {
     const srv = net.createServer();
     srv.unref();
-    srv.once('error', () => resolve(false));
-    srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve(true)));
+    srv.once('error', (err: NodeJS.ErrnoException) => resolve(err));
+    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve(null)));
   });
 }
 
