@@ -103,7 +103,8 @@ function endLine(format: ExportFormat, end: ExportEnd): string {
 export async function exportJobs(
   db: Executor,
   filter: JobFilter,
-  o: { format: ExportFormat; max: number; redaction: Redaction; signal?: AbortSignal; owner?: string | null; request?: Request },
+  // `request`: the download's, whose signal says its client went away (and whose place it holds).
+  o: { format: ExportFormat; max: number; redaction: Redaction; owner?: string | null; request?: Request },
 ): Promise<ReadableStream<Uint8Array>> {
   const started = performance.now();
   // Counted from here, before the first read (nothing awaited since the route's exportRefusal),
@@ -153,7 +154,7 @@ export async function exportJobs(
         const cursor = page.nextCursor;
         if (!cursor) return finish({ rows, complete: true, cut: null, nextCursor: null });
         if (rows >= o.max) return finish({ rows, complete: false, cut: 'max', nextCursor: cursor });
-        if (performance.now() - started > EXPORT_BUDGET_MS || o.signal?.aborted) return finish({ rows, complete: false, cut: 'time', nextCursor: cursor });
+        if (performance.now() - started > EXPORT_BUDGET_MS || o.request?.signal.aborted) return finish({ rows, complete: false, cut: 'time', nextCursor: cursor });
         page = await read(cursor, o.max - rows, pin ?? undefined);
       } catch (err) {
         // Headers are gone: the body's last line says the export failed, never a quiet end.

@@ -32,7 +32,7 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const busy = exportRefusal(owner);
   if (busy) return json(busy.error.toJSON(), busy.error.httpStatus, { 'retry-after': String(busy.retryAfterS) });
   const { readPool } = serverContext();
-  const body = await exportJobs(readPool, filter, { format, max, redaction, signal: req.signal, owner, request: req });
+  const body = await exportJobs(readPool, filter, { format, max, redaction, owner, request: req });
   return new Response(body, { headers });
 });
 
