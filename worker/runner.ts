@@ -1644,14 +1644,14 @@ export class Runner {
     }
   }
 
-  /** What this process reports with each heartbeat (see lib/queue/histogram.ts). */
   /** What this worker id's earlier incarnations reported (ops.workerRegister): its reports add to it. */
-  private reportedBefore: unknown = {};
+  private reportedBefore: Record<string, unknown> = {};
 
+  /** What this process reports with each heartbeat (see lib/queue/histogram.ts). */
   metrics() {
     const now = this.metricsNow();
     // A new id (the usual case): this process's own counts.
-    if (!Object.keys(this.reportedBefore as object).some((k) => k !== 'quiet')) return now;
+    if (!Object.keys(this.reportedBefore).some((k) => k !== 'quiet')) return now;
     // The sums of both, and this process's gauges (addReport leaves those out).
     const sums = addReport(addReport({}, this.reportedBefore), now);
     return { ...now, ...sums, inFlight: now.inFlight, running: now.running, quiet: now.quiet, rssBytes: now.rssBytes };

@@ -45,7 +45,7 @@ export async function jobTypesRegistered(db: Executor): Promise<RegisteredJobTyp
 export async function workerRegister(
   db: Executor,
   w: { workerId: string; host: string; pid: number; queues: readonly string[]; concurrency: number; types?: readonly string[] | null },
-): Promise<{ previous: unknown }> {
+): Promise<{ previous: Record<string, unknown> }> {
   const { rows } = await run(db, sql.workerRegister, [w.workerId, w.host, w.pid, w.queues, w.concurrency, w.types ?? null]);
   return { previous: rows[0]?.metrics ?? {} };
 }
