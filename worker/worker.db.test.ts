@@ -19,6 +19,7 @@ import { insertJob, jobRow } from '../test/factories';
 import { type Proc, root, startNode, startWorkers, tsx, uniquePrefix, workerEnv } from '../test/processes';
 import { ownRedis } from '../test/redis-server';
 import { waitFor } from '../test/wait';
+import { readHeldLedger } from './held-ledger';
 
 const db = await testDatabase();
 const quiet = createLogger({ test: 'worker' });
@@ -239,8 +240,15 @@ describe('jobs claimed ahead (--prefetch) when their process is killed', () => {
       const noops = (await ops.jobEnqueue(pool, Array.from({ length: 20 }, () => ({ type: 'demo.noop', queue: prefix })), { doorbell })).map((r) => r.id);
       const heldBy = async (workerId: string) =>
         (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'running' AND worker_id = $2`, [noops, workerId])).rows[0].n as number;
-      // Stopped as soon as it holds some: it would hand them back itself after PREFETCH_HOLD_MS.
-      await waitFor('it to hold some', async () => (await heldBy(holder.worker_id)) > 0, { intervalMs: 10 });
+      // Stopped as soon as it holds some on file (it would hand them back itself after
+      // PREFETCH_HOLD_MS). On file, not only running in the database: a claim commits before
+      // its jobs are written down, and a process stopped between the two holds jobs its
+      // supervisor cannot know of (they are charged, as held-ledger.ts says).
+      const ledger = () => {
+        const name = fs.readdirSync(os.tmpdir()).find((n) => n.startsWith(`leasehold-held-${first.pid}-0-0-`));
+        return name ? (readHeldLedger(path.join(os.tmpdir(), name))?.leases.length ?? 0) : 0;
+      };
+      await waitFor('it to hold some, on file for its supervisor', async () => ledger() > 0, { intervalMs: 10 });
       process.kill(holder.pid, 'SIGSTOP');
       // The peer: another supervisor's process, up and waiting on Redis.
       second = supervisor();
