@@ -31,6 +31,7 @@ const newer = await import('./jobs/newer/route');
 const deadLetter = await import('./dead-letter/route');
 const stats = await import('./stats/route');
 const consoleMeta = await import('./console/route');
+const workersRoute = await import('./workers/route');
 const queueRoute = await import('./queues/[name]/route');
 const { applyAction, resolveFilter } = await import('@/lib/queue/bulk');
 const { getStats } = await import('@/lib/queue/read');
@@ -554,6 +555,37 @@ describe('reads for the console', () => {
     const m = (await get(consoleMeta.GET as never, '/api/console')).body;
     assert.equal(m.environment, 'test-env');
     assert.equal(typeof m.leaseMs, 'number');
+  });
+
+  test('the workers list: the live ones and the latest ended, at most WORKERS_LISTED, beside how many are on file', async () => {
+    const { readCache } = await import('@/lib/server/read-cache');
+    const { WORKERS_LISTED } = await import('@/lib/queue/read');
+    const onFile = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM workers`)).rows[0].n as number;
+    const read = async () => {
+      readCache.clear(); // the list is shared for a second
+      return (await get(workersRoute.GET as never, '/api/workers')).body as { workers: { workerId: string }[]; total: number };
+    };
+    // A crash loop's week: more ended incarnations than the list holds, and one live process.
+    await db.pool.query(
+      `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at, stopped_at, exit)
+       SELECT 'wl-ended:' || g, 'wl', g, '{wl}', 1, now() - g * interval '1 min' - interval '5 s', now() - g * interval '1 min', now() - g * interval '1 min', 'killed by SIGKILL'
+         FROM generate_series(1, ${WORKERS_LISTED} + 20) g`,
+    );
+    await db.pool.query(`INSERT INTO workers (worker_id, host, pid, queues, concurrency) VALUES ('wl-live:1', 'wl', 1, '{wl}', 1)`);
+    try {
+      const full = await read();
+      const ids = full.workers.map((w) => w.workerId);
+      assert.equal(ids.length, WORKERS_LISTED);
+      assert.equal(full.total, await onFile(), 'every row on file is counted');
+      assert.ok(full.total > ids.length);
+      assert.ok(ids.includes('wl-live:1') && ids.includes('wl-ended:1'), 'the live one and the latest ended are listed');
+      assert.ok(!ids.includes(`wl-ended:${WORKERS_LISTED + 20}`), 'the earliest ended is the one left out');
+      await db.pool.query(`DELETE FROM workers WHERE worker_id LIKE 'wl-ended:%' AND split_part(worker_id, ':', 2)::int > 10`);
+      const short = await read();
+      assert.equal(short.total, short.workers.length, 'a list that holds every row says as many');
+    } finally {
+      await db.pool.query(`DELETE FROM workers WHERE host = 'wl'`);
+    }
   });
 
   test("the console's pools run with JIT off and the reads with a statement timeout (set when a connection opens, no startup option a pooler would refuse)", async () => {

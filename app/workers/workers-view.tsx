@@ -11,7 +11,7 @@ import { workerKeys } from '@/lib/api/keys';
 import { setWorkerQuiet, workersQuery } from '@/lib/api/workers';
 import { queuesOnlyServedBy } from '@/lib/ui/last-consumer';
 import { roleRefusal } from '@/lib/ui/role-gate';
-import { duration } from '@/lib/ui/format';
+import { duration, int } from '@/lib/ui/format';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useDbNow } from '@/lib/ui/use-now';
 
@@ -66,6 +66,13 @@ export function WorkersView() {
           quietWhy={roleRefusal('worker.quiet', role)}
           busyWorker={quiet.isPending ? quiet.variables?.workerId : undefined}
         />
+      )}
+      {q.data && q.data.total > q.data.workers.length && (
+        <p className="text-sm text-zinc-600 dark:text-zinc-300" data-testid="workers-left-out">
+          The first {int(q.data.workers.length)} of {int(q.data.total)} worker processes on file are listed: the live
+          ones, then those that ended latest. The {int(q.data.total - q.data.workers.length)} that ended before are left out (an
+          ended process&apos;s row is kept a week); their jobs&apos; attempts name them.
+        </p>
       )}
       {asking && (
         <ConfirmDialog

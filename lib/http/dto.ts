@@ -99,8 +99,9 @@ export const workerDto = (w: WorkerRow) => ({
   quietAt: iso(w.quietAt),
 });
 
-export const workersDto = (workers: WorkerRow[], staleAfterMs: number, dbNow: Date) => ({
+export const workersDto = (workers: WorkerRow[], total: number, staleAfterMs: number, dbNow: Date) => ({
   workers: workers.map(workerDto),
+  total,
   staleAfterMs,
   dbNow: dbNow.toISOString(),
 });

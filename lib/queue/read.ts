@@ -683,6 +683,19 @@ export interface WorkerRow {
 /** How many of an ended worker's lost jobs its row names. */
 export const LOST_JOBS_SHOWN = 5;
 
+/**
+ * How many worker rows a read lists: the live ones first, then the latest ended. The rows are
+ * kept a week (WORKER_ROWS_KEEP_MS), and a process restarted in a crash loop leaves one a few
+ * seconds: the rest are counted (countWorkers), not listed.
+ */
+export const WORKERS_LISTED = 500;
+
+/** Every worker row on file (a week's incarnations): said beside a full list (WORKERS_LISTED), which leaves the rest out. */
+export async function countWorkers(db: Executor): Promise<number> {
+  const { rows } = await db.query(`SELECT count(*)::int AS n FROM workers`);
+  return rows[0].n;
+}
+
 export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } = {}): Promise<WorkerRow[]> {
   const staleAfterMs = opts.staleAfterMs ?? 60_000;
   const { rows } = await db.query(
@@ -714,7 +727,7 @@ export async function listWorkers(db: Executor, opts: { staleAfterMs?: number } 
       -- host and start, then the silent ones (stale), then the ended ones, the latest first.
       ORDER BY w.stopped_at IS NOT NULL, w.heartbeat_at < now() - $1::int * interval '1 ms', w.stopped_at DESC,
                w.host, w.started_at, w.worker_id
-      LIMIT 500`,
+      LIMIT ${WORKERS_LISTED}`,
     [Math.round(staleAfterMs)],
   );
   return rows.map((r) => ({

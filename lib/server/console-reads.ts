@@ -16,7 +16,7 @@ import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
 import { isDueWaiting } from '../queue/job';
 import { jobsAhead, queueWorkersForType } from '../queue/ops';
-import { agedBy, countNewer, dbNow, getJob, jobsByIds, listWorkers } from '../queue/read';
+import { agedBy, countNewer, countWorkers, dbNow, getJob, jobsByIds, listWorkers, WORKERS_LISTED } from '../queue/read';
 import { serverContext } from './context';
 import { readCache } from './read-cache';
 
@@ -88,11 +88,13 @@ export async function readWorkers() {
   // second, as the other reads: each page's own read sorted the week's worker rows.
   const { value, ageMs } = await readCache.get('workers', async () => {
     const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
-    return { workers, now };
+    // A full list leaves rows out: how many there are is said beside it, not left to guess.
+    const total = workers.length < WORKERS_LISTED ? workers.length : await countWorkers(readPool);
+    return { workers, now, total };
   });
   // The heartbeats' ages and the clock, moved on by the answer's age.
   const workers = ageMs > 0 ? value.workers.map((w) => ({ ...w, heartbeatAgeMs: w.heartbeatAgeMs + ageMs })) : value.workers;
-  return workersDto(workers, cfg.leaseMs, new Date(value.now.getTime() + ageMs));
+  return workersDto(workers, value.total, cfg.leaseMs, new Date(value.now.getTime() + ageMs));
 }
 
 /** An audit entry's details, for this reader: a saved view's query (view.save, view.delete) as GET /api/views shows it. */

@@ -151,3 +151,27 @@ test("Quiet warns when the worker is the last live one claiming from a queue, an
     await db().query(`DELETE FROM workers WHERE worker_id = 'e2e-host:4545:alone'`);
   }
 });
+
+test('a week of crash-looping incarnations: the page lists the live ones and the latest ended, and says how many it leaves out', async ({ page }) => {
+  // More ended rows than a read lists (WORKERS_LISTED), as a process restarted every few seconds leaves.
+  await db().query(
+    `INSERT INTO workers (worker_id, host, pid, queues, concurrency, started_at, heartbeat_at, stopped_at, exit)
+     SELECT 'e2e-crashloop:' || g, 'e2e-crashloop', g, '{e2e-crashloop}', 1, now() - g * interval '1 min' - interval '5 s', now() - g * interval '1 min', now() - g * interval '1 min', 'exited with code 1'
+       FROM generate_series(1, 520) g ON CONFLICT (worker_id) DO NOTHING`,
+  );
+  try {
+    const total = Number((await db().query(`SELECT count(*) AS n FROM workers`)).rows[0].n);
+    await page.goto('/workers');
+    await expect(page.getByTestId('workers-left-out')).toHaveText(
+      new RegExp(`^The first 500 of ${total.toLocaleString('en')} worker processes on file are listed: .* The ${(total - 500).toLocaleString('en')} that ended before are left out`),
+    );
+    // The live ones lead the list, ahead of every ended one.
+    await expect(page.locator('tbody tr').first()).toContainText('live');
+    await expect(page.getByTestId('worker-e2e-crashloop:1')).toBeVisible();
+    await expect(page.getByTestId('worker-e2e-crashloop:520')).toHaveCount(0);
+  } finally {
+    await db().query(`DELETE FROM workers WHERE host = 'e2e-crashloop'`);
+  }
+  // Once the list holds every row, the line goes (the page follows without a reload).
+  await expect(page.getByTestId('workers-left-out')).toHaveCount(0, { timeout: 15_000 });
+});

@@ -38,7 +38,7 @@ export const operationRoutes = [
   }),
   apiRoute('get', '/api/workers', {
     operationId: 'listWorkers',
-    summary: 'Worker process incarnations, newest heartbeat first',
+    summary: 'Worker process incarnations, live ones first',
     tags: ['operations'],
     responses: { ...noQueryError, '200': jsonResponse('The worker processes.', workersSchema), ...commonErrors },
   }),
