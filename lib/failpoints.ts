@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export type FailpointName =
+  | 'after_register' // a worker process's row is written; its start has not finished (no claim yet)
   | 'after_pop' // a worker popped ids from the doorbell and has not claimed them yet
   | 'after_claim' // the claim committed; the handler has not started
   | 'mid_handler' // the handler is running

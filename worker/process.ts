@@ -140,16 +140,22 @@ const runner = new Runner({
 // Quiet does and with the same statement (audited, shown there, undone by Resume): it claims
 // no new job, those in hand finish. A request that comes while the process starts (or one it
 // was started with) claims nothing from the start and is recorded once it has started (below).
-let quietRequest: string | null = process.env.LEASEHOLD_START_QUIET || null;
-/** The supervisor's number of the last quiet request taken up (its 'resumed' names it). */
-let quietSeq = Number(process.env.LEASEHOLD_START_QUIET_SEQ) || 0;
+type QuietRequest = { why: string; seq: number };
+let quietRequest: QuietRequest | null = process.env.LEASEHOLD_START_QUIET
+  ? { why: process.env.LEASEHOLD_START_QUIET, seq: Number(process.env.LEASEHOLD_START_QUIET_SEQ) || 0 }
+  : null;
+/**
+ * The supervisor's number of the quiet request in force here, which its 'resumed' names. Set
+ * once the request is written, not as it arrives: a heartbeat read between an operator's
+ * Resume and a newer request says "resumed" of the older one, and must not call off the newer.
+ */
+let quietSeq = 0;
 let started = false;
 process.on('message', (m: { type?: string; why?: string; seq?: number }) => {
   if (m?.type !== 'quiet') return;
-  const why = String(m.why ?? 'the supervisor');
-  quietSeq = Number(m.seq) || 0;
-  if (started) return void quietBySupervisor(why);
-  quietRequest = why;
+  const request = { why: String(m.why ?? 'the supervisor'), seq: Number(m.seq) || 0 };
+  if (started) return void quietBySupervisor(request);
+  quietRequest = request;
   runner.pinQuiet();
 });
 // A rejection nobody handles comes from handler code (a ctx.checkpoint not awaited, a promise
@@ -159,7 +165,17 @@ process.on('message', (m: { type?: string; why?: string; seq?: number }) => {
 process.on('unhandledRejection', (reason) =>
   log.error("a promise rejection nobody handled (a handler's promise not awaited?); the worker keeps running", { err: reason }),
 );
-await runner.start();
+// Signals from here on drain the process (shutdown waits for the start first): Node's
+// default would end it mid-start, its row registered, and its supervisor would record
+// "killed by SIGTERM" for a process stopped as asked.
+let stopping = false;
+const starting = runner.start();
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+// A terminal that hangs up sends SIGHUP to the whole foreground job, this process too:
+// Node's default would end it at once, its jobs left running until their leases ran out.
+process.on('SIGHUP', () => void shutdown('SIGHUP'));
+await starting;
 log.info('worker process started', { worker: runner.workerId, concurrency, queues: queues.join(','), redis: !!redisUrl });
 // Forked by a supervisor that went away while this process started: its 'disconnect' came
 // before the handler below (and a send on the closed channel would throw), so stop now.
@@ -182,11 +198,12 @@ function tellSupervisor(message: { type: string; workerId?: string; seq?: number
   if (process.send && process.connected) process.send(message, (err: Error | null) => void err);
 }
 
-let stopping = false;
 async function shutdown(why: string) {
   if (stopping) return;
   stopping = true;
   log.info('stopping: no new claims, running jobs get the grace period', { why, graceMs: cfg.shutdownGraceMs });
+  // A start that fails ends the process on its own (the top-level await throws): nothing to stop.
+  if (!(await starting.then(() => true, () => false))) return;
   await runner.stop(cfg.shutdownGraceMs);
   // The supervisor reads and removes a process's held-ledger file when it ends; with no
   // supervisor left to (it was killed, or went away), the file would stay in the temp
@@ -199,20 +216,16 @@ async function shutdown(why: string) {
   log.info('worker process stopped', { ...runner.stats });
   process.exit(0);
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
-// A terminal that hangs up sends SIGHUP to the whole foreground job, this process too:
-// Node's default would end it at once, its jobs left running until their leases ran out.
-process.on('SIGHUP', () => void shutdown('SIGHUP'));
 process.on('disconnect', () => void shutdown('supervisor went away'));
 
-async function quietBySupervisor(why: string) {
+async function quietBySupervisor({ why, seq }: QuietRequest) {
   if (stopping) return;
   const actor = { actor: why, actorKind: 'system' as const };
   try {
     // Loaded here: a worker never quieted this way does not carry the audit code.
     const { auditedWorkerQuiet } = await import('../lib/audit/log');
     const r = await auditedWorkerQuiet(pool, actor, { workerId: runner.workerId, quiet: true });
+    quietSeq = seq;
     runner.quietNow(r.quietToken);
     if (r.changed) log.info('quieted: claiming no new jobs; those in hand finish (Resume on the workers page undoes it)', { why });
   } catch (err) {

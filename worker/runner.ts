@@ -286,8 +286,10 @@ export class Runner {
   readonly runTime = new Histogram();
   /** Outcomes and run times per queue and job type (lib/queue/type-metrics.ts), reported likewise. */
   readonly byType = new TypeTally();
-  /** Heartbeat ticks so far (tests check that a lost lease is noticed by the next one). */
+  /** Heartbeat ticks so far, a renewal sent or not (one still in flight skips a tick). */
   heartbeatTicks = 0;
+  /** Renewal rounds sent so far (tests check that a lost lease is noticed by the first one sent after it). */
+  heartbeatRounds = 0;
   private readonly o: RunnerOptions;
   private readonly active = new Map<string, Entry>();
   private running = 0;
@@ -380,6 +382,7 @@ export class Runner {
       types: this.types,
     });
     this.reportedBefore = previous;
+    if (failpointsEnabled) await failpoint('after_register', [this.workerId]);
     await this.refreshControls();
     // Before the first claim: without statistics a claim may read the whole backlog.
     this.noteStatistics(await ops.ensureJobStatistics(this.o.pool).catch(() => null));
@@ -1594,6 +1597,7 @@ export class Runner {
     void this.settleOldLetGo();
     if (this.heartbeatBusy || isSkipped('heartbeat')) return;
     this.heartbeatBusy = true;
+    this.heartbeatRounds++;
     const entries = [...this.active.values()].filter((e) => !e.lost && !e.released);
     const sentAt = performance.now();
     try {

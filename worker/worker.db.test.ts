@@ -793,6 +793,26 @@ describe('a hangup', () => {
   });
 });
 
+describe('a stop while a process starts', () => {
+  // A deploy's SIGTERM can reach a process between its registration and the end of its start.
+  // Node's default ended it there, and its supervisor recorded "killed by SIGTERM" for a
+  // process stopped as asked (the workers page said it died).
+  test('SIGTERM to the supervisor while its process is still starting: the process finishes starting, then stops cleanly, and its row says so', async () => {
+    // Held 6 s inside its start once registered: within the supervisor's stop deadline (12 s here).
+    const rig = faultRig('stopstart', { LEASEHOLD_FAILPOINTS: 'after_register=stall:6000*1' });
+    const host = startWorkers({ ...rig.host, processes: 1, concurrency: 1 });
+    try {
+      await waitFor('the process to register', async () => (await rig.workers()).length === 1);
+      process.kill(host.pid, 'SIGTERM');
+      assert.deepEqual(await host.exited, { code: 0, signal: null }, `the supervisor stops cleanly; it said:\n${host.output()}`);
+      assert.deepEqual((await rig.workers()).map((w) => [w.stopped, w.exit]), [[true, null]], `the process stopped by itself; it said:\n${host.output()}`);
+    } finally {
+      await host.stop();
+      await rig.close();
+    }
+  });
+});
+
 describe('output', () => {
   // `npm run worker 2>&1 | some-log-shipper`, and the shipper ends: every later log line is a
   // write to a closed pipe. Node raises its EPIPE as an 'error' on the stream, which, with no
