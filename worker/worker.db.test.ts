@@ -620,11 +620,12 @@ describe('supervisor', () => {
     let id: string | undefined;
     try {
       await waitFor('the spin type to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.spin'`)).rows.length === 1);
-      id = (await ops.jobEnqueue(pool, [{ type: 'test.spin', queue, payload: {} }], { doorbell }))[0]!.id;
-      const held = await waitFor('the job to run', async () => {
-        const j = await jobRow(db.pool, id!);
-        return j.status === 'running' && j;
-      }, { timeoutMs: 30_000 });
+      // Stopped once the handler spins, not once the job is running in the database: a SIGTERM
+      // between the claim and the start would find a process that can still stop.
+      const started = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-spin-')), 'started');
+      id = (await ops.jobEnqueue(pool, [{ type: 'test.spin', queue, payload: { started } }], { doorbell }))[0]!.id;
+      await waitFor('the handler to spin', async () => fs.existsSync(started), { timeoutMs: 30_000 });
+      const held = await jobRow(db.pool, id);
       const exit = await w.stop();
       assert.equal(exit.code, 0, 'the supervisor stops on SIGTERM, killing what did not stop');
       const { rows: [row] } = await db.pool.query(`SELECT stopped_at IS NOT NULL AS stopped, exit FROM workers WHERE worker_id = $1`, [held.worker_id]);
@@ -1069,7 +1070,7 @@ describe('when whoever started them goes away', () => {
       children.push(...workers);
       parent.kill('SIGKILL');
       await waitFor('the supervisor, its workers and the console to exit', () => children.every((pid) => !alive(pid)), { timeoutMs: 60_000 });
-      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NOT NULL`, [prefix]);
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NOT NULL AND exit IS NULL`, [prefix]);
       assert.equal(rows[0].n, 2, 'each worker stopped cleanly (its row says so), not killed');
     } finally {
       parent.kill('SIGKILL');
