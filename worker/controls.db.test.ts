@@ -79,8 +79,11 @@ describe('a global concurrency limit', () => {
     const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 1, concurrency: 5, queues: queue });
     try {
       await waitFor('the worker to be up', async () => (await db.pool.query(`SELECT 1 FROM workers WHERE $1 = ANY(queues)`, [queue])).rowCount);
-      // Give it several poll cycles: nothing may run while paused.
-      await sleep(2_000);
+      // Several poll cycles (a second each), counted by its reports, however slow the machine:
+      // nothing may run while paused.
+      const since = (await db.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+      await waitFor('the worker to report for two seconds more', async () =>
+        (await db.pool.query(`SELECT 1 FROM workers WHERE $1 = ANY(queues) AND heartbeat_at > $2::timestamptz + interval '2 s'`, [queue, since])).rowCount);
       assert.equal(await count(queue, 'queued'), 5);
       await ops.queueSetControls(db.pool, { name: queue, paused: false });
       await waitFor('the jobs to run after the resume', async () => (await count(queue, 'completed')) === 5);
