@@ -958,7 +958,7 @@ describe('signals held in hand', () => {
       prefix,
       concurrency: 2,
       handlers: { 'test.ok': () => {}, 'test.block': block },
-      heldSignalsMs: 3_000, // long enough to see them held
+      heldSignalsMs: 10_000, // long enough to see them held, on a loaded machine too
       pollMs: 60_000, // every claim from a pop: no claim straight from PostgreSQL in between
     });
     const key = queueKey(prefix, queue);
@@ -979,7 +979,7 @@ describe('signals held in hand', () => {
     assert.equal(runner.heldSignals, 8, 'the second pop took 2 + 4 × 2 ids and claimed 2');
     assert.equal(await redis.llen(key), 2);
     // Held for heldSignalsMs at most: then the list holds every waiting job's id, oldest first.
-    await waitFor('the held ids to be given back', async () => (await redis.llen(key)) === waiting.length, { timeoutMs: 10_000 });
+    await waitFor('the held ids to be given back', async () => (await redis.llen(key)) === waiting.length, { timeoutMs: 30_000 });
     assert.deepEqual(await redis.lrange(key, 0, -1), waiting);
     assert.deepEqual(waiting, ids.slice(4));
     assert.equal(runner.heldSignals, 0);
