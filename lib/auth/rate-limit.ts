@@ -17,14 +17,29 @@ export const MAX_PER_ADDRESS = 50;
 /** Keys kept at most; past it the least recently failed are forgotten first. */
 export const MAX_KEYS = 20_000;
 
-// Map order is least recently failed first: a failure deletes and re-inserts its keys, so a
-// spray of names from one address evicts old keys, never that address's own count.
-const failures = new Map<string, number[]>();
+// Two maps, each in the order it should be forgotten in, so that making room costs a step or
+// two however full they are: the keys under their limit, least recently failed first (a
+// failure deletes and re-inserts its keys, so a spray of names from one address evicts old
+// keys, never that address's own count), and the keys that reached it, the first blocked
+// first (a blocked key is counted no more, so it is also the first whose window ends).
+const counting = new Map<string, number[]>();
+const blocked = new Map<string, number[]>();
 
 function recent(key: string, now: number): number[] {
-  const list = (failures.get(key) ?? []).filter((t) => now - t < WINDOW_MS);
-  if (!list.length) failures.delete(key);
+  const list = (counting.get(key) ?? blocked.get(key) ?? []).filter((t) => now - t < WINDOW_MS);
+  if (!list.length) forget(key);
   return list;
+}
+
+function forget(key: string) {
+  counting.delete(key);
+  blocked.delete(key);
+}
+
+/** Files a key's failures in the map its count says, last in that map's order. */
+function file(key: string, list: number[]) {
+  forget(key);
+  (list.length >= limitOf(key) ? blocked : counting).set(key, list);
 }
 
 /**
@@ -48,51 +63,50 @@ export function signInBlockedFor(account: Account, address: string, now = Date.n
 }
 
 export function signInFailed(account: Account, address: string, now = Date.now()) {
-  for (const key of keysOf(account, address)) {
-    const list = [...recent(key, now), now].slice(-Math.max(MAX_PER_ACCOUNT, MAX_PER_ADDRESS));
-    failures.delete(key);
-    failures.set(key, list);
-  }
-  forgetPastBound(now, keysOf(account, address));
+  const keys = keysOf(account, address);
+  for (const key of keys) file(key, [...recent(key, now), now].slice(-limitOf(key)));
+  forgetPastBound(now, keys);
 }
 
 /**
- * Past MAX_KEYS, forgets the least recently failed keys: never those of the attempt being
- * counted, and none that is blocked while another can go. A blocked account is counted no
- * more (refused attempts are not failures), so it grows old, and a spray of names from enough
- * addresses would otherwise forget it and give back its guesses. When every other key is
- * blocked (a spray that filled the map with blocked keys), the oldest blocked one goes: the
- * attempt in hand is still counted, never the key dropped in its place.
+ * Past MAX_KEYS, forgets keys: never those of the attempt being counted, and none that is
+ * blocked while another can go. A blocked account is counted no more (refused attempts are not
+ * failures), so it grows old, and a spray of names from enough addresses would otherwise
+ * forget it and give back its guesses. In order: a key blocked once whose window has passed,
+ * the least recently failed key under its limit, and when every other key is blocked (a spray
+ * that filled the map with blocked keys) the first blocked: the attempt in hand is still
+ * counted, never the key dropped in its place.
  */
-function forgetPastBound(now: number, counting: readonly string[]) {
-  while (failures.size > MAX_KEYS) {
-    let oldestBlocked: string | null = null;
-    let victim: string | null = null;
-    for (const [key, list] of failures) {
-      if (counting.includes(key)) continue;
-      if (list.filter((t) => now - t < WINDOW_MS).length < limitOf(key)) {
-        victim = key;
-        break;
-      }
-      oldestBlocked ??= key;
-    }
-    victim ??= oldestBlocked;
+function forgetPastBound(now: number, inHand: readonly string[]) {
+  while (counting.size + blocked.size > MAX_KEYS) {
+    const firstBlocked = firstOf(blocked, inHand);
+    const victim =
+      firstBlocked !== null && recent(firstBlocked, now).length < limitOf(firstBlocked) ? firstBlocked : (firstOf(counting, inHand) ?? firstBlocked);
     if (victim === null) return; // only the attempt's own keys: within the bound again next time
-    failures.delete(victim);
+    forget(victim);
   }
+}
+
+/** The first key of a map that is not one of the attempt's own (at most two are skipped). */
+function firstOf(map: Map<string, number[]>, inHand: readonly string[]): string | null {
+  for (const key of map.keys()) if (!inHand.includes(key)) return key;
+  return null;
 }
 
 /** The password was right: the account's failures are forgotten. */
 export function signInSucceeded(account: Account) {
-  if (account !== SETUP_LINK) failures.delete(`a:${account.toLowerCase()}`);
+  if (account !== SETUP_LINK) forget(`a:${account.toLowerCase()}`);
 }
 
 /** Takes back the one failure counted at `at` for this account and address (an attempt that was no guess). */
 function withdraw(account: Account, address: string, at: number) {
   for (const key of keysOf(account, address)) {
-    const list = failures.get(key);
+    const list = counting.get(key) ?? blocked.get(key);
     const k = list?.lastIndexOf(at) ?? -1;
-    if (k >= 0) list!.splice(k, 1);
+    if (k < 0) continue;
+    list!.splice(k, 1);
+    // Back under its limit: counting again, not kept as a blocked key.
+    if (blocked.has(key) && list!.length < limitOf(key)) file(key, list!);
   }
 }
 
