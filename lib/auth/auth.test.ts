@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cookieValue, csrfProblem } from './gate';
 import { hashPassword, verifyPassword } from './passwords';
-import { clientAddress, MAX_KEYS, UNGUARDED_ADDRESS, MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_HEADER, SETUP_LINK, signInBlockedFor, signInFailed, signInSucceeded, WINDOW_MS } from './rate-limit';
+import { clientAddress, MAX_KEYS, UNGUARDED_ADDRESS, MAX_PER_ACCOUNT, MAX_PER_ADDRESS, PEER_HEADER, SETUP_LINK, signInBlockedFor, signInFailed, signInSucceeded, SignInLimiter, WINDOW_MS } from './rate-limit';
 import { allows, type Principal } from './roles';
 
 test('scrypt hashes: salted, verified in constant time, wrong passwords refused', async () => {
@@ -127,4 +127,45 @@ test('sign-in limiter: a map filled with blocked keys still counts the attempt i
   }
   for (let k = 0; k < MAX_PER_ACCOUNT; k++) signInFailed('admin-target', '10.99.0.1', t0 + 1);
   assert.ok(signInBlockedFor('admin-target', '10.99.0.2', t0 + 1) > 0, 'the account under attack is counted, and blocked');
+});
+
+test('sign-in limiter at its bound: a block that has ended is forgotten before one that goes on, though it began later', () => {
+  const L = new SignInLimiter(3);
+  const min = 60_000;
+  const t0 = 1_000_000;
+  L.failed('early', 'x', t0);
+  for (let k = 0; k < MAX_PER_ACCOUNT; k++) L.failed('late', 'x', t0 + 10 * min); // blocked until t0 + 25 min
+  for (let k = 0; k < MAX_PER_ACCOUNT - 1; k++) L.failed('early', 'x', t0 + 11 * min); // blocked after it, until t0 + 15 min
+  assert.ok(L.blockedFor('early', 'y', t0 + 11 * min) > 0 && L.blockedFor('late', 'y', t0 + 11 * min) > 0);
+  // Past 15 min, a fourth key needs room: the ended block goes, not the one still on.
+  L.failed('new', 'x', t0 + 16 * min);
+  assert.ok(L.blockedFor('late', 'y', t0 + 16 * min) > 0, 'a blocked account is not forgotten while another key can go');
+  for (let k = 0; k < MAX_PER_ACCOUNT - 1; k++) L.failed('early', 'x', t0 + 16 * min);
+  assert.equal(L.blockedFor('early', 'y', t0 + 16 * min), 0, 'the ended one was forgotten (9 failures, not 18)');
+});
+
+test('sign-in limiter at its bound with every other key blocked: the block that ends first goes, and the attempt in hand counts', () => {
+  const L = new SignInLimiter(3);
+  const min = 60_000;
+  const t0 = 1_000_000;
+  for (let k = 0; k < MAX_PER_ACCOUNT; k++) L.failed('a1', 'p', t0); // until t0 + 15 min
+  for (let k = 0; k < MAX_PER_ACCOUNT; k++) L.failed('a2', 'p', t0 + 5 * min); // until t0 + 20 min
+  L.failed('z', 'q', t0 + 6 * min);
+  assert.equal(L.blockedFor('a1', 'r', t0 + 6 * min), 0, 'the block ending first was forgotten');
+  assert.ok(L.blockedFor('a2', 'r', t0 + 6 * min) > 0, 'the other is kept');
+  for (let k = 0; k < MAX_PER_ACCOUNT - 1; k++) L.failed('z', 'q', t0 + 6 * min);
+  assert.ok(L.blockedFor('z', 'r', t0 + 6 * min) > 0, 'the attempt that made room was counted: ten, so blocked');
+  assert.ok(L.blockedFor('a2', 'r', t0 + 6 * min) > 0);
+});
+
+test('sign-in limiter: an attempt taken back (no guess) from a blocked account unblocks it, and it counts on from there', () => {
+  const L = new SignInLimiter();
+  const t0 = 1_000_000;
+  for (let k = 0; k < MAX_PER_ACCOUNT - 1; k++) L.failed('w', `10.5.0.${k}`, t0);
+  const last = L.attempt('w', '10.5.1.1', t0 + 1);
+  assert.ok(L.blockedFor('w', '10.5.1.2', t0 + 1) > 0, 'counted as it started: blocked');
+  last.noGuess();
+  assert.equal(L.blockedFor('w', '10.5.1.2', t0 + 1), 0, 'taken back');
+  L.failed('w', '10.5.1.3', t0 + 2);
+  assert.equal(L.blockedFor('w', '10.5.1.2', t0 + 2), Math.ceil(WINDOW_MS / 1000), 'blocked again, until the oldest of its ten leaves the window');
 });

@@ -17,31 +17,6 @@ export const MAX_PER_ADDRESS = 50;
 /** Keys kept at most; past it the least recently failed are forgotten first. */
 export const MAX_KEYS = 20_000;
 
-// Two maps, each in the order it should be forgotten in, so that making room costs a step or
-// two however full they are: the keys under their limit, least recently failed first (a
-// failure deletes and re-inserts its keys, so a spray of names from one address evicts old
-// keys, never that address's own count), and the keys that reached it, the first blocked
-// first (a blocked key is counted no more, so it is also the first whose window ends).
-const counting = new Map<string, number[]>();
-const blocked = new Map<string, number[]>();
-
-function recent(key: string, now: number): number[] {
-  const list = (counting.get(key) ?? blocked.get(key) ?? []).filter((t) => now - t < WINDOW_MS);
-  if (!list.length) forget(key);
-  return list;
-}
-
-function forget(key: string) {
-  counting.delete(key);
-  blocked.delete(key);
-}
-
-/** Files a key's failures in the map its count says, last in that map's order. */
-function file(key: string, list: number[]) {
-  forget(key);
-  (list.length >= limitOf(key) ? blocked : counting).set(key, list);
-}
-
 /**
  * The first-admin setup link: counted per address only. It is 256 random bits, which no
  * number of guesses finds; a count of its own, shared by every address, would only let anyone
@@ -52,63 +27,8 @@ type Account = string | typeof SETUP_LINK;
 /** The keys an attempt counts under: the account's (none for the setup link) and the address's. */
 const keysOf = (account: Account, address: string) => (account === SETUP_LINK ? [] : [`a:${account.toLowerCase()}`]).concat(`ip:${address}`);
 const limitOf = (key: string) => (key.startsWith('ip:') ? MAX_PER_ADDRESS : MAX_PER_ACCOUNT);
-
-/** Seconds until this account / address may try again, or 0. */
-export function signInBlockedFor(account: Account, address: string, now = Date.now()): number {
-  const until = keysOf(account, address).map((key) => {
-    const list = recent(key, now);
-    return list.length >= limitOf(key) ? list[0]! + WINDOW_MS : 0;
-  });
-  return Math.max(0, Math.ceil((Math.max(...until) - now) / 1000));
-}
-
-export function signInFailed(account: Account, address: string, now = Date.now()) {
-  const keys = keysOf(account, address);
-  for (const key of keys) file(key, [...recent(key, now), now].slice(-limitOf(key)));
-  forgetPastBound(now, keys);
-}
-
-/**
- * Past MAX_KEYS, forgets keys: never those of the attempt being counted, and none that is
- * blocked while another can go. A blocked account is counted no more (refused attempts are not
- * failures), so it grows old, and a spray of names from enough addresses would otherwise
- * forget it and give back its guesses. In order: a key blocked once whose window has passed,
- * the least recently failed key under its limit, and when every other key is blocked (a spray
- * that filled the map with blocked keys) the first blocked: the attempt in hand is still
- * counted, never the key dropped in its place.
- */
-function forgetPastBound(now: number, inHand: readonly string[]) {
-  while (counting.size + blocked.size > MAX_KEYS) {
-    const firstBlocked = firstOf(blocked, inHand);
-    const victim =
-      firstBlocked !== null && recent(firstBlocked, now).length < limitOf(firstBlocked) ? firstBlocked : (firstOf(counting, inHand) ?? firstBlocked);
-    if (victim === null) return; // only the attempt's own keys: within the bound again next time
-    forget(victim);
-  }
-}
-
-/** The first key of a map that is not one of the attempt's own (at most two are skipped). */
-function firstOf(map: Map<string, number[]>, inHand: readonly string[]): string | null {
-  for (const key of map.keys()) if (!inHand.includes(key)) return key;
-  return null;
-}
-
-/** The password was right: the account's failures are forgotten. */
-export function signInSucceeded(account: Account) {
-  if (account !== SETUP_LINK) forget(`a:${account.toLowerCase()}`);
-}
-
-/** Takes back the one failure counted at `at` for this account and address (an attempt that was no guess). */
-function withdraw(account: Account, address: string, at: number) {
-  for (const key of keysOf(account, address)) {
-    const list = counting.get(key) ?? blocked.get(key);
-    const k = list?.lastIndexOf(at) ?? -1;
-    if (k < 0) continue;
-    list!.splice(k, 1);
-    // Back under its limit: counting again, not kept as a blocked key.
-    if (blocked.has(key) && list!.length < limitOf(key)) file(key, list!);
-  }
-}
+/** When a blocked key's block ends: its list holds its limit's worth, the oldest first. */
+const endOf = (list: readonly number[]) => list[0]! + WINDOW_MS;
 
 export interface SignInAttempt {
   /** Seconds to wait: the attempt was refused, and nothing counted. 0: go on. */
@@ -119,26 +39,180 @@ export interface SignInAttempt {
   noGuess(): void;
 }
 
-/**
- * Starts a sign-in attempt: refused (`wait` seconds, nothing counted) while the account or
- * the address is blocked; otherwise counted as a failure at once, before the password is
- * checked. Counted only once the check answered (one scrypt: tens of milliseconds, far
- * longer under load), every guess of a burst sent together had passed the block before the
- * first failure was counted: 300 guesses got 300 answers. A wrong password leaves it counted.
- */
-export function signInAttempt(account: Account, address: string, now = Date.now()): SignInAttempt {
-  const wait = signInBlockedFor(account, address, now);
-  if (wait > 0) return { wait, succeeded: () => {}, noGuess: () => {} };
-  signInFailed(account, address, now);
-  return {
-    wait: 0,
-    succeeded: () => {
-      signInSucceeded(account);
-      withdraw(account, address, now);
-    },
-    noGuess: () => withdraw(account, address, now),
-  };
+/** The failures of each account and address; the console process keeps one (below). */
+export class SignInLimiter {
+  // The keys under their limit, least recently failed first: a failure deletes and re-inserts
+  // its keys, so a spray of names from one address evicts old keys, never that address's own
+  // count. And the keys at their limit (blocked), with when each block ends, soonest first (a
+  // binary heap): making room past the bound, and letting go of blocks that have ended, take
+  // a step or two however full the maps are, where one scan of every key took milliseconds.
+  private readonly counting = new Map<string, number[]>();
+  private readonly blocked = new Map<string, number[]>();
+  /** [end, key] of each block; an entry whose key has since been forgotten, unblocked or blocked anew is passed over when it comes up. */
+  private readonly ends: [number, string][] = [];
+
+  constructor(private readonly maxKeys = MAX_KEYS) {}
+
+  /** Seconds until this account / address may try again, or 0. */
+  blockedFor(account: Account, address: string, now = Date.now()): number {
+    const until = keysOf(account, address).map((key) => {
+      const list = this.recent(key, now);
+      return list.length >= limitOf(key) ? endOf(list) : 0;
+    });
+    return Math.max(0, Math.ceil((Math.max(...until) - now) / 1000));
+  }
+
+  failed(account: Account, address: string, now = Date.now()) {
+    this.lapse(now);
+    const keys = keysOf(account, address);
+    for (const key of keys) this.file(key, [...this.recent(key, now), now].slice(-limitOf(key)));
+    this.forgetPastBound(keys);
+  }
+
+  /** The password was right: the account's failures are forgotten. */
+  succeeded(account: Account) {
+    if (account !== SETUP_LINK) this.forget(`a:${account.toLowerCase()}`);
+  }
+
+  /**
+   * Starts a sign-in attempt: refused (`wait` seconds, nothing counted) while the account or
+   * the address is blocked; otherwise counted as a failure at once, before the password is
+   * checked. Counted only once the check answered (one scrypt: tens of milliseconds, far
+   * longer under load), every guess of a burst sent together had passed the block before the
+   * first failure was counted: 300 guesses got 300 answers. A wrong password leaves it counted.
+   */
+  attempt(account: Account, address: string, now = Date.now()): SignInAttempt {
+    const wait = this.blockedFor(account, address, now);
+    if (wait > 0) return { wait, succeeded: () => {}, noGuess: () => {} };
+    this.failed(account, address, now);
+    return {
+      wait: 0,
+      succeeded: () => {
+        this.succeeded(account);
+        this.withdraw(account, address, now);
+      },
+      noGuess: () => this.withdraw(account, address, now),
+    };
+  }
+
+  /** Takes back the one failure counted at `at` for this account and address (an attempt that was no guess). */
+  private withdraw(account: Account, address: string, at: number) {
+    for (const key of keysOf(account, address)) {
+      const list = this.counting.get(key) ?? this.blocked.get(key);
+      const k = list?.lastIndexOf(at) ?? -1;
+      if (k < 0) continue;
+      list!.splice(k, 1);
+      // Filed again: back under its limit it counts again, and a block keeps its end current.
+      if (this.blocked.has(key)) this.file(key, list!);
+    }
+  }
+
+  /**
+   * Past the bound, forgets keys: never those of the attempt being counted, and none that is
+   * blocked while another can go. A blocked account is counted no more (refused attempts are
+   * not failures), so it grows old, and a spray of names from enough addresses would otherwise
+   * forget it and give back its guesses. First the least recently failed key under its limit;
+   * when every other key is blocked (a spray that filled the maps with blocked keys), the one
+   * whose block ends first: the attempt in hand is still counted, never the key dropped in its place.
+   */
+  private forgetPastBound(inHand: readonly string[]) {
+    while (this.counting.size + this.blocked.size > this.maxKeys) {
+      const victim = this.firstCounting(inHand) ?? this.soonestBlocked(inHand);
+      if (victim === null) return; // only the attempt's own keys: within the bound again next time
+      this.forget(victim);
+    }
+  }
+
+  /** The least recently failed key under its limit, not one of the attempt's own (at most two are passed). */
+  private firstCounting(inHand: readonly string[]): string | null {
+    for (const key of this.counting.keys()) if (!inHand.includes(key)) return key;
+    return null;
+  }
+
+  /** The blocked key whose block ends first, not one of `skip` (the attempt's own keys). */
+  private soonestBlocked(skip: readonly string[]): string | null {
+    const skipped: [number, string][] = [];
+    while (this.ends.length && (!this.current(this.ends[0]!) || skip.includes(this.ends[0]![1]))) {
+      const entry = this.heapPop();
+      if (this.current(entry)) skipped.push(entry);
+    }
+    const key = this.ends[0]?.[1] ?? null;
+    for (const entry of skipped) this.heapPush(entry);
+    return key;
+  }
+
+  /** Blocks that have ended: their keys count again, with the failures still in the window. */
+  private lapse(now: number) {
+    while (this.ends.length && this.ends[0]![0] <= now) {
+      const entry = this.heapPop();
+      if (!this.current(entry)) continue;
+      const list = this.recent(entry[1], now);
+      if (list.length) this.file(entry[1], list);
+    }
+  }
+
+  private recent(key: string, now: number): number[] {
+    const list = (this.counting.get(key) ?? this.blocked.get(key) ?? []).filter((t) => now - t < WINDOW_MS);
+    if (!list.length) this.forget(key);
+    return list;
+  }
+
+  private forget(key: string) {
+    this.counting.delete(key);
+    this.blocked.delete(key);
+  }
+
+  /** Files a key's failures in the map its count says (last in the counting order). */
+  private file(key: string, list: number[]) {
+    this.forget(key);
+    if (list.length < limitOf(key)) return void this.counting.set(key, list);
+    this.blocked.set(key, list);
+    this.heapPush([endOf(list), key]);
+  }
+
+  /** The heap entry is the key's block as it stands. */
+  private current([end, key]: [number, string]) {
+    const list = this.blocked.get(key);
+    return list !== undefined && endOf(list) === end;
+  }
+
+  private heapPush(entry: [number, string]) {
+    const h = this.ends;
+    let k = h.push(entry) - 1;
+    while (k > 0) {
+      const parent = (k - 1) >> 1;
+      if (h[parent]![0] <= entry[0]) break;
+      h[k] = h[parent]!;
+      k = parent;
+    }
+    h[k] = entry;
+  }
+
+  private heapPop(): [number, string] {
+    const h = this.ends;
+    const top = h[0]!;
+    const last = h.pop()!;
+    if (h.length) {
+      let k = 0;
+      for (;;) {
+        const left = 2 * k + 1;
+        const child = left + 1 < h.length && h[left + 1]![0] < h[left]![0] ? left + 1 : left;
+        if (child >= h.length || h[child]![0] >= last[0]) break;
+        h[k] = h[child]!;
+        k = child;
+      }
+      h[k] = last;
+    }
+    return top;
+  }
 }
+
+/** The console process's one limiter. */
+const limiter = new SignInLimiter();
+export const signInBlockedFor = (account: Account, address: string, now?: number) => limiter.blockedFor(account, address, now);
+export const signInFailed = (account: Account, address: string, now?: number) => limiter.failed(account, address, now);
+export const signInSucceeded = (account: Account) => limiter.succeeded(account);
+export const signInAttempt = (account: Account, address: string, now?: number) => limiter.attempt(account, address, now);
 
 /** Set by worker/http-guard.mjs on every request from the TCP connection itself. */
 export const PEER_HEADER = 'x-leasehold-peer';
