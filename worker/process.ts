@@ -225,7 +225,8 @@ async function quietBySupervisor({ why, seq }: QuietRequest) {
     // Loaded here: a worker never quieted this way does not carry the audit code.
     const { auditedWorkerQuiet } = await import('../lib/audit/log');
     const r = await auditedWorkerQuiet(pool, actor, { workerId: runner.workerId, quiet: true });
-    quietSeq = seq;
+    // Never back: two requests' writes may finish out of order.
+    quietSeq = Math.max(quietSeq, seq);
     runner.quietNow(r.quietToken);
     if (r.changed) log.info('quieted: claiming no new jobs; those in hand finish (Resume on the workers page undoes it)', { why });
   } catch (err) {

@@ -70,8 +70,8 @@ export function WorkersView() {
       {q.data && q.data.total > q.data.workers.length && (
         <p className="text-sm text-zinc-600 dark:text-zinc-300" data-testid="workers-left-out">
           The first {int(q.data.workers.length)} of {int(q.data.total)} worker processes on file are listed: the live
-          ones, then those that ended latest. The {int(q.data.total - q.data.workers.length)} that ended before are left out (an
-          ended process&apos;s row is kept a week); their jobs&apos; attempts name them.
+          ones, then the silent ones, then those that ended latest. The other {int(q.data.total - q.data.workers.length)} are left
+          out (an ended process&apos;s row is kept a week); their jobs&apos; attempts name them.
         </p>
       )}
       {asking && (

@@ -88,8 +88,9 @@ export async function readWorkers() {
   // second, as the other reads: each page's own read sorted the week's worker rows.
   const { value, ageMs } = await readCache.get('workers', async () => {
     const [workers, now] = await Promise.all([listWorkers(readPool, { staleAfterMs: cfg.leaseMs }), dbNow(readPool)]);
-    // A full list leaves rows out: how many there are is said beside it, not left to guess.
-    const total = workers.length < WORKERS_LISTED ? workers.length : await countWorkers(readPool);
+    // A full list leaves rows out: how many there are is said beside it, not left to guess (a
+    // second statement: rows folded away between the two never make it fewer than are listed).
+    const total = workers.length < WORKERS_LISTED ? workers.length : Math.max(workers.length, await countWorkers(readPool));
     return { workers, now, total };
   });
   // The heartbeats' ages and the clock, moved on by the answer's age.

@@ -163,7 +163,7 @@ test('a week of crash-looping incarnations: the page lists the live ones and the
     const total = Number((await db().query(`SELECT count(*) AS n FROM workers`)).rows[0].n);
     await page.goto('/workers');
     await expect(page.getByTestId('workers-left-out')).toHaveText(
-      new RegExp(`^The first 500 of ${total.toLocaleString('en')} worker processes on file are listed: .* The ${(total - 500).toLocaleString('en')} that ended before are left out`),
+      new RegExp(`^The first 500 of ${total.toLocaleString('en')} worker processes on file are listed: .* The other ${(total - 500).toLocaleString('en')} are left out`),
     );
     // The live ones lead the list, ahead of every ended one.
     await expect(page.locator('tbody tr').first()).toContainText('live');
