@@ -618,11 +618,13 @@ describe('supervisor', () => {
       extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/spin.ts') },
     });
     let id: string | undefined;
+    let spinDir: string | undefined;
     try {
       await waitFor('the spin type to be registered', async () => (await db.pool.query(`SELECT 1 FROM job_types WHERE name = 'test.spin'`)).rows.length === 1);
       // Stopped once the handler spins, not once the job is running in the database: a SIGTERM
       // between the claim and the start would find a process that can still stop.
-      const started = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lh-spin-')), 'started');
+      spinDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-spin-'));
+      const started = path.join(spinDir, 'started');
       id = (await ops.jobEnqueue(pool, [{ type: 'test.spin', queue, payload: { started } }], { doorbell }))[0]!.id;
       await waitFor('the handler to spin', async () => fs.existsSync(started), { timeoutMs: 30_000 });
       const held = await jobRow(db.pool, id);
@@ -635,6 +637,7 @@ describe('supervisor', () => {
     } finally {
       await w.stop();
       if (id) await db.pool.query(`DELETE FROM jobs WHERE job_id = $1`, [id]);
+      if (spinDir) fs.rmSync(spinDir, { recursive: true, force: true });
       await doorbell.close();
       await pool.end();
     }
@@ -800,13 +803,16 @@ describe('a stop while a process starts', () => {
   // process stopped as asked (the workers page said it died).
   test('SIGTERM to the supervisor while its process is still starting: the process finishes starting, then stops cleanly, and its row says so', async () => {
     // Held 6 s inside its start once registered: within the supervisor's stop deadline (12 s here).
-    const rig = faultRig('stopstart', { LEASEHOLD_FAILPOINTS: 'after_register=stall:6000*1' });
+    const rig = faultRig('stopstart', { LEASEHOLD_FAILPOINTS: 'after_register=stall:6000*1', LEASEHOLD_LOG: 'info' });
     const host = startWorkers({ ...rig.host, processes: 1, concurrency: 1 });
     try {
       await waitFor('the process to register', async () => (await rig.workers()).length === 1);
       process.kill(host.pid, 'SIGTERM');
       assert.deepEqual(await host.exited, { code: 0, signal: null }, `the supervisor stops cleanly; it said:\n${host.output()}`);
       assert.deepEqual((await rig.workers()).map((w) => [w.stopped, w.exit]), [[true, null]], `the process stopped by itself; it said:\n${host.output()}`);
+      // The stop came while it started (else the test proved nothing): asked before it said it had started.
+      const out = host.output();
+      assert.ok(out.indexOf('stopping: no new claims') >= 0 && out.indexOf('stopping: no new claims') < out.indexOf('worker process started'), `stopped during its start; it said:\n${out}`);
     } finally {
       await host.stop();
       await rig.close();

@@ -103,12 +103,12 @@ test('a scrape during a real run: counters move, histograms are cumulative, gaug
   const cumulative = bounds.map((b) => Number(run.buckets![String(b)]));
   for (let k = 1; k < cumulative.length; k++) assert.ok(cumulative[k]! >= cumulative[k - 1]!, 'buckets are cumulative');
   assert.equal(Number(run.buckets!['+Inf'] ?? run.count), N + FAILING);
-  // Seconds, not milliseconds: no 150 ms run fits under 0.1, and the 20 ms attempts do (not
-  // asserted all of them: a run on a loaded machine may take far longer than it sleeps).
+  // Seconds, not milliseconds. Only what a loaded machine cannot change is asserted: a run
+  // takes at least what it sleeps, never less (no 150 ms run fits under 0.1), however much more.
   const fast = Number(run.buckets!['0.1']);
-  assert.ok(fast >= 1 && fast <= 2 * FAILING, `within 100 ms: ${fast}, of the ${2 * FAILING} attempts of the 20 ms jobs only`);
-  assert.ok(Number(run.buckets!['0.25']) >= 2 * FAILING, 'the 20 ms attempts are within 250 ms too (cumulative)');
-  assert.ok(Number(run.sum) >= (N - FAILING) * 0.15, 'the sum is in seconds');
+  assert.ok(fast <= 2 * FAILING, `within 100 ms: ${fast}, more than the ${2 * FAILING} attempts of the 20 ms jobs`);
+  assert.ok(Number(run.sum) >= (N - FAILING) * 0.15, 'the sum is in seconds, at least what the runs slept');
+  assert.ok(Number(run.sum) < (N + FAILING) * 10, `the sum is in seconds, not milliseconds (${run.sum})`);
   const wait = after.family('leasehold_job_queue_wait_seconds').metrics[0]!;
   assert.equal(Number(wait.count), N + FAILING);
   // Per queue and job type, summed over both processes: the same attempts (read at most every
