@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { freePort } from '../lib/db/embedded';
+import { freePort } from '../lib/ports';
 import { cleanup } from './cleanup';
 import { waitFor } from './wait';
 

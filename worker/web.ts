@@ -5,7 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { probePort } from '../lib/db/embedded';
+import { probePort } from '../lib/ports';
 import { runMigrations } from '../lib/db/migrate';
 import type { Logger } from '../lib/log';
 import { orStopEmbedded, projectRoot, type Services, startFailed } from './bootstrap';

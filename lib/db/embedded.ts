@@ -16,11 +16,11 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { freePort, probePort } from '../ports';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -105,28 +105,6 @@ async function portFor(pgDir: string): Promise<number> {
   const port = await freePort();
   fs.writeFileSync(portFile(pgDir), String(port));
   return port;
-}
-
-/** Whether this process could listen on `port` at `host`: null, or why not (EADDRINUSE: something listens there). */
-export function probePort(port: number, host: string): Promise<NodeJS.ErrnoException | null> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.once('error', (err: NodeJS.ErrnoException) => resolve(err));
-    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve(null)));
-  });
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const urlFor = (port: number, password: string, db = DATABASE) => `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;

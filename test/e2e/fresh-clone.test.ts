@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { freePort } from '../../lib/db/embedded';
+import { freePort } from '../../lib/ports';
 import { cleanup } from '../cleanup';
 import { root, uniquePrefix } from '../processes';
 import { waitFor } from '../wait';

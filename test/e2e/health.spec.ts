@@ -5,18 +5,9 @@
  * unreachable, not "not configured".
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import net from 'node:net';
+import { freePort } from '../../lib/ports';
 import { expect, test } from './test';
 import { e2eDatabaseUrl, e2eEnv } from './env';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 test('readiness tells an unreachable Redis from none configured, and from one in use', async ({ request }) => {
   test.setTimeout(120_000);
