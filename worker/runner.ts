@@ -1811,7 +1811,7 @@ export class Runner {
     // The results of pruned jobs still being deleted in the background: waited for (10 s at
     // most), or they stay on disk with no job pointing to them.
     const waited = new AbortController();
-    await Promise.race([ops.dropDeletedResultsLater(this.o.results, []), sleep(10_000, undefined, { signal: waited.signal }).catch(() => {})]);
+    await Promise.race([ops.resultsDeleting(this.o.results), sleep(10_000, undefined, { signal: waited.signal }).catch(() => {})]);
     waited.abort();
     await ops.workerStop(this.o.pool, this.workerId, this.metrics()).catch(() => {});
     await this.pgReceiver?.close();

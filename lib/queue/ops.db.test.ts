@@ -1048,7 +1048,7 @@ describe('retention (jobPrune)', () => {
     assert.equal(r.pruned?.deleted, 1);
     assert.equal(r.pruned?.cursor, '0');
     assert.deepEqual(await exists([id]), []);
-    await ops.dropDeletedResultsLater(results, []); // the deletes it started in the background
+    await ops.resultsDeleting(results); // the deletes it started in the background
     assert.equal(await results.get(key), null);
     // Another process's sweep right after: the walk ended, so it rests, whatever is due.
     const next = await finishedAgo('cancelled', 9);
@@ -1075,7 +1075,7 @@ describe('retention (jobPrune)', () => {
     assert.equal(r?.pruned?.deleted, 1, 'the sweep returned with its delete still waiting');
     assert.notEqual(await store.get(key), null);
     open();
-    await ops.dropDeletedResultsLater(slow, []);
+    await ops.resultsDeleting(slow);
     assert.equal(await store.get(key), null, 'then deleted');
     fs.rmSync(store.dir, { recursive: true, force: true });
   });

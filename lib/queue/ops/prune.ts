@@ -123,8 +123,8 @@ const dropsPending = new WeakMap<ResultStore, { jobs: PrunedResult[]; running: P
  * dropDeletedResults in the background, a thousand jobs at a time, one deleter per store: a
  * prune of 100,000 jobs that ran has as many results, tens of seconds of filesystem calls
  * that neither the sweep that pruned them nor the next ones may wait behind (a process whose
- * sweep is busy sweeps nothing: expired leases of paused queues wait). Returns the deleter,
- * for a caller that must know when it is done (tests).
+ * sweep is busy sweeps nothing: expired leases of paused queues wait). Returns the deleter
+ * (resultsDeleting).
  */
 export function dropDeletedResultsLater(results: ResultStore | null | undefined, jobs: readonly PrunedResult[]): Promise<void> {
   if (!results) return Promise.resolve();
@@ -145,6 +145,9 @@ export function dropDeletedResultsLater(results: ResultStore | null | undefined,
   })();
   return p.running;
 }
+
+/** The store's deleter while one runs (a stopping worker waits for it; tests too), resolved at once when none does. */
+export const resultsDeleting = (results: ResultStore | null | undefined): Promise<void> => (results && dropsPending.get(results)?.running) || Promise.resolve();
 
 /**
  * Pruned jobs' results waiting for the deleter past which a sweep prunes no more until it
