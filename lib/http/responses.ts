@@ -649,7 +649,7 @@ export const workerQuietSchema = z
 export const workersSchema = z
   .object({
     workers: z.array(workerSchema).meta({ description: 'Live ones first (by host and start), then the silent ones, then the ended ones, the latest first; at most 500.' }),
-    total: count.meta({ description: 'Every worker process on file (ended ones are kept a week): above the length of workers when the list leaves the oldest ended ones out.' }),
+    total: count.meta({ description: 'Every worker process on file (ended ones are kept a week): above the length of workers when the list leaves rows out (those that ended earliest first).' }),
     staleAfterMs: count.meta({ description: 'Silence after which a worker is stale (the lease length).' }),
     dbNow: dateTime,
   })

@@ -684,7 +684,7 @@ export interface WorkerRow {
 export const LOST_JOBS_SHOWN = 5;
 
 /**
- * How many worker rows a read lists: the live ones first, then the latest ended. The rows are
+ * How many worker rows a read lists: the live ones first, then the silent ones, then the latest ended. The rows are
  * kept a week (WORKER_ROWS_KEEP_MS), and a process restarted in a crash loop leaves one a few
  * seconds: the rest are counted (countWorkers), not listed.
  */
