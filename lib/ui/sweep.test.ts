@@ -1,15 +1,17 @@
-/** The overview's "the recover sweep has stopped": only while workers are alive, past the bound, the snapshot's age counted. */
+/** The overview's "the recover sweep has stopped": only while workers are alive, past the bound when the snapshot was read; the time told counts its age. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { claimTakesOver, expiredLeaseMover, sweepOf, sweepStoppedFor } from './sweep';
 
 const s = (workersAlive: number, sweptAgoMs: number | null) => ({ workersAlive, sweptAgoMs, sweepStaleAfterMs: 60_000 });
 
-test('a sweep older than the bound while workers are alive has stopped; the age counts the snapshot', () => {
+test('a sweep older than the bound while workers are alive has stopped; judged on the snapshot, its age added to the time told only', () => {
   assert.equal(sweepStoppedFor(s(2, 5_000), 0), null, 'ran 5 s ago: fine');
   assert.equal(sweepStoppedFor(s(2, 60_000), 0), null, 'at the bound: not yet');
   assert.equal(sweepStoppedFor(s(2, 90_000), 0), 90_000);
-  assert.equal(sweepStoppedFor(s(2, 50_000), 20_000), 70_000, 'a 20 s old snapshot of a 50 s old sweep');
+  assert.equal(sweepStoppedFor(s(2, 1_400), 107_000), null, 'a snapshot served 107 s after it was read (the first view after a quiet spell), of a sweep that had run 1.4 s before: the snapshot is old, not the sweep');
+  assert.equal(sweepStoppedFor(s(2, 50_000), 20_000), null, 'not past the bound when it was read: the next snapshot tells');
+  assert.equal(sweepStoppedFor(s(2, 61_000), 20_000), 81_000, 'past the bound when read: the time told counts the snapshot\'s age');
   assert.equal(sweepStoppedFor(s(2, 65_000), -10_000), 65_000, 'a browser clock a little behind does not make it younger');
 });
 

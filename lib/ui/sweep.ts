@@ -9,12 +9,15 @@ type SweepInput = Pick<StatsDto, 'workersAlive' | 'sweptAgoMs' | 'sweepStaleAfte
  * the jobs only the sweep moves on stay running); null otherwise. With no worker alive nobody
  * sweeps by design (the overview says so apart), and a sweep never recorded is not judged (the
  * migration starts the clock).
- * `snapshotAgeMs`: how old the stats snapshot is, added to its age.
+ * Judged on the snapshot alone: `snapshotAgeMs` (how old the snapshot is) is added to the
+ * time told, not to the judgement. A snapshot's age is the console's, not the sweep's: the
+ * first viewer after a quiet minute is served the last snapshot (stats-cache.ts, up to
+ * MAX_IDLE_STALE_MS old) while a fresh one is read, and counting its age would call a sweep
+ * that ran a second before it stopped, until the fresh one came.
  */
 export function sweepStoppedFor(s: SweepInput, snapshotAgeMs: number): number | null {
-  if (s.workersAlive === 0 || s.sweptAgoMs === null) return null;
-  const ago = s.sweptAgoMs + Math.max(0, snapshotAgeMs);
-  return ago > s.sweepStaleAfterMs ? ago : null;
+  if (s.workersAlive === 0 || s.sweptAgoMs === null || s.sweptAgoMs <= s.sweepStaleAfterMs) return null;
+  return s.sweptAgoMs + Math.max(0, snapshotAgeMs);
 }
 
 /**
