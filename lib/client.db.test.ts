@@ -220,7 +220,7 @@ describe('cancel', () => {
     const entries = (await auditRows()).slice(before);
     assert.equal(entries.length, 1);
     assert.equal(entries[0].actor, `${os.userInfo().username}@${os.hostname()}`);
-    assert.deepEqual([entries[0].action, entries[0].reason, entries[0].changed, entries[0].skipped, entries[0].state], ['cancel', 'order 42 was refunded', 2, 2, 'done']);
+    assert.deepEqual([entries[0].action, entries[0].reason, entries[0].changed, entries[0].skipped, entries[0].state], ['bulk.cancel', 'order 42 was refunded', 2, 2, 'done']);
     // One id, as a string.
     const { id: one } = await leasehold.enqueue({ type: 'demo.sleep', payload: { ms: 5 }, queue: 'c-cancel' });
     assert.deepEqual((await leasehold.cancel(one)).items.map((i) => i.outcome), ['cancelled']);
@@ -283,7 +283,7 @@ describe('requeue and reschedule', () => {
     assert.deepEqual((await rung('c-requeue')).sort(), [failed, done].sort());
     assert.equal((await row(running)).status, 'running');
     const entry = await lastClientEntry();
-    assert.deepEqual([entry.action, entry.reason, entry.changed, entry.skipped], ['requeue', 'the upstream is back', 2, 1]);
+    assert.deepEqual([entry.action, entry.reason, entry.changed, entry.skipped], ['bulk.requeue', 'the upstream is back', 2, 1]);
     assert.equal(entry.details.resetAttempts, true);
 
     const revoked = await leasehold.requeue(running, { revokeLease: true });

@@ -65,10 +65,14 @@ export const actorOf = (who: Principal): { actor: string; actorKind: ActorKind }
   actorKind: who.kind === 'user' ? 'user' : who.kind === 'token' ? 'token' : 'anonymous',
 });
 
+const BULK_OF: Partial<Record<AuditAction, AuditAction>> = { requeue: 'bulk.requeue', cancel: 'bulk.cancel', delete: 'bulk.delete', recover: 'bulk.recover' };
+
 /**
  * The entry of an action on jobs named by id (the API's one-job requeue and cancel, the
  * CLI's `requeue|cancel ID…`), for `audited`: the ids and the reason up front, then the
- * counts and, for one job, how it ended and why.
+ * counts and, for one job, how it ended and why. Several jobs are the bulk action, as
+ * POST /api/actions records them ("requeue one job", "requeue several jobs": AUDIT_ACTIONS),
+ * so the log's Action filter finds an action whichever way it came.
  */
 export function jobActionEntry(
   action: AuditAction,
@@ -77,7 +81,7 @@ export function jobActionEntry(
   details: Record<string, unknown> = {},
 ): { entry: AuditStart; outcome: (report: ActionReport) => AuditOutcome } {
   return {
-    entry: { action, target: { ids }, jobIds: ids, reason, details },
+    entry: { action: (ids.length > 1 && BULK_OF[action]) || action, target: { ids }, jobIds: ids, reason, details },
     outcome: (report) => {
       const one = ids.length === 1 ? report.items[0] : undefined;
       return { changed: report.changed, skipped: report.skipped, details: one ? { outcome: one.outcome, why: one.reason } : {} };

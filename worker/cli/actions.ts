@@ -66,8 +66,12 @@ const addFilterOptions = (cmd: Command) =>
 /** Acts on these ids; `seen`: the jobs as a filter's resolution saw them (statements/fragments.ts asSeen), absent for ids given by hand. */
 type Act = (q: Queue, ids: string[], seen?: SeenJobs) => Promise<ops.ActionReport>;
 
-/** Ids from the arguments, or every job matching the filter (resolved page by page). */
-async function resolveAndAct(verb: 'requeue' | 'cancel', ids: string[], o: FilterOptions, act: Act) {
+/**
+ * Ids from the arguments, or every job matching the filter (resolved page by page). `how`:
+ * the action's options, kept in its audit entry as the API keeps them (a requeue's
+ * resetAttempts and revokeLease: the log says "revoked live leases").
+ */
+async function resolveAndAct(verb: 'requeue' | 'cancel', ids: string[], o: FilterOptions, act: Act, how: Record<string, boolean> = {}) {
   const filtered = o.status !== undefined;
   const filterOnly = ['queue', 'type', 'worker', 'q', 'limit', 'dryRun'] as const;
   if (ids.length && filtered) throw new QueueError('invalid_request', `give job ids or --status with filters, not both`);
@@ -77,7 +81,7 @@ async function resolveAndAct(verb: 'requeue' | 'cancel', ids: string[], o: Filte
   }
   if (!filtered) {
     if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once; use --status with filters for more`);
-    const { entry, outcome } = jobActionEntry(verb, ids, o.reason);
+    const { entry, outcome } = jobActionEntry(verb, ids, o.reason, how);
     const r = await withQueue((q) => auditCli(q.pool, entry, () => act(q, ids), outcome));
     printReport(r, !!o.json);
     return;
@@ -112,7 +116,7 @@ async function resolveAndAct(verb: 'requeue' | 'cancel', ids: string[], o: Filte
     //    leaves alone a job that changed since step 1 (requeued, claimed, finished again).
     const total = await auditCli(
       q.pool,
-      { action: `bulk.${verb}`, target: { filter: filters, limit: o.limit ?? null }, jobIds: matched, reason: o.reason, details: { matched: matched.length } },
+      { action: `bulk.${verb}`, target: { filter: filters, limit: o.limit ?? null }, jobIds: matched, reason: o.reason, details: { ...how, matched: matched.length } },
       async () => {
         const t = { matched: matched.length, changed: 0, skipped: 0, outcomes: {} as Record<string, number>, skippedReasons: {} as Record<string, number> };
         const bar = progressBar(showProgress, { label: verb, total: matched.length, unit: 'jobs' });
@@ -166,9 +170,8 @@ export function addActionCommands(program: Command) {
     .action(async (ids: string[], o: FilterOptions & { resetAttempts?: boolean; revokeLease?: boolean }) => {
       // A completed job's last result is let go: deleted here, as the console does.
       const results = new FsResultStore(resultsDir(loadConfig()));
-      await resolveAndAct('requeue', ids, o, ({ pool, doorbell }, batch, seen) =>
-        ops.jobRequeue(pool, { ids: batch, resetAttempts: !!o.resetAttempts, revokeLease: !!o.revokeLease, doorbell, results, seen }),
-      );
+      const how = { resetAttempts: !!o.resetAttempts, revokeLease: !!o.revokeLease };
+      await resolveAndAct('requeue', ids, o, ({ pool, doorbell }, batch, seen) => ops.jobRequeue(pool, { ids: batch, ...how, doorbell, results, seen }), how);
     });
 
   addFilterOptions(

@@ -460,6 +460,26 @@ describe('actions', () => {
     assert.match(JSON.parse(refused.stdout).items[0].reason, /lease still held by w-live/);
   });
 
+  test("the audit log records a requeue as the API does: its options (a revoked lease shows), and several jobs as the bulk action", async () => {
+    const entryOf = async (id: string) =>
+      (await db.pool.query(`SELECT action, details, actor_kind FROM audit_log WHERE $1 = ANY(job_ids) ORDER BY audit_id DESC LIMIT 1`, [id])).rows[0];
+    const running = await insertJob(db.pool, { status: 'running', workerId: 'w-taken', leaseInMs: 60_000 });
+    ok(await cli(['requeue', running, '--revoke-lease', '--reset-attempts']));
+    const one = await entryOf(running);
+    assert.deepEqual([one.action, one.actor_kind, one.details.revokeLease, one.details.resetAttempts], ['requeue', 'cli', true, true]);
+    const [a, b] = [await insertJob(db.pool, { status: 'failed' }), await insertJob(db.pool, { status: 'failed' })];
+    ok(await cli(['requeue', a, b]));
+    const two = await entryOf(a);
+    assert.deepEqual([two.action, two.details.revokeLease, two.details.resetAttempts], ['bulk.requeue', false, false]);
+    const held = await insertJob(db.pool, { status: 'running', workerId: 'w-held', leaseInMs: 60_000, queue: 'cli-revoke' });
+    ok(await cli(['requeue', '--status', 'running', '--queue', 'cli-revoke', '--revoke-lease']));
+    const bulk = await entryOf(held);
+    assert.deepEqual([bulk.action, bulk.details.revokeLease, bulk.details.matched], ['bulk.requeue', true, 1]);
+    const [c, d] = [await insertJob(db.pool, {}), await insertJob(db.pool, {})];
+    ok(await cli(['cancel', c, d]));
+    assert.equal((await entryOf(c)).action, 'bulk.cancel');
+  });
+
   test('reschedule by id: a new due time or priority for a waiting job, refused with the reason for a running one', async () => {
     const waiting = await insertJob(db.pool, { runInMs: 3_600_000 });
     const running = await insertJob(db.pool, { status: 'running', workerId: 'w-busy', leaseInMs: 60_000 });
