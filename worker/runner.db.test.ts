@@ -441,6 +441,7 @@ describe('a job claimed ahead and cancelled before it starts', () => {
     await waitFor('the cancelled one to end', async () => (await jobRow(db.pool, ids[0]!)).status === 'cancelled');
     const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1', [ids[0]]);
     assert.deepEqual(rows, [{ outcome: 'cancelled', error: ops.CANCELLED_UNSTARTED }]);
+    await waitFor('it to be counted as cancelled by this process', () => a.runner.stats.cancelled === 1);
     assert.equal((await jobRow(db.pool, ids[1]!)).status, 'running', 'the other still held behind the long job');
   });
 });
@@ -818,6 +819,32 @@ describe('claiming through faults', () => {
     for (const r of rows.slice(0, -1)) assert.equal(r.outcome, 'aborted', `handed back, not left to expire: ${JSON.stringify(rows)}`);
     const row = await jobRow(db.pool, id);
     assert.equal(row.max_attempts - row.attempt_count, 0, 'only the attempt that ran was spent');
+  });
+
+  test('a job claimed ahead whose cancel could not be acknowledged ends cancelled, never run, at the next round: not a lease later as a lost lease', async (t) => {
+    const { pool, fail } = faultyPool(t);
+    const prefix = uniquePrefix('ackfail');
+    fail('leasehold_job_cancel_ack'); // the first acknowledgement never reaches the database
+    const a = await makeRunner(t, {
+      prefix,
+      pool,
+      concurrency: 1,
+      prefetch: 4,
+      prefetchHoldMs: 120_000,
+      leaseMs: 60_000, // the sweep would take it only a minute on
+      handlers: { 'test.block': (_p, ctx) => new Promise((_, no) => ctx.signal.addEventListener('abort', () => no(ctx.signal.reason))), 'test.quick': () => undefined },
+    });
+    const busy = await a.enqueue();
+    await waitFor('the long job to run', async () => (await jobRow(db.pool, busy)).status === 'running');
+    const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 2 }, () => ({ type: 'test.quick', queue: prefix })), { doorbell: a.doorbell })).map((r) => r.id);
+    await waitFor('both held', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'running' AND worker_id = $2`, [ids, a.runner.workerId])).rows[0].n === 2);
+    assert.equal((await ops.jobCancel(db.pool, { ids: [ids[0]!] })).items[0]!.outcome, 'cancel_requested');
+    await waitFor('the cancelled one to end', async () => (await jobRow(db.pool, ids[0]!)).status === 'cancelled', { timeoutMs: 20_000 });
+    const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1', [ids[0]]);
+    assert.deepEqual(rows, [{ outcome: 'cancelled', error: ops.CANCELLED_UNSTARTED }]);
+    await waitFor('it to be counted as cancelled by this process', () => a.runner.stats.cancelled === 1);
+    assert.equal((await jobRow(db.pool, ids[1]!)).status, 'running', 'the other still held behind the long job');
   });
 
   test('a claim that took most of a lease to answer: its jobs run on a renewed lease, not given up by the local clock', async (t) => {

@@ -611,7 +611,7 @@ export class Runner {
    * never used (a job of one attempt would fail unrun). releaseUnrun hands them back.
    */
   private handBackInDoubt = false;
-  /** Hand-backs of jobs claimed ahead still in flight: stop() waits for them. */
+  /** Hand-backs (and cancel acknowledgements, ackUnstartedCancel) of jobs claimed ahead still in flight: stop() waits for them. */
   private readonly handingBack = new Set<Promise<void>>();
   /**
    * Attempts this process let go of while the database may still show them running here
@@ -1634,7 +1634,7 @@ export class Runner {
           if (e.state === 'running') this.abortHandler(e, 'cancelled');
           if (e.state === 'buffered') {
             this.unbuffer(e);
-            void ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [e.lease], unstarted: true }).catch(() => {});
+            this.ackUnstartedCancel(e);
           }
         }
       }
@@ -1829,6 +1829,25 @@ export class Runner {
     const cancelled = await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: refused, unstarted });
     for (const kind of cancelled.values()) this.countOutcome('cancelled', kind);
     if (cancelled.size) this.log.info('ended cancelled jobs instead of handing them back', { jobs: [...cancelled.keys()] });
+  }
+
+  /**
+   * Ends as cancelled a job claimed ahead whose cancel the heartbeat told of, never started.
+   * Untracked from here on and no longer renewed: if the write fails, releaseUnrun ends it
+   * (the release refuses a job with a cancel asked, and cancelRefused acknowledges it), not
+   * the sweep a lease later as a lost lease of a job that never ran.
+   */
+  private ackUnstartedCancel(e: Entry) {
+    const p = ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [e.lease], unstarted: true }).then(
+      (cancelled) => {
+        for (const kind of cancelled.values()) this.countOutcome('cancelled', kind);
+      },
+      () => {
+        this.handBackInDoubt = true;
+        this.wakeFetcher();
+      },
+    ).finally(() => this.handingBack.delete(p));
+    this.handingBack.add(p);
   }
 
   /** Hands leases back; false when the database could not be asked (see handBackInDoubt). */
