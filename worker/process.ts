@@ -53,22 +53,26 @@ lowerPriority(cfg.workerNice);
 // would otherwise commit later, unseen (the runner looked for its jobs when it gave up, and
 // found none yet), leasing its jobs to this worker with a lease already run out — each then
 // charged an attempt it never ran, and a job on its last attempt dead-lettered unrun.
+/** A server-side statement_timeout a tenth (at most a second) short of the client's `ms`. */
+const serverGivesUpBefore = (ms: number) => ms - Math.min(1_000, Math.round(ms / 10));
 const pool = createPool(databaseUrl, {
   name: 'worker',
   max: Math.min(concurrency, 8) + 2,
   queryTimeoutMs: cfg.leaseMs,
   settings: {
     idle_in_transaction_session_timeout: String(cfg.leaseMs),
-    statement_timeout: String(cfg.leaseMs - Math.min(1_000, Math.round(cfg.leaseMs / 10))),
+    statement_timeout: String(serverGivesUpBefore(cfg.leaseMs)),
   },
 });
-// The server gives up when the client does: a renewal the runner stopped waiting for must
-// not commit later, extending the lease of a job it may already have let go.
+// The server gives up before the client does: a renewal the runner stopped waiting for must
+// not commit later, extending the lease of a job it may already have let go. (The client's
+// clock starts when the statement is sent, the server's when it arrives: equal timeouts let a
+// slow renewal commit after the runner gave up on it.)
 const heartbeatPool = createPool(databaseUrl, {
   name: 'heartbeat',
   max: 2,
   queryTimeoutMs: cfg.heartbeatMs,
-  settings: { statement_timeout: String(cfg.heartbeatMs) },
+  settings: { statement_timeout: String(serverGivesUpBefore(cfg.heartbeatMs)) },
 });
 const doorbell: Doorbell = redisUrl ? new RedisDoorbell(redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log);
 const receiver = redisUrl ? new RedisReceiver(redisUrl, cfg.redisPrefix, log) : null;
