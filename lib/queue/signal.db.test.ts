@@ -68,3 +68,15 @@ test('close() returns while the database does not answer, and lets its connectio
     await proxy.close();
   }
 });
+
+// close() found no connection while one was still being made, and the connection made after
+// it was kept, listening, never closed: a Runner stopped during its start held a socket open.
+test('close() while the LISTEN connection is still being made: it is ended once made, not kept', async () => {
+  const listening = async () =>
+    (await db.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'leasehold:listen'`)).rows[0].n as number;
+  const receiver = new PgReceiver(db.url);
+  const started = receiver.start();
+  await receiver.close();
+  await started;
+  await waitFor('no LISTEN connection left open', async () => (await listening()) === 0, { timeoutMs: 10_000 });
+});

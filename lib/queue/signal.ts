@@ -493,6 +493,8 @@ export class PgReceiver {
   private missed = false;
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  /** The latest connect()'s number: a connection's events count only while it is the latest, and the receiver open. */
+  private attempt = 0;
 
   constructor(
     private readonly connectionString: string,
@@ -505,6 +507,11 @@ export class PgReceiver {
 
   private async connect() {
     if (this.closed) return;
+    // An older connection's late 'end' or 'error' (a socket half-closed in a partition) must
+    // not open another next to the live one, which would be left listening, never closed; and
+    // a connection made after close() (while it was being made) is ended, not kept.
+    const attempt = ++this.attempt;
+    const current = () => attempt === this.attempt && !this.closed;
     // Bounded, so a connection that goes quiet while it is made (or while LISTEN is sent)
     // cannot hold up the fetch loop that started it: it fails, and is made again.
     const client = new pg.Client({
@@ -514,17 +521,22 @@ export class PgReceiver {
       query_timeout: LISTEN_SETUP_TIMEOUT_MS,
       keepAlive: true,
     });
-    client.on('error', () => this.scheduleReconnect());
-    client.on('end', () => this.scheduleReconnect());
+    client.on('error', () => current() && this.scheduleReconnect());
+    client.on('end', () => current() && this.scheduleReconnect());
     client.on('notification', () => this.wakeAll());
     try {
       await client.connect();
       await client.query('LISTEN leasehold_wakeup');
+      if (!current()) {
+        client.end().catch(() => {});
+        return;
+      }
       this.client = client;
       this.wakeAll(); // anything rung while disconnected is found by the next poll
     } catch (err) {
-      this.logger.debug('LISTEN connection failed; retrying', { err });
       client.end().catch(() => {});
+      if (!current()) return;
+      this.logger.debug('LISTEN connection failed; retrying', { err });
       this.scheduleReconnect();
     }
   }
