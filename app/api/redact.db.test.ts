@@ -108,6 +108,11 @@ test('a viewer may not filter by a hidden key\'s value (403, with why); by its p
   const nested = await send(routes, 'GET', '/api/jobs/newer', { cookie: viewer, query: `after=1&payload=${encodeURIComponent('auth.token=t-123')}` });
   assert.equal(nested.status, 403, 'a hidden key anywhere on the path, in any case');
   assert.equal((await get(viewer, '/api/jobs', { query: 'queue=red-q&payload=password' })).status, 200);
+  // Nor what a hidden key holds, by the presence of a key in it: each guess would tell.
+  const inside = await send(routes, 'GET', '/api/jobs', { cookie: viewer, query: `queue=red-q&payload=${encodeURIComponent('auth.token.refresh')}` });
+  assert.equal(inside.status, 403, 'a key inside a hidden one');
+  assert.match((await inside.json()).error.message, /"token" is hidden from viewers .*what it holds cannot be filtered on; filter by its presence \(payload=auth\.token\)/);
+  assert.equal((await get(viewer, '/api/jobs', { query: `queue=red-q&payload=${encodeURIComponent('auth.token')}` })).status, 200, 'its presence, under a key that is not hidden');
   assert.equal((await get(viewer, '/api/jobs', { query: `queue=red-q&payload=${encodeURIComponent('to=a@example.com')}` })).body.jobs.length, 1);
   assert.equal((await get(operator, '/api/jobs', { query: `queue=red-q&payload=${encodeURIComponent('password=hunter2')}` })).body.jobs.length, 1, 'an operator may');
 });

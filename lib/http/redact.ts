@@ -72,14 +72,24 @@ export function redactJob<J extends { payload: unknown; checkpoints?: unknown }>
 /** A list of jobs, for this reader (the list, the lookup). */
 export const redactJobs = <J extends { payload: unknown; checkpoints?: unknown }>(jobs: J[], r: Redaction): J[] => (r ? jobs.map((j) => redactJob(j, r)) : jobs);
 
-/** Refuses a filter that would test a hidden key's value. */
+/**
+ * Refuses a filter that would test a hidden key's value: by a value, or by the presence of a
+ * key inside it (`payload=apiKeys.sk_live_1` would tell whether the hidden object holds that
+ * key, one guess at a time). The hidden key's own presence tells nothing of its value.
+ */
 export function checkFilterRedaction(f: Pick<JobFilter, 'payload'>, r: Redaction): void {
   if (!r || !f.payload) return;
   const parsed = parsePayloadFilter(f.payload);
-  if (!parsed || !('value' in parsed)) return; // a key's presence tells nothing of its value
-  const key = parsed.path.find((k) => hidden(r, k));
-  if (key !== undefined) {
-    throw new QueueError('forbidden', `payload.${parsed.path.join('.')}: "${key}" is hidden from viewers (LEASEHOLD_REDACT_KEYS), so it cannot be filtered by value; filter by its presence (payload=${parsed.path.join('.')}) or ask an operator`);
+  if (!parsed) return;
+  const at = parsed.path.findIndex((k) => hidden(r, k));
+  if (at === -1) return;
+  const key = parsed.path[at]!;
+  const presence = parsed.path.slice(0, at + 1).join('.');
+  if ('value' in parsed) {
+    throw new QueueError('forbidden', `payload.${parsed.path.join('.')}: "${key}" is hidden from viewers (LEASEHOLD_REDACT_KEYS), so it cannot be filtered by value; filter by its presence (payload=${presence}) or ask an operator`);
+  }
+  if (at < parsed.path.length - 1) {
+    throw new QueueError('forbidden', `payload.${parsed.path.join('.')}: "${key}" is hidden from viewers (LEASEHOLD_REDACT_KEYS), so what it holds cannot be filtered on; filter by its presence (payload=${presence}) or ask an operator`);
   }
 }
 
