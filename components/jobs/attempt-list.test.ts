@@ -7,9 +7,9 @@ const at = (s: number) => new Date(Date.UTC(2026, 11, 1, 10, 0, s)).toISOString(
 
 test('a lease lost at once (a poison job killed its worker) is not "took 30 s"', () => {
   const a = { outcome: 'lease_lost' as const, startedAt: at(0), heartbeatAt: at(0), finishedAt: at(31) };
-  assert.equal(attemptTiming(a, Date.parse(at(31))), 'never renewed its lease; recovered 31 s later (its lease ran out)');
+  assert.equal(attemptTiming(a, Date.parse(at(31))), 'never renewed its lease; recovered 31 s later (its lease ended)');
   const renewed = { ...a, heartbeatAt: at(20), finishedAt: at(51) };
-  assert.equal(attemptTiming(renewed, Date.parse(at(51))), 'last heard from 20 s after its start; recovered 31 s later (its lease ran out)');
+  assert.equal(attemptTiming(renewed, Date.parse(at(51))), 'last heard from 20 s after its start; recovered 31 s later (its lease ended)');
 });
 
 test('other attempts: how long they took, or run so far', () => {

@@ -17,15 +17,16 @@ const OUTCOME: Record<string, [Tone, string]> = {
 
 /**
  * How long an attempt ran. A lost lease did not run until it was recovered: its worker was
- * last heard from at its last renewal, and the rest is the lease running out — "took 30 s"
- * for a job that killed its worker at once would mislead.
+ * last heard from at its last renewal, and the rest is the wait for its lease to end — "took
+ * 30 s" for a job that killed its worker at once would mislead. "Ended", not "ran out": a
+ * supervisor ends the leases of a process that died at once, seconds into a 30 s lease.
  */
 export function attemptTiming(a: Pick<AttemptDto, 'outcome' | 'startedAt' | 'finishedAt' | 'heartbeatAt'>, endMs: number): string {
   const start = ms(a.startedAt)!;
   const beat = a.heartbeatAt ? ms(a.heartbeatAt)! : null;
   if (a.outcome === 'lease_lost' && beat !== null) {
     const heard = beat > start ? `last heard from ${shortDuration(beat - start)} after its start` : 'never renewed its lease';
-    return `${heard}; recovered ${shortDuration(endMs - beat)} later (its lease ran out)`;
+    return `${heard}; recovered ${shortDuration(endMs - beat)} later (its lease ended)`;
   }
   const took = a.finishedAt ? `took ${shortDuration(endMs - start)}` : `running for ${shortDuration(endMs - start)}`;
   return beat !== null ? `${took} · last heartbeat ${dateTime(a.heartbeatAt)}` : took;

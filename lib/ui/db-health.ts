@@ -17,12 +17,17 @@ export const LONG_TRANSACTION_MS = 10 * 60_000;
  */
 export const XID_AGE_WARN = 1_000_000_000;
 
-/** The oldest open transaction with its age as of now (`snapshotAgeMs` added), when long enough to call out; null otherwise. */
+/**
+ * The oldest open transaction with its age as of now (`snapshotAgeMs` added), when it was
+ * long enough to call out as the snapshot was read; null otherwise. Judged on the snapshot
+ * alone, as the sweep is (sweep.ts): one served minutes after it was read (the first view
+ * after a quiet spell) would otherwise age a transaction that may have long ended, and tell
+ * the operator to terminate its pid.
+ */
 export function longTransaction(d: Database, snapshotAgeMs: number): NonNullable<Database['oldestTransaction']> | null {
   const t = d.oldestTransaction;
-  if (!t) return null;
-  const ageMs = t.ageMs + Math.max(0, snapshotAgeMs);
-  return ageMs >= LONG_TRANSACTION_MS ? { ...t, ageMs } : null;
+  if (!t || t.ageMs < LONG_TRANSACTION_MS) return null;
+  return { ...t, ageMs: t.ageMs + Math.max(0, snapshotAgeMs) };
 }
 
 export const xidAgeHigh = (d: Database) => d.xidAge !== null && d.xidAge >= XID_AGE_WARN;
