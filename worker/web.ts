@@ -28,8 +28,10 @@ function newestMtime(p: string): number {
   return newest;
 }
 
+const buildIdFile = () => path.join(projectRoot, '.next/BUILD_ID');
+
 export function buildIsStale(): boolean {
-  const buildId = path.join(projectRoot, '.next/BUILD_ID');
+  const buildId = buildIdFile();
   if (!fs.existsSync(buildId)) return true;
   const built = fs.statSync(buildId).mtimeMs;
   return SOURCES.some((s) => newestMtime(path.join(projectRoot, s)) > built);
@@ -39,6 +41,7 @@ export function buildIsStale(): boolean {
 export function ensureBuild(log: Logger) {
   if (!buildIsStale()) return;
   log.info('building the console (first start or changed sources; takes about a minute on 2 cores)');
+  const startedAt = new Date();
   const r = spawnSync(process.execPath, [nextBin, 'build'], {
     cwd: projectRoot,
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -47,6 +50,10 @@ export function ensureBuild(log: Logger) {
   // Ctrl-C reaches the build too (the whole process group): a stop asked for, not a failure.
   if (r.signal === 'SIGINT' || r.signal === 'SIGTERM' || r.status === 130 || r.status === 143) throw new BuildInterrupted();
   if (r.status !== 0) throw new Error(`next build failed (exit ${r.status})`);
+  // Dated from the build's start, not its end: a source saved while it ran (which it may not
+  // have read) is then newer than the build, and the next start builds again. Dated from its
+  // end, that change was never built until another one came.
+  fs.utimesSync(buildIdFile(), startedAt, startedAt);
 }
 
 class BuildInterrupted extends Error {
