@@ -45,7 +45,8 @@ export function Nav({ environment, right, admin = false }: { environment: string
             </Link>
           );
         })}
-        <div className="ml-auto flex items-center gap-2">{right}</div>
+        {/* Wraps on a phone: signed in, the controls are wider than 390 px and scrolled the page sideways. */}
+        <div className="ml-auto flex flex-wrap items-center justify-end gap-2">{right}</div>
       </nav>
     </header>
   );

@@ -17,7 +17,7 @@ export interface RefreshControlProps {
 /** Live refresh: interval, pause/resume, refresh now, and why it is paused. */
 export function RefreshControl(p: RefreshControlProps) {
   return (
-    <div className="flex items-center gap-1.5 text-xs" data-testid="refresh-control">
+    <div className="flex flex-wrap items-center gap-1.5 text-xs" data-testid="refresh-control">
       <span
         className={`inline-block h-2 w-2 rounded-full ${p.pausedReason ? 'bg-zinc-400' : p.trouble ? 'bg-red-500' : 'animate-pulse bg-emerald-500'}`}
         aria-hidden="true"

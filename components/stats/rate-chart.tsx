@@ -32,7 +32,9 @@ export function RateChart({ times, series, height = 180, label }: { times: numbe
           // From 0 to the data's top: a floor of 1 job/s drew a night of 100 failures an hour
           // (0.03/s) as a line along the axis. (All zero: 0 to 1.)
           scales: { x: { time: true }, y: { range: (_u: unknown, _min: number, max: number) => [0, max > 0 ? max * 1.15 : 1] } },
-          axes: [axis, { ...axis, label: 'jobs/s', size: 50 }],
+          // Ticks at least 80 px apart: a tick's second line (the date at the first, the time
+          // where the minute changes, ~95 px wide) overlapped the next one's at 10 s ticks.
+          axes: [{ ...axis, space: 80 }, { ...axis, label: 'jobs/s', size: 50 }],
           series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}22`, points: { show: false } }))],
         },
         [times.map((t) => t / 1000), ...series.map((s) => s.values)],

@@ -169,3 +169,18 @@ test('a role raised while the page is open: the buttons it allows are enabled wi
   await expect(page.getByTestId('signed-in-as')).toContainText('rosa · operator');
   await expect(page.getByRole('button', { name: 'Requeue', exact: true })).toBeEnabled();
 });
+
+test("signed in, on a phone (390 px): the header's controls wrap, and no page scrolls sideways", async ({ page }) => {
+  await user('phoebe.longname', 'operator');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto('/');
+  await signIn(page, 'phoebe.longname');
+  await expect(page.getByTestId('signed-in-as')).toContainText('phoebe.longname · operator');
+  for (const path of ['/', '/jobs', '/dead-letter', '/workers', '/schedules', '/audit']) {
+    await page.goto(path);
+    await expect(page.getByTestId('refresh-control')).toBeVisible();
+    await expect
+      .poll(() => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), { message: `sideways scroll on ${path}` })
+      .toBeLessThanOrEqual(0);
+  }
+});
