@@ -142,7 +142,9 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   );
   const onToggleAll = useCallback((on: boolean) => {
     setAllMatching(false);
-    setSelected(on ? new Set(rows.map((r) => r.id)) : new Set());
+    // Not the greyed rows: they no longer match the view (a retrying job that started since
+    // would be cancelled mid-run by "select all, Cancel"); each can still be ticked by hand.
+    setSelected(on ? new Set(rows.filter((r) => !r.gone).map((r) => r.id)) : new Set());
     if (!on) lastClicked.current = null;
   }, [rows]);
   const clear = useCallback(() => {
@@ -161,7 +163,10 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   const last = pages.data?.pages[pages.data.pages.length - 1];
   // The rows and the "N new" count refresh apart from the pages: when that fails (the
   // database is away), the rows on screen are the last ones read, and the page says so.
-  const refreshError = !pages.isError && pages.data ? (lookup.error ?? newer.error) : null;
+  // A failed "Load older" is said beside its button, and a failed re-read of the pages above
+  // the rows: the rows already loaded stay (replaced by the error, the list vanished while
+  // its selection stayed).
+  const refreshError = pages.data ? ((pages.isRefetchError ? pages.error : null) ?? lookup.error ?? newer.error) : null;
   return (
     <div className="space-y-3">
       {refreshError && <ErrorState title="Refreshing failed: the rows are as last read" message={refreshError.message} />}
@@ -199,7 +204,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
         onAction={act}
         refusals={{ requeue: roleRefusal('requeue', role), cancel: roleRefusal('cancel', role), recover: roleRefusal('recover', role), delete: roleRefusal('delete', role) }}
       />
-      {pages.isError ? (
+      {pages.isError && !pages.data ? (
         <ErrorState
           title="Cannot load jobs"
           message={pages.error.message}
@@ -225,6 +230,11 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
             <p className="text-sm text-zinc-500" data-testid="partial-scan">
               Searched {int(last.partial.scannedIds)} job ids down to #{last.partial.scannedDownTo} so far (a filter no index serves is searched in
               slices, so no request runs long).
+            </p>
+          )}
+          {pages.isFetchNextPageError && !pages.isFetchingNextPage && (
+            <p className="text-sm text-red-700 dark:text-red-400" role="alert" data-testid="next-page-error">
+              Could not load {last?.partial ? 'more' : 'older jobs'}: {pages.error?.message}. The rows above are as loaded; try again.
             </p>
           )}
           {pages.hasNextPage && (

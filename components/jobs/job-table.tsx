@@ -48,7 +48,8 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
           <input
             type="checkbox"
             aria-label="Select all rows on the page"
-            checked={rows.length > 0 && rows.every((r) => selected.has(r.id))}
+            // All: every row that still matches the view (a greyed one is not taken in by it).
+            checked={rows.some((r) => !r.gone) && rows.every((r) => r.gone || selected.has(r.id))}
             onChange={(e) => onToggleAll(e.target.checked)}
           />
         ),
