@@ -34,10 +34,10 @@ const row = (id: string, over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-function render(lookupError: Error | null, over: Record<string, unknown> = {}) {
+function render(lookupError: Error | null, over: Record<string, unknown> = {}, page0: { at?: string; over?: Record<string, unknown> } = {}) {
   const qc = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   const filters = { status: 'queued' as const };
-  const page = { jobs: [row('7')], nextCursor: null, dbNow: at, headId: '7', newerAfter: null, partial: null } as unknown as JobPageDto;
+  const page = { jobs: [row('7', page0.over)], nextCursor: null, dbNow: page0.at ?? at, headId: '7', newerAfter: null, partial: null } as unknown as JobPageDto;
   qc.setQueryData([...jobPagesQuery(filters).queryKey], { pages: [page], pageParams: [null] });
   const lookup = qc.getQueryCache().build(qc, { queryKey: [...jobLookupQuery(['7'], false).queryKey] });
   // The refresh had worked (its last answer is held), then failed, or not.
@@ -57,6 +57,14 @@ test('rows whose refresh fails stay on screen, under a line saying so', () => {
   assert.match(html, /Refreshing failed: the rows are as last read/);
   assert.match(html, /the database is not answering/);
   assert.match(html, />#?7</, 'the last rows read are still shown');
+});
+
+test('a row the page read after the lookup (its first page read again: "Show N new") is shown as the page read it, not as the older lookup had it', () => {
+  const later = '2026-01-31T12:00:05.000Z';
+  const html = render(null, { status: 'queued' }, { at: later, over: { status: 'cancelled', finishedAt: later } });
+  assert.match(html, /cancelled/);
+  assert.doesNotMatch(html, />queued</);
+  assert.match(render(null, { status: 'cancelled', finishedAt: at }), /cancelled/, 'a lookup newer than the page wins, as before');
 });
 
 test('no such line while the refresh works', () => {

@@ -93,6 +93,9 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
     const readAtMs = Date.parse(readAt);
     return base.map((j, k) => {
       if (k >= LOOKUP_MAX) return j;
+      // Read after this lookup (its first page read again for "Show N new" while the last
+      // lookup stands in): as the page read it, not flashed back to the lookup's older state.
+      if (j.readAt && Date.parse(j.readAt) > readAtMs) return j;
       const f = fresh.get(j.id);
       // Not in a stand-in lookup: a row it was not asked about (just loaded), not a gone one.
       if (!f) return lookup.isPlaceholderData ? j : { ...j, gone: true };
