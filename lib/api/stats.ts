@@ -17,13 +17,30 @@ export const statsHistoryQuery = (range: HistoryRange, enabled = true) =>
     enabled,
   });
 
+/** How soon a page asks again for stats that were served old (statsRefetchMs). */
+export const OLD_SNAPSHOT_REASK_MS = 1_000;
+
+/**
+ * When to ask for the stats again: every `refetchMs`, but within a second while the last
+ * answer was an old snapshot — three refresh intervals old or more when served (dbNow −
+ * computedAt, both the database's clock), which the server gives the first viewer after a
+ * quiet spell while it reads a fresh one (lib/queue/stats-cache.ts). A page polling every
+ * 15 s (the jobs list, the schedules) showed that old one, and what it implied — no worker
+ * alive, for a console started before its workers — for a whole poll.
+ */
+export function statsRefetchMs(refetchMs: number | false, last: Pick<StatsDto, 'dbNow' | 'computedAt' | 'refreshMs'> | undefined): number | false {
+  if (refetchMs === false || !last) return refetchMs;
+  const servedAgeMs = Date.parse(last.dbNow) - Date.parse(last.computedAt);
+  return servedAgeMs >= 3 * last.refreshMs ? Math.min(refetchMs, OLD_SNAPSHOT_REASK_MS) : refetchMs;
+}
+
 export const statsQuery = (refetchMs: number | false = 2000) =>
   queryOptions({
     queryKey: statsKeys.all,
     // Its dbNow is the database clock at the answer (the snapshot's time plus its age): when
     // the overview polls instead of streaming, it keeps the browser's clock offset right.
     queryFn: ({ signal }) => api<StatsDto>('/api/stats', { signal, clock: true }),
-    refetchInterval: refetchMs,
+    refetchInterval: (query) => statsRefetchMs(refetchMs, query.state.data),
   });
 
 export const enqueueJob = (body: unknown) => api<{ id: string; created: boolean }>('/api/jobs', { method: 'POST', json: body });

@@ -5,9 +5,9 @@
  * (stale-while-revalidate), so no viewer waits for the database while workers keep it
  * busy — the overview shows each snapshot's age. Nothing is computed while nobody looks
  * (but once when the console starts: lib/server/context.ts warmUpStats), so the first viewer
- * after a quiet spell waits up to STALE_WAIT_MS for the fresh one, then is answered from
- * the snapshot the last one saw (up to MAX_IDLE_STALE_MS old, its age shown) while the
- * computation goes on. A viewer waits for the computation to end only when there is no
+ * after a quiet spell is answered from the snapshot the last one saw (up to
+ * MAX_IDLE_STALE_MS old, its age shown) while the fresh one is computed; the live feed
+ * brings that a second later. A viewer waits for the computation only when there is no
  * snapshot, when the snapshot is older than MAX_IDLE_STALE_MS, or when the last refresh
  * failed and the snapshot is older than MAX_STALE_MS and three intervals (the database
  * stopped answering: its error should show, not an ever older snapshot). The interval is
@@ -33,12 +33,6 @@ export const MIN_REFRESH_MS = 2_000;
 export const MAX_STALE_MS = 10_000;
 /** The oldest snapshot served without waiting while refreshes succeed (nobody looked for a while). */
 export const MAX_IDLE_STALE_MS = 5 * 60_000;
-/**
- * How long a viewer waits for the fresh numbers when the snapshot is three intervals old or
- * more, before it is served the old one: a computation takes milliseconds unless the
- * database is busy.
- */
-export const STALE_WAIT_MS = 1_500;
 export const SAMPLE_MS = 5_000;
 export const BUCKET_MS = 10_000;
 /** The time each throughput point's rate is over: three buckets, three default heartbeats (lease / 3). */
@@ -95,17 +89,6 @@ export interface StatsSnapshot extends ConsoleStats {
 interface Flight {
   generation: number;
   promise: Promise<ConsoleStats>;
-}
-
-/** `p`'s value if it comes within `ms`; null if it does not, or fails. */
-function within<T>(p: Promise<T>, ms: number): Promise<T | null> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), ms);
-    p.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      () => (clearTimeout(timer), resolve(null)),
-    );
-  });
 }
 
 export class StatsCache {
@@ -174,12 +157,7 @@ export class StatsCache {
       if (age0 < servable && !invalidated) {
         // Served stale meanwhile; a failure is logged (and the next viewer past MAX_STALE_MS sees it).
         next.catch((err) => log.warn('the overview stats could not be refreshed; serving the last snapshot', { err }));
-        // Three intervals old or more (nobody looked for a while, or only a page that polls
-        // every 15 s): the fresh numbers are waited for a moment. Served at once, a page showed
-        // until its next poll what the old snapshot implied — no worker alive for a console
-        // started before its workers, a transaction that has since ended.
-        const fresh = age0 >= this.refreshMs * 3 ? await within(next, STALE_WAIT_MS) : null;
-        stats = fresh ?? this.last!.stats;
+        stats = this.last!.stats;
       } else stats = await next;
     }
     // dbNow is "now" on the database clock: the snapshot's time plus what elapsed since.
