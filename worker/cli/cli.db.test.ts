@@ -374,6 +374,8 @@ describe('reading', () => {
     assert.match(status.stdout, /cli-read\s+│ 4\s+│ 0\s+│ 0\s+│ 0\s+│ 1/);
     const sj = JSON.parse((await cli(['status', '--json'])).stdout);
     assert.equal(sj.stats.queues.find((q: { queue: string }) => q.queue === 'cli-read').counts.failed, 1);
+    const rowsOnFile = (await db.pool.query(`SELECT count(*)::int AS n FROM workers`)).rows[0].n;
+    assert.equal(sj.workersTotal, Math.max(rowsOnFile, sj.workers.length), 'every worker row on file, as GET /api/workers says');
 
     const p1 = JSON.parse((await cli(['jobs', '--queue', 'cli-read', '--limit', '3', '--json'])).stdout);
     assert.equal(p1.jobs.length, 3);

@@ -7,7 +7,7 @@ import { placeInLine } from '../../lib/api/priority';
 import { QueueError } from '../../lib/queue/errors';
 import { isDueWaiting } from '../../lib/queue/job';
 import { jobsAhead } from '../../lib/queue/ops';
-import { getJob, getStats, listJobs, listWorkers } from '../../lib/queue/read';
+import { countWorkers, getJob, getStats, listJobs, listWorkers } from '../../lib/queue/read';
 import { JOB_STATUSES } from '../../lib/queue/status';
 import { EXIT_CODES_HELP, ago, issueText, jobIdArg, printJson, printTable, time, visible, withQueue } from './common';
 
@@ -23,14 +23,15 @@ export function addReadCommands(program: Command) {
     .command('status')
     .summary('counts per status and queue, and the live worker processes')
     .description('Counts per status and queue, the oldest due job, expired leases, and the worker processes alive.')
-    .option('--json', 'print JSON: {stats, workers} as GET /api/stats and GET /api/workers answer')
+    .option('--json', 'print JSON: {stats, workers, workersTotal} as GET /api/stats and GET /api/workers answer')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(async (o: { json?: boolean }) => {
       // Alive means a heartbeat within one lease, as the console counts (lib/server/console-reads.ts).
       const { leaseMs } = loadConfig();
       await withQueue(async ({ pool }) => {
-        const [stats, workers] = await Promise.all([getStats(pool, { aliveWithinMs: leaseMs }), listWorkers(pool, { staleAfterMs: leaseMs })]);
-        if (o.json) return printJson({ stats: statsDto(stats), workers: workers.map(workerDto) });
+        const [stats, workers, total] = await Promise.all([getStats(pool, { aliveWithinMs: leaseMs }), listWorkers(pool, { staleAfterMs: leaseMs }), countWorkers(pool)]);
+        // workersTotal: every row on file, as GET /api/workers' total (the list stops at WORKERS_LISTED).
+        if (o.json) return printJson({ stats: statsDto(stats), workers: workers.map(workerDto), workersTotal: Math.max(total, workers.length) });
         printTable(
           ['queue', ...JOB_STATUSES],
           [
