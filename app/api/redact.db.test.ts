@@ -137,6 +137,11 @@ test('results and schedules are redacted for a viewer; an audit entry keeps the 
   assert.equal(entry.target.filter.payload, 'password=[redacted]');
   const asOperator = (await get(operator, '/api/audit')).body.entries.find((e: { id: string }) => e.id === entry.id);
   assert.equal(asOperator.target.filter.payload, 'password=hunter2');
+  // A key named inside a hidden one is data too: cut at the hidden key.
+  const inside = await send(routes, 'POST', '/api/actions/{action}', { cookie: operator, params: { action: 'requeue' }, body: { filter: { status: 'completed', queue: 'red-q', payload: 'auth.token.sk_live_1' }, reason: 'inside' } });
+  assert.ok(inside.status < 500, `the bulk action answered ${inside.status}`);
+  const insideEntry = (await get(viewer, '/api/audit')).body.entries.find((e: { reason: string | null }) => e.reason === 'inside');
+  assert.equal(insideEntry.target.filter.payload, 'auth.token.[redacted]');
 });
 
 test('a result nested deeper than the display parser goes is still redacted for a viewer (not served whole)', async () => {

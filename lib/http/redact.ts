@@ -93,12 +93,19 @@ export function checkFilterRedaction(f: Pick<JobFilter, 'payload'>, r: Redaction
   }
 }
 
-/** A filter as an audit entry keeps it, for this reader: a hidden key's tested value left out. */
+/**
+ * A filter as an audit entry or a saved view keeps it, for this reader: a hidden key's tested
+ * value left out, and what the filter named inside a hidden key (`apiKeys.sk_live_1`, tested
+ * for presence: a key name is data too), as checkFilterRedaction refuses both.
+ */
 export function redactFilter<F extends { payload?: unknown }>(f: F, r: Redaction): F {
   if (!r || typeof f.payload !== 'string') return f;
   const parsed = parsePayloadFilter(f.payload);
-  if (!parsed || !('value' in parsed) || !parsed.path.some((k) => hidden(r, k))) return f;
-  return { ...f, payload: `${parsed.path.join('.')}=${REDACTED}` };
+  const at = parsed ? parsed.path.findIndex((k) => hidden(r, k)) : -1;
+  if (!parsed || at === -1) return f;
+  const upToHidden = parsed.path.slice(0, at + 1).join('.');
+  if (at < parsed.path.length - 1) return { ...f, payload: `${upToHidden}.${REDACTED}` };
+  return 'value' in parsed ? { ...f, payload: `${upToHidden}=${REDACTED}` } : f;
 }
 
 /**
