@@ -1808,6 +1808,10 @@ export class Runner {
     // or the row's counters could go down, which Prometheus reads as a counter reset.
     const beatBy = performance.now() + 5_000;
     while (this.heartbeatBusy && performance.now() < beatBy) await sleep(20);
+    // No heartbeat runs from here: a cancel one acknowledged during the stop (ackUnstartedCancel)
+    // has ended, or failed and is ended by releaseUnrun, not left to the sweep as a lost lease.
+    await Promise.all(this.handingBack);
+    if (this.handBackInDoubt) await this.releaseUnrun();
     // The results of pruned jobs still being deleted in the background: waited for (10 s at
     // most), or they stay on disk with no job pointing to them.
     const waited = new AbortController();
