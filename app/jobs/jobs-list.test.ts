@@ -64,7 +64,10 @@ test('a row the page read after the lookup (its first page read again: "Show N n
   const html = render(null, { status: 'queued' }, { at: later, over: { status: 'cancelled', finishedAt: later } });
   assert.match(html, /cancelled/);
   assert.doesNotMatch(html, />queued</);
-  assert.match(render(null, { status: 'cancelled', finishedAt: at }), /cancelled/, 'a lookup newer than the page wins, as before');
+  const earlier = '2026-01-31T11:59:55.000Z';
+  const lookupNewer = render(null, { status: 'cancelled', finishedAt: at }, { at: earlier });
+  assert.match(lookupNewer, /cancelled/, 'a lookup newer than the page wins, as before');
+  assert.doesNotMatch(lookupNewer, />queued</);
 });
 
 test('no such line while the refresh works', () => {
