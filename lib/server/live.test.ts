@@ -45,6 +45,15 @@ describe('liveStream', () => {
     await sse.cancel();
   });
 
+  test('a value that asks for the next tick sooner (an old stats snapshot) gets it sooner than the interval', async () => {
+    const a = counter();
+    // An interval of ten minutes: the second event can only come from the sooner tick.
+    const sse = new SseReader(liveStream([{ event: 'a', read: a.read, nextWithinMs: (v) => ((v as { n: number }).n === 1 ? 20 : false) }], { everyMs: 600_000, maxMs: 3_600_000 }));
+    assert.deepEqual(await sse.next(), { event: 'a', data: '{"n":1}' });
+    assert.deepEqual(await sse.until((e) => e.event === 'a'), { event: 'a', data: '{"n":2}' });
+    await sse.cancel();
+  });
+
   test('after maxMs it says bye and ends', async () => {
     const a = counter();
     const sse = new SseReader(liveStream([{ event: 'a', read: a.read }], { everyMs: 20, maxMs: 100 }));

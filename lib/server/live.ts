@@ -25,6 +25,8 @@ export interface LiveTopic {
   /** The SSE event name the page listens for. */
   event: string;
   read: () => Promise<unknown>;
+  /** How soon the next tick should come after this value (an old stats snapshot: within a second); the stream's everyMs by default. */
+  nextWithinMs?: (value: unknown) => number | false;
 }
 
 export interface LiveOptions {
@@ -101,11 +103,15 @@ export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): Readab
           if (closed) return;
           const began = performance.now();
           // Skip a reader that is behind: the next event carries the newest state anyway.
+          let nextMs = o.everyMs;
           if (head || (controller.desiredSize ?? 1) > 0) {
             const events = await Promise.all(
               topics.map(async (t) => {
                 try {
-                  return frame(t.event, await t.read());
+                  const value = await t.read();
+                  const within = t.nextWithinMs?.(value);
+                  if (typeof within === 'number') nextMs = Math.min(nextMs, within);
+                  return frame(t.event, value);
                 } catch (err) {
                   return frame('problem', toQueueError(err).toJSON());
                 }
@@ -119,7 +125,7 @@ export function liveStream(topics: readonly LiveTopic[], o: LiveOptions): Readab
             controller.enqueue(encoder.encode(frame('bye', { reason: 'reconnect' })));
             return close();
           }
-          timer = setTimeout(run, Math.max(0, o.everyMs - (performance.now() - began)));
+          timer = setTimeout(run, Math.max(0, nextMs - (performance.now() - began)));
         };
         // Nothing a tick throws may leave the stream open and silent: it ends, and the page
         // polls (what a closed stream makes it do).

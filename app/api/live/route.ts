@@ -4,6 +4,7 @@ import { auditQuery, filterFields, LIVE_MAX_MS, liveQuery } from '@/lib/http/sch
 import { checkFilterRedaction } from '@/lib/http/redact';
 import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers, redactionOf } from '@/lib/server/console-reads';
 import { liveOwner, liveRoomRefusal, type LiveTopic, liveStream } from '@/lib/server/live';
+import { statsRefetchMs } from '@/lib/api/stats';
 
 /**
  * Each open stream's Request, held as long as the stream: the Request's signal follows the
@@ -32,7 +33,8 @@ export const GET = route('viewer', async (req: Request, _ctx, who) => {
   const full = liveRoomRefusal(owner);
   if (full) return json(full.error.toJSON(), full.error.httpStatus, { 'retry-after': String(full.retryAfterS) });
   const topics: LiveTopic[] = [];
-  if (stats) topics.push({ event: 'stats', read: readStats });
+  // An old snapshot (the first viewer after a quiet spell) is followed by a fresh one within a second, not a whole interval later.
+  if (stats) topics.push({ event: 'stats', read: readStats, nextWithinMs: (s) => statsRefetchMs(every, s as Parameters<typeof statsRefetchMs>[1]) });
   if (ids?.length) topics.push({ event: 'lookup', read: () => readLookup(ids, redaction) });
   if (after) topics.push({ event: 'newer', read: () => readNewer(after, filter) });
   if (job) {
