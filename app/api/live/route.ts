@@ -4,7 +4,7 @@ import { auditQuery, filterFields, LIVE_MAX_MS, liveQuery } from '@/lib/http/sch
 import { checkFilterRedaction } from '@/lib/http/redact';
 import { readAudit, readJob, readLookup, readNewer, readStats, readWorkers, redactionOf } from '@/lib/server/console-reads';
 import { liveOwner, liveRoomRefusal, type LiveTopic, liveStream } from '@/lib/server/live';
-import { statsRefetchMs } from '@/lib/api/stats';
+import { statsRefetchMs } from '@/lib/ui/snapshot-age';
 
 /**
  * Each open stream's Request, held as long as the stream: the Request's signal follows the

@@ -1,7 +1,7 @@
 /** When a page asks for the stats again: at its interval, or within a second after an old snapshot. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OLD_SNAPSHOT_REASK_MS, statsRefetchMs } from './stats';
+import { OLD_SNAPSHOT_REASK_MS, statsRefetchMs } from './snapshot-age';
 
 const answer = (servedAgeMs: number, refreshMs = 2_000) => {
   const computedAt = '2026-12-06T22:00:00.000Z';
