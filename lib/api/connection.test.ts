@@ -8,7 +8,7 @@ import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { RefreshControl } from '@/components/layout/refresh-control';
 import { ApiError } from './client';
-import { connectionTrouble } from './connection';
+import { connectionTrouble, pollEvery } from './connection';
 
 type Q = Parameters<typeof connectionTrouble>[0][number];
 const q = (o: { data?: number; error?: Error; errorAt?: number; failures?: number; observers?: number; body?: unknown; fetching?: boolean }): Q =>
@@ -100,4 +100,12 @@ test('the header says the refreshes are failing, and since when it last heard, i
   assert.match(render({ lastAnswerAt: null, now: 55_000 }), /Refresh failing · last update never/);
   assert.match(render({ lastAnswerAt: 10_000, now: 55_000 }, 'paused'), /Refresh paused/);
   assert.match(render({ lastAnswerAt: 10_000, now: 55_000, hanging: true }), /Server not answering · last update 45 s ago/);
+});
+
+test('a query polls at its refetchInterval, a number or what a function of the query answers (the stats: statsRefetchMs)', () => {
+  const withObservers = (...intervals: unknown[]) => ({ ...q({}), observers: intervals.map((refetchInterval) => ({ options: { refetchInterval } })) }) as unknown as Q;
+  assert.equal(pollEvery(withObservers(15_000)), 15_000);
+  assert.equal(pollEvery(withObservers(() => 15_000)), 15_000, 'a function counts: the stats poll is still watched for hanging');
+  assert.equal(pollEvery(withObservers(() => false, 2_000)), 2_000);
+  assert.equal(pollEvery(withObservers(false, () => false)), undefined, 'none polls');
 });

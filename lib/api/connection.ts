@@ -81,11 +81,15 @@ function snapshotAgeMs(data: unknown): number {
   return Number.isFinite(age) && age > 0 ? age : 0;
 }
 
-/** How often a query polls: the shortest fixed refetchInterval of its observers (undefined: none polls). */
-function pollEvery(q: Watched): number | undefined {
+/**
+ * How often a query polls: the shortest refetchInterval of its observers, a fixed one or what
+ * one given as a function answers now (the stats': statsRefetchMs); undefined: none polls.
+ */
+export function pollEvery(q: Watched): number | undefined {
   let every: number | undefined;
   for (const o of (q as Query).observers ?? []) {
-    const i = o.options.refetchInterval;
+    const option = o.options.refetchInterval;
+    const i = typeof option === 'function' ? option(q as Query) : option;
     if (typeof i === 'number' && i > 0) every = Math.min(every ?? i, i);
   }
   return every;
