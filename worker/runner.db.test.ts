@@ -428,21 +428,39 @@ describe('queue limits and prefetch', () => {
   });
 });
 
+/**
+ * One slot, held by a job that runs until the test ends, and two quick jobs claimed ahead
+ * behind it; the first of those is then cancelled. `over`: the runner's settings beside these.
+ */
+async function cancelOneHeldAhead(t: TestContext, over: Parameters<typeof makeRunner>[1] & { prefix: string }) {
+  const a = await makeRunner(t, {
+    concurrency: 1,
+    prefetch: 4,
+    prefetchHoldMs: 120_000,
+    handlers: { 'test.block': (_p, ctx) => new Promise((_, no) => ctx.signal.addEventListener('abort', () => no(ctx.signal.reason))), 'test.quick': () => undefined },
+    ...over,
+  });
+  const busy = await a.enqueue();
+  await waitFor('the long job to run', async () => (await jobRow(db.pool, busy)).status === 'running');
+  const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 2 }, () => ({ type: 'test.quick', queue: over.prefix })), { doorbell: a.doorbell })).map((r) => r.id);
+  await waitFor('both held', async () =>
+    (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'running' AND worker_id = $2`, [ids, a.runner.workerId])).rows[0].n === 2);
+  assert.equal((await ops.jobCancel(db.pool, { ids: [ids[0]!] })).items[0]!.outcome, 'cancel_requested');
+  return { a, cancelled: ids[0]!, other: ids[1]! };
+}
+
+/** It ended cancelled (within `timeoutMs`), its attempt said never to have run, counted by the process; the other job is still held. */
+async function endedUnstarted({ a, cancelled, other }: Awaited<ReturnType<typeof cancelOneHeldAhead>>, timeoutMs?: number) {
+  await waitFor('the cancelled one to end', async () => (await jobRow(db.pool, cancelled)).status === 'cancelled', { timeoutMs });
+  const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1', [cancelled]);
+  assert.deepEqual(rows, [{ outcome: 'cancelled', error: ops.CANCELLED_UNSTARTED }]);
+  await waitFor('it to be counted as cancelled by this process', () => a.runner.stats.cancelled === 1);
+  assert.equal((await jobRow(db.pool, other)).status, 'running', 'the other still held behind the long job');
+}
+
 describe('a job claimed ahead and cancelled before it starts', () => {
   test('it ends cancelled at the heartbeat, its attempt said to have never run; the others held stay held', async (t) => {
-    const prefix = uniquePrefix('heldcancel');
-    const a = await makeRunner(t, { prefix, concurrency: 1, prefetch: 4, prefetchHoldMs: 120_000, handlers: { 'test.block': (_p, ctx) => new Promise((_, no) => ctx.signal.addEventListener('abort', () => no(ctx.signal.reason))), 'test.quick': () => undefined } });
-    const busy = await a.enqueue();
-    await waitFor('the long job to run', async () => (await jobRow(db.pool, busy)).status === 'running');
-    const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 2 }, () => ({ type: 'test.quick', queue: prefix })), { doorbell: a.doorbell })).map((r) => r.id);
-    await waitFor('both held', async () =>
-      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'running' AND worker_id = $2`, [ids, a.runner.workerId])).rows[0].n === 2);
-    assert.equal((await ops.jobCancel(db.pool, { ids: [ids[0]!] })).items[0]!.outcome, 'cancel_requested');
-    await waitFor('the cancelled one to end', async () => (await jobRow(db.pool, ids[0]!)).status === 'cancelled');
-    const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1', [ids[0]]);
-    assert.deepEqual(rows, [{ outcome: 'cancelled', error: ops.CANCELLED_UNSTARTED }]);
-    await waitFor('it to be counted as cancelled by this process', () => a.runner.stats.cancelled === 1);
-    assert.equal((await jobRow(db.pool, ids[1]!)).status, 'running', 'the other still held behind the long job');
+    await endedUnstarted(await cancelOneHeldAhead(t, { prefix: uniquePrefix('heldcancel') }));
   });
 });
 
@@ -823,28 +841,9 @@ describe('claiming through faults', () => {
 
   test('a job claimed ahead whose cancel could not be acknowledged ends cancelled, never run, at the next round: not a lease later as a lost lease', async (t) => {
     const { pool, fail } = faultyPool(t);
-    const prefix = uniquePrefix('ackfail');
     fail('leasehold_job_cancel_ack'); // the first acknowledgement never reaches the database
-    const a = await makeRunner(t, {
-      prefix,
-      pool,
-      concurrency: 1,
-      prefetch: 4,
-      prefetchHoldMs: 120_000,
-      leaseMs: 60_000, // the sweep would take it only a minute on
-      handlers: { 'test.block': (_p, ctx) => new Promise((_, no) => ctx.signal.addEventListener('abort', () => no(ctx.signal.reason))), 'test.quick': () => undefined },
-    });
-    const busy = await a.enqueue();
-    await waitFor('the long job to run', async () => (await jobRow(db.pool, busy)).status === 'running');
-    const ids = (await ops.jobEnqueue(db.pool, Array.from({ length: 2 }, () => ({ type: 'test.quick', queue: prefix })), { doorbell: a.doorbell })).map((r) => r.id);
-    await waitFor('both held', async () =>
-      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'running' AND worker_id = $2`, [ids, a.runner.workerId])).rows[0].n === 2);
-    assert.equal((await ops.jobCancel(db.pool, { ids: [ids[0]!] })).items[0]!.outcome, 'cancel_requested');
-    await waitFor('the cancelled one to end', async () => (await jobRow(db.pool, ids[0]!)).status === 'cancelled', { timeoutMs: 20_000 });
-    const { rows } = await db.pool.query('SELECT outcome, error FROM job_attempts WHERE job_id = $1', [ids[0]]);
-    assert.deepEqual(rows, [{ outcome: 'cancelled', error: ops.CANCELLED_UNSTARTED }]);
-    await waitFor('it to be counted as cancelled by this process', () => a.runner.stats.cancelled === 1);
-    assert.equal((await jobRow(db.pool, ids[1]!)).status, 'running', 'the other still held behind the long job');
+    // A lease of a minute: the sweep would take it only then, well past the wait below.
+    await endedUnstarted(await cancelOneHeldAhead(t, { prefix: uniquePrefix('ackfail'), pool, leaseMs: 60_000 }), 20_000);
   });
 
   test('a claim that took most of a lease to answer: its jobs run on a renewed lease, not given up by the local clock', async (t) => {
