@@ -83,14 +83,13 @@ export function checkFilterRedaction(f: Pick<JobFilter, 'payload'>, r: Redaction
   if (!parsed) return;
   const at = parsed.path.findIndex((k) => hidden(r, k));
   if (at === -1) return;
-  const key = parsed.path[at]!;
-  const presence = parsed.path.slice(0, at + 1).join('.');
-  if ('value' in parsed) {
-    throw new QueueError('forbidden', `payload.${parsed.path.join('.')}: "${key}" is hidden from viewers (LEASEHOLD_REDACT_KEYS), so it cannot be filtered by value; filter by its presence (payload=${presence}) or ask an operator`);
-  }
-  if (at < parsed.path.length - 1) {
-    throw new QueueError('forbidden', `payload.${parsed.path.join('.')}: "${key}" is hidden from viewers (LEASEHOLD_REDACT_KEYS), so what it holds cannot be filtered on; filter by its presence (payload=${presence}) or ask an operator`);
-  }
+  const inside = at < parsed.path.length - 1;
+  if (!('value' in parsed) && !inside) return;
+  const why = 'value' in parsed ? 'it cannot be filtered by value' : 'what it holds cannot be filtered on';
+  throw new QueueError(
+    'forbidden',
+    `payload.${parsed.path.join('.')}: "${parsed.path[at]}" is hidden from viewers (LEASEHOLD_REDACT_KEYS), so ${why}; filter by its presence (payload=${parsed.path.slice(0, at + 1).join('.')}) or ask an operator`,
+  );
 }
 
 /**
