@@ -15,3 +15,15 @@ export function watchParent(onGone, everyMs = 500) {
   }, everyMs);
   timer.unref();
 }
+
+/**
+ * Whether a command (start, web, worker) should stop when its parent goes: when npm or npx
+ * ran it (`npm start`, `npx leasehold worker`), since they exit without passing a signal on,
+ * or when a process of ours forked it (`forked`: it has our IPC channel). Run from a shell,
+ * `nohup` or a process manager, a parent's exit is no request to stop:
+ * `nohup node worker/bin/start.ts &` must outlive the shell that ran it, and a terminal
+ * that closes sends SIGHUP, which each command handles.
+ */
+export function stopsWithParent(env = process.env, forked = typeof process.send === 'function') {
+  return forked || Boolean(env.npm_lifecycle_event) || env.npm_command === 'exec';
+}

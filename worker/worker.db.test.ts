@@ -1083,4 +1083,37 @@ describe('when whoever started them goes away', () => {
       for (const pid of children) if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
+
+  test('run from a shell that then exits (`nohup node worker/bin/worker.ts &`): the supervisor and its workers run on', async () => {
+    const prefix = uniquePrefix('nohup');
+    const env: NodeJS.ProcessEnv = { ...process.env, ...workerEnv({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix }), LEASEHOLD_LOG: 'warn' };
+    // Not run by npm (`npm test` may have set these): the shell is the supervisor's parent.
+    for (const k of Object.keys(env)) if (k.startsWith('npm_')) delete env[k];
+    // The shell waits for a line on its stdin, so that it exits only once the supervisor runs.
+    const shell = spawn('sh', ['-c', 'nohup "$0" --import "$1" "$2" --processes 1 --concurrency 2 --queues "$3" >/dev/null 2>&1 & echo $!; read _',
+      process.execPath, tsx, path.join(root, 'worker/bin/worker.ts'), prefix], { cwd: root, env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const supervisor = Number(await new Promise<string>((resolve) => shell.stdout!.once('data', (d: Buffer) => resolve(d.toString()))));
+    const children = [supervisor];
+    try {
+      // Its worker registers after the supervisor logged "workers started" and began to watch.
+      const [worker] = await waitFor('the worker process to register', async () => {
+        const { rows } = await db.pool.query(`SELECT worker_id, pid FROM workers WHERE $1 = ANY(queues) AND stopped_at IS NULL`, [prefix]);
+        return rows.length === 1 && rows;
+      });
+      children.push(worker.pid);
+      shell.stdin!.end('\n');
+      await new Promise((resolve) => shell.once('exit', resolve));
+      // The parent watch ticks every 500 ms: it has had its chances by the time this worker
+      // has reported twice more. Before, the supervisor stopped its workers here.
+      await heartbeatsSince('the worker to report twice more', [worker.worker_id]);
+      const job = await insertJob(db.pool, { queue: prefix, payload: { ms: 10 } });
+      await waitFor('the job to complete', async () => (await jobRow(db.pool, job)).status === 'completed');
+      assert.ok(alive(supervisor), 'the supervisor runs on');
+      const { rows } = await db.pool.query(`SELECT stopped_at FROM workers WHERE worker_id = $1`, [worker.worker_id]);
+      assert.equal(rows[0].stopped_at, null, 'its worker was not stopped');
+    } finally {
+      for (const pid of children) if (alive(pid)) process.kill(pid, 'SIGTERM');
+      await waitFor('the supervisor and its worker to exit', () => children.every((pid) => !alive(pid)), { timeoutMs: 30_000 });
+    }
+  });
 });

@@ -15,7 +15,7 @@ import { createPool } from '../../lib/db/client';
 import { setupTokenCreate, userCount } from '../../lib/auth/store';
 import { configOrExit, projectRoot, redact, resolveServices, type Services, tsxImport } from '../bootstrap';
 import { outliveLostOutput } from '../lost-output.mjs';
-import { watchParent } from '../parent-watch.mjs';
+import { stopsWithParent, watchParent } from '../parent-watch.mjs';
 import { keepAlive } from '../keep-alive';
 import { EXIT_CONFIG } from '../exit-codes';
 import { redisAnswers, redisBanner } from '../../lib/redis-url';
@@ -54,9 +54,10 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 // A terminal that hangs up sends SIGHUP to every process of the job: Node's default would
 // end this one at once, the embedded server left running.
 process.on('SIGHUP', () => void shutdown('SIGHUP'));
-// `npm start` does not pass SIGTERM on: npm exits and leaves us running. When our parent
-// goes away like that, stop as if we had been sent the signal ourselves.
-watchParent(() => void shutdown('parent process exited'));
+// `npm start` does not pass SIGTERM on: npm exits and leaves us running. When npm goes away
+// like that, stop as if we had been sent the signal ourselves (not when a shell or nohup
+// started us: stopsWithParent).
+if (stopsWithParent()) watchParent(() => void shutdown('parent process exited'));
 
 servicesReady = resolveServices(cfg, log);
 const services = await prepareConsole(servicesReady, { port: cfg.port, host, log, stopping: () => stopping });

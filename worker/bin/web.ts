@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createLogger } from '../../lib/log';
 import { configOrExit, redact, resolveServices, type Services } from '../bootstrap';
 import { outliveLostOutput } from '../lost-output.mjs';
-import { watchParent } from '../parent-watch.mjs';
+import { stopsWithParent, watchParent } from '../parent-watch.mjs';
 import { prepareConsole, spawnWeb } from '../web';
 import { childEnv } from './worker';
 
@@ -31,8 +31,8 @@ const stop = async (exitCode = 0) => {
 process.on('SIGTERM', () => void stop());
 process.on('SIGINT', () => void stop());
 process.on('SIGHUP', () => void stop()); // a terminal that hangs up: the embedded server is stopped too
-// npm does not pass SIGTERM on (see start.ts): when our parent goes away, stop.
-watchParent(() => void stop());
+// npm does not pass SIGTERM on (see start.ts): when npm goes away, stop.
+if (stopsWithParent()) watchParent(() => void stop());
 
 servicesReady = resolveServices(cfg, log);
 const services = await prepareConsole(servicesReady, { port: cfg.port, host, log, stopping: () => stopping });

@@ -17,7 +17,7 @@ import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal
 import path from 'node:path';
 import { configOrExit, orStopEmbedded, projectRoot, redact, resolveServices, type Services, startFailed } from '../bootstrap';
 import { outliveLostOutput } from '../lost-output.mjs';
-import { watchParent } from '../parent-watch.mjs';
+import { stopsWithParent, watchParent } from '../parent-watch.mjs';
 import { EXIT_CONFIG } from '../exit-codes';
 import { Supervisor } from '../supervisor';
 
@@ -180,8 +180,9 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     postgres: redact(services.databaseUrl),
     redis: services.redisUrl ?? 'none (PostgreSQL-only claiming)',
   });
-  // Started by `npm start` (or any parent) that then died: drain rather than run on as an orphan.
-  watchParent(() => void stop('parent process exited'));
+  // Started by `npm start` (start.ts forks us) or by npm/npx, which then died: drain rather
+  // than run on as an orphan. Under nohup or a process manager, a parent's exit is no stop.
+  if (stopsWithParent()) watchParent(() => void stop('parent process exited'));
   return kept;
 }
 
