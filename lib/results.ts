@@ -40,6 +40,15 @@ const KEY = /^(\d{1,19})\/(\d{1,9})-([0-9a-f]{12})\.json$/;
 
 export const isResultKey = (key: string) => KEY.test(key);
 
+async function syncDir(dir: string) {
+  const fh = await fs.open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
 export class FsResultStore implements ResultStore {
   constructor(readonly dir: string) {}
 
@@ -51,7 +60,7 @@ export class FsResultStore implements ResultStore {
   async put(jobId: string, attempt: number, body: Buffer): Promise<string> {
     const key = `${jobId}/${attempt}-${randomBytes(6).toString('hex')}.json`;
     const file = this.file(key);
-    await fs.mkdir(path.dirname(file), { recursive: true });
+    const made = await fs.mkdir(path.dirname(file), { recursive: true });
     // Write, flush to disk, then rename: a crash leaves either no file or the whole one.
     const tmp = `${file}.tmp`;
     const fh = await fs.open(tmp, 'w');
@@ -62,6 +71,13 @@ export class FsResultStore implements ResultStore {
       await fh.close();
     }
     await fs.rename(tmp, file);
+    // The rename is durable only once the directory holding it is flushed, and a directory
+    // made here only once its own parent is: else a power cut after the completion's commit
+    // could leave a completed job pointing to no file.
+    for (let dir = made ? path.dirname(made) : path.dirname(file); ; dir = path.join(dir, path.relative(dir, file).split(path.sep)[0]!)) {
+      await syncDir(dir);
+      if (dir === path.dirname(file)) break;
+    }
     return key;
   }
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { emptyDatabase } from '../../test/db';
 import { CONNECT_TIMEOUT_MS } from './client';
-import { runMigrations } from './migrate';
+import { runMigrations, serverTooOld } from './migrate';
 
 test('four processes migrating one fresh database at once all succeed', async () => {
   const url = await emptyDatabase('mig');
@@ -17,6 +17,16 @@ test('four processes migrating one fresh database at once all succeed', async ()
   await c.end();
   assert.ok(rows[0].n >= 3);
   assert.equal(t[0].ok, true);
+});
+
+test('a server older than PostgreSQL 14 is refused with the reason (this one, the real one, is not)', async () => {
+  assert.match(serverTooOld(130_016, '13.16') ?? '', /PostgreSQL 13\.16 is too old: Leasehold needs PostgreSQL 14 or newer/);
+  assert.equal(serverTooOld(140_000, '14.0'), null);
+  const c = new pg.Client(await emptyDatabase('mig'));
+  await c.connect();
+  const { rows } = await c.query(`SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS v`);
+  await c.end();
+  assert.equal(serverTooOld(rows[0].num, rows[0].v), null);
 });
 
 test('a database a newer build migrated is refused, with nothing applied', async () => {

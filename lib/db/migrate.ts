@@ -28,6 +28,20 @@ function newestKnownMigration(): number {
   return Math.max(...journal.entries.map((e) => e.when));
 }
 
+/**
+ * PostgreSQL 14 is the oldest server Leasehold runs on: the recover sweep's session sets
+ * `idle_session_timeout` (new in 14), so on 13 every sweep failed, and jobs whose lease ran
+ * out with no attempts left (which only the sweep ends) stayed `running` for good.
+ */
+export const OLDEST_SERVER = 140_000;
+
+/** Why this server is refused (`server_version_num`), or null. */
+export function serverTooOld(versionNum: number, version: string): string | null {
+  return versionNum >= OLDEST_SERVER
+    ? null
+    : `PostgreSQL ${version} is too old: Leasehold needs PostgreSQL 14 or newer (the recover sweep uses idle_session_timeout)`;
+}
+
 export async function runMigrations(connectionString: string): Promise<void> {
   // Given up after CONNECT_TIMEOUT_MS, as every pool's connection is: with no limit (pg's
   // default) `npm start` and `leasehold migrate` waited for ever on a server that accepted
@@ -36,6 +50,9 @@ export async function runMigrations(connectionString: string): Promise<void> {
   client.on('error', () => {});
   await client.connect();
   try {
+    const server = (await client.query(`SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS version`)).rows[0];
+    const tooOld = serverTooOld(server.num, server.version);
+    if (tooOld) throw new QueueError('unavailable', tooOld);
     // Notices such as "schema drizzle already exists, skipping" are noise here.
     await client.query(`SET client_min_messages = warning`);
     if (!(await client.query('SELECT pg_try_advisory_lock($1) AS got', [MIGRATION_LOCK])).rows[0].got) {
