@@ -4,7 +4,9 @@
  * and a per-second cron ticks once per second across three processes.
  */
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { createPool } from '../lib/db/client';
 import { createLogger } from '../lib/log';
@@ -13,7 +15,7 @@ import { RedisDoorbell } from '../lib/queue/signal';
 import { cleanup } from '../test/cleanup';
 import { testDatabase } from '../test/db';
 import { REDIS_URL } from '../test/env';
-import { startWorkers, uniquePrefix } from '../test/processes';
+import { root, startWorkers, uniquePrefix } from '../test/processes';
 import { waitFor } from '../test/wait';
 
 const db = await testDatabase();
@@ -37,28 +39,34 @@ describe('a global concurrency limit', () => {
     await ops.queueSetControls(db.pool, { name: queue, concurrencyLimit: 3 });
     const doorbell = await doorbellFor(prefix);
     const jobs = 60;
-    const w = startWorkers({ databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 4, concurrency: 10, queues: queue });
-    // All four processes are up and waiting before the jobs arrive, so they all compete for
-    // the three slots (on a busy machine a late starter would otherwise find the work done).
-    await waitFor('four worker processes', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues)`, [queue])).rows[0].n === 4, { timeoutMs: 60_000 });
-    await ops.jobEnqueue(pool, Array.from({ length: jobs }, () => ({ type: 'demo.sleep', queue, payload: { ms: 150 } })), { doorbell });
-    let max = 0;
-    let samples = 0;
-    let sawThree = false;
+    // test.sleep appends its start and end to one file from every process, in the order they
+    // happen: the most handlers ever running at once, not a sample every 50 ms.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-limit-'));
+    const ledger = path.join(dir, 'ledger');
+    const w = startWorkers({
+      databaseUrl: db.url, redisUrl: REDIS_URL, prefix, processes: 4, concurrency: 10, queues: queue,
+      extra: { LEASEHOLD_HANDLERS: path.join(root, 'test/handlers/faults.ts') },
+    });
     try {
-      while ((await count(queue, 'completed')) < jobs) {
-        const running = await count(queue, 'running');
-        max = Math.max(max, running);
-        if (running === 3) sawThree = true;
-        samples++;
-        await sleep(50);
-      }
+      // All four processes are up and waiting before the jobs arrive, so they all compete for
+      // the three slots (on a busy machine a late starter would otherwise find the work done).
+      await waitFor('four worker processes', async () => (await db.pool.query(`SELECT count(*)::int AS n FROM workers WHERE $1 = ANY(queues)`, [queue])).rows[0].n === 4, { timeoutMs: 60_000 });
+      await ops.jobEnqueue(pool, Array.from({ length: jobs }, () => ({ type: 'test.sleep', queue, payload: { ledger, ms: 150 } })), { doorbell });
+      await waitFor(`${jobs} jobs to complete`, async () => (await count(queue, 'completed')) === jobs, { timeoutMs: 90_000 });
     } finally {
       await w.stop();
     }
-    console.log(`# ${samples} samples, most running at once: ${max}`);
-    assert.ok(max <= 3, `${max} running at once`);
-    assert.ok(sawThree, 'the limit was used, not just respected');
+    let running = 0;
+    let max = 0;
+    const lines = fs.readFileSync(ledger, 'utf8').trim().split('\n');
+    fs.rmSync(dir, { recursive: true, force: true });
+    for (const line of lines) {
+      running += line.startsWith('start ') ? 1 : -1;
+      max = Math.max(max, running);
+    }
+    assert.equal(lines.length, 2 * jobs, 'each job started and ended once');
+    console.log(`# most handlers running at once: ${max}`);
+    assert.equal(max, 3, 'never more than 3 at once, and the limit was used, not just respected');
     const { rows } = await db.pool.query(
       `SELECT a.worker_id, count(*)::int AS n FROM job_attempts a JOIN jobs j USING (job_id) WHERE j.queue = $1 GROUP BY 1`,
       [queue],

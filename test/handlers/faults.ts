@@ -7,6 +7,8 @@
  *    libfaketime step has reached the process).
  *  - test.block {ledger, ms}: on its first attempt blocks its event loop for `ms` (a
  *    synchronous loop: no timer, no heartbeat, no I/O runs meanwhile), then returns.
+ *  - test.sleep {ledger, ms}: waits `ms`. Its starts and ends, appended in the order they
+ *    happen by every process, tell how many handlers ever ran at once (a limit's test).
  */
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -25,6 +27,11 @@ export const handlers: Record<string, Handler> = {
     }
     note(p.ledger, 'end', ctx.job.id, ctx.attempt);
     return { attempt: ctx.attempt, pid: process.pid };
+  },
+  'test.sleep': async (p: { ledger: string; ms: number }, ctx) => {
+    note(p.ledger, 'start', ctx.job.id, ctx.attempt);
+    await sleep(p.ms, undefined, { signal: ctx.signal });
+    note(p.ledger, 'end', ctx.job.id, ctx.attempt);
   },
   'test.block': async (p: { ledger: string; ms: number }, ctx) => {
     note(p.ledger, 'start', ctx.job.id, ctx.attempt);
