@@ -1204,6 +1204,30 @@ describe('quieted by an operator', () => {
       (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [[inHand!.id, ...ahead]])).rows[0].n === 3);
   });
 
+  test('jobs claimed ahead from a queue that is then paused go back to it unrun, and start only once it is resumed', async (t) => {
+    const prefix = uniquePrefix('pause-ahead');
+    const { ran, release, handlers } = gatedHandlers();
+    const { runner, doorbell } = await makeRunner(t, { prefix, concurrency: 1, prefetch: 2, handlers });
+    const [inHand] = await ops.jobEnqueue(db.pool, [{ type: 'test.gate', queue: prefix }], { doorbell });
+    await waitFor('the job in hand to start', () => ran.includes(inHand!.id));
+    const ahead = (await ops.jobEnqueue(db.pool, [{ type: 'test.ok', queue: prefix, maxAttempts: 2 }, { type: 'test.ok', queue: prefix, maxAttempts: 2 }], { doorbell })).map((r) => r.id);
+    await waitFor('both to be claimed ahead, waiting for the busy slot', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND worker_id = $2 AND status = 'running'`, [ahead, runner.workerId])).rows[0].n === 2);
+    await ops.queueSetControls(db.pool, { name: prefix, paused: true });
+    await waitFor('the jobs claimed ahead to be handed back', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'queued' AND max_attempts - attempt_count = 2`, [ahead])).rows[0].n === 2);
+    const { rows } = await db.pool.query(`SELECT outcome, error FROM ended_attempts WHERE job_id = ANY($1)`, [ahead]);
+    assert.deepEqual(rows.map((r) => r.outcome), ['aborted', 'aborted']);
+    for (const r of rows) assert.match(r.error, /queue was paused/);
+    // The slot frees while the queue is paused: nothing starts on it.
+    release();
+    await waitFor('the job in hand to complete', async () => (await jobRow(db.pool, inHand!.id)).status === 'completed');
+    assert.deepEqual(ran, [inHand!.id], 'no job of the paused queue started');
+    await ops.queueSetControls(db.pool, { name: prefix, paused: false });
+    await waitFor('the two to complete once resumed', async () =>
+      (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE job_id = ANY($1) AND status = 'completed'`, [ahead])).rows[0].n === 2);
+  });
+
   test('a claim round under way when the quiet arrives sends no claim after it, and the quiet is acknowledged once that round is over', async (t) => {
     const prefix = uniquePrefix('quiet-round');
     const limited = `${prefix}-limited`;

@@ -120,6 +120,8 @@ export const HELD_SIGNALS_PER_SLOT = 4;
 export const HELD_SIGNALS_MS = 100;
 /** Why a job claimed ahead went back unrun when its worker was quieted (its attempt's error). */
 const QUIETED_BEFORE_START = 'the worker was quieted by an operator before it started the job; lease handed back';
+/** Why a job claimed ahead went back unrun when its queue was paused. */
+const PAUSED_BEFORE_START = 'its queue was paused before the worker started the job; lease handed back';
 /**
  * How long a job claimed ahead (prefetch) may wait in the process for a slot. Past it (every
  * slot busy with longer jobs), it is handed back to its queue, at the front, for a worker
@@ -549,8 +551,9 @@ export class Runner {
         this.ledger.held(held.map((e) => e.lease));
       }
       // Quieted while this round claimed: what it took starts on free slots; the rest, claimed
-      // ahead, goes back now rather than wait here for a slot.
+      // ahead, goes back now rather than wait here for a slot. The same for a queue paused.
       if (this.quiet) this.handBackBuffered();
+      else if (this.controls.size) this.handBackPaused();
     }
     this.claimingRound = false;
   }
@@ -905,6 +908,19 @@ export class Runner {
   }
 
   /**
+   * Jobs claimed ahead from a queue now paused go back to it unrun, as a quiet's do: an
+   * operator pauses a queue to stop its handlers from starting (a failing downstream), and
+   * up to --prefetch of them would otherwise start after the pause, one per freed slot.
+   */
+  private handBackPaused() {
+    if (!this.buffer.length || this.stopping) return;
+    const paused = this.buffer.filter((e) => this.controls.get(e.job.queue)?.paused);
+    if (!paused.length) return;
+    for (const e of paused) this.buffer.splice(this.buffer.indexOf(e), 1);
+    this.handBack(paused, PAUSED_BEFORE_START);
+  }
+
+  /**
    * Quiet at once, the request already written (SIGTSTP, worker/process.ts), as if a heartbeat
    * had brought it. A heartbeat sent before it may still answer "not quiet": that answer is
    * older than the request and is not followed (see heartbeat).
@@ -954,6 +970,7 @@ export class Runner {
       }
       this.controls = next;
       this.anyLimited = [...next.values()].some((c) => !c.paused);
+      this.handBackPaused();
       // Their doorbells are not listened to: drop what producers rang, so the lists stay empty.
       const quiet = this.o.queues.filter((q) => next.has(q));
       if (quiet.length) await this.o.doorbell.discard?.(quiet);

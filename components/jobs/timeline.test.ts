@@ -37,6 +37,24 @@ test('a lost lease that ended the job says where the job went; an earlier one do
   assert.ok(!lines.some((l) => l.startsWith('finished:')), 'the end is said once');
 });
 
+test('a failure that ended the job says why: attempts used up, or a permanent error with attempts left', () => {
+  const failedAt = (n: number, end: string) => ({
+    attempt: n, workerId: 'w', outcome: 'failed', startedAt: '2026-12-01T10:00:00.000Z', heartbeatAt: null, finishedAt: end, error: 'boom', errorStack: null,
+  });
+  const job = (attemptCount: number, maxAttempts: number) => ({
+    id: '11', queue: 'q', type: 't', status: 'failed', attemptCount, maxAttempts, attemptBudget: maxAttempts,
+    createdAt: '2026-12-01T10:00:00.000Z', runAt: '2026-12-01T10:00:00.000Z', finishedAt: '2026-12-01T10:00:01.000Z', cancelRequestedAt: null,
+  });
+  const lines = (d: unknown) => timelineEvents(d as JobDetailDto).map((e) => e.what);
+  const permanent = lines({ job: job(1, 3), attempts: [failedAt(1, '2026-12-01T10:00:01.000Z')], dbNow: '2026-12-01T10:05:00.000Z' });
+  assert.ok(permanent.includes('attempt 1 failed → dead letter (a permanent error: not retried, 2 attempts left)'), permanent.join('\n'));
+  const usedUp = lines({ job: job(1, 1), attempts: [failedAt(1, '2026-12-01T10:00:01.000Z')], dbNow: '2026-12-01T10:05:00.000Z' });
+  assert.ok(usedUp.includes('attempt 1 failed → dead letter (no attempts left)'), usedUp.join('\n'));
+  // Requeued since (its attempts raised): the earlier failure's cause is not guessed.
+  const requeued = lines({ job: { ...job(2, 4), status: 'queued', finishedAt: null }, attempts: [failedAt(2, '2026-12-01T10:00:01.000Z')], dbNow: '2026-12-01T10:05:00.000Z' });
+  assert.ok(requeued.includes('attempt 2 failed → dead letter'), requeued.join('\n'));
+});
+
 test('a due time still to come is told apart from what happened', () => {
   const detail = (runAt: string) =>
     ({

@@ -13,7 +13,7 @@ interface Event {
 
 const ENDED: Record<string, string> = {
   completed: 'completed',
-  failed: 'failed: no attempts left → dead letter',
+  failed: 'failed → dead letter',
   retried: 'failed, will retry',
   lease_lost: 'lease lost (the worker stopped renewing)',
   cancelled: 'stopped after a cancel',
@@ -40,6 +40,17 @@ function auditEvent(e: AuditEntryDto, jobId: string): Event {
   return { at: e.at, what: `${e.action}${scope} by ${e.actor}${result}`, detail };
 }
 
+/**
+ * Why a failed attempt went to the dead letter, where the job still shows it: the attempts
+ * used up, or a permanent error (PermanentError, no handler) with attempts left. Said only
+ * of the attempt that ended the job: after a requeue raised its attempts, an earlier
+ * failure's cause can no longer be read from them.
+ */
+function whyDead(a: AttemptDto, d: JobDetailDto): string {
+  if (d.job.status !== 'failed' || a.finishedAt !== d.job.finishedAt) return '';
+  return a.attempt >= d.job.maxAttempts ? ' (no attempts left)' : ` (a permanent error: not retried, ${d.job.maxAttempts - a.attempt} attempt${d.job.maxAttempts - a.attempt === 1 ? '' : 's'} left)`;
+}
+
 export function timelineEvents(d: JobDetailDto, audit: AuditEntryDto[] = []): Event[] {
   const j = d.job;
   const ev: Event[] = [{ at: j.createdAt, what: 'enqueued', detail: `queue ${j.queue}, up to ${j.attemptBudget} attempts` }]; // as enqueued: a requeue raises maxAttempts later
@@ -54,7 +65,7 @@ export function timelineEvents(d: JobDetailDto, audit: AuditEntryDto[] = []): Ev
     // A lost lease (or a cancel) that ended the job: say where it went, as a failure does.
     const ended = a.finishedAt === j.finishedAt && a.outcome !== 'failed' && a.outcome !== 'completed' && a.outcome !== 'cancelled';
     const then = ended && j.status === 'failed' ? ' → dead letter (no attempts left)' : ended && j.status === 'cancelled' ? ' → cancelled' : '';
-    ev.push({ at: a.finishedAt, what: `attempt ${a.attempt} ${ENDED[a.outcome ?? ''] ?? a.outcome}${then}` });
+    ev.push({ at: a.finishedAt, what: `attempt ${a.attempt} ${ENDED[a.outcome ?? ''] ?? a.outcome}${then || (a.outcome === 'failed' ? whyDead(a, d) : '')}` });
   });
   if (j.cancelRequestedAt) ev.push({ at: j.cancelRequestedAt, what: 'cancel requested by an operator' });
   if (j.finishedAt && !d.attempts.some((a) => a.finishedAt === j.finishedAt)) ev.push({ at: j.finishedAt, what: `finished: ${j.status}` });
