@@ -85,6 +85,13 @@ describe('POST /api/queues/:name', () => {
     assert.deepEqual(rows, []);
   });
 
+  test('the answer says whether anything changed: a pause of a paused queue did not', async () => {
+    assert.equal((await setQueue('twice-paused', { paused: true })).body.changed, true);
+    const again = await setQueue('twice-paused', { paused: true });
+    assert.deepEqual([again.status, again.body.changed, again.body.controls.paused], [200, false, true]);
+    assert.equal((await setQueue('twice-paused', { paused: false })).body.changed, true);
+  });
+
   test('a queue with a comma in its name (made before they were refused for new jobs) can still be paused and resumed', async () => {
     assert.equal((await setQueue('legacy,queue', { paused: true })).status, 200);
     assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM queues WHERE name = 'legacy,queue' AND paused_at IS NOT NULL`)).rows[0].n, 1);

@@ -390,7 +390,11 @@ export const queueControlSchema = z
 
 export const queueControlsSchema = z.object({ queues: z.array(queueControlSchema) }).meta({ id: 'QueueControls' });
 export const queueControlResultSchema = z
-  .object({ queue: z.string(), controls: queueControlSchema.nullable().meta({ description: 'null: nothing set any more (the fast claim path).' }) })
+  .object({
+    queue: z.string(),
+    controls: queueControlSchema.nullable().meta({ description: 'null: nothing set any more (the fast claim path).' }),
+    changed: z.boolean().meta({ description: 'false: the controls already were so (a pause of a paused queue), and nothing changed.' }),
+  })
   .meta({ id: 'QueueControlResult' });
 
 export const scheduleSchema = z

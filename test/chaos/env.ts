@@ -148,6 +148,10 @@ export class Scenario {
     return host;
   }
 
+  /**
+   * n jobs of chaos.work (or `o.type`); every other chaos.work job returns no result, so that
+   * both of the worker's ways to a completion meet each fault (see test/chaos/handlers.ts).
+   */
   async enqueue(n: number, payload: (i: number) => object = () => ({ ms: 50 }), o: { maxAttempts?: number; type?: string } = {}) {
     const ids: string[] = [];
     for (let k = 0; k < n; k += 500) {
@@ -156,7 +160,7 @@ export class Scenario {
         Array.from({ length: Math.min(500, n - k) }, (_, i) => ({
           type: o.type ?? 'chaos.work',
           queue: this.queue,
-          payload: payload(k + i),
+          payload: o.type ? payload(k + i) : { ...payload(k + i), ...((k + i) % 2 ? { noResult: true } : {}) },
           maxAttempts: o.maxAttempts ?? 5,
         })),
         { doorbell: this.doorbell },
@@ -201,6 +205,27 @@ export class Scenario {
          FROM chaos_effects`,
     );
     return rows[0] as { starts: number; started_jobs: number; effects: number; unique_effects: number };
+  }
+
+  /**
+   * Jobs that ran in two places at once, from the handlers' own ledger: a later attempt
+   * started before an earlier one (of process `pid`, or any) recorded its abort (its handler told to
+   * stop), or with no abort recorded at all. The lease's promise: a worker that cannot renew
+   * stops its handler before another may take the job. Also the smallest margin seen (ms
+   * from an abort to the next start), to show how close the run came.
+   */
+  async overlaps(pid?: number): Promise<{ overlapping: string[]; marginMs: number | null }> {
+    const { rows } = await this.pool.query(
+      `SELECT s.job_id::text AS id, extract(epoch FROM n.at - a.at) * 1000 AS margin
+         FROM chaos_effects s
+         JOIN LATERAL (SELECT min(at) AS at FROM chaos_effects n WHERE n.job_id = s.job_id AND n.event = 'start' AND n.attempt > s.attempt) n ON n.at IS NOT NULL
+         LEFT JOIN LATERAL (SELECT min(at) AS at FROM chaos_effects a WHERE a.job_id = s.job_id AND a.attempt = s.attempt AND a.pid = s.pid AND a.event = 'abort') a ON true
+        WHERE s.event = 'start' AND ($1::int IS NULL OR s.pid = $1)`,
+      [pid ?? null],
+    );
+    const overlapping = rows.filter((r) => r.margin === null || Number(r.margin) <= 0).map((r) => r.id as string);
+    const margins = rows.filter((r) => r.margin !== null).map((r) => Number(r.margin));
+    return { overlapping, marginMs: margins.length ? Math.round(Math.min(...margins)) : null };
   }
 
   /**

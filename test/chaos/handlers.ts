@@ -17,21 +17,27 @@ const pool = new pg.Pool({
 pool.on('error', () => {});
 
 async function ledger(jobId: string, attempt: number, event: 'start' | 'effect' | 'abort') {
-  await pool.query(`INSERT INTO chaos_effects (job_id, attempt, pid, event) VALUES ($1, $2, $3, $4)`, [
+  // `wall`: this process's own clock, beside the database's (`at`): a skewed host's shows.
+  await pool.query(`INSERT INTO chaos_effects (job_id, attempt, pid, event, wall) VALUES ($1, $2, $3, $4, $5)`, [
     jobId,
     attempt,
     process.pid,
     event,
+    new Date(),
   ]);
 }
 
-/** `{ms}`: records its start, works for `ms`, records its side effect, returns a result. */
-const work: Handler = async (payload: { ms: number }, ctx) => {
+/**
+ * `{ms, noResult?}`: records its start, works for `ms`, records its side effect, returns a
+ * result — or nothing with `noResult`, which takes the worker's other way to a completion
+ * (the batched one for handlers with nothing to store, the common case in production).
+ */
+const work: Handler = async (payload: { ms: number; noResult?: boolean }, ctx) => {
   await ledger(ctx.job.id, ctx.attempt, 'start');
   ctx.signal.addEventListener('abort', () => void ledger(ctx.job.id, ctx.attempt, 'abort').catch(() => {}), { once: true });
   await sleep(payload.ms, undefined, { signal: ctx.signal });
   await ledger(ctx.job.id, ctx.attempt, 'effect');
-  return { ok: true, attempt: ctx.attempt };
+  return payload.noResult ? undefined : { ok: true, attempt: ctx.attempt };
 };
 
 export const handlers: Record<string, Handler> = { 'chaos.work': work };
@@ -43,5 +49,6 @@ CREATE TABLE IF NOT EXISTS chaos_effects (
   attempt int NOT NULL,
   pid int NOT NULL,
   event text NOT NULL,
-  at timestamptz NOT NULL DEFAULT clock_timestamp()
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  wall timestamptz
 )`;

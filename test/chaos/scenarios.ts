@@ -44,13 +44,13 @@ const restarted = (host: Proc) => /worker process died/.test(host.output());
 /**
  * Completed jobs whose outcome is not whole (reliability.md §7.0 I2, §7.1 5 and 5b): each must
  * have exactly one accepted completion, of its final attempt, and point to that attempt's
- * result, which must exist. A completion whose answer was lost (a killed session, a restarted
+ * result, which must exist (or to none, for a handler that returned none). A completion whose answer was lost (a killed session, a restarted
  * server) and that the worker then took for a refusal would delete the result the job points
  * to: the job completed, its output gone, and every count above still right.
  */
 async function completionsWithoutTheirResult(s: Scenario): Promise<string[]> {
   const { rows } = await s.pool.query(
-    `SELECT j.job_id::text AS id, j.attempt_count, j.result_key,
+    `SELECT j.job_id::text AS id, j.attempt_count, j.result_key, coalesce((j.payload->>'noResult')::boolean, false) AS no_result,
             array(SELECT a.attempt FROM job_attempts a WHERE a.job_id = j.job_id AND a.outcome = 'completed' ORDER BY a.attempt) AS completed
        FROM jobs j WHERE j.status = 'completed' ORDER BY j.job_id`,
   );
@@ -59,7 +59,8 @@ async function completionsWithoutTheirResult(s: Scenario): Promise<string[]> {
   for (const r of rows) {
     const why = [
       (r.completed.length !== 1 || r.completed[0] !== r.attempt_count) && `completed attempts [${r.completed}] of ${r.attempt_count}`,
-      !r.result_key ? 'no result_key' : !String(r.result_key).startsWith(`${r.id}/${r.attempt_count}-`) ? `result ${r.result_key} is not attempt ${r.attempt_count}'s` : null,
+      r.no_result ? (r.result_key ? `result ${r.result_key} for a handler that returned none` : null)
+        : !r.result_key ? 'no result_key' : !String(r.result_key).startsWith(`${r.id}/${r.attempt_count}-`) ? `result ${r.result_key} is not attempt ${r.attempt_count}'s` : null,
       r.result_key && !fs.existsSync(path.join(dir, r.result_key)) && `result ${r.result_key} missing`,
     ].filter(Boolean);
     if (why.length) broken.push(`job ${r.id}: ${why.join(', ')}`);
@@ -259,7 +260,8 @@ const producerKill: ChaosScenario = {
   async run(env) {
     const s = await env.scenario('kill_producer');
     try {
-      s.startHost({ processes: 2, concurrency: 5 });
+      // A poll a minute apart: the job must be rung again by the sweep, not found by a poll.
+      s.startHost({ processes: 2, concurrency: 5, env: { LEASEHOLD_POLL_MS: String(LONG_POLL_MS) } });
       const producer = startNode('test/chaos/producer.ts', ['20'], {
         DATABASE_URL: s.url,
         REDIS_URL: env.redis.url,
@@ -316,12 +318,14 @@ const longWithoutRenewal: ChaosScenario = {
       s.startHost({ processes: 2, concurrency: 5, env: { LEASEHOLD_FAILPOINTS: 'heartbeat=skip' } });
       await s.waitForAll('terminal', jobs, 180_000);
       const c = await s.counts();
+      // Unrenewed, each attempt's handler is stopped by its worker before the lease runs out.
+      const o = await s.overlaps();
       const row = await judge(s, {
         jobs,
         allowed: jobs * (maxAttempts - 1),
         expectCompleted: 0,
-        extraPass: c.failed === jobs && c.claims === jobs * maxAttempts,
-        notes: `every job failed after exactly ${maxAttempts} claims (${c.claims} claims), not looping forever`,
+        extraPass: c.failed === jobs && c.claims === jobs * maxAttempts && o.overlapping.length === 0 && o.marginMs !== null,
+        notes: `every job failed after exactly ${maxAttempts} claims (${c.claims} claims), not looping forever; each attempt stopped before the next began (closest: ${o.marginMs} ms before${o.overlapping.length ? `; ran twice at once: ${o.overlapping.join(', ')}` : ''})`,
       });
       return row;
     } finally {
@@ -374,11 +378,19 @@ const redisFlush: ChaosScenario = {
     try {
       const jobs = 500;
       await s.enqueue(jobs, () => ({ ms: 20 }));
-      s.startHost({ processes: 2, concurrency: 5 });
+      // A poll a minute apart: the flushed ids must be rung again by the sweep, not found by a poll.
+      s.startHost({ processes: 2, concurrency: 5, env: { LEASEHOLD_POLL_MS: String(LONG_POLL_MS) } });
       await waitFor('work to start', async () => (await s.counts()).completed >= 50);
       await env.redis.client().flushall();
+      const flushedAt = performance.now();
       await s.waitForAll('completed', jobs);
-      return judge(s, { jobs, allowed: 0, notes: 'the flushed ids were found in PostgreSQL' });
+      const drainedS = (performance.now() - flushedAt) / 1000;
+      return judge(s, {
+        jobs,
+        allowed: 0,
+        extraPass: drainedS < LONG_POLL_MS / 3000,
+        notes: `the flushed ids were rung again by the sweep: every job completed ${drainedS.toFixed(1)} s after the flush (poll ${LONG_POLL_MS / 1000} s)`,
+      });
     } finally {
       await s.close();
     }
@@ -494,7 +506,8 @@ async function jobsHitByCrash(s: Scenario, crashFrom: Date, crashTo: Date): Prom
 /**
  * The poll interval of the hosts of postgresRestart: long, so that a job started within
  * PICKUP_BOUND_MS of its enqueue was woken by the doorbell (a Redis pop, or a NOTIFY without
- * Redis), not found by a poll.
+ * Redis), not found by a poll. Also of producerKill's and redisFlush's, whose jobs lost their
+ * ring: the sweep must ring them again (a poll would find them, and hide a sweep that did not).
  */
 const LONG_POLL_MS = 60_000;
 const PICKUP_BOUND_MS = LONG_POLL_MS / 6;
@@ -670,6 +683,8 @@ const partition: ChaosScenario = {
         concurrency: 10,
         databaseUrl: s.urlThrough(pgProxy),
         redisUrl: `redis://127.0.0.1:${redisProxy.port}`,
+        // The ledger stays off the cut network: A's handlers record their aborts during the cut.
+        env: { CHAOS_LEDGER_URL: s.url },
       });
       const pidA = await waitFor('host A to register', async () => (await s.pool.query(`SELECT pid FROM workers LIMIT 1`)).rows[0]?.pid);
       await s.enqueue(jobs, () => ({ ms: 8_000 })); // still running when the fault strikes
@@ -694,12 +709,15 @@ const partition: ChaosScenario = {
            FROM job_attempts WHERE worker_id LIKE $1 AND outcome = 'completed'`,
         [`%:${pidA}:%`, Number(more[0]) - 1],
       );
+      // Each of A's handlers was told to stop before B started the job again.
+      const o = await s.overlaps(pidA);
       return judge(s, {
         jobs: jobs + more.length,
         allowed: jobs,
+        allowedAtMost: 10, // A's slots
         recoveryS: await s.recoverySeconds(await s.heldBy(pidA), cutAt),
-        extraPass: rows[0].old_by_a === 0 && rows[0].new_by_a > 0 && !restarted(a),
-        notes: `A's late writes refused (0 old jobs completed by A); A then completed ${rows[0].new_by_a} new jobs without a restart`,
+        extraPass: rows[0].old_by_a === 0 && rows[0].new_by_a > 0 && !restarted(a) && o.overlapping.length === 0 && o.marginMs !== null,
+        notes: `A's handlers stopped before B started each job again (closest: ${o.marginMs} ms before${o.overlapping.length ? `; ran in both at once: ${o.overlapping.join(', ')}` : ''}); A's late writes refused (${rows[0].old_by_a} old jobs completed by A); A then completed ${rows[0].new_by_a} new jobs without a restart`,
       });
     } finally {
       pgProxy.heal();
@@ -1070,7 +1088,13 @@ const clockSkew: ChaosScenario = {
       await s.enqueue(jobs, () => ({ ms: 2 * LEASE_MS }));
       await s.waitForAll('completed', jobs);
       const c = await s.counts();
-      return judge(s, { jobs, allowed: 0, extraPass: c.claims === jobs, notes: `claims ${c.claims} = jobs: leases follow the database clock` });
+      // The skew reached both hosts' handlers, and both ran jobs (one per host process).
+      const { rows } = await s.pool.query(
+        `SELECT round(avg(extract(epoch FROM wall - at)))::int AS skew_s, count(*)::int AS n FROM chaos_effects WHERE event = 'start' GROUP BY pid ORDER BY 1`,
+      );
+      const skews = rows.map((r) => `${r.skew_s > 0 ? '+' : ''}${r.skew_s} s (${r.n} starts)`).join(', ');
+      const skewed = rows.length === 2 && Math.abs(rows[0].skew_s + 60) <= 5 && Math.abs(rows[1].skew_s - 60) <= 5;
+      return judge(s, { jobs, allowed: 0, extraPass: c.claims === jobs && skewed, notes: `claims ${c.claims} = jobs: leases follow the database clock; the hosts' clocks against it: ${skews}` });
     } finally {
       await s.close();
     }

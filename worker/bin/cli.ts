@@ -10,7 +10,7 @@ import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../../lib/config';
 import { runMigrations } from '../../lib/db/migrate';
 import { addActionCommands } from '../cli/actions';
-import { EXIT, EXIT_CODES_HELP, log, reportError } from '../cli/common';
+import { EXIT, EXIT_CODES_HELP, examplesHelp, log, reportError } from '../cli/common';
 import { addEnqueueCommand } from '../cli/enqueue';
 import { addReadCommands } from '../cli/jobs';
 import { addControlCommands } from '../cli/controls';
@@ -46,7 +46,7 @@ ${EXIT_CODES_HELP}`,
 program
   .command('migrate')
   .description('apply the database migrations (safe when several processes run it at once)')
-  .addHelpText('after', EXIT_CODES_HELP)
+  .addHelpText('after', examplesHelp('DATABASE_URL=postgres://app@db/leasehold npx leasehold migrate'))
   .action(async () => {
     const cfg = loadConfig();
     const services = await resolveServices(cfg, log);
@@ -65,7 +65,7 @@ addControlCommands(program);
 addAccessCommands(program);
 
 addWorkerOptions(program.command('worker').description('run worker processes under a supervisor (as npm run worker)'))
-  .addHelpText('after', EXIT_CODES_HELP)
+  .addHelpText('after', examplesHelp('npx leasehold worker -p 2 -c 10 -q default,mail', 'LEASEHOLD_HANDLERS=./jobs.ts npx leasehold worker --prefetch 40'))
   .action(async (o: WorkerCommandOptions) => {
     await runWorkers(o);
     await new Promise(() => {}); // runs until a signal: its stop ends the process

@@ -10,7 +10,7 @@ import { ROLES, TOKEN_SCOPES } from '../../lib/auth/roles';
 import { checkPassword, tokenCreate, tokenList, tokenRevoke, userAdd, userDisable, userList, userSetRole } from '../../lib/auth/store';
 import { QueueError } from '../../lib/queue/errors';
 import { tokenDto, userDto } from '../../lib/http/admin-dto';
-import { auditCli, cliActor, EXIT_CODES_HELP, printJson, printTable, time, withQueue } from './common';
+import { auditCli, cliActor, EXIT_CODES_HELP, examplesHelp, printJson, printTable, reasonArg, time, withQueue } from './common';
 
 /** The password: --password-stdin (one line), or a prompt on a terminal, or a generated one (printed once). */
 async function readPassword(o: { passwordStdin?: boolean; generate?: boolean }): Promise<{ password: string; generated: boolean }> {
@@ -76,6 +76,7 @@ export function addAccessCommands(program: Command) {
     .command('list')
     .description('the operators and their roles')
     .option('--json', 'print JSON')
+    .addHelpText('after', examplesHelp('npx leasehold user list', 'npx leasehold user list --json'))
     .action(async (o: { json?: boolean }) => {
       const list = await withQueue((q) => userList(q.pool));
       // As GET /api/admin/users answers.
@@ -87,12 +88,14 @@ export function addAccessCommands(program: Command) {
     .command('disable')
     .description('stop a user signing in; their sessions end at once')
     .argument('<name>', 'sign-in name')
-    .action(async (name: string) => {
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
+    .addHelpText('after', examplesHelp('npx leasehold user disable bob --reason "left the team"'))
+    .action(async (name: string, o: { reason?: string }) => {
       // Refused from inside the audited action: a user who is not there leaves no entry.
       await withQueue((q) =>
         auditCli(
           q.pool,
-          { action: 'user.disable', target: { user: name } },
+          { action: 'user.disable', target: { user: name }, reason: o.reason },
           async () => {
             if (!(await userDisable(q.pool, name))) throw new QueueError('not_found', `no active user ${JSON.stringify(name)}`);
           },
@@ -126,6 +129,7 @@ export function addAccessCommands(program: Command) {
     .command('list')
     .description('the tokens (never their secrets)')
     .option('--json', 'print JSON')
+    .addHelpText('after', examplesHelp('npx leasehold token list', `npx leasehold token list --json | jq '.tokens[] | select(.revokedAt == null)'`))
     .action(async (o: { json?: boolean }) => {
       const list = await withQueue((q) => tokenList(q.pool));
       // As GET /api/admin/tokens answers.
@@ -141,15 +145,13 @@ export function addAccessCommands(program: Command) {
     .description('revoke a token by id, or by name when one live token has it; it stops working on the next request')
     .argument('<id-or-name>', 'a token id (all digits), or a token name')
     .option('--all', 'revoke every live token with this name (without it, a name two live tokens share is refused)')
-    .addHelpText(
-      'after',
-      `\nExamples:\n  npx leasehold token revoke 4\n  npx leasehold token revoke billing\n  npx leasehold token revoke billing --all\n${EXIT_CODES_HELP}`,
-    )
-    .action(async (idOrName: string, o: { all?: boolean }) => {
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
+    .addHelpText('after', examplesHelp('npx leasehold token revoke 4', 'npx leasehold token revoke billing --reason "leaked in a log"', 'npx leasehold token revoke billing --all'))
+    .action(async (idOrName: string, o: { all?: boolean; reason?: string }) => {
       const revoked = await withQueue((q) =>
         auditCli(
           q.pool,
-          { action: 'token.revoke', target: { token: idOrName } },
+          { action: 'token.revoke', target: { token: idOrName }, reason: o.reason },
           async () => {
             const r = await tokenRevoke(q.pool, idOrName, { all: o.all });
             if (!r.length) throw new QueueError('not_found', `no live token ${JSON.stringify(idOrName)}`);

@@ -20,6 +20,7 @@ import {
   EXIT,
   EXIT_CODES_HELP,
   ago,
+  examplesHelp,
   exitAtLeast,
   intArg,
   issueText,
@@ -227,7 +228,7 @@ export function addActionCommands(program: Command) {
     .option('--dry-run', 'only show what would be touched')
     .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
     .addOption(new Option('--json', 'print JSON as POST /api/recover answers'))
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', examplesHelp('leasehold recover --dry-run', 'leasehold recover --reason "a host was cut off"'))
     .action(async (o: { dryRun?: boolean; json?: boolean; reason?: string }) => {
       const cfg = loadConfig();
       const r = await withQueue(async ({ pool, doorbell }) => {

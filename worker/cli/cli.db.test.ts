@@ -32,48 +32,30 @@ const count = async (where = 'true', values: unknown[] = []) =>
   (await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE ${where}`, values)).rows[0].n as number;
 
 describe('usage', () => {
-  test('worker: a bad setting or an empty queue name is refused in a line, not a stack', async () => {
-    const bad = await cli(['worker', '--processes', '1', '--concurrency', '1'], { env: { LEASEHOLD_LEASE_MS: 'abc' } });
-    ok(bad, 2);
-    assert.match(bad.stderr, /^leasehold: invalid configuration:\n {2}LEASEHOLD_LEASE_MS: must be a number of milliseconds/);
-    assert.doesNotMatch(bad.stderr, /\n\s+at /, 'no stack');
-    const empty = await cli(['worker', '--processes', '1', '--concurrency', '1', '--queues', 'mail,']);
-    assert.notEqual(empty.code, 0);
-    assert.match(empty.stderr, /--queues.*none of them empty/);
-  });
-
-  test('output piped into a reader that stops early (`leasehold status | head -1`): a quiet exit 0, no EPIPE stack', async () => {
-    const { spawn } = await import('node:child_process');
-    const { root } = await import('../../test/processes');
-    const child = spawn(process.execPath, [path.join(root, 'bin/leasehold.mjs'), 'status'], {
-      cwd: root,
-      env: { ...process.env, LEASEHOLD_LOG: 'warn', DATABASE_URL: db.url, REDIS_URL, LEASEHOLD_REDIS_PREFIX: prefix },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.destroy(); // the reader is gone before the first line: every write meets EPIPE
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    assert.equal(code, 0, stderr);
-    assert.doesNotMatch(stderr, /EPIPE|Unhandled/);
-  });
-
-  test('--help on every verb exits 0, documents the exit codes and fits 80 columns', async () => {
-    const verbs = ['', 'migrate', 'enqueue', 'status', 'jobs', 'show', 'requeue', 'cancel', 'reschedule', 'recover', 'worker'];
-    const runs = await Promise.all(verbs.map((verb) => cli(verb ? [verb, '--help'] : ['--help'])));
-    for (const [k, verb] of verbs.entries()) {
-      const r = runs[k]!;
+  test('--help on every verb exits 0, gives examples, documents the exit codes and fits 80 columns', async () => {
+    // Every verb, as the top-level help and each group's help list them.
+    const listed = (help: string) => [...(help.split('Commands:')[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)\b/gm)].map((m) => m[1]!).filter((v) => v !== 'help');
+    const top = await cli(['--help']);
+    const verbs = listed(top.stdout);
+    assert.ok(verbs.length >= 14, verbs.join(' '));
+    const firsts = await Promise.all(verbs.map((verb) => cli([verb, '--help'])));
+    const groups = verbs.filter((_, k) => listed(firsts[k]!.stdout).length > 0);
+    const leaves = verbs.flatMap((verb, k) => (groups.includes(verb) ? listed(firsts[k]!.stdout).map((sub) => [verb, sub]) : [[verb]]));
+    const leafRuns = await Promise.all(leaves.map((leaf) => (leaf.length === 1 ? firsts[verbs.indexOf(leaf[0]!)]! : cli([...leaf, '--help']))));
+    for (const [k, leaf] of leaves.entries()) {
+      const r = leafRuns[k]!;
       ok(r);
+      const verb = leaf.join(' ');
+      assert.match(r.stdout, /^Examples?:\n {2}\S/m, `${verb}: examples`);
       assert.match(r.stdout, /Exit codes:\n\s+0\s+done\n\s+1\s+refused[^\n]*\n\s+2\s+bad usage[^\n]*\n\s+3\s+the database is unreachable/, verb);
     }
     // Piped, Commander wraps descriptions at 80 columns but keeps their own line breaks, and
     // prints text added after the options as written: breaks meant for a wider terminal left
     // a word on a line of its own, and the after-texts ran past 80.
-    const groups = ['queue', 'schedule', 'user'];
-    const more = await Promise.all(groups.map((g) => cli([g, '--help'])));
-    for (const [k, r] of [...runs, ...more].entries()) {
+    const all: [string, typeof top][] = [['', top], ...verbs.map((v, k) => [v, firsts[k]!] as [string, typeof top]), ...leaves.map((l, k) => [l.join(' '), leafRuns[k]!] as [string, typeof top])];
+    for (const [name, r] of all) {
       ok(r);
-      for (const line of r.stdout.split('\n')) assert.ok(line.length <= 80, `${[...verbs, ...groups][k]}: ${line.length} columns: ${line}`);
+      for (const line of r.stdout.split('\n')) assert.ok(line.length <= 80, `${name}: ${line.length} columns: ${line}`);
     }
   });
 

@@ -46,6 +46,9 @@ Exit codes:
   3   the database is unreachable, not migrated, or migrated by a newer build
   70  unexpected error (a bug)`;
 
+/** A verb's help after its options: examples, then the exit codes. */
+export const examplesHelp = (...examples: string[]) => `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}\n${EXIT_CODES_HELP}`;
+
 export const log = createLogger({ role: 'cli' });
 
 export interface Queue {

@@ -11,7 +11,7 @@ import { queueControlDto, scheduleDto } from '../../lib/http/dto';
 import { dbNow } from '../../lib/queue/read';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
-import { auditCli, EXIT_CODES_HELP, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
+import { auditCli, examplesHelp, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
 
 const nameArg = schemaArg(controlledQueueName);
 
@@ -31,7 +31,8 @@ export function parseRate(v: string): { rateLimit: number; ratePeriodMs: number 
 const limitArg = (v: string) => (v === 'none' ? 0 : intArg(1, 100_000)(v));
 
 /** One queue's controls after a change, as POST /api/queues/:name answers. */
-const controlsAnswer = (name: string, c: ops.QueueControl | null) => ({ queue: name, controls: c ? queueControlDto(c) : null });
+/** As POST /api/queues/:name answers. */
+const controlsAnswer = (name: string, c: ops.QueueControl | null, changed: boolean) => ({ queue: name, controls: c ? queueControlDto(c) : null, changed });
 
 /** The queues' controls; with --json as GET /api/queues answers. */
 function showControls(list: ops.QueueControl[], json: boolean) {
@@ -56,7 +57,7 @@ export function addControlCommands(program: Command) {
     .command('list')
     .description('the queues that are paused or limited, with their running jobs against the limit')
     .option('--json', 'print JSON')
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', examplesHelp('leasehold queue list', 'leasehold queue list --json'))
     .action(async (o) => showControls(await withQueue((q) => ops.queueControls(q.pool)), !!o.json));
   for (const [verb, paused] of [['pause', true], ['resume', false]] as const) {
     queue
@@ -65,7 +66,7 @@ export function addControlCommands(program: Command) {
       .argument('<name>', 'queue', nameArg)
       .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
       .option('--json', 'print JSON')
-      .addHelpText('after', EXIT_CODES_HELP)
+      .addHelpText('after', examplesHelp(`leasehold queue ${verb} mail${paused ? ' --reason "the mail provider is down"' : ''}`))
       .action(async (name: string, o) => {
         const { controls, changed, inUse } = await withQueue(async (q) => {
           const change = await auditCli(q.pool, { action: `queue.${verb}`, target: { queue: name }, reason: o.reason }, () => ops.queueChangeControls(q.pool, { name, paused }), ops.controlsChangeCounted);
@@ -75,7 +76,7 @@ export function addControlCommands(program: Command) {
         });
         // Pausing a queue before its jobs arrive is allowed; a name nothing uses is more often a typo.
         if (!inUse) console.error(`note: no job waits in ${visible(name)} and no live worker or schedule names it: is the name right?`);
-        if (o.json) return printJson(controlsAnswer(name, controls));
+        if (o.json) return printJson(controlsAnswer(name, controls, changed));
         console.log(`${visible(name)}: ${changed ? (paused ? 'paused' : 'resumed') : paused ? 'was already paused' : 'was not paused'}`);
       });
   }
@@ -87,14 +88,14 @@ export function addControlCommands(program: Command) {
     .option('--rate <n/period>', 'claims per period over every worker, e.g. 10/1s: a token bucket of that size, so up to 10 at once after a quiet spell, then 10 per second (none = clear)', parseRate)
     .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
     .option('--json', 'print JSON')
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', examplesHelp('leasehold queue limit llm --concurrency 5 --rate 10/1s', 'leasehold queue limit llm --concurrency none --rate none'))
     .action(async (name: string, o) => {
       if (o.concurrency === undefined && o.rate === undefined) throw new QueueError('invalid_request', 'give --concurrency and/or --rate');
-      const c = await withQueue(async (q) => {
+      const { controls: c, changed } = await withQueue(async (q) => {
         const p = { concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs };
-        return (await auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueChangeControls(q.pool, { name, ...p }), ops.controlsChangeCounted)).controls;
+        return auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueChangeControls(q.pool, { name, ...p }), ops.controlsChangeCounted);
       });
-      if (o.json) return printJson(controlsAnswer(name, c));
+      if (o.json) return printJson(controlsAnswer(name, c, changed));
       showControls(c ? [c] : [], false);
     });
 
@@ -117,7 +118,13 @@ export function addControlCommands(program: Command) {
       ).choices(SCHEDULE_OVERLAPS),
     )
     .option('--json', 'print JSON')
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText(
+      'after',
+      examplesHelp(
+        `leasehold schedule add nightly-report --cron "0 3 * * *" --tz Europe/Paris \\\n    --type report.build --payload '{"kind":"daily"}'`,
+        'leasehold schedule add heartbeat --cron "*/10 * * * * *" --type demo.noop \\\n    --overlap skip',
+      ),
+    )
     .action(async (name: string, o) => {
       const parsed = enqueueBody.safeParse({ type: o.type, payload: o.payload, queue: o.queue, maxAttempts: o.maxAttempts, priority: o.priority });
       if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
@@ -143,7 +150,7 @@ export function addControlCommands(program: Command) {
     .command('list')
     .description('the recurring jobs')
     .option('--json', 'print JSON')
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', examplesHelp('leasehold schedule list', 'leasehold schedule list --json'))
     .action(async (o) => {
       const [list, now] = await withQueue((q) => Promise.all([ops.scheduleList(q.pool), dbNow(q.pool)]));
       // As GET /api/schedules answers.
@@ -176,7 +183,7 @@ export function addControlCommands(program: Command) {
     .argument('<name>', 'schedule name')
     .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
     .option('--json', 'print JSON')
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', examplesHelp('leasehold schedule run nightly-report --reason "rerun after the fix"'))
     .action(async (name: string, o) => {
       const r = await withQueue((q) =>
         auditCli(
@@ -201,7 +208,7 @@ export function addControlCommands(program: Command) {
       .argument('<name>', 'schedule name')
       .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
       .option('--json', 'print JSON')
-      .addHelpText('after', EXIT_CODES_HELP)
+      .addHelpText('after', examplesHelp(`leasehold schedule ${verb} nightly-report${verb === 'pause' ? ' --reason "the warehouse is migrating"' : ''}`))
       .action(async (name: string, o) => {
         const r = await withQueue((q) =>
           auditCli(
@@ -220,19 +227,23 @@ export function addControlCommands(program: Command) {
     .command('remove')
     .description('delete a recurring job (jobs it already enqueued stay)')
     .argument('<name>', 'schedule name')
-    .addHelpText('after', EXIT_CODES_HELP)
-    .action(async (name: string) => {
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
+    .option('--json', 'print JSON')
+    .addHelpText('after', examplesHelp('leasehold schedule remove nightly-report --reason "replaced by weekly-report"'))
+    .action(async (name: string, o: { reason?: string; json?: boolean }) => {
       // Refused from inside the audited action: a schedule that does not exist leaves no entry.
       await withQueue((q) =>
         auditCli(
           q.pool,
-          { action: 'schedule.remove', target: { schedule: name } },
+          { action: 'schedule.remove', target: { schedule: name }, reason: o.reason },
           async () => {
             if (!(await ops.scheduleDelete(q.pool, name))) throw new QueueError('not_found', `no schedule ${JSON.stringify(name)}`);
           },
           () => ({ changed: 1, skipped: 0 }),
         ),
       );
+      // As DELETE /api/schedules/:name answers.
+      if (o.json) return printJson({ removed: name });
       console.log(`${visible(name)}: removed`);
     });
 }

@@ -9,7 +9,7 @@ import { isDueWaiting } from '../../lib/queue/job';
 import { jobsAhead } from '../../lib/queue/ops';
 import { countWorkers, getJob, getStats, listJobs, listWorkers } from '../../lib/queue/read';
 import { JOB_STATUSES } from '../../lib/queue/status';
-import { EXIT_CODES_HELP, ago, issueText, jobIdArg, printJson, printTable, time, visible, withQueue } from './common';
+import { EXIT_CODES_HELP, ago, examplesHelp, issueText, jobIdArg, printJson, printTable, time, visible, withQueue } from './common';
 
 /** Whitespace folded to one space, then what is left of control characters made visible, cut at `max`. */
 const oneLine = (s: string | null, max = 60) => {
@@ -24,7 +24,7 @@ export function addReadCommands(program: Command) {
     .summary('counts per status and queue, and the live worker processes')
     .description('Counts per status and queue, the oldest due job, expired leases, and the worker processes alive.')
     .option('--json', 'print JSON: {stats, workers, workersTotal} as GET /api/stats and GET /api/workers answer')
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', examplesHelp('leasehold status', `leasehold status --json | jq '.workersTotal'`))
     .action(async (o: { json?: boolean }) => {
       // Alive means a heartbeat within one lease, as the console counts (lib/server/console-reads.ts).
       const { leaseMs } = loadConfig();
@@ -94,7 +94,7 @@ export function addReadCommands(program: Command) {
     .description('One job with every attempt (who, when, how it ended, the error), as GET /api/jobs/:id.')
     .argument('<id>', 'job id', jobIdArg)
     .option('--json', 'print JSON as GET /api/jobs/:id answers')
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', examplesHelp('leasehold show 42', `leasehold show 42 --json | jq '.attempts[-1].error'`))
     .action(async (id: string, o: { json?: boolean }) => {
       await withQueue(async ({ pool }) => {
         const d = await getJob(pool, id);

@@ -10,7 +10,8 @@ import { serverContext } from '@/lib/server/context';
 /**
  * POST /api/queues/:name {paused?, concurrencyLimit?, rateLimit?, ratePeriodMs?, reason?} — pause or
  * resume a queue and set (n) or clear (0) its global limits; every worker honours them at
- * claim time. Answers the queue's controls (`null`: none left, the fast path). Operator or admin; audited.
+ * claim time. Answers the queue's controls (`null`: none left, the fast path) and whether they
+ * changed (a pause of a paused queue did not). Operator or admin; audited.
  */
 export const POST = route('operator', async (req: Request, ctx: { params: Promise<{ name: string }> }, who) => {
   // Next has already decoded the segment once (its route matcher; a malformed escape never
@@ -20,14 +21,14 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
   const { reason, ...body } = queueControlsBody.parse(await readJsonOptional(req));
   const { pool } = serverContext();
   const action = body.paused === true ? 'queue.pause' : body.paused === false ? 'queue.resume' : 'queue.limits';
-  const { controls } = await audited(
+  const { controls, changed } = await audited(
     pool,
     actorOf(who),
     { action, target: { queue: name.data }, reason, details: body },
     () => queueChangeControls(pool, { name: name.data, ...body }),
     controlsChangeCounted,
   );
-  return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null });
+  return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null, changed });
 });
 
 export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
