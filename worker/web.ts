@@ -3,7 +3,9 @@
  * last build. Started with `node` directly (an npx wrapper would orphan its child).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { probePort } from '../lib/ports';
 import { runMigrations } from '../lib/db/migrate';
@@ -56,7 +58,72 @@ export function ensureBuild(log: Logger) {
   fs.utimesSync(buildIdFile(), startedAt, startedAt);
 }
 
-class BuildInterrupted extends Error {
+/**
+ * Builds take turns: two starts on one checkout (two installations, or a start beside a
+ * running one after an update) both found the build stale, and Next refuses a second build
+ * while one runs ("Another next build process is already running"), so the second start
+ * failed. The turn is a directory (mkdir is atomic) holding its builder's pid, outside the
+ * project (nothing to ignore in git); one whose builder is gone (killed mid-build) is taken
+ * over. After waiting, the build is usually fresh, and is not made again.
+ */
+export async function ensureBuildInTurn(log: Logger, stopping: () => boolean) {
+  if (!buildIsStale()) return;
+  const release = await takeBuildTurn(buildLockDir(), log, stopping);
+  try {
+    ensureBuild(log);
+  } finally {
+    release();
+  }
+}
+
+/** Waits for the build's turn (see ensureBuildInTurn); resolves to its release. */
+export async function takeBuildTurn(lockDir: string, log: Logger, stopping: () => boolean): Promise<() => void> {
+  let told = false;
+  for (;;) {
+    if (stopping()) throw new BuildInterrupted();
+    try {
+      fs.mkdirSync(lockDir);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = lockHolder(lockDir);
+    if (holder === 'gone') {
+      fs.rmSync(lockDir, { recursive: true, force: true });
+      continue;
+    }
+    if (!told) log.info('waiting for another start to finish building the console', { pid: holder });
+    told = true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  fs.writeFileSync(path.join(lockDir, 'pid'), String(process.pid));
+  return () => fs.rmSync(lockDir, { recursive: true, force: true });
+}
+
+/** One lock per checkout, in the system's temporary directory. */
+const buildLockDir = () =>
+  path.join(os.tmpdir(), `leasehold-build-${createHash('sha256').update(projectRoot).digest('hex').slice(0, 16)}.lock`);
+
+/** The pid building now, 'gone' when it has died, or null while it has not yet written its pid. */
+function lockHolder(lockDir: string): number | 'gone' | null {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(path.join(lockDir, 'pid'), 'utf8'));
+  } catch {
+    // Just made, its pid not yet written (or a lock left by a crash in that instant: a
+    // minute on, it is taken over).
+    const age = Date.now() - (fs.statSync(lockDir, { throwIfNoEntry: false })?.mtimeMs ?? 0);
+    return age > 60_000 ? 'gone' : null;
+  }
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : 'gone';
+  }
+}
+
+export class BuildInterrupted extends Error {
   constructor() {
     super('stopped during the console build');
   }
@@ -94,7 +161,7 @@ export async function prepareConsole(
   await orStopEmbedded(services, async () => {
     await runMigrations(services.databaseUrl);
     await assertPortFree(o.port, o.host);
-    if (!o.stopping()) ensureBuild(o.log);
+    await ensureBuildInTurn(o.log, o.stopping);
   }).catch((err) => {
     if (!(err instanceof BuildInterrupted)) startFailed(o.log, err);
     o.log.info('stopped during the console build (it builds again at the next start)');

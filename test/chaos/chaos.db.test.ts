@@ -15,7 +15,7 @@ before(async () => {
 });
 after(async () => {
   await env?.stop();
-  if (rows.length) console.log(`\n${formatTable(rows)}\n`);
+  if (rows.length) console.log(`\n${formatTable(rows)}\n\n${rows.map((r) => `- ${r.scenario}: ${r.notes}`).join('\n')}\n`);
 });
 
 for (const s of scenarios) {
