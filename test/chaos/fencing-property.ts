@@ -6,7 +6,12 @@
  *
  * Checked after every command: a write is accepted only if its lease (worker id + attempt)
  * is the job's current one and the job is running; a completed job never moves back;
- * attempt_count never decreases and never passes max_attempts.
+ * attempt_count never decreases and never passes max_attempts. And what the commands that
+ * take no lease may do (`modelBroken`): a claim takes only a job that is waiting, or running
+ * on an expired lease with attempts left and no cancel asked, and takes every waiting one it
+ * is given; the sweep moves every expired lease on, where its attempts and a cancel say, and
+ * nothing else; a cancel ends a waiting job and only asks a running one; an ended job (failed,
+ * cancelled, completed) stays ended, as no command here requeues.
  */
 import fc from 'fast-check';
 import type pg from 'pg';
@@ -40,6 +45,8 @@ export interface FencingResult {
   claims: number;
   staleAccepted: number;
   completedMovedBack: number;
+  /** Claims, sweeps and cancels that did what the model forbids (see modelBroken). */
+  modelBroken: number;
   failures: number;
   counterexample?: string;
 }
@@ -49,20 +56,63 @@ interface Row {
   worker_id: string | null;
   attempt_count: number;
   max_attempts: number;
+  /** Running on a lease that has run out (the database clock). */
+  expired: boolean;
+  cancel_requested: boolean;
+}
+
+const ENDED = new Set(['completed', 'failed', 'cancelled']);
+const WAITING = new Set(['queued', 'retrying']);
+/** What may be claimed: waiting (due at once here: no backoff), or taken over from an expired lease. */
+const claimable = (r: Row) => WAITING.has(r.status) || (r.status === 'running' && r.expired && r.attempt_count < r.max_attempts && !r.cancel_requested);
+const same = (a: Row, b: Row) => a.status === b.status && a.worker_id === b.worker_id && a.attempt_count === b.attempt_count;
+
+/**
+ * Why a claim, sweep or cancel left a job where the model says it cannot be (null: it did
+ * not). `claimedBy`: the worker a claim returned the job to, if it did.
+ */
+function modelBroken(c: Cmd, id: string, target: string | null, pre: Row, post: Row, claimedBy: string | null): string | null {
+  if (ENDED.has(pre.status)) return same(pre, post) ? null : `ended job ${id} moved from ${pre.status} to ${post.status}`;
+  switch (c.kind) {
+    case 'claim': {
+      if (id !== target) return null;
+      if (claimedBy && !claimable(pre)) return `claimed job ${id} that was ${pre.status}${pre.expired ? ', expired' : ''}, ${pre.attempt_count}/${pre.max_attempts}${pre.cancel_requested ? ', cancel asked' : ''}`;
+      if (!claimedBy && WAITING.has(pre.status)) return `did not claim waiting job ${id}`;
+      if (claimedBy && !(post.status === 'running' && post.worker_id === claimedBy && post.attempt_count === pre.attempt_count + 1)) return `claim of job ${id} left it ${post.status} by ${post.worker_id} at ${post.attempt_count}`;
+      return null;
+    }
+    case 'recover': {
+      if (!(pre.status === 'running' && pre.expired)) return same(pre, post) ? null : `the sweep moved job ${id}, ${pre.status} on a live lease`;
+      const want = pre.cancel_requested ? 'cancelled' : pre.attempt_count >= pre.max_attempts ? 'failed' : 'retrying';
+      return post.status === want ? null : `the sweep left expired job ${id} ${post.status}, not ${want}`;
+    }
+    case 'cancel': {
+      if (id !== target) return null;
+      if (WAITING.has(pre.status)) return post.status === 'cancelled' ? null : `cancel left waiting job ${id} ${post.status}`;
+      return same(pre, post) && post.cancel_requested ? null : `cancel of running job ${id} did more than ask (${post.status})`;
+    }
+    default:
+      return null;
+  }
 }
 
 export async function fencingProperty(pool: pg.Pool, o: { runs: number; seed?: number }): Promise<FencingResult> {
-  const out: FencingResult = { runs: 0, commands: 0, jobs: 0, completed: 0, claims: 0, staleAccepted: 0, completedMovedBack: 0, failures: 0 };
+  const out: FencingResult = { runs: 0, commands: 0, jobs: 0, completed: 0, claims: 0, staleAccepted: 0, completedMovedBack: 0, modelBroken: 0, failures: 0 };
   const read = async (ids: string[]) => {
-    const { rows } = await pool.query(`SELECT job_id, status, worker_id, attempt_count, max_attempts FROM jobs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id`, [ids]);
+    const { rows } = await pool.query(
+      `SELECT job_id, status, worker_id, attempt_count, max_attempts, coalesce(lease_expires_at <= now(), false) AS expired, cancel_requested_at IS NOT NULL AS cancel_requested
+         FROM jobs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id`,
+      [ids],
+    );
     return new Map<string, Row>(rows.map((r) => [String(r.job_id), r]));
   };
   const current = (r: Row, w: string, attempt: number) => r.status === 'running' && r.worker_id === w && r.attempt_count === attempt;
 
   const property = fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 14 }), async (cmds) => {
     out.runs++;
+    // One job with little room, so that runs often use its attempts up (and try past them).
     const made = await ops.jobEnqueue(pool, [
-      { type: 'demo.noop', queue: 'fencing', maxAttempts: 4 },
+      { type: 'demo.noop', queue: 'fencing', maxAttempts: 2 },
       { type: 'demo.noop', queue: 'fencing', maxAttempts: 4 },
     ]);
     const ids = made.map((m) => m.id);
@@ -78,10 +128,12 @@ export async function fencingProperty(pool: pg.Pool, o: { runs: number; seed?: n
       out.commands++;
       const before = new Map(state);
       let stale = 0;
+      let claimedBy: string | null = null;
       switch (c.kind) {
         case 'claim': {
           const id = ids[c.j]!;
           const got = await ops.jobClaim(pool, { ids: [id], workerId: WORKERS[c.w]!, leaseMs: LEASE_MS });
+          if (got.some((g) => g.id === id)) claimedBy = WORKERS[c.w]!;
           for (const g of got) {
             const list = held[c.w]!.get(id) ?? [];
             held[c.w]!.set(id, [...list, g.attemptCount]);
@@ -129,6 +181,13 @@ export async function fencingProperty(pool: pg.Pool, o: { runs: number; seed?: n
       }
       out.staleAccepted += stale;
       const after = await read(ids);
+      const target = 'j' in c ? ids[c.j]! : null;
+      let broken: string | null = null;
+      for (const [id, r] of after) broken ??= modelBroken(c, id, target, state.get(id)!, r, claimedBy);
+      if (broken) {
+        out.modelBroken++;
+        out.counterexample = broken;
+      }
       state = after;
       for (const [id, r] of after) {
         if (everCompleted.has(id) && r.status !== 'completed') out.completedMovedBack++;
@@ -136,7 +195,7 @@ export async function fencingProperty(pool: pg.Pool, o: { runs: number; seed?: n
         if (r.attempt_count < lastAttempts.get(id)! || r.attempt_count > r.max_attempts) out.failures++;
       }
       lastAttempts = new Map([...after].map(([id, r]) => [id, r.attempt_count]));
-      if (stale || out.completedMovedBack || out.failures) return false;
+      if (stale || out.completedMovedBack || out.failures || broken) return false;
     }
     for (const r of state.values()) {
       out.claims += r.attempt_count;
@@ -148,7 +207,7 @@ export async function fencingProperty(pool: pg.Pool, o: { runs: number; seed?: n
   const details = await fc.check(property, { numRuns: o.runs, seed: o.seed, endOnFailure: true });
   if (details.failed) {
     out.failures++;
-    out.counterexample = JSON.stringify(details.counterexample);
+    out.counterexample = `${out.counterexample ? `${out.counterexample}; ` : ''}${JSON.stringify(details.counterexample)}`;
   }
   return out;
 }

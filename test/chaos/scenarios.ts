@@ -1117,8 +1117,8 @@ const fencing: ChaosScenario = {
         allowed: 0,
         recoveryS: null,
         recoveryBoundS: null,
-        pass: r.staleAccepted === 0 && r.completedMovedBack === 0 && r.failures === 0,
-        notes: `${r.runs} interleavings, ${r.commands} commands: stale writes accepted ${r.staleAccepted}, completed moved back ${r.completedMovedBack}`,
+        pass: r.staleAccepted === 0 && r.completedMovedBack === 0 && r.modelBroken === 0 && r.failures === 0,
+        notes: `${r.runs} interleavings, ${r.commands} commands: stale writes accepted ${r.staleAccepted}, completed moved back ${r.completedMovedBack}, claims, sweeps and cancels off the model ${r.modelBroken}${r.counterexample ? `; counterexample: ${r.counterexample}` : ''}`,
       };
     } finally {
       await s.close();
