@@ -74,10 +74,12 @@ export class FsResultStore implements ResultStore {
     // The rename is durable only once the directory holding it is flushed, and a directory
     // made here only once its own parent is: else a power cut after the completion's commit
     // could leave a completed job pointing to no file.
-    for (let dir = made ? path.dirname(made) : path.dirname(file); ; dir = path.join(dir, path.relative(dir, file).split(path.sep)[0]!)) {
-      await syncDir(dir);
-      if (dir === path.dirname(file)) break;
+    const changed = [path.dirname(file)];
+    for (let d = path.dirname(file); made; d = path.dirname(d)) {
+      changed.push(path.dirname(d));
+      if (d === made) break;
     }
+    for (const dir of changed) await syncDir(dir);
     return key;
   }
 
