@@ -710,6 +710,18 @@ describe('jobRecover', () => {
     await db.pool.query(`DELETE FROM jobs WHERE queue = $1`, [queue]);
   });
 
+  test('leaves suspects to the poll: a ring for one would be popped and dropped by every worker holding a suspect, sweep after sweep', async () => {
+    const queue = 'suspect-rings';
+    const plain = await insertJob(db.pool, { queue, status: 'retrying', runInMs: -10_000, leaseLostStreak: 1 });
+    const suspect = await insertJob(db.pool, { queue, status: 'retrying', runInMs: -20_000, leaseLostStreak: 2 });
+    const { resignalled } = await ops.jobRecover(db.pool, { dryRun: true, signalGraceMs: 1_000, signalCap: 20 });
+    assert.deepEqual(resignalled.filter((x) => x.queue === queue).map((x) => x.id), [plain]);
+    // The poll's claim (by queue) takes it, for a worker that holds no suspect.
+    const claimed = await ops.jobClaimNext(db.pool, { queue, limit: 5, workerId: W1, leaseMs: 60_000, allowSuspect: true });
+    assert.ok(claimed.some((j) => j.id === suspect), 'the suspect is claimed by the poll');
+    await db.pool.query(`DELETE FROM jobs WHERE queue = $1`, [queue]);
+  });
+
   test('two sweepers at once: one runs, the other backs off', async () => {
     const locker = new pg.Client({ connectionString: db.url });
     await locker.connect();

@@ -1,4 +1,4 @@
-import { levelByLevel } from '../job';
+import { levelByLevel, SUSPECT_STREAK } from '../job';
 import { JOB_COLUMNS, ms, type Statement, whyStopped } from './fragments';
 
 /**
@@ -130,8 +130,9 @@ export const recoverSwept: Statement = {
 
 /**
  * jobDueWaiting — the first jobs of a queue in claim order (by priority, then oldest) that
- * have been due for at least $2 ms and are still waiting: either their doorbell was lost (a
- * crash between commit and push, a Redis flush or restart) or every worker is busy. Read one
+ * have been due for at least $2 ms and are still waiting, suspects aside (see dueWaiting):
+ * either their doorbell was lost (a crash between commit and push, a Redis flush or restart)
+ * or every worker is busy. Read one
  * level after another (levelByLevel: the levels after the one that fills the limit are not
  * read; a sweep of a queue with a backlog on every level read 20 times the buffers when every
  * level's ranges were read). Off a job's path, so its planning matters less than a claim's.
@@ -140,7 +141,10 @@ export const recoverSwept: Statement = {
  * Returns: job_id, type, status, priority, run_at, created_at, waited_ms.
  */
 const dueWaitingColumns = `job_id, type, status, priority, run_at, created_at, extract(epoch FROM now() - run_at) * 1000 AS waited_ms`;
-const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')}`;
+// Not a suspect (lease_lost_streak ≥ SUSPECT_STREAK): a worker already holding one pops its
+// ring and drops it, so a ring each sweep was churn (a hundred an hour for one held job); the
+// workers' poll claims it once a worker holding none has a free slot.
+const dueWaiting = `queue = $1 AND status IN ('queued', 'retrying') AND run_at <= now() - ${ms('$2')} AND lease_lost_streak < ${SUSPECT_STREAK}`;
 const dueWaitingBy = (types?: string) => `
 SELECT *
   FROM (${levelByLevel((level) =>
