@@ -250,6 +250,11 @@ describe('API (and the console, which calls it)', () => {
     assert.deepEqual([page.entries[0].actor, page.entries[0].action, page.entries[0].reason], ['olga', 'requeue', 'timeline']);
     const byActor = await (await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'actor=adam&limit=200' })).json();
     assert.ok(byActor.entries.length >= 1 && byActor.entries.every((x: { actor: string }) => x.actor === 'adam'));
+    // Who is the start of a name, in any case; LIKE's own characters are plain text.
+    const byStart = await (await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'actor=OL&limit=200' })).json();
+    assert.ok(byStart.entries.length >= 1 && byStart.entries.every((x: { actor: string }) => x.actor.toLowerCase().startsWith('ol')), JSON.stringify(byStart.entries.map((x: { actor: string }) => x.actor)));
+    const wild = await (await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'actor=%25&limit=200' })).json();
+    assert.deepEqual(wild.entries, [], '% is not a wildcard');
     const byAction = await (await send(routes, 'GET', '/api/audit', { cookie: vic, query: 'action=queue.pause' })).json();
     assert.equal(byAction.entries.length, 1);
   });

@@ -123,7 +123,11 @@ export function AuditView() {
       ) : !q.data ? (
         <p className="text-zinc-500">Loading…</p>
       ) : q.data.entries.length === 0 ? (
-        <EmptyState title="No operator actions recorded">Requeues, cancels, recovers, deletes, queue controls, users and tokens are logged here.</EmptyState>
+        Object.keys(filters).length > 0 ? (
+          <EmptyState title="No entries match these filters">Who matches the start of a name, in any case; Clear shows every entry.</EmptyState>
+        ) : (
+          <EmptyState title="No operator actions recorded">Requeues, cancels, recovers, deletes, queue controls, users and tokens are logged here.</EmptyState>
+        )
       ) : (
         <>
           <AuditTable entries={q.data.entries} onActor={(a) => set('actor', a)} onAction={(a) => set('action', a)} />

@@ -150,11 +150,20 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
       }),
       col.accessor('error', {
         header: 'Last error',
-        cell: (c) => (
-          <span className="line-clamp-2 min-w-[12rem] max-w-md wrap-anywhere text-xs text-red-700 dark:text-red-300">
-            <UserText text={c.getValue()} multiline />
-          </span>
-        ),
+        // A running or queued job's error is an earlier attempt's, not a present failure:
+        // said so, in grey (in red, healthy running rows read as failing).
+        cell: (c) => {
+          const earlier = c.getValue() && (c.row.original.status === 'running' || c.row.original.status === 'queued');
+          return (
+            <span
+              className={`line-clamp-2 min-w-[12rem] max-w-md wrap-anywhere text-xs ${earlier ? 'text-zinc-500 dark:text-zinc-400' : 'text-red-700 dark:text-red-300'}`}
+              data-earlier-attempt={earlier ? '' : undefined}
+            >
+              {earlier && 'earlier attempt: '}
+              <UserText text={c.getValue()} multiline />
+            </span>
+          );
+        },
       }),
     ],
     [rows, nowMs, selected, onToggle, onToggleAll, sweep, cadence, suspectStreak],

@@ -8,6 +8,7 @@ import os from 'node:os';
 import type { Executor } from '../db/client';
 import { log } from '../log';
 import type { Principal } from '../auth/roles';
+import { escapeLike } from '../queue/filters';
 import { knownQueueError, QueueError } from '../queue/errors';
 import { type ActionReport, type ScheduleInput, workerQuietOne } from '../queue/ops';
 import type { AuditAction } from './actions';
@@ -220,13 +221,14 @@ export async function auditList(db: Executor, q: AuditQuery): Promise<{ entries:
     `SELECT audit_id, at, actor, actor_kind, action, target, job_ids[1:50] AS job_ids, cardinality(job_ids) AS job_count,
             changed, skipped, reason, details, state
        FROM audit_log
-      WHERE ($1::text IS NULL OR actor = $1)
+      WHERE ($1::text IS NULL OR lower(actor) LIKE lower($1))
         AND ($2::text IS NULL OR action = $2)
         AND ($3::bigint IS NULL OR job_ids @> ARRAY[$3::bigint])
         AND ($4::bigint IS NULL OR audit_id < $4)
       ORDER BY audit_id DESC
       LIMIT $5`,
-    [q.actor ?? null, q.action ?? null, q.jobId ?? null, q.cursor ?? null, q.limit + 1],
+    // Who: the start of a name, in any case ("root" finds "root@vm", "erin" finds "Erin").
+    [q.actor ? `${escapeLike(q.actor)}%` : null, q.action ?? null, q.jobId ?? null, q.cursor ?? null, q.limit + 1],
   );
   const more = rows.length > q.limit;
   // The count of jobs it touched: every one, also past the AUDIT_MAX_JOB_IDS kept (jobIdsKept says how many are).

@@ -592,7 +592,7 @@ export const setupBody = z
 
 export const auditQuery = z
   .object({
-    actor: safeText(1, 64).optional(),
+    actor: safeText(1, 64).optional().meta({ description: 'Who: the start of the actor\'s name, in any case (`root` finds `root@vm`).' }),
     action: safeText(1, 64).optional(),
     jobId: jobId.optional().meta({ description: 'Entries that touched this job.' }),
     cursor: z

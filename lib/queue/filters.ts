@@ -83,7 +83,7 @@ export const ANCHOR_SEEN_MAX = 10_000;
 
 export const FILTER_KEYS = ['status', 'queue', 'type', 'id', 'worker', 'error', 'payload', 'fingerprint', 'minAttempts', 'priority', 'due', 'createdSince', 'finishedSince', 'q', 'maxId', 'finishedBy'] as const;
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
+export const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => '\\' + c);
 
 export class SqlParams {
   readonly values: unknown[] = [];

@@ -84,6 +84,8 @@ export function describeRefusal(action: 'requeue' | 'cancel' | 'delete' | 'recov
   const leaseLive = job.status === 'running' && (job.leaseRemainingMs ?? 0) > 0;
   switch (job.status) {
     case 'running':
+      // No lease's end makes a running job deletable: only a finished one is.
+      if (action === 'delete') return `still running on ${owner}: cancel it first (only a finished job can be deleted)`;
       // An operator asked it to stop: taking its lease back would run it again.
       if (action === 'revoke' && job.cancelRequestedAt) {
         return job.ownerGone && leaseLive

@@ -1,0 +1,31 @@
+/** The jobs list's rows: an earlier attempt's error is not shown as a present failure. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { JobTable, type TableJob } from './job-table';
+
+const row = (id: string, status: string, error: string | null) =>
+  ({
+    id, status, error, queue: 'q', type: 't', attemptCount: 2, maxAttempts: 3, attemptBudget: 3, priority: 0, workerId: status === 'running' ? 'w' : null,
+    createdAt: '2026-12-01T10:00:00.000Z', runAt: '2026-12-01T10:00:00.000Z', startedAt: null, finishedAt: null, heartbeatAt: null, leaseExpiresAt: null,
+  }) as unknown as TableJob;
+
+test('a running or queued row says its error is an earlier attempt\'s, in grey; a failed or retrying one keeps it red', () => {
+  const html = renderToStaticMarkup(
+    createElement(JobTable, {
+      rows: [row('1', 'running', 'lease expired: worker stopped renewing'), row('2', 'retrying', 'boom'), row('3', 'failed', 'bang'), row('4', 'queued', 'lost')],
+      nowMs: Date.parse('2026-12-01T10:05:00.000Z'),
+      selected: new Set(),
+      onToggle: () => {},
+      onToggleAll: () => {},
+    }),
+  );
+  // The error cell of the row whose error is `text`.
+  const cell = (text: string) => html.match(new RegExp(`<span class="[^"]*"(?: data-earlier-attempt="")?>(?:earlier attempt: )?<bdi>${text}`))?.[0] ?? '';
+  assert.match(cell('lease expired'), /text-zinc-500[^"]*" data-earlier-attempt="">earlier attempt: <bdi>/);
+  assert.match(cell('lost'), /earlier attempt: <bdi>lost/);
+  assert.match(cell('boom'), /text-red-700/);
+  assert.doesNotMatch(cell('boom'), /earlier attempt/);
+  assert.match(cell('bang'), /text-red-700/);
+});
