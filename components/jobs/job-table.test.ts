@@ -16,7 +16,7 @@ test('a running or queued row says its error is an earlier attempt\'s, in grey; 
     createElement(JobTable, {
       rows: [row('1', 'running', 'lease expired: worker stopped renewing'), row('2', 'retrying', 'boom'), row('3', 'failed', 'bang'), row('4', 'queued', 'lost')],
       nowMs: Date.parse('2026-12-01T10:05:00.000Z'),
-      selected: new Set(),
+      selected: new Set<string>(),
       onToggle: () => {},
       onToggleAll: () => {},
     }),
