@@ -28,6 +28,10 @@ import { UserText } from '@/components/ui/user-text';
 import { useActionFlow } from './action-flow';
 import type { QueueStatsDto, RatePointDto } from '@/lib/api/types';
 
+/** What the overview's held wait is (see lib/ui/signal.ts oldestWaiting). */
+const HELD_TITLE =
+  'on a paused queue, one no live worker consumes, or one whose due jobs are all of types no live worker handles or suspects waiting their turn: they wait by design (the wake-up signal below says so)';
+
 export function OverviewView() {
   const interval = useRefreshInterval();
   const live = useLive({ stats: true }, interval);
@@ -183,13 +187,33 @@ export function OverviewView() {
                     on <UserText text={oldest.taken.queue} />
                   </span>
                 </Link>
+              ) : oldest.held ? (
+                // Only jobs that wait by design: their wait is still the figure (not "—" while
+                // a job has waited for minutes on a queue no worker consumes, a typo's sign),
+                // with why, in plain colours (the panel below says they wait on purpose).
+                <Link
+                  href={`/jobs?queue=${encodeURIComponent(oldest.held.queue)}&due=now`}
+                  className="min-w-0 wrap-anywhere hover:underline"
+                  data-testid="oldest-held"
+                  title={HELD_TITLE}
+                >
+                  {shortDuration(oldest.held.ageMs)}
+                  <span className="ml-1.5 text-xs font-normal text-zinc-500">
+                    on <UserText text={oldest.held.queue} /> ({oldest.held.why})
+                  </span>
+                </Link>
               ) : (
                 '—'
               )}
-              {oldest.held && (
-                <span className="ml-2 min-w-0 wrap-anywhere text-xs font-normal text-zinc-500" data-testid="oldest-held" title="on a paused queue, one no live worker consumes, or one whose due jobs are all of types no live worker handles or suspects waiting their turn: they wait by design (the wake-up signal below says so)">
+              {oldest.taken && oldest.held && (
+                <Link
+                  href={`/jobs?queue=${encodeURIComponent(oldest.held.queue)}&due=now`}
+                  className="ml-2 min-w-0 wrap-anywhere text-xs font-normal text-zinc-500 hover:underline"
+                  data-testid="oldest-held"
+                  title={HELD_TITLE}
+                >
                   {shortDuration(oldest.held.ageMs)} on <UserText text={oldest.held.queue} /> ({oldest.held.why})
-                </span>
+                </Link>
               )}
             </Kpi>
             <Kpi label="Running with an expired lease" testid="running-expired" warn={s.runningExpired > 0}>
