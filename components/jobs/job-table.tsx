@@ -4,7 +4,7 @@ import Link from 'next/link';
 import { type ReactNode, useMemo } from 'react';
 import { DEFAULT_PRIORITY } from '@/lib/api/priority';
 import type { JobRow } from '@/lib/api/types';
-import { ago, ms } from '@/lib/ui/format';
+import { ago, dateTime, ms } from '@/lib/ui/format';
 import { SWEEPING, type Sweep } from '@/lib/ui/sweep';
 import { visible } from '@/lib/ui/visible';
 import { marksSuspect, SUSPECT_ALONE, SUSPECT_MEANING } from '@/lib/ui/suspect';
@@ -36,6 +36,22 @@ export interface JobTableProps {
   cadence?: Cadence | null;
   /** Lost leases in a row from which a job is a suspect, a likely poison (lib/queue/job.ts SUSPECT_STREAK); null: not flagged. */
   suspectStreak?: number | null;
+}
+
+/** Past it, a due time is said as a date: "due in 1120 d 21 h" is read as a number to work out. */
+const DATE_BEYOND_MS = 7 * 86_400_000;
+
+/**
+ * The When column: finished, started, due (in a while, or how long ago for a job that waits
+ * past its due time: a retry, a rescheduled job), or created (a job due as it was made).
+ */
+export function whenText(j: Pick<TableJob, 'status' | 'finishedAt' | 'startedAt' | 'runAt' | 'createdAt'>, nowMs: number): { text: string; at: string | null } {
+  if (j.finishedAt) return { text: `finished ${ago(nowMs - ms(j.finishedAt)!)}`, at: j.finishedAt };
+  if (j.status === 'running') return { text: `started ${ago(nowMs - ms(j.startedAt)!)}`, at: j.startedAt };
+  const due = ms(j.runAt)!;
+  if (due > nowMs) return { text: due - nowMs > DATE_BEYOND_MS ? `due ${dateTime(j.runAt)}` : `due in ${ago(due - nowMs).replace(' ago', '')}`, at: j.runAt };
+  if (j.status === 'retrying' || due > ms(j.createdAt)! + 1_000) return { text: `due ${ago(nowMs - due)}`, at: j.runAt };
+  return { text: `created ${ago(nowMs - ms(j.createdAt)!)}`, at: j.createdAt };
 }
 
 /** The jobs list: one row per job, selectable (shift-click selects a range). */
@@ -138,12 +154,10 @@ export function JobTable({ rows, nowMs, selected, onToggle, onToggleAll, sweep =
         id: 'when',
         header: 'When',
         cell: ({ row: { original: j } }) => {
-          const [label, at] =
-            j.finishedAt ? ['finished', j.finishedAt] : j.status === 'running' ? ['started', j.startedAt] : ms(j.runAt)! > nowMs ? ['due in', j.runAt] : ['created', j.createdAt];
-          const delta = ms(at)! - nowMs;
+          const { text, at } = whenText(j, nowMs);
           return (
             <span className="whitespace-nowrap text-xs text-zinc-500 dark:text-zinc-400" title={at ?? ''}>
-              {label} {label === 'due in' ? ago(delta).replace(' ago', '') : ago(-delta)}
+              {text}
             </span>
           );
         },
