@@ -181,7 +181,14 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
           {filteredQueue.controls?.paused ? (
             <>
               Queue <UserText text={filteredQueue.queue} /> is paused: its waiting jobs stay queued until it is resumed (the overview's queue table, or{' '}
-              <code>leasehold queue resume</code>).
+              <code>leasehold queue resume</code>)
+              {filteredQueue.workersAlive === 0 ? (
+                <>
+                  ; and no live worker consumes it, so a resume alone runs nothing: start a worker with it in <code>--queues</code> too.
+                </>
+              ) : (
+                '.'
+              )}
             </>
           ) : (
             <>

@@ -78,6 +78,10 @@ test("a waiting job's page says when no live worker can run it: none serves its 
     await page.goto('/jobs?queue=e2e-no-worker-serves-this');
     await expect(page.getByTestId('queue-notice')).toContainText('No live worker consumes queue e2e-no-worker-serves-this', { timeout: 40_000 });
     await expect(page.getByTestId('matching-count')).toHaveText('1 job matches');
+    // Paused as well: the notice says the pause, and that a resume alone would run nothing.
+    await db().query(`INSERT INTO queues (name, paused_at) VALUES ('e2e-no-worker-serves-this', now())`);
+    await expect(page.getByTestId('queue-notice')).toContainText('is paused', { timeout: 40_000 });
+    await expect(page.getByTestId('queue-notice')).toContainText('no live worker consumes it, so a resume alone runs nothing');
     await page.goto('/jobs?queue=default');
     await expect(page.getByTestId(`job-row-${unknownType}`)).toBeVisible();
     // The count needs the stats the notice reads: once it shows, a notice would have too.
@@ -85,6 +89,7 @@ test("a waiting job's page says when no live worker can run it: none serves its 
     await expect(page.getByTestId('queue-notice')).toHaveCount(0);
   } finally {
     await db().query('DELETE FROM jobs WHERE job_id = ANY($1::bigint[])', [[nobodysQueue, unknownType]]);
+    await db().query(`DELETE FROM queues WHERE name = 'e2e-no-worker-serves-this'`);
   }
 });
 
