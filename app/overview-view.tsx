@@ -32,6 +32,26 @@ import type { QueueStatsDto, RatePointDto } from '@/lib/api/types';
 const HELD_TITLE =
   'on a paused queue, one no live worker consumes, or one whose due jobs are all of types no live worker handles or suspects waiting their turn: they wait by design (the wake-up signal below says so)';
 
+/**
+ * The oldest wait of jobs held by design, linked to them: the figure itself when no other
+ * job waits (`asFigure`), else a grey note beside the figure of those that do.
+ */
+function HeldWait({ held, asFigure = false }: { held: NonNullable<ReturnType<typeof oldestWaiting>['held']>; asFigure?: boolean }) {
+  return (
+    <Link
+      href={`/jobs?queue=${encodeURIComponent(held.queue)}&due=now`}
+      className={asFigure ? 'min-w-0 wrap-anywhere hover:underline' : 'ml-2 min-w-0 wrap-anywhere text-xs font-normal text-zinc-500 hover:underline'}
+      data-testid="oldest-held"
+      title={HELD_TITLE}
+    >
+      {shortDuration(held.ageMs)}
+      <span className={asFigure ? 'ml-1.5 text-xs font-normal text-zinc-500' : undefined}>
+        {asFigure ? '' : ' '}on <UserText text={held.queue} /> ({held.why})
+      </span>
+    </Link>
+  );
+}
+
 export function OverviewView() {
   const interval = useRefreshInterval();
   const live = useLive({ stats: true }, interval);
@@ -191,30 +211,11 @@ export function OverviewView() {
                 // Only jobs that wait by design: their wait is still the figure (not "—" while
                 // a job has waited for minutes on a queue no worker consumes, a typo's sign),
                 // with why, in plain colours (the panel below says they wait on purpose).
-                <Link
-                  href={`/jobs?queue=${encodeURIComponent(oldest.held.queue)}&due=now`}
-                  className="min-w-0 wrap-anywhere hover:underline"
-                  data-testid="oldest-held"
-                  title={HELD_TITLE}
-                >
-                  {shortDuration(oldest.held.ageMs)}
-                  <span className="ml-1.5 text-xs font-normal text-zinc-500">
-                    on <UserText text={oldest.held.queue} /> ({oldest.held.why})
-                  </span>
-                </Link>
+                <HeldWait held={oldest.held} asFigure />
               ) : (
                 '—'
               )}
-              {oldest.taken && oldest.held && (
-                <Link
-                  href={`/jobs?queue=${encodeURIComponent(oldest.held.queue)}&due=now`}
-                  className="ml-2 min-w-0 wrap-anywhere text-xs font-normal text-zinc-500 hover:underline"
-                  data-testid="oldest-held"
-                  title={HELD_TITLE}
-                >
-                  {shortDuration(oldest.held.ageMs)} on <UserText text={oldest.held.queue} /> ({oldest.held.why})
-                </Link>
-              )}
+              {oldest.taken && oldest.held && <HeldWait held={oldest.held} />}
             </Kpi>
             <Kpi label="Running with an expired lease" testid="running-expired" warn={s.runningExpired > 0}>
               {int(s.runningExpired)}

@@ -914,9 +914,12 @@ export class Runner {
    */
   private handBackPaused() {
     if (!this.buffer.length || this.stopping) return;
-    const paused = this.buffer.filter((e) => this.controls.get(e.job.queue)?.paused);
+    const kept: Entry[] = [];
+    const paused: Entry[] = [];
+    for (const e of this.buffer) (this.controls.get(e.job.queue)?.paused ? paused : kept).push(e);
     if (!paused.length) return;
-    for (const e of paused) this.buffer.splice(this.buffer.indexOf(e), 1);
+    // One pass, the buffer's order kept: it holds up to --prefetch + C entries.
+    this.buffer.splice(0, this.buffer.length, ...kept);
     this.handBack(paused, PAUSED_BEFORE_START);
   }
 

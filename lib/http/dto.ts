@@ -77,6 +77,9 @@ export const statsDto = (s: Stats) => ({ ...s, dbNow: s.dbNow.toISOString() });
 
 export const queueControlDto = (c: QueueControl) => ({ ...c, pausedAt: iso(c.pausedAt) });
 
+/** The answer to a change of a queue's controls (POST /api/queues/:name, the CLI's --json): null controls, none are set. */
+export const queueControlsChangeDto = (queue: string, c: QueueControl | null, changed: boolean) => ({ queue, controls: c ? queueControlDto(c) : null, changed });
+
 export const scheduleDto = (s: Schedule) => ({ ...s, nextRunAt: s.nextRunAt.toISOString(), lastRunAt: iso(s.lastRunAt), lastErrorAt: iso(s.lastErrorAt), pausedAt: iso(s.pausedAt), lastSkippedAt: iso(s.lastSkippedAt) });
 
 export const historyDto = (h: History) => ({ ...h, since: iso(h.since), until: iso(h.until) });

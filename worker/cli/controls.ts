@@ -7,7 +7,7 @@ import { controlledQueueName, enqueueBody, toEnqueueInput, toScheduleInput } fro
 import { loadConfig } from '../../lib/config';
 import { scheduleDefinedDetails, scheduleDefinedOutcome } from '../../lib/audit/log';
 import { QueueError } from '../../lib/queue/errors';
-import { queueControlDto, scheduleDto } from '../../lib/http/dto';
+import { queueControlDto, queueControlsChangeDto, scheduleDto } from '../../lib/http/dto';
 import { dbNow } from '../../lib/queue/read';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
@@ -29,10 +29,6 @@ export function parseRate(v: string): { rateLimit: number; ratePeriodMs: number 
 }
 
 const limitArg = (v: string) => (v === 'none' ? 0 : intArg(1, 100_000)(v));
-
-/** One queue's controls after a change, as POST /api/queues/:name answers. */
-/** As POST /api/queues/:name answers. */
-const controlsAnswer = (name: string, c: ops.QueueControl | null, changed: boolean) => ({ queue: name, controls: c ? queueControlDto(c) : null, changed });
 
 /** The queues' controls; with --json as GET /api/queues answers. */
 function showControls(list: ops.QueueControl[], json: boolean) {
@@ -76,7 +72,7 @@ export function addControlCommands(program: Command) {
         });
         // Pausing a queue before its jobs arrive is allowed; a name nothing uses is more often a typo.
         if (!inUse) console.error(`note: no job waits in ${visible(name)} and no live worker or schedule names it: is the name right?`);
-        if (o.json) return printJson(controlsAnswer(name, controls, changed));
+        if (o.json) return printJson(queueControlsChangeDto(name, controls, changed));
         console.log(`${visible(name)}: ${changed ? (paused ? 'paused' : 'resumed') : paused ? 'was already paused' : 'was not paused'}`);
       });
   }
@@ -95,7 +91,7 @@ export function addControlCommands(program: Command) {
         const p = { concurrencyLimit: o.concurrency, rateLimit: o.rate?.rateLimit, ratePeriodMs: o.rate?.ratePeriodMs };
         return auditCli(q.pool, { action: 'queue.limits', target: { queue: name }, reason: o.reason, details: p }, () => ops.queueChangeControls(q.pool, { name, ...p }), ops.controlsChangeCounted);
       });
-      if (o.json) return printJson(controlsAnswer(name, c, changed));
+      if (o.json) return printJson(queueControlsChangeDto(name, c, changed));
       showControls(c ? [c] : [], false);
     });
 

@@ -1,5 +1,5 @@
 import { actorOf, audited } from '@/lib/audit/log';
-import { queueControlDto } from '@/lib/http/dto';
+import { queueControlsChangeDto } from '@/lib/http/dto';
 import { json, readJsonOptional, route } from '@/lib/http/respond';
 import { otherMethods } from '@/lib/http/unrouted';
 import { controlledQueueName, queueControlsBody } from '@/lib/http/schemas';
@@ -28,7 +28,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     () => queueChangeControls(pool, { name: name.data, ...body }),
     controlsChangeCounted,
   );
-  return json({ queue: name.data, controls: controls ? queueControlDto(controls) : null, changed });
+  return json(queueControlsChangeDto(name.data, controls, changed));
 });
 
 export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
