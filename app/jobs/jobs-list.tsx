@@ -20,7 +20,7 @@ import { jobKeys } from '@/lib/api/keys';
 import { meQuery } from '@/lib/api/auth';
 import { consoleMetaQuery } from '@/lib/api/console';
 import { statsQuery } from '@/lib/api/stats';
-import type { BulkAction } from '@/lib/api/types';
+import type { BulkAction, JobPageDto } from '@/lib/api/types';
 import { SUSPECT_STREAK } from '@/lib/queue/job';
 import { int, ms } from '@/lib/ui/format';
 import { matchingCount } from '@/lib/ui/matching-count';
@@ -39,13 +39,29 @@ export const describeFilter = (f: JobFilters) =>
     .map(([k, v]) => `${k}=${v}`)
     .join(', ') || 'no filter';
 
+/** What "N new" counts from: the newest id, or for the failed list the moment it was read. */
+const anchorOf = (pages: readonly JobPageDto[]) => pages[0]?.newerAfter ?? pages[0]?.headId ?? null;
+/** A list with nothing to count newer jobs from, or no row: its first page is read again each interval. */
+const rereadsFirstPage = (pages: readonly JobPageDto[]) => anchorOf(pages) === null || pages.every((p) => p.jobs.length === 0);
+
 export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobFilters; filtersPending?: boolean; emptyHint?: React.ReactNode }) {
   const qc = useQueryClient();
   const interval = useRefreshInterval();
   const now = useDbNow();
   const flow = useActionFlow();
   const role = useQuery(meQuery()).data?.role;
-  const pages = useInfiniteQuery(jobPagesQuery(filters));
+  // A table with no job at all gives no anchor to count newer jobs from (nor a live feed to
+  // follow), and an empty list has no row a new one could push from under the cursor: the
+  // first page is read again each interval until a job shows, instead of "N new" above
+  // "No job matches" (the running list between two bursts); so is a first read that failed.
+  // The query's own poll, not a timer calling refetch(): that cancelled the read still
+  // awaited for the next, and a first read is a poll too, so a server that hangs shows a poll
+  // waiting (lib/api/connection.ts) — before, only the stats' every 15 s did, and the header
+  // said "Live" for up to 48 s.
+  const pages = useInfiniteQuery({
+    ...jobPagesQuery(filters),
+    refetchInterval: (q) => (interval && (!q.state.data || rereadsFirstPage(q.state.data.pages)) ? interval : false),
+  });
   // Who recovers an expired lease: the live workers' sweep, unless none is alive or their
   // sweep has stopped (the shared stats snapshot, cached on the server for every viewer:
   // cheap to ask every 15 s).
@@ -67,25 +83,13 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
 
   // Each row carries when it was read, so a lease that ends after it shows as not seen (lease.tsx).
   const base: TableJob[] = useMemo(() => pages.data?.pages.flatMap((p) => p.jobs.map((j) => ({ ...j, readAt: p.dbNow }))) ?? [], [pages.data]);
-  // What "N new" counts above: the newest id, or for the failed list the moment it was read.
-  const anchor = pages.data?.pages[0]?.newerAfter ?? pages.data?.pages[0]?.headId ?? null;
+  const anchor = pages.data ? anchorOf(pages.data.pages) : null;
   const ids = useMemo(() => base.slice(0, LOOKUP_MAX).map((j) => j.id), [base]);
   const live = useLive({ ids, newer: { filters, after: anchor } }, interval);
   // The ids change when older rows are loaded: meanwhile the last lookup stands in (its rows
   // stay as fresh as it was), or every row would flash back to its status as first loaded.
   const lookup = useQuery({ ...jobLookupQuery(ids, live ? false : interval), placeholderData: keepPreviousData });
   const newer = useQuery(jobNewerQuery(filters, anchor, live ? false : interval));
-  // A table with no job at all gives no anchor to count newer jobs from (nor a live feed to
-  // follow), and an empty list has no row a new one could push from under the cursor: the
-  // first page is read again each interval until a job shows, instead of "N new" above
-  // "No job matches" (the running list between two bursts).
-  const rereadFirstPage = !!pages.data && (anchor === null || base.length === 0);
-  useEffect(() => {
-    if (!rereadFirstPage || !interval) return;
-    const t = setInterval(() => void pages.refetch(), interval);
-    return () => clearInterval(t);
-  }, [rereadFirstPage, interval, pages.refetch]);
-
   const rows: TableJob[] = useMemo(() => {
     if (!lookup.data) return base;
     const fresh = new Map(lookup.data.jobs.map((j) => [j.id, j]));
@@ -173,7 +177,7 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
   return (
     <div className="space-y-3">
       {refreshError && <ErrorState title="Refreshing failed: the rows are as last read" message={refreshError.message} />}
-      {/* An empty list reads its first page again instead (rereadFirstPage): no banner above "No job matches". */}
+      {/* An empty list reads its first page again instead (rereadsFirstPage): no banner above "No job matches". */}
       {newer.data && base.length > 0 && <NewRowsBanner count={newer.data.count} capped={newer.data.capped} onShow={showNew} />}
       {filteredQueue && (filteredQueue.controls?.paused || filteredQueue.workersAlive === 0) && (
         // A backlog that looks like any other: said here, as the job page says it, so nobody waits on a queue that nothing takes from.

@@ -58,7 +58,7 @@ test('an answer after the failure, a 404 or a refusal, or a query no page watche
   assert.equal(connectionTrouble([q({ data: 1_000 }), q({ error: down, errorAt: 5_000, observers: 0 })], NOW), null);
 });
 
-test('a poll that hangs (a server stopped, never failing a request) is trouble once it has waited 15 s (or two intervals) with no reply at all', () => {
+test('a poll that hangs (a server stopped, never failing a request) is trouble once nothing has replied for 15 s (or two intervals) and it has waited 5 s', () => {
   const NOW2 = 60_000;
   const started = new Map<Q, number>();
   const polls = new Map<Q, number>();
@@ -72,7 +72,12 @@ test('a poll that hangs (a server stopped, never failing a request) is trouble o
   };
   const hung = poll(40_000, 44_000);
   assert.deepEqual(connectionTrouble([hung], NOW2, since, every), { lastAnswerAt: 40_000, hanging: true });
-  assert.equal(connectionTrouble([hung], 58_999, since, every), null, 'waiting for less than 15 s');
+  assert.deepEqual(connectionTrouble([hung], 55_000, since, every), { lastAnswerAt: 40_000, hanging: true }, '15 s since the last reply');
+  assert.equal(connectionTrouble([hung], 54_999, since, every), null, 'less than 15 s since the last reply');
+  // A live stream that went quiet: its polls begin late, 9 s after its last event (lib/api/live.ts).
+  const late = poll(40_000, 54_000);
+  assert.equal(connectionTrouble([late], 58_999, since, every), null, 'the poll has waited less than 5 s: it may yet answer');
+  assert.deepEqual(connectionTrouble([late], 59_000, since, every), { lastAnswerAt: 40_000, hanging: true });
   // Another query answering meanwhile (the live stream's pushes): the server follows; this poll is slow.
   assert.equal(connectionTrouble([hung, q({ data: 55_000 })], NOW2, since, every), null);
   // Another failing (the database away, the server up): "Refresh failing", not the server hanging.

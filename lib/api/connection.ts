@@ -39,8 +39,11 @@ type Watched = Pick<Query, 'state' | 'getObserversCount'>;
  * failure its retry may still mend), else when the last answer came (ms since the epoch;
  * null if none ever did). `fetchingSince` tells when a query's refresh under way was first
  * seen and `pollEvery` how often it polls (undefined: it does not), as useConnectionTrouble
- * keeps them: a poll waiting HANGING_AFTER_MS (or two intervals), with no reply to any query
- * for as long, is a server that hangs.
+ * keeps them: no reply to any query for HANGING_AFTER_MS (or two of a poll's intervals), and a
+ * poll waiting for TROUBLE_AFTER_MS (or two intervals) of it, is a server that hangs. Counted
+ * from the last reply, not from the poll's start: a live stream that went quiet is given up
+ * (lib/api/live.ts) only after two intervals and 5 s, and its polls start then; counted from
+ * their start, "Live" stayed up 24 s after the server stopped.
  */
 export function connectionTrouble(
   queries: readonly Watched[],
@@ -51,7 +54,8 @@ export function connectionTrouble(
   let lastAnswer = 0;
   let lastFailure = 0;
   let lastReply = 0;
-  let hung = false;
+  // How long without any reply the polls under way may wait (Infinity: none is waiting yet).
+  let patience = Infinity;
   for (const q of queries) {
     if (q.getObserversCount() === 0) continue;
     lastAnswer = Math.max(lastAnswer, q.state.dataUpdatedAt - snapshotAgeMs(q.state.data));
@@ -60,10 +64,10 @@ export function connectionTrouble(
     if (q.state.status === 'error' && unreachable(q.state.error)) lastFailure = Math.max(lastFailure, q.state.errorUpdatedAt);
     const since = q.state.fetchStatus === 'fetching' ? fetchingSince(q) : undefined;
     const every = pollEvery(q);
-    if (since !== undefined && every !== undefined && now - since >= Math.max(HANGING_AFTER_MS, 2 * every)) hung = true;
+    if (since !== undefined && every !== undefined && now - since >= Math.max(TROUBLE_AFTER_MS, 2 * every)) patience = Math.min(patience, Math.max(HANGING_AFTER_MS, 2 * every));
   }
   if (lastFailure > lastAnswer && now - lastAnswer >= TROUBLE_AFTER_MS) return { lastAnswerAt: lastAnswer || null };
-  if (hung && now - lastReply >= HANGING_AFTER_MS) return { lastAnswerAt: lastAnswer || null, hanging: true };
+  if (now - lastReply >= patience) return { lastAnswerAt: lastAnswer || null, hanging: true };
   return null;
 }
 
