@@ -20,12 +20,17 @@ export interface GroupTableProps {
   deleteWhy?: string | null;
 }
 
-/** Failed jobs grouped by type and error fingerprint, largest group first. */
+/**
+ * Failed jobs grouped by type and error fingerprint, largest group first. Below `md` each
+ * group is a stacked block (count and type, the error, where and when, then its actions):
+ * as a table a phone showed the count, the type and half the error, and the actions lay a
+ * sideways scroll away.
+ */
 export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onShow, onRequeue, onDelete, requeueWhy, deleteWhy }: GroupTableProps) {
   return (
     <ScrollFrame>
-      <table className="w-full text-sm" data-testid="dead-letter-groups">
-        <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
+      <table className="block w-full text-sm md:table" data-testid="dead-letter-groups">
+        <thead className="hidden text-left text-xs uppercase tracking-wide text-zinc-500 md:table-header-group">
           <tr>
             <th className="py-1 pr-3">Jobs</th>
             <th className="py-1 pr-3">Type</th>
@@ -35,18 +40,21 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
             <th className="py-1" />
           </tr>
         </thead>
-        <tbody>
+        <tbody className="block md:table-row-group">
           {groups.map((g) => (
             <tr
               key={`${g.type}|${g.fingerprint}`}
-              className={`border-t border-zinc-100 align-top dark:border-zinc-800 ${activeFingerprint === g.fingerprint && (!activeType || activeType === g.type) ? 'bg-sky-50 dark:bg-sky-950/40' : ''}`}
+              className={`block border-t border-zinc-100 py-2 align-top md:table-row md:py-0 dark:border-zinc-800 ${activeFingerprint === g.fingerprint && (!activeType || activeType === g.type) ? 'bg-sky-50 dark:bg-sky-950/40' : ''}`}
               data-testid={`group-${g.fingerprint}`}
             >
-              <td className="tabular py-2 pr-3 font-semibold">{int(g.count)}</td>
-              <td className="min-w-[9rem] break-all py-2 pr-3 font-mono text-xs">
+              <td className="tabular inline pr-2 font-semibold md:table-cell md:py-2 md:pr-3">
+                {int(g.count)}
+                <span className="font-normal text-zinc-500 md:hidden"> {g.count === 1 ? 'job' : 'jobs'}</span>
+              </td>
+              <td className="inline break-all font-mono text-xs md:table-cell md:min-w-[9rem] md:py-2 md:pr-3">
                 <UserText text={g.type} />
               </td>
-              <td className="min-w-[14rem] py-2 pr-3">
+              <td className="block pt-1 md:table-cell md:min-w-[14rem] md:py-2 md:pr-3">
                 <p className="wrap-anywhere font-mono text-xs">{g.pattern ? <UserText text={g.pattern} multiline /> : '(no error text)'}</p>
                 {g.sampleError && (
                   <p className="mt-0.5 line-clamp-3 wrap-anywhere text-xs text-zinc-500" title="the error of the group's latest failure">
@@ -54,7 +62,8 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
                   </p>
                 )}
               </td>
-              <td className="min-w-[7rem] break-all py-2 pr-3 text-xs">
+              <td className="inline break-all text-xs md:table-cell md:min-w-[7rem] md:py-2 md:pr-3">
+                <span className="text-zinc-500 md:hidden">on </span>
                 {g.queues.map((q, k) => (
                   <span key={q}>
                     {k > 0 && ', '}
@@ -62,9 +71,12 @@ export function GroupTable({ groups, nowMs, activeFingerprint, activeType, onSho
                   </span>
                 ))}
               </td>
-              <td className="whitespace-nowrap py-2 pr-3 text-xs text-zinc-500">{g.newestFailedAt ? ago(nowMs - ms(g.newestFailedAt)!) : '—'}</td>
-              <td className="py-2">
-                <div className="flex flex-wrap justify-end gap-1">
+              <td className="inline whitespace-nowrap text-xs text-zinc-500 md:table-cell md:py-2 md:pr-3">
+                <span className="md:hidden"> · last failed </span>
+                {g.newestFailedAt ? ago(nowMs - ms(g.newestFailedAt)!) : '—'}
+              </td>
+              <td className="block pt-1.5 md:table-cell md:py-2">
+                <div className="flex flex-wrap gap-1 md:justify-end">
                   <Button size="sm" variant="ghost" onClick={() => onShow(g)}>
                     Show jobs
                   </Button>

@@ -28,6 +28,12 @@ const n = (q: QueueStatsDto, s: keyof QueueStatsDto['counts']) => (
   </span>
 );
 
+/**
+ * The Pause/Resume column stays at the right edge while the others scroll under it: on a
+ * phone the table is twice the screen's width, and the button lay a scroll away.
+ */
+const STUCK = 'sticky right-0 bg-white py-1.5 pl-2 pr-1 max-md:shadow-[-6px_0_6px_-6px_rgb(0_0_0/0.15)] dark:bg-zinc-900';
+
 const BUTTON = 'rounded border border-zinc-300 px-1.5 py-0.5 hover:bg-zinc-100 disabled:opacity-50 aria-disabled:cursor-wait aria-disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800';
 
 /** What a queue's controls allow, in a few words. */
@@ -79,6 +85,11 @@ export function QueueTable({
             <th className="py-1 pr-3">Failed</th>
             <th className="py-1 pr-3">Completed</th>
             <th className="py-1 pr-3" title="pause and global limits, honoured by every worker at claim time">Controls</th>
+            {onPause && onResume && (
+              <th className={STUCK}>
+                <span className="sr-only">Pause or resume</span>
+              </th>
+            )}
           </tr>
         </thead>
         <tbody>
@@ -164,20 +175,22 @@ export function QueueTable({
                       <span className="rounded bg-amber-100 px-1.5 py-0.5 font-medium text-amber-800 dark:bg-amber-900 dark:text-amber-200">paused</span>
                     )}
                     {q.controls && <span className="tabular text-zinc-600 dark:text-zinc-400">{controlsText(q.controls)}</span>}
-                    {onPause && onResume && (
-                      <ActionButton
-                        unstyled
-                        className={BUTTON}
-                        onClick={() => (q.controls?.paused ? onResume(q.queue) : onPause(q.queue))}
-                        disabled={busyQueue === q.queue}
-                        why={q.controls?.paused ? resumeWhy : pauseWhy}
-                        aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${visible(q.queue)}`}
-                      >
-                        {q.controls?.paused ? 'Resume' : 'Pause…'}
-                      </ActionButton>
-                    )}
                   </div>
                 </td>
+                {onPause && onResume && (
+                  <td className={`${STUCK} text-xs`}>
+                    <ActionButton
+                      unstyled
+                      className={BUTTON}
+                      onClick={() => (q.controls?.paused ? onResume(q.queue) : onPause(q.queue))}
+                      disabled={busyQueue === q.queue}
+                      why={q.controls?.paused ? resumeWhy : pauseWhy}
+                      aria-label={`${q.controls?.paused ? 'Resume' : 'Pause'} queue ${visible(q.queue)}`}
+                    >
+                      {q.controls?.paused ? 'Resume' : 'Pause…'}
+                    </ActionButton>
+                  </td>
+                )}
               </tr>
             );
           })}

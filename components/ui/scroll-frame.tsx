@@ -5,7 +5,7 @@ import { type ReactNode, useEffect, useRef, useState } from 'react';
 /**
  * A table's frame that scrolls sideways on a narrow screen, and says so: on a phone the
  * columns past the edge (a job's error, a worker's buttons) were cut off with nothing to say
- * they were there. While more lies to the right, the edge fades and a "more →" tag shows
+ * they were there. While more lies to the right, the edge fades and an arrow in it shows
  * until the frame is first scrolled from its start; while the start is out of sight, the
  * left edge fades too. On a screen the table fits, nothing shows.
  */
@@ -52,12 +52,15 @@ export function ScrollFrame({ className = '', children }: { className?: string; 
         <div aria-hidden className="pointer-events-none absolute inset-y-px right-px w-6 bg-gradient-to-l from-zinc-900/10 to-transparent dark:from-black/40" />
       )}
       {edges?.right && !scrolled && (
+        // An arrow within the faded edge, not a word beside it: "more →" covered the header
+        // labels of the columns still in view (a phone's "Error (variable parts…)", "Type").
         <span
           aria-hidden
           data-testid="scroll-hint"
-          className="pointer-events-none absolute right-2 top-1.5 rounded bg-zinc-800/85 px-1.5 py-0.5 text-[11px] font-medium text-white shadow dark:bg-zinc-200/90 dark:text-zinc-900"
+          title="more columns to the right"
+          className="pointer-events-none absolute right-0.5 top-1 flex h-5 w-5 items-center justify-center rounded-full bg-zinc-800/85 text-xs font-medium text-white shadow dark:bg-zinc-200/90 dark:text-zinc-900"
         >
-          more →
+          →
         </span>
       )}
     </div>

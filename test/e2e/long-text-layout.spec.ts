@@ -132,7 +132,7 @@ test("a job's 10 KB error: its page shows the start, and the rest on asking", as
   await expect(last).not.toContainText(token);
 });
 
-test('a table wider than a phone says so: the edge fades and "more →" shows until it is scrolled; at 1280 px, where it fits, nothing shows', async ({ page }) => {
+test('a table wider than a phone says so: the edge fades and an arrow shows in it until it is scrolled; at 1280 px, where it fits, nothing shows', async ({ page }) => {
   await page.setViewportSize(PHONE);
   await page.goto('/workers');
   const table = page.getByTestId('worker-table');
@@ -142,6 +142,9 @@ test('a table wider than a phone says so: the edge fades and "more →" shows un
   await expect(frame).toHaveAttribute('data-overflow', 'right');
   const hint = frame.getByTestId('scroll-hint');
   await expect(hint).toBeVisible();
+  // Within the faded edge (24 px), where it hides no header label still in view.
+  const [frameBox, hintBox] = [await frame.boundingBox(), await hint.boundingBox()];
+  expect(hintBox!.x).toBeGreaterThanOrEqual(frameBox!.x + frameBox!.width - 24);
   await expect.poll(() => pageOverflow(page), { message: 'the table scrolls in its frame, not the page' }).toBeLessThanOrEqual(0);
   // Scrolled to its end: nothing more to the right; the tag has done its work.
   await table.evaluate((t) => t.parentElement!.scrollTo({ left: t.parentElement!.scrollWidth }));
@@ -154,4 +157,28 @@ test('a table wider than a phone says so: the edge fades and "more →" shows un
   await expect.poll(() => table.evaluate((t) => t.parentElement!.scrollWidth - t.parentElement!.clientWidth)).toBeLessThanOrEqual(1);
   await expect(frame).toHaveAttribute('data-overflow', 'none');
   await expect(frame.getByTestId('scroll-hint')).toHaveCount(0);
+});
+
+test("at 390 px a dead-letter group's actions and a queue's Pause are on screen, not a sideways scroll away", async ({ page }) => {
+  const { token } = await longErrorJob();
+  await page.setViewportSize(PHONE);
+  const onScreen = async (el: Locator) => {
+    await expect(el).toBeVisible();
+    const box = (await el.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+  };
+  await page.goto('/dead-letter');
+  const group = page.getByTestId('dead-letter-groups').locator('tr', { hasText: token });
+  for (const name of [/^Requeue group/, /^Delete group/]) await onScreen(group.getByRole('button', { name }));
+  // Stacked, the group does not scroll; its type, error and queue read in full width.
+  await expect(page.locator('[data-overflow]', { has: page.getByTestId('dead-letter-groups') })).toHaveAttribute('data-overflow', 'none');
+  await expect(group).toContainText('payment.capture');
+  await expect(group).toContainText('billing');
+
+  await page.goto('/');
+  const queue = page.getByTestId('queue-billing');
+  // The table still scrolls (twelve columns); the button stays at its right edge.
+  await expect(page.locator('[data-overflow]', { has: page.getByTestId('queue-table') })).toHaveAttribute('data-overflow', 'right');
+  await onScreen(queue.getByRole('button', { name: /^(Pause|Resume) queue billing$/ }));
 });
