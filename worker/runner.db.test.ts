@@ -105,6 +105,8 @@ describe('fencing', () => {
     const { runner } = await makeRunner(t, { prefix });
     await waitFor('the expired lease to be taken over', async () => (await jobRow(db.pool, id)).worker_id === runner.workerId);
     assert.equal(runner.stats.recovered, 1);
+    // And against its type, for the overview's Job types table.
+    assert.equal(runner.byType.snapshot().find((r) => r.queue === prefix && r.type === 'test.block')?.leaseLost, 1);
     const { rows } = await db.pool.query(`SELECT attempt, worker_id, outcome FROM job_attempts WHERE job_id = $1 ORDER BY attempt`, [id]);
     assert.deepEqual(rows, [
       { attempt: 1, worker_id: 'gone:1:dead00', outcome: 'lease_lost' },
@@ -1321,6 +1323,24 @@ describe('what a heartbeat reports', () => {
         ['test.ok', 3, 0, 0, 3, 3],
       ],
     );
+  });
+
+  test("a lost lease its sweep recovered counts against the job's type and queue, on any queue (a dead worker's job on one this process does not consume)", async (t) => {
+    const prefix = uniquePrefix('bytype-lost');
+    const elsewhere = `${prefix}-other`;
+    const ids = [
+      await insertJob(db.pool, { queue: elsewhere, type: 'test.poison', status: 'running', workerId: 'gone:1:dead01', leaseInMs: -1_000 }),
+      await insertJob(db.pool, { queue: elsewhere, type: 'test.poison', status: 'running', workerId: 'gone:1:dead01', leaseInMs: -1_000 }),
+    ];
+    const { runner } = await makeRunner(t, { prefix, recoverMs: 200 });
+    const lost = async () => {
+      const { rows } = await db.pool.query(`SELECT metrics->'byType' AS t FROM workers WHERE worker_id = $1`, [runner.workerId]);
+      return ((rows[0]?.t ?? []) as { queue: string; type: string; leaseLost?: number }[]).find((r) => r.queue === elsewhere && r.type === 'test.poison')?.leaseLost ?? 0;
+    };
+    await waitFor('a heartbeat with both lost leases', async () => (await lost()) === 2);
+    for (const id of ids) assert.equal((await jobRow(db.pool, id)).status, 'retrying');
+    const summed = (await readTypeTotals(db.pool)).find((r) => r.queue === elsewhere && r.type === 'test.poison');
+    assert.equal(summed?.leaseLost, 2);
   });
 
   test("the process's resident memory, for the workers page", async (t) => {

@@ -532,7 +532,10 @@ export class Runner {
         this.queueWait.observe(j.waitedMs);
         // A takeover is a recovery too: a dead worker's jobs are often taken over by an idle
         // peer's claim before any sweep moves them.
-        if (j.takenOver) this.stats.recovered++;
+        if (j.takenOver) {
+          this.stats.recovered++;
+          this.byType.count(j, 'leaseLost');
+        }
       }
       if (failpointsEnabled) await failpoint('after_claim', jobs.map((j) => j.id));
       const renewedAt = performance.now() - claimSentAt > this.o.leaseMs / 3 ? await this.renewSlowClaim(jobs) : null;
@@ -1760,6 +1763,7 @@ export class Runner {
       this.noteStatistics(r?.analyzed ?? null);
       if (r) {
         this.stats.recovered += r.expired.length;
+        for (const x of r.expired) this.byType.count(x, 'leaseLost');
         this.stats.resignalled += r.queues.reduce((n, q) => n + q.pushed, 0);
       }
       if (r && (r.expired.length || r.queues.some((q) => q.pushed))) {

@@ -14,6 +14,7 @@ const row = (over: Partial<Parameters<typeof TypeTable>[0]['rows'][number]> = {}
   failed: 1,
   cancelled: 0,
   snoozed: 0,
+  leaseLost: 0,
   runs: 100,
   runP50Ms: 7.5,
   runP95Ms: 1_840,
@@ -50,4 +51,12 @@ test("run times past the histogram's top read as more than it; a p95 of a few ru
   assert.equal(cell({ runsPastTop: 100, runP50Ms: 3_600_000, runP95Ms: 3_600_000 }), '&gt; 1 h / &gt; 1 h', 'every run took over an hour');
   assert.equal(cell({ runsPastTop: 10, runP50Ms: 60_000, runP95Ms: 3_600_000 }), '1 min / &gt; 1 h', 'a tenth of them did');
   assert.equal(cell({ runs: 1, runsPastTop: 0, runP50Ms: 1_800, runP95Ms: 2_400 }), '1.8 s / –', 'one run: no p95');
+});
+
+test('lost leases are a column of their own, marked when any, and not in the failure rate', () => {
+  const html = renderToStaticMarkup(createElement(TypeTable, { rows: [row({ leaseLost: 3 }), row({ type: 'calm' })] }));
+  assert.match(html, /data-testid="type-lease-lost">3</);
+  assert.match(html, /text-red-700[^"]*" data-testid="type-lease-lost">3</);
+  assert.match(html, /" data-testid="type-lease-lost">0</);
+  assert.equal(failureRate(row({ leaseLost: 50 })), 5);
 });

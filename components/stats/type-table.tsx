@@ -23,6 +23,9 @@ const jobsOf = (r: TypeRow, status?: string) =>
 /** Runs a p95 is shown from: of fewer, it is one or two runs' time, not a percentile. */
 const P95_RUNS_MIN = 20;
 
+const LEASE_LOST_TITLE =
+  "attempts whose lease ran out: the worker was killed (a poison job that crashes its process, the OOM killer), stalled (a handler that blocks the event loop) or cut off from the database; counted when a worker's sweep or claim moved the job on (an operator's Recover is in the audit log). Not in the failure rate: the handler did not fail, its worker did";
+
 /**
  * A run-time quantile as the table shows it: past the histogram's top bound (more than the
  * share 1 - q of the runs took longer) it is "> 1 h", not the bound itself, which read as a
@@ -51,6 +54,9 @@ export function TypeTable({ rows }: { rows: TypeRow[] }) {
             <th className="py-1 pr-3 text-right">Cancelled</th>
             <th className="py-1 pr-3 text-right" title="attempts the handler put off (SnoozeError): no failure, the attempt given back">
               Snoozed
+            </th>
+            <th className="py-1 pr-3 text-right" title={LEASE_LOST_TITLE}>
+              Lease lost
             </th>
             <th className="py-1 pr-3 text-right" title="retried and failed attempts among those that completed, retried or failed">
               Failure rate
@@ -95,6 +101,9 @@ export function TypeTable({ rows }: { rows: TypeRow[] }) {
                 <td className="tabular py-1 pr-3 text-right">{int(r.cancelled)}</td>
                 <td className="tabular py-1 pr-3 text-right" data-testid="type-snoozed">
                   {int(r.snoozed)}
+                </td>
+                <td className={`tabular py-1 pr-3 text-right ${r.leaseLost > 0 ? 'font-medium text-red-700 dark:text-red-300' : ''}`} data-testid="type-lease-lost">
+                  {int(r.leaseLost)}
                 </td>
                 <td className={`tabular py-1 pr-3 text-right ${(rate ?? 0) > 0 ? 'text-amber-700 dark:text-amber-300' : ''}`} data-testid="type-failure-rate">
                   {percent(rate)}

@@ -31,8 +31,8 @@ function fakeSource(h: SummedHistogram, sweptAgoMs: number | null = 2500, databa
       running: 2,
     }),
     typeTotals: async () => [
-      { queue: 'mail', type: 'email.send', completed: 40, retried: 3, failed: 1, cancelled: 0, snoozed: 2, runTimeMs: { counts: h.counts, sum: h.sumMs, count: h.count } },
-      { queue: 'default', type: 'report.build', completed: 2, retried: 0, failed: 0, cancelled: 1, snoozed: 0, runTimeMs: { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sum: 0, count: 0 } },
+      { queue: 'mail', type: 'email.send', completed: 40, retried: 3, failed: 1, cancelled: 0, snoozed: 2, leaseLost: 5, runTimeMs: { counts: h.counts, sum: h.sumMs, count: h.count } },
+      { queue: 'default', type: 'report.build', completed: 2, retried: 0, failed: 0, cancelled: 1, snoozed: 0, leaseLost: 0, runTimeMs: { counts: new Array(DURATION_BUCKETS_MS.length + 1).fill(0), sum: 0, count: 0 } },
     ],
     backlog: async () => new Map([['mail', 7]]),
     usingRedis: async () => true,
@@ -99,7 +99,8 @@ test('per queue and job type: outcomes as one labelled counter, run time as a la
   assert.equal(value('mail', 'email.send', 'failed'), '1');
   assert.equal(value('default', 'report.build', 'cancelled'), '1');
   assert.equal(value('mail', 'email.send', 'snoozed'), '2');
-  assert.equal(outcomes.metrics.length, 10, 'five outcomes for each of the two kinds, zeros included');
+  assert.equal(value('mail', 'email.send', 'lease_lost'), '5', 'spelled as the attempt history spells it');
+  assert.equal(outcomes.metrics.length, 12, 'six outcomes for each of the two kinds, zeros included');
 
   assert.equal(families.find((f) => f.name === 'leasehold_job_type_run_seconds')!.type, 'HISTOGRAM');
   // Read from the text itself: the parser folds a histogram's label sets into one.

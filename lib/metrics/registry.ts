@@ -281,13 +281,14 @@ export function createMetricsRegistry(source: MetricsSource, opts: { defaultMetr
   // the process-wide ones above keep their single series (and the queries written for them).
   new Counter({
     name: 'leasehold_job_outcomes_total',
-    help: 'Attempts ended, per queue, job type and outcome (completed; retried: failed with attempts left; failed: to the dead letter; cancelled; snoozed: put off by the handler, no failure), summed over all worker incarnations.',
+    help: 'Attempts ended, per queue, job type and outcome (completed; retried: failed with attempts left; failed: to the dead letter; cancelled; snoozed: put off by the handler, no failure; lease_lost: its lease ran out, counted by the worker that recovered the job), summed over all worker incarnations.',
     labelNames: ['queue', 'type', 'outcome'] as const,
     registers: [registry],
     async collect() {
       const byType = await source.typeTotals();
       this.reset();
-      for (const t of byType) for (const outcome of TYPE_OUTCOMES) this.inc({ queue: t.queue, type: t.type, outcome }, t[outcome]);
+      // Label values as the attempt history spells its outcomes (lease_lost), not as JSON keys.
+      for (const t of byType) for (const outcome of TYPE_OUTCOMES) this.inc({ queue: t.queue, type: t.type, outcome: outcome === 'leaseLost' ? 'lease_lost' : outcome }, t[outcome]);
     },
   });
   new SummedHistogramMetric(

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DURATION_BUCKETS_MS } from './histogram';
-import { histogramQuantile, TypeTally, type TypeTotals, typeWindow } from './type-metrics';
+import { histogramQuantile, TypeTally, type TypeOutcome, type TypeTotals, typeWindow } from './type-metrics';
 
 const buckets = (at: Record<number, number>) => DURATION_BUCKETS_MS.map((_, k) => at[k] ?? 0).concat(at[DURATION_BUCKETS_MS.length] ?? 0);
 
@@ -13,16 +13,18 @@ test('a tally keeps each queue and type apart, outcomes and run times', () => {
   t.count({ queue: 'mail', type: 'email.send' }, 'retried');
   t.count({ queue: 'bulk', type: 'email.send' }, 'failed');
   t.count({ queue: 'bulk', type: 'email.send' }, 'cancelled', 3);
+  t.count({ queue: 'bulk', type: 'email.send' }, 'leaseLost');
   t.observeRunTime({ queue: 'mail', type: 'email.send' }, 4);
   t.observeRunTime({ queue: 'mail', type: 'email.send' }, 700);
   const snap = t.snapshot();
   assert.equal(snap.length, 2);
   const mail = snap.find((s) => s.queue === 'mail')!;
-  assert.deepEqual({ ...mail, runTimeMs: undefined }, { queue: 'mail', type: 'email.send', completed: 2, retried: 1, failed: 0, cancelled: 0, snoozed: 0, runTimeMs: undefined });
+  assert.deepEqual({ ...mail, runTimeMs: undefined }, { queue: 'mail', type: 'email.send', completed: 2, retried: 1, failed: 0, cancelled: 0, snoozed: 0, leaseLost: 0, runTimeMs: undefined });
   assert.deepEqual(mail.runTimeMs, { counts: buckets({ 1: 1, 8: 1 }), sum: 704, count: 2 });
   const bulk = snap.find((s) => s.queue === 'bulk')!;
   assert.equal(bulk.failed, 1);
   assert.equal(bulk.cancelled, 3);
+  assert.equal(bulk.leaseLost, 1);
   assert.equal(bulk.runTimeMs.count, 0);
   assert.doesNotThrow(() => JSON.parse(JSON.stringify(snap)), 'what a heartbeat carries is plain JSON');
 });
@@ -39,10 +41,10 @@ test('quantiles are interpolated within their bucket, as histogram_quantile does
   assert.equal(histogramQuantile(buckets({ [DURATION_BUCKETS_MS.length]: 4 }), 0.5), DURATION_BUCKETS_MS[DURATION_BUCKETS_MS.length - 1]);
 });
 
-const totals = (queue: string, type: string, n: Partial<Record<'completed' | 'retried' | 'failed' | 'cancelled' | 'snoozed', number>>, run: Record<number, number> = {}): TypeTotals => {
+const totals = (queue: string, type: string, n: Partial<Record<TypeOutcome, number>>, run: Record<number, number> = {}): TypeTotals => {
   const counts = buckets(run);
   const count = counts.reduce((a, b) => a + b, 0);
-  return { queue, type, completed: 0, retried: 0, failed: 0, cancelled: 0, snoozed: 0, ...n, runTimeMs: { counts, sum: count * 3, count } };
+  return { queue, type, completed: 0, retried: 0, failed: 0, cancelled: 0, snoozed: 0, leaseLost: 0, ...n, runTimeMs: { counts, sum: count * 3, count } };
 };
 
 test('a window is the later totals less the earlier: new kinds count from 0, idle ones are left out, the busiest come first', () => {
@@ -72,4 +74,12 @@ test('a sum that went down (worker rows deleted) counts as nothing, never as eve
     [totals('q', 't', { completed: 20, retried: 5 }, { 0: 25 })],
   );
   assert.deepEqual([rows[0]!.completed, rows[0]!.retried, rows[0]!.runs], [0, 2, 0]);
+});
+
+test('lost leases count per type, and a kind whose only news is a lost lease is a row; a sample from before they were counted reads as 0, not NaN', () => {
+  const old = totals('q', 'poison', { completed: 3 });
+  delete (old as Partial<TypeTotals>).leaseLost; // a stats_samples row written by an earlier version
+  const rows = typeWindow([old], [totals('q', 'poison', { completed: 3, leaseLost: 2 })]);
+  assert.deepEqual(rows.map((r) => [r.type, r.completed, r.leaseLost, r.runs]), [['poison', 0, 2, 0]]);
+  assert.deepEqual(typeWindow([totals('q', 'poison', { completed: 3, leaseLost: 2 })], [old]), [], 'missing in the later one: nothing, no NaN row');
 });

@@ -19,9 +19,11 @@ import { WORKER_METRICS } from './worker-totals';
 
 /**
  * How an attempt ended, as counted per type: retried and failed (to the dead letter) are both
- * failed attempts; snoozed (put off by its handler) is none.
+ * failed attempts; snoozed (put off by its handler) is none; leaseLost is an attempt whose
+ * lease ran out (its worker killed, stalled or cut off), counted by the worker whose sweep or
+ * claim moved the job on — which type keeps taking its workers down.
  */
-export const TYPE_OUTCOMES = ['completed', 'retried', 'failed', 'cancelled', 'snoozed'] as const;
+export const TYPE_OUTCOMES = ['completed', 'retried', 'failed', 'cancelled', 'snoozed', 'leaseLost'] as const;
 export type TypeOutcome = (typeof TYPE_OUTCOMES)[number];
 
 export interface JobKind {
@@ -49,7 +51,7 @@ export class TypeTally {
     const key = kindKey(k);
     let e = this.byKind.get(key);
     if (!e) {
-      e = { queue: k.queue, type: k.type, completed: 0, retried: 0, failed: 0, cancelled: 0, snoozed: 0, runTime: new Histogram() };
+      e = { queue: k.queue, type: k.type, completed: 0, retried: 0, failed: 0, cancelled: 0, snoozed: 0, leaseLost: 0, runTime: new Histogram() };
       this.byKind.set(key, e);
     }
     return (this.last = e);
@@ -116,6 +118,7 @@ export async function readTypeTotals(db: Executor): Promise<TypeTotals[]> {
       failed: total(r.failed),
       cancelled: total(r.cancelled),
       snoozed: total(r.snoozed),
+      leaseLost: total(r.leaseLost),
       runTimeMs: { counts: new Array<number>(DURATION_BUCKETS_MS.length + 1).fill(0), sum: total(r.run_sum), count: total(r.run_count) },
     });
   }
@@ -177,7 +180,8 @@ export function typeWindow(earlier: readonly TypeTotals[], later: readonly TypeT
     // A sum that went down (worker rows deleted by hand) counts as nothing: the deleted rows'
     // totals are gone from it, and counting the whole sum instead would report every attempt
     // ever made as made in the window. As the throughput rates count it.
-    const diff = (now: number, then: number | undefined) => Math.max(0, now - (then ?? 0));
+    // A figure missing from a sample (one recorded before its outcome was counted) is 0.
+    const diff = (now: number | undefined, then: number | undefined) => Math.max(0, (now ?? 0) - (then ?? 0));
     const counts = t.runTimeMs.counts.map((n, k) => diff(n, b?.runTimeMs.counts[k]));
     const runs = diff(t.runTimeMs.count, b?.runTimeMs.count);
     const sum = diff(t.runTimeMs.sum, b?.runTimeMs.sum);
@@ -189,14 +193,15 @@ export function typeWindow(earlier: readonly TypeTotals[], later: readonly TypeT
       failed: diff(t.failed, b?.failed),
       cancelled: diff(t.cancelled, b?.cancelled),
       snoozed: diff(t.snoozed, b?.snoozed),
+      leaseLost: diff(t.leaseLost, b?.leaseLost),
       runs,
       runP50Ms: histogramQuantile(counts, 0.5),
       runP95Ms: histogramQuantile(counts, 0.95),
       runMeanMs: runs > 0 ? sum / runs : null,
       runsPastTop: counts[DURATION_BUCKETS_MS.length] ?? 0,
     };
-    if (row.runs + row.completed + row.retried + row.failed + row.cancelled > 0) rows.push(row);
+    if (row.runs + row.completed + row.retried + row.failed + row.cancelled + row.leaseLost > 0) rows.push(row);
   }
-  const ended = (r: TypeWindowRow) => r.completed + r.retried + r.failed + r.cancelled;
+  const ended = (r: TypeWindowRow) => r.completed + r.retried + r.failed + r.cancelled + r.leaseLost;
   return rows.sort((x, y) => ended(y) - ended(x) || x.queue.localeCompare(y.queue) || x.type.localeCompare(y.type));
 }
