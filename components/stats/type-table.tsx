@@ -24,7 +24,7 @@ const jobsOf = (r: TypeRow, status?: string) =>
 const P95_RUNS_MIN = 20;
 
 const LEASE_LOST_TITLE =
-  "attempts whose lease ran out: the worker was killed (a poison job that crashes its process, the OOM killer), stalled (a handler that blocks the event loop) or cut off from the database. A crash counts against every job its process held: the type with the most is the likely cause, its jobs' attempts say. Counted by the worker whose sweep or claim moved the job on, with its next heartbeat (one killed before it loses the count, as its other figures; an operator's Recover is in the audit log). Not in the failure rate: the handler did not fail, its worker did";
+  "attempts whose lease ran out: the worker was killed (a poison job that crashes its process, the OOM killer), stalled (a handler that blocks the event loop) or cut off from the database. A crash counts against every job its process held: the type with the most is the likely cause, its jobs' attempts say. Read from the attempts themselves, so a loss no worker lived to report is here too. Not in the failure rate: the handler did not fail, its worker did";
 
 /**
  * A run-time quantile as the table shows it: past the histogram's top bound (more than the

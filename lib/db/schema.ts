@@ -195,6 +195,8 @@ export const endedAttempts = pgTable(
     primaryKey({ name: 'ended_attempts_pkey', columns: [t.jobId, t.attempt] }),
     // The jobs a worker lost (the worker filter; drizzle/0028_lost_by_worker.sql).
     index('ended_attempts_lost_idx').on(t.workerId).where(sql`outcome = 'lease_lost'`),
+    // The leases lost in a window, per job type (the overview's Job types; drizzle/0035_lost_by_time.sql).
+    index('ended_attempts_lost_at_idx').on(t.finishedAt).where(sql`outcome = 'lease_lost'`),
   ],
 );
 

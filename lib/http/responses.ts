@@ -471,7 +471,7 @@ const typeRowsSchema = z.array(
       failed: count.meta({ description: 'Attempts that failed for good: the job went to the dead letter.' }),
       cancelled: count,
       snoozed: count.meta({ description: 'Attempts its handler put off (SnoozeError): no failure, the attempt given back.' }),
-      leaseLost: count.meta({ description: 'Attempts whose lease ran out (the worker killed, stalled or cut off), counted by the worker whose recover sweep or claim moved the job on; an operator\'s Recover is in the audit log instead.' }),
+      leaseLost: count.meta({ description: 'Attempts whose lease ran out in the window (the worker killed, stalled or cut off), read from the attempt history: losses no worker lived to report included.' }),
       runs: count.meta({ description: 'Handler runs that ended (whatever their outcome, lost leases too).' }),
       runP50Ms: z.number().nullable().meta({ description: 'Median handler run time, interpolated within the histogram bucket (as histogram_quantile); null with no run.' }),
       runP95Ms: z.number().nullable(),

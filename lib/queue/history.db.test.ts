@@ -54,6 +54,14 @@ test('a range reads back as rates per bucket, and per queue and type between its
   await put('30 minutes', 100, 0);
   await put('20 minutes', 700, 6);
   await put('10 minutes', 1300, 6);
+  // Leases lost, read from the attempts (no sample counts them): 15 minutes ago, and a day ago.
+  const { rows: job } = await db.pool.query(`INSERT INTO jobs (queue, type, status, payload, attempt_count) VALUES ('h', 'mail', 'retrying', '{}', 2) RETURNING job_id`);
+  await db.pool.query(
+    `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+     VALUES ($1, 1, 'gone:1:aaaaaa', now() - interval '25 hours', now() - interval '25 hours', 'lease_lost'),
+            ($1, 2, 'gone:2:bbbbbb', now() - interval '15 minutes', now() - interval '15 minutes', 'lease_lost')`,
+    [job[0].job_id],
+  );
 
   const day = await readHistory(db.pool, '24h');
   assert.equal(day.bucketMs, 300_000);
@@ -68,15 +76,15 @@ test('a range reads back as rates per bucket, and per queue and type between its
   );
   assert.ok(day.points[0]!.t < day.points[1]!.t && day.points[0]!.t % 300_000 === 0, 'points at bucket starts, in order');
   assert.deepEqual(
-    day.types.map((t) => [t.queue, t.type, t.completed, t.failed, t.runs]),
-    [['h', 'mail', 1200, 6, 1206]],
+    day.types.map((t) => [t.queue, t.type, t.completed, t.failed, t.runs, t.leaseLost]),
+    [['h', 'mail', 1200, 6, 1206, 1]],
     'the sample from two days ago is outside the range',
   );
   const span = day.until!.getTime() - day.since!.getTime();
   assert.ok(Math.abs(span - 20 * 60_000) < 5_000, `from the first sample in the range to the last: ${span} ms`);
 
   const week = await readHistory(db.pool, '7d');
-  assert.deepEqual(week.types.map((t) => t.completed), [1299], 'over the week, from the two-day-old sample');
+  assert.deepEqual(week.types.map((t) => [t.completed, t.leaseLost]), [[1299, 2]], 'over the week, from the two-day-old sample');
   assert.equal(week.bucketMs, 3_600_000);
 });
 

@@ -10,7 +10,7 @@
  */
 import type { Executor } from '../db/client';
 import { readWorkerTotals, type WorkerTotals } from './worker-totals';
-import { readTypeTotals, type TypeTotals, typeWindow, type TypeWindowRow } from './type-metrics';
+import { readLostLeases, readTypeTotals, type TypeTotals, typeWindow, type TypeWindowRow, withLostLeases } from './type-metrics';
 
 /** One sample at most this often (a little under the minute: a sweep every 5 s lands within one). */
 export const HISTORY_SAMPLE_MS = 55_000;
@@ -126,6 +126,8 @@ export async function readHistory(db: Executor, range: HistoryRange): Promise<Hi
     [rangeMs],
   );
   const [first, last] = ends as { at: Date; by_type: TypeTotals[] }[];
-  const types = first && last && first.at < last.at ? typeWindow(first.by_type, last.by_type) : [];
+  // Lost leases as the attempts record them (a worker killed before its heartbeat lost its
+  // count); those of jobs retention has deleted since are gone with them.
+  const types = first && last && first.at < last.at ? withLostLeases(typeWindow(first.by_type, last.by_type), await readLostLeases(db, first.at, last.at)) : [];
   return { range, rangeMs, bucketMs, since: first?.at ?? null, until: last?.at ?? null, points, types };
 }

@@ -16,6 +16,7 @@ import { computeConsoleStats, readDeadLettered } from './console-stats';
 import { deadLetterGroups } from './dead-letter';
 import { ATTEMPTS_OF_JOB_SQL, countNewer, listJobs } from './read';
 import { PgDoorbell } from './signal';
+import { readLostLeases } from './type-metrics';
 import * as sql from './statements';
 
 const db = await testDatabase();
@@ -228,6 +229,16 @@ test('the console and /api/metrics: the stats and lists by completed status neve
   // The dead letter's groups (the latest failures) and the overview's dead-letter series.
   await deadLetterGroups(recorder);
   await readDeadLettered(recorder, 10_000, 3_600_000);
+  // The Job types' lost leases: over the 5,000 lost here (a week's window), and over a window
+  // with none (the last 15 minutes of a healthy day), read from ended_attempts_lost_at_idx.
+  assert.equal([...(await readLostLeases(recorder, new Date(Date.now() - 7 * 86_400_000), new Date(Date.now() + 60_000))).values()].reduce((n, k) => n + k.n, 0), 5000);
+  await readLostLeases(recorder, new Date(Date.now() + 60_000), new Date(Date.now() + 960_000));
+  const lostReads = seen.filter((st) => /outcome = 'lease_lost' AND a\.finished_at/.test(st.text));
+  assert.equal(lostReads.length, 2);
+  for (const st of lostReads) {
+    const p = (await db.pool.query(`EXPLAIN (COSTS OFF) ${st.text}`, st.values)).rows.map((r) => r['QUERY PLAN']).join('\n');
+    assert.match(p, /ended_attempts_lost_(at_)?idx/, `${st.text}\n${p}`);
+  }
   // Every read of failed rows in their order (a page, a window of a filtered page) walks jobs_failed_idx.
   const inFailureOrder = seen.filter((st) => /ORDER BY finished_at DESC/.test(st.text));
   assert.ok(inFailureOrder.length >= 4, 'both lists, the groups and the series read in the order of failure');

@@ -353,3 +353,34 @@ test('job types: what each queue and type did between the earliest sample of the
     cache.stop();
   }
 });
+
+test('job types: lost leases are read from the attempts themselves, those no worker lived to report included; one before the window is not', async () => {
+  const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000, typesMinSampleMs: 0 });
+  try {
+    const queue = `sc-lost-${process.pid}-${Date.now()}`;
+    const id = await insertJob(db.pool, { queue, type: 'poison', status: 'retrying', attemptCount: 2 });
+    // Lost an hour ago: before any window.
+    await db.pool.query(
+      `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome) VALUES ($1, 1, 'gone:1:aaaaaa', now() - interval '1 hour', now() - interval '1 hour', 'lease_lost')`,
+      [id],
+    );
+    const first = await waitFor('two per-type samples', async () => {
+      const s = await cache.get();
+      return s.types.since !== null && s;
+    });
+    assert.equal(first.types.rows.find((r) => r.queue === queue), undefined, 'the hour-old loss is outside the window');
+    // Lost now, its recovering worker killed before any heartbeat: no worker row counts it.
+    await db.pool.query(
+      `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome) VALUES ($1, 2, 'gone:2:bbbbbb', now(), now(), 'lease_lost')`,
+      [id],
+    );
+    const second = await waitFor('a per-type sample after the loss', async () => {
+      const s = await cache.get();
+      return s.types.rows.some((r) => r.queue === queue) && s;
+    });
+    const row = second.types.rows.find((r) => r.queue === queue)!;
+    assert.deepEqual([row.type, row.leaseLost, row.completed, row.retried, row.failed, row.runs], ['poison', 1, 0, 0, 0, 0]);
+  } finally {
+    cache.stop();
+  }
+});

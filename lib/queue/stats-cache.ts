@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { computeConsoleStats, type ConsoleStats, readDeadLettered, readWorkerTotals, type WorkerTotals } from './console-stats';
 import { useConnection } from '../db/client';
-import { readTypeTotals, typeWindow, type TypeTotals, type TypeWindowRow } from './type-metrics';
+import { readLostLeases, readTypeTotals, typeWindow, type TypeTotals, type TypeWindowRow, withLostLeases } from './type-metrics';
 import { log } from '../log';
 import type { Doorbell } from './signal';
 
@@ -115,6 +115,8 @@ export class StatsCache {
   private typeSamples: TypeSample[] = [];
   private nextTypeSampleAt = 0;
   private typesBusy = false;
+  /** The leases lost within the types window as it stood at the last sample (readLostLeases); null until read. */
+  private lostLeases: { since: number; until: number; byKind: Awaited<ReturnType<typeof readLostLeases>> } | null = null;
 
   constructor(
     private readonly db: pg.Pool,
@@ -263,6 +265,8 @@ export class StatsCache {
       this.nextTypeSampleAt = performance.now() + Math.max(this.opts.typesMinSampleMs ?? TYPES_MIN_SAMPLE_MS, 20 * cost);
       this.typeSamples.push({ at, byType });
       while (this.typeSamples.length > 1 && this.typeSamples[1]!.at <= at - TYPES_WINDOW_MS) this.typeSamples.shift();
+      const w = this.typesWindow();
+      if (w) this.lostLeases = { since: w.earliest.at, until: w.latest.at, byKind: await readLostLeases(this.db, new Date(w.earliest.at), new Date(w.latest.at)) };
     } catch {
       // The next tick tries again.
     } finally {
@@ -272,10 +276,21 @@ export class StatsCache {
 
   /** What each queue and type did between the earliest per-type sample within the window and the latest. */
   private types(): StatsSnapshot['types'] {
+    const w = this.typesWindow();
+    if (!w) return { windowMs: TYPES_WINDOW_MS, since: null, until: null, rows: [] };
+    const { earliest, latest } = w;
+    const rows = typeWindow(earliest.byType, latest.byType);
+    // The lost leases as the attempts record them, when read for this very window (a read
+    // that failed leaves the workers' own counts).
+    const lost = this.lostLeases?.since === earliest.at && this.lostLeases.until === latest.at ? this.lostLeases.byKind : null;
+    return { windowMs: TYPES_WINDOW_MS, since: new Date(earliest.at), until: new Date(latest.at), rows: lost ? withLostLeases(rows, lost) : rows };
+  }
+
+  /** The types window: the earliest per-type sample within TYPES_WINDOW_MS of the latest, and the latest; null with fewer than two. */
+  private typesWindow() {
     const latest = this.typeSamples[this.typeSamples.length - 1];
     const earliest = latest && this.typeSamples.find((s) => s.at >= latest.at - TYPES_WINDOW_MS);
-    if (!latest || !earliest || earliest === latest) return { windowMs: TYPES_WINDOW_MS, since: null, until: null, rows: [] };
-    return { windowMs: TYPES_WINDOW_MS, since: new Date(earliest.at), until: new Date(latest.at), rows: typeWindow(earliest.byType, latest.byType) };
+    return latest && earliest && earliest !== latest ? { earliest, latest } : null;
   }
 
   private rates(): StatsSnapshot['throughput'] {

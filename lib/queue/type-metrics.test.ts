@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DURATION_BUCKETS_MS } from './histogram';
-import { histogramQuantile, TypeTally, type TypeOutcome, type TypeTotals, typeWindow } from './type-metrics';
+import { histogramQuantile, TypeTally, type TypeOutcome, type TypeTotals, typeWindow, withLostLeases } from './type-metrics';
 
 const buckets = (at: Record<number, number>) => DURATION_BUCKETS_MS.map((_, k) => at[k] ?? 0).concat(at[DURATION_BUCKETS_MS.length] ?? 0);
 
@@ -82,4 +82,22 @@ test('lost leases count per type, and a kind whose only news is a lost lease is 
   const rows = typeWindow([old], [totals('q', 'poison', { completed: 3, leaseLost: 2 })]);
   assert.deepEqual(rows.map((r) => [r.type, r.completed, r.leaseLost, r.runs]), [['poison', 0, 2, 0]]);
   assert.deepEqual(typeWindow([totals('q', 'poison', { completed: 3, leaseLost: 2 })], [old]), [], 'missing in the later one: nothing, no NaN row');
+});
+
+test('lost leases as the attempts record them replace the workers\' counts; a kind with only those gets a row, sorted in; one with none of anything drops out', () => {
+  const rows = typeWindow(
+    [totals('q', 'busy', {}), totals('q', 'counted-only', {})],
+    [totals('q', 'busy', { completed: 3, leaseLost: 1 }), totals('q', 'counted-only', { leaseLost: 2 })],
+  );
+  const lost = new Map([
+    ['q\u0000busy', { queue: 'q', type: 'busy', n: 4 }],
+    ['q\u0000poison', { queue: 'q', type: 'poison', n: 9 }],
+  ]);
+  assert.deepEqual(
+    withLostLeases(rows, lost).map((r) => [r.type, r.completed, r.leaseLost, r.runs, r.runP50Ms]),
+    [
+      ['poison', 0, 9, 0, null],
+      ['busy', 3, 4, 0, null],
+    ],
+  );
 });

@@ -202,6 +202,42 @@ export function typeWindow(earlier: readonly TypeTotals[], later: readonly TypeT
     };
     if (row.runs + row.completed + row.retried + row.failed + row.cancelled + row.leaseLost > 0) rows.push(row);
   }
-  const ended = (r: TypeWindowRow) => r.completed + r.retried + r.failed + r.cancelled + r.leaseLost;
-  return rows.sort((x, y) => ended(y) - ended(x) || x.queue.localeCompare(y.queue) || x.type.localeCompare(y.type));
+  return rows.sort(busiestFirst);
+}
+
+const ended = (r: TypeWindowRow) => r.completed + r.retried + r.failed + r.cancelled + r.leaseLost;
+const busiestFirst = (x: TypeWindowRow, y: TypeWindowRow) => ended(y) - ended(x) || x.queue.localeCompare(y.queue) || x.type.localeCompare(y.type);
+
+/**
+ * The leases lost between two moments of the database clock (since, until], per queue and
+ * type, from the attempts themselves (ended_attempts_lost_at_idx): the workers' counters lose
+ * what a process counted and was then killed before its next heartbeat — and a poison job
+ * kills the very worker that took it over, which had just counted the loss.
+ */
+export async function readLostLeases(db: Executor, since: Date, until: Date): Promise<Map<string, JobKind & { n: number }>> {
+  // Each job looked up by its key (LATERAL … LIMIT 1 keeps the planner from joining by hash,
+  // which read the whole jobs table for 5,000 lost leases: plans.db.test.ts).
+  const { rows } = await db.query(
+    `SELECT j.queue, j.type, count(*)::int AS n
+       FROM ended_attempts a
+       CROSS JOIN LATERAL (SELECT queue, type FROM jobs WHERE jobs.job_id = a.job_id LIMIT 1) j
+      WHERE a.outcome = 'lease_lost' AND a.finished_at > $1 AND a.finished_at <= $2
+      GROUP BY j.queue, j.type`,
+    [since, until],
+  );
+  return new Map(rows.map((r) => [kindKey(r), { queue: r.queue, type: r.type, n: r.n }]));
+}
+
+/**
+ * A window's rows with their lost leases as the attempts record them (readLostLeases), not
+ * as the workers counted them; a kind whose only news is a lost lease gets a row of its own.
+ */
+export function withLostLeases(rows: readonly TypeWindowRow[], lost: ReadonlyMap<string, JobKind & { n: number }>): TypeWindowRow[] {
+  const out = rows.map((r) => ({ ...r, leaseLost: lost.get(kindKey(r))?.n ?? 0 }));
+  const seen = new Set(rows.map(kindKey));
+  for (const [key, k] of lost) {
+    if (seen.has(key)) continue;
+    out.push({ queue: k.queue, type: k.type, completed: 0, retried: 0, failed: 0, cancelled: 0, snoozed: 0, leaseLost: k.n, runs: 0, runP50Ms: null, runP95Ms: null, runMeanMs: null, runsPastTop: 0 });
+  }
+  return out.filter((r) => r.runs + ended(r) > 0).sort(busiestFirst);
 }
