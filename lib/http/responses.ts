@@ -567,14 +567,14 @@ export const statsSchema = z
             t: z.number().meta({ description: 'Bucket start, ms since the epoch (database clock).' }),
             claimed: z.number(),
             completed: z.number(),
-            failed: z.number(),
+            failed: z.number().meta({ description: 'Jobs dead-lettered, counted from the failed jobs themselves.' }),
             retried: z.number(),
             leaseLost: z.number().meta({ description: 'Leases workers found lost while they lived (a stall, a partition).' }),
-            recovered: z.number().meta({ description: "Jobs moved on from a lost lease by a sweep or a peer's takeover, a crashed worker's included." }),
+            recovered: z.number().meta({ description: "Attempts whose lease was lost (a crashed worker's included), counted from the attempt history: those a sweep, a peer's takeover or an operator's Recover moved on." }),
           }),
         ),
       })
-      .meta({ description: "Jobs per second per bucket, from the workers' counters." }),
+      .meta({ description: "Jobs per second per bucket, from the workers' counters (failed and recovered from the rows themselves)." }),
     types: z
       .object({
         windowMs: count.meta({ description: 'The longest span the rows cover.' }),

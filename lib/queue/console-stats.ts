@@ -480,3 +480,22 @@ export async function readDeadLettered(db: Executor, bucketMs: number, historyMs
   );
   return new Map(rows.map((r) => [Number(r.t), r.n as number]));
 }
+
+/**
+ * Attempts whose lease was lost, per `bucketMs` bucket of the last `historyMs` (bucket start
+ * on the database clock → attempts), from the attempt history (ended_attempts_lost_at_idx,
+ * newest first, at most DEAD_LETTER_SERIES_ROWS): the workers' own count of the jobs they
+ * recovered loses what a worker counted and was then killed before reporting, and a poison
+ * job kills the very worker that took it over. An operator's Recover counts here too.
+ */
+export async function readLeasesLost(db: Executor, bucketMs: number, historyMs: number): Promise<Map<number, number>> {
+  const { rows } = await db.query(
+    `SELECT (floor(extract(epoch FROM finished_at) * 1000 / $1) * $1)::float8 AS t, count(*)::int AS n
+       FROM (SELECT finished_at FROM ended_attempts
+              WHERE outcome = 'lease_lost' AND finished_at > now() - $2::int * interval '1 ms'
+              ORDER BY finished_at DESC LIMIT $3) f
+      GROUP BY 1`,
+    [bucketMs, historyMs, DEAD_LETTER_SERIES_ROWS],
+  );
+  return new Map(rows.map((r) => [Number(r.t), r.n as number]));
+}

@@ -12,7 +12,7 @@ import { waitFor } from '../../test/wait';
 import type { Executor } from '../db/client';
 import { createLogger } from '../log';
 import { createMetricsSource } from '../metrics/source';
-import { computeConsoleStats, readDeadLettered } from './console-stats';
+import { computeConsoleStats, readDeadLettered, readLeasesLost } from './console-stats';
 import { deadLetterGroups } from './dead-letter';
 import { ATTEMPTS_OF_JOB_SQL, countNewer, listJobs } from './read';
 import { PgDoorbell } from './signal';
@@ -233,14 +233,17 @@ test('the console and /api/metrics: the stats and lists by completed status neve
   // with none (the last 15 minutes of a healthy day), read from ended_attempts_lost_at_idx.
   assert.equal([...(await readLostLeases(recorder, new Date(Date.now() - 7 * 86_400_000), new Date(Date.now() + 60_000))).values()].reduce((n, k) => n + k.n, 0), 5000);
   await readLostLeases(recorder, new Date(Date.now() + 60_000), new Date(Date.now() + 960_000));
-  const lostReads = seen.filter((st) => /outcome = 'lease_lost' AND a\.finished_at/.test(st.text));
-  assert.equal(lostReads.length, 2);
+  // And the failure chart's lease-lost line, per bucket of the last hour.
+  await readLeasesLost(recorder, 10_000, 3_600_000);
+  const lostReads = seen.filter((st) => /outcome = 'lease_lost' AND (a\.)?finished_at/.test(st.text));
+  assert.equal(lostReads.length, 3);
   for (const st of lostReads) {
     const p = (await db.pool.query(`EXPLAIN (COSTS OFF) ${st.text}`, st.values)).rows.map((r) => r['QUERY PLAN']).join('\n');
     assert.match(p, /ended_attempts_lost_(at_)?idx/, `${st.text}\n${p}`);
   }
   // Every read of failed rows in their order (a page, a window of a filtered page) walks jobs_failed_idx.
-  const inFailureOrder = seen.filter((st) => /ORDER BY finished_at DESC/.test(st.text));
+  // (Of jobs: the lease-lost series reads ended_attempts in that order, checked below.)
+  const inFailureOrder = seen.filter((st) => /ORDER BY finished_at DESC/.test(st.text) && /FROM jobs\b/.test(st.text));
   assert.ok(inFailureOrder.length >= 4, 'both lists, the groups and the series read in the order of failure');
   for (const st of inFailureOrder) {
     const failedPlan = (await db.pool.query(`EXPLAIN (COSTS OFF) ${st.text}`, st.values)).rows.map((r) => r['QUERY PLAN']).join('\n');

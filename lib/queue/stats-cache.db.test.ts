@@ -302,6 +302,36 @@ test('the dead-letter series counts the failed jobs themselves: failures no work
   }
 });
 
+test('the lease-lost series counts the lost attempts themselves: recoveries no worker lived to report are charted', async () => {
+  const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000 });
+  try {
+    const first = await cache.get();
+    await waitFor('a second to pass on the database clock', async () =>
+      (await db.pool.query(`SELECT now() - $1::timestamptz > interval '1.1 s' AS ok`, [first.computedAt])).rows[0].ok,
+    );
+    cache.invalidate();
+    const second = await cache.get();
+    const point = second.throughput.points.at(-1)!;
+    assert.ok(point, 'a rate point');
+    // Four attempts lost in that point's bucket, recovered by no worker that reported it.
+    for (let i = 0; i < 4; i++) {
+      const id = await insertJob(db.pool, { status: 'retrying', queue: 'sc-lost-series', attemptCount: 1 });
+      await db.pool.query(
+        `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+         VALUES ($1, 1, 'gone:1:cccccc', to_timestamp($2::float8 / 1000), to_timestamp($2::float8 / 1000 + 1), 'lease_lost')`,
+        [id, point.t],
+      );
+    }
+    cache.invalidate();
+    const third = await cache.get();
+    assert.equal(third.workerTotals.recovered, 0);
+    const charted = third.throughput.points.find((p) => p.t === point.t)!;
+    assert.ok(charted.recovered >= 4 / (third.throughput.bucketMs / 1000), `lease lost ${charted.recovered}/s in the bucket`);
+  } finally {
+    cache.stop();
+  }
+});
+
 test('job types: what each queue and type did between the earliest sample of the window and the latest, from the worker rows', async () => {
   const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000, typesMinSampleMs: 0 });
   try {

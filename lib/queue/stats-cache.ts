@@ -22,8 +22,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import { computeConsoleStats, type ConsoleStats, readDeadLettered, readWorkerTotals, type WorkerTotals } from './console-stats';
-import { useConnection } from '../db/client';
+import { computeConsoleStats, type ConsoleStats, readDeadLettered, readLeasesLost, readWorkerTotals, type WorkerTotals } from './console-stats';
+import { type Executor, useConnection } from '../db/client';
 import { readLostLeases, readTypeTotals, typeWindow, type TypeTotals, type TypeWindowRow, withLostLeases } from './type-metrics';
 import { log } from '../log';
 import type { Doorbell } from './signal';
@@ -107,8 +107,8 @@ export class StatsCache {
   private failing = false;
   private refreshMs: number;
   private samples: Sample[] = [];
-  /** Jobs in the dead letter per bucket (readDeadLettered), as of the last sample. */
-  private deadLettered: Map<number, number> | null = null;
+  /** Jobs in the dead letter and leases lost per bucket (readEndedSeries), as of the last sample. */
+  private ended: EndedSeries | null = null;
   private sampler: NodeJS.Timeout | null = null;
 
   /** Per-type samples (sampleTypes), the last TYPES_WINDOW_MS of them. */
@@ -208,9 +208,9 @@ export class StatsCache {
       // it made the start's first snapshot (6 s to get a connection, 0.3 s of statements) the
       // overview's numbers for a whole minute.
       let tookMs = 0;
-      const [stats, deadLettered] = await useConnection(this.db, async (client) => {
+      const [stats, ended] = await useConnection(this.db, async (client) => {
         const t0 = performance.now();
-        const out = [await computeConsoleStats(client, this.opts), await readDeadLettered(client, BUCKET_MS, HISTORY_MS)] as const;
+        const out = [await computeConsoleStats(client, this.opts), await readEndedSeries(client)] as const;
         tookMs = performance.now() - t0;
         return out;
       });
@@ -218,7 +218,7 @@ export class StatsCache {
       if (!this.last || this.last.generation <= generation) this.last = { at: performance.now(), stats, generation };
       this.failing = false;
       this.refreshMs = Math.max(this.minRefreshMs, Math.round(tookMs) * 10);
-      this.deadLettered = deadLettered;
+      this.ended = ended;
       this.addSample(stats.dbNow.getTime(), stats.workerTotals);
       return stats;
     } catch (err) {
@@ -229,12 +229,12 @@ export class StatsCache {
 
   private startSampler() {
     if (this.sampler) return;
-    // The dead-letter series is read with each sample (here and with each snapshot): a bucket
-    // a sample opens has its failures counted too, not 0 until the next snapshot.
+    // The dead-letter and lease-lost series are read with each sample (here and with each
+    // snapshot): a bucket a sample opens has its failures counted too, not 0 until the next snapshot.
     const tick = () =>
-      Promise.all([readWorkerTotals(this.db), readDeadLettered(this.db, BUCKET_MS, HISTORY_MS)])
-        .then(([r, deadLettered]) => {
-          this.deadLettered = deadLettered;
+      Promise.all([readWorkerTotals(this.db), readEndedSeries(this.db)])
+        .then(([r, ended]) => {
+          this.ended = ended;
           this.addSample(r.dbNow.getTime(), r.totals);
           void this.sampleTypes(r.dbNow.getTime());
         })
@@ -294,13 +294,24 @@ export class StatsCache {
   }
 
   private rates(): StatsSnapshot['throughput'] {
-    return throughputOf(this.samples, this.deadLettered);
+    return throughputOf(this.samples, this.ended);
   }
 
   stop() {
     if (this.sampler) clearInterval(this.sampler);
     this.sampler = null;
   }
+}
+
+/** Per bucket of the charts, read from the rows themselves: jobs dead-lettered, and leases lost. */
+export interface EndedSeries {
+  deadLettered: Map<number, number>;
+  leasesLost: Map<number, number>;
+}
+
+/** Both series of the failure chart that the database, not the workers' counters, holds; one statement after the other. */
+async function readEndedSeries(db: Executor): Promise<EndedSeries> {
+  return { deadLettered: await readDeadLettered(db, BUCKET_MS, HISTORY_MS), leasesLost: await readLeasesLost(db, BUCKET_MS, HISTORY_MS) };
 }
 
 /**
@@ -311,7 +322,7 @@ export class StatsCache {
  * as heartbeats fell on either side of a bucket's edge, and a minute the sampler missed came
  * out as one spike. A counter that went down (a pruned worker row) counts as not moving.
  */
-export function throughputOf(samples: readonly { at: number; totals: WorkerTotals }[], deadLettered: Map<number, number> | null): StatsSnapshot['throughput'] {
+export function throughputOf(samples: readonly { at: number; totals: WorkerTotals }[], ended: EndedSeries | null): StatsSnapshot['throughput'] {
   const keys = ['claimed', 'completed', 'failed', 'retried', 'leaseLost', 'recovered'] as const;
   const since = samples[0] ? new Date(samples[0].at) : null;
   if (samples.length < 2) return { bucketMs: BUCKET_MS, since, points: [] };
@@ -345,7 +356,14 @@ export function throughputOf(samples: readonly { at: number; totals: WorkerTotal
     for (const key of keys) p[key] = Number(((valueAt(key, end) - valueAt(key, start)) / ((end - start) / 1000)).toPrecision(3));
     points.push(p);
   }
-  // The dead letter's own count per bucket (failures no worker counted: its process killed).
-  if (deadLettered) for (const p of points) p.failed = Number(((deadLettered.get(p.t) ?? 0) / (BUCKET_MS / 1000)).toPrecision(3));
+  // The dead letter's own count per bucket (failures no worker counted: its process killed),
+  // and the attempt history's lost leases (recoveries no worker lived to report).
+  const perSecond = (series: Map<number, number>, t: number) => Number(((series.get(t) ?? 0) / (BUCKET_MS / 1000)).toPrecision(3));
+  if (ended) {
+    for (const p of points) {
+      p.failed = perSecond(ended.deadLettered, p.t);
+      p.recovered = perSecond(ended.leasesLost, p.t);
+    }
+  }
   return { bucketMs: BUCKET_MS, since, points };
 }
