@@ -275,18 +275,22 @@ test('the overview tells Redis configured but not answering from Redis not confi
   }
 });
 
+/** Two snapshots a second apart on the database clock: the rate point between them. */
+async function aRatePoint(cache: StatsCache) {
+  const first = await cache.get();
+  await waitFor('a second to pass on the database clock', async () =>
+    (await db.pool.query(`SELECT now() - $1::timestamptz > interval '1.1 s' AS ok`, [first.computedAt])).rows[0].ok,
+  );
+  cache.invalidate();
+  const point = (await cache.get()).throughput.points.at(-1);
+  assert.ok(point, 'a rate point');
+  return point;
+}
+
 test('the dead-letter series counts the failed jobs themselves: failures no worker counted (its process killed mid-burst) are charted', async () => {
   const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000 });
   try {
-    // Two snapshots a second apart on the database clock: a rate point between them.
-    const first = await cache.get();
-    await waitFor('a second to pass on the database clock', async () =>
-      (await db.pool.query(`SELECT now() - $1::timestamptz > interval '1.1 s' AS ok`, [first.computedAt])).rows[0].ok,
-    );
-    cache.invalidate();
-    const second = await cache.get();
-    const point = second.throughput.points.at(-1)!;
-    assert.ok(point, 'a rate point');
+    const point = await aRatePoint(cache);
     // Five jobs dead-lettered in that point's bucket, by no worker (the workers table holds no counts).
     for (let i = 0; i < 5; i++) {
       const id = await insertJob(db.pool, { status: 'failed', queue: 'sc-dead' });
@@ -305,14 +309,7 @@ test('the dead-letter series counts the failed jobs themselves: failures no work
 test('the lease-lost series counts the lost attempts themselves: recoveries no worker lived to report are charted', async () => {
   const cache = new StatsCache(db.pool, { leaseMs: 30_000, minRefreshMs: 60_000 });
   try {
-    const first = await cache.get();
-    await waitFor('a second to pass on the database clock', async () =>
-      (await db.pool.query(`SELECT now() - $1::timestamptz > interval '1.1 s' AS ok`, [first.computedAt])).rows[0].ok,
-    );
-    cache.invalidate();
-    const second = await cache.get();
-    const point = second.throughput.points.at(-1)!;
-    assert.ok(point, 'a rate point');
+    const point = await aRatePoint(cache);
     // Four attempts lost in that point's bucket, recovered by no worker that reported it.
     for (let i = 0; i < 4; i++) {
       const id = await insertJob(db.pool, { status: 'retrying', queue: 'sc-lost-series', attemptCount: 1 });
