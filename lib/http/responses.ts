@@ -604,9 +604,9 @@ export const statsHistorySchema = z
         completed: z.number(),
         failed: z.number().meta({ description: "Jobs the workers moved to the dead letter (their own count)." }),
         retried: z.number(),
-        recovered: z.number(),
+        recovered: z.number().meta({ description: 'Attempts whose lease was lost in the bucket, per second of it, counted from the attempt history (as the live chart counts them).' }),
       }),
-    ).meta({ description: 'Jobs per second in each bucket, from one sample in it to the next.' }),
+    ).meta({ description: 'Jobs per second in each bucket, from one sample in it to the next (recovered: from the attempt history).' }),
     types: typeRowsSchema,
   })
   .meta({ id: 'StatsHistory', description: 'The workers\' counters over a range, from the record the recover sweep keeps (a sample a minute, a week long).' });

@@ -125,6 +125,39 @@ test('a hole in the record (no sweep for hours) is not averaged into the bucket 
   assert.equal(day.points[1]!.t - day.points[0]!.t, 3 * 3600_000);
 });
 
+test("the lease-lost line counts the lost attempts themselves, not the workers' recovered counters", async () => {
+  await db.pool.query('DELETE FROM stats_samples');
+  // Two five-minute buckets an hour back, two samples in each, whose counters saw one
+  // recovery in all (the worker that took the rest over was killed before reporting them).
+  const put = (offsetS: number, recovered: number) =>
+    db.pool.query(
+      `INSERT INTO stats_samples (at, counters, by_type)
+       VALUES (to_timestamp(floor(extract(epoch FROM now()) / 300) * 300 - 3600 + $1::float8), $2::jsonb, '[]')`,
+      [offsetS, JSON.stringify({ claimed: 0, completed: 0, failed: 0, retried: 0, cancelled: 0, leaseLost: 0, recovered })],
+    );
+  await put(10, 0);
+  await put(70, 1);
+  await put(310, 1);
+  await put(370, 1);
+  // Six attempts lost in the first bucket, one in the second.
+  const { rows: job } = await db.pool.query(`INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts) VALUES ('h', 'poison', 'retrying', '{}', 7, 25) RETURNING job_id`);
+  await db.pool.query(
+    `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
+     SELECT $1, n, 'gone:' || n || ':cccccc', at, at, 'lease_lost'
+       FROM generate_series(1, 7) n,
+            LATERAL (SELECT to_timestamp(floor(extract(epoch FROM now()) / 300) * 300 - 3600 + CASE WHEN n <= 6 THEN 30 + n ELSE 320 END) AS at) t`,
+    [job[0].job_id],
+  );
+  const day = await readHistory(db.pool, '24h');
+  assert.deepEqual(
+    day.points.map((p) => p.recovered),
+    [Number((6 / 300).toPrecision(3)), Number((1 / 300).toPrecision(3))],
+    'per bucket, the attempts lost in it over its five minutes',
+  );
+  await db.pool.query(`DELETE FROM ended_attempts WHERE job_id = $1`, [job[0].job_id]);
+  await db.pool.query(`DELETE FROM jobs WHERE job_id = $1`, [job[0].job_id]);
+});
+
 test('a few failures an hour read as what they are over a week, not rounded to none', async () => {
   await db.pool.query('DELETE FROM stats_samples');
   // Two samples 50 minutes apart in one hour's bucket, a day back: 10 jobs dead-lettered between.

@@ -9,6 +9,7 @@
  * types table over the range.
  */
 import type { Executor } from '../db/client';
+import { readLeasesLost } from './failure-series';
 import { readWorkerTotals, type WorkerTotals } from './worker-totals';
 import { readLostLeases, readTypeTotals, type TypeTotals, typeWindow, type TypeWindowRow, withLostLeases } from './type-metrics';
 
@@ -54,6 +55,10 @@ export interface HistoryPoint {
   /** Jobs the workers moved to the dead letter (their own count: a worker killed mid-burst takes its last minute with it). */
   failed: number;
   retried: number;
+  /**
+   * Attempts whose lease was lost, counted from the attempt history as the live chart counts
+   * them (readLeasesLost): the workers' own count loses what a killed worker had not reported.
+   */
   recovered: number;
 }
 
@@ -69,7 +74,7 @@ export interface History {
   types: TypeWindowRow[];
 }
 
-const RATE_KEYS = ['claimed', 'completed', 'failed', 'retried', 'recovered'] as const;
+const RATE_KEYS = ['claimed', 'completed', 'failed', 'retried'] as const;
 
 /**
  * Samples further apart than this many buckets have a hole between them (no sweep ran: every
@@ -106,6 +111,7 @@ export async function readHistory(db: Executor, range: HistoryRange): Promise<Hi
     first: { at: Number(r.first_ms), counters: r.first_counters as Partial<WorkerTotals> } as Sample,
     last: { at: Number(r.last_ms), counters: r.last_counters as Partial<WorkerTotals> } as Sample,
   }));
+  const leasesLost = await readLeasesLost(db, bucketMs, rangeMs);
   const points: HistoryPoint[] = [];
   for (let k = 0; k < buckets.length; k++) {
     const bucket = buckets[k]!;
@@ -117,7 +123,9 @@ export async function readHistory(db: Executor, range: HistoryRange): Promise<Hi
     // Three significant figures, not two decimals: in an hour's bucket 17 dead-lettered jobs
     // are 0.0047 jobs/s, which two decimals showed as none at all.
     const rate = (key: (typeof RATE_KEYS)[number]) => Number((Math.max(0, Number(b.counters[key] ?? 0) - Number(a.counters[key] ?? 0)) / seconds).toPrecision(3));
-    points.push({ t: bucket.t, claimed: rate('claimed'), completed: rate('completed'), failed: rate('failed'), retried: rate('retried'), recovered: rate('recovered') });
+    // Over the bucket's width, not the samples' span: the attempts are counted per bucket.
+    const lost = Number(((leasesLost.get(bucket.t) ?? 0) / (bucketMs / 1000)).toPrecision(3));
+    points.push({ t: bucket.t, claimed: rate('claimed'), completed: rate('completed'), failed: rate('failed'), retried: rate('retried'), recovered: lost });
   }
   const { rows: ends } = await db.query(
     `(SELECT at, by_type FROM stats_samples WHERE at >= now() - $1::float8 * interval '1 millisecond' ORDER BY at LIMIT 1)

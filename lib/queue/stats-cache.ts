@@ -22,7 +22,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import { computeConsoleStats, type ConsoleStats, readDeadLettered, readLeasesLost, readWorkerTotals, type WorkerTotals } from './console-stats';
+import { computeConsoleStats, type ConsoleStats, readWorkerTotals, type WorkerTotals } from './console-stats';
+import { readDeadLettered, readLeasesLost } from './failure-series';
 import { type Executor, useConnection } from '../db/client';
 import { readLostLeases, readTypeTotals, typeWindow, type TypeTotals, type TypeWindowRow, withLostLeases } from './type-metrics';
 import { log } from '../log';
