@@ -415,8 +415,8 @@ export function OverviewView() {
 
 /**
  * Throughput and failures, jobs per second per point: the live samples or a range of the
- * record. "Lease lost" is the jobs recovered, not the workers' own leaseLost: a SIGKILLed
- * worker never counts its loss.
+ * record. "Lease lost" is the lost attempts as the attempt history records them, in both: a
+ * SIGKILLed worker never counts its loss, and the one that took its job over may not either.
  */
 function ActivityCharts({ points, per, empty }: { points: Pick<RatePointDto, 't' | 'completed' | 'claimed' | 'failed' | 'retried' | 'recovered'>[]; per?: string; empty: string }) {
   const times = points.map((p) => p.t);
