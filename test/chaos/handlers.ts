@@ -3,6 +3,7 @@
  * writes a ledger of what really happened — each start, each side effect, each abort —
  * outside the queue's own bookkeeping, so duplicates and losses are counted from facts.
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Handler } from '../../worker/handlers/types';
@@ -16,15 +17,27 @@ const pool = new pg.Pool({
 });
 pool.on('error', () => {});
 
+/**
+ * How long a ledger write is tried again while the database does not answer (0: not at all,
+ * the handler fails). A scenario that restarts PostgreSQL under jobs whose leases outlast the
+ * outage sets it, as a handler that must not fail over a short outage would: each write
+ * carries its own id, so one that committed before its answer was lost is not written twice.
+ */
+const patienceMs = Number(process.env.CHAOS_LEDGER_PATIENCE_MS ?? 0);
+
 async function ledger(jobId: string, attempt: number, event: 'start' | 'effect' | 'abort') {
   // `wall`: this process's own clock, beside the database's (`at`): a skewed host's shows.
-  await pool.query(`INSERT INTO chaos_effects (job_id, attempt, pid, event, wall) VALUES ($1, $2, $3, $4, $5)`, [
-    jobId,
-    attempt,
-    process.pid,
-    event,
-    new Date(),
-  ]);
+  const row = [jobId, attempt, process.pid, event, new Date(), randomUUID()];
+  const until = Date.now() + patienceMs;
+  for (;;) {
+    try {
+      await pool.query(`INSERT INTO chaos_effects (job_id, attempt, pid, event, wall, write_id) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (write_id) DO NOTHING`, row);
+      return;
+    } catch (err) {
+      if (Date.now() >= until) throw err;
+      await sleep(100);
+    }
+  }
 }
 
 /**
@@ -50,5 +63,6 @@ CREATE TABLE IF NOT EXISTS chaos_effects (
   pid int NOT NULL,
   event text NOT NULL,
   at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  wall timestamptz
+  wall timestamptz,
+  write_id uuid UNIQUE
 )`;

@@ -524,11 +524,16 @@ const PICKUP_BOUND_MS = LONG_POLL_MS / 6;
  * Redis connection outlives the outage, but not a fetch loop or a pop the outage broke);
  * without (`redis: false`), they claim on PostgreSQL's LISTEN/NOTIFY, and a LISTEN connection
  * that died with the server and was not made again finds the jobs only at the next poll.
+ * With `leaseMs` longer than the outage, no job may run twice: the jobs in hand keep their
+ * leases through it, their renewals and completions sent again until the server answers (and
+ * the handler's own ledger writes wait for it too, as a handler that must not fail would).
  */
-const postgresRestart = (mode: 'immediate' | 'fast', redis: boolean): ChaosScenario => ({
-  name: `PostgreSQL restarted with -m ${mode} mid-run, ${redis ? 'Redis on: workers pop from Redis again' : 'Redis off: workers LISTEN again'}`,
+const postgresRestart = (mode: 'immediate' | 'fast', redis: boolean, leaseMs?: number): ChaosScenario => ({
+  name: leaseMs
+    ? `PostgreSQL restarted with -m ${mode} mid-run, leases of ${leaseMs / 1000} s outlasting the outage: no job runs twice`
+    : `PostgreSQL restarted with -m ${mode} mid-run, ${redis ? 'Redis on: workers pop from Redis again' : 'Redis off: workers LISTEN again'}`,
   async run(env) {
-    const s = await env.scenario(`${mode === 'immediate' ? 'pg_crash' : 'pg_fast'}${redis ? '' : '_no_redis'}`);
+    const s = await env.scenario(`${mode === 'immediate' ? 'pg_crash' : 'pg_fast'}${redis ? '' : '_no_redis'}${leaseMs ? '_long_lease' : ''}`);
     const pool = new pg.Pool({ connectionString: s.url, max: 2 });
     pool.on('error', () => {});
     const doorbell: Doorbell = redis ? new RedisDoorbell(env.redis.url, s.prefix, pool, log) : new PgDoorbell(pool, log);
@@ -561,7 +566,12 @@ const postgresRestart = (mode: 'immediate' | 'fast', redis: boolean): ChaosScena
     })();
     try {
       const processes = 2;
-      const host = s.startHost({ processes, concurrency: 4, redisUrl: redis ? undefined : 'off', env: { LEASEHOLD_POLL_MS: String(LONG_POLL_MS) } });
+      const host = s.startHost({
+        processes,
+        concurrency: 4,
+        redisUrl: redis ? undefined : 'off',
+        env: { LEASEHOLD_POLL_MS: String(LONG_POLL_MS), ...(leaseMs ? { LEASEHOLD_LEASE_MS: String(leaseMs), CHAOS_LEDGER_PATIENCE_MS: String(leaseMs / 2) } : {}) },
+      });
       await waitFor('both worker processes to run jobs', async () => {
         const { rows: w } = await s.pool.query(`SELECT count(DISTINCT pid)::int AS n FROM chaos_effects`);
         return w[0].n === processes && acked.length >= 100;
@@ -615,9 +625,13 @@ const postgresRestart = (mode: 'immediate' | 'fast', redis: boolean): ChaosScena
       const running = (await s.counts()).running;
       const pidsAfter = (await s.pool.query(`SELECT DISTINCT pid FROM workers`)).rows.map((r) => r.pid).sort();
       const samePids = pidsAfter.join() === pidsBefore.join();
+      const { rows: [lostLeases] } = await s.pool.query(`SELECT count(*)::int AS n FROM ended_attempts WHERE outcome = 'lease_lost'`);
       const row = await judge(s, {
         jobs: after,
-        allowed: inFlight,
+        // A lease that outlasts the outage carries a job in hand through it: its heartbeats and
+        // its completion fail while the server is down and are sent again, and nothing else
+        // may take it. (A claim whose reply the crash lost runs later, once: not a duplicate.)
+        allowed: leaseMs ? 0 : inFlight,
         allowedAtMost: processes * 3 * 4, // see judge: every slot of the host, in flight at the crash
         extraPass:
           acked.length === requests.length &&
@@ -631,7 +645,7 @@ const postgresRestart = (mode: 'immediate' | 'fast', redis: boolean): ChaosScena
           refusedWhileDown > 0,
         notes: [
           `${acked.length} of ${requests.length} requests acknowledged, ${present.n} present, ${total} jobs for them; the server unanswering ${((crashTo.getTime() - crashFrom.getTime()) / 1000).toFixed(1)} s, ${refusedRequests} requests refused meanwhile (${refusedWhileDown} while it was held down; ${refusedTries} tries), each retried until acknowledged`,
-          `${inFlight} in flight at the crash`,
+          `${inFlight} in flight at the crash, ${lostLeases.n} leases lost`,
           restarted(host) || !samePids ? `a worker process was replaced (${pidsBefore} → ${pidsAfter})` : 'workers reconnected without a restart',
           `${listening} of ${processes} processes ${redis ? 'connected to Redis to pop' : 'LISTEN again'}`,
           late || `${pickups.length} new jobs each started ${Math.min(...pickups)}-${Math.max(...pickups)} ms after its enqueue (poll ${LONG_POLL_MS / 1000} s)`,
@@ -1148,6 +1162,7 @@ export const scenarios: ChaosScenario[] = [
   postgresRestart('fast', true),
   postgresRestart('immediate', false),
   postgresRestart('fast', false),
+  postgresRestart('immediate', true, 30_000),
   sessionsTerminated,
   partition,
   silentUnderCompletion,
