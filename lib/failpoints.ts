@@ -7,8 +7,9 @@
  * Modes: `kill` (SIGKILL this process: a real kill -9, no finally blocks run),
  * `stall:<ms>` (wait), `skip` (the caller skips the action: see isSkipped). A `*N` suffix
  * fires at most N times in this process. With LEASEHOLD_FAILPOINTS_ONCE_DIR set, each
- * point fires once across every process sharing that directory (the first to reach it
- * wins), so a supervisor's replacement process does not die the same way again.
+ * point fires once (or N times with `*N`) across every process sharing that directory (the
+ * first to reach it wins), so the faults are counted however many processes race for them,
+ * and a supervisor's replacement process does not die the same way forever.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,17 +30,21 @@ export type FailpointName =
 interface Point {
   mode: 'kill' | 'stall' | 'skip';
   ms: number;
+  /** Firings left in this process (with a shared directory: until its markers are all taken). */
   remaining: number;
+  /** Firings across the processes sharing LEASEHOLD_FAILPOINTS_ONCE_DIR. */
+  across: number;
 }
 
+const onceDir = process.env.LEASEHOLD_FAILPOINTS_ONCE_DIR;
 const points = new Map<string, Point>();
 for (const part of (process.env.LEASEHOLD_FAILPOINTS ?? '').split(',')) {
   const m = /^\s*([a-z_]+)=(kill|skip|stall:(\d+))(?:\*(\d+))?\s*$/.exec(part);
   if (!m) continue;
   const mode = m[2]!.startsWith('stall') ? 'stall' : (m[2] as 'kill' | 'skip');
-  points.set(m[1]!, { mode, ms: Number(m[3] ?? 0), remaining: m[4] ? Number(m[4]) : Infinity });
+  const times = m[4] ? Number(m[4]) : null;
+  points.set(m[1]!, { mode, ms: Number(m[3] ?? 0), remaining: onceDir ? Infinity : (times ?? Infinity), across: times ?? 1 });
 }
-const onceDir = process.env.LEASEHOLD_FAILPOINTS_ONCE_DIR;
 
 export const failpointsEnabled = points.size > 0;
 
@@ -47,16 +52,24 @@ function claim(name: string, detail: unknown): Point | null {
   const p = points.get(name);
   if (!p || p.remaining <= 0) return null;
   if (onceDir) {
-    try {
-      const marker = JSON.stringify({ pid: process.pid, at: Date.now(), detail });
-      fs.writeFileSync(path.join(onceDir, `${name}.fired`), marker, { flag: 'wx' });
-    } catch {
-      return null; // another process fired it already
+    const marker = JSON.stringify({ pid: process.pid, at: Date.now(), detail });
+    for (let k = 1; k <= p.across; k++) {
+      try {
+        fs.writeFileSync(path.join(onceDir, markerFile(name, k)), marker, { flag: 'wx' });
+        return p;
+      } catch {
+        // the k-th firing is another process's already
+      }
     }
+    p.remaining = 0; // every firing taken: markers are never removed
+    return null;
   }
   p.remaining--;
   return p;
 }
+
+/** The marker the k-th firing (from 1) of a point leaves in the shared directory. */
+export const markerFile = (name: string, k: number) => (k === 1 ? `${name}.fired` : `${name}.fired.${k}`);
 
 /**
  * Reaches a kill or stall point. Resolves at once when the point is not armed. `detail`

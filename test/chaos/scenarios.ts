@@ -12,7 +12,7 @@ import pg from 'pg';
 import { createLogger } from '../../lib/log';
 import * as ops from '../../lib/queue/ops';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
-import { firedFailpoint } from '../failpoint-marker';
+import { firedFailpoint, firedFailpoints } from '../failpoint-marker';
 import { type Proc, startNode } from '../processes';
 import { waitFor } from '../wait';
 import { ChaosEnv, FAKETIME_LIB, HEARTBEAT_MS, LEASE_MS, POLL_MS, RECOVERY_BOUND_S, type Row, Scenario } from './env';
@@ -125,10 +125,19 @@ async function judge(
 }
 
 /**
- * SIGKILL a worker process at a named point of its code (once, across all processes). With
- * `limit`, the queue has a global concurrency limit: its jobs are claimed under the queue's
- * lock (jobClaimControlled), and the dead process's expired leases count against the limit
- * until they are moved on.
+ * How many times a kill point fires across a scenario's processes, each holding up to its 4
+ * slots' jobs: the plan's 20 jobs or so. The host runs one process more, so one always lives
+ * to take the dead ones' jobs at once (with every process dead at the same moment, the jobs
+ * would wait for a replacement to boot, which on a busy machine is slower than the bound).
+ */
+const KILLS = 4;
+const KILL_SLOTS = 4;
+
+/**
+ * SIGKILL a worker process at a named point of its code, KILLS times across all processes
+ * (several at once, or a replacement next). With `limit`, the queue has a
+ * global concurrency limit: its jobs are claimed under the queue's lock (jobClaimControlled),
+ * and the dead processes' expired leases count against the limit until they are moved on.
  */
 function killAt(point: string, label: string, jobMs = 200, o: { limit?: number } = {}): ChaosScenario {
   return {
@@ -149,24 +158,31 @@ function killAt(point: string, label: string, jobMs = 200, o: { limit?: number }
             await sleep(20);
           }
         })();
-        s.startHost({ processes: 3, concurrency: 5, failpoints: `${point}=kill` });
-        const fired = await waitFor(`${point} to fire`, () => firedFailpoint(s.onceDir, point), { timeoutMs: 60_000 });
+        s.startHost({ processes: KILLS + 1, concurrency: KILL_SLOTS, failpoints: `${point}=kill*${KILLS}` });
+        const fired = await waitFor(`${point} to fire ${KILLS} times`, () => firedFailpoints(s.onceDir, point, KILLS), { timeoutMs: 60_000 });
         await s.waitForAll('completed', jobs);
         sampling = false;
         await sampler;
-        // Jobs the killed process held (claimed before it died: each may run twice); after a
-        // pop, also the ids it had popped (they must cost no run at all).
-        const held = await s.heldBy(fired.pid);
-        const affected = point === 'after_pop' ? [...(fired.detail as string[]), ...held] : held;
-        const recoveryS = await s.recoverySeconds(affected, fired.at);
+        // Per kill, the jobs the killed process held (claimed before it died: each may run
+        // twice); after a pop, also the ids it had popped (they must cost no run at all).
+        let allowed = 0;
+        let recoveryS = 0;
+        const held: number[] = [];
+        for (const f of fired) {
+          const its = await s.heldBy(f.pid);
+          allowed += its.length;
+          held.push(its.length);
+          const affected = point === 'after_pop' ? [...(f.detail as string[]), ...its] : its;
+          recoveryS = Math.max(recoveryS, await s.recoverySeconds(affected, f.at));
+        }
         const l = await s.ledger();
         return judge(s, {
           jobs,
-          allowed: held.length,
-          allowedAtMost: 3 * 5, // see judge: one process's slots, and outcomes being written
+          allowed,
+          allowedAtMost: KILLS * 3 * KILL_SLOTS, // see judge: each killed process's slots, and outcomes being written
           recoveryS,
           extraPass: !o.limit || (mostRunning <= o.limit && mostRunning > 0),
-          notes: `killed pid ${fired.pid} holding ${held.length}; unique effects ${l.unique_effects}, raw ${l.effects}${o.limit ? `; at most ${mostRunning} running at once (limit ${o.limit})` : ''}`,
+          notes: `killed pids ${fired.map((f) => f.pid).join(', ')} holding ${held.join(', ')}; unique effects ${l.unique_effects}, raw ${l.effects}${o.limit ? `; at most ${mostRunning} running at once (limit ${o.limit})` : ''}`,
         });
       } finally {
         await s.close();
