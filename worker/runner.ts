@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { answeredByServer, useTransaction } from '../lib/db/client';
+import { answeredByServer, useConnection, useTransaction } from '../lib/db/client';
 import { giveUpAfterMs, watchdogPeriodMs } from '../lib/lease';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
@@ -589,14 +589,9 @@ export class Runner {
    * lease is no longer ours is left out, never started.
    */
   private async renewSlowClaim(jobs: readonly ClaimedJob[]): Promise<Map<string, number | null>> {
-    const sentAt = performance.now();
     const out = new Map<string, number | null>();
     try {
-      const { renewed, busy } = await ops.jobHeartbeat(this.o.heartbeatPool, {
-        workerId: this.workerId,
-        leaseMs: this.o.leaseMs,
-        leases: jobs.map((j) => ({ jobId: j.id, attempt: j.attemptCount })),
-      });
+      const { renewed, busy, sentAt } = await this.renewLeases(jobs.map((j) => ({ jobId: j.id, attempt: j.attemptCount })));
       for (const j of jobs) {
         if (renewed.has(j.id)) out.set(j.id, sentAt);
         else if (busy.has(j.id)) out.set(j.id, null);
@@ -607,6 +602,19 @@ export class Runner {
       for (const j of jobs) out.set(j.id, null);
     }
     return out;
+  }
+
+  /**
+   * Renews leases in one statement, and says when it was sent: once a connection was in hand,
+   * not when asked. The server's now() that sets the leases' new end is no earlier, and a
+   * renewal that waited for a connection (both busy, or a new one being made to a slow or
+   * restarted server: several round trips) must not count that wait against the leases.
+   */
+  private renewLeases(leases: Lease[]) {
+    return useConnection(this.o.heartbeatPool, async (c) => {
+      const sentAt = performance.now();
+      return { ...(await ops.jobHeartbeat(c, { workerId: this.workerId, leaseMs: this.o.leaseMs, leases })), sentAt };
+    });
   }
 
   /** A claim errored without the server's answer: jobs it took may be leased to us and run nowhere. */
@@ -1626,11 +1634,7 @@ export class Runner {
       // The worker row's report apart from the renewals: its failure must not throw away
       // renewals that committed (and the lost leases and cancel requests they tell of).
       const [leases, report] = await Promise.allSettled([
-        ops.jobHeartbeat(this.o.heartbeatPool, {
-          workerId: this.workerId,
-          leaseMs: this.o.leaseMs,
-          leases: entries.map((e) => e.lease),
-        }),
+        entries.length ? this.renewLeases(entries.map((e) => e.lease)) : null,
         ops.workerHeartbeat(this.o.heartbeatPool, this.workerId, this.metrics()),
       ]);
       if (report.status === 'rejected' && !this.reportFailing) this.log.warn('could not update this worker\'s row (the workers page shows it late)', { err: report.reason });
@@ -1638,9 +1642,10 @@ export class Runner {
       if (report.status === 'fulfilled' && (report.value.quiet || sentAt > this.quietNowAt)) this.setQuiet(report.value.quiet, report.value.quietToken);
       if (leases.status === 'rejected') throw leases.reason;
       this.heartbeatAnswers++;
-      const { renewed, busy } = leases.value;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
       this.heartbeatFailing = false;
+      if (!leases.value) return; // nothing to renew
+      const { renewed, busy, sentAt: renewalSentAt } = leases.value;
       for (const e of entries) {
         if (this.active.get(e.job.id) !== e) continue; // finished meanwhile
         // Its row was locked by another transaction: tried again next tick; the watchdog
@@ -1651,7 +1656,7 @@ export class Runner {
           if (e.state !== 'finishing') this.lose(e, 'lease_lost');
           continue;
         }
-        e.renewedAt = sentAt;
+        e.renewedAt = renewalSentAt;
         if (r.cancelRequested && !e.cancelRequested) {
           e.cancelRequested = true;
           if (e.state === 'running') this.abortHandler(e, 'cancelled');

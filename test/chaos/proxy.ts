@@ -11,6 +11,9 @@
  * more is delivered either way, nothing is closed. Other and new connections pass. With
  * `deliver`, that message itself still reaches the server, which runs it (a statement that
  * commits) while its answer is lost.
+ *
+ * slow() delays every answer (what the server sends back) by a fixed time, in order: a server
+ * whose commits wait on a slow disk, or a distant one.
  */
 import net from 'node:net';
 
@@ -22,6 +25,8 @@ export interface Proxy {
   heal(): void;
   /** Resolves once a connection has been silenced (its client sent `bytes`; delivered first with `deliver`). */
   silenceOn(bytes: string, o?: { deliver?: boolean }): Promise<void>;
+  /** From now on every answer from the target arrives `ms` late (0: on time again). */
+  slow(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +38,7 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
   /** Connections gone quiet for good: what they send is dropped. */
   const silenced = new WeakSet<net.Socket>();
   let trigger: { bytes: Buffer; deliver: boolean; fired: () => void } | null = null;
+  let answerDelayMs = 0;
 
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -57,6 +63,11 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
       if (cutOff) {
         held.push([dst, chunk]);
         src.pause();
+        return;
+      }
+      if (!fromClient && answerDelayMs > 0) {
+        // One delay for every chunk: timers of equal length fire in the order they were set.
+        setTimeout(() => dst.destroyed || dst.write(chunk), answerDelayMs);
         return;
       }
       if (!dst.write(chunk)) {
@@ -95,6 +106,9 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
       held = [];
       for (const [dst, chunk] of late) if (!dst.destroyed) dst.write(chunk);
       for (const s of sockets) if (!silenced.has(s)) s.resume();
+    },
+    slow(ms) {
+      answerDelayMs = ms;
     },
     silenceOn: (bytes, o = {}) => new Promise<void>((fired) => (trigger = { bytes: Buffer.from(bytes), deliver: !!o.deliver, fired })),
     close: () =>

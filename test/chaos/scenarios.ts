@@ -700,6 +700,47 @@ async function redisReceivers(env: ChaosEnv): Promise<number> {
   }
 }
 
+/**
+ * PostgreSQL slow to answer (every answer to the host 300 ms late: commits waiting on a slow
+ * disk, or a distant server), with a lease of 2 s renewed every 0.5 s: each statement now
+ * takes most of a heartbeat's interval, and a new connection (several round trips) most of a
+ * second. Slow is not gone: no lease may be lost, no handler aborted, no job run twice. (It
+ * found renewals counted from before they had a connection: a process's first jobs, renewed
+ * while the heartbeat's connections were still being made, were given up locally.)
+ */
+const slowDatabase: ChaosScenario = {
+  name: 'PostgreSQL answering 300 ms late, every statement: no lease lost',
+  async run(env) {
+    const s = await env.scenario('slow_pg');
+    const pgProxy = await startProxy(env.pg.port);
+    try {
+      const jobs = 50;
+      pgProxy.slow(300);
+      await s.enqueue(jobs, () => ({ ms: 1_000 }));
+      const t0 = Date.now();
+      // The ledger stays on a direct connection: the handlers' own writes are not under test.
+      s.startHost({ processes: 2, concurrency: 5, databaseUrl: s.urlThrough(pgProxy), env: { CHAOS_LEDGER_URL: s.url } });
+      await s.waitForAll('completed', jobs, 120_000);
+      const drainS = (Date.now() - t0) / 1000;
+      const { rows: [o] } = await s.pool.query(
+        `SELECT count(*) FILTER (WHERE outcome <> 'completed')::int AS not_completed,
+                string_agg(DISTINCT outcome::text, ', ') FILTER (WHERE outcome <> 'completed') AS how
+           FROM ended_attempts`,
+      );
+      const aborts = (await s.pool.query(`SELECT count(*)::int AS n FROM chaos_effects WHERE event = 'abort'`)).rows[0].n as number;
+      return judge(s, {
+        jobs,
+        allowed: 0,
+        extraPass: o.not_completed === 0 && aborts === 0,
+        notes: `drained in ${drainS.toFixed(1)} s; attempts not completed: ${o.not_completed}${o.how ? ` (${o.how})` : ''}; handlers aborted: ${aborts}`,
+      });
+    } finally {
+      await s.close();
+      await pgProxy.close();
+    }
+  },
+};
+
 const partition: ChaosScenario = {
   name: 'host cut off from PostgreSQL and Redis past its lease, then reconnected',
   async run(env) {
@@ -1179,6 +1220,7 @@ export const scenarios: ChaosScenario[] = [
   postgresRestart('immediate', false),
   postgresRestart('fast', false),
   postgresRestart('immediate', true, 30_000),
+  slowDatabase,
   sessionsTerminated,
   partition,
   silentUnderCompletion,
