@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { answeredByServer, useConnection, useTransaction } from '../lib/db/client';
+import { answeredByServer, useTransaction } from '../lib/db/client';
 import { giveUpAfterMs, watchdogPeriodMs } from '../lib/lease';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
@@ -610,11 +610,19 @@ export class Runner {
    * renewal that waited for a connection (both busy, or a new one being made to a slow or
    * restarted server: several round trips) must not count that wait against the leases.
    */
-  private renewLeases(leases: Lease[]) {
-    return useConnection(this.o.heartbeatPool, async (c) => {
-      const sentAt = performance.now();
-      return { ...(await ops.jobHeartbeat(c, { workerId: this.workerId, leaseMs: this.o.leaseMs, leases })), sentAt };
-    });
+  private async renewLeases(leases: Lease[]) {
+    const c = await this.o.heartbeatPool.connect();
+    const sentAt = performance.now();
+    try {
+      const renewal = await ops.jobHeartbeat(c, { workerId: this.workerId, leaseMs: this.o.leaseMs, leases });
+      c.release();
+      return { ...renewal, sentAt };
+    } catch (err) {
+      // Dropped whatever the error, as pool.query does: one statement, nothing to roll back,
+      // and no round trip more before the next tick may try again.
+      c.release(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
   }
 
   /** A claim errored without the server's answer: jobs it took may be leased to us and run nowhere. */
