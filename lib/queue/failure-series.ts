@@ -1,8 +1,8 @@
 /**
  * The failure chart's series counted from the rows themselves, not the workers' counters
  * (which lose what a worker counted and was killed before reporting): jobs moved to the dead
- * letter, and attempts whose lease was lost, per bucket. Read by the console's live samples
- * (stats-cache) and by the record's 24 h and 7 d ranges (history).
+ * letter, and attempts whose lease was lost, per bucket. Both read by the console's live
+ * samples (stats-cache); lost leases also by the record's 24 h and 7 d ranges (history).
  */
 import type { Executor } from '../db/client';
 

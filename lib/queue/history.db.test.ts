@@ -127,33 +127,41 @@ test('a hole in the record (no sweep for hours) is not averaged into the bucket 
 
 test("the lease-lost line counts the lost attempts themselves, not the workers' recovered counters", async () => {
   await db.pool.query('DELETE FROM stats_samples');
-  // Two five-minute buckets an hour back, two samples in each, whose counters saw one
-  // recovery in all (the worker that took the rest over was killed before reporting them).
-  const put = (offsetS: number, recovered: number) =>
-    db.pool.query(
-      `INSERT INTO stats_samples (at, counters, by_type)
-       VALUES (to_timestamp(floor(extract(epoch FROM now()) / 300) * 300 - 3600 + $1::float8), $2::jsonb, '[]')`,
-      [offsetS, JSON.stringify({ claimed: 0, completed: 0, failed: 0, retried: 0, cancelled: 0, leaseLost: 0, recovered })],
-    );
-  await put(10, 0);
-  await put(70, 1);
-  await put(310, 1);
-  await put(370, 1);
-  // Six attempts lost in the first bucket, one in the second.
-  const { rows: job } = await db.pool.query(`INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts) VALUES ('h', 'poison', 'retrying', '{}', 7, 25) RETURNING job_id`);
+  // The current five-minute bucket's start, read once (a test crossing into the next bucket
+  // must not put its rows in two).
+  const base = Number((await db.pool.query(`SELECT floor(extract(epoch FROM now()) / 300) * 300 AS b`)).rows[0].b);
+  const at = (offsetS: number) => `to_timestamp(${base} + ${offsetS})`;
+  const counters = (recovered: number) => JSON.stringify({ claimed: 0, completed: 0, failed: 0, retried: 0, cancelled: 0, leaseLost: 0, recovered });
+  // Two buckets an hour back, two samples in each, whose counters saw one recovery in all
+  // (the worker that took the rest over was killed before reporting them); and the current
+  // bucket, from its start to now.
+  for (const [when, recovered] of [[at(-3600 + 10), 0], [at(-3600 + 70), 1], [at(-3600 + 310), 1], [at(-3600 + 370), 1], [at(0), 1], ['now()', 1]] as const) {
+    await db.pool.query(`INSERT INTO stats_samples (at, counters, by_type) VALUES (${when}, $1::jsonb, '[]') ON CONFLICT (at) DO NOTHING`, [counters(recovered)]);
+  }
+  // Six attempts lost in the first bucket, one in the second, six in the current one.
+  const { rows: job } = await db.pool.query(`INSERT INTO jobs (queue, type, status, payload, attempt_count, max_attempts) VALUES ('h', 'poison', 'retrying', '{}', 13, 25) RETURNING job_id`);
   await db.pool.query(
     `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
-     SELECT $1, n, 'gone:' || n || ':cccccc', at, at, 'lease_lost'
-       FROM generate_series(1, 7) n,
-            LATERAL (SELECT to_timestamp(floor(extract(epoch FROM now()) / 300) * 300 - 3600 + CASE WHEN n <= 6 THEN 30 + n ELSE 320 END) AS at) t`,
+     SELECT $1, n, 'gone:' || n || ':cccccc', t.at, t.at, 'lease_lost'
+       FROM generate_series(1, 13) n,
+            LATERAL (SELECT CASE WHEN n <= 6 THEN ${at(-3600 + 30)} WHEN n = 7 THEN ${at(-3600 + 320)} ELSE least(${at(0)}, now()) END AS at) t`,
     [job[0].job_id],
   );
+  const nowS = async () => Number((await db.pool.query(`SELECT extract(epoch FROM now()) AS s`)).rows[0].s);
+  const before = await nowS();
   const day = await readHistory(db.pool, '24h');
+  const after = await nowS();
   assert.deepEqual(
-    day.points.map((p) => p.recovered),
+    day.points.slice(0, 2).map((p) => p.recovered),
     [Number((6 / 300).toPrecision(3)), Number((1 / 300).toPrecision(3))],
     'per bucket, the attempts lost in it over its five minutes',
   );
+  // The current bucket: six over the part of it that has passed (at least a second), not
+  // over five minutes.
+  const current = day.points.find((p) => p.t === base * 1000);
+  assert.ok(current, 'a point for the current bucket');
+  const [lo, hi] = [6 / Math.max(after - base, 1), 6 / Math.max(before - base, 1)];
+  assert.ok(current.recovered >= lo * 0.995 && current.recovered <= hi * 1.005, `current bucket: ${current.recovered} jobs/s, between ${lo} and ${hi}`);
   await db.pool.query(`DELETE FROM ended_attempts WHERE job_id = $1`, [job[0].job_id]);
   await db.pool.query(`DELETE FROM jobs WHERE job_id = $1`, [job[0].job_id]);
 });

@@ -99,7 +99,8 @@ export async function readHistory(db: Executor, range: HistoryRange): Promise<Hi
          FROM stats_samples
         WHERE at >= now() - $1::float8 * interval '1 millisecond'
      )
-     SELECT f.b, f.b * $2::float8 AS t, f.at_ms AS first_ms, f.counters AS first_counters, l.at_ms AS last_ms, l.counters AS last_counters
+     SELECT f.b, f.b * $2::float8 AS t, f.at_ms AS first_ms, f.counters AS first_counters, l.at_ms AS last_ms, l.counters AS last_counters,
+            extract(epoch FROM now()) * 1000 AS now_ms
        FROM (SELECT DISTINCT ON (b) b, at_ms, counters FROM s ORDER BY b, at_ms) f
        JOIN (SELECT DISTINCT ON (b) b, at_ms, counters FROM s ORDER BY b, at_ms DESC) l USING (b)
       ORDER BY f.b`,
@@ -112,6 +113,7 @@ export async function readHistory(db: Executor, range: HistoryRange): Promise<Hi
     last: { at: Number(r.last_ms), counters: r.last_counters as Partial<WorkerTotals> } as Sample,
   }));
   const leasesLost = await readLeasesLost(db, bucketMs, rangeMs);
+  const nowMs = Number(rows[0]?.now_ms ?? 0);
   const points: HistoryPoint[] = [];
   for (let k = 0; k < buckets.length; k++) {
     const bucket = buckets[k]!;
@@ -123,8 +125,11 @@ export async function readHistory(db: Executor, range: HistoryRange): Promise<Hi
     // Three significant figures, not two decimals: in an hour's bucket 17 dead-lettered jobs
     // are 0.0047 jobs/s, which two decimals showed as none at all.
     const rate = (key: (typeof RATE_KEYS)[number]) => Number((Math.max(0, Number(b.counters[key] ?? 0) - Number(a.counters[key] ?? 0)) / seconds).toPrecision(3));
-    // Over the bucket's width, not the samples' span: the attempts are counted per bucket.
-    const lost = Number(((leasesLost.get(bucket.t) ?? 0) / (bucketMs / 1000)).toPrecision(3));
+    // Over the part of the bucket the count covers, not the samples' span: the attempts are
+    // counted per bucket, within the range (the current bucket has only begun; the range's
+    // start cuts into the first).
+    const coveredMs = Math.min(bucket.t + bucketMs, nowMs) - Math.max(bucket.t, nowMs - rangeMs);
+    const lost = Number(((leasesLost.get(bucket.t) ?? 0) / (Math.max(coveredMs, 1_000) / 1000)).toPrecision(3));
     points.push({ t: bucket.t, claimed: rate('claimed'), completed: rate('completed'), failed: rate('failed'), retried: rate('retried'), recovered: lost });
   }
   const { rows: ends } = await db.query(
