@@ -81,7 +81,7 @@ export class ChaosEnv {
 export interface HostOptions {
   processes?: number;
   concurrency?: number;
-  /** LEASEHOLD_FAILPOINTS for this host, e.g. "mid_handler=kill". Each fires once across all hosts. */
+  /** LEASEHOLD_FAILPOINTS for this host, e.g. "mid_handler=kill". Each fires once across all hosts (N times with `*N`). */
   failpoints?: string;
   /** Connection strings the host uses instead of the real servers (e.g. through a proxy). */
   databaseUrl?: string;

@@ -39,6 +39,17 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
   const silenced = new WeakSet<net.Socket>();
   let trigger: { bytes: Buffer; deliver: boolean; fired: () => void } | null = null;
   let answerDelayMs = 0;
+  /** Per connection, answers waiting out the delay, in order (each with when it is due). */
+  const late = new Map<net.Socket, { due: number; chunk: Buffer }[]>();
+  const deliverLate = (dst: net.Socket, queue: { due: number; chunk: Buffer }[]) =>
+    setTimeout(() => {
+      while (queue.length && queue[0]!.due <= Date.now()) {
+        const { chunk } = queue.shift()!;
+        if (!dst.destroyed) dst.write(chunk);
+      }
+      if (queue.length) deliverLate(dst, queue);
+      else late.delete(dst);
+    }, Math.max(0, queue[0]!.due - Date.now()));
 
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -65,9 +76,14 @@ export async function startProxy(targetPort: number, targetHost = '127.0.0.1'): 
         src.pause();
         return;
       }
-      if (!fromClient && answerDelayMs > 0) {
-        // One delay for every chunk: timers of equal length fire in the order they were set.
-        setTimeout(() => dst.destroyed || dst.write(chunk), answerDelayMs);
+      if (!fromClient && (answerDelayMs > 0 || late.has(dst))) {
+        // Behind any answer still waiting, even once the delay is back to 0: bytes in order.
+        const queue = late.get(dst) ?? [];
+        queue.push({ due: Date.now() + answerDelayMs, chunk });
+        if (queue.length === 1) {
+          late.set(dst, queue);
+          deliverLate(dst, queue);
+        }
         return;
       }
       if (!dst.write(chunk)) {
