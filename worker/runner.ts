@@ -1649,10 +1649,12 @@ export class Runner {
       this.reportFailing = report.status === 'rejected';
       if (report.status === 'fulfilled' && (report.value.quiet || sentAt > this.quietNowAt)) this.setQuiet(report.value.quiet, report.value.quietToken);
       if (leases.status === 'rejected') throw leases.reason;
+      // Nothing to renew, nothing sent: not a renewal that succeeded ("succeed again" while the
+      // database is still down would mislead whoever reads the log after an outage).
+      if (!leases.value) return;
       this.heartbeatAnswers++;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
       this.heartbeatFailing = false;
-      if (!leases.value) return; // nothing to renew
       const { renewed, busy, sentAt: renewalSentAt } = leases.value;
       for (const e of entries) {
         if (this.active.get(e.job.id) !== e) continue; // finished meanwhile
