@@ -136,9 +136,9 @@ const KILL_SLOTS = 5;
 
 /**
  * SIGKILL a worker process at a named point of its code, KILLS times across all processes
- * (at once, or a replacement next). With `limit`, the queue has a
- * global concurrency limit: its jobs are claimed under the queue's lock (jobClaimControlled),
- * and the dead processes' expired leases count against the limit until they are moved on.
+ * (at once, or a replacement next). With `limit`, the queue has a global concurrency limit:
+ * its jobs are claimed under the queue's lock (jobClaimControlled), and the dead processes'
+ * expired leases count against the limit until they are moved on.
  */
 function killAt(point: string, label: string, jobMs = 200, o: { limit?: number } = {}): ChaosScenario {
   return {
