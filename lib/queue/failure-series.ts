@@ -6,15 +6,15 @@
  */
 import type { Executor } from '../db/client';
 
-/** The most failed rows the dead-letter series reads (the newest): a bound on its cost. */
-export const DEAD_LETTER_SERIES_ROWS = 100_000;
+/** The most rows either series reads (the newest): a bound on its cost. */
+export const SERIES_ROWS = 100_000;
 
 /**
  * Jobs in the dead letter by when they failed, per `bucketMs` bucket of the last `historyMs`
  * (bucket start on the database clock → jobs): read from the jobs themselves
- * (jobs_failed_idx, newest first, at most DEAD_LETTER_SERIES_ROWS), so the chart holds every
+ * (jobs_failed_idx, newest first, at most SERIES_ROWS), so the chart holds every
  * failure (the workers' counters lose the ones a crash took with the process). A job
- * requeued since has left the series; past DEAD_LETTER_SERIES_ROWS failures in the hour,
+ * requeued since has left the series; past SERIES_ROWS failures in the hour,
  * the oldest buckets are not counted (the chart then starts later than the burst).
  */
 export const readDeadLettered = (db: Executor, bucketMs: number, historyMs: number) =>
@@ -30,7 +30,7 @@ export const readDeadLettered = (db: Executor, bucketMs: number, historyMs: numb
 /**
  * Attempts whose lease was lost, per `bucketMs` bucket of the last `historyMs` (bucket start
  * on the database clock → attempts), from the attempt history (ended_attempts_lost_at_idx,
- * newest first, at most DEAD_LETTER_SERIES_ROWS): the workers' own count of the jobs they
+ * newest first, at most SERIES_ROWS): the workers' own count of the jobs they
  * recovered loses what a worker counted and was then killed before reporting, and a poison
  * job kills the very worker that took it over. An operator's Recover counts here too.
  */
@@ -53,7 +53,7 @@ async function countPerBucket(db: Executor, newest: string, bucketMs: number, hi
     `SELECT (floor(extract(epoch FROM finished_at) * 1000 / $1) * $1)::float8 AS t, count(*)::int AS n
        FROM (${newest}) f
       GROUP BY 1`,
-    [bucketMs, historyMs, DEAD_LETTER_SERIES_ROWS],
+    [bucketMs, historyMs, SERIES_ROWS],
   );
   return new Map(rows.map((r) => [Number(r.t), r.n as number]));
 }
