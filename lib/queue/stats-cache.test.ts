@@ -48,3 +48,17 @@ test('a counter that went down counts as not moving; too few samples draw nothin
   assert.deepEqual(points.map((p) => p.completed), [5]);
   assert.deepEqual(throughputOf([{ at, totals: totals(1) }], null).points, []);
 });
+
+test("the failure line's newest bucket divides by the part of it the read covers, not by the whole bucket", () => {
+  const at = 1_700_000_000_000; // a bucket's start
+  const samples = Array.from({ length: 62 }, (_, s) => ({ at: at + s * 1_000, totals: totals(0) }));
+  const ended = {
+    deadLettered: new Map([[at + 50_000, 10], [at + 60_000, 3]]),
+    leasesLost: new Map([[at + 60_000, 2]]),
+    at: at + 61_000, // one second into the newest bucket
+  };
+  const points = throughputOf(samples, ended).points.slice(-2);
+  assert.deepEqual(points.map((p) => p.t), [at + 50_000, at + 60_000]);
+  assert.deepEqual(points.map((p) => p.failed), [1, 3], '10 over a whole bucket, 3 over its first second');
+  assert.deepEqual(points.map((p) => p.recovered), [0, 2]);
+});

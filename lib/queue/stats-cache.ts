@@ -211,7 +211,8 @@ export class StatsCache {
       let tookMs = 0;
       const [stats, ended] = await useConnection(this.db, async (client) => {
         const t0 = performance.now();
-        const out = [await computeConsoleStats(client, this.opts), await readEndedSeries(client)] as const;
+        const stats = await computeConsoleStats(client, this.opts);
+        const out = [stats, await readEndedSeries(client, stats.dbNow.getTime())] as const;
         tookMs = performance.now() - t0;
         return out;
       });
@@ -233,9 +234,9 @@ export class StatsCache {
     // The dead-letter and lease-lost series are read with each sample (here and with each
     // snapshot): a bucket a sample opens has its failures counted too, not 0 until the next snapshot.
     const tick = () =>
-      Promise.all([readWorkerTotals(this.db), readEndedSeries(this.db)])
-        .then(([r, ended]) => {
-          this.ended = ended;
+      readWorkerTotals(this.db)
+        .then(async (r) => {
+          this.ended = await readEndedSeries(this.db, r.dbNow.getTime());
           this.addSample(r.dbNow.getTime(), r.totals);
           void this.sampleTypes(r.dbNow.getTime());
         })
@@ -308,11 +309,13 @@ export class StatsCache {
 export interface EndedSeries {
   deadLettered: Map<number, number>;
   leasesLost: Map<number, number>;
+  /** When they were read (database clock, ms): the newest bucket holds what ended until then. */
+  at: number;
 }
 
 /** Both series of the failure chart that the database, not the workers' counters, holds; one statement after the other. */
-async function readEndedSeries(db: Executor): Promise<EndedSeries> {
-  return { deadLettered: await readDeadLettered(db, BUCKET_MS, HISTORY_MS), leasesLost: await readLeasesLost(db, BUCKET_MS, HISTORY_MS) };
+async function readEndedSeries(db: Executor, at: number): Promise<EndedSeries> {
+  return { deadLettered: await readDeadLettered(db, BUCKET_MS, HISTORY_MS), leasesLost: await readLeasesLost(db, BUCKET_MS, HISTORY_MS), at };
 }
 
 /**
@@ -358,8 +361,13 @@ export function throughputOf(samples: readonly { at: number; totals: WorkerTotal
     points.push(p);
   }
   // The dead letter's own count per bucket (failures no worker counted: its process killed),
-  // and the attempt history's lost leases (recoveries no worker lived to report).
-  const perSecond = (series: Map<number, number>, t: number) => Number(((series.get(t) ?? 0) / (BUCKET_MS / 1000)).toPrecision(3));
+  // and the attempt history's lost leases (recoveries no worker lived to report). Each over
+  // the part of its bucket the read covers: the newest has only begun (3 failures in its
+  // first second read as 0.3 a second over the whole 10 s, not 3).
+  const perSecond = (series: Map<number, number>, t: number) => {
+    const coveredMs = Math.min(t + BUCKET_MS, ended!.at) - t;
+    return Number(((series.get(t) ?? 0) / (Math.max(coveredMs, 1_000) / 1000)).toPrecision(3));
+  };
   if (ended) {
     for (const p of points) {
       p.failed = perSecond(ended.deadLettered, p.t);
