@@ -88,7 +88,7 @@ async function makeRunner(t: TestContext, { prefix = uniquePrefix('runner'), ...
     await heartbeatPool.end();
   });
   const enqueue = async (o: { maxAttempts?: number; payload?: unknown } = {}) => (await ops.jobEnqueue(db.pool, [{ type: 'test.block', queue, ...o }], { doorbell }))[0]!.id;
-  return { runner, seen, enqueue, doorbell };
+  return { runner, seen, enqueue, doorbell, heartbeatPool };
 }
 
 describe('fencing', () => {
@@ -1060,6 +1060,36 @@ describe('lease watchdog', () => {
     assert.ok(rec.abortedAt! - rec.started >= 8_000, `aborted ${rec.abortedAt! - rec.started} ms after start, long before the lease's end`);
     await abortedWhileStillLeased(id, rec);
     await waitFor('the runner to drop the job', () => runner.inFlight === 0);
+  });
+});
+
+describe('lease watchdog, while renewals wait for a connection', () => {
+  test('a job given up while its renewal waited is not renewed once the connection comes: its lease ends when it would have', async (t) => {
+    const { seen, enqueue, runner, heartbeatPool } = await makeRunner(t, { leaseMs: 4_000, heartbeatMs: 200 });
+    const id = await enqueue();
+    await waitFor('the job to start and its lease to be renewed', () => seen.has(id) && runner.heartbeatAnswers >= 2, { timeoutMs: 30_000 });
+    // Both of the heartbeat pool's connections taken: the next renewal waits for one (its
+    // wait, at most CONNECT_TIMEOUT_MS, outlasts the watchdog's give-up after ~3.5 s).
+    const held = [await heartbeatPool.connect(), await heartbeatPool.connect()];
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      for (const c of held) c.release();
+    };
+    t.after(release);
+    const rec = await waitFor('the watchdog to give the job up', () => seen.get(id)?.abortedAt && seen.get(id), { timeoutMs: 30_000 });
+    assert.equal(rec.abortReason, 'lease_expired_locally');
+    const leaseEnd = async () => (await jobRow(db.pool, id)).lease_expires_at?.getTime();
+    const before = await leaseEnd();
+    const worker = async () => (await db.pool.query(`SELECT heartbeat_at FROM workers WHERE worker_id = $1`, [runner.workerId])).rows[0].heartbeat_at.getTime();
+    const reportedBefore = await worker();
+    release();
+    // Two reports of the worker row after the release: the waiting renewal went with the first
+    // tick's (one heartbeat at a time), so it has answered by the second.
+    const first = await waitFor('a report after the release', async () => ((await worker()) > reportedBefore ? worker() : null), { timeoutMs: 30_000 });
+    await waitFor('a second report', async () => (await worker()) > first, { timeoutMs: 30_000 });
+    assert.equal(await leaseEnd(), before, 'the lease of a job given up was extended by a renewal sent after it');
   });
 });
 

@@ -591,7 +591,11 @@ export class Runner {
   private async renewSlowClaim(jobs: readonly ClaimedJob[]): Promise<Map<string, number | null>> {
     const out = new Map<string, number | null>();
     try {
-      const { renewed, busy, sentAt } = await this.renewLeases(jobs.map((j) => ({ jobId: j.id, attempt: j.attemptCount })));
+      // Never null: a claim's jobs are never none.
+      const { renewed, busy, sentAt } = (await this.renewLeases(
+        () => jobs,
+        (j) => ({ jobId: j.id, attempt: j.attemptCount }),
+      ))!;
       for (const j of jobs) {
         if (renewed.has(j.id)) out.set(j.id, sentAt);
         else if (busy.has(j.id)) out.set(j.id, null);
@@ -609,14 +613,21 @@ export class Runner {
    * not when asked. The server's now() that sets the leases' new end is no earlier, and a
    * renewal that waited for a connection (both busy, or a new one being made to a slow or
    * restarted server: several round trips) must not count that wait against the leases.
+   * What to renew is chosen then too (`select`): a job the watchdog gave up during the wait
+   * is not extended, which would hold back its recovery by a lease. Null: nothing to renew.
    */
-  private async renewLeases(leases: Lease[]) {
+  private async renewLeases<T>(select: () => readonly T[], leaseOf: (held: T) => Lease) {
     const c = await this.o.heartbeatPool.connect();
     const sentAt = performance.now();
     try {
-      const renewal = await ops.jobHeartbeat(c, { workerId: this.workerId, leaseMs: this.o.leaseMs, leases });
+      const held = select();
+      if (!held.length) {
+        c.release();
+        return null;
+      }
+      const renewal = await ops.jobHeartbeat(c, { workerId: this.workerId, leaseMs: this.o.leaseMs, leases: held.map(leaseOf) });
       c.release();
-      return { ...renewal, sentAt };
+      return { ...renewal, held, sentAt };
     } catch (err) {
       // Dropped whatever the error, as pool.query does: one statement, nothing to roll back,
       // and no round trip more before the next tick may try again.
@@ -1636,13 +1647,13 @@ export class Runner {
     void this.settleOldLetGo();
     if (this.heartbeatBusy || isSkipped('heartbeat')) return;
     this.heartbeatBusy = true;
-    const entries = [...this.active.values()].filter((e) => !e.lost && !e.released);
+    const holding = () => [...this.active.values()].filter((e) => !e.lost && !e.released);
     const sentAt = performance.now();
     try {
       // The worker row's report apart from the renewals: its failure must not throw away
       // renewals that committed (and the lost leases and cancel requests they tell of).
       const [leases, report] = await Promise.allSettled([
-        entries.length ? this.renewLeases(entries.map((e) => e.lease)) : null,
+        holding().length ? this.renewLeases(holding, (e) => e.lease) : null,
         ops.workerHeartbeat(this.o.heartbeatPool, this.workerId, this.metrics()),
       ]);
       if (report.status === 'rejected' && !this.reportFailing) this.log.warn('could not update this worker\'s row (the workers page shows it late)', { err: report.reason });
@@ -1655,7 +1666,7 @@ export class Runner {
       this.heartbeatAnswers++;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
       this.heartbeatFailing = false;
-      const { renewed, busy, sentAt: renewalSentAt } = leases.value;
+      const { renewed, busy, held: entries, sentAt: renewalSentAt } = leases.value;
       for (const e of entries) {
         if (this.active.get(e.job.id) !== e) continue; // finished meanwhile
         // Its row was locked by another transaction: tried again next tick; the watchdog
