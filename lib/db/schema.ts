@@ -27,26 +27,12 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { ATTEMPT_OUTCOME_VALUES, JOB_STATUS_VALUES } from './enums';
 
-export const jobStatus = pgEnum('job_status', [
-  'queued',
-  'running',
-  'retrying',
-  'completed',
-  'failed',
-  'cancelled',
-]);
+export const jobStatus = pgEnum('job_status', JOB_STATUS_VALUES);
 
-/** How one attempt (one claim) ended. An attempt row is written once, when it ends. */
-export const attemptOutcome = pgEnum('attempt_outcome', [
-  'completed', // the handler returned and the fenced completion was accepted
-  'failed', // the handler threw and no attempts were left (or the error was permanent): dead letter
-  'retried', // the handler threw and the job went back to `retrying` with a backoff
-  'lease_lost', // the lease expired without a word from the worker: a crash, a stall or a partition
-  'cancelled', // an operator cancelled the job while this attempt ran
-  'aborted', // the worker gave the job back (graceful shutdown) or an operator revoked the lease
-  'snoozed', // the handler put the job off (SnoozeError, 0032): queued for later, the attempt given back
-]);
+/** How one attempt (one claim) ended (the values and what each means: enums.ts). */
+export const attemptOutcome = pgEnum('attempt_outcome', ATTEMPT_OUTCOME_VALUES);
 
 const tz = { withTimezone: true } as const;
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { QueueError } from '../queue/errors';
 import { NAME_RE } from '../auth/store';
 import { builtinJobTypes, type KnownJobTypes } from '../job-types';
-import { jobStatus } from '../db/schema';
+import { JOB_STATUS_VALUES } from '../db/enums';
 import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { ANCHOR_SEEN_MAX, compactFilter, FAILED_POSITION, MOMENT_ANCHOR, MOMENT_LISTS, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
@@ -238,7 +238,7 @@ const sinceText = z
   .refine((s) => parseSince(s) !== null, 'must be a span back from now (15m, 1h, 24h, 7d) or a moment (ISO 8601 with its offset, e.g. 2026-12-03T13:00:00Z)');
 
 export const filterFields = {
-  status: z.enum(jobStatus.enumValues).optional(),
+  status: z.enum(JOB_STATUS_VALUES).optional(),
   queue: queueName.optional(),
   type: typeName.optional(),
   id: jobId.optional().meta({ description: 'One job.' }),
@@ -423,7 +423,7 @@ export const actionBody = z
     resetAttempts: z.boolean().optional().meta({ description: 'requeue: give the jobs a fresh attempt budget.' }),
     revokeLease: z.boolean().optional().meta({ description: 'requeue: also take back running jobs, revoking their live leases.' }),
     seen: z
-      .record(jobId, z.object({ status: z.enum(jobStatus.enumValues), attempt: z.number().int().min(0) }).strict())
+      .record(jobId, z.object({ status: z.enum(JOB_STATUS_VALUES), attempt: z.number().int().min(0) }).strict())
       .refine((o) => Object.keys(o).length <= MAX_BULK_IDS, `at most ${MAX_BULK_IDS} jobs`)
       .optional()
       .meta({

@@ -1,14 +1,14 @@
 /**
- * Job statuses and the transitions between them, derived from the database enum so
- * the UI, the API and the tests never re-type them by hand.
+ * Job statuses and the transitions between them, from the values the database enums are
+ * declared with, so the UI, the API and the tests never re-type them by hand.
  */
-import { attemptOutcome, jobStatus } from '../db/schema';
+import { ATTEMPT_OUTCOME_VALUES, JOB_STATUS_VALUES } from '../db/enums';
 
-export type JobStatus = (typeof jobStatus.enumValues)[number];
-export type AttemptOutcome = (typeof attemptOutcome.enumValues)[number];
+export type JobStatus = (typeof JOB_STATUS_VALUES)[number];
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOME_VALUES)[number];
 
-export const JOB_STATUSES: readonly JobStatus[] = jobStatus.enumValues;
-export const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = attemptOutcome.enumValues;
+export const JOB_STATUSES: readonly JobStatus[] = JOB_STATUS_VALUES;
+export const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = ATTEMPT_OUTCOME_VALUES;
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
 
 export const isJobStatus = (s: string): s is JobStatus => (JOB_STATUSES as readonly string[]).includes(s);

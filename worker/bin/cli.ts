@@ -8,7 +8,6 @@
  */
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../../lib/config';
-import { runMigrations } from '../../lib/db/migrate';
 import { addActionCommands } from '../cli/actions';
 import { EXIT, EXIT_CODES_HELP, examplesHelp, log, reportError } from '../cli/common';
 import { addEnqueueCommand } from '../cli/enqueue';
@@ -51,6 +50,8 @@ program
     const cfg = loadConfig();
     const services = await resolveServices(cfg, log);
     try {
+      // Loaded here: drizzle's migrator is a few hundred modules every other verb can do without.
+      const { runMigrations } = await import('../../lib/db/migrate');
       await runMigrations(services.databaseUrl);
     } finally {
       await services.embedded?.stop();

@@ -11,7 +11,6 @@ import os from 'node:os';
 import type { Config } from '../../lib/config';
 import { createPool } from '../../lib/db/client';
 import * as ops from '../../lib/queue/ops';
-import { runMigrations } from '../../lib/db/migrate';
 import { createLogger } from '../../lib/log';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
 import path from 'node:path';
@@ -118,6 +117,9 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   // exit 1, the embedded server this process started stopped first.
   servicesReady = resolveServices(cfg, log);
   const services = await servicesReady.catch((err) => startFailed(log, err));
+  // Loaded here, not at the top: the command line imports this module for every verb, and
+  // drizzle's migrator is a few hundred modules only this start needs.
+  const { runMigrations } = await import('../../lib/db/migrate');
   await orStopEmbedded(services, () => runMigrations(services.databaseUrl)).catch((err) => startFailed(log, err));
   if (stopping) await new Promise(() => {}); // stop() ends the process
   const args = processArgs(opts);
