@@ -616,18 +616,18 @@ export class Runner {
    * What to renew is chosen then too (`select`): a job the watchdog gave up during the wait
    * is not extended, which would hold back its recovery by a lease. Null: nothing to renew.
    */
-  private async renewLeases<T>(select: () => readonly T[], leaseOf: (held: T) => Lease) {
+  private async renewLeases<T>(select: () => readonly T[], leaseOf: (job: T) => Lease) {
     const c = await this.o.heartbeatPool.connect();
     const sentAt = performance.now();
     try {
-      const held = select();
-      if (!held.length) {
+      const renewing = select();
+      if (!renewing.length) {
         c.release();
         return null;
       }
-      const renewal = await ops.jobHeartbeat(c, { workerId: this.workerId, leaseMs: this.o.leaseMs, leases: held.map(leaseOf) });
+      const renewal = await ops.jobHeartbeat(c, { workerId: this.workerId, leaseMs: this.o.leaseMs, leases: renewing.map(leaseOf) });
       c.release();
-      return { ...renewal, held, sentAt };
+      return { ...renewal, renewing, sentAt };
     } catch (err) {
       // Dropped whatever the error, as pool.query does: one statement, nothing to roll back,
       // and no round trip more before the next tick may try again.
@@ -1647,13 +1647,13 @@ export class Runner {
     void this.settleOldLetGo();
     if (this.heartbeatBusy || isSkipped('heartbeat')) return;
     this.heartbeatBusy = true;
-    const holding = () => [...this.active.values()].filter((e) => !e.lost && !e.released);
+    const renewable = () => [...this.active.values()].filter((e) => !e.lost && !e.released);
     const sentAt = performance.now();
     try {
       // The worker row's report apart from the renewals: its failure must not throw away
       // renewals that committed (and the lost leases and cancel requests they tell of).
       const [leases, report] = await Promise.allSettled([
-        holding().length ? this.renewLeases(holding, (e) => e.lease) : null,
+        renewable().length ? this.renewLeases(renewable, (e) => e.lease) : null,
         ops.workerHeartbeat(this.o.heartbeatPool, this.workerId, this.metrics()),
       ]);
       if (report.status === 'rejected' && !this.reportFailing) this.log.warn('could not update this worker\'s row (the workers page shows it late)', { err: report.reason });
@@ -1666,7 +1666,7 @@ export class Runner {
       this.heartbeatAnswers++;
       if (this.heartbeatFailing) this.log.info('lease renewals succeed again');
       this.heartbeatFailing = false;
-      const { renewed, busy, held: entries, sentAt: renewalSentAt } = leases.value;
+      const { renewed, busy, renewing: entries, sentAt: renewalSentAt } = leases.value;
       for (const e of entries) {
         if (this.active.get(e.job.id) !== e) continue; // finished meanwhile
         // Its row was locked by another transaction: tried again next tick; the watchdog

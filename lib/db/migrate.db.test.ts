@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { emptyDatabase } from '../../test/db';
 import { CONNECT_TIMEOUT_MS } from './client';
+import { ATTEMPT_OUTCOME_VALUES, JOB_STATUS_VALUES } from './enums';
 import { runMigrations, serverTooOld } from './migrate';
 
 test('four processes migrating one fresh database at once all succeed', async () => {
@@ -17,6 +18,20 @@ test('four processes migrating one fresh database at once all succeed', async ()
   await c.end();
   assert.ok(rows[0].n >= 3);
   assert.equal(t[0].ok, true);
+});
+
+test("the migrated enums hold exactly the values the code declares them with (lib/db/enums.ts), in order", async () => {
+  const url = await emptyDatabase('mig-enums');
+  await runMigrations(url);
+  const c = new pg.Client(url);
+  await c.connect();
+  try {
+    const values = async (type: string) => (await c.query(`SELECT unnest(enum_range(NULL::${type}))::text AS v`)).rows.map((r) => r.v);
+    assert.deepEqual(await values('job_status'), [...JOB_STATUS_VALUES]);
+    assert.deepEqual(await values('attempt_outcome'), [...ATTEMPT_OUTCOME_VALUES]);
+  } finally {
+    await c.end();
+  }
 });
 
 test('a server older than PostgreSQL 14 is refused with the reason (this one, the real one, is not)', async () => {

@@ -112,8 +112,8 @@ export async function readHistory(db: Executor, range: HistoryRange): Promise<Hi
     first: { at: Number(r.first_ms), counters: r.first_counters as Partial<WorkerTotals> } as Sample,
     last: { at: Number(r.last_ms), counters: r.last_counters as Partial<WorkerTotals> } as Sample,
   }));
-  const leasesLost = await readLeasesLost(db, bucketMs, rangeMs);
   const nowMs = Number(rows[0]?.now_ms ?? 0);
+  const leasesLost = rows.length ? await readLeasesLost(db, bucketMs, rangeMs, nowMs) : new Map<number, number>();
   const points: HistoryPoint[] = [];
   for (let k = 0; k < buckets.length; k++) {
     const bucket = buckets[k]!;

@@ -229,13 +229,13 @@ test('the console and /api/metrics: the stats and lists by completed status neve
   await listJobs(recorder, { status: 'failed', cursor: failed.nextCursor!, limit: 50 });
   // The dead letter's groups (the latest failures) and the overview's dead-letter series.
   await deadLetterGroups(recorder);
-  await readDeadLettered(recorder, 10_000, 3_600_000);
+  await readDeadLettered(recorder, 10_000, 3_600_000, Date.now());
   // The Job types' lost leases: over the 5,000 lost here (a week's window), and over a window
   // with none (the last 15 minutes of a healthy day), read from ended_attempts_lost_at_idx.
   assert.equal([...(await readLostLeases(recorder, new Date(Date.now() - 7 * 86_400_000), new Date(Date.now() + 60_000))).values()].reduce((n, k) => n + k.n, 0), 5000);
   await readLostLeases(recorder, new Date(Date.now() + 60_000), new Date(Date.now() + 960_000));
   // And the failure chart's lease-lost line, per bucket of the last hour.
-  await readLeasesLost(recorder, 10_000, 3_600_000);
+  await readLeasesLost(recorder, 10_000, 3_600_000, Date.now());
   const lostReads = seen.filter((st) => /outcome = 'lease_lost' AND (a\.)?finished_at/.test(st.text));
   assert.equal(lostReads.length, 3);
   for (const st of lostReads) {

@@ -294,7 +294,8 @@ test('the dead-letter series counts the failed jobs themselves: failures no work
     // Five jobs dead-lettered in that point's bucket, by no worker (the workers table holds no counts).
     for (let i = 0; i < 5; i++) {
       const id = await insertJob(db.pool, { status: 'failed', queue: 'sc-dead' });
-      await db.pool.query(`UPDATE jobs SET finished_at = to_timestamp($2::float8 / 1000 + 1) WHERE job_id = $1`, [id, point.t]);
+      // At the bucket's start: a time already past (the series count up to the read's time).
+      await db.pool.query(`UPDATE jobs SET finished_at = to_timestamp($2::float8 / 1000) WHERE job_id = $1`, [id, point.t]);
     }
     cache.invalidate();
     const third = await cache.get();
@@ -315,7 +316,7 @@ test('the lease-lost series counts the lost attempts themselves: recoveries no w
       const id = await insertJob(db.pool, { status: 'retrying', queue: 'sc-lost-series', attemptCount: 1 });
       await db.pool.query(
         `INSERT INTO ended_attempts (job_id, attempt, worker_id, started_at, finished_at, outcome)
-         VALUES ($1, 1, 'gone:1:cccccc', to_timestamp($2::float8 / 1000), to_timestamp($2::float8 / 1000 + 1), 'lease_lost')`,
+         VALUES ($1, 1, 'gone:1:cccccc', to_timestamp($2::float8 / 1000), to_timestamp($2::float8 / 1000), 'lease_lost')`,
         [id, point.t],
       );
     }

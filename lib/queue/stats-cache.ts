@@ -232,15 +232,22 @@ export class StatsCache {
   private startSampler() {
     if (this.sampler) return;
     // The dead-letter and lease-lost series are read with each sample (here and with each
-    // snapshot): a bucket a sample opens has its failures counted too, not 0 until the next snapshot.
-    const tick = () =>
+    // snapshot): a bucket a sample opens has its failures counted too, not 0 until the next
+    // snapshot. Up to the sample's time, so the newest bucket's count and width agree. One
+    // tick at a time: on a saturated pool, ticks must not pile up behind each other.
+    let ticking = false;
+    const tick = () => {
+      if (ticking) return;
+      ticking = true;
       readWorkerTotals(this.db)
         .then(async (r) => {
           this.ended = await readEndedSeries(this.db, r.dbNow.getTime());
           this.addSample(r.dbNow.getTime(), r.totals);
           void this.sampleTypes(r.dbNow.getTime());
         })
-        .catch(() => {}); // the next tick tries again; the overview shows its own errors
+        .catch(() => {}) // the next tick tries again; the overview shows its own errors
+        .finally(() => (ticking = false));
+    };
     void tick();
     this.sampler = setInterval(tick, SAMPLE_MS);
     this.sampler.unref();
@@ -309,13 +316,13 @@ export class StatsCache {
 export interface EndedSeries {
   deadLettered: Map<number, number>;
   leasesLost: Map<number, number>;
-  /** When they were read (database clock, ms): the newest bucket holds what ended until then. */
+  /** The end of their window (database clock, ms): they count what ended in the HISTORY_MS up to it. */
   at: number;
 }
 
 /** Both series of the failure chart that the database, not the workers' counters, holds; one statement after the other. */
 async function readEndedSeries(db: Executor, at: number): Promise<EndedSeries> {
-  return { deadLettered: await readDeadLettered(db, BUCKET_MS, HISTORY_MS), leasesLost: await readLeasesLost(db, BUCKET_MS, HISTORY_MS), at };
+  return { deadLettered: await readDeadLettered(db, BUCKET_MS, HISTORY_MS, at), leasesLost: await readLeasesLost(db, BUCKET_MS, HISTORY_MS, at), at };
 }
 
 /**
@@ -363,12 +370,13 @@ export function throughputOf(samples: readonly { at: number; totals: WorkerTotal
   // The dead letter's own count per bucket (failures no worker counted: its process killed),
   // and the attempt history's lost leases (recoveries no worker lived to report). Each over
   // the part of its bucket the read covers: the newest has only begun (3 failures in its
-  // first second read as 0.3 a second over the whole 10 s, not 3).
-  const perSecond = (series: Map<number, number>, t: number) => {
-    const coveredMs = Math.min(t + BUCKET_MS, ended!.at) - t;
-    return Number(((series.get(t) ?? 0) / (Math.max(coveredMs, 1_000) / 1000)).toPrecision(3));
-  };
+  // first second read as 0.3 a second over the whole 10 s, not 3), and the window's start
+  // may cut into the oldest.
   if (ended) {
+    const perSecond = (series: Map<number, number>, t: number) => {
+      const coveredMs = Math.min(t + BUCKET_MS, ended.at) - Math.max(t, ended.at - HISTORY_MS);
+      return Number(((series.get(t) ?? 0) / (Math.max(coveredMs, 1_000) / 1000)).toPrecision(3));
+    };
     for (const p of points) {
       p.failed = perSecond(ended.deadLettered, p.t);
       p.recovered = perSecond(ended.leasesLost, p.t);

@@ -50,7 +50,7 @@ program
     const cfg = loadConfig();
     const services = await resolveServices(cfg, log);
     try {
-      // Loaded here: drizzle's migrator is a few hundred modules every other verb can do without.
+      // Loaded here: drizzle's migrator is about 200 modules every other verb can do without.
       const { runMigrations } = await import('../../lib/db/migrate');
       await runMigrations(services.databaseUrl);
     } finally {

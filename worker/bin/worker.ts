@@ -117,10 +117,9 @@ export async function runWorkers(opts: WorkerCommandOptions) {
   // exit 1, the embedded server this process started stopped first.
   servicesReady = resolveServices(cfg, log);
   const services = await servicesReady.catch((err) => startFailed(log, err));
-  // Loaded here, not at the top: the command line imports this module for every verb, and
-  // drizzle's migrator is a few hundred modules only this start needs.
-  const { runMigrations } = await import('../../lib/db/migrate');
-  await orStopEmbedded(services, () => runMigrations(services.databaseUrl)).catch((err) => startFailed(log, err));
+  // The migrator loaded here, not at the top: the command line imports this module for every
+  // verb, and drizzle is about 200 modules only this start needs.
+  await orStopEmbedded(services, async () => (await import('../../lib/db/migrate')).runMigrations(services.databaseUrl)).catch((err) => startFailed(log, err));
   if (stopping) await new Promise(() => {}); // stop() ends the process
   const args = processArgs(opts);
   // One connection, for recording the processes that die (the console then stops counting
