@@ -1,9 +1,6 @@
 /**
- * The six job statuses for browser code (which must not bundle the database schema): the
- * values the database enum is declared with (lib/db/enums.ts, free of imports).
+ * The job statuses for browser code, which must not bundle the database schema:
+ * lib/queue/status.ts is free of it (its values come from lib/db/enums.ts, which imports
+ * nothing), so this re-exports it rather than keeping a copy.
  */
-import { JOB_STATUS_VALUES } from '../db/enums';
-
-export const JOB_STATUSES = JOB_STATUS_VALUES;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-export const isJobStatus = (s: string): s is JobStatus => (JOB_STATUSES as readonly string[]).includes(s);
+export { isJobStatus, JOB_STATUSES, type JobStatus } from '../queue/status';

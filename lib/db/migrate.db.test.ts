@@ -20,18 +20,25 @@ test('four processes migrating one fresh database at once all succeed', async ()
   assert.equal(t[0].ok, true);
 });
 
-test("the migrated enums hold exactly the values the code declares them with (lib/db/enums.ts), in order", async () => {
-  const url = await emptyDatabase('mig-enums');
+/** A fresh database, migrated, and a client on it for `use` (ended after it). */
+async function onMigrated(what: string, use: (c: pg.Client, url: string) => Promise<void>) {
+  const url = await emptyDatabase(what);
   await runMigrations(url);
   const c = new pg.Client(url);
   await c.connect();
   try {
-    const values = async (type: string) => (await c.query(`SELECT unnest(enum_range(NULL::${type}))::text AS v`)).rows.map((r) => r.v);
-    assert.deepEqual(await values('job_status'), [...JOB_STATUS_VALUES]);
-    assert.deepEqual(await values('attempt_outcome'), [...ATTEMPT_OUTCOME_VALUES]);
+    await use(c, url);
   } finally {
     await c.end();
   }
+}
+
+test("the migrated enums hold exactly the values the code declares them with (lib/db/enums.ts), in order", async () => {
+  await onMigrated('mig-enums', async (c) => {
+    const values = async (type: string) => (await c.query(`SELECT unnest(enum_range(NULL::${type}))::text AS v`)).rows.map((r) => r.v);
+    assert.deepEqual(await values('job_status'), [...JOB_STATUS_VALUES]);
+    assert.deepEqual(await values('attempt_outcome'), [...ATTEMPT_OUTCOME_VALUES]);
+  });
 });
 
 test('a server older than PostgreSQL 14 is refused with the reason (this one, the real one, is not)', async () => {
@@ -45,18 +52,12 @@ test('a server older than PostgreSQL 14 is refused with the reason (this one, th
 });
 
 test('a database a newer build migrated is refused, with nothing applied', async () => {
-  const url = await emptyDatabase('mig');
-  await runMigrations(url);
-  const c = new pg.Client(url);
-  await c.connect();
-  try {
+  await onMigrated('mig', async (c, url) => {
     // What a later release's migration leaves: a row newer than any this build knows.
     await c.query(`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('from-a-newer-build', $1)`, [Date.now() + 365 * 86_400_000]);
     await assert.rejects(runMigrations(url), (e: Error & { code?: string }) => e.code === 'unavailable' && /migrated by a newer Leasehold/.test(e.message));
     assert.equal((await c.query(`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations WHERE hash = 'from-a-newer-build'`)).rows[0].n, 1);
-  } finally {
-    await c.end();
-  }
+  });
 });
 
 test("no migration after 0032 names the enum value it adds ('snoozed'): all pending migrations run in one transaction, where a new value cannot be used", async () => {
