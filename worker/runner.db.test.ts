@@ -88,7 +88,7 @@ async function makeRunner(t: TestContext, { prefix = uniquePrefix('runner'), ...
     await heartbeatPool.end();
   });
   const enqueue = async (o: { maxAttempts?: number; payload?: unknown } = {}) => (await ops.jobEnqueue(db.pool, [{ type: 'test.block', queue, ...o }], { doorbell }))[0]!.id;
-  return { runner, seen, enqueue, doorbell, heartbeatPool };
+  return { runner, seen, enqueue, doorbell, heartbeatPool, receiver };
 }
 
 describe('fencing', () => {
@@ -544,6 +544,42 @@ describe('graceful shutdown', () => {
     assert.deepEqual(rows.map((r) => r.outcome), ['aborted', 'aborted']);
   });
 
+  test('a handler still stopping when the grace ends keeps its job until it has stopped: no other worker can start it meanwhile', async (t) => {
+    // It takes a moment to stop (a write to finish), then looks at its job: still its own?
+    let statusWhenStopped: string | undefined;
+    let stopped!: () => void;
+    const settled = new Promise<void>((r) => (stopped = r));
+    const { runner, enqueue } = await makeRunner(t, {
+      leaseMs: 30_000, // leaseGuardMs: 1.5 s to stop
+      handlers: {
+        'test.block': (_p, ctx) =>
+          new Promise((_, reject) => {
+            ctx.signal.addEventListener('abort', async () => {
+              await new Promise((r) => setTimeout(r, 300)); // its own work: the write it finishes
+              statusWhenStopped = (await jobRow(db.pool, ctx.job.id)).status as string;
+              stopped();
+              reject(ctx.signal.reason);
+            });
+          }),
+      },
+    });
+    const id = await enqueue();
+    await waitFor('the job to start', async () => (await jobRow(db.pool, id)).status === 'running');
+    await runner.stop(100);
+    await settled;
+    assert.equal(statusWhenStopped, 'running', 'handed back before its handler had stopped');
+    const row = await jobRow(db.pool, id);
+    assert.deepEqual([row.status, row.attempt_count, row.max_attempts], ['queued', 1, 4]);
+  });
+
+  test('a handler that ignores its abort at the end of the grace does not hold the stop: its job is handed back once leaseGuardMs (2 s at most) has passed', async (t) => {
+    const { runner, enqueue } = await makeRunner(t, { leaseMs: 2_000, heartbeatMs: 200, handlers: { 'test.block': () => new Promise(() => {}) } });
+    const id = await enqueue();
+    await waitFor('the job to start', async () => (await jobRow(db.pool, id)).status === 'running');
+    await runner.stop(100);
+    assert.equal((await jobRow(db.pool, id)).status, 'queued');
+  });
+
   test('a grace period longer than the lease: the leases are renewed while running jobs finish, and they complete once', async (t) => {
     let finish!: () => void;
     const finished = new Promise<void>((r) => (finish = r));
@@ -946,6 +982,30 @@ describe('claiming through faults', () => {
     const left = await redis.llen(key);
     assert.ok(left > 0, 'claimed while the list still held ids (not once it drained)');
     console.log(`# claimed with ${left} ids still in the list`);
+  });
+});
+
+describe("the worker's Redis connection reset under a blocking pop", () => {
+  test('the worker pops again on the new connection at once: a job rung then starts without waiting for a poll interval', async (t) => {
+    const admin = new Redis(REDIS_URL);
+    t.after(() => admin.disconnect());
+    const started = new Set<string>();
+    const { receiver, enqueue } = await makeRunner(t, {
+      pollMs: 120_000, // the backstop poll and a LISTEN wait would each take that long
+      handlers: { 'test.block': (_p, ctx) => void started.add(ctx.job.id) },
+    });
+    const first = await enqueue();
+    await waitFor('a first job to start', () => started.has(first));
+    // The receiver's connection, told by its local address (a command sent on it would wait
+    // behind the pop).
+    const socket = () => (receiver.redis as unknown as { stream: { localPort?: number } }).stream.localPort;
+    const addr = `127.0.0.1:${socket()}`;
+    await waitFor('the worker to block in a pop', async () => ((await admin.client('LIST')) as string).split('\n').some((l) => l.includes(` addr=${addr} `) && l.includes(' cmd=blmpop')));
+    // A reset with Redis up (CLIENT KILL: as a proxy's, a load balancer's or a NAT's reset).
+    await admin.client('KILL', 'ADDR', addr);
+    await waitFor('the receiver to connect again', () => receiver.available && `127.0.0.1:${socket()}` !== addr);
+    const second = await enqueue(); // rung through Redis only: the doorbell's connection was not reset
+    await waitFor('the job rung after the reset to start', () => started.has(second), { timeoutMs: 30_000 });
   });
 });
 

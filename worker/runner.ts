@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { answeredByServer, useTransaction } from '../lib/db/client';
-import { giveUpAfterMs, watchdogPeriodMs } from '../lib/lease';
+import { giveUpAfterMs, leaseGuardMs, watchdogPeriodMs } from '../lib/lease';
 import { armed, failpoint, failpointsEnabled, isSkipped } from '../lib/failpoints';
 import type { ResultStore } from '../lib/results';
 import type { Logger } from '../lib/log';
@@ -131,6 +131,8 @@ const PAUSED_BEFORE_START = 'its queue was paused before the worker started the 
 export const PREFETCH_HOLD_MS = 2_000;
 /** Attempts let go of that the worker remembers at most (see lettingGo). */
 const LET_GO_MAX = 10_000;
+/** Longest a stop gives the handlers it aborts at the end of its grace to stop (see stop). */
+const STOP_ABORT_WAIT_MS = 2_000;
 
 /** host:pid:random — unique per host, process and start, on any number of hosts. */
 export const newWorkerId = () => `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -393,6 +395,7 @@ export class Runner {
     this.timers.push(setInterval(() => void this.recoverTick(), this.o.recoverMs));
     this.timers.push(setInterval(() => void this.refreshControls(), CONTROLS_REFRESH_MS));
     this.timers.push(setInterval(() => void this.scheduleTick(), SCHEDULE_TICK_MS));
+    this.o.receiver?.redis.on('ready', this.signalBack);
     void this.recoverTick(); // at start, not only periodically
     // The first claims come from the signal (the sweep just started re-rings lost ones); the
     // periodic claim from PostgreSQL begins a poll interval in.
@@ -775,6 +778,7 @@ export class Runner {
         reason: this.claimInDoubt
           ? 'claimed by a statement whose answer was lost; handed back without running'
           : 'claimed ahead, no slot freed; handed back without running after a hand-back that failed',
+        unstarted: true,
         doorbell: this.o.doorbell,
       });
       if (released.length) {
@@ -1080,6 +1084,13 @@ export class Runner {
       await this.pgReceiver.start();
     }
   }
+
+  /**
+   * Redis is back: a fetch loop waiting on LISTEN (claiming from PostgreSQL while it was away)
+   * pops again now. Producers ring only Redis once they reach it, so nothing else would wake
+   * that wait before its poll interval ended, and jobs enqueued meanwhile waited for it.
+   */
+  private readonly signalBack = () => this.pgReceiver?.wake();
 
   private leavePgMode() {
     if (!this.pgMode) return;
@@ -1814,7 +1825,8 @@ export class Runner {
 
   /**
    * Graceful stop: take no more jobs, let running ones finish within `graceMs`, then
-   * abort the rest and hand their leases back so other workers can take them at once.
+   * abort the rest and, once they have stopped, hand their leases back so other workers can
+   * take them at once.
    */
   async stop(graceMs: number) {
     if (this.stopping) return;
@@ -1839,13 +1851,22 @@ export class Runner {
       this.forget(e);
     }
     await this.release(buffered, 'worker shut down before starting the job; lease handed back', true);
-    while (this.running > 0 && performance.now() < deadline) await sleep(20);
+    // Handlers still running are told to stop a little before the grace ends, and their jobs
+    // handed back once they have: released at the abort, a job could start elsewhere while its
+    // handler here was still writing. As the watchdog gives a handler leaseGuardMs to stop
+    // while the job is still ours (at most STOP_ABORT_WAIT_MS here), taken from the grace, so
+    // the hand-back still comes by its end (before `docker stop`'s SIGKILL, with the default
+    // grace). One that ignores its signal is handed back all the same: it ends with the process.
+    const stopWait = Math.min(leaseGuardMs(this.o.leaseMs), STOP_ABORT_WAIT_MS);
+    while (this.running > 0 && performance.now() < deadline - stopWait) await sleep(20);
     const leftover = [...this.active.values()].filter((e) => e.state === 'running' && !e.lost);
     if (leftover.length) {
       for (const e of leftover) {
         e.released = true;
         e.ac.abort(new JobAborted('shutdown'));
       }
+      const handBackBy = performance.now() + stopWait;
+      while (leftover.some((e) => e.state === 'running') && performance.now() < handBackBy) await sleep(10);
       await this.release(leftover, 'worker shut down before the job finished; lease handed back', false);
     }
     // Let outcomes already being written finish (bounded).
@@ -1854,6 +1875,7 @@ export class Runner {
       await sleep(20);
     }
     for (const t of this.timers) clearInterval(t);
+    this.o.receiver?.redis.off('ready', this.signalBack);
     // A heartbeat still in flight carries older counts: the last report lands after it (bounded),
     // or the row's counters could go down, which Prometheus reads as a counter reset.
     const beatBy = performance.now() + 5_000;
@@ -1913,6 +1935,7 @@ export class Runner {
         workerId: this.workerId,
         leases: entries.map((e) => e.lease),
         reason,
+        unstarted,
         doorbell: this.o.doorbell,
       });
       this.log.info('handed leases back', { jobs: released.length, reason });

@@ -574,7 +574,7 @@ describe('operator actions', () => {
   test('release hands a lease back without spending the attempt', async () => {
     const id = await insertJob(db.pool, { maxAttempts: 1 });
     const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
-    const rings = await ops.jobRelease(db.pool, { workerId: W1, leases: [{ jobId: id, attempt: job!.attemptCount }], reason: 'shutdown' });
+    const rings = await ops.jobRelease(db.pool, { workerId: W1, leases: [{ jobId: id, attempt: job!.attemptCount }], reason: 'shutdown', unstarted: false });
     assert.equal(rings.length, 1);
     const row = await jobRow(db.pool, id);
     assert.deepEqual([row.status, row.attempt_count, row.max_attempts], ['queued', 1, 2]);
@@ -934,6 +934,39 @@ describe('suspects (likely poison jobs)', () => {
     const fresh = await insertJob(db.pool, { queue: 'suspect-q2', leaseLostStreak: 1 });
     const got = await ops.jobClaim(db.pool, { ids: [...queued, fresh], workerId: W1, leaseMs: LEASE });
     assert.deepEqual(got.map((j) => j.id).sort(), [queued[0], fresh].sort());
+  });
+
+  test('only leases lost in a row count: an attempt its worker handed back after running, or an operator revoked or cancelled, ends the streak', async () => {
+    const queue = 'suspect-streak';
+    // Each job has lost one lease, and its next attempt runs (attempt 2, under W1).
+    const running = () => insertJob(db.pool, { queue, status: 'running', workerId: W1, attemptCount: 2, maxAttempts: 5, leaseLostStreak: 1 });
+    const lease = (id: string) => [{ jobId: id, attempt: 2 }];
+    const streak = async (id: string) => (await jobRow(db.pool, id)).lease_lost_streak as number;
+
+    const handedBack = await running();
+    await ops.jobRelease(db.pool, { workerId: W1, leases: lease(handedBack), reason: 'shutdown', unstarted: false });
+    const neverStarted = await running();
+    await ops.jobRelease(db.pool, { workerId: W1, leases: lease(neverStarted), reason: 'claimed ahead', unstarted: true });
+    const revoked = await running();
+    assert.equal((await ops.jobRequeue(db.pool, { ids: [revoked], revokeLease: true })).items[0]?.outcome, 'revoked');
+    const cancelled = await running();
+    await ops.jobCancel(db.pool, { ids: [cancelled] });
+    assert.ok((await ops.jobCancelAck(db.pool, { workerId: W1, leases: lease(cancelled) })).has(cancelled));
+    const cancelledUnstarted = await running();
+    await ops.jobCancel(db.pool, { ids: [cancelledUnstarted] });
+    assert.ok((await ops.jobCancelAck(db.pool, { workerId: W1, leases: lease(cancelledUnstarted), unstarted: true })).has(cancelledUnstarted));
+
+    assert.deepEqual(
+      { handedBack: await streak(handedBack), neverStarted: await streak(neverStarted), revoked: await streak(revoked), cancelled: await streak(cancelled), cancelledUnstarted: await streak(cancelledUnstarted) },
+      // A job claimed ahead and never run says nothing of itself: its streak is kept.
+      { handedBack: 0, neverStarted: 1, revoked: 0, cancelled: 0, cancelledUnstarted: 1 },
+    );
+    // The handed-back job loses its next lease: one loss, not two in a row, so not a suspect —
+    // a worker already holding a suspect still takes it.
+    const [next] = await ops.jobClaim(db.pool, { ids: [handedBack], workerId: W2, leaseMs: LEASE });
+    await db.pool.query(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE job_id = $1`, [handedBack]);
+    const [takenOver] = await ops.jobClaim(db.pool, { ids: [handedBack], workerId: W1, leaseMs: LEASE, allowSuspect: false });
+    assert.deepEqual([next?.attemptCount, takenOver?.attemptCount, takenOver?.leaseLostStreak], [3, 4, 1]);
   });
 });
 

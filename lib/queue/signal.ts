@@ -403,10 +403,19 @@ export class RedisReceiver {
         reject(new SignalUnavailable('redis did not answer in time'));
       }, timeoutMs + 3_000);
     });
+    // A connection reset under the pop (CLIENT KILL, a proxy's or a NAT's reset, close()):
+    // ioredis reconnects at once but drops the pop unanswered (no resending of commands
+    // under way), which left the worker deaf until the deadline, with Redis up and ids in it.
+    let onClose!: () => void;
+    const closed = new Promise<never>((_, reject) => {
+      onClose = () => reject(new SignalUnavailable('redis connection closed under the pop'));
+      this.redis.once('close', onClose);
+    });
     try {
-      return await Promise.race([this.pop(queues, max, timeoutMs), deadline]);
+      return await Promise.race([this.pop(queues, max, timeoutMs), deadline, closed]);
     } finally {
       clearTimeout(timer);
+      this.redis.off('close', onClose);
     }
   }
 

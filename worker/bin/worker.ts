@@ -151,7 +151,7 @@ export async function runWorkers(opts: WorkerCommandOptions) {
     // is (the oldest waiting): a replacement or a peer takes them at once, not at its next poll.
     onHeld: ({ workerId, leases }) =>
       ops
-        .jobRelease(db, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS, doorbell: ring })
+        .jobRelease(db, { workerId, leases, reason: HELD_BY_A_DEAD_PROCESS, unstarted: true, doorbell: ring })
         .then((r) => r.length && log.info('jobs a worker process held claimed ahead, never started, are queued again with their attempts back', { worker: workerId, jobs: r.length }))
         .catch((err) => log.warn('could not give back the jobs a worker process held claimed ahead; their leases run out instead', { worker: workerId, err })),
     // Every process would refuse the same module: stop them all, and exit with the code.

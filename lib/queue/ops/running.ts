@@ -138,14 +138,19 @@ export async function jobCancelAck(
     // Said apart in the job's history: an attempt claimed ahead and never run is not one
     // whose handler was stopped.
     p.unstarted ? CANCELLED_UNSTARTED : 'cancelled by an operator',
+    !p.unstarted,
   ]);
   return new Map(rows.map((r) => [String(r.job_id), { queue: r.queue as string, type: r.type as string }]));
 }
 
-/** jobRelease — hand leases back (shutdown): the jobs are queued again, due now. */
+/**
+ * jobRelease — hand leases back (shutdown): the jobs are queued again, due now. `unstarted`:
+ * claimed ahead and never run (their lost-lease streak is kept), else their handlers ran
+ * until handed back (it ends: see the statement).
+ */
 export async function jobRelease(
   db: Executor,
-  p: { workerId: string; leases: readonly Lease[]; reason: string; doorbell?: Doorbell | null },
+  p: { workerId: string; leases: readonly Lease[]; reason: string; unstarted: boolean; doorbell?: Doorbell | null },
 ): Promise<Ring[]> {
   if (p.leases.length === 0) return [];
   const { rows } = await run(db, sql.jobRelease, [
@@ -153,6 +158,7 @@ export async function jobRelease(
     byJobId(p.leases, (l) => l.attempt),
     p.workerId,
     p.reason,
+    !p.unstarted,
   ]);
   const rings = rows.map((r) => ({ jobId: String(r.job_id), queue: r.queue as string, priority: r.priority as number }));
   if (p.doorbell) await p.doorbell.ring(rings, { front: true });

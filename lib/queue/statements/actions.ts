@@ -114,7 +114,9 @@ RETURNING ${jobColumns('jobs')}, before.old_priority, jobs.run_at <= now() AS du
  * Compare: status = 'running', no cancel requested (an operator asked it to stop: taken
  *          back, it would run again, the cancel lost); as seen.
  * Swap: queued, due now, lease cleared, the revoked attempt given back (max_attempts + 1;
- *       with $3, at least a whole budget after it, as jobRequeue gives) and recorded as `aborted`.
+ *       with $3, at least a whole budget after it, as jobRequeue gives) and recorded as `aborted`;
+ *       lease_lost_streak back to 0 (this attempt's lease was taken, not lost: the losses
+ *       before it are no longer in a row).
  * Returns: the requeued rows.
  */
 export const jobRevoke: Statement = {
@@ -123,7 +125,8 @@ export const jobRevoke: Statement = {
 WITH done AS (
   UPDATE jobs
      SET status = 'queued', run_at = now(), lease_expires_at = NULL,
-         max_attempts = GREATEST(max_attempts + 1, attempt_count + CASE WHEN $3::boolean THEN attempt_budget ELSE 0 END)
+         max_attempts = GREATEST(max_attempts + 1, attempt_count + CASE WHEN $3::boolean THEN attempt_budget ELSE 0 END),
+         lease_lost_streak = 0
    WHERE job_id = ANY($1::bigint[])
      AND status = 'running'
      AND cancel_requested_at IS NULL

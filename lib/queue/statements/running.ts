@@ -139,7 +139,8 @@ SELECT job_id, status, queue, run_at FROM done`,
 /**
  * jobCancelAck — the worker observed an operator's cancel (through its heartbeat) and
  * stopped the handler, or never started it (claimed ahead): finish the job as `cancelled`.
- * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id, $4 the attempt's error text.
+ * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id, $4 the attempt's error text,
+ *         $5 whether the handler ran (see jobRelease: a run of lost leases ends here).
  * Compare: the fence, and a cancel was requested.
  * Returns: the cancelled job ids.
  */
@@ -148,7 +149,8 @@ export const jobCancelAck: Statement = {
   text: `
 WITH done AS (
   UPDATE jobs
-     SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL
+     SET status = 'cancelled', finished_at = now(), lease_expires_at = NULL,
+         lease_lost_streak = CASE WHEN $5::boolean THEN 0 ELSE jobs.lease_lost_streak END
    WHERE ${fence('$3')}
      AND jobs.cancel_requested_at IS NOT NULL
   RETURNING jobs.job_id, jobs.queue, jobs.type, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
@@ -163,11 +165,14 @@ SELECT job_id, queue, type FROM done`,
 /**
  * jobRelease — hand leases back without a verdict (graceful shutdown after the grace
  * period): the job is queued again at once and the attempt it used is given back.
- * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id, $4 reason.
+ * Params: $1 job_id[], $2 {job_id: attempt}, $3 worker_id, $4 reason, $5 whether the
+ *         handlers ran (a shutdown's running jobs; not jobs claimed ahead and never started).
  * Compare: the fence, and no cancel requested (a cancelled job is not queued again).
  * Swap: queued, due at once with its run_at kept (its place in line, as jobRecoverExpired),
  *       max_attempts + 1 (an interrupted attempt is not the job's fault); the attempt
- *       recorded as `aborted`.
+ *       recorded as `aborted`. A job that ran until its worker handed it back did not lose
+ *       its lease: lease_lost_streak (losses in a row) starts again from 0, as after a
+ *       completion or a failure. One that never started says nothing either way: kept.
  * Returns: job_id, queue and priority of each released job (ring the doorbell for them).
  */
 export const jobRelease: Statement = {
@@ -176,7 +181,8 @@ export const jobRelease: Statement = {
 WITH done AS (
   UPDATE jobs
      SET status = 'queued', lease_expires_at = NULL,
-         max_attempts = jobs.max_attempts + 1
+         max_attempts = jobs.max_attempts + 1,
+         lease_lost_streak = CASE WHEN $5::boolean THEN 0 ELSE jobs.lease_lost_streak END
    WHERE ${fence('$3')}
      AND jobs.cancel_requested_at IS NULL
   RETURNING jobs.job_id, jobs.queue, jobs.priority, jobs.attempt_count, jobs.worker_id, jobs.started_at, jobs.heartbeat_at
