@@ -550,7 +550,7 @@ describe('graceful shutdown', () => {
     let stopped!: () => void;
     const settled = new Promise<void>((r) => (stopped = r));
     const { runner, enqueue } = await makeRunner(t, {
-      leaseMs: 30_000, // leaseGuardMs: 1.5 s to stop
+      leaseMs: 40_000, // leaseGuardMs: 2 s to stop
       handlers: {
         'test.block': (_p, ctx) =>
           new Promise((_, reject) => {
@@ -570,6 +570,23 @@ describe('graceful shutdown', () => {
     assert.equal(statusWhenStopped, 'running', 'handed back before its handler had stopped');
     const row = await jobRow(db.pool, id);
     assert.deepEqual([row.status, row.attempt_count, row.max_attempts], ['queued', 1, 4]);
+  });
+
+  test('a handler that finishes its work after the abort at the end of the grace completes its job', async (t) => {
+    const { runner, enqueue } = await makeRunner(t, {
+      leaseMs: 40_000,
+      handlers: {
+        'test.block': (_p, ctx) =>
+          new Promise((resolve) => {
+            ctx.signal.addEventListener('abort', () => setTimeout(() => resolve({ finished: true }), 200)); // the last of its work
+          }),
+      },
+    });
+    const id = await enqueue();
+    await waitFor('the job to start', async () => (await jobRow(db.pool, id)).status === 'running');
+    await runner.stop(100);
+    const row = await jobRow(db.pool, id);
+    assert.deepEqual([row.status, row.attempt_count], ['completed', 1]);
   });
 
   test('a handler that ignores its abort at the end of the grace does not hold the stop: its job is handed back once leaseGuardMs (2 s at most) has passed', async (t) => {

@@ -176,6 +176,11 @@ interface Entry {
   cancelRequested?: boolean;
   /** Shutdown handed this lease back: the handler's outcome must not be written. */
   released?: boolean;
+  /**
+   * The stop aborted the handler at the end of its grace and waits for it: a result it still
+   * returns completes the job (the lease is ours until the hand-back), an error hands it back.
+   */
+  stopAsked?: boolean;
 }
 
 /**
@@ -1222,6 +1227,9 @@ export class Runner {
     // Timed out: whatever it ended with after its signal fired (an AbortError, even a
     // result), the attempt failed for running too long.
     if (e.timedOut) error = e.timedOut;
+    // Stopped by the stop's abort (or failing meanwhile): the stop hands the job back, its
+    // attempt given back, rather than fail it for being interrupted.
+    if (e.stopAsked && error !== null) e.released = true;
     this.running--;
     // A slot freed with no job waiting for it: claiming ahead may grow back (see claimAhead).
     if (!this.buffer.length && this.claimAhead < (this.o.prefetch ?? 0)) {
@@ -1430,7 +1438,7 @@ export class Runner {
     } else if (e.cancelRequested) {
       recordedAs = ['cancelled'];
       write = async () => {
-        const ok = (await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [lease] })).has(lease.jobId);
+        const ok = (await ops.jobCancelAck(this.o.pool, { workerId: this.workerId, leases: [lease], unstarted: false })).has(lease.jobId);
         if (ok) this.countOutcome('cancelled', job);
         return ok;
       };
@@ -1855,19 +1863,25 @@ export class Runner {
     // handed back once they have: released at the abort, a job could start elsewhere while its
     // handler here was still writing. As the watchdog gives a handler leaseGuardMs to stop
     // while the job is still ours (at most STOP_ABORT_WAIT_MS here), taken from the grace, so
-    // the hand-back still comes by its end (before `docker stop`'s SIGKILL, with the default
-    // grace). One that ignores its signal is handed back all the same: it ends with the process.
+    // the hand-back comes by its end (before `docker stop`'s SIGKILL with the default grace;
+    // with a grace shorter than the wait, or steps before it that overran, up to the wait
+    // after the abort). Meanwhile their leases are still renewed, and a handler that returns a
+    // result completes its job. One that ignores its signal is handed back all the same,
+    // still running: it ends with the process.
     const stopWait = Math.min(leaseGuardMs(this.o.leaseMs), STOP_ABORT_WAIT_MS);
     while (this.running > 0 && performance.now() < deadline - stopWait) await sleep(20);
     const leftover = [...this.active.values()].filter((e) => e.state === 'running' && !e.lost);
     if (leftover.length) {
       for (const e of leftover) {
-        e.released = true;
+        e.stopAsked = true;
         e.ac.abort(new JobAborted('shutdown'));
       }
       const handBackBy = performance.now() + stopWait;
       while (leftover.some((e) => e.state === 'running') && performance.now() < handBackBy) await sleep(10);
-      await this.release(leftover, 'worker shut down before the job finished; lease handed back', false);
+      // Stopped with an error (see finished), or not stopped at all.
+      const back = leftover.filter((e) => e.released || e.state === 'running');
+      for (const e of back) e.released = true;
+      await this.release(back, 'worker shut down before the job finished; lease handed back', false);
     }
     // Let outcomes already being written finish (bounded).
     const settleBy = performance.now() + 5_000;

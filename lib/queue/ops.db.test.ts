@@ -385,8 +385,8 @@ describe('operator actions', () => {
     const id = await insertJob(db.pool);
     const [job] = await ops.jobClaim(db.pool, { ids: [id], workerId: W1, leaseMs: LEASE });
     await ops.jobCancel(db.pool, { ids: [id] });
-    assert.equal((await ops.jobCancelAck(db.pool, { workerId: W2, leases: [{ jobId: id, attempt: 1 }] })).size, 0);
-    assert.ok((await ops.jobCancelAck(db.pool, { workerId: W1, leases: [{ jobId: id, attempt: job!.attemptCount }] })).has(id));
+    assert.equal((await ops.jobCancelAck(db.pool, { workerId: W2, leases: [{ jobId: id, attempt: 1 }], unstarted: false })).size, 0);
+    assert.ok((await ops.jobCancelAck(db.pool, { workerId: W1, leases: [{ jobId: id, attempt: job!.attemptCount }], unstarted: false })).has(id));
     assert.equal((await jobRow(db.pool, id)).status, 'cancelled');
   });
 
@@ -949,17 +949,27 @@ describe('suspects (likely poison jobs)', () => {
     await ops.jobRelease(db.pool, { workerId: W1, leases: lease(neverStarted), reason: 'claimed ahead', unstarted: true });
     const revoked = await running();
     assert.equal((await ops.jobRequeue(db.pool, { ids: [revoked], revokeLease: true })).items[0]?.outcome, 'revoked');
+    // Revoked once its lease had run out (its worker gone, no sweep yet): that loss counts.
+    const revokedExpired = await insertJob(db.pool, { queue, status: 'running', workerId: W1, attemptCount: 2, maxAttempts: 5, leaseLostStreak: 1, leaseInMs: -1_000 });
+    assert.equal((await ops.jobRequeue(db.pool, { ids: [revokedExpired], revokeLease: true })).items[0]?.outcome, 'revoked');
     const cancelled = await running();
     await ops.jobCancel(db.pool, { ids: [cancelled] });
-    assert.ok((await ops.jobCancelAck(db.pool, { workerId: W1, leases: lease(cancelled) })).has(cancelled));
+    assert.ok((await ops.jobCancelAck(db.pool, { workerId: W1, leases: lease(cancelled), unstarted: false })).has(cancelled));
     const cancelledUnstarted = await running();
     await ops.jobCancel(db.pool, { ids: [cancelledUnstarted] });
     assert.ok((await ops.jobCancelAck(db.pool, { workerId: W1, leases: lease(cancelledUnstarted), unstarted: true })).has(cancelledUnstarted));
 
     assert.deepEqual(
-      { handedBack: await streak(handedBack), neverStarted: await streak(neverStarted), revoked: await streak(revoked), cancelled: await streak(cancelled), cancelledUnstarted: await streak(cancelledUnstarted) },
+      {
+        handedBack: await streak(handedBack),
+        neverStarted: await streak(neverStarted),
+        revoked: await streak(revoked),
+        revokedExpired: await streak(revokedExpired),
+        cancelled: await streak(cancelled),
+        cancelledUnstarted: await streak(cancelledUnstarted),
+      },
       // A job claimed ahead and never run says nothing of itself: its streak is kept.
-      { handedBack: 0, neverStarted: 1, revoked: 0, cancelled: 0, cancelledUnstarted: 1 },
+      { handedBack: 0, neverStarted: 1, revoked: 0, revokedExpired: 2, cancelled: 0, cancelledUnstarted: 1 },
     );
     // The handed-back job loses its next lease: one loss, not two in a row, so not a suspect —
     // a worker already holding a suspect still takes it.

@@ -196,7 +196,7 @@ async function checkLane(pool: pg.Pool, o: { lane: number; runs: number; seed?: 
                 ? (await ops.jobComplete(pool, { workerId: w, items: [lease] })).has(id)
                 : c.kind === 'fail'
                   ? (await ops.jobFail(pool, { workerId: w, items: [{ ...lease, error: 'boom', backoffMs: 0 }] })).has(id)
-                  : (await ops.jobCancelAck(pool, { workerId: w, leases: [lease] })).has(id);
+                  : (await ops.jobCancelAck(pool, { workerId: w, leases: [lease], unstarted: false })).has(id);
             const pre = before.get(id)!;
             if (accepted && !current(pre, w, attempt)) stale++;
             if (accepted) before.set(id, { ...pre, status: 'done' }); // the next write in this loop sees it changed

@@ -128,7 +128,7 @@ export async function jobFail(
 /** jobCancelAck — the handler stopped after an operator's cancel: finish as cancelled. Returns the jobs ended, by id. */
 export async function jobCancelAck(
   db: Executor,
-  p: { workerId: string; leases: readonly Lease[]; unstarted?: boolean },
+  p: { workerId: string; leases: readonly Lease[]; unstarted: boolean },
 ): Promise<Map<string, JobKind>> {
   if (p.leases.length === 0) return new Map();
   const { rows } = await run(db, sql.jobCancelAck, [

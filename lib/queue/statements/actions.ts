@@ -116,7 +116,8 @@ RETURNING ${jobColumns('jobs')}, before.old_priority, jobs.run_at <= now() AS du
  * Swap: queued, due now, lease cleared, the revoked attempt given back (max_attempts + 1;
  *       with $3, at least a whole budget after it, as jobRequeue gives) and recorded as `aborted`;
  *       lease_lost_streak back to 0 (this attempt's lease was taken, not lost: the losses
- *       before it are no longer in a row).
+ *       before it are no longer in a row), unless the lease had already run out (its worker
+ *       gone, the sweep not there yet): that loss counts, as the sweep would count it.
  * Returns: the requeued rows.
  */
 export const jobRevoke: Statement = {
@@ -126,7 +127,7 @@ WITH done AS (
   UPDATE jobs
      SET status = 'queued', run_at = now(), lease_expires_at = NULL,
          max_attempts = GREATEST(max_attempts + 1, attempt_count + CASE WHEN $3::boolean THEN attempt_budget ELSE 0 END),
-         lease_lost_streak = 0
+         lease_lost_streak = CASE WHEN lease_expires_at < now() THEN lease_lost_streak + 1 ELSE 0 END
    WHERE job_id = ANY($1::bigint[])
      AND status = 'running'
      AND cancel_requested_at IS NULL
