@@ -194,6 +194,9 @@ describe('POST /api/jobs', () => {
     ['priority 1.5', { type: 'demo.noop', priority: 1.5 }, 400, 'invalid_request'],
     ['priority as a string', { type: 'demo.noop', priority: '1' }, 400, 'invalid_request'],
     ['a null priority', { type: 'demo.noop', priority: null }, 400, 'invalid_request'],
+    // A tick's key (or a run-now's): the tick would take this job for its own run.
+    ['a schedule tick\'s idempotency key', { type: 'demo.noop', idempotencyKey: 'schedule:nightly:2026-12-08T03:00:00.000Z' }, 400, 'invalid_request'],
+    ['a run-now\'s idempotency key', { type: 'demo.noop', idempotencyKey: 'schedule-run:nightly:2026-12-08T03:00:00Z' }, 400, 'invalid_request'],
     ['an unparsable runAt', { type: 'demo.noop', runAt: 'tomorrow at noon' }, 400, 'invalid_request'],
     ['a runAt without a time zone', { type: 'demo.noop', runAt: '2026-12-01T10:00:00' }, 400, 'invalid_request'],
     ['an impossible runAt', { type: 'demo.noop', runAt: '2026-13-45T99:00:00Z' }, 400, 'invalid_request'],

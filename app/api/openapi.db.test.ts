@@ -248,6 +248,15 @@ describe('every route answers as documented', () => {
     assert.match(copy.body.error.message, new RegExp(`job ${first.body.id} holds its singleton key "oa-single" \\(it is queued, retrying or running\\): copy this one once that one has finished`));
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM jobs WHERE singleton_key = 'oa-single'`);
     assert.equal(rows[0].n, 2, 'the refused copy wrote nothing');
+    // An operator's attempt the job's state forbade: logged as skipped, as a refused requeue is.
+    const { rows: audit } = await db.pool.query(`SELECT action, changed, skipped, details FROM audit_log WHERE $1 = ANY(job_ids) AND state = 'done' ORDER BY audit_id`, [dead]);
+    assert.deepEqual(
+      audit.map((a) => [a.action, a.changed, a.skipped, a.details.heldBy ?? null]),
+      [
+        ['requeue', 0, 1, null],
+        ['copy', 0, 1, first.body.id],
+      ],
+    );
 
     await db.pool.query(`UPDATE jobs SET status = 'cancelled', finished_at = now() WHERE job_id = $1`, [first.body.id]);
     const copied = await call('POST', '/api/jobs/{id}/copy', { params: { id: dead } });

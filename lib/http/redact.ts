@@ -32,9 +32,9 @@ const hidden = (r: ReadonlySet<string>, key: string) => r.has(key.toLowerCase())
 export function redactValue<T>(v: T, r: Redaction): T {
   if (!r || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((x) => redactValue(x, r)) as T;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = hidden(r, k) ? REDACTED : redactValue(x, r);
-  return out as T;
+  // Own properties whatever the key: `out[k] =` with a payload's "__proto__" key set the
+  // copy's prototype instead, and the key vanished from what viewers read.
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hidden(r, k) ? REDACTED : redactValue(x, r)])) as T;
 }
 
 function redactNode(n: JsonNode, r: ReadonlySet<string>): JsonNode {

@@ -12,7 +12,23 @@ import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { ANCHOR_SEEN_MAX, compactFilter, FAILED_POSITION, MOMENT_ANCHOR, MOMENT_LISTS, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../queue/job';
+import {
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_PRIORITY,
+  isSchedulerKey,
+  JOB_ID_PATTERN,
+  MAX_ATTEMPTS_LIMIT,
+  MAX_JOB_ID,
+  PRIORITY_LEVELS,
+  QUEUE_NAME_COMMA,
+  SCHEDULE_CRON_MAX,
+  SCHEDULE_NAME_MAX,
+  SCHEDULE_OVERLAPS,
+  SCHEDULE_RUN_KEY_PREFIX,
+  SCHEDULE_TICK_KEY_PREFIX,
+  SCHEDULE_TIMEZONE_MAX,
+  type ScheduleOverlap,
+} from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH, underflowingNumber, underflowText } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';
@@ -125,7 +141,10 @@ export const enqueueBody = z
       .optional()
       .meta({ description: `Attempts before the dead letter; default: the job type's (its handlers module's maxAttempts), else ${DEFAULT_MAX_ATTEMPTS}.` }),
     runAt: isoDate.optional().nullable(),
-    idempotencyKey: safeText(1, 255).optional().nullable(),
+    idempotencyKey: safeText(1, 255)
+      .refine((k) => !isSchedulerKey(k), `keys beginning "${SCHEDULE_TICK_KEY_PREFIX}" or "${SCHEDULE_RUN_KEY_PREFIX}" are the scheduler's own (its ticks' and run-nows' jobs)`)
+      .optional()
+      .nullable(),
     singletonKey: safeText(1, 255)
       .optional()
       .nullable()

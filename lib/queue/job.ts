@@ -152,6 +152,15 @@ export const cronUsesHash = (cron: string) => /(^|[^A-Za-z])H([^A-Za-z]|$)/.test
 
 /** Schedule names are at most this long (the tick's idempotency key must fit in 255). */
 export const SCHEDULE_NAME_MAX = 200;
+/**
+ * How the idempotency keys of a schedule's jobs begin: a tick's `schedule:<name>:<tick>`, a
+ * run-now's `schedule-run:<name>:<second>` (lib/queue/ops/schedules.ts). The scheduler takes a
+ * job holding a tick's key as that tick's own, so the API refuses them from anyone else: a
+ * producer could otherwise replace or suppress an operator's scheduled run.
+ */
+export const SCHEDULE_TICK_KEY_PREFIX = 'schedule:';
+export const SCHEDULE_RUN_KEY_PREFIX = 'schedule-run:';
+export const isSchedulerKey = (key: string) => key.startsWith(SCHEDULE_TICK_KEY_PREFIX) || key.startsWith(SCHEDULE_RUN_KEY_PREFIX);
 export const SCHEDULE_CRON_MAX = 200;
 export const SCHEDULE_TIMEZONE_MAX = 64;
 

@@ -4,7 +4,19 @@ import { type Executor, useConnection, useTransaction } from '../../db/client';
 import { log } from '../../log';
 import { nextTick, nextTickAfter } from '../cron';
 import { QueueError } from '../errors';
-import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../job';
+import {
+  compareJobIds,
+  DEFAULT_PRIORITY,
+  PRIORITY_LEVELS,
+  QUEUE_NAME_COMMA,
+  SCHEDULE_CRON_MAX,
+  SCHEDULE_NAME_MAX,
+  SCHEDULE_OVERLAPS,
+  SCHEDULE_RUN_KEY_PREFIX,
+  SCHEDULE_TICK_KEY_PREFIX,
+  SCHEDULE_TIMEZONE_MAX,
+  type ScheduleOverlap,
+} from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
 import { storableText } from '../text';
@@ -196,9 +208,9 @@ export async function scheduleResume(db: Executor, name: string): Promise<Schedu
  * prefix is not `schedule:`, so no schedule's name can make it equal a tick's key
  * (`schedule:<name>:<tick>`), whatever colons the name holds.
  */
-export const runNowKey = (name: string, second: number) => `schedule-run:${scheduleKeyName(name)}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
+export const runNowKey = (name: string, second: number) => `${SCHEDULE_RUN_KEY_PREFIX}${scheduleKeyName(name)}:${new Date(second * 1000).toISOString().replace('.000Z', 'Z')}`;
 /** The idempotency key of a tick's job: `schedule:<name>:<tick>`. */
-export const scheduleTickKey = (name: string, tick: Date) => `schedule:${scheduleKeyName(name)}:${tick.toISOString()}`;
+export const scheduleTickKey = (name: string, tick: Date) => `${SCHEDULE_TICK_KEY_PREFIX}${scheduleKeyName(name)}:${tick.toISOString()}`;
 const SCHEDULE_KEY_NAME_MAX = 200;
 /**
  * A schedule's name as its jobs' keys carry it (ticks, run-nows, the singleton key): itself, or

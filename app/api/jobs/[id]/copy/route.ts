@@ -43,13 +43,15 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     pool,
     actorOf(who),
     { action: 'copy', target: { ids: [id] }, jobIds: [id], reason: body.reason, details: { queue: input.queue, priority: input.priority, payloadChanged: body.payload !== undefined } },
-    async () => {
-      const made = await jobEnqueue(pool, [input], { doorbell });
-      if (!made[0]!.created) throw new QueueError('state_forbids', singletonRefusal(made[0]!.id, job.singletonKey, 'copy', made[0]!.id === id));
-      return made;
-    },
-    ([r]) => ({ changed: 1, skipped: 0, jobIds: [id, r!.id], details: { copy: r!.id } }),
+    () => jobEnqueue(pool, [input], { doorbell }),
+    // Refused by the key's holder (made: that job): the job's state forbade it, logged as a
+    // skipped attempt as a refused requeue is, with who holds the key.
+    ([r]) =>
+      r!.created
+        ? { changed: 1, skipped: 0, jobIds: [id, r!.id], details: { copy: r!.id } }
+        : { changed: 0, skipped: 1, details: { refused: singletonRefusal(r!.id, job.singletonKey, 'copy', r!.id === id), heldBy: r!.id } },
   );
+  if (!made!.created) return json(new QueueError('state_forbids', singletonRefusal(made!.id, job.singletonKey, 'copy', made!.id === id)).toJSON(), 409);
   return json({ id: made!.id, created: true, copyOf: id }, 202);
 });
 
