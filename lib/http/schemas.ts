@@ -12,23 +12,7 @@ import type { EnqueueInput, ScheduleInput } from '../queue/ops';
 import { BULK_ACTIONS } from '../queue/bulk';
 import { ANCHOR_SEEN_MAX, compactFilter, FAILED_POSITION, MOMENT_ANCHOR, MOMENT_LISTS, parsePayloadFilter, PIN_KEYS } from '../queue/filters';
 import { FINGERPRINT_RE } from '../queue/fingerprint';
-import {
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_PRIORITY,
-  isSchedulerKey,
-  JOB_ID_PATTERN,
-  MAX_ATTEMPTS_LIMIT,
-  MAX_JOB_ID,
-  PRIORITY_LEVELS,
-  QUEUE_NAME_COMMA,
-  SCHEDULE_CRON_MAX,
-  SCHEDULE_NAME_MAX,
-  SCHEDULE_OVERLAPS,
-  SCHEDULE_RUN_KEY_PREFIX,
-  SCHEDULE_TICK_KEY_PREFIX,
-  SCHEDULE_TIMEZONE_MAX,
-  type ScheduleOverlap,
-} from '../queue/job';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, isSchedulerKey, JOB_ID_PATTERN, MAX_ATTEMPTS_LIMIT, MAX_JOB_ID, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_RUN_KEY_PREFIX, SCHEDULE_TICK_KEY_PREFIX, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../queue/job';
 import { jsonProblem, LONE_SURROGATE, MAX_PAYLOAD_DEPTH, underflowingNumber, underflowText } from '../queue/text';
 import { parseSince } from '../since';
 import { hasHidden } from '../ui/visible';

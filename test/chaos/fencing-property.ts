@@ -22,8 +22,8 @@ const workersOf = (lane: number) => [`host-a:1:aaaaa${lane}`, `host-b:2:bbbbb${l
 const LEASE_MS = 60_000;
 /**
  * Runs split into this many lanes checked at once, each its own fast-check run on jobs of its
- * own: a run's commands wait for one round trip after another, so on two cores four lanes
- * check the same number of interleavings in about a third of the time.
+ * own: a run's commands wait for one round trip after another, and lanes overlap those waits
+ * (`npm run chaos -- fencing` on a 2-core machine, 10,000 runs: 97 s in one lane, 76 s in four).
  */
 const LANES = 4;
 

@@ -4,19 +4,7 @@ import { type Executor, useConnection, useTransaction } from '../../db/client';
 import { log } from '../../log';
 import { nextTick, nextTickAfter } from '../cron';
 import { QueueError } from '../errors';
-import {
-  compareJobIds,
-  DEFAULT_PRIORITY,
-  PRIORITY_LEVELS,
-  QUEUE_NAME_COMMA,
-  SCHEDULE_CRON_MAX,
-  SCHEDULE_NAME_MAX,
-  SCHEDULE_OVERLAPS,
-  SCHEDULE_RUN_KEY_PREFIX,
-  SCHEDULE_TICK_KEY_PREFIX,
-  SCHEDULE_TIMEZONE_MAX,
-  type ScheduleOverlap,
-} from '../job';
+import { compareJobIds, DEFAULT_PRIORITY, PRIORITY_LEVELS, QUEUE_NAME_COMMA, SCHEDULE_CRON_MAX, SCHEDULE_NAME_MAX, SCHEDULE_OVERLAPS, SCHEDULE_RUN_KEY_PREFIX, SCHEDULE_TICK_KEY_PREFIX, SCHEDULE_TIMEZONE_MAX, type ScheduleOverlap } from '../job';
 import type { Doorbell, Ring } from '../signal';
 import * as sql from '../statements';
 import { storableText } from '../text';

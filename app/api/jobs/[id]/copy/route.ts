@@ -1,5 +1,5 @@
 import { actorOf, audited } from '@/lib/audit/log';
-import { json, MAX_ENQUEUE_BODY_BYTES, parseJobId, readJson, route } from '@/lib/http/respond';
+import { errorResponse, json, MAX_ENQUEUE_BODY_BYTES, parseJobId, readJson, route } from '@/lib/http/respond';
 import { copyBody, toEnqueueInput } from '@/lib/http/schemas';
 import { otherMethods } from '@/lib/http/unrouted';
 import { knownJobTypes } from '@/lib/job-types';
@@ -39,6 +39,7 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     await knownJobTypes(pool, [job.type]),
   );
   input.singletonKey = job.singletonKey;
+  const refusal = (holder: string) => singletonRefusal(holder, job.singletonKey, 'copy', holder === id);
   const [made] = await audited(
     pool,
     actorOf(who),
@@ -49,9 +50,9 @@ export const POST = route('operator', async (req: Request, ctx: { params: Promis
     ([r]) =>
       r!.created
         ? { changed: 1, skipped: 0, jobIds: [id, r!.id], details: { copy: r!.id } }
-        : { changed: 0, skipped: 1, details: { refused: singletonRefusal(r!.id, job.singletonKey, 'copy', r!.id === id), heldBy: r!.id } },
+        : { changed: 0, skipped: 1, details: { refused: refusal(r!.id), heldBy: r!.id } },
   );
-  if (!made!.created) return json(new QueueError('state_forbids', singletonRefusal(made!.id, job.singletonKey, 'copy', made!.id === id)).toJSON(), 409);
+  if (!made!.created) return errorResponse(new QueueError('state_forbids', refusal(made!.id)));
   return json({ id: made!.id, created: true, copyOf: id }, 202);
 });
 
