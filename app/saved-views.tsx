@@ -31,7 +31,7 @@ export function SavedViews({ page }: { page: ViewPage }) {
     },
   });
   const remove = useMutation({
-    mutationFn: (v: SavedViewDto) => deleteView(v.id),
+    mutationFn: ({ view, reason }: { view: SavedViewDto; reason?: string }) => deleteView(view.id, reason),
     // Gone already (deleted by someone else meanwhile): the menu is read again either way.
     onSettled: changed,
     onSuccess: () => setAsking(null),
@@ -76,7 +76,7 @@ export function SavedViews({ page }: { page: ViewPage }) {
           view={asking.remove}
           pending={remove.isPending}
           error={remove.isError ? remove.error.message : null}
-          onConfirm={() => remove.mutate(asking.remove)}
+          onConfirm={(reason) => remove.mutate({ view: asking.remove, reason })}
           onClose={close}
         />
       )}

@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
 import { TokenTable, UserTable } from '@/components/admin/access-tables';
+import { ReasonField } from '@/components/actions/reason-field';
 import { Button } from '@/components/ui/button';
 import { Dialog } from '@/components/ui/dialog';
 import { Card, ErrorState } from '@/components/ui/states';
@@ -20,7 +21,36 @@ interface Confirm {
   verb: string;
   /** A change that takes nothing away (a promotion) is confirmed with a plain button, not a red one. */
   safe?: boolean;
-  run(): Promise<unknown>;
+  /** `reason`: the admin's why, for the audit log. */
+  run(reason: string | undefined): Promise<unknown>;
+}
+
+/** The confirm step of a Confirm, with the reason field every operator action has. */
+function ConfirmChange({ confirm, onConfirm, onClose }: { confirm: Confirm; onConfirm(reason: string | undefined): void; onClose(): void }) {
+  const [reason, setReason] = useState('');
+  return (
+    <Dialog title={confirm.title} onClose={onClose}>
+      <form
+        className="space-y-3 text-sm"
+        data-testid="admin-confirm"
+        onSubmit={(e) => {
+          e.preventDefault();
+          onConfirm(reason.trim() || undefined);
+        }}
+      >
+        {confirm.body}
+        <ReasonField value={reason} onChange={setReason} />
+        <div className="flex justify-end gap-2">
+          <Button variant="default" onClick={onClose}>
+            Keep it
+          </Button>
+          <Button type="submit" variant={confirm.safe ? 'primary' : 'danger'}>
+            {confirm.verb}
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
 }
 
 export function AdminView() {
@@ -111,26 +141,15 @@ export function AdminView() {
         )}
       </Card>
       {confirm && (
-        <Dialog title={confirm.title} onClose={() => setConfirm(null)}>
-          <div className="space-y-3 text-sm" data-testid="admin-confirm">
-            {confirm.body}
-            <div className="flex justify-end gap-2">
-              <Button variant="default" onClick={() => setConfirm(null)}>
-                Keep it
-              </Button>
-              <Button
-                variant={confirm.safe ? 'primary' : 'danger'}
-                onClick={() => {
-                  const c = confirm;
-                  setConfirm(null);
-                  mutate.mutate(c.run);
-                }}
-              >
-                {confirm.verb}
-              </Button>
-            </div>
-          </div>
-        </Dialog>
+        <ConfirmChange
+          key={confirm.title}
+          confirm={confirm}
+          onClose={() => setConfirm(null)}
+          onConfirm={(reason) => {
+            setConfirm(null);
+            mutate.mutate(() => confirm.run(reason));
+          }}
+        />
       )}
     </div>
   );
@@ -142,7 +161,7 @@ function disableConfirm(name: string, tokens: TokenDto[] | null): Confirm {
   return {
     title: `Disable ${name}?`,
     verb: `Disable ${name}`,
-    run: () => disableUser(name),
+    run: (reason) => disableUser(name, reason),
     body: (
       <>
         <p>
@@ -181,7 +200,7 @@ function roleConfirm(u: UserDto, to: Role, tokens: TokenDto[] | null, isMe: bool
     title: `Change the role of ${u.name}?`,
     verb: `Make ${u.name} ${to}`,
     safe: !demotion,
-    run: () => setUserRole(u.name, to),
+    run: (reason) => setUserRole(u.name, to, reason),
     body: (
       <>
         <p className="font-medium" data-testid="role-change">
@@ -217,7 +236,7 @@ function revokeConfirm(id: string, tokens: TokenDto[]): Confirm {
   return {
     title: `Revoke token ${id}?`,
     verb: 'Revoke token',
-    run: () => revokeToken(id),
+    run: (reason) => revokeToken(id, reason),
     body: (
       <p>
         {t ? (

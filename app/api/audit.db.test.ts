@@ -358,7 +358,7 @@ describe('the command line', () => {
       [['schedule', 'resume', 'nightly'], 'schedule.resume'],
       [['schedule', 'remove', 'nightly'], 'schedule.remove'],
       [['user', 'add', 'newbie', '--role', 'viewer', '--password-stdin'], 'user.add', 'newbie-password-1\n'],
-      [['user', 'set', 'newbie', '--role', 'operator'], 'user.set'],
+      [['user', 'set', 'newbie', '--role', 'operator', '--reason', 'on call'], 'user.set'],
       [['user', 'disable', 'newbie'], 'user.disable'],
       [['token', 'create', '--name', 'ci-producer', '--scope', 'enqueue'], 'token.create'],
       [['token', 'revoke', 'ci-producer'], 'token.revoke'],
@@ -373,7 +373,7 @@ describe('the command line', () => {
       assert.match(e.actor, /^carol@/);
       if (action === 'requeue') assert.deepEqual([e.job_ids, e.reason], [[f], 'cli retry']);
       if (action === 'bulk.requeue') assert.ok(e.job_ids.includes(g) && e.changed >= 1);
-      if (action === 'user.set') assert.deepEqual([e.target, e.details], [{ user: 'newbie' }, { role: 'operator', from: 'viewer', revokedTokens: [] }]);
+      if (action === 'user.set') assert.deepEqual([e.target, e.details, e.reason], [{ user: 'newbie' }, { role: 'operator', from: 'viewer', revokedTokens: [] }, 'on call']);
       // New, then redefined: the entry says which, with the definition it set.
       if (action === 'schedule.add') {
         assert.deepEqual(

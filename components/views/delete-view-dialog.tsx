@@ -1,5 +1,7 @@
 'use client';
+import { useState } from 'react';
 import type { SavedViewDto } from '@/lib/api/types';
+import { ReasonField } from '../actions/reason-field';
 import { Button } from '../ui/button';
 import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { UserText } from '../ui/user-text';
@@ -15,12 +17,20 @@ export function DeleteViewDialog({
   view: SavedViewDto;
   pending: boolean;
   error?: string | null;
-  onConfirm(): void;
+  onConfirm(reason: string | undefined): void;
   onClose(): void;
 }) {
+  const [reason, setReason] = useState('');
   return (
     <Dialog title="Delete view" onClose={onClose}>
-      <div className="space-y-4 text-sm" data-testid="delete-view-dialog">
+      <form
+        className="space-y-4 text-sm"
+        data-testid="delete-view-dialog"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!pending) onConfirm(reason.trim() || undefined);
+        }}
+      >
         <p className="text-zinc-600 dark:text-zinc-300">
           Delete the view <strong className="wrap-anywhere"><UserText text={view.name} /></strong>
           {view.createdBy ? (
@@ -30,16 +40,17 @@ export function DeleteViewDialog({
           ) : null}
           ? It goes from everyone&apos;s Views menu; the jobs it shows are not touched.
         </p>
+        <ReasonField value={reason} onChange={setReason} />
         <DialogError error={error} />
         <DialogFooter>
           <Button variant="ghost" onClick={onClose}>
             Back
           </Button>
-          <Button variant="danger" disabled={pending} onClick={onConfirm}>
+          <Button type="submit" variant="danger" disabled={pending}>
             {pending ? 'Delete view…' : 'Delete view'}
           </Button>
         </DialogFooter>
-      </div>
+      </form>
     </Dialog>
   );
 }

@@ -25,8 +25,9 @@ export const usersQuery = () => queryOptions({ queryKey: ['admin', 'users'] as c
 export const tokensQuery = () => queryOptions({ queryKey: ['admin', 'tokens'] as const, queryFn: ({ signal }) => api<{ tokens: TokenDto[] }>('/api/admin/tokens', { signal }) });
 
 export const addUser = (b: { name: string; role: Role; password: string }) => api<UserDto>('/api/admin/users', { method: 'POST', json: b });
-export const setUserRole = (name: string, role: Role) =>
-  api<UserDto & { previousRole: Role; revokedTokens: string[] }>(`/api/admin/users/${encodeURIComponent(name)}`, { method: 'PATCH', json: { role } });
-export const disableUser = (name: string) => api<{ ok: true }>(`/api/admin/users/${encodeURIComponent(name)}/disable`, { method: 'POST', json: {} });
+/** `reason`: the admin's why, kept in the audit log (as every action's). */
+export const setUserRole = (name: string, role: Role, reason?: string) =>
+  api<UserDto & { previousRole: Role; revokedTokens: string[] }>(`/api/admin/users/${encodeURIComponent(name)}`, { method: 'PATCH', json: { role, reason } });
+export const disableUser = (name: string, reason?: string) => api<{ ok: true }>(`/api/admin/users/${encodeURIComponent(name)}/disable`, { method: 'POST', json: { reason } });
 export const createToken = (b: { name: string; scope: TokenDto['scope'] }) => api<TokenDto & { token: string }>('/api/admin/tokens', { method: 'POST', json: b });
-export const revokeToken = (id: string) => api<TokenDto>(`/api/admin/tokens/${encodeURIComponent(id)}/revoke`, { method: 'POST', json: {} });
+export const revokeToken = (id: string, reason?: string) => api<TokenDto>(`/api/admin/tokens/${encodeURIComponent(id)}/revoke`, { method: 'POST', json: { reason } });

@@ -15,4 +15,4 @@ export const savedViewsQuery = (page: ViewPage) =>
 
 export const saveView = (v: { name: string; page: ViewPage; query: string }) => api<SavedViewDto>('/api/views', { method: 'POST', json: v });
 
-export const deleteView = (id: string) => api<SavedViewDto>(`/api/views/${encodeURIComponent(id)}`, { method: 'DELETE' });
+export const deleteView = (id: string, reason?: string) => api<SavedViewDto>(`/api/views/${encodeURIComponent(id)}`, { method: 'DELETE', json: { reason } });

@@ -628,7 +628,7 @@ export const tokenBody = z
 /** A user's sign-in name in a path. */
 export const userName = safeText(1, 64);
 /** PATCH /api/admin/users/:name: the user's new role. */
-export const userRoleBody = z.object({ role: z.enum(['viewer', 'operator', 'admin']) }).strict();
+export const userRoleBody = z.object({ role: z.enum(['viewer', 'operator', 'admin']), reason: reasonText.optional() }).strict();
 /** A token's id in a path. */
 export const tokenId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a token id');
 

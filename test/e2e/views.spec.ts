@@ -57,8 +57,13 @@ test('a saved view: save the applied filters under a name, open it from the menu
     await menu.getByRole('button', { name: `Delete view ${name}` }).click();
     const confirm = page.getByTestId('delete-view-dialog');
     await expect(confirm).toContainText(name);
+    // The why goes to the audit log, as every action's reason does.
+    const [{ id }] = (await db().query(`SELECT view_id::text AS id FROM saved_views WHERE name = $1`, [name])).rows;
+    await confirm.getByLabel('Reason').fill(`old view ${tag}`);
     await confirm.getByRole('button', { name: 'Delete view' }).click();
     await expect(confirm).toHaveCount(0);
+    const audit = await db().query(`SELECT reason FROM audit_log WHERE action = 'view.delete' AND target->>'id' = $1`, [id]);
+    expect(audit.rows).toEqual([{ reason: `old view ${tag}` }]);
     await expect(views.getByTestId('active-view')).toHaveCount(0);
     await views.getByRole('button', { name: /^Views/ }).click();
     await expect(menu.getByRole('link', { name: new RegExp(name.replace(/[<>/]/g, '.')) })).toHaveCount(0);

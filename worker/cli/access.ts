@@ -10,7 +10,7 @@ import { ROLES, TOKEN_SCOPES } from '../../lib/auth/roles';
 import { checkPassword, tokenCreate, tokenList, tokenRevoke, userAdd, userDisable, userList, userSetRole } from '../../lib/auth/store';
 import { QueueError } from '../../lib/queue/errors';
 import { tokenDto, userDto } from '../../lib/http/admin-dto';
-import { auditCli, cliActor, EXIT_CODES_HELP, examplesHelp, printJson, printTable, reasonArg, time, withQueue } from './common';
+import { auditCli, cliActor, EXIT_CODES_HELP, examplesHelp, printJson, printTable, reasonArg, time, withQueue, withQueueReadOnly } from './common';
 
 /** The password: --password-stdin (one line), or a prompt on a terminal, or a generated one (printed once). */
 async function readPassword(o: { passwordStdin?: boolean; generate?: boolean }): Promise<{ password: string; generated: boolean }> {
@@ -58,13 +58,14 @@ export function addAccessCommands(program: Command) {
     .description("change a user's role; their sessions act with it from their next request (a demotion revokes the tokens they made with a scope above it)")
     .argument('<name>', 'sign-in name')
     .requiredOption('--role <role>', ROLES.join(' | '))
-    .addHelpText('after', `\nExample:\n  npx leasehold user set bob --role admin\n\nThe last active admin cannot be demoted (exit 1): make another admin first.\n${EXIT_CODES_HELP}`)
-    .action(async (name: string, o: { role: string }) => {
+    .option('--reason <text>', 'why (kept in the audit log; at most 500 characters)', reasonArg)
+    .addHelpText('after', `\nExample:\n  npx leasehold user set bob --role admin --reason "on call this week"\n\nThe last active admin cannot be demoted (exit 1): make another admin first.\n${EXIT_CODES_HELP}`)
+    .action(async (name: string, o: { role: string; reason?: string }) => {
       // Refused from inside the audited action (no such user, the last admin): no entry.
       const r = await withQueue((q) =>
         auditCli(
           q.pool,
-          { action: 'user.set', target: { user: name }, details: { role: o.role } },
+          { action: 'user.set', target: { user: name }, details: { role: o.role }, reason: o.reason },
           () => userSetRole(q.pool, name, o.role),
           (c) => ({ changed: c.changed ? 1 : 0, skipped: c.changed ? 0 : 1, details: { from: c.from, revokedTokens: c.revokedTokens } }),
         ),
@@ -78,7 +79,7 @@ export function addAccessCommands(program: Command) {
     .option('--json', 'print JSON')
     .addHelpText('after', examplesHelp('npx leasehold user list', 'npx leasehold user list --json'))
     .action(async (o: { json?: boolean }) => {
-      const list = await withQueue((q) => userList(q.pool));
+      const list = await withQueueReadOnly((q) => userList(q.pool));
       // As GET /api/admin/users answers.
       if (o.json) return printJson({ users: list.map(userDto) });
       if (!list.length) return console.log('no users: add the first admin with `npx leasehold user add NAME --role admin`');
@@ -131,7 +132,7 @@ export function addAccessCommands(program: Command) {
     .option('--json', 'print JSON')
     .addHelpText('after', examplesHelp('npx leasehold token list', `npx leasehold token list --json | jq '.tokens[] | select(.revokedAt == null)'`))
     .action(async (o: { json?: boolean }) => {
-      const list = await withQueue((q) => tokenList(q.pool));
+      const list = await withQueueReadOnly((q) => tokenList(q.pool));
       // As GET /api/admin/tokens answers.
       if (o.json) return printJson({ tokens: list.map(tokenDto) });
       if (!list.length) return console.log('no tokens');

@@ -40,6 +40,7 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
   await expect(confirm).toHaveCount(0);
   expect((await page.request.post('/api/jobs', { data: { type: 'demo.noop' }, headers: { authorization: `Bearer ${secret}` } })).status()).toBe(202);
   await row.getByRole('button', { name: /^Revoke token/ }).click();
+  await confirm.getByLabel('Reason').fill(`leaked ${tokenName}`);
   await confirm.getByRole('button', { name: 'Revoke token' }).click();
   await expect(row).toContainText('revoked');
   expect((await page.request.post('/api/jobs', { data: { type: 'demo.noop' }, headers: { authorization: `Bearer ${secret}` } })).status()).toBe(401);
@@ -56,6 +57,7 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
   expect(await roleOf(name)).toBe('operator');
   await roleSelect.selectOption('viewer');
   await expect(confirm).toContainText(`${name}: operator → viewer`);
+  await confirm.getByLabel('Reason').fill(`read-only now ${name}`);
   await confirm.getByRole('button', { name: `Make ${name} viewer` }).click();
   await expect(roleSelect).toHaveValue('viewer');
   expect(await roleOf(name)).toBe('viewer');
@@ -73,6 +75,7 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
   await expect(confirm).toContainText('signed out everywhere');
   await expect(confirm).toContainText(`The 1 live API token they made is revoked with them`);
   await expect(confirm).toContainText(`${kept.rows[0].token_id} (${name}-reader, viewer)`);
+  await confirm.getByLabel('Reason').fill(`left the team ${name}`);
   await confirm.getByRole('button', { name: `Disable ${name}` }).click();
   await expect(userRow).toContainText('disabled');
 
@@ -83,4 +86,8 @@ test('an admin manages users and tokens from the console', async ({ page }) => {
   await expect(audit).toContainText('token.revoke');
   await expect(audit).toContainText('user.disable');
   await expect(audit).toContainText('user.set');
+  // Each confirm's reason is the entry's.
+  await expect(audit).toContainText(`leaked ${tokenName}`);
+  await expect(audit).toContainText(`read-only now ${name}`);
+  await expect(audit).toContainText(`left the team ${name}`);
 });

@@ -8,7 +8,7 @@ import { QueueError } from '@/lib/queue/errors';
 import { serverContext } from '@/lib/server/context';
 
 /**
- * PATCH /api/admin/users/:name {role} — change a user's role (admin; audited). Their
+ * PATCH /api/admin/users/:name {role, reason?} — change a user's role (admin; audited). Their
  * sessions act with the new role from their next request; a demotion revokes the API tokens
  * they made with a scope above it. 409 when it would leave no active admin.
  */
@@ -22,7 +22,7 @@ export const PATCH = route('admin', async (req: Request, ctx: { params: Promise<
   const r = await audited(
     pool,
     actorOf(who),
-    { action: 'user.set', target: { user: name }, details: { role: body.role } },
+    { action: 'user.set', target: { user: name }, details: { role: body.role }, reason: body.reason },
     () => userSetRole(pool, name, body.role),
     (c) => ({ changed: c.changed ? 1 : 0, skipped: c.changed ? 0 : 1, details: { from: c.from, revokedTokens: c.revokedTokens } }),
   );
