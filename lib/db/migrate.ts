@@ -8,25 +8,15 @@
  * after a rollback the old code ran against a schema it was not written for (a renamed
  * column left jobs running for good while every sweep failed).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { log } from '../log';
 import { QueueError } from '../queue/errors';
 import { CONNECT_TIMEOUT_MS } from './client';
+import { migrationsFolder, newerSchemaText, newestAppliedMigration } from './schema-version';
 
 const MIGRATION_LOCK = 724_301;
-
-export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
-
-/** When this build's newest migration was made (drizzle's journal, as recorded in the database). */
-function newestKnownMigration(): number {
-  const journal = JSON.parse(fs.readFileSync(path.join(migrationsFolder, 'meta/_journal.json'), 'utf8')) as { entries: { when: number }[] };
-  return Math.max(...journal.entries.map((e) => e.when));
-}
 
 /**
  * PostgreSQL 14 is the oldest server Leasehold runs on: the recover sweep's session sets
@@ -59,17 +49,8 @@ export async function runMigrations(connectionString: string): Promise<void> {
       log.info('waiting for another process to finish migrating the database');
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     }
-    // (Two statements: a statement naming a table that does not exist yet fails to parse.)
-    const table = (await client.query(`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS exists`)).rows[0].exists;
-    const applied = table ? (await client.query(`SELECT max(created_at)::float8 AS newest FROM drizzle.__drizzle_migrations`)).rows[0].newest : null;
-    const newest = applied === null ? null : Number(applied);
-    const known = newestKnownMigration();
-    if (newest !== null && newest > known) {
-      throw new QueueError(
-        'unavailable',
-        `the database was migrated by a newer Leasehold (its last migration is from ${new Date(newest).toISOString()}, this build's from ${new Date(known).toISOString()}): run that newer build, or a database of this version`,
-      );
-    }
+    const newer = newerSchemaText(await newestAppliedMigration(client));
+    if (newer) throw new QueueError('unavailable', newer);
     await migrate(drizzle(client), { migrationsFolder });
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});

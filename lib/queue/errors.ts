@@ -74,24 +74,42 @@ const NO_ANSWER = /Query read timeout|Connection terminated unexpectedly|Connect
  */
 export function knownQueueError(err: unknown, opts: { readOnly?: boolean } = {}): QueueError | null {
   if (err instanceof QueueError) return err;
+  switch (statementFate(err)) {
+    // One statement's fate: a request of several (a bulk action in batches) may have committed the ones before.
+    case 'rolled_back':
+      return new QueueError('unavailable', 'the database is busy; the statement it was running was rolled back: try again');
+    case 'not_sent':
+      return new QueueError('unavailable', 'the database is unreachable or has no connection free; nothing was sent to it: try again');
+    // The statement named a table the database does not have: it was never migrated (or the URL names another database).
+    case 'no_tables':
+      return new QueueError('unavailable', NOT_MIGRATED);
+    case 'unknown':
+      if (opts.readOnly) return new QueueError('unavailable', 'the database stopped answering; this request only reads, so nothing was changed: try again');
+      return new QueueError('unavailable', OUTCOME_UNKNOWN + ' (an enqueue with an idempotencyKey is safe to retry)');
+    default:
+      return null;
+  }
+}
+
+/** What became of what was asked when the database stopped answering mid-statement. */
+export const OUTCOME_UNKNOWN = 'the database stopped answering: what was asked may or may not have been done. Read it back before retrying';
+
+/**
+ * What a database error says of the statement it ended: `rolled_back` (the server refused or
+ * ended it: busy, shutting down, a deadlock), `not_sent` (no connection was made), `no_tables`
+ * (not migrated), `unknown` (the connection was lost or went silent while it ran: it may
+ * have committed); null for anything else.
+ */
+export function statementFate(err: unknown): 'rolled_back' | 'not_sent' | 'no_tables' | 'unknown' | null {
   const e = err as { code?: unknown; message?: unknown; errors?: unknown[] } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : '';
-  // One statement's fate: a request of several (a bulk action in batches) may have committed the ones before.
-  if (ROLLED_BACK_CODES.has(code)) return new QueueError('unavailable', 'the database is busy; the statement it was running was rolled back: try again');
+  if (ROLLED_BACK_CODES.has(code)) return 'rolled_back';
   if (NOT_CONNECTED_CODES.has(code) || NOT_CONNECTED.test(message) ||
       (Array.isArray(e?.errors) && e.errors.length > 0 && e.errors.every((x) => NOT_CONNECTED_CODES.has((x as { code?: string })?.code ?? ''))))
-    return new QueueError('unavailable', 'the database is unreachable or has no connection free; nothing was sent to it: try again');
-  // The statement named a table the database does not have: it was never migrated (or the URL names another database).
-  if (code === '42P01') return new QueueError('unavailable', NOT_MIGRATED);
-  if (code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'EPIPE' || NO_ANSWER.test(message)) {
-    if (opts.readOnly) return new QueueError('unavailable', 'the database stopped answering; this request only reads, so nothing was changed: try again');
-    return new QueueError(
-      'unavailable',
-      'the database stopped answering: what was asked may or may not have been done. Read it back before retrying ' +
-        '(an enqueue with an idempotencyKey is safe to retry)',
-    );
-  }
+    return 'not_sent';
+  if (code === '42P01') return 'no_tables';
+  if (code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'EPIPE' || NO_ANSWER.test(message)) return 'unknown';
   return null;
 }
 

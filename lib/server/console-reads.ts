@@ -11,12 +11,10 @@ import type { Principal } from '../auth/roles';
 import { detailDto, historyDto, lookupDto, statsSnapshotDto, workersDto } from '../http/dto';
 import { type HistoryRange, readHistory } from '../queue/history';
 import { type Redaction, redactFilter, redactionFor, redactJob, redactJobs, redactJsonText, redactViewQuery } from '../http/redact';
-import { sweepStaleAfterMs } from '../queue/console-stats';
 import { QueueError } from '../queue/errors';
 import type { JobFilter } from '../queue/filters';
-import { isDueWaiting } from '../queue/job';
-import { jobsAhead, queueWorkersForType } from '../queue/ops';
-import { agedBy, countNewer, countWorkers, dbNow, getJob, jobsByIds, listWorkers, WORKERS_LISTED } from '../queue/read';
+import { getJobPage } from '../queue/job-page';
+import { agedBy, countNewer, countWorkers, dbNow, jobsByIds, listWorkers, WORKERS_LISTED } from '../queue/read';
 import { serverContext } from './context';
 import { readCache } from './read-cache';
 
@@ -51,22 +49,8 @@ export async function readNewer(after: string, filter: JobFilter) {
 /** A job with its attempts, the running one included (GET /api/jobs/:id); not_found when there is none. */
 export async function readJob(id: string, opts: { payload?: boolean }, redaction: Redaction) {
   const { readPool, cfg } = serverContext();
-  const detail = await getJob(readPool, id, opts);
+  const detail = await getJobPage(readPool, id, { leaseMs: cfg.leaseMs, recoverMs: cfg.recoverMs, payload: opts.payload });
   if (!detail) throw new QueueError('not_found', `no job with id ${id}`);
-  const { queue, type, status } = detail.job;
-  // A waiting job's page says who could run it, a running one's who would recover it (and
-  // whether their sweep has stopped, as the overview judges it); a worker counts as live
-  // within a lease of its last report, as on the workers page.
-  // A due waiting one's page also says how many jobs claims take before it (by priority,
-  // then due time): why a job of priority 5 still waits behind a busy level 0.
-  if (status === 'queued' || status === 'retrying' || status === 'running') {
-    const [workers, ahead] = await Promise.all([
-      queueWorkersForType(readPool, { queue, type, aliveWithinMs: cfg.leaseMs }),
-      isDueWaiting(detail.job, detail.dbNow) ? jobsAhead(readPool, detail.job, { aliveWithinMs: cfg.leaseMs }) : null,
-    ]);
-    detail.workers = { ...workers, sweepStaleAfterMs: sweepStaleAfterMs(cfg.recoverMs) };
-    if (ahead) detail.ahead = ahead;
-  }
   const dto = detailDto(detail);
   if (!redaction) return dto;
   return { ...dto, job: redactJob(dto.job, redaction), payloadText: dto.payloadText === null ? null : redactJsonText(dto.payloadText, redaction) };

@@ -76,10 +76,15 @@ async function resolveAndAct(verb: 'requeue' | 'cancel', ids: string[], o: Filte
   const filtered = o.status !== undefined;
   const filterOnly = ['queue', 'type', 'worker', 'q', 'limit', 'dryRun'] as const;
   if (ids.length && filtered) throw new QueueError('invalid_request', `give job ids or --status with filters, not both`);
-  if (!ids.length && !filtered) {
-    const stray = filterOnly.filter((k) => o[k] !== undefined);
-    throw new QueueError('invalid_request', stray.length ? `--${stray[0]} needs --status (bulk ${verb} acts on one status at a time)` : `give job ids, or --status (and filters) for a bulk ${verb}`);
+  // A filter flag beside ids would be ignored, and a --dry-run ignored writes: refused, never dropped.
+  const stray = filterOnly.filter((k) => o[k] !== undefined).map((k) => (k === 'dryRun' ? 'dry-run' : k));
+  if (!filtered && stray.length) {
+    throw new QueueError(
+      'invalid_request',
+      ids.length ? `--${stray[0]} goes with --status (a bulk ${verb}), not with job ids: nothing was ${verb === 'requeue' ? 'requeued' : 'cancelled'}` : `--${stray[0]} needs --status (bulk ${verb} acts on one status at a time)`,
+    );
   }
+  if (!ids.length && !filtered) throw new QueueError('invalid_request', `give job ids, or --status (and filters) for a bulk ${verb}`);
   if (!filtered) {
     if (ids.length > MAX_BULK_IDS) throw new QueueError('invalid_request', `at most ${MAX_BULK_IDS} ids at once; use --status with filters for more`);
     const { entry, outcome } = jobActionEntry(verb, ids, o.reason, how);
@@ -143,7 +148,7 @@ async function resolveAndAct(verb: 'requeue' | 'cancel', ids: string[], o: Filte
     console.log(`${total.matched} job(s) matched${outcomes ? `: ${outcomes}` : ''}`);
     // A job that changed between the lookup and the statement is skipped with its reason.
     for (const [reason, n] of Object.entries(total.skippedReasons)) console.log(`  skipped ${n}: ${visible(reason)}`);
-  });
+  }, { reads: !!o.dryRun });
 }
 
 function printReport(report: ops.ActionReport, json: boolean) {
@@ -240,7 +245,7 @@ export function addActionCommands(program: Command) {
           skipped: 0,
           details: { resignalled: report.resignalled.length },
         }));
-      });
+      }, { reads: !!o.dryRun });
       if (o.json) return printJson(r);
       const would = o.dryRun ? 'would move' : 'moved';
       console.log(`${would} ${r.moreMayChange ? 'at least ' : ''}${r.expired.length} job(s) with an expired lease`);

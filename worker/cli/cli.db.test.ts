@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { startProxy } from '../../test/chaos/proxy';
 import { cleanup } from '../../test/cleanup';
 import { testDatabase } from '../../test/db';
 import { REDIS_URL } from '../../test/env';
@@ -148,6 +149,9 @@ describe('enqueue', () => {
     const shown = await cli(['show', id]);
     ok(shown);
     assert.match(shown.stdout, /│ in line +│ first: no due job of its queue is ahead of it/, `show says its place in line:\n${shown.stdout}`);
+    // --json as GET /api/jobs/:id answers: who could run it too.
+    const detail = JSON.parse((await cli(['show', id, '--json'])).stdout);
+    assert.deepEqual([typeof detail.workers?.onQueue, typeof detail.workers?.withHandler, typeof detail.workers?.sweepStaleAfterMs, detail.ahead?.higher], ['number', 'number', 'number', 0]);
     const file = path.join(tmp, 'prio.jsonl');
     fs.writeFileSync(file, [{ type: 'demo.noop', queue: 'cli-prio-file' }, { type: 'demo.noop', queue: 'cli-prio-file', priority: 1 }].map((l) => JSON.stringify(l)).join('\n'));
     ok(await cli(['enqueue', '--file', file, '--priority', '7']));
@@ -187,6 +191,14 @@ describe('enqueue', () => {
     const s = JSON.parse(r.stdout);
     assert.deepEqual([s.lines, s.enqueued, s.existing, s.refused], [30, 30, 0, 0]);
     assert.match(r.stderr, /enqueued 30 jobs/, 'the progress line');
+    assert.doesNotMatch(r.stderr, /\{\w+\}/, 'no field shown unfilled');
+    // A file's bar has a percentage and an ETA: neither shows cli-progress's own placeholders.
+    const file = path.join(tmp, 'bar.jsonl');
+    fs.writeFileSync(file, Array.from({ length: 40 }, () => JSON.stringify({ type: 'demo.noop', queue: 'cli-bar' })).join('\n'));
+    const bar = await cli(['enqueue', '--file', file, '--progress']);
+    ok(bar);
+    assert.match(bar.stderr, /enqueueing \[[^\]]*\] 100% \| 40 jobs \| line 40 \| ETA (\d+s|\?)\n/);
+    assert.doesNotMatch(bar.stderr, /\{\w+\}|LLs|NFs/);
     assert.equal(await count('queue = $1', ['cli-stdin']), 30, '--queue applies to lines that name none');
     const again = JSON.parse((await cli(['enqueue', '--file', '-', '--queue', 'cli-stdin', '--json'], { input })).stdout);
     assert.deepEqual([again.enqueued, again.existing], [0, 30]);
@@ -464,6 +476,26 @@ describe('actions', () => {
     assert.equal((await entryOf(c)).action, 'bulk.cancel');
   });
 
+  test('a filter flag or --dry-run beside job ids is refused (exit 2), and the job is not touched', async () => {
+    const later = await insertJob(db.pool, { runInMs: 3_600_000, queue: 'cli-ids' });
+    const failed = await insertJob(db.pool, { status: 'failed', queue: 'cli-ids' });
+    const before = async () => (await db.pool.query(`SELECT job_id, status, run_at FROM jobs WHERE queue = 'cli-ids' ORDER BY job_id`)).rows;
+    const was = await before();
+    for (const args of [
+      ['requeue', failed, '--dry-run'],
+      ['requeue', later, '--dry-run', '--json'],
+      ['cancel', later, '--dry-run'],
+      ['cancel', later, '--queue', 'elsewhere'],
+      ['requeue', failed, '--limit', '1'],
+    ]) {
+      const r = await cli(args);
+      ok(r, 2);
+      assert.match(r.stderr, /^leasehold: --(dry-run|queue|limit) goes with --status \(a bulk (requeue|cancel)\), not with job ids: nothing was (requeued|cancelled)\n$/, args.join(' '));
+    }
+    assert.deepEqual(await before(), was);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE job_ids && $1::bigint[]`, [[later, failed]])).rows[0].n, 0);
+  });
+
   test('reschedule by id: a new due time or priority for a waiting job, refused with the reason for a running one', async () => {
     const waiting = await insertJob(db.pool, { runInMs: 3_600_000 });
     const running = await insertJob(db.pool, { status: 'running', workerId: 'w-busy', leaseInMs: 60_000 });
@@ -525,6 +557,7 @@ describe('actions', () => {
     assert.match(dry.stdout, /would move 1 job\(s\) with an expired lease/);
     assert.match(dry.stdout, new RegExp(`│ ${id}\\s+│ demo.sleep\\s+│ cli-rec\\s+│ w-gone\\s+│ 1/3 .*│ retrying`));
     assert.equal((await jobRow(db.pool, id)).status, 'running');
+    assert.match((await cli(['show', id])).stdout, /│ lease +│ expired \d+\.\d s ago \(the recover sweep moves it\)/);
     const run = await cli(['recover', '--json']);
     ok(run);
     assert.ok(JSON.parse(run.stdout).expired.some((e: { id: string; status: string }) => e.id === id && e.status === 'retrying'));
@@ -607,6 +640,83 @@ describe('schedules', () => {
       assert.deepEqual(rows, [{ name: 'cli-hasty', max_attempts: 2 }, { name: 'cli-patient', max_attempts: 12 }]);
     } finally {
       await db.pool.query(`DELETE FROM schedules WHERE name IN ('cli-patient', 'cli-hasty'); DELETE FROM job_types WHERE name = 'cli.patient'`);
+    }
+  });
+});
+
+describe('the database in the way', () => {
+  test("a database at another build's schema is refused before anything is read or written (exit 3)", async () => {
+    const newer = Date.now() + 50 * 365 * 86_400_000;
+    await db.pool.query(`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('from-a-newer-build', $1)`, [newer]);
+    try {
+      for (const args of [['enqueue', 'demo.noop', '--queue', 'cli-schema'], ['status'], ['recover']]) {
+        const r = await cli(args);
+        ok(r, 3);
+        assert.match(r.stderr, /^leasehold: the database was migrated by a newer Leasehold \(its last migration is from 2\d{3}-/, args.join(' '));
+      }
+      assert.equal(await count(`queue = 'cli-schema'`), 0);
+    } finally {
+      await db.pool.query(`DELETE FROM drizzle.__drizzle_migrations WHERE hash = 'from-a-newer-build'`);
+    }
+    // An older build's database (its newest migration not applied): a column a verb reads may
+    // not be there; said before any statement fails on it.
+    const last = (await db.pool.query(`SELECT id, hash, created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1`)).rows[0];
+    await db.pool.query(`DELETE FROM drizzle.__drizzle_migrations WHERE id = $1`, [last.id]);
+    try {
+      const r = await cli(['schedule', 'list']);
+      ok(r, 3);
+      assert.match(r.stderr, /^leasehold: the database was migrated by an older Leasehold .*: run `npx leasehold migrate`\n$/);
+    } finally {
+      await db.pool.query(`INSERT INTO drizzle.__drizzle_migrations (id, hash, created_at) VALUES ($1, $2, $3)`, [last.id, last.hash, last.created_at]);
+    }
+    ok(await cli(['status']));
+  });
+
+  /** Runs a verb while `jobs` is locked, and once its statement waits for the lock, does `meanwhile` to it (its backend's pid). */
+  async function behindLock(args: string[], meanwhile: (pid: number) => Promise<unknown>, env: Record<string, string> = {}) {
+    const holder = await db.pool.connect();
+    try {
+      await holder.query(`BEGIN; LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE`);
+      const run = cli(args, { env });
+      const pid = await waitFor('the verb to wait for the lock', async () =>
+        (await db.pool.query(`SELECT pid FROM pg_stat_activity WHERE application_name = 'leasehold:cli' AND wait_event_type = 'Lock'`)).rows[0]?.pid as number | undefined);
+      await meanwhile(pid);
+      await holder.query('ROLLBACK');
+      return await run;
+    } finally {
+      await holder.query('ROLLBACK').catch(() => {});
+      holder.release();
+    }
+  }
+
+  test('a statement the server ends (a statement timeout, a cancel) is "busy: try again" (exit 3), not a bug', async () => {
+    for (const args of [['jobs', '--queue', 'cli-busy'], ['enqueue', 'demo.noop', '--queue', 'cli-busy']]) {
+      const r = await behindLock(args, (pid) => db.pool.query(`SELECT pg_cancel_backend($1)`, [pid]));
+      ok(r, 3);
+      assert.equal(r.stderr, 'leasehold: the database is busy; the statement it was running was rolled back: try again\n', args.join(' '));
+    }
+    assert.equal(await count(`queue = 'cli-busy'`), 0);
+  });
+
+  test('a connection lost while a write ran is exit 4, "may or may not have been done" (here it was); lost under a read, exit 3', async () => {
+    const proxy = await startProxy(Number(new URL(db.url).port));
+    const through = db.url.replace(`:${new URL(db.url).port}/`, `:${proxy.port}/`);
+    try {
+      const write = await behindLock(['enqueue', 'demo.noop', '--queue', 'cli-lost'], () => proxy.close(), { DATABASE_URL: through });
+      ok(write, 4);
+      assert.match(write.stderr, /^leasehold: the database stopped answering: what was asked may or may not have been done\. Read it back before retrying/);
+      // The server never heard the client go: the insert went on once the lock was free.
+      await waitFor('the insert to commit', async () => (await count(`queue = 'cli-lost'`)) === 1);
+      const again = await startProxy(Number(new URL(db.url).port));
+      try {
+        const read = await behindLock(['jobs', '--queue', 'cli-lost'], () => again.close(), { DATABASE_URL: db.url.replace(`:${new URL(db.url).port}/`, `:${again.port}/`) });
+        ok(read, 3);
+        assert.match(read.stderr, /^leasehold: the database stopped answering; this request only reads, so nothing was changed: try again\n$/);
+      } finally {
+        await again.close().catch(() => {});
+      }
+    } finally {
+      await proxy.close().catch(() => {});
     }
   });
 });

@@ -4,19 +4,20 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { audited, type AuditOutcome, type AuditStart, processActor } from '../../lib/audit/log';
-import { SingleBar } from 'cli-progress';
+import cliProgress, { SingleBar } from 'cli-progress';
 import Table from 'cli-table3';
 import type pg from 'pg';
 import { ZodError, type ZodType } from 'zod';
 import { loadConfig } from '../../lib/config';
 import { createPool, type Executor, isUnreachable } from '../../lib/db/client';
+import { schemaProblem } from '../../lib/db/schema-version';
 import { builtinJobTypes, type KnownJobTypes, knownJobTypes } from '../../lib/job-types';
 
 // Where verbs import it from.
 export { isUnreachable };
 import { reasonText } from '../../lib/http/schemas';
 import { createLogger } from '../../lib/log';
-import { NOT_MIGRATED, QueueError } from '../../lib/queue/errors';
+import { knownQueueError, NOT_MIGRATED, QueueError, statementFate } from '../../lib/queue/errors';
 import { isJobIdText } from '../../lib/queue/job';
 import { underflowingNumber, underflowText } from '../../lib/queue/text';
 import { type Doorbell, PgDoorbell, RedisDoorbell } from '../../lib/queue/signal';
@@ -32,8 +33,10 @@ export const EXIT = {
   refused: 1,
   /** Bad usage or invalid input: nothing was done for what was invalid. */
   usage: 2,
-  /** PostgreSQL could not be reached (or refused the connection). */
+  /** PostgreSQL could not be reached, was busy (the statement was rolled back), or is not at this build's schema. */
   unreachable: 3,
+  /** PostgreSQL stopped answering while a write ran: it may or may not have been done. */
+  outcomeUnknown: 4,
   /** An unexpected error: a bug (the message says where). */
   internal: 70,
 } as const;
@@ -43,7 +46,10 @@ Exit codes:
   0   done
   1   refused for some or all items (their state forbids it, or no such job)
   2   bad usage or invalid input (nothing done for what was invalid)
-  3   the database is unreachable, not migrated, or migrated by a newer build
+  3   the database is unreachable or busy (nothing done: try again), or not
+      migrated to this build (older or newer)
+  4   the database stopped answering during a write: it may or may not be
+      done (read it back before retrying)
   70  unexpected error (a bug)`;
 
 /** A verb's help after its options: examples, then the exit codes. */
@@ -104,17 +110,49 @@ export function lazyDatabase(): { get(): Promise<Executor>; close(): Promise<voi
   };
 }
 
-/** Opens what a verb needs, runs it, and closes everything (also when it throws). */
-export async function withQueue<T>(fn: (q: Queue) => Promise<T>): Promise<T> {
+/**
+ * How long one of the command line's statements may run (server-side; the client gives up 10 s
+ * later on a connection gone silent). Its writes are the console's batches (the console
+ * allows 20 s); a verb behind a lock someone holds ends with "busy: try again" instead of
+ * waiting in silence for ever.
+ */
+const CLI_STATEMENT_TIMEOUT_MS = 30_000;
+
+/** An error with the exit code it stands for, where that is not its QueueError code's. */
+class ExitError extends QueueError {
+  constructor(
+    from: QueueError,
+    readonly exit: number,
+  ) {
+    super(from.code, from.message);
+  }
+}
+
+/**
+ * Opens what a verb needs, runs it, and closes everything (also when it throws). Refuses a
+ * database not at this build's schema before anything is read or written. `reads`: the verb
+ * only reads, so a database that stops answering under it has changed nothing.
+ */
+export async function withQueue<T>(fn: (q: Queue) => Promise<T>, o: { reads?: boolean } = {}): Promise<T> {
   const cfg = loadConfig();
   const services = await resolveServices(cfg, log);
-  const pool = createPool(services.databaseUrl, { name: 'cli', max: 4 });
-  const doorbell: Doorbell = services.redisUrl
-    ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, pool, log)
-    : new PgDoorbell(pool, log);
-  await redisSettled(doorbell, 2_000); // unreachable: the doorbell falls back to NOTIFY
+  const pool = createPool(services.databaseUrl, { name: 'cli', max: 4, statementTimeoutMs: CLI_STATEMENT_TIMEOUT_MS, queryTimeoutMs: CLI_STATEMENT_TIMEOUT_MS + 10_000 });
+  let doorbell: Doorbell | null = null;
   try {
-    return await fn({ pool, doorbell, redisUrl: services.redisUrl, redisPrefix: cfg.redisPrefix });
+    const problem = await schemaProblem(pool);
+    if (problem) throw new QueueError('unavailable', problem);
+    doorbell = services.redisUrl ? new RedisDoorbell(services.redisUrl, cfg.redisPrefix, pool, log) : new PgDoorbell(pool, log);
+    await redisSettled(doorbell, 2_000); // unreachable: the doorbell falls back to NOTIFY
+    try {
+      return await fn({ pool, doorbell, redisUrl: services.redisUrl, redisPrefix: cfg.redisPrefix });
+    } catch (err) {
+      // Said as the API says it: busy (rolled back: try again), or lost mid-statement, where a
+      // write may have been done (exit 4: a script that retries on 3 would do it twice).
+      const fate = statementFate(err);
+      if (fate === 'unknown' && !o.reads) throw new ExitError(knownQueueError(err)!, EXIT.outcomeUnknown);
+      if (fate === 'rolled_back' || fate === 'unknown') throw knownQueueError(err, { readOnly: o.reads })!;
+      throw err;
+    }
   } finally {
     if (doorbell instanceof RedisDoorbell) await doorbell.close();
     await pool.end();
@@ -122,9 +160,16 @@ export async function withQueue<T>(fn: (q: Queue) => Promise<T>): Promise<T> {
   }
 }
 
+/** withQueue for a verb that only reads. */
+export const withQueueReadOnly = <T>(fn: (q: Queue) => Promise<T>) => withQueue(fn, { reads: true });
+
 /** The exit code for an error thrown by a verb, after printing it. */
 export function reportError(err: unknown): number {
   // Messages can quote what was asked for or found (a name, a worker id): visible().
+  if (err instanceof ExitError) {
+    console.error(`leasehold: ${visible(err.message)}`);
+    return err.exit;
+  }
   if (err instanceof QueueError) {
     console.error(`leasehold: ${visible(err.message)}`);
     return err.code === 'not_found' || err.code === 'state_forbids' ? EXIT.refused : err.code === 'unavailable' ? EXIT.unreachable : EXIT.usage;
@@ -255,7 +300,7 @@ export interface Progress {
  * A progress bar on stderr (cli-progress), or a no-op when disabled. `total` null: no
  * bar, only the count and the time so far.
  */
-export function progressBar(enabled: boolean, o: { label: string; total: number | null; unit?: string; format?: string }): Progress {
+export function progressBar(enabled: boolean, o: { label: string; total: number | null; unit?: string; format?: string; payload?: Record<string, unknown> }): Progress {
   if (!enabled) return { update: () => {}, stop: () => {} };
   const unit = o.unit ? ` ${o.unit}` : '';
   const bar = new SingleBar({
@@ -263,13 +308,17 @@ export function progressBar(enabled: boolean, o: { label: string; total: number 
     noTTYOutput: !process.stderr.isTTY, // --progress into a pipe: a line per second, no cursor games
     notTTYSchedule: 1_000,
     hideCursor: true,
+    // cli-progress gives an ETA it cannot work out yet as the text 'NULL' (or 'INF'), which its
+    // own formatter cut to "LLs": said as unknown instead.
+    formatTime: (t, options, roundTo) => (typeof t === 'number' ? cliProgress.Format.TimeFormat(t, options, roundTo) : '?'),
     format:
       o.format ??
       (o.total === null
         ? `${o.label} {value}${unit} | {duration_formatted}`
         : `${o.label} [{bar}] {percentage}% | {value}/{total}${unit} | ETA {eta_formatted}`),
   });
-  bar.start(o.total ?? 0, 0);
+  // The format's own fields ({jobs}) start at their first values: unset, a line showed "{jobs}".
+  bar.start(o.total ?? 0, 0, o.payload);
   return {
     update: (value, payload) => bar.update(value, payload),
     stop: () => bar.stop(),

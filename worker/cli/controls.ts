@@ -11,7 +11,7 @@ import { queueControlDto, queueControlsChangeDto, scheduleDto } from '../../lib/
 import { dbNow } from '../../lib/queue/read';
 import { DEFAULT_PRIORITY, PRIORITY_LEVELS, SCHEDULE_OVERLAPS } from '../../lib/queue/job';
 import * as ops from '../../lib/queue/ops';
-import { auditCli, examplesHelp, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue } from './common';
+import { auditCli, examplesHelp, intArg, issueText, jobTypesFrom, jsonArg, printJson, printTable as table, reasonArg, schemaArg, visible, withQueue, withQueueReadOnly } from './common';
 
 const nameArg = schemaArg(controlledQueueName);
 
@@ -54,7 +54,7 @@ export function addControlCommands(program: Command) {
     .description('the queues that are paused or limited, with their running jobs against the limit')
     .option('--json', 'print JSON')
     .addHelpText('after', examplesHelp('leasehold queue list', 'leasehold queue list --json'))
-    .action(async (o) => showControls(await withQueue((q) => ops.queueControls(q.pool)), !!o.json));
+    .action(async (o) => showControls(await withQueueReadOnly((q) => ops.queueControls(q.pool)), !!o.json));
   for (const [verb, paused] of [['pause', true], ['resume', false]] as const) {
     queue
       .command(verb)
@@ -148,7 +148,7 @@ export function addControlCommands(program: Command) {
     .option('--json', 'print JSON')
     .addHelpText('after', examplesHelp('leasehold schedule list', 'leasehold schedule list --json'))
     .action(async (o) => {
-      const [list, now] = await withQueue((q) => Promise.all([ops.scheduleList(q.pool), dbNow(q.pool)]));
+      const [list, now] = await withQueueReadOnly((q) => Promise.all([ops.scheduleList(q.pool), dbNow(q.pool)]));
       // As GET /api/schedules answers.
       if (o.json) return printJson({ schedules: list.map(scheduleDto), dbNow: now.toISOString() });
       if (!list.length) return console.log('no schedules');

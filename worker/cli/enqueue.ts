@@ -252,6 +252,7 @@ async function enqueueFile(o: EnqueueOptions) {
       total === null
         ? `${o.dryRun ? 'checked' : 'enqueued'} {jobs} jobs | line {line} | {duration_formatted}`
         : `${o.dryRun ? 'checking' : 'enqueueing'} [{bar}] {percentage}% | {jobs} jobs | line {line} | ETA {eta_formatted}`,
+    payload: { jobs: 0, line: 0 },
   });
   // Bytes read so far (files only: the bar's measure). Nothing may read the stream before
   // the line reader is attached, or the lines would be lost.

@@ -5,11 +5,10 @@ import { detailDto, pageDto, statsDto, workerDto } from '../../lib/http/dto';
 import { listQuery } from '../../lib/http/schemas';
 import { placeInLine } from '../../lib/api/priority';
 import { QueueError } from '../../lib/queue/errors';
-import { isDueWaiting } from '../../lib/queue/job';
-import { jobsAhead } from '../../lib/queue/ops';
-import { countWorkers, getJob, getStats, listJobs, listWorkers } from '../../lib/queue/read';
+import { getJobPage } from '../../lib/queue/job-page';
+import { countWorkers, getStats, listJobs, listWorkers } from '../../lib/queue/read';
 import { JOB_STATUSES } from '../../lib/queue/status';
-import { EXIT_CODES_HELP, ago, examplesHelp, issueText, jobIdArg, printJson, printTable, time, visible, withQueue } from './common';
+import { EXIT_CODES_HELP, ago, examplesHelp, issueText, jobIdArg, printJson, printTable, time, visible, withQueueReadOnly } from './common';
 
 /** Whitespace folded to one space, then what is left of control characters made visible, cut at `max`. */
 const oneLine = (s: string | null, max = 60) => {
@@ -28,7 +27,7 @@ export function addReadCommands(program: Command) {
     .action(async (o: { json?: boolean }) => {
       // Alive means a heartbeat within one lease, as the console counts (lib/server/console-reads.ts).
       const { leaseMs } = loadConfig();
-      await withQueue(async ({ pool }) => {
+      await withQueueReadOnly(async ({ pool }) => {
         const [stats, workers, total] = await Promise.all([getStats(pool, { aliveWithinMs: leaseMs }), listWorkers(pool, { staleAfterMs: leaseMs }), countWorkers(pool)]);
         // workersTotal: every row on file, as GET /api/workers' total (the list stops at WORKERS_LISTED).
         if (o.json) return printJson({ stats: statsDto(stats), workers: workers.map(workerDto), workersTotal: Math.max(total, workers.length) });
@@ -76,7 +75,7 @@ export function addReadCommands(program: Command) {
       const { json, ...filters } = o;
       const parsed = listQuery.safeParse(Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)));
       if (!parsed.success) throw new QueueError('invalid_request', issueText(parsed.error.issues));
-      await withQueue(async ({ pool }) => {
+      await withQueueReadOnly(async ({ pool }) => {
         const page = await listJobs(pool, parsed.data);
         if (json) return printJson(pageDto(page));
         if (!page.jobs.length) return console.log('no jobs match');
@@ -96,11 +95,10 @@ export function addReadCommands(program: Command) {
     .option('--json', 'print JSON as GET /api/jobs/:id answers')
     .addHelpText('after', examplesHelp('leasehold show 42', `leasehold show 42 --json | jq '.attempts[-1].error'`))
     .action(async (id: string, o: { json?: boolean }) => {
-      await withQueue(async ({ pool }) => {
-        const d = await getJob(pool, id);
+      await withQueueReadOnly(async ({ pool }) => {
+        // As its page says it: who could run it, its place in line.
+        const d = await getJobPage(pool, id, loadConfig());
         if (!d) throw new QueueError('not_found', `no job with id ${id}`);
-        // A due waiting job's place in line, as its page says it.
-        if (isDueWaiting(d.job, d.dbNow)) d.ahead = await jobsAhead(pool, d.job, { aliveWithinMs: loadConfig().leaseMs });
         const dto = detailDto(d);
         if (o.json) return printJson(dto);
         const j = dto.job;
@@ -114,7 +112,7 @@ export function addReadCommands(program: Command) {
             ['priority', j.priority],
             ...(dto.ahead ? [['in line', placeInLine(dto.ahead, j.priority)]] : []),
             ['worker', j.workerId],
-            ['lease', j.leaseRemainingMs === null ? null : `${ago(Math.max(0, j.leaseRemainingMs))} left`],
+            ['lease', j.leaseRemainingMs === null ? null : j.leaseRemainingMs >= 0 ? `${ago(j.leaseRemainingMs)} left` : `expired ${ago(-j.leaseRemainingMs)} ago (the recover sweep moves it)`],
             ['run at', time(j.runAt)],
             ['created', time(j.createdAt)],
             ['finished', time(j.finishedAt)],
