@@ -15,6 +15,32 @@ test("a tick is always after the instant it is computed from, across a half-hour
   assert.equal(nextTick('*/15 * * * *', 'Europe/Berlin', new Date('2026-03-29T00:50:00Z')).toISOString(), '2026-03-29T01:00:00.000Z', 'an ordinary zone as before');
 });
 
+test('a valid expression the parser gives up on across a daylight-saving change (Australia/Lord_Howe) still has its next tick, and no wall-clock time runs twice', () => {
+  // cron-parser 5 throws "loop limit exceeded" for these, asked from the tick before Lord
+  // Howe's clocks go back half an hour (02:00 LHDT to 01:30 LHST, 2026-04-04T15:00Z): the
+  // schedule's every tick and resume failed on its stored tick, and it never ran again.
+  const zone = 'Australia/Lord_Howe';
+  assert.equal(nextTick('0 1 * * *', zone, new Date('2026-04-04T14:00:00Z')).toISOString(), '2026-04-05T14:30:00.000Z', 'daily 01:00: the next night, in LHST');
+  assert.equal(nextTick('0 * * * *', zone, new Date('2026-04-04T14:00:00Z')).toISOString(), '2026-04-04T15:30:00.000Z', 'hourly: 02:00 LHST');
+  assert.equal(nextTick('0 6 * * 0', zone, new Date('2026-03-28T19:00:00Z')).toISOString(), '2026-04-04T19:30:00.000Z', 'weekly: the Sunday after the change');
+  assert.equal(nextTick('0 0 1 * * *', zone, new Date('2026-04-04T14:00:00Z')).toISOString(), '2026-04-05T14:30:00.000Z', 'six fields, seconds first');
+  // Walked as the scheduler walks its series, through both of the year's changes: every
+  // local date has its 01:00 or 02:00 at most once (a time the clocks skip may be missed).
+  const wall = new Intl.DateTimeFormat('en-CA', { timeZone: zone, dateStyle: 'short', timeStyle: 'short', hourCycle: 'h23' });
+  for (const cron of ['0 1 * * *', '0 2 * * *']) {
+    for (const [start, end] of [['2026-04-01T00:00:00Z', '2026-04-08T00:00:00Z'], ['2026-09-30T00:00:00Z', '2026-10-07T00:00:00Z']]) {
+      const seen: string[] = [];
+      for (let t = new Date(start!); t < new Date(end!); ) {
+        t = nextTick(cron, zone, t);
+        seen.push(wall.format(t));
+      }
+      assert.equal(new Set(seen).size, seen.length, `${cron} from ${start}: ${seen.join(' | ')}`);
+      assert.ok(seen.length >= 6, `${cron} from ${start}: ${seen.join(' | ')}`);
+    }
+  }
+  assert.throws(() => nextTick('61 * * * *', zone, new Date('2026-04-04T14:00:00Z')), /\(Australia\/Lord_Howe\): Constraint error/, 'a bad expression is still refused');
+});
+
 test('an expression of other than five or six fields is refused: the parser would fill in the rest', () => {
   const after = new Date('2026-12-05T00:00:00Z');
   // Meant as 04:30 on the 1st; the parser reads it as every minute of every Monday in April.

@@ -29,24 +29,114 @@ export function nextTick(cron: string, timezone: string, after: Date, seed?: str
     throw bad(`${fields} field${fields === 1 ? '' : 's'}: five are needed (minute hour day-of-month month day-of-week), or six with seconds first`);
   }
   if (!isTimeZone(timezone)) throw bad(`not a time zone name (an IANA name such as UTC or Europe/Paris)`);
-  // Around a half-hour daylight-saving change (Pacific/Chatham) the parser can answer with a
-  // time before `after`: taken as the next tick, the schedule would be due again at once, for
-  // ever. Looked for again a minute later each time (up to three hours): a tick inside the
-  // stretch the parser gets wrong may be missed, none is run twice.
+  // The parser's own words for an unknown alias ('cannot resolve alias "reb"' for @reboot) name a part of it.
+  const cronError = (message: string) => bad(cron.trim().startsWith('@') ? `not an alias the parser knows (${CRON_ALIASES})` : message);
+  const parse = (currentDate: Date, endDate?: Date) => {
+    try {
+      return CronExpressionParser.parse(cron, { currentDate, endDate, tz: timezone, hashSeed: seed });
+    } catch (err) {
+      throw cronError((err as Error).message);
+    }
+  };
+  // Around a half-hour daylight-saving change the parser can answer with a time before
+  // `after` (Pacific/Chatham): taken as the next tick, the schedule would be due again at
+  // once, for ever. Looked for again a minute later each time (up to three hours): a tick
+  // inside the stretch the parser gets wrong may be missed, none is run twice.
   let from = after;
   for (let k = 0; k < 180; k++) {
     let next: Date;
     try {
-      next = CronExpressionParser.parse(cron, { currentDate: from, tz: timezone, hashSeed: seed }).next().toDate();
+      next = parse(from).next().toDate();
     } catch (err) {
-      // The parser's own words for an unknown alias ('cannot resolve alias "reb"' for @reboot) name a part of it.
-      if (cron.trim().startsWith('@')) throw bad(`not an alias the parser knows (${CRON_ALIASES})`);
-      throw bad((err as Error).message);
+      // Giving up on a valid expression (below); anything else is the expression's fault.
+      if ((err as Error).message !== LOOP_LIMIT_EXCEEDED) throw cronError((err as Error).message);
+      const across = tickAcrossChange(parse, after, timezone);
+      if (across) return across;
+      break;
     }
     if (next > after) return next;
     from = new Date(Math.max(from.getTime(), next.getTime()) + 60_000);
   }
   throw bad(`no tick after ${after.toISOString()} could be computed in this time zone (a daylight-saving change the cron library mishandles)`);
+}
+
+/** What cron-parser throws when it gives up looking (its LOOPS_LIMIT_EXCEEDED_ERROR_MESSAGE). */
+const LOOP_LIMIT_EXCEEDED = 'Invalid expression, loop limit exceeded';
+
+type Parse = (currentDate: Date, endDate?: Date) => ReturnType<typeof CronExpressionParser.parse>;
+
+/**
+ * The tick after `after` where the parser gave up ("loop limit exceeded") on a valid
+ * expression whose next tick lies across a daylight-saving change: Australia/Lord_Howe's
+ * clocks go back half an hour, and a daily 0 1 * * * asked from its tick before the change
+ * threw. Taken as a bad expression, that stopped the schedule for good (every tick and every
+ * resume failed on the same stored tick). Found in three parts: before the change by the
+ * parser stopped short of it; around it (an hour either side) minute by minute, a time whose
+ * wall clock is not past `after`'s being the repeated stretch, not run twice; after it by the
+ * parser again. Null when there is no change within a year, or the parser fails past it too.
+ */
+function tickAcrossChange(parse: Parse, after: Date, timezone: string): Date | null {
+  const change = nextOffsetChange(after, timezone);
+  if (!change) return null;
+  const before = new Date(change.getTime() - 3_600_000);
+  if (before > after) {
+    try {
+      const next = parse(after, before).next().toDate();
+      if (next > after) return next;
+    } catch {
+      // no tick before the stretch (out of the time span), or the parser failed here too
+    }
+  }
+  const expr = parse(after);
+  const seconds = expr.fields.second.values;
+  const wall = (d: Date) => wallClock(d, timezone);
+  const afterWall = wall(after);
+  for (let m = Math.max(before.getTime(), Math.floor(after.getTime() / 60_000) * 60_000); m <= change.getTime() + 3_600_000; m += 60_000) {
+    for (const sec of seconds) {
+      const t = new Date(m + sec * 1000);
+      if (t > after && expr.includesDate(t) && wall(t) > afterWall) return t;
+    }
+  }
+  try {
+    const next = parse(new Date(change.getTime() + 3_600_000)).next().toDate();
+    return next > after ? next : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The first minute after `from` whose UTC offset in `timezone` differs from `from`'s, within a year; null if none. */
+function nextOffsetChange(from: Date, timezone: string): Date | null {
+  const offset = (t: number) => wallClock(new Date(t), timezone, true);
+  const at = offset(from.getTime());
+  let lo = from.getTime();
+  let hi = lo;
+  for (let day = 0; day < 400 && offset(hi) === at; day++) {
+    lo = hi;
+    hi += 86_400_000;
+  }
+  if (offset(hi) === at) return null;
+  while (hi - lo > 60_000) {
+    const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
+    if (offset(mid) === at) lo = mid;
+    else hi = mid;
+  }
+  return new Date(hi);
+}
+
+const wallFormats = new Map<string, Intl.DateTimeFormat>();
+/** `d`'s wall clock in `timezone` as sortable text ("2026-04-05 01:30:00"), or with `offset` its UTC offset ("GMT+10:30"). */
+function wallClock(d: Date, timezone: string, offset = false): string {
+  const key = `${timezone} ${offset}`;
+  let f = wallFormats.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-CA', offset ? { timeZone: timezone, timeZoneName: 'longOffset' } : { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+    wallFormats.set(key, f);
+  }
+  const parts = f.formatToParts(d);
+  if (offset) return parts.find((p) => p.type === 'timeZoneName')?.value ?? '';
+  const v = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
+  return `${v('year')}-${v('month')}-${v('day')} ${v('hour')}:${v('minute')}:${v('second')}`;
 }
 
 /** How many missed ticks nextTickAfter walks past before it counts from `now` instead. */
