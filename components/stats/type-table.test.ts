@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { runTime } from '../../lib/ui/format';
-import { failureRate, TypeTable } from './type-table';
+import { failureRate, percent, TypeTable } from './type-table';
 
 const row = (over: Partial<Parameters<typeof TypeTable>[0]['rows'][number]> = {}) => ({
   queue: 'mail',
@@ -26,6 +26,16 @@ const row = (over: Partial<Parameters<typeof TypeTable>[0]['rows'][number]> = {}
 test('failure rate: failed and retried attempts among those with an outcome', () => {
   assert.equal(failureRate(row()), 5);
   assert.equal(failureRate(row({ completed: 0, retried: 0, failed: 0 })), null);
+});
+
+test('a failure rate near 100 % reads 100 % only when nothing succeeded', () => {
+  // 1 completed of 300: a type that still succeeds now and then, not one that is wholly broken.
+  assert.equal(percent(failureRate(row({ completed: 1, retried: 0, failed: 299 }))), '99.7 %');
+  assert.equal(percent(99.97), '>99.9 %');
+  assert.equal(percent(100), '100 %');
+  assert.equal(percent(42.4), '42 %');
+  assert.equal(percent(0.05), '<0.1 %');
+  assert.equal(percent(0), '0 %');
 });
 
 test('run times read at their scale', () => {

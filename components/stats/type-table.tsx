@@ -12,7 +12,12 @@ export function failureRate(r: Pick<TypeRow, 'completed' | 'retried' | 'failed'>
   return ended > 0 ? (100 * (r.retried + r.failed)) / ended : null;
 }
 
-const percent = (p: number | null) => (p === null ? '—' : p === 0 ? '0 %' : p < 0.1 ? '<0.1 %' : `${p.toFixed(p < 10 ? 1 : 0)} %`);
+/**
+ * A failure rate as the table shows it: one decimal near either end, so that a type with any
+ * success left never reads "100 %" (99.67 is 99.7 %) and a rare failure never reads "0 %".
+ */
+export const percent = (p: number | null) =>
+  p === null ? '—' : p === 0 ? '0 %' : p < 0.1 ? '<0.1 %' : p < 100 && p >= 99.95 ? '>99.9 %' : `${p.toFixed(p < 10 || (p > 99 && p < 100) ? 1 : 0)} %`;
 const jobsOf = (r: TypeRow, status?: string) =>
   `/jobs?${new URLSearchParams({ queue: r.queue, type: r.type, ...(status ? { status } : {}) })}`;
 

@@ -29,11 +29,13 @@ export const ago = (ms: number | null | undefined) => (ms === null || ms === und
 
 export const int = (n: number) => Math.round(n).toLocaleString('en');
 
-/** 1,234 · ≈1.2M */
+/** 1,234 · 12.3k · 1.20M. The unit is chosen by what the rounded number shows: 999,600 is 1.00M, not 1000k. */
 export function compact(n: number): string {
   if (n < 10_000) return int(n);
-  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}k`;
-  return `${(n / 1_000_000).toFixed(n < 10_000_000 ? 2 : 1)}M`;
+  if (n < 99_950) return `${(n / 1000).toFixed(1)}k`;
+  if (n < 999_500) return `${(n / 1000).toFixed(0)}k`;
+  if (n < 9_995_000) return `${(n / 1_000_000).toFixed(2)}M`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
 /** A moment in the browser's time zone, named (`31 Dec 2029, 16:00:00 PST`): operators compare them with logs in UTC and crons in their own zones. */
