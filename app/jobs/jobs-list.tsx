@@ -28,6 +28,7 @@ import { stillMatches } from '@/lib/ui/still-matches';
 import { roleRefusal } from '@/lib/ui/role-gate';
 import { useRefreshInterval } from '@/lib/ui/refresh';
 import { useShortcuts } from '@/lib/ui/shortcuts';
+import { rangeIds } from '@/lib/ui/range-select';
 import { SWEEPING, sweepOf } from '@/lib/ui/sweep';
 import { useDbNow } from '@/lib/ui/use-now';
 import { useActionFlow } from '../action-flow';
@@ -131,15 +132,12 @@ export function JobsList({ filters, filtersPending, emptyHint }: { filters: JobF
       setAllMatching(false);
       setSelected((prev) => {
         const next = new Set(prev);
-        const order = rows.map((r) => r.id);
         // From the row last clicked, if it is still listed: with none (the list was replaced,
         // the selection cleared), a shift-click is a plain click, not a range from a row the
         // operator cannot see, nor nothing at all.
-        const from = range && lastClicked.current !== null ? order.indexOf(lastClicked.current) : -1;
-        if (from >= 0) {
-          const [a, b] = [from, order.indexOf(id)].sort((x, y) => x - y);
-          for (const x of order.slice(a, b! + 1)) next.add(x);
-        } else if (next.has(id)) next.delete(id);
+        const inRange = range && lastClicked.current !== null ? rangeIds(rows, lastClicked.current, id) : null;
+        if (inRange) for (const x of inRange) next.add(x);
+        else if (next.has(id)) next.delete(id);
         else next.add(id);
         lastClicked.current = id;
         return next;
