@@ -3,9 +3,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
 import { TokenTable, UserTable } from '@/components/admin/access-tables';
-import { ReasonField } from '@/components/actions/reason-field';
+import { ConfirmDialog } from '@/components/actions/confirm-dialog';
 import { Button } from '@/components/ui/button';
-import { Dialog } from '@/components/ui/dialog';
 import { Card, ErrorState } from '@/components/ui/states';
 import { addUser, createToken, disableUser, revokeToken, setUserRole, tokensQuery, usersQuery, type TokenDto, type UserDto } from '@/lib/api/admin';
 import { roleAtLeast, SCOPES_ABOVE } from '@/lib/auth/roles';
@@ -23,34 +22,6 @@ interface Confirm {
   safe?: boolean;
   /** `reason`: the admin's why, for the audit log. */
   run(reason: string | undefined): Promise<unknown>;
-}
-
-/** The confirm step of a Confirm, with the reason field every operator action has. */
-function ConfirmChange({ confirm, onConfirm, onClose }: { confirm: Confirm; onConfirm(reason: string | undefined): void; onClose(): void }) {
-  const [reason, setReason] = useState('');
-  return (
-    <Dialog title={confirm.title} onClose={onClose}>
-      <form
-        className="space-y-3 text-sm"
-        data-testid="admin-confirm"
-        onSubmit={(e) => {
-          e.preventDefault();
-          onConfirm(reason.trim() || undefined);
-        }}
-      >
-        {confirm.body}
-        <ReasonField value={reason} onChange={setReason} />
-        <div className="flex justify-end gap-2">
-          <Button variant="default" onClick={onClose}>
-            Keep it
-          </Button>
-          <Button type="submit" variant={confirm.safe ? 'primary' : 'danger'}>
-            {confirm.verb}
-          </Button>
-        </div>
-      </form>
-    </Dialog>
-  );
 }
 
 export function AdminView() {
@@ -141,15 +112,22 @@ export function AdminView() {
         )}
       </Card>
       {confirm && (
-        <ConfirmChange
+        <ConfirmDialog
           key={confirm.title}
-          confirm={confirm}
+          title={confirm.title}
+          confirmLabel={confirm.verb}
+          tone={confirm.safe ? 'primary' : 'danger'}
+          cancelLabel="Keep it"
+          testId="admin-confirm"
+          pending={false}
           onClose={() => setConfirm(null)}
           onConfirm={(reason) => {
             setConfirm(null);
             mutate.mutate(() => confirm.run(reason));
           }}
-        />
+        >
+          {confirm.body}
+        </ConfirmDialog>
       )}
     </div>
   );

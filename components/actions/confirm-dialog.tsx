@@ -5,10 +5,11 @@ import { Dialog, DialogError, DialogFooter } from '../ui/dialog';
 import { ReasonField } from './reason-field';
 
 /**
- * Confirm one operator action on one thing (a schedule's Run now or Pause), with an optional
- * reason for the audit log — the action dialog's confirm step without its per-job preview,
- * which such an action has none of. After it is done, `done` is shown in its place (what it
- * made, with a link) until the operator closes it.
+ * Confirm one operator action on one thing (a schedule's Run now or Pause, an admin's change to
+ * a user or token, a saved view's delete), with an optional reason for the audit log — the
+ * action dialog's confirm step without its per-job preview, which such an action has none of.
+ * After it is done, `done` is shown in its place (what it made, with a link) until the
+ * operator closes it.
  */
 export function ConfirmDialog({
   title,
@@ -17,6 +18,9 @@ export function ConfirmDialog({
   pending,
   error,
   done,
+  tone = 'primary',
+  cancelLabel = 'Back',
+  testId = 'confirm-dialog',
   onConfirm,
   onClose,
 }: {
@@ -27,6 +31,10 @@ export function ConfirmDialog({
   pending: boolean;
   error?: string | null;
   done?: ReactNode;
+  /** A confirm that takes something away is red (`danger`). */
+  tone?: 'primary' | 'danger';
+  cancelLabel?: string;
+  testId?: string;
   onConfirm(reason: string | undefined): void;
   onClose(): void;
 }) {
@@ -35,7 +43,7 @@ export function ConfirmDialog({
     <Dialog title={title} onClose={onClose} keepOnBackdrop>
       <form
         className="space-y-4 text-sm"
-        data-testid="confirm-dialog"
+        data-testid={testId}
         onSubmit={(e) => {
           e.preventDefault();
           if (!pending && !done) onConfirm(reason.trim() || undefined);
@@ -53,12 +61,12 @@ export function ConfirmDialog({
         )}
         <DialogFooter>
           <Button variant="ghost" onClick={onClose}>
-            {done ? 'Close' : 'Back'}
+            {done ? 'Close' : cancelLabel}
           </Button>
           {!done && (
             // Disabled while the request runs: a second click cannot send a second request
             // (the server would answer it with the same job anyway).
-            <Button type="submit" variant="primary" disabled={pending} data-testid="confirm-action">
+            <Button type="submit" variant={tone} disabled={pending} data-testid="confirm-action">
               {pending ? `${confirmLabel}…` : confirmLabel}
             </Button>
           )}
